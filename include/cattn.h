@@ -1,0 +1,717 @@
+/*
+ * cattn.h - libcattn: vLLM's attention-backend metadata utilities behind a C ABI.
+ *
+ * This is the only public header. It compiles as C99 and as C++ and needs no CUDA header:
+ * tensors are borrowed DLPack views (<dlpack/dlpack.h>) and streams are forward-declared.
+ *
+ * Conventions that hold for every call below (each declaration only states what differs):
+ *  - Every fallible call returns cattn_status_t; CATTN_OK (0) means success. On failure
+ *    cattn_last_error_message() names the function, the argument, the value given and the
+ *    value expected, and the call has written nothing to any output.
+ *  - Tensors are borrowed for the duration of the call only. Inputs are `const DLTensor*`,
+ *    outputs are `DLTensor*` allocated by the caller. byte_offset and strides are honoured
+ *    (NULL strides = compact row-major); no alignment is assumed. Negative strides are
+ *    rejected; outputs must not have zero strides.
+ *  - Index and length tensors may be int32 or int64; each output keeps its own dtype, and a
+ *    value that does not fit it is an error (host) or is documented per call (device).
+ *  - Device dispatch follows the tensors: when every tensor argument is host memory (kDLCPU or
+ *    kDLCUDAHost) the host implementation runs synchronously; when they are kDLCUDA the work is
+ *    enqueued on `stream` (cattn_stream_t is ABI-identical to cudaStream_t; NULL = the legacy
+ *    default stream), never synchronises the host, never allocates, and may be captured in a
+ *    CUDA graph. Arguments documented as host mirrors (`*_cpu`) must be host memory always.
+ *    Mixing devices otherwise is CATTN_INVALID_ARGUMENT.
+ *  - Structs that cross the ABI begin with `size_t struct_size`; set it with the *_INIT macro.
+ *    A struct_size smaller than the oldest supported size is rejected with
+ *    CATTN_INVALID_ARGUMENT; a larger one (from a newer header) is accepted.
+ *  - Thread safety: every call may be made from any number of threads at once, provided no two
+ *    threads write the same output tensor or handle. Handles are safe to share for reading.
+ *  - No C++ exception ever leaves the library.
+ */
+#ifndef CATTN_H
+#define CATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlpack/dlpack.h>
+
+#if defined(_WIN32)
+#define CATTN_API
+#elif defined(CATTN_BUILDING_LIBRARY)
+#define CATTN_API __attribute__((visibility("default")))
+#else
+#define CATTN_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ============================================================================================
+ * Version
+ * ========================================================================================== */
+
+#define CATTN_VERSION_MAJOR 0
+#define CATTN_VERSION_MINOR 1
+#define CATTN_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH. The same MAJOR means the same ABI. */
+#define CATTN_VERSION_NUMBER \
+  (CATTN_VERSION_MAJOR * 10000 + CATTN_VERSION_MINOR * 100 + CATTN_VERSION_PATCH)
+#define CATTN_VERSION_STRING "0.1.0"
+
+/* Returns the version the library was built as, CATTN_VERSION_NUMBER of its header.
+ * Compare it with the macro to detect a header/library mismatch.
+ * Returns: the version number; cannot fail. Stream: synchronous. Thread safety: any thread.
+ * Since: 0.1 */
+CATTN_API uint32_t cattn_version(void);
+
+/* Returns the library's version as a static "MAJOR.MINOR.PATCH" string; never NULL.
+ * Since: 0.1 */
+CATTN_API const char* cattn_version_string(void);
+
+/* ============================================================================================
+ * Status
+ * ========================================================================================== */
+
+/* Status codes. Values are frozen once released; new codes are only appended. */
+typedef enum cattn_status_e {
+  CATTN_OK = 0,
+  CATTN_INVALID_ARGUMENT = 1,  /* an argument is NULL, malformed, inconsistent or out of range */
+  CATTN_CUDA_ERROR = 2,        /* the CUDA runtime reported an error (message has its name) */
+  CATTN_OUT_OF_MEMORY = 3,     /* a host allocation (plan handles only) failed */
+  CATTN_INSUFFICIENT_SIZE = 4, /* an output tensor or workspace is too small */
+  CATTN_NOT_SUPPORTED = 5,     /* valid request this build or machine cannot serve */
+  CATTN_INTERNAL = 6,          /* a bug in libcattn; please report the message */
+  CATTN_NOT_IMPLEMENTED = 7,   /* declared in the ABI but not implemented by this release */
+  CATTN_STATUS_COUNT_ = 8      /* internal: number of codes; not a status */
+} cattn_status_t;
+
+/* Returns a static, human-readable name for `status` ("CATTN_OK", ...); unknown values give
+ * "CATTN_UNKNOWN_STATUS". Never NULL. Thread safety: any thread. Since: 0.1 */
+CATTN_API const char* cattn_status_string(cattn_status_t status);
+
+/* Returns the detail of the last failed call made by the calling thread, in the form
+ * "<function>: <argument> <problem> (got X, expected Y)", or "" when no call has failed.
+ * Lifetime: thread-local storage owned by the library; valid until the next libcattn call on
+ * this thread. Copy it before calling again. Since: 0.1 */
+CATTN_API const char* cattn_last_error_message(void);
+
+/* ============================================================================================
+ * Runtime and handles
+ * ========================================================================================== */
+
+/* ABI-identical to cudaStream_t; declared here so this header needs no CUDA header. */
+typedef struct CUstream_st* cattn_stream_t;
+
+/* Reports how many CUDA devices the library can use.
+ * count: host pointer, not NULL; receives 0 when the build has no CUDA support, when no driver
+ *        is installed, or when no device is visible.
+ * Returns: CATTN_OK (also when there is no GPU); CATTN_INVALID_ARGUMENT if count is NULL.
+ * Stream: synchronous. Thread safety: any thread. Since: 0.1 */
+CATTN_API cattn_status_t cattn_cuda_device_count(int32_t* count);
+
+/* A context carries state that vLLM keeps in module globals (today: the KV-cache layout
+ * override), so that two engines in one process do not share it. Opaque. */
+typedef struct cattn_context_s cattn_context_t;
+
+/* Creates a context with no layout override.
+ * out: host pointer, not NULL; receives the handle.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (out NULL); CATTN_OUT_OF_MEMORY.
+ * Lifetime: the caller owns the handle and frees it with cattn_context_destroy.
+ * Thread safety: any thread. Since: 0.1 */
+CATTN_API cattn_status_t cattn_context_create(cattn_context_t** out);
+
+/* Destroys a context; NULL is a no-op. No call may use the context concurrently.
+ * Since: 0.1 */
+CATTN_API void cattn_context_destroy(cattn_context_t* ctx);
+
+/* The metadata of one batch, equivalent to vLLM's CommonAttentionMetadata. All tensor fields are
+ * borrowed DLTensor pointers; utilities 7-9 read one and write another (see each call for which
+ * fields it reads and writes). Host mirrors (`*_cpu`) are host tensors; the others live on the
+ * batch's device. Set struct_size with CATTN_COMMON_ATTN_METADATA_INIT. Since: 0.1 */
+typedef struct cattn_common_attn_metadata {
+  size_t struct_size;
+  DLTensor* query_start_loc;         /* [num_reqs + 1] cumulative query lengths */
+  DLTensor* query_start_loc_cpu;     /* host mirror of query_start_loc, may be NULL */
+  DLTensor* seq_lens;                /* [num_reqs] sequence (context + query) lengths */
+  DLTensor* seq_lens_cpu;            /* host mirror of seq_lens, may be NULL */
+  DLTensor* num_computed_tokens_cpu; /* [num_reqs] host, may be NULL */
+  DLTensor* block_table_tensor;      /* [num_reqs, max_blocks_per_req], may be NULL */
+  DLTensor* slot_mapping;            /* [num_actual_tokens (+ padding)], may be NULL */
+  DLTensor* logits_indices_padded;   /* [>= num_logits_indices], may be NULL */
+  int64_t num_reqs;
+  int64_t num_actual_tokens;
+  int64_t max_query_len;
+  int64_t max_seq_len;
+  int64_t num_logits_indices;        /* meaningful only with logits_indices_padded */
+  int32_t causal;                    /* 1 = causal */
+  int32_t reserved0;                 /* set to 0 */
+} cattn_common_attn_metadata_t;
+#define CATTN_COMMON_ATTN_METADATA_SIZE ((size_t)sizeof(cattn_common_attn_metadata_t))
+#define CATTN_COMMON_ATTN_METADATA_INIT \
+  { CATTN_COMMON_ATTN_METADATA_SIZE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+    0, 0, 0, 0, 0, 1, 0 }
+
+/* ============================================================================================
+ * 1. KV-cache layout (get_kv_cache_layout, is_valid_kv_cache_layout)
+ * ========================================================================================== */
+
+typedef enum cattn_kv_cache_layout_e {
+  CATTN_KV_CACHE_LAYOUT_UNSET = 0, /* "no preference" in inputs; never a result */
+  CATTN_KV_CACHE_LAYOUT_NHD = 1,
+  CATTN_KV_CACHE_LAYOUT_HND = 2
+} cattn_kv_cache_layout_t;
+
+/* Bit for `layout` in cattn_kv_cache_layout_args.supported_mask. */
+#define CATTN_KV_CACHE_LAYOUT_BIT(layout) (1u << (unsigned)(layout))
+
+/* Name of the environment variable that plays the part of VLLM_KV_CACHE_LAYOUT. */
+#define CATTN_KV_CACHE_LAYOUT_ENV "CATTN_KV_CACHE_LAYOUT"
+
+/* Checks whether `value` names a KV-cache layout ("NHD" or "HND", exact and case-sensitive,
+ * as vLLM's is_valid_kv_cache_layout).
+ * value: NUL-terminated host string, not NULL.
+ * valid: host pointer, not NULL; receives 1 or 0.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer). Stream: synchronous.
+ * Thread safety: any thread. Since: 0.1 */
+CATTN_API cattn_status_t cattn_is_valid_kv_cache_layout(const char* value, int32_t* valid);
+
+/* Returns the static name of a layout ("NHD", "HND"), or NULL for any other value. Since: 0.1 */
+CATTN_API const char* cattn_kv_cache_layout_name(cattn_kv_cache_layout_t layout);
+
+/* Sets (or, with CATTN_KV_CACHE_LAYOUT_UNSET, clears) the context's layout override, vLLM's
+ * _KV_CACHE_LAYOUT_OVERRIDE. Unlike vLLM's lru_cache, later resolutions see the new value.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or layout out of range).
+ * Thread safety: any thread; the value is published atomically. Since: 0.1 */
+CATTN_API cattn_status_t cattn_context_set_kv_cache_layout_override(
+    cattn_context_t* ctx, cattn_kv_cache_layout_t layout);
+
+typedef struct cattn_kv_cache_layout_args {
+  size_t struct_size;
+  /* in: the backend's layouts as CATTN_KV_CACHE_LAYOUT_BIT ORed together; 0 = any layout. */
+  uint32_t supported_mask;
+  /* in: 1 = read CATTN_KV_CACHE_LAYOUT from the process environment when env_value is NULL. */
+  int32_t read_environment;
+  /* in: the user's setting as text ("NHD"/"HND"), vLLM's VLLM_KV_CACHE_LAYOUT; NULL = unset. */
+  const char* env_value;
+  /* in: the KV connector's preferred layout; UNSET = no connector preference. */
+  cattn_kv_cache_layout_t connector_layout;
+  /* out: the resolved layout. */
+  cattn_kv_cache_layout_t layout;
+} cattn_kv_cache_layout_args_t;
+#define CATTN_KV_CACHE_LAYOUT_ARGS_SIZE ((size_t)sizeof(cattn_kv_cache_layout_args_t))
+#define CATTN_KV_CACHE_LAYOUT_ARGS_INIT \
+  { CATTN_KV_CACHE_LAYOUT_ARGS_SIZE, 0u, 0, NULL, CATTN_KV_CACHE_LAYOUT_UNSET, \
+    CATTN_KV_CACHE_LAYOUT_UNSET }
+
+/* Resolves the KV-cache layout with vLLM's precedence: the context's override > the user's
+ * setting (env_value, or the environment) > the connector's preference > NHD.
+ * ctx: may be NULL (no override).
+ * args: host pointer, not NULL; `layout` is written on success.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, small struct_size, a user setting that
+ *   is not a valid layout - vLLM asserts here -, connector_layout out of range);
+ *   CATTN_NOT_SUPPORTED (the resolved layout is not in supported_mask).
+ * Stream: synchronous. Lifetime: env_value is read during the call only.
+ * Thread safety: any thread. Since: 0.1 */
+CATTN_API cattn_status_t cattn_get_kv_cache_layout(const cattn_context_t* ctx,
+                                                   cattn_kv_cache_layout_args_t* args);
+
+/* ============================================================================================
+ * 2. DCP local sequence lengths (get_dcp_local_seq_lens)
+ * ========================================================================================== */
+
+/* dcp_rank value that asks for the lengths of every rank (vLLM's dcp_rank=None). */
+#define CATTN_DCP_ALL_RANKS (-1)
+
+typedef struct cattn_dcp_local_seq_lens_args {
+  size_t struct_size;
+  const DLTensor* seq_lens;   /* in: [B] int32/int64, values in [0, INT32_MAX] */
+  int64_t dcp_size;           /* in: >= 1 */
+  int64_t dcp_rank;           /* in: [0, dcp_size) or CATTN_DCP_ALL_RANKS */
+  int64_t dcp_kv_cache_interleave_size; /* in: >= 1 */
+  DLTensor* out;              /* out: [B] for one rank, [B, dcp_size] (or [B] if dcp_size == 1)
+                                 for all ranks; int32/int64; same device as seq_lens */
+  cattn_stream_t stream;      /* CUDA tensors only */
+} cattn_dcp_local_seq_lens_args_t;
+#define CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE ((size_t)sizeof(cattn_dcp_local_seq_lens_args_t))
+#define CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT \
+  { CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE, NULL, 1, CATTN_DCP_ALL_RANKS, 1, NULL, NULL }
+
+/* Computes how many KV tokens of each request each DCP rank stores, with the KV cache dealt out
+ * round-robin in runs of `dcp_kv_cache_interleave_size` tokens.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, shapes, dtypes, size/rank/interleave out of
+ *   range, a host seq_len negative or above INT32_MAX); CATTN_INSUFFICIENT_SIZE (out too small);
+ *   CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED (CUDA tensors this build cannot serve);
+ *   CATTN_CUDA_ERROR.
+ * Stream: host tensors - synchronous; CUDA tensors - enqueued on `stream`, returns before
+ *   completion. A device seq_len outside [0, INT32_MAX] is computed as vLLM does (int32 wrap).
+ * Lifetime: tensors borrowed for the call. Thread safety: see file header. Since: 0.1 */
+CATTN_API cattn_status_t cattn_get_dcp_local_seq_lens(const cattn_dcp_local_seq_lens_args_t* args);
+
+/* ============================================================================================
+ * 3. PCP query restore index (get_pcp_query_restore_idx)
+ * ========================================================================================== */
+
+typedef struct cattn_pcp_query_restore_idx_args {
+  size_t struct_size;
+  const DLTensor* cu_num_tokens; /* in: [R + 1] int32/int64, non-decreasing */
+  DLTensor* restore_idx;         /* out: [capacity >= size] int32/int64; entries past `size`
+                                    are set to -1 */
+  cattn_stream_t stream;         /* CUDA tensors only */
+} cattn_pcp_query_restore_idx_args_t;
+#define CATTN_PCP_QUERY_RESTORE_IDX_ARGS_SIZE ((size_t)sizeof(cattn_pcp_query_restore_idx_args_t))
+#define CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT \
+  { CATTN_PCP_QUERY_RESTORE_IDX_ARGS_SIZE, NULL, NULL, NULL }
+
+/* Computes the exact length of the restore index for a host cu_num_tokens: twice the sum of
+ * the per-request half lengths (a length-1 decode request contributes nothing).
+ * cu_num_tokens: host tensor [R + 1] int32/int64. size: host pointer, not NULL.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (device tensor, decreasing, odd length > 1).
+ * Stream: synchronous. Since: 0.1 */
+CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx_size(const DLTensor* cu_num_tokens,
+                                                              int64_t* size);
+
+/* Computes the index that restores the original token order after every request's tokens were
+ * split into a head half and a tail half and concatenated as [all heads, all tails]; vLLM's
+ * argsort result, computed in O(n) without sorting. Requests of length 1 (decode) take no part
+ * (a decode-only batch gives an empty index); odd lengths above 1 are rejected on the host.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shape, dtype, decreasing cu_num_tokens, odd length,
+ *   value that does not fit the output dtype); CATTN_INSUFFICIENT_SIZE (capacity < size);
+ *   CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED (CUDA tensors this build cannot serve);
+ *   CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - enqueued on `stream`, reading the device cu_num_tokens
+ *   (no copy to the host).
+ * Since: 0.1 */
+CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx(
+    const cattn_pcp_query_restore_idx_args_t* args);
+
+/* ============================================================================================
+ * 4. Fused PCP Q/K/V select (fused_pcp_qkv_select)
+ * ========================================================================================== */
+
+typedef struct cattn_fused_pcp_qkv_select_args {
+  size_t struct_size;
+  const DLTensor* q;     /* in: [Nq, H, Dq], this rank's queries; last dim contiguous */
+  const DLTensor* k;     /* in: [>= W * query_start_loc[B], H, Dk], keys of all ranks */
+  const DLTensor* v;     /* in: [>= W * query_start_loc[B], H, Dv], values of all ranks */
+  const DLTensor* query_start_loc; /* in: [B + 1] int32/int64, even entries, non-decreasing,
+                                      query_start_loc[B] <= Nq */
+  int64_t pcp_world_size; /* in: W >= 1 */
+  int64_t pcp_rank;       /* in: r in [0, W) */
+  DLTensor* q_head;       /* out: [Nq / 2, H, Dq], dtype of q, compact */
+  DLTensor* k_head;       /* out: [Nq / 2 * (r + 1), H, Dk], dtype of k, compact */
+  DLTensor* v_head;       /* out: [Nq / 2 * (r + 1), H, Dv], dtype of v, compact */
+  DLTensor* q_tail;       /* out: [Nq / 2, H, Dq] */
+  DLTensor* k_tail;       /* out: [Nq / 2 * (2W - r), H, Dk] */
+  DLTensor* v_tail;       /* out: [Nq / 2 * (2W - r), H, Dv] */
+  cattn_stream_t stream;  /* CUDA tensors only */
+} cattn_fused_pcp_qkv_select_args_t;
+#define CATTN_FUSED_PCP_QKV_SELECT_ARGS_SIZE ((size_t)sizeof(cattn_fused_pcp_qkv_select_args_t))
+#define CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT \
+  { CATTN_FUSED_PCP_QKV_SELECT_ARGS_SIZE, NULL, NULL, NULL, NULL, 1, 0, \
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/* Selects, for every request, the head and tail halves of this rank's queries and the K/V rows
+ * each half attends to, as vLLM's Triton kernel does, in one pass. Element width 1, 2, 4 or 8
+ * bytes; Dq, Dk and Dv may differ; inputs may be strided in their first two dimensions.
+ * Output rows past query_start_loc[B] / 2 (CUDA-graph padding) are not written.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shapes, dtypes, strides, W/r, odd or decreasing
+ *   query_start_loc on the host); CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED /
+ *   CATTN_NOT_IMPLEMENTED (CUDA tensors this build cannot serve); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - enqueued on `stream`.
+ * Since: 0.1 */
+CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_select_args_t* args);
+
+/* ============================================================================================
+ * 5. PCP all-gather + restore (pcp_kv_allgather_and_restore)
+ * ========================================================================================== */
+
+/* A communicator over the PCP group (an NCCL communicator, borrowed or owned). Opaque. */
+typedef struct cattn_comm_s cattn_comm_t;
+
+typedef struct cattn_pcp_kv_allgather_and_restore_args {
+  size_t struct_size;
+  cattn_comm_t* comm;             /* in: the PCP group */
+  const DLTensor* key;            /* in: [>= num_actual_tokens, ...] this rank's keys (CUDA) */
+  const DLTensor* value;          /* in: [>= num_actual_tokens, ...] this rank's values */
+  int64_t num_actual_tokens;      /* in: rows to gather (excludes CUDA-graph padding) */
+  const DLTensor* restore_idx;    /* in: [M] int32/int64 rows of the gathered tensors */
+  DLTensor* key_out;              /* out: [M, ...] */
+  DLTensor* value_out;            /* out: [M, ...] */
+  void* workspace;                /* in: device scratch of workspace_size bytes */
+  size_t workspace_size;
+  cattn_stream_t stream;
+} cattn_pcp_kv_allgather_and_restore_args_t;
+#define CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_SIZE \
+  ((size_t)sizeof(cattn_pcp_kv_allgather_and_restore_args_t))
+#define CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_INIT \
+  { CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_SIZE, NULL, NULL, NULL, 0, NULL, NULL, NULL, \
+    NULL, 0, NULL }
+
+/* Reports the workspace the call below needs for these arguments.
+ * Returns: CATTN_NOT_IMPLEMENTED in this release (the NCCL path lands in a later one).
+ * Since: 0.1 */
+CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
+    const cattn_pcp_kv_allgather_and_restore_args_t* args, size_t* size);
+
+/* All-gathers K and V across the PCP group and restores the original token order.
+ * Returns: CATTN_NOT_IMPLEMENTED in this release (the NCCL path lands in a later one); it
+ *   writes nothing. Since: 0.1 */
+CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore(
+    const cattn_pcp_kv_allgather_and_restore_args_t* args);
+
+/* ============================================================================================
+ * 6. Causal-conv1d metadata (compute_causal_conv1d_metadata)
+ * ========================================================================================== */
+
+/* Value written to batch_ptr and token_chunk_offset_ptr past the programs in use. */
+#define CATTN_PAD_SLOT_ID (-1)
+
+typedef struct cattn_causal_conv1d_metadata_args {
+  size_t struct_size;
+  const DLTensor* query_start_loc_cpu; /* in: host [B + 1] int32/int64, non-decreasing */
+  int64_t block_m;                /* in: tokens per program (vLLM: 8), >= 1 */
+  DLTensor* nums;                 /* out, may be NULL: [B] programs per request */
+  DLTensor* mlist;                /* out, may be NULL: [tot] request of each program */
+  DLTensor* offsetlist;           /* out, may be NULL: [tot] chunk index within its request */
+  DLTensor* batch_ptr;            /* out, may be NULL: [capacity >= tot], mlist then PAD */
+  DLTensor* token_chunk_offset_ptr; /* out, may be NULL: [capacity >= tot], offsetlist then PAD */
+  int64_t tot;                    /* out: number of programs, vLLM's nums.sum() */
+  cattn_stream_t stream;          /* CUDA outputs only */
+} cattn_causal_conv1d_metadata_args_t;
+#define CATTN_CAUSAL_CONV1D_METADATA_ARGS_SIZE \
+  ((size_t)sizeof(cattn_causal_conv1d_metadata_args_t))
+#define CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT \
+  { CATTN_CAUSAL_CONV1D_METADATA_ARGS_SIZE, NULL, 8, NULL, NULL, NULL, NULL, NULL, 0, NULL }
+
+/* Computes the number of programs `tot` and the capacity vLLM allocates for batch_ptr and
+ * token_chunk_offset_ptr, max(1024, tot) * 2.
+ * query_start_loc_cpu: host [B + 1]. tot, capacity: host pointers; either may be NULL.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT. Stream: synchronous. Since: 0.1 */
+CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_size(
+    const DLTensor* query_start_loc_cpu, int64_t block_m, int64_t* tot, int64_t* capacity);
+
+/* Computes causal_conv1d's launch metadata: per-request program counts ceil(len / block_m),
+ * the request and chunk index of every program, and the padded launch arrays.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT; CATTN_INSUFFICIENT_SIZE (an output shorter than
+ *   required); CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED (CUDA outputs this build cannot
+ *   serve); CATTN_CUDA_ERROR.
+ * Stream: host outputs - synchronous. Since: 0.1 */
+CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
+    cattn_causal_conv1d_metadata_args_t* args);
+
+/* ============================================================================================
+ * 7. Extend queries (extend_all_queries_by_1, generalised to N)
+ * ========================================================================================== */
+
+typedef struct cattn_extend_all_queries_by_n_args {
+  size_t struct_size;
+  /* in: reads query_start_loc, query_start_loc_cpu, seq_lens, seq_lens_cpu and the scalars. */
+  const cattn_common_attn_metadata_t* metadata;
+  int64_t n;                        /* in: tokens added to every request, >= 0 */
+  DLTensor* new_slot_mapping;       /* in: becomes out->slot_mapping (borrowed), may be NULL */
+  /* out: the caller sets out->query_start_loc and out->seq_lens (and out->query_start_loc_cpu,
+   * out->seq_lens_cpu when the input has them) to tensors of the input's shapes - they may be
+   * the input tensors themselves (in place). The call writes their data, every scalar field and
+   * the remaining pointer fields (copied from the input). */
+  cattn_common_attn_metadata_t* out;
+  cattn_stream_t stream;            /* CUDA tensors only */
+} cattn_extend_all_queries_by_n_args_t;
+#define CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE \
+  ((size_t)sizeof(cattn_extend_all_queries_by_n_args_t))
+#define CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT \
+  { CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE, NULL, 1, NULL, NULL, NULL }
+
+/* Extends every request's query and sequence by n tokens (vLLM's extend_all_queries_by_1 for
+ * n = 1): query_start_loc[i] += i * n, seq_lens += n, num_actual_tokens += n * B,
+ * max_query_len += n, max_seq_len += n, slot_mapping = new_slot_mapping. Unlike vLLM it also
+ * updates the seq_lens_cpu mirror (num_computed_tokens is unchanged by construction).
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shapes, devices, n < 0, overflow of a host value
+ *   in the output dtype); CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED (CUDA tensors this build
+ *   cannot serve); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - device tensors enqueued on `stream`, host mirrors updated
+ *   before return. Since: 0.1 */
+CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
+    const cattn_extend_all_queries_by_n_args_t* args);
+
+/* ============================================================================================
+ * 8. KV-sharing fast-prefill metadata (make_kv_sharing_fast_prefill_common_attn_metadata,
+ *    create_fast_prefill_custom_backend)
+ * ========================================================================================== */
+
+typedef struct cattn_fast_prefill_metadata_args {
+  size_t struct_size;
+  /* in: reads query_start_loc, logits_indices_padded, num_logits_indices, num_reqs,
+   * max_query_len and copies the rest. */
+  const cattn_common_attn_metadata_t* metadata;
+  /* out: the caller sets out->query_start_loc ([num_reqs + 1], the input's device) and may set
+   * out->query_start_loc_cpu (host mirror, host path only). The call writes them, every scalar
+   * and the other pointer fields (copied). On the CUDA path max_query_len and
+   * num_actual_tokens are set to -1: their values are in decode_max_and_total. */
+  cattn_common_attn_metadata_t* out;
+  /* out: [2] int32/int64 on the input's device: {max_query_len, num_actual_tokens} of the
+   * decode batch. Required for CUDA tensors (the sync-free way to read them later); optional
+   * on the host. */
+  DLTensor* decode_max_and_total;
+  int32_t passthrough;            /* out: 1 when max_query_len == 1 and out is a copy of the
+                                     input (vLLM returns the metadata unchanged) */
+  int32_t reserved0;
+  cattn_stream_t stream;
+} cattn_fast_prefill_metadata_args_t;
+#define CATTN_FAST_PREFILL_METADATA_ARGS_SIZE ((size_t)sizeof(cattn_fast_prefill_metadata_args_t))
+#define CATTN_FAST_PREFILL_METADATA_ARGS_INIT \
+  { CATTN_FAST_PREFILL_METADATA_ARGS_SIZE, NULL, NULL, NULL, 0, 0, NULL }
+
+/* Builds the decode-only metadata of KV-sharing fast prefill: each request keeps only the
+ * tokens whose logits are needed. request(i) = number of query_start_loc[1:] entries <= the
+ * i-th logits index; decode query_start_loc = [0, cumsum(bincount)].
+ * create_fast_prefill_custom_backend is this call followed by passing logits_indices_padded and
+ * num_logits_indices through to the backend's metadata.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (no logits indices when max_query_len != 1,
+ *   num_reqs == 0, a host logits index at or past query_start_loc[num_reqs] - vLLM fails on
+ *   both -); CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED;
+ *   CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - enqueued on `stream`, no device-to-host read.
+ * Since: 0.1 */
+CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata(
+    cattn_fast_prefill_metadata_args_t* args);
+
+/* ============================================================================================
+ * 9. Local-attention virtual batches (make_local_attention_virtual_batches)
+ * ========================================================================================== */
+
+/* The result of splitting a batch into attention-chunk-local virtual batches: vLLM's returned
+ * metadata plus its make_block_table closure. Opaque; immutable after creation. */
+typedef struct cattn_local_attention_plan_s cattn_local_attention_plan_t;
+
+typedef struct cattn_local_attention_args {
+  size_t struct_size;
+  int64_t attn_chunk_size;       /* in: >= 1 */
+  int64_t block_size;            /* in: >= 1 and divides attn_chunk_size */
+  /* in: reads query_start_loc_cpu, seq_lens_cpu (host, [B + 1] and [B]), the column count of
+   * block_table_tensor (its device may be either), num_actual_tokens. */
+  const cattn_common_attn_metadata_t* metadata;
+  cattn_local_attention_plan_t* plan; /* out: a new plan the caller destroys */
+} cattn_local_attention_args_t;
+#define CATTN_LOCAL_ATTENTION_ARGS_SIZE ((size_t)sizeof(cattn_local_attention_args_t))
+#define CATTN_LOCAL_ATTENTION_ARGS_INIT { CATTN_LOCAL_ATTENTION_ARGS_SIZE, 0, 0, NULL, NULL }
+
+/* Plans the virtual batches of chunked local attention (host work, O(B + virtual batches)).
+ * Unlike vLLM, a zero-length request never produces a negative block index (its first block
+ * is clamped to 0 where vLLM wraps around).
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (chunk/block sizes, missing host mirrors,
+ *   decreasing query_start_loc_cpu, seq_len < query_len, empty batch - vLLM fails -);
+ *   CATTN_OUT_OF_MEMORY.
+ * Stream: synchronous. Lifetime: args->plan is owned by the caller
+ *   (cattn_local_attention_plan_destroy); the metadata is not retained.
+ * Since: 0.1 */
+CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches(
+    cattn_local_attention_args_t* args);
+
+/* Destroys a plan; NULL is a no-op. Since: 0.1 */
+CATTN_API void cattn_local_attention_plan_destroy(cattn_local_attention_plan_t* plan);
+
+/* Reports the plan's sizes: virtual batches V and block-table pages per virtual batch P; either
+ * pointer may be NULL. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan NULL). Since: 0.1 */
+CATTN_API cattn_status_t cattn_local_attention_plan_get_shape(
+    const cattn_local_attention_plan_t* plan, int64_t* virtual_batches, int64_t* pages);
+
+typedef struct cattn_local_attention_fill_args {
+  size_t struct_size;
+  /* in: the batch the plan was made from; its block_table_tensor is gathered. */
+  const cattn_common_attn_metadata_t* metadata;
+  /* out: the caller sets query_start_loc_cpu [V + 1], seq_lens_cpu [V],
+   * num_computed_tokens_cpu [V] (host) and block_table_tensor [V, P] (block table's device);
+   * query_start_loc and seq_lens are optional device copies (NULL = not written; the CUDA path
+   * may not be available in this build). The call writes every scalar and slot_mapping. */
+  cattn_common_attn_metadata_t* out;
+  cattn_stream_t stream;
+} cattn_local_attention_fill_args_t;
+#define CATTN_LOCAL_ATTENTION_FILL_ARGS_SIZE ((size_t)sizeof(cattn_local_attention_fill_args_t))
+#define CATTN_LOCAL_ATTENTION_FILL_ARGS_INIT \
+  { CATTN_LOCAL_ATTENTION_FILL_ARGS_SIZE, NULL, NULL, NULL }
+
+/* Writes the virtual batch metadata of a plan. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT;
+ * CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED; CATTN_CUDA_ERROR.
+ * Stream: host outputs synchronous; device outputs enqueued on `stream`.
+ * Thread safety: the plan may be used by many threads at once. Since: 0.1 */
+CATTN_API cattn_status_t cattn_local_attention_plan_fill(
+    const cattn_local_attention_plan_t* plan, const cattn_local_attention_fill_args_t* args);
+
+/* Gathers a (new) block table into the virtual batches' table, vLLM's make_block_table:
+ * out[v, p] = block_table[batch(v), min(start(v) + p, cols - 1)] with the plan's cols.
+ * block_table: [B, >= cols]; out: [V, P], same device and dtype width class (int32/int64).
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT; CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED /
+ *   CATTN_NOT_IMPLEMENTED; CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - enqueued on `stream`. Since: 0.1 */
+CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(
+    const cattn_local_attention_plan_t* plan, const DLTensor* block_table, DLTensor* out,
+    cattn_stream_t stream);
+
+/* ============================================================================================
+ * 10. Mamba block table (mamba_get_block_table_tensor)
+ * ========================================================================================== */
+
+typedef enum cattn_mamba_cache_mode_e {
+  CATTN_MAMBA_CACHE_MODE_NONE = 0,
+  CATTN_MAMBA_CACHE_MODE_ALL = 1,
+  CATTN_MAMBA_CACHE_MODE_ALIGN = 2
+} cattn_mamba_cache_mode_t;
+
+typedef struct cattn_mamba_block_table_args {
+  size_t struct_size;
+  const DLTensor* block_table;     /* in: [B, M] int32/int64 */
+  const DLTensor* seq_lens;        /* in: [B] int32/int64 (ALIGN only; may be NULL otherwise) */
+  int64_t block_size;              /* in: >= 1 (ALIGN) */
+  int64_t num_speculative_blocks;  /* in: >= 0 (ALIGN) */
+  int32_t mamba_cache_mode;        /* in: a cattn_mamba_cache_mode_t */
+  int32_t reserved0;
+  DLTensor* out;                   /* out: ALL/NONE - [B, M], a copy (nothing is copied when
+                                      out's data is block_table's); ALIGN - [B, 1 + nspec] */
+  cattn_stream_t stream;
+} cattn_mamba_block_table_args_t;
+#define CATTN_MAMBA_BLOCK_TABLE_ARGS_SIZE ((size_t)sizeof(cattn_mamba_block_table_args_t))
+#define CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT \
+  { CATTN_MAMBA_BLOCK_TABLE_ARGS_SIZE, NULL, NULL, 0, 0, CATTN_MAMBA_CACHE_MODE_NONE, 0, \
+    NULL, NULL }
+
+/* Selects the block-table columns Mamba kernels use. ALIGN: out[b, j] =
+ * block_table[b, max((seq_lens[b] - 1) // block_size, 0) + j] for j <= nspec (floor division).
+ * Unlike vLLM this never reads past a row: on the host a column >= M is
+ * CATTN_INVALID_ARGUMENT; on the device that element is written as CATTN_PAD_SLOT_ID (-1).
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT; CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED /
+ *   CATTN_NOT_IMPLEMENTED; CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - enqueued on `stream`. Since: 0.1 */
+CATTN_API cattn_status_t cattn_mamba_get_block_table_tensor(
+    const cattn_mamba_block_table_args_t* args);
+
+/* ============================================================================================
+ * 11. Per-layer parameters (get_per_layer_parameters, infer_global_hyperparameters)
+ * ========================================================================================== */
+
+/* What vLLM reads from one attention layer's impl. */
+typedef struct cattn_attention_layer_desc {
+  size_t struct_size;
+  int64_t sliding_window_left;  /* impl.sliding_window[0], used when has_sliding_window */
+  int64_t sliding_window_right; /* impl.sliding_window[1] (not used by vLLM here) */
+  double logits_soft_cap;       /* used when has_logits_soft_cap */
+  double scale;                 /* impl.scale */
+  int32_t has_sliding_window;   /* 0 = impl.sliding_window is None */
+  int32_t has_logits_soft_cap;  /* 0 = impl.logits_soft_cap is None */
+  int32_t has_sinks;            /* 1 = impl.sinks is not None */
+  int32_t reserved0;
+} cattn_attention_layer_desc_t;
+#define CATTN_ATTENTION_LAYER_DESC_SIZE ((size_t)sizeof(cattn_attention_layer_desc_t))
+#define CATTN_ATTENTION_LAYER_DESC_INIT \
+  { CATTN_ATTENTION_LAYER_DESC_SIZE, 0, 0, 0.0, 1.0, 0, 0, 0, 0 }
+
+/* vLLM's PerLayerParameters. */
+typedef struct cattn_per_layer_parameters {
+  size_t struct_size;
+  int64_t window_left;          /* -1 = no sliding window */
+  double logits_soft_cap;       /* meaningful when has_logits_soft_cap */
+  double sm_scale;
+  int32_t has_logits_soft_cap;  /* 0 = None (which is not equal to a cap of 0.0) */
+  int32_t has_sinks;
+} cattn_per_layer_parameters_t;
+#define CATTN_PER_LAYER_PARAMETERS_SIZE ((size_t)sizeof(cattn_per_layer_parameters_t))
+#define CATTN_PER_LAYER_PARAMETERS_INIT { CATTN_PER_LAYER_PARAMETERS_SIZE, -1, 0.0, 1.0, 0, 0 }
+
+/* The global parameters and vLLM's two flags. */
+typedef struct cattn_global_hyperparameters {
+  size_t struct_size;
+  int64_t window_left;
+  double logits_soft_cap;
+  double sm_scale;
+  int32_t has_logits_soft_cap;
+  int32_t has_sinks;
+  int32_t has_same_window_lefts; /* every layer's window_left equals the first's */
+  int32_t has_same_all_params;   /* every layer equals the first in all four fields */
+} cattn_global_hyperparameters_t;
+#define CATTN_GLOBAL_HYPERPARAMETERS_SIZE ((size_t)sizeof(cattn_global_hyperparameters_t))
+#define CATTN_GLOBAL_HYPERPARAMETERS_INIT \
+  { CATTN_GLOBAL_HYPERPARAMETERS_SIZE, 0, 0.0, 0.0, 0, 0, 0, 0 }
+
+/* Converts layer descriptions into per-layer parameters, element by element.
+ * layers: host array of num_layers descriptors, each with the same struct_size (it is the
+ *   array's stride). out: host array of num_layers parameter structs whose struct_size the
+ *   caller has set (the same in every element). NULL allowed only when num_layers == 0.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT. Stream: synchronous. Since: 0.1 */
+CATTN_API cattn_status_t cattn_get_per_layer_parameters(const cattn_attention_layer_desc_t* layers,
+                                                        size_t num_layers,
+                                                        cattn_per_layer_parameters_t* out);
+
+/* Takes the first layer's parameters as global and reports whether every layer shares its
+ * window_left, and whether every layer equals it in all four fields (floating-point ==; a
+ * missing soft cap equals only a missing soft cap).
+ * params: host array (stride = params[0].struct_size). out: host pointer, not NULL.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, num_layers == 0 - vLLM asserts "No attention
+ *   layers found" -, struct sizes). Stream: synchronous. Since: 0.1 */
+CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
+    const cattn_per_layer_parameters_t* params, size_t num_layers,
+    cattn_global_hyperparameters_t* out);
+
+/* ============================================================================================
+ * Function table for dlopen users (append-only)
+ * ========================================================================================== */
+
+/* Every entry point, in release order. New members are only appended; check struct_size before
+ * reading a member newer than your header. */
+typedef struct cattn_api {
+  size_t struct_size;
+  uint32_t abi_major;
+  uint32_t version;
+  /* 0.1 */
+  uint32_t (*version_number)(void);
+  const char* (*version_string)(void);
+  const char* (*status_string)(cattn_status_t);
+  const char* (*last_error_message)(void);
+  cattn_status_t (*cuda_device_count)(int32_t*);
+  cattn_status_t (*context_create)(cattn_context_t**);
+  void (*context_destroy)(cattn_context_t*);
+  cattn_status_t (*is_valid_kv_cache_layout)(const char*, int32_t*);
+  const char* (*kv_cache_layout_name)(cattn_kv_cache_layout_t);
+  cattn_status_t (*context_set_kv_cache_layout_override)(cattn_context_t*,
+                                                         cattn_kv_cache_layout_t);
+  cattn_status_t (*get_kv_cache_layout)(const cattn_context_t*, cattn_kv_cache_layout_args_t*);
+  cattn_status_t (*get_dcp_local_seq_lens)(const cattn_dcp_local_seq_lens_args_t*);
+  cattn_status_t (*get_pcp_query_restore_idx_size)(const DLTensor*, int64_t*);
+  cattn_status_t (*get_pcp_query_restore_idx)(const cattn_pcp_query_restore_idx_args_t*);
+  cattn_status_t (*fused_pcp_qkv_select)(const cattn_fused_pcp_qkv_select_args_t*);
+  cattn_status_t (*pcp_kv_allgather_and_restore_workspace_size)(
+      const cattn_pcp_kv_allgather_and_restore_args_t*, size_t*);
+  cattn_status_t (*pcp_kv_allgather_and_restore)(const cattn_pcp_kv_allgather_and_restore_args_t*);
+  cattn_status_t (*compute_causal_conv1d_metadata_size)(const DLTensor*, int64_t, int64_t*,
+                                                        int64_t*);
+  cattn_status_t (*compute_causal_conv1d_metadata)(cattn_causal_conv1d_metadata_args_t*);
+  cattn_status_t (*extend_all_queries_by_n)(const cattn_extend_all_queries_by_n_args_t*);
+  cattn_status_t (*make_kv_sharing_fast_prefill_common_attn_metadata)(
+      cattn_fast_prefill_metadata_args_t*);
+  cattn_status_t (*make_local_attention_virtual_batches)(cattn_local_attention_args_t*);
+  void (*local_attention_plan_destroy)(cattn_local_attention_plan_t*);
+  cattn_status_t (*local_attention_plan_get_shape)(const cattn_local_attention_plan_t*,
+                                                   int64_t*, int64_t*);
+  cattn_status_t (*local_attention_plan_fill)(const cattn_local_attention_plan_t*,
+                                              const cattn_local_attention_fill_args_t*);
+  cattn_status_t (*local_attention_plan_make_block_table)(const cattn_local_attention_plan_t*,
+                                                          const DLTensor*, DLTensor*,
+                                                          cattn_stream_t);
+  cattn_status_t (*mamba_get_block_table_tensor)(const cattn_mamba_block_table_args_t*);
+  cattn_status_t (*get_per_layer_parameters)(const cattn_attention_layer_desc_t*, size_t,
+                                             cattn_per_layer_parameters_t*);
+  cattn_status_t (*infer_global_hyperparameters)(const cattn_per_layer_parameters_t*, size_t,
+                                                 cattn_global_hyperparameters_t*);
+} cattn_api_t;
+#define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))
+
+/* Returns the function table for ABI `abi_major`, or NULL when this library does not implement
+ * that major version. The one symbol a dlopen user needs to resolve.
+ * Lifetime: static; valid while the library stays loaded. Thread safety: any thread.
+ * Since: 0.1 */
+CATTN_API const cattn_api_t* cattn_get_api(uint32_t abi_major);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CATTN_H */

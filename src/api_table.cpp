@@ -1,0 +1,54 @@
+// Version queries and the append-only function table behind cattn_get_api.
+#include "cattn.h"
+
+namespace {
+
+// Member order is the ABI: append only, never reorder or remove.
+const cattn_api_t kApiV0 = {
+    sizeof(cattn_api_t),
+    CATTN_VERSION_MAJOR,
+    CATTN_VERSION_NUMBER,
+    cattn_version,
+    cattn_version_string,
+    cattn_status_string,
+    cattn_last_error_message,
+    cattn_cuda_device_count,
+    cattn_context_create,
+    cattn_context_destroy,
+    cattn_is_valid_kv_cache_layout,
+    cattn_kv_cache_layout_name,
+    cattn_context_set_kv_cache_layout_override,
+    cattn_get_kv_cache_layout,
+    cattn_get_dcp_local_seq_lens,
+    cattn_get_pcp_query_restore_idx_size,
+    cattn_get_pcp_query_restore_idx,
+    cattn_fused_pcp_qkv_select,
+    cattn_pcp_kv_allgather_and_restore_workspace_size,
+    cattn_pcp_kv_allgather_and_restore,
+    cattn_compute_causal_conv1d_metadata_size,
+    cattn_compute_causal_conv1d_metadata,
+    cattn_extend_all_queries_by_n,
+    cattn_make_kv_sharing_fast_prefill_common_attn_metadata,
+    cattn_make_local_attention_virtual_batches,
+    cattn_local_attention_plan_destroy,
+    cattn_local_attention_plan_get_shape,
+    cattn_local_attention_plan_fill,
+    cattn_local_attention_plan_make_block_table,
+    cattn_mamba_get_block_table_tensor,
+    cattn_get_per_layer_parameters,
+    cattn_infer_global_hyperparameters,
+};
+
+}  // namespace
+
+extern "C" {
+
+CATTN_API uint32_t cattn_version(void) { return CATTN_VERSION_NUMBER; }
+
+CATTN_API const char* cattn_version_string(void) { return CATTN_VERSION_STRING; }
+
+CATTN_API const cattn_api_t* cattn_get_api(uint32_t abi_major) {
+  return abi_major == CATTN_VERSION_MAJOR ? &kApiV0 : nullptr;
+}
+
+}  // extern "C"

@@ -1,0 +1,57 @@
+// Status strings and the thread-local last-error message.
+#include "common/error.h"
+
+namespace cattn {
+namespace {
+thread_local std::string t_last_error;
+}
+
+void set_last_error(const std::string& message) noexcept {
+  try {
+    t_last_error = message;
+  } catch (...) {
+    t_last_error.clear();  // out of memory while recording: an empty message beats a crash
+  }
+}
+
+void fail(cattn_status_t code, const char* fn, const std::string& what) {
+  throw Failure{code, std::string(fn) + ": " + what};
+}
+
+void fail_arg(cattn_status_t code, const char* fn, const char* arg, const char* problem,
+              const std::string& got, const std::string& expected) {
+  throw Failure{code, std::string(fn) + ": " + arg + " " + problem + " (got " + got +
+                          ", expected " + expected + ")"};
+}
+
+void fail_no_cuda_path(const char* fn) {
+#if defined(CATTN_HAVE_CUDA)
+  fail(CATTN_NOT_IMPLEMENTED, fn,
+       "CUDA tensors are not supported by this function in this release; pass host tensors");
+#else
+  fail(CATTN_NOT_SUPPORTED, fn,
+       "CUDA tensors need a libcattn built with CATTN_WITH_CUDA=ON; this build is CPU-only");
+#endif
+}
+
+}  // namespace cattn
+
+extern "C" {
+
+CATTN_API const char* cattn_status_string(cattn_status_t status) {
+  switch (status) {
+    case CATTN_OK: return "CATTN_OK";
+    case CATTN_INVALID_ARGUMENT: return "CATTN_INVALID_ARGUMENT";
+    case CATTN_CUDA_ERROR: return "CATTN_CUDA_ERROR";
+    case CATTN_OUT_OF_MEMORY: return "CATTN_OUT_OF_MEMORY";
+    case CATTN_INSUFFICIENT_SIZE: return "CATTN_INSUFFICIENT_SIZE";
+    case CATTN_NOT_SUPPORTED: return "CATTN_NOT_SUPPORTED";
+    case CATTN_INTERNAL: return "CATTN_INTERNAL";
+    case CATTN_NOT_IMPLEMENTED: return "CATTN_NOT_IMPLEMENTED";
+    default: return "CATTN_UNKNOWN_STATUS";
+  }
+}
+
+CATTN_API const char* cattn_last_error_message(void) { return cattn::t_last_error.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,64 @@
+// Internal error plumbing: a C++ exception carries a status and a message from wherever a
+// check fails up to the C entry point, where guarded() turns it into a status and the
+// thread-local message. Nothing here is exported.
+#pragma once
+
+#include <new>
+#include <string>
+
+#include "cattn.h"
+
+namespace cattn {
+
+// Thrown by checks; caught only by guarded().
+struct Failure {
+  cattn_status_t code;
+  std::string message;
+};
+
+// Records `message` as this thread's last error.
+void set_last_error(const std::string& message) noexcept;
+
+// Throws Failure{code, "<fn>: <what>"}.
+[[noreturn]] void fail(cattn_status_t code, const char* fn, const std::string& what);
+
+// Throws the canonical argument error "<fn>: <arg> <problem> (got <got>, expected <expected>)".
+[[noreturn]] void fail_arg(cattn_status_t code, const char* fn, const char* arg,
+                           const char* problem, const std::string& got,
+                           const std::string& expected);
+
+// Runs `body` (which returns nothing and reports failure by throwing) and converts the outcome
+// into a status. This is the only place exceptions stop, so every entry point wraps its whole
+// body in it.
+template <class F>
+cattn_status_t guarded(const char* fn, F&& body) noexcept {
+  try {
+    body();
+    return CATTN_OK;
+  } catch (const Failure& f) {
+    set_last_error(f.message);
+    return f.code;
+  } catch (const std::bad_alloc&) {
+    set_last_error(std::string(fn) + ": host allocation failed");
+    return CATTN_OUT_OF_MEMORY;
+  } catch (...) {
+    set_last_error(std::string(fn) + ": unexpected internal exception");
+    return CATTN_INTERNAL;
+  }
+}
+
+// Checks that a versioned struct pointer is non-NULL and at least `min_size` bytes by its own
+// struct_size field.
+template <class T>
+void require_struct(const char* fn, const char* arg, const T* s, size_t min_size) {
+  if (s == nullptr)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, "is NULL", "NULL", "a pointer");
+  if (s->struct_size < min_size)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, "has struct_size too small",
+             std::to_string(s->struct_size), ">= " + std::to_string(min_size));
+}
+
+// Fails with the status that says CUDA tensors cannot be served by this build (yet).
+[[noreturn]] void fail_no_cuda_path(const char* fn);
+
+}  // namespace cattn

@@ -1,0 +1,258 @@
+#include "common/tensor_arg.h"
+
+#include <cstring>
+#include <limits>
+
+namespace cattn {
+namespace {
+
+std::string dtype_string(DLDataType d) {
+  const char* code = d.code == kDLInt     ? "int"
+                     : d.code == kDLUInt  ? "uint"
+                     : d.code == kDLFloat ? "float"
+                     : d.code == kDLBfloat ? "bfloat"
+                                           : "code";
+  std::string s = code + std::to_string(d.bits);
+  if (d.code > kDLBfloat) s = "code" + std::to_string(d.code) + "/" + std::to_string(d.bits);
+  if (d.lanes != 1) s += "x" + std::to_string(d.lanes);
+  return s;
+}
+
+constexpr int kMaxNdim = 8;
+
+}  // namespace
+
+int64_t checked_mul(const char* fn, const char* what, int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    fail(CATTN_INVALID_ARGUMENT, fn, std::string(what) + " overflows int64");
+  return r;
+}
+
+int64_t checked_add(const char* fn, const char* what, int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    fail(CATTN_INVALID_ARGUMENT, fn, std::string(what) + " overflows int64");
+  return r;
+}
+
+TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, bool optional)
+    : fn_(fn), name_(name), t_(t) {
+  if (t == nullptr) {
+    if (optional) return;
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "is NULL", "NULL", "a DLTensor");
+  }
+  if (t->ndim < 0 || t->ndim > kMaxNdim)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has an unsupported ndim", std::to_string(t->ndim),
+             "0.." + std::to_string(kMaxNdim));
+  if (t->ndim > 0 && t->shape == nullptr)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has a NULL shape", "NULL", "ndim sizes");
+  switch (t->device.device_type) {
+    case kDLCPU:
+    case kDLCUDAHost: where_ = Where::Host; break;
+    case kDLCUDA:
+    case kDLCUDAManaged: where_ = Where::Cuda; break;
+    default:
+      fail_arg(CATTN_NOT_SUPPORTED, fn, name, "is on an unsupported device",
+               "device_type " + std::to_string(t->device.device_type),
+               "kDLCPU, kDLCUDAHost or kDLCUDA");
+  }
+  if (t->device.device_id < 0)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has a negative device_id",
+             std::to_string(t->device.device_id), ">= 0");
+  const DLDataType d = t->dtype;
+  if (d.lanes != 1 || (d.bits != 8 && d.bits != 16 && d.bits != 32 && d.bits != 64))
+    fail_arg(CATTN_NOT_SUPPORTED, fn, name, "has an unsupported dtype", dtype_string(d),
+             "one lane of 8, 16, 32 or 64 bits");
+  elem_bytes_ = d.bits / 8;
+
+  numel_ = 1;
+  for (int i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] < 0)
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has a negative dimension",
+               "shape[" + std::to_string(i) + "] = " + std::to_string(t->shape[i]), ">= 0");
+    numel_ = checked_mul(fn, name, numel_, t->shape[i]);
+  }
+  checked_mul(fn, name, numel_, elem_bytes_);
+  // Compact strides unless given; negative strides are refused so that the byte span below is
+  // simply [byte_offset, byte_offset + span].
+  int64_t compact = 1;
+  for (int i = t->ndim - 1; i >= 0; --i) {
+    strides_[i] = t->strides ? t->strides[i] : compact;
+    if (strides_[i] < 0)
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has a negative stride",
+               "strides[" + std::to_string(i) + "] = " + std::to_string(strides_[i]), ">= 0");
+    compact = numel_ == 0 ? compact : compact * t->shape[i];
+  }
+  int64_t span = 0;
+  if (numel_ > 0) {
+    for (int i = 0; i < t->ndim; ++i)
+      span = checked_add(fn, name, span,
+                         checked_mul(fn, name, t->shape[i] - 1, strides_[i]));
+    span = checked_mul(fn, name, checked_add(fn, name, span, 1), elem_bytes_);
+    if (t->data == nullptr)
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has NULL data", "NULL",
+               "memory for " + std::to_string(numel_) + " elements");
+  }
+  if (t->byte_offset > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
+      static_cast<uint64_t>(span) >
+          std::numeric_limits<uintptr_t>::max() - reinterpret_cast<uintptr_t>(t->data) -
+              t->byte_offset)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "addresses past the end of memory",
+             "byte_offset " + std::to_string(t->byte_offset), "a span that fits the address space");
+  data_ = static_cast<char*>(t->data) + t->byte_offset;
+}
+
+bool TensorArg::is_contiguous() const {
+  int64_t expect = 1;
+  for (int i = t_->ndim - 1; i >= 0; --i) {
+    if (t_->shape[i] != 1 && strides_[i] != expect) return false;
+    expect *= t_->shape[i];
+  }
+  return true;
+}
+
+std::string TensorArg::shape_string() const {
+  std::string s = "[";
+  for (int i = 0; i < t_->ndim; ++i) s += (i ? ", " : "") + std::to_string(t_->shape[i]);
+  return s + "]";
+}
+
+const TensorArg& TensorArg::expect_ndim(int n) const {
+  if (t_->ndim != n)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_, "has the wrong ndim",
+             std::to_string(t_->ndim) + " " + shape_string(), std::to_string(n));
+  return *this;
+}
+
+const TensorArg& TensorArg::expect_size(int d, int64_t n) const {
+  if (t_->shape[d] != n)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_,
+             ("has the wrong size in dim " + std::to_string(d)).c_str(), shape_string(),
+             std::to_string(n));
+  return *this;
+}
+
+const TensorArg& TensorArg::expect_out_size(int d, int64_t n) const {
+  if (t_->shape[d] != n)
+    fail_arg(t_->shape[d] < n ? CATTN_INSUFFICIENT_SIZE : CATTN_INVALID_ARGUMENT, fn_, name_,
+             ("has the wrong size in dim " + std::to_string(d)).c_str(), shape_string(),
+             std::to_string(n));
+  return *this;
+}
+
+const TensorArg& TensorArg::expect_capacity(int64_t n) const {
+  expect_ndim(1);
+  if (t_->shape[0] < n)
+    fail_arg(CATTN_INSUFFICIENT_SIZE, fn_, name_, "is too small", shape_string(),
+             "at least " + std::to_string(n) + " elements");
+  return *this;
+}
+
+const TensorArg& TensorArg::expect_index_dtype() const {
+  const DLDataType d = t_->dtype;
+  if (d.code != kDLInt || d.lanes != 1 || (d.bits != 32 && d.bits != 64))
+    fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_, "has the wrong dtype", dtype_string(d),
+             "int32 or int64");
+  return *this;
+}
+
+const TensorArg& TensorArg::expect_same_dtype(const TensorArg& other) const {
+  const DLDataType a = t_->dtype, b = other.t_->dtype;
+  if (a.code != b.code || a.bits != b.bits || a.lanes != b.lanes)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_, "has the wrong dtype", dtype_string(a),
+             dtype_string(b) + " like " + other.name_);
+  return *this;
+}
+
+const TensorArg& TensorArg::expect_host() const {
+  if (where_ != Where::Host)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_, "is not host memory",
+             "device_type " + std::to_string(t_->device.device_type),
+             "kDLCPU or kDLCUDAHost (a host mirror)");
+  return *this;
+}
+
+const TensorArg& TensorArg::expect_writable() const {
+  for (int i = 0; i < t_->ndim; ++i)
+    if (strides_[i] == 0 && t_->shape[i] > 1)
+      fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_, "is an output with a zero stride",
+               "strides[" + std::to_string(i) + "] = 0", "a stride >= 1");
+  return *this;
+}
+
+const TensorArg& TensorArg::expect_contiguous() const {
+  if (!is_contiguous())
+    fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_, "is not contiguous", "strided " + shape_string(),
+             "compact row-major");
+  return *this;
+}
+
+Where require_same_device(const char* fn, std::initializer_list<const TensorArg*> args) {
+  const TensorArg* first = nullptr;
+  for (const TensorArg* a : args) {
+    if (!a->present()) continue;
+    if (first == nullptr) {
+      first = a;
+      continue;
+    }
+    const bool same = a->where() == first->where() &&
+                      (a->where() == Where::Host || a->device_id() == first->device_id());
+    if (!same)
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, a->name(), "is on a different device",
+               std::string(a->is_cuda() ? "cuda:" + std::to_string(a->device_id()) : "host"),
+               std::string("the device of ") + first->name() + " (" +
+                   (first->is_cuda() ? "cuda:" + std::to_string(first->device_id()) : "host") +
+                   ")");
+  }
+  return first ? first->where() : Where::Host;
+}
+
+int64_t IndexReader::operator[](int64_t i) const {
+  const char* e = p + i * step;
+  if (i64) {
+    int64_t v;
+    std::memcpy(&v, e, sizeof v);
+    return v;
+  }
+  int32_t v;
+  std::memcpy(&v, e, sizeof v);
+  return v;
+}
+
+void IndexWriter::set(int64_t i, int64_t v) const {
+  char* e = p + i * step;
+  if (i64) {
+    std::memcpy(e, &v, sizeof v);
+  } else {
+    const int32_t w = static_cast<int32_t>(v);
+    std::memcpy(e, &w, sizeof w);
+  }
+}
+
+IndexReader reader1d(const TensorArg& a) {
+  return {a.data(), a.ndim() ? a.stride(a.ndim() - 1) * a.elem_bytes() : 0, a.is_int64()};
+}
+IndexWriter writer1d(const TensorArg& a) {
+  return {a.data(), a.ndim() ? a.stride(a.ndim() - 1) * a.elem_bytes() : 0, a.is_int64()};
+}
+IndexReader reader_row(const TensorArg& a, int64_t r) {
+  return {a.data() + r * a.stride(0) * a.elem_bytes(), a.stride(1) * a.elem_bytes(), a.is_int64()};
+}
+IndexWriter writer_row(const TensorArg& a, int64_t r) {
+  return {a.data() + r * a.stride(0) * a.elem_bytes(), a.stride(1) * a.elem_bytes(), a.is_int64()};
+}
+
+int64_t index_dtype_max(const TensorArg& a) {
+  return a.is_int64() ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int32_t>::max();
+}
+
+void require_fits(const char* fn, const TensorArg& a, int64_t value) {
+  const int64_t lo =
+      a.is_int64() ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int32_t>::min();
+  if (value > index_dtype_max(a) || value < lo)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, a.name(), "cannot hold a result value",
+             std::to_string(value), "a value that fits int32 (pass an int64 tensor)");
+}
+
+}  // namespace cattn

@@ -1,0 +1,100 @@
+// Validated views of caller-supplied DLTensors. Constructing a TensorArg checks everything that
+// can be checked without reading data (NULLs, ndim, shapes, strides, dtype sanity, device kind,
+// byte-span overflow); the expect_* methods add per-argument requirements. Every failure names
+// the function and the argument.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "cattn.h"
+#include "common/error.h"
+
+namespace cattn {
+
+enum class Where { Host, Cuda };
+
+class TensorArg {
+ public:
+  // A NULL tensor is an error unless `optional` is set, in which case present() is false and
+  // nothing else may be called.
+  TensorArg(const char* fn, const char* name, const DLTensor* t, bool optional = false);
+
+  bool present() const { return t_ != nullptr; }
+  const DLTensor* raw() const { return t_; }
+  const char* name() const { return name_; }
+  int ndim() const { return t_->ndim; }
+  int64_t size(int d) const { return t_->shape[d]; }
+  int64_t stride(int d) const { return strides_[d]; }  // in elements
+  int64_t numel() const { return numel_; }
+  int elem_bytes() const { return elem_bytes_; }
+  Where where() const { return where_; }
+  bool is_cuda() const { return where_ == Where::Cuda; }
+  int device_id() const { return t_->device.device_id; }
+  bool is_int64() const { return t_->dtype.code == kDLInt && t_->dtype.bits == 64; }
+  // First element's address (data + byte_offset).
+  char* data() const { return data_; }
+  // True when the tensor is compact row-major.
+  bool is_contiguous() const;
+
+  const TensorArg& expect_ndim(int n) const;
+  // Input shape requirement: mismatch is CATTN_INVALID_ARGUMENT.
+  const TensorArg& expect_size(int d, int64_t n) const;
+  // Output shape requirement: smaller is CATTN_INSUFFICIENT_SIZE, larger CATTN_INVALID_ARGUMENT.
+  const TensorArg& expect_out_size(int d, int64_t n) const;
+  // 1-D output with at least `n` elements (CATTN_INSUFFICIENT_SIZE otherwise).
+  const TensorArg& expect_capacity(int64_t n) const;
+  // int32 or int64, one lane.
+  const TensorArg& expect_index_dtype() const;
+  const TensorArg& expect_same_dtype(const TensorArg& other) const;
+  const TensorArg& expect_host() const;
+  // Outputs: no zero strides, so no two elements share memory.
+  const TensorArg& expect_writable() const;
+  const TensorArg& expect_contiguous() const;
+  std::string shape_string() const;
+
+ private:
+  const char* fn_;
+  const char* name_;
+  const DLTensor* t_;
+  int64_t strides_[8] = {0};
+  int64_t numel_ = 0;
+  int elem_bytes_ = 0;
+  Where where_ = Where::Host;
+  char* data_ = nullptr;
+};
+
+// Fails unless every present tensor lives on the same device (all host, or all on one GPU).
+// Returns that device kind; Host when no tensor is present.
+Where require_same_device(const char* fn, std::initializer_list<const TensorArg*> args);
+
+// Strided element access to int32/int64 index tensors (host memory only).
+struct IndexReader {
+  const char* p;
+  int64_t step;  // bytes between consecutive elements
+  bool i64;
+  int64_t operator[](int64_t i) const;
+};
+struct IndexWriter {
+  char* p;
+  int64_t step;
+  bool i64;
+  void set(int64_t i, int64_t v) const;
+};
+// 1-D views; for a 2-D tensor, row(r) gives the view of row r.
+IndexReader reader1d(const TensorArg& a);
+IndexWriter writer1d(const TensorArg& a);
+IndexReader reader_row(const TensorArg& a, int64_t r);
+IndexWriter writer_row(const TensorArg& a, int64_t r);
+
+// Largest value the index dtype of `a` can hold.
+int64_t index_dtype_max(const TensorArg& a);
+// Fails (CATTN_INVALID_ARGUMENT) if `value` does not fit the index dtype of output `a`.
+void require_fits(const char* fn, const TensorArg& a, int64_t value);
+
+// Overflow-checked arithmetic for sizes; throws CATTN_INVALID_ARGUMENT naming `what`.
+int64_t checked_mul(const char* fn, const char* what, int64_t a, int64_t b);
+int64_t checked_add(const char* fn, const char* what, int64_t a, int64_t b);
+
+}  // namespace cattn

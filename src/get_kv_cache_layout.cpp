@@ -1,0 +1,106 @@
+// Utility 1: KV-cache layout resolution (vLLM get_kv_cache_layout, is_valid_kv_cache_layout).
+// vLLM caches the answer with functools.lru_cache, so an override set after the first call is
+// silently ignored; here every call resolves afresh from its explicit inputs.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "common/context.h"
+#include "common/error.h"
+
+namespace {
+
+constexpr const char* kResolve = "cattn_get_kv_cache_layout";
+
+cattn_kv_cache_layout_t parse_layout(const char* s) {
+  if (std::strcmp(s, "NHD") == 0) return CATTN_KV_CACHE_LAYOUT_NHD;
+  if (std::strcmp(s, "HND") == 0) return CATTN_KV_CACHE_LAYOUT_HND;
+  return CATTN_KV_CACHE_LAYOUT_UNSET;
+}
+
+bool in_range(int layout) {
+  return layout >= CATTN_KV_CACHE_LAYOUT_UNSET && layout <= CATTN_KV_CACHE_LAYOUT_HND;
+}
+
+}  // namespace
+
+extern "C" {
+
+CATTN_API cattn_status_t cattn_is_valid_kv_cache_layout(const char* value, int32_t* valid) {
+  return cattn::guarded("cattn_is_valid_kv_cache_layout", [&] {
+    if (value == nullptr)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, "cattn_is_valid_kv_cache_layout", "value",
+                      "is NULL", "NULL", "a NUL-terminated string");
+    if (valid == nullptr)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, "cattn_is_valid_kv_cache_layout", "valid",
+                      "is NULL", "NULL", "a pointer");
+    *valid = parse_layout(value) != CATTN_KV_CACHE_LAYOUT_UNSET;
+  });
+}
+
+CATTN_API const char* cattn_kv_cache_layout_name(cattn_kv_cache_layout_t layout) {
+  switch (layout) {
+    case CATTN_KV_CACHE_LAYOUT_NHD: return "NHD";
+    case CATTN_KV_CACHE_LAYOUT_HND: return "HND";
+    default: return nullptr;
+  }
+}
+
+CATTN_API cattn_status_t cattn_context_set_kv_cache_layout_override(
+    cattn_context_t* ctx, cattn_kv_cache_layout_t layout) {
+  constexpr const char* fn = "cattn_context_set_kv_cache_layout_override";
+  return cattn::guarded(fn, [&] {
+    if (ctx == nullptr)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "ctx", "is NULL", "NULL", "a context");
+    if (!in_range(layout))
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "layout", "is not a layout",
+                      std::to_string(static_cast<int>(layout)), "UNSET, NHD or HND");
+    ctx->kv_cache_layout_override.store(layout, std::memory_order_release);
+  });
+}
+
+CATTN_API cattn_status_t cattn_get_kv_cache_layout(const cattn_context_t* ctx,
+                                                   cattn_kv_cache_layout_args_t* args) {
+  return cattn::guarded(kResolve, [&] {
+    cattn::require_struct(kResolve, "args", args, sizeof(cattn_kv_cache_layout_args_t));
+    if (!in_range(args->connector_layout))
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, kResolve, "args->connector_layout",
+                      "is not a layout", std::to_string(static_cast<int>(args->connector_layout)),
+                      "UNSET, NHD or HND");
+    const uint32_t all = CATTN_KV_CACHE_LAYOUT_BIT(CATTN_KV_CACHE_LAYOUT_NHD) |
+                         CATTN_KV_CACHE_LAYOUT_BIT(CATTN_KV_CACHE_LAYOUT_HND);
+    if (args->supported_mask & ~all)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, kResolve, "args->supported_mask",
+                      "has bits that name no layout", std::to_string(args->supported_mask),
+                      "bits of CATTN_KV_CACHE_LAYOUT_BIT(NHD/HND)");
+
+    cattn_kv_cache_layout_t layout = CATTN_KV_CACHE_LAYOUT_UNSET;
+    if (ctx != nullptr)
+      layout = static_cast<cattn_kv_cache_layout_t>(
+          ctx->kv_cache_layout_override.load(std::memory_order_acquire));
+    if (layout == CATTN_KV_CACHE_LAYOUT_UNSET) {
+      const char* user = args->env_value;
+      // getenv is only read, never written, by the library.
+      if (user == nullptr && args->read_environment) user = std::getenv(CATTN_KV_CACHE_LAYOUT_ENV);
+      if (user != nullptr) {
+        layout = parse_layout(user);
+        if (layout == CATTN_KV_CACHE_LAYOUT_UNSET)
+          cattn::fail_arg(CATTN_INVALID_ARGUMENT, kResolve,
+                          args->env_value ? "args->env_value" : CATTN_KV_CACHE_LAYOUT_ENV,
+                          "is not a valid KV-cache layout", std::string("\"") + user + "\"",
+                          "\"NHD\" or \"HND\"");
+      }
+    }
+    if (layout == CATTN_KV_CACHE_LAYOUT_UNSET) layout = args->connector_layout;
+    if (layout == CATTN_KV_CACHE_LAYOUT_UNSET) layout = CATTN_KV_CACHE_LAYOUT_NHD;
+
+    if (args->supported_mask != 0 && !(args->supported_mask & CATTN_KV_CACHE_LAYOUT_BIT(layout)))
+      cattn::fail_arg(CATTN_NOT_SUPPORTED, kResolve, "the resolved layout",
+                      "is not supported by the backend", cattn_kv_cache_layout_name(layout),
+                      "a layout in args->supported_mask (" +
+                          std::to_string(args->supported_mask) + ")");
+    args->layout = layout;
+  });
+}
+
+}  // extern "C"

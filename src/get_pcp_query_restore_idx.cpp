@@ -1,0 +1,38 @@
+// Utility 3: PCP query restore index (vLLM get_pcp_query_restore_idx). Entry points: argument
+// checks and dispatch; the algorithm is in host/get_pcp_query_restore_idx_host.cpp.
+#include "common/error.h"
+#include "common/tensor_arg.h"
+#include "host/get_pcp_query_restore_idx_host.h"
+
+extern "C" {
+
+CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx_size(const DLTensor* cu_num_tokens,
+                                                              int64_t* size) {
+  constexpr const char* fn = "cattn_get_pcp_query_restore_idx_size";
+  return cattn::guarded(fn, [&] {
+    const cattn::TensorArg cu(fn, "cu_num_tokens", cu_num_tokens);
+    cu.expect_ndim(1).expect_index_dtype().expect_host();
+    if (size == nullptr) cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "size", "is NULL", "NULL", "a pointer");
+    *size = cattn::get_pcp_query_restore_idx_size_host(fn, cu);
+  });
+}
+
+CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx(
+    const cattn_pcp_query_restore_idx_args_t* args) {
+  constexpr const char* fn = "cattn_get_pcp_query_restore_idx";
+  return cattn::guarded(fn, [&] {
+    cattn::require_struct(fn, "args", args, sizeof(cattn_pcp_query_restore_idx_args_t));
+    const cattn::TensorArg cu(fn, "args->cu_num_tokens", args->cu_num_tokens);
+    const cattn::TensorArg out(fn, "args->restore_idx", args->restore_idx);
+    cu.expect_ndim(1).expect_index_dtype();
+    out.expect_ndim(1).expect_index_dtype().expect_writable();
+    if (cattn::require_same_device(fn, {&cu, &out}) == cattn::Where::Cuda)
+      cattn::fail_no_cuda_path(fn);
+    const int64_t size = cattn::get_pcp_query_restore_idx_size_host(fn, cu);
+    out.expect_capacity(size);
+    if (size > 0) cattn::require_fits(fn, out, size - 1);
+    cattn::get_pcp_query_restore_idx_host(cu, size, out);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,70 @@
+// Host algorithm for get_pcp_query_restore_idx.
+//
+// vLLM builds the concatenation [heads of all requests, tails of all requests] of original token
+// positions and argsorts it. Sorting is unnecessary: in sorted order request i's head tokens come
+// first (they precede its tail tokens, and requests are in order), so with h_i = len_i / 2,
+// H_i = sum_{j<i} h_j and T = sum h_j, the sorted position 2*H_i + o holds concatenation index
+// H_i + o (head) and 2*H_i + h_i + o holds T + H_i + o (tail). One pass, no scratch memory.
+#include "host/get_pcp_query_restore_idx_host.h"
+
+namespace cattn {
+
+int64_t get_pcp_query_restore_idx_size_host(const char* fn, const TensorArg& cu) {
+  const IndexReader in = reader1d(cu);
+  int64_t half_total = 0;
+  for (int64_t i = 0; i + 1 < cu.numel(); ++i) {
+    const int64_t len = in[i + 1] - in[i];
+    if (in[i + 1] < in[i])
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, cu.name(), "decreases",
+               "[" + std::to_string(i) + "] = " + std::to_string(in[i]) + " > [" +
+                   std::to_string(i + 1) + "] = " + std::to_string(in[i + 1]),
+               "non-decreasing cumulative token counts");
+    if (len > 1 && len % 2 != 0)
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, cu.name(),
+               "has a request of odd length that PCP cannot split into halves",
+               "length " + std::to_string(len) + " for request " + std::to_string(i),
+               "an even length, or 1 for a decode request");
+    half_total += len / 2;  // cannot overflow: bounded by the difference of two int64 values
+  }
+  return checked_mul(fn, "restore index size", half_total, 2);
+}
+
+void get_pcp_query_restore_idx_host(const TensorArg& cu, int64_t size, const TensorArg& out) {
+  const IndexReader in = reader1d(cu);
+  const int64_t total = size / 2;
+  int64_t prefix = 0;
+  auto fill = [&](auto* dst, int64_t step) {
+    for (int64_t i = 0; i + 1 < cu.numel(); ++i) {
+      const int64_t h = (in[i + 1] - in[i]) / 2;
+      auto* head = dst + 2 * prefix * step;
+      auto* tail = head + h * step;
+      for (int64_t o = 0; o < h; ++o) {
+        head[o * step] = prefix + o;
+        tail[o * step] = total + prefix + o;
+      }
+      prefix += h;
+    }
+    for (int64_t i = size; i < out.numel(); ++i) dst[i * step] = -1;
+  };
+  // Unaligned host tensors are legal in DLPack; typed stores need natural alignment, so fall
+  // back to the byte-wise writer then.
+  const bool aligned = reinterpret_cast<uintptr_t>(out.data()) % out.elem_bytes() == 0;
+  if (aligned && out.is_int64()) {
+    fill(reinterpret_cast<int64_t*>(out.data()), out.stride(0));
+  } else if (aligned) {
+    fill(reinterpret_cast<int32_t*>(out.data()), out.stride(0));
+  } else {
+    const IndexWriter w = writer1d(out);
+    for (int64_t i = 0; i + 1 < cu.numel(); ++i) {
+      const int64_t h = (in[i + 1] - in[i]) / 2;
+      for (int64_t o = 0; o < h; ++o) {
+        w.set(2 * prefix + o, prefix + o);
+        w.set(2 * prefix + h + o, total + prefix + o);
+      }
+      prefix += h;
+    }
+    for (int64_t i = size; i < out.numel(); ++i) w.set(i, -1);
+  }
+}
+
+}  // namespace cattn
