@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace cattn {
 namespace {
@@ -104,6 +105,7 @@ TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, bool o
 }
 
 bool TensorArg::is_contiguous() const {
+  if (numel_ == 0) return true;  // no element, no layout to get wrong
   int64_t expect = 1;
   for (int i = t_->ndim - 1; i >= 0; --i) {
     if (t_->shape[i] != 1 && strides_[i] != expect) return false;
@@ -253,6 +255,38 @@ void require_fits(const char* fn, const TensorArg& a, int64_t value) {
   if (value > index_dtype_max(a) || value < lo)
     fail_arg(CATTN_INVALID_ARGUMENT, fn, a.name(), "cannot hold a result value",
              std::to_string(value), "a value that fits int32 (pass an int64 tensor)");
+}
+
+namespace {
+// [first, last) addresses a tensor's elements can touch; empty tensors touch nothing.
+std::pair<uintptr_t, uintptr_t> byte_range(const TensorArg& a) {
+  const uintptr_t first = reinterpret_cast<uintptr_t>(a.data());
+  if (a.numel() == 0) return {first, first};
+  uintptr_t span = 1;  // fits: the constructor checked the span against the address space
+  for (int i = 0; i < a.ndim(); ++i) span += static_cast<uintptr_t>((a.size(i) - 1) * a.stride(i));
+  return {first, first + span * static_cast<uintptr_t>(a.elem_bytes())};
+}
+}  // namespace
+
+void require_disjoint(const char* fn, const TensorArg& out, const TensorArg& in) {
+  if (!out.present() || !in.present() || out.where() != in.where() ||
+      (out.is_cuda() && out.device_id() != in.device_id()))
+    return;
+  const auto a = byte_range(out), b = byte_range(in);
+  if (a.first < b.second && b.first < a.second)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, out.name(), "overlaps an input",
+             std::string("memory shared with ") + in.name(), "a separate output buffer");
+}
+
+bool same_view(const TensorArg& a, const TensorArg& b) {
+  if (!a.present() || !b.present() || a.data() != b.data() || a.where() != b.where() ||
+      (a.is_cuda() && a.device_id() != b.device_id()) || a.ndim() != b.ndim())
+    return false;
+  const DLDataType x = a.raw()->dtype, y = b.raw()->dtype;
+  if (x.code != y.code || x.bits != y.bits || x.lanes != y.lanes) return false;
+  for (int i = 0; i < a.ndim(); ++i)
+    if (a.size(i) != b.size(i) || (a.size(i) > 1 && a.stride(i) != b.stride(i))) return false;
+  return true;
 }
 
 }  // namespace cattn

@@ -93,6 +93,17 @@ int64_t index_dtype_max(const TensorArg& a);
 // Fails (CATTN_INVALID_ARGUMENT) if `value` does not fit the index dtype of output `a`.
 void require_fits(const char* fn, const TensorArg& a, int64_t value);
 
+// Fails (CATTN_INVALID_ARGUMENT) if output `out` shares any byte with `in` (both present, on
+// the same device). For calls that read `in` after they begin writing `out`, where aliasing
+// would silently corrupt the result.
+void require_disjoint(const char* fn, const TensorArg& out, const TensorArg& in);
+
+// True when `a` and `b` are the same view of the same memory: same device, first element,
+// dtype, shape and strides (strides of size-1 dimensions are ignored). Lets a call accept an
+// exactly aliased output, where reading element i before writing it is safe, and reject the
+// other overlaps with require_disjoint.
+bool same_view(const TensorArg& a, const TensorArg& b);
+
 // Overflow-checked arithmetic for sizes; throws CATTN_INVALID_ARGUMENT naming `what`.
 int64_t checked_mul(const char* fn, const char* what, int64_t a, int64_t b);
 int64_t checked_add(const char* fn, const char* what, int64_t a, int64_t b);
