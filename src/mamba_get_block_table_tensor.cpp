@@ -1,5 +1,93 @@
-// Utility stub: replaced by the real implementation.
+// Utility 10: Mamba block table (vLLM mamba_get_block_table_tensor). Entry point: argument
+// checks and dispatch; the algorithm is in host/mamba_get_block_table_tensor_host.cpp.
+#include <string>
+
 #include "common/error.h"
+#include "common/tensor_arg.h"
+#include "host/mamba_get_block_table_tensor_host.h"
+
+#if defined(CATTN_HAVE_CUDA)
+#include "common/cuda_launch.h"
+#include "kernels/mamba_get_block_table_tensor.h"
+#endif
+
 extern "C" {
-CATTN_API cattn_status_t cattn_mamba_get_block_table_tensor(const cattn_mamba_block_table_args_t*) { return CATTN_NOT_IMPLEMENTED; }
+
+CATTN_API cattn_status_t
+cattn_mamba_get_block_table_tensor(const cattn_mamba_block_table_args_t* args) {
+  constexpr const char* fn = "cattn_mamba_get_block_table_tensor";
+  return cattn::guarded(fn, [&] {
+    cattn::require_struct(fn, "args", args, sizeof(cattn_mamba_block_table_args_t));
+    const int32_t mode = args->mamba_cache_mode;
+    if (mode != CATTN_MAMBA_CACHE_MODE_NONE && mode != CATTN_MAMBA_CACHE_MODE_ALL &&
+        mode != CATTN_MAMBA_CACHE_MODE_ALIGN)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->mamba_cache_mode", "is not a cache mode",
+                      std::to_string(mode),
+                      "CATTN_MAMBA_CACHE_MODE_NONE (0), _ALL (1) or _ALIGN (2)");
+    const bool align = mode == CATTN_MAMBA_CACHE_MODE_ALIGN;
+    if (args->reserved0 != 0)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->reserved0", "is not zero",
+                      std::to_string(args->reserved0), "0");
+    const cattn::TensorArg bt(fn, "args->block_table", args->block_table);
+    const cattn::TensorArg seq(fn, "args->seq_lens", args->seq_lens, /*optional=*/!align);
+    const cattn::TensorArg out(fn, "args->out", args->out);
+    bt.expect_ndim(2).expect_index_dtype();
+    out.expect_ndim(2).expect_index_dtype().expect_writable();
+    const int64_t batch = bt.size(0);
+    // seq_lens is only read by ALIGN, but a tensor that is passed must still be a sane one.
+    if (seq.present()) seq.expect_ndim(1).expect_index_dtype().expect_size(0, batch);
+
+    int64_t num_cols = bt.size(1);
+    if (align) {
+      if (args->block_size < 1)
+        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->block_size", "is out of range",
+                        std::to_string(args->block_size), ">= 1");
+      if (args->num_speculative_blocks < 0)
+        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->num_speculative_blocks",
+                        "is out of range", std::to_string(args->num_speculative_blocks), ">= 0");
+      num_cols = cattn::checked_add(fn, "1 + args->num_speculative_blocks", 1,
+                                    args->num_speculative_blocks);
+    }
+    out.expect_out_size(0, batch).expect_out_size(1, num_cols);
+
+    const cattn::Where where = cattn::require_same_device(fn, {&bt, &seq, &out});
+
+    if (!align) {
+      // vLLM returns block_table itself; an out that is that very view already holds it.
+      if (cattn::same_view(out, bt)) return;
+      cattn::require_disjoint(fn, out, bt);
+    } else {
+      cattn::require_disjoint(fn, out, bt);
+      cattn::require_disjoint(fn, out, seq);
+    }
+    if (where == cattn::Where::Cuda) {
+#if defined(CATTN_HAVE_CUDA)
+      // Columns and values stay on the device: a column past the row becomes PAD in the kernel
+      // instead of an error, and a value is stored in out's dtype unchecked.
+      cattn::DeviceScope dev(fn, bt);
+      cattn::kernels::MambaBlockTableParams p;
+      p.block_table = cattn::index_matrix(bt);
+      if (align) p.seq_lens = cattn::index_span(seq);
+      p.out = cattn::mut_index_matrix(out);
+      p.block_size = align ? args->block_size : 1;
+      p.align = align;
+      cattn::check_launch(
+          fn, cattn::kernels::launch_mamba_get_block_table_tensor(p, dev.shape(), args->stream),
+          args->stream);
+      return;
+#else
+      cattn::fail_no_cuda_path(fn);
+#endif
+    }
+
+    if (!align) {
+      cattn::check_mamba_copy_host(fn, bt, out);
+      cattn::mamba_copy_host(bt, out);
+      return;
+    }
+    cattn::check_mamba_align_host(fn, bt, seq, args->block_size, num_cols, out);
+    cattn::mamba_align_host(bt, seq, args->block_size, num_cols, out);
+  });
 }
+
+}  // extern "C"
