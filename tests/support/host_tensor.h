@@ -23,18 +23,23 @@ class HostTensor {
   // Uninitialised (poisoned) tensor. step > 1 makes a strided view; offset_elems shifts the
   // first element by byte_offset.
   HostTensor(std::vector<int64_t> shape, DLDataType dtype, int64_t step = 1,
-             int64_t offset_elems = 0)
-      : shape_(std::move(shape)), dtype_(dtype), step_(step), offset_elems_(offset_elems) {
+             int64_t offset_elems = 0, int64_t inner_pad = 0)
+      : shape_(std::move(shape)), dtype_(dtype), step_(step), offset_elems_(offset_elems),
+        inner_pad_(inner_pad) {
+    // inner_pad > 0: rows of the last dimension are padded, so every dimension but the last is
+    // strided while the last stays contiguous (a view of a wider buffer).
     strides_.assign(shape_.size(), 0);
-    int64_t compact = 1, numel = 1;
+    int64_t compact = 1, numel = 1, span = 1;
     for (int i = static_cast<int>(shape_.size()) - 1; i >= 0; --i) {
-      strides_[i] = compact * step_;
-      compact *= shape_[i];
+      const bool last = i == static_cast<int>(shape_.size()) - 1;
+      strides_[i] = inner_pad_ > 0 ? compact : compact * step_;
+      compact *= shape_[i] + (last ? inner_pad_ : 0);
       numel *= shape_[i];
+      span += (shape_[i] - 1) * strides_[i];
     }
     numel_ = numel;
-    const int64_t span = (numel > 0 ? (numel - 1) * step_ + 1 : 0) + offset_elems_;
-    bytes_.assign(static_cast<size_t>(span * elem() + 16), kPoisonByte);
+    if (numel == 0) span = 0;
+    bytes_.assign(static_cast<size_t>((span + offset_elems_) * elem() + 16), kPoisonByte);
   }
   // Tensor holding `values` (converted to dtype) in row-major order.
   static HostTensor of(const std::vector<int64_t>& values, DLDataType dtype,
@@ -52,7 +57,7 @@ class HostTensor {
     t_.ndim = static_cast<int32_t>(shape_.size());
     t_.dtype = dtype_;
     t_.shape = shape_.data();
-    t_.strides = step_ == 1 ? nullptr : strides_.data();
+    t_.strides = step_ == 1 && inner_pad_ == 0 ? nullptr : strides_.data();
     t_.byte_offset = static_cast<uint64_t>(offset_elems_ * elem());
     return &t_;
   }
@@ -92,12 +97,13 @@ class HostTensor {
   }
   // Raw storage, padding included, for "nothing was written" checks.
   const std::vector<uint8_t>& bytes() const { return bytes_; }
+  std::vector<uint8_t>& raw() { return bytes_; }
   std::vector<int64_t>& shape() { return shape_; }
 
  private:
   std::vector<int64_t> shape_, strides_;
   DLDataType dtype_{kDLInt, 32, 1};
-  int64_t step_ = 1, offset_elems_ = 0, numel_ = 0;
+  int64_t step_ = 1, offset_elems_ = 0, numel_ = 0, inner_pad_ = 0;
   std::vector<uint8_t> bytes_;
   DLTensor t_{};
 };

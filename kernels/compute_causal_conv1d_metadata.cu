@@ -1,0 +1,45 @@
+// Causal-conv1d metadata on the device from host-planned program offsets (the lengths come from
+// the host mirror query_start_loc_cpu, so nothing is read back): one thread per program writes
+// its request index and chunk index into every requested output.
+#include <cuda_runtime.h>
+
+#include "kernels/compute_causal_conv1d_metadata.h"
+#include "kernels/index_access.cuh"
+
+namespace cattn {
+namespace kernels {
+
+__global__ void compute_causal_conv1d_metadata_kernel(
+    const __grid_constant__ CausalConv1dParams p) {
+  const int nreq = p.prefix.count - 1;
+  const int64_t* pre = p.prefix.v;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t tid = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (p.nums.data != nullptr)
+    for (int64_t i = tid; i < nreq; i += stride)
+      store_index(p.nums, p.prefix.first + i, pre[i + 1] - pre[i]);
+  for (int64_t k = pre[0] + tid; k < pre[nreq]; k += stride) {
+    int a = 0, b = nreq - 1;  // last request whose first program is at or before k
+    while (a < b) {
+      const int m = (a + b + 1) >> 1;
+      if (pre[m] <= k) a = m; else b = m - 1;
+    }
+    const int64_t req = p.prefix.first + a, chunk = k - pre[a];
+    if (p.mlist.data != nullptr) store_index(p.mlist, k, req);
+    if (p.batch_ptr.data != nullptr) store_index(p.batch_ptr, k, req);
+    if (p.offsetlist.data != nullptr) store_index(p.offsetlist, k, chunk);
+    if (p.token_chunk_offset_ptr.data != nullptr) store_index(p.token_chunk_offset_ptr, k, chunk);
+  }
+}
+
+int launch_compute_causal_conv1d_metadata(const CausalConv1dParams& p, void* stream) {
+  if (p.prefix.count < 2) return cudaSuccess;
+  const int64_t work = p.prefix.v[p.prefix.count - 1] - p.prefix.v[0] + p.prefix.count;
+  const int64_t blocks = (work + 255) / 256;
+  compute_causal_conv1d_metadata_kernel<<<static_cast<unsigned>(blocks < 512 ? blocks : 512), 256,
+                                          0, static_cast<cudaStream_t>(stream)>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace kernels
+}  // namespace cattn

@@ -1,0 +1,21 @@
+// Launcher interface of the causal-conv1d launch metadata (vLLM compute_causal_conv1d_metadata).
+#pragma once
+
+#include "kernels/kernel_types.h"
+#include "kernels/param_chunk.h"
+
+namespace cattn {
+namespace kernels {
+
+// One launch covers requests [prefix.first, prefix.first + prefix.count - 1): prefix.v holds
+// their program offsets (cumulative program counts), the last entry closing the range. Absent
+// outputs have data == nullptr.
+struct CausalConv1dParams {
+  MutIndexSpan nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr;
+  ParamChunk prefix;
+};
+
+int launch_compute_causal_conv1d_metadata(const CausalConv1dParams& p, void* stream);
+
+}  // namespace kernels
+}  // namespace cattn

@@ -1,0 +1,158 @@
+// Fused PCP Q/K/V select: a byte-copying kernel, so one instantiation per access width serves
+// every dtype (fp8 to fp64).
+//
+// Work is a flat list of output rows: the Nq/2 query rows (each writes q_head and q_tail), then
+// the K tail rows, then the V tail rows. Every K/V row that any output needs is some tail row
+// (r < W implies r + 1 <= 2W - r), so walking the tail rows reads each needed input row exactly
+// once and writes it to the tail and, for the first r + 1 blocks, also to the head. Each warp
+// owns a contiguous run of rows, so the request a row belongs to changes rarely and is looked up
+// by binary search over query_start_loc only when it does; lanes stride over a row's 16-byte
+// vectors so accesses are coalesced. Row indices are 64-bit throughout.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/fused_pcp_qkv_select.h"
+#include "kernels/index_access.cuh"
+
+namespace cattn {
+namespace kernels {
+
+template <int kBytes> struct VecOf;
+template <> struct VecOf<16> { using T = uint4; };
+template <> struct VecOf<8> { using T = uint2; };
+template <> struct VecOf<4> { using T = unsigned int; };
+template <> struct VecOf<2> { using T = unsigned short; };
+template <> struct VecOf<1> { using T = unsigned char; };
+
+constexpr int kSelectThreads = 256;
+constexpr int kSelectUnroll = 4;
+
+// Copies one token row (heads x head_bytes) from `src` to `dst1` and, when non-null, `dst2`.
+template <int kBytes>
+__device__ __forceinline__ void fused_pcp_qkv_select_copy_row(
+    const char* __restrict__ src, int64_t head_stride, int64_t head_bytes, int32_t heads,
+    char* __restrict__ dst1, char* __restrict__ dst2, int lane) {
+  using Vec = typename VecOf<kBytes>::T;
+  const int32_t per_head = static_cast<int32_t>(head_bytes / kBytes);
+  const int32_t total = per_head * heads;
+  const bool contiguous = head_stride == head_bytes;
+  for (int32_t base = lane; base < total; base += 32 * kSelectUnroll) {
+    Vec val[kSelectUnroll];
+#pragma unroll
+    for (int u = 0; u < kSelectUnroll; ++u) {
+      const int32_t i = base + u * 32;
+      if (i < total) {
+        const int64_t off = contiguous ? static_cast<int64_t>(i) * kBytes
+                                       : static_cast<int64_t>(i / per_head) * head_stride +
+                                             static_cast<int64_t>(i % per_head) * kBytes;
+        val[u] = __ldg(reinterpret_cast<const Vec*>(src + off));
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kSelectUnroll; ++u) {
+      const int32_t i = base + u * 32;
+      if (i < total) {
+        reinterpret_cast<Vec*>(dst1)[i] = val[u];
+        if (dst2 != nullptr) reinterpret_cast<Vec*>(dst2)[i] = val[u];
+      }
+    }
+  }
+}
+
+// The request whose key range [key(i), key(i+1)) holds a row, with key(i) = qsl[i] / 2 * mult.
+struct RequestCursor {
+  int64_t lo = 1, hi = 0;  // empty: forces the first lookup
+  int64_t start = 0;       // query_start_loc[i]
+  int64_t half = 0;        // (query_start_loc[i+1] - query_start_loc[i]) / 2
+  bool valid = false;
+};
+
+__device__ __forceinline__ void fused_pcp_qkv_select_find_request(const IndexSpan& qsl,
+                                                                  int64_t num_reqs, int64_t mult,
+                                                                  int64_t row, RequestCursor& c) {
+  if (row >= c.lo && row < c.hi) return;
+  // Largest i in [0, num_reqs) with key(i) <= row; keys are non-decreasing for valid input, and
+  // for invalid input the bounds checks at the copy keep every access in range anyway.
+  int64_t lo = 0, hi = num_reqs - 1;
+  if (num_reqs <= 0 || load_index(qsl, 0) / 2 * mult > row) {
+    c.valid = false;
+    c.lo = row;
+    c.hi = row + 1;
+    return;
+  }
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (load_index(qsl, mid) / 2 * mult <= row)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  c.start = load_index(qsl, lo);
+  const int64_t end = load_index(qsl, lo + 1);
+  c.half = (end - c.start) / 2;
+  c.lo = c.start / 2 * mult;
+  c.hi = end / 2 * mult;
+  c.valid = row < c.hi && c.half > 0;
+  if (!c.valid) {
+    c.lo = row;
+    c.hi = row + 1;
+  }
+}
+
+template <int kBytes>
+__global__ void __launch_bounds__(kSelectThreads, 4)
+    fused_pcp_qkv_select_kernel(const FusedSelectParams p) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  const int64_t q_rows = p.q.dst_head_rows;
+  const int64_t k_rows = p.k.dst_tail_rows;
+  const int64_t total = q_rows + k_rows + p.v.dst_tail_rows;
+  const int64_t per_warp = (total + warps - 1) / warps;
+  const int64_t first = warp * per_warp;
+  const int64_t last = min(first + per_warp, total);
+  const int64_t tail_blocks = 2 * p.world - p.rank;
+  RequestCursor cur;
+  int phase = -1;
+  for (int64_t row = first; row < last; ++row) {
+    if (row < q_rows) {
+      if (phase != 0) { phase = 0; cur = RequestCursor(); }
+      fused_pcp_qkv_select_find_request(p.query_start_loc, p.num_reqs, 1, row, cur);
+      if (!cur.valid) continue;
+      const int64_t o = row - cur.lo;
+      const int64_t src_head = cur.start + o, src_tail = cur.start + cur.half + o;
+      if (o >= cur.half || src_tail >= p.q.src_rows || row >= p.q.dst_tail_rows) continue;
+      const int64_t dst = row * p.heads * p.q.head_bytes;
+      fused_pcp_qkv_select_copy_row<kBytes>(p.q.src + src_head * p.q.src_row_stride,
+                                            p.q.src_head_stride, p.q.head_bytes, p.heads,
+                                            p.q.dst_head + dst, nullptr, lane);
+      fused_pcp_qkv_select_copy_row<kBytes>(p.q.src + src_tail * p.q.src_row_stride,
+                                            p.q.src_head_stride, p.q.head_bytes, p.heads,
+                                            p.q.dst_tail + dst, nullptr, lane);
+    } else {
+      const bool is_k = row < q_rows + k_rows;
+      const int new_phase = is_k ? 1 : 2;
+      if (phase != new_phase) { phase = new_phase; cur = RequestCursor(); }
+      const SelectOperand& op = is_k ? p.k : p.v;
+      const int64_t t = row - (is_k ? q_rows : q_rows + k_rows);
+      fused_pcp_qkv_select_find_request(p.query_start_loc, p.num_reqs, tail_blocks, t, cur);
+      if (!cur.valid) continue;
+      const int64_t local = t - cur.lo;
+      const int64_t s = local / cur.half, o = local - s * cur.half;
+      const int64_t src = p.world * cur.start + local;
+      if (src >= op.src_rows || s >= tail_blocks) continue;
+      char* head = nullptr;
+      if (s < p.rank + 1) {
+        const int64_t dst_head = cur.start / 2 * (p.rank + 1) + s * cur.half + o;
+        if (dst_head < op.dst_head_rows) head = op.dst_head + dst_head * p.heads * op.head_bytes;
+      }
+      fused_pcp_qkv_select_copy_row<kBytes>(op.src + src * op.src_row_stride, op.src_head_stride,
+                                            op.head_bytes, p.heads,
+                                            op.dst_tail + t * p.heads * op.head_bytes, head, lane);
+    }
+  }
+}
+
+}  // namespace kernels
+}  // namespace cattn

@@ -1,0 +1,36 @@
+// Block-table gather of the local-attention plan: out[v, j] = table[batch(v), min(start(v) + j,
+// cols - 1)], one thread per element; the plan's (batch, start) pairs arrive as parameters.
+#include <cuda_runtime.h>
+
+#include "kernels/index_access.cuh"
+#include "kernels/make_local_attention_virtual_batches.h"
+
+namespace cattn {
+namespace kernels {
+
+__global__ void make_local_attention_virtual_batches_kernel(
+    const __grid_constant__ LocalBlockTableParams p) {
+  const int64_t pages = p.out.cols;
+  const int64_t n = static_cast<int64_t>(p.batch_and_start.count) * pages;
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < n;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t i = e / pages, j = e - i * pages;
+    const int64_t packed = p.batch_and_start.v[i];
+    const int64_t batch = packed >> 32, start = packed & 0xffffffff;
+    int64_t col = start + j;
+    col = col < p.cols - 1 ? col : p.cols - 1;
+    store_index(p.out, p.batch_and_start.first + i, j, load_index(p.block_table, batch, col));
+  }
+}
+
+int launch_make_local_attention_virtual_batches(const LocalBlockTableParams& p, void* stream) {
+  const int64_t n = static_cast<int64_t>(p.batch_and_start.count) * p.out.cols;
+  if (n == 0) return cudaSuccess;
+  const int64_t blocks = (n + 255) / 256;
+  make_local_attention_virtual_batches_kernel<<<static_cast<unsigned>(blocks < 1024 ? blocks : 1024),
+                                                256, 0, static_cast<cudaStream_t>(stream)>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace kernels
+}  // namespace cattn

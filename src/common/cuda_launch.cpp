@@ -1,0 +1,108 @@
+#if defined(CATTN_HAVE_CUDA)
+
+#include "common/cuda_launch.h"
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+
+#include "common/cuda_runtime.h"
+
+namespace cattn {
+namespace {
+
+constexpr int kMaxDevices = 64;
+// Packed (sm_count << 32 | max_threads) per device, 0 = not read yet. Attribute reads are
+// cheap but not free; the values never change for a device.
+std::atomic<uint64_t> g_shape_cache[kMaxDevices];
+
+kernels::DeviceShape read_shape(const char* fn, int device) {
+  if (device < kMaxDevices) {
+    const uint64_t packed = g_shape_cache[device].load(std::memory_order_relaxed);
+    if (packed != 0)
+      return {static_cast<int>(packed >> 32), static_cast<int>(packed & 0xffffffffu)};
+  }
+  int sms = 0, threads = 0;
+  check_cuda(fn, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  check_cuda(fn, cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  if (device < kMaxDevices)
+    g_shape_cache[device].store((static_cast<uint64_t>(sms) << 32) | static_cast<uint32_t>(threads),
+                                std::memory_order_relaxed);
+  return {sms, threads};
+}
+
+}  // namespace
+
+DeviceScope::DeviceScope(const char* fn, const TensorArg& t) : device_(t.device_id()) {
+  int current = 0;
+  const cudaError_t e = cudaGetDevice(&current);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    fail(CATTN_NOT_SUPPORTED, fn,
+         std::string("CUDA tensors given but no usable CUDA device/driver (") +
+             cudaGetErrorName(e) + ")");
+  }
+  if (current != device_) {
+    check_cuda(fn, cudaSetDevice(device_));
+    previous_ = current;
+  }
+  shape_ = read_shape(fn, device_);
+}
+
+DeviceScope::~DeviceScope() {
+  if (previous_ >= 0) (void)cudaSetDevice(previous_);
+}
+
+kernels::IndexSpan index_span(const TensorArg& a) {
+  kernels::IndexSpan s;
+  s.data = a.data();
+  s.size = a.numel();
+  s.step = a.ndim() ? a.stride(a.ndim() - 1) : 1;
+  s.i64 = a.is_int64();
+  return s;
+}
+
+kernels::MutIndexSpan mut_index_span(const TensorArg& a) {
+  kernels::MutIndexSpan s;
+  s.data = a.data();
+  s.size = a.numel();
+  s.step = a.ndim() ? a.stride(a.ndim() - 1) : 1;
+  s.i64 = a.is_int64();
+  return s;
+}
+
+kernels::IndexMatrix index_matrix(const TensorArg& a) {
+  kernels::IndexMatrix m;
+  m.data = a.data();
+  m.rows = a.size(0);
+  m.cols = a.size(1);
+  m.row_step = a.stride(0);
+  m.col_step = a.stride(1);
+  m.i64 = a.is_int64();
+  return m;
+}
+
+kernels::MutIndexMatrix mut_index_matrix(const TensorArg& a) {
+  kernels::MutIndexMatrix m;
+  m.data = a.data();
+  m.rows = a.size(0);
+  m.cols = a.size(1);
+  m.row_step = a.stride(0);
+  m.col_step = a.stride(1);
+  m.i64 = a.is_int64();
+  return m;
+}
+
+void check_launch(const char* fn, int cuda_error, void* stream) {
+  check_cuda(fn, cuda_error);
+#if !defined(NDEBUG)
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capturing) == cudaSuccess &&
+      capturing == cudaStreamCaptureStatusNone)
+    check_cuda(fn, cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+#endif
+}
+
+}  // namespace cattn
+
+#endif

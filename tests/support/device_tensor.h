@@ -1,0 +1,63 @@
+// GPU test support: a device copy of a HostTensor's whole storage (padding included, so poison
+// outside the view travels too), and the skip for machines without a GPU.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "cattn.h"
+#include "support/host_tensor.h"
+
+#if defined(CATTN_TEST_WITH_CUDA)
+#include <cuda_runtime_api.h>
+
+namespace cattn_test {
+
+inline int gpu_count() {
+  int32_t n = 0;
+  return cattn_cuda_device_count(&n) == CATTN_OK ? n : 0;
+}
+
+#define CATTN_CUDA_OK(expr)                                                     \
+  do {                                                                          \
+    const cudaError_t e_ = (expr);                                              \
+    ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorString(e_);      \
+  } while (0)
+
+class DeviceTensor {
+ public:
+  explicit DeviceTensor(HostTensor& host) : host_(&host) {
+    bytes_ = host.bytes().size();
+    if (cudaMalloc(&ptr_, bytes_) != cudaSuccess) throw std::bad_alloc();
+    upload();
+  }
+  ~DeviceTensor() { cudaFree(ptr_); }
+  DeviceTensor(const DeviceTensor&) = delete;
+  DeviceTensor& operator=(const DeviceTensor&) = delete;
+  void upload() { cudaMemcpy(ptr_, host_->bytes().data(), bytes_, cudaMemcpyHostToDevice); }
+  // Copies the device storage back over the host tensor's storage.
+  void download() { cudaMemcpy(host_->raw().data(), ptr_, bytes_, cudaMemcpyDeviceToHost); }
+  DLTensor* dl() {
+    dl_ = *host_->dl();
+    dl_.data = ptr_;
+    dl_.device = {kDLCUDA, 0};
+    return &dl_;
+  }
+  void* ptr() { return ptr_; }
+
+ private:
+  HostTensor* host_;
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+  DLTensor dl_{};
+};
+
+}  // namespace cattn_test
+
+#define SKIP_WITHOUT_GPU()                                                          \
+  do {                                                                              \
+    if (cattn_test::gpu_count() == 0) GTEST_SKIP() << "no CUDA device on this machine"; \
+  } while (0)
+
+#else
+#define SKIP_WITHOUT_GPU() GTEST_SKIP() << "built without CUDA (CATTN_WITH_CUDA=OFF)"
+#endif
