@@ -1,5 +1,145 @@
-// Utility stub: replaced by the real implementation.
+// Utility 4: fused PCP Q/K/V select (vLLM fused_pcp_qkv_select). Entry point: argument checks
+// and dispatch; the host algorithm is in host/fused_pcp_qkv_select_host.cpp.
+#include <climits>
+
 #include "common/error.h"
-extern "C" {
-CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_select_args_t*) { return CATTN_NOT_IMPLEMENTED; }
+#include "common/tensor_arg.h"
+#include "host/fused_pcp_qkv_select_host.h"
+
+#if defined(CATTN_HAVE_CUDA)
+#include "common/cuda_launch.h"
+#include "kernels/fused_pcp_qkv_select.h"
+#endif
+
+namespace {
+
+// The kernel addresses elements within a head as base + d, so the last dim must be packed;
+// its stride is irrelevant when it holds at most one element.
+void expect_unit_last_stride(const char* fn, const cattn::TensorArg& t) {
+  if (t.size(2) > 1 && t.stride(2) != 1)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, t.name(), "has a non-unit stride in its last dim",
+                    "strides[2] = " + std::to_string(t.stride(2)), "1");
 }
+
+// Outputs are allocated by the caller exactly as vLLM's wrapper allocates them.
+void expect_output(const cattn::TensorArg& out, const cattn::TensorArg& src, int64_t rows) {
+  out.expect_ndim(3)
+      .expect_same_dtype(src)
+      .expect_size(1, src.size(1))
+      .expect_size(2, src.size(2))
+      .expect_out_size(0, rows);
+  // An empty output has no layout to check (and TensorArg's default strides for one do not
+  // read as compact).
+  if (out.numel() > 0) out.expect_contiguous();
+}
+
+#if defined(CATTN_HAVE_CUDA)
+cattn::kernels::SelectOperand operand(const char* fn, const cattn::TensorArg& src,
+                                      const cattn::TensorArg& head, const cattn::TensorArg& tail) {
+  cattn::kernels::SelectOperand o;
+  const int64_t e = src.elem_bytes();
+  o.src = src.data();
+  o.src_rows = src.size(0);
+  o.src_row_stride = src.stride(0) * e;
+  o.src_head_stride = src.stride(1) * e;
+  o.head_bytes = src.size(2) * e;
+  // The kernel counts a row's vectors in 32 bits; a token row over 2 GiB is not a real shape.
+  if (src.size(1) * o.head_bytes > INT32_MAX)
+    cattn::fail_arg(CATTN_NOT_SUPPORTED, fn, src.name(), "has token rows too large for the kernel",
+                    std::to_string(src.size(1) * o.head_bytes) + " bytes", "< 2^31 bytes");
+  o.dst_head = head.data();
+  o.dst_head_rows = head.size(0);
+  o.dst_tail = tail.data();
+  o.dst_tail_rows = tail.size(0);
+  return o;
+}
+
+// Device path: shapes were checked on the host; query_start_loc's values live on the device
+// and are not read back, so the kernel bounds every row it touches instead (see the header).
+void fused_pcp_qkv_select_cuda(const char* fn, const cattn_fused_pcp_qkv_select_args_t* args,
+                               const cattn::TensorArg& q, const cattn::TensorArg& k,
+                               const cattn::TensorArg& v, const cattn::TensorArg& qsl,
+                               const cattn::TensorArg* outs[6]) {
+  cattn::kernels::FusedSelectParams p;
+  p.q = operand(fn, q, *outs[0], *outs[3]);
+  p.k = operand(fn, k, *outs[1], *outs[4]);
+  p.v = operand(fn, v, *outs[2], *outs[5]);
+  p.query_start_loc = cattn::index_span(qsl);
+  p.num_reqs = qsl.numel() - 1;
+  p.world = args->pcp_world_size;
+  p.rank = args->pcp_rank;
+  if (q.size(1) > INT32_MAX)
+    cattn::fail_arg(CATTN_NOT_SUPPORTED, fn, "args->q", "has too many heads",
+                    std::to_string(q.size(1)), "< 2^31");
+  p.heads = static_cast<int32_t>(q.size(1));
+  cattn::DeviceScope dev(fn, q);
+  cattn::check_launch(fn, cattn::kernels::launch_fused_pcp_qkv_select(p, dev.shape(), args->stream),
+                      args->stream);
+}
+#endif
+
+}  // namespace
+
+extern "C" {
+
+CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_select_args_t* args) {
+  constexpr const char* fn = "cattn_fused_pcp_qkv_select";
+  return cattn::guarded(fn, [&] {
+    cattn::require_struct(fn, "args", args, sizeof(cattn_fused_pcp_qkv_select_args_t));
+    const cattn::TensorArg q(fn, "args->q", args->q);
+    const cattn::TensorArg k(fn, "args->k", args->k);
+    const cattn::TensorArg v(fn, "args->v", args->v);
+    const cattn::TensorArg qsl(fn, "args->query_start_loc", args->query_start_loc);
+    const cattn::TensorArg q_head(fn, "args->q_head", args->q_head);
+    const cattn::TensorArg k_head(fn, "args->k_head", args->k_head);
+    const cattn::TensorArg v_head(fn, "args->v_head", args->v_head);
+    const cattn::TensorArg q_tail(fn, "args->q_tail", args->q_tail);
+    const cattn::TensorArg k_tail(fn, "args->k_tail", args->k_tail);
+    const cattn::TensorArg v_tail(fn, "args->v_tail", args->v_tail);
+
+    for (const cattn::TensorArg* t : {&q, &k, &v}) {
+      t->expect_ndim(3);
+      expect_unit_last_stride(fn, *t);
+    }
+    k.expect_size(1, q.size(1));
+    v.expect_size(1, q.size(1));
+    qsl.expect_ndim(1).expect_index_dtype();
+    if (qsl.numel() < 1)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "is empty", qsl.shape_string(),
+                      "[B + 1] entries, B >= 0");
+    const int64_t world = args->pcp_world_size, rank = args->pcp_rank;
+    if (world < 1)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->pcp_world_size", "is out of range",
+                      std::to_string(world), ">= 1");
+    if (rank < 0 || rank >= world)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->pcp_rank", "is out of range",
+                      std::to_string(rank), "[0, " + std::to_string(world) + ")");
+
+    const int64_t half_rows = q.size(0) / 2;
+    const int64_t head_rows = cattn::checked_mul(fn, "k_head rows", half_rows, rank + 1);
+    const int64_t tail_blocks = cattn::checked_mul(fn, "2 * pcp_world_size", 2, world) - rank;
+    const int64_t tail_rows = cattn::checked_mul(fn, "k_tail rows", half_rows, tail_blocks);
+    expect_output(q_head, q, half_rows);
+    expect_output(k_head, k, head_rows);
+    expect_output(v_head, v, head_rows);
+    expect_output(q_tail, q, half_rows);
+    expect_output(k_tail, k, tail_rows);
+    expect_output(v_tail, v, tail_rows);
+
+    if (cattn::require_same_device(fn, {&q, &k, &v, &qsl, &q_head, &k_head, &v_head, &q_tail,
+                                        &k_tail, &v_tail}) == cattn::Where::Cuda) {
+#if defined(CATTN_HAVE_CUDA)
+      const cattn::TensorArg* outs[6] = {&q_head, &k_head, &v_head, &q_tail, &k_tail, &v_tail};
+      fused_pcp_qkv_select_cuda(fn, args, q, k, v, qsl, outs);
+      return;
+#else
+      cattn::fail_no_cuda_path(fn);
+#endif
+    }
+    cattn::fused_pcp_qkv_select_check_host(fn, qsl, q, k, v, world);
+    cattn::fused_pcp_qkv_select_host(q, k, v, qsl, world, rank, q_head, k_head, v_head, q_tail,
+                                     k_tail, v_tail);
+  });
+}
+
+}  // extern "C"
