@@ -1,0 +1,26 @@
+#pragma once
+#include "common/tensor_arg.h"
+
+namespace cattn {
+
+// One index tensor and its optional host mirror, updated together as out[i] = in[i] + add +
+// i * add_per_index. `mirror_in` and `mirror_out` are both present or both absent.
+struct ExtendedPair {
+  const TensorArg& in;
+  const TensorArg& mirror_in;
+  const TensorArg& out;
+  const TensorArg& mirror_out;
+  int64_t add;
+  int64_t add_per_index;
+};
+
+// Checks that every value of `p` is representable (int64 arithmetic and the output dtypes);
+// reads only, so it runs before anything is written.
+void check_extended_pair_host(const char* fn, const ExtendedPair& p);
+
+// Writes the outputs of a checked pair. Outputs may be the inputs themselves, and a mirror may
+// share memory with its main tensor: element i of every input is read before element i of any
+// output is written.
+void write_extended_pair_host(const ExtendedPair& p);
+
+}  // namespace cattn
