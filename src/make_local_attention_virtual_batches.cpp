@@ -1,9 +1,181 @@
-// Utility stub: replaced by the real implementation.
+// Utility 9: chunked local attention virtual batches (vLLM make_local_attention_virtual_batches)
+// as a reusable plan: create, query its shape, write the virtual batch metadata, gather a block
+// table (vLLM's make_block_table closure), destroy. Entry points: argument checks and dispatch;
+// the algorithm is in host/make_local_attention_virtual_batches_host.cpp.
+#include <memory>
+#include <string>
+
 #include "common/error.h"
-extern "C" {
-CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches(cattn_local_attention_args_t*) { return CATTN_NOT_IMPLEMENTED; }
-CATTN_API cattn_status_t cattn_local_attention_plan_get_shape(const cattn_local_attention_plan_t*, int64_t*, int64_t*) { return CATTN_NOT_IMPLEMENTED; }
-CATTN_API cattn_status_t cattn_local_attention_plan_fill(const cattn_local_attention_plan_t*, const cattn_local_attention_fill_args_t*) { return CATTN_NOT_IMPLEMENTED; }
-CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(const cattn_local_attention_plan_t*, const DLTensor*, DLTensor*, cattn_stream_t) { return CATTN_NOT_IMPLEMENTED; }
+#include "common/tensor_arg.h"
+#include "host/make_local_attention_virtual_batches_host.h"
+
+namespace {
+
+using cattn::LocalAttentionPlan;
+using cattn::TensorArg;
+
+void require_plan(const char* fn, const LocalAttentionPlan* plan) {
+  if (plan == nullptr)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "plan", "is NULL", "NULL",
+                    "a plan from cattn_make_local_attention_virtual_batches");
 }
-extern "C" CATTN_API void cattn_local_attention_plan_destroy(cattn_local_attention_plan_t*) {}
+
+// A block table to gather from: one row per request of the planned batch and at least the
+// columns it had at plan time (vLLM's closure clips page indices to that count).
+void expect_source_table(const char* fn, const LocalAttentionPlan& plan, const TensorArg& t) {
+  t.expect_ndim(2).expect_index_dtype().expect_size(0, plan.batch);
+  if (t.size(1) < plan.cols)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, t.name(), "has fewer columns than the plan's",
+                    t.shape_string(), "at least " + std::to_string(plan.cols) + " columns");
+}
+
+void expect_gathered_table(const LocalAttentionPlan& plan, const TensorArg& out,
+                           const TensorArg& source) {
+  out.expect_ndim(2).expect_same_dtype(source).expect_writable();
+  out.expect_out_size(0, plan.virtual_batches).expect_out_size(1, plan.pages);
+}
+
+void expect_vector_out(const TensorArg& t, int64_t size) {
+  if (t.present()) t.expect_ndim(1).expect_index_dtype().expect_writable().expect_out_size(0, size);
+}
+
+}  // namespace
+
+extern "C" {
+
+CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches(
+    cattn_local_attention_args_t* args) {
+  constexpr const char* fn = "cattn_make_local_attention_virtual_batches";
+  return cattn::guarded(fn, [&] {
+    cattn::require_struct(fn, "args", args, sizeof(cattn_local_attention_args_t));
+    const int64_t chunk = args->attn_chunk_size, block_size = args->block_size;
+    if (chunk < 1)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->attn_chunk_size", "is not positive",
+                      std::to_string(chunk), ">= 1");
+    if (block_size < 1)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->block_size", "is not positive",
+                      std::to_string(block_size), ">= 1");
+    if (chunk % block_size != 0)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->block_size",
+                      "does not divide args->attn_chunk_size",
+                      std::to_string(block_size) + " for a chunk of " + std::to_string(chunk),
+                      "a divisor of the chunk size");
+    cattn::require_struct(fn, "args->metadata", args->metadata, CATTN_COMMON_ATTN_METADATA_SIZE);
+    const cattn_common_attn_metadata_t& in = *args->metadata;
+
+    const TensorArg qsl(fn, "args->metadata->query_start_loc_cpu", in.query_start_loc_cpu);
+    const TensorArg seq_lens(fn, "args->metadata->seq_lens_cpu", in.seq_lens_cpu);
+    const TensorArg table(fn, "args->metadata->block_table_tensor", in.block_table_tensor);
+    seq_lens.expect_ndim(1).expect_index_dtype().expect_host();
+    qsl.expect_ndim(1).expect_index_dtype().expect_host();
+    const int64_t batch = seq_lens.size(0);
+    if (batch == 0)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->metadata->seq_lens_cpu",
+                      "describes an empty batch", "0 requests",
+                      ">= 1 request (vLLM fails on an empty batch)");
+    qsl.expect_size(0, batch + 1);
+    table.expect_ndim(2).expect_index_dtype().expect_size(0, batch);
+    if (table.size(1) < 1)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->metadata->block_table_tensor",
+                      "has no columns", table.shape_string(), "at least one column");
+
+    auto plan = std::make_unique<LocalAttentionPlan>();
+    plan->cols = table.size(1);
+    plan->num_actual_tokens = in.num_actual_tokens;
+    cattn::plan_local_attention_host(fn, chunk, block_size, qsl, seq_lens, *plan);
+    args->plan = plan.release();
+  });
+}
+
+CATTN_API void cattn_local_attention_plan_destroy(cattn_local_attention_plan_t* plan) {
+  delete plan;
+}
+
+CATTN_API cattn_status_t cattn_local_attention_plan_get_shape(
+    const cattn_local_attention_plan_t* plan, int64_t* virtual_batches, int64_t* pages) {
+  constexpr const char* fn = "cattn_local_attention_plan_get_shape";
+  return cattn::guarded(fn, [&] {
+    require_plan(fn, plan);
+    if (virtual_batches != nullptr) *virtual_batches = plan->virtual_batches;
+    if (pages != nullptr) *pages = plan->pages;
+  });
+}
+
+CATTN_API cattn_status_t cattn_local_attention_plan_fill(
+    const cattn_local_attention_plan_t* plan, const cattn_local_attention_fill_args_t* args) {
+  constexpr const char* fn = "cattn_local_attention_plan_fill";
+  return cattn::guarded(fn, [&] {
+    require_plan(fn, plan);
+    cattn::require_struct(fn, "args", args, sizeof(cattn_local_attention_fill_args_t));
+    cattn::require_struct(fn, "args->metadata", args->metadata, CATTN_COMMON_ATTN_METADATA_SIZE);
+    cattn::require_struct(fn, "args->out", args->out, CATTN_COMMON_ATTN_METADATA_SIZE);
+    const cattn_common_attn_metadata_t in = *args->metadata;  // out may be the same struct
+    cattn_common_attn_metadata_t* const out = args->out;
+    const int64_t v = plan->virtual_batches;
+
+    const TensorArg table(fn, "args->metadata->block_table_tensor", in.block_table_tensor);
+    const TensorArg slots(fn, "args->metadata->slot_mapping", in.slot_mapping, true);
+    const TensorArg qsl_cpu(fn, "args->out->query_start_loc_cpu", out->query_start_loc_cpu);
+    const TensorArg seq_lens_cpu(fn, "args->out->seq_lens_cpu", out->seq_lens_cpu);
+    const TensorArg computed(fn, "args->out->num_computed_tokens_cpu",
+                             out->num_computed_tokens_cpu);
+    const TensorArg out_table(fn, "args->out->block_table_tensor", out->block_table_tensor);
+    const TensorArg qsl(fn, "args->out->query_start_loc", out->query_start_loc, true);
+    const TensorArg seq_lens(fn, "args->out->seq_lens", out->seq_lens, true);
+
+    expect_source_table(fn, *plan, table);
+    expect_gathered_table(*plan, out_table, table);
+    for (const TensorArg* t : {&qsl_cpu, &seq_lens_cpu, &computed}) t->expect_host();
+    expect_vector_out(qsl_cpu, v + 1);
+    expect_vector_out(qsl, v + 1);
+    expect_vector_out(seq_lens_cpu, v);
+    expect_vector_out(seq_lens, v);
+    expect_vector_out(computed, v);
+    const cattn::Where where =
+        cattn::require_same_device(fn, {&table, &out_table, &qsl, &seq_lens, &slots});
+    for (const TensorArg* o : {&out_table, &qsl_cpu, &seq_lens_cpu, &computed, &qsl, &seq_lens})
+      cattn::require_disjoint(fn, *o, table);
+    if (where == cattn::Where::Cuda) cattn::fail_no_cuda_path(fn);
+    // Every value is >= 0, so the maxima decide whether each output dtype can hold them.
+    for (const TensorArg* t : {&qsl_cpu, &qsl})
+      if (t->present()) cattn::require_fits(fn, *t, plan->cu_seqlens_q.back());
+    for (const TensorArg* t : {&seq_lens_cpu, &seq_lens})
+      if (t->present()) cattn::require_fits(fn, *t, plan->max_seq_len);
+    cattn::require_fits(fn, computed, plan->max_computed);
+
+    cattn::write_local_attention_metadata_host(*plan, qsl_cpu, seq_lens_cpu, computed, qsl,
+                                               seq_lens);
+    cattn::gather_local_block_table_host(*plan, table, out_table);
+    // vLLM's virtual-batch metadata: causal, the input's slot mapping and token count, no
+    // logits indices.
+    out->slot_mapping = in.slot_mapping;
+    out->logits_indices_padded = nullptr;
+    out->num_reqs = v;
+    out->num_actual_tokens = plan->num_actual_tokens;
+    out->max_query_len = plan->max_query_len;
+    out->max_seq_len = plan->max_seq_len;
+    out->num_logits_indices = 0;
+    out->causal = 1;
+    out->reserved0 = 0;
+  });
+}
+
+CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(
+    const cattn_local_attention_plan_t* plan, const DLTensor* block_table, DLTensor* out,
+    cattn_stream_t stream) {
+  constexpr const char* fn = "cattn_local_attention_plan_make_block_table";
+  return cattn::guarded(fn, [&] {
+    require_plan(fn, plan);
+    const TensorArg table(fn, "block_table", block_table);
+    const TensorArg gathered(fn, "out", out);
+    expect_source_table(fn, *plan, table);
+    expect_gathered_table(*plan, gathered, table);
+    const cattn::Where where = cattn::require_same_device(fn, {&table, &gathered});
+    cattn::require_disjoint(fn, gathered, table);
+    if (where == cattn::Where::Cuda) cattn::fail_no_cuda_path(fn);
+    (void)stream;
+    cattn::gather_local_block_table_host(*plan, table, gathered);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,591 @@
+// make_local_attention_virtual_batches and its plan: conformance against the seed oracle's
+// vectors (SPEC's among them, and the one documented difference for seq_len-0 requests), an
+// independent token-walk reference on random batches, re-gathering other block tables, use of
+// one plan from many threads, and every error path.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "cattn.h"
+#include "support/host_tensor.h"
+#include "support/status_matchers.h"
+#include "support/vectors.h"
+
+using namespace cattn_test;
+
+namespace {
+
+// The slot mapping is only passed through, but it is checked for its device like any tensor.
+DLTensor* g_slot_mapping() {
+  static HostTensor t = HostTensor::of({5, 6, 7}, i64());
+  static DLTensor* const dl = t.dl();
+  return dl;
+}
+
+std::vector<int64_t> flatten(const nlohmann::json& rows) {
+  std::vector<int64_t> out;
+  for (const auto& r : rows)
+    for (const auto& v : r) out.push_back(v.get<int64_t>());
+  return out;
+}
+
+struct Batch {
+  HostTensor qsl_cpu, seq_lens_cpu, table;
+  cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT;
+  Batch(const std::vector<int64_t>& q, const std::vector<int64_t>& s,
+        const std::vector<int64_t>& table_values, int64_t cols, DLDataType qt, DLDataType tt,
+        int64_t step = 1)
+      : qsl_cpu(HostTensor::of(q, qt, {}, step, step == 1 ? 0 : 1)),
+        seq_lens_cpu(HostTensor::of(s, qt, {}, step)),
+        table(HostTensor::of(table_values, tt, {static_cast<int64_t>(s.size()), cols}, step, 3)) {
+    md.query_start_loc_cpu = qsl_cpu.dl();
+    md.seq_lens_cpu = seq_lens_cpu.dl();
+    md.block_table_tensor = table.dl();
+    md.slot_mapping = g_slot_mapping();
+    md.num_reqs = static_cast<int64_t>(s.size());
+    md.num_actual_tokens = q.back() - q.front();
+    md.logits_indices_padded = g_slot_mapping();  // must not survive into the virtual batches
+    md.num_logits_indices = 5;
+  }
+};
+
+cattn_local_attention_plan_t* make_plan(const cattn_common_attn_metadata_t* md, int64_t chunk,
+                                        int64_t block_size, cattn_status_t* status = nullptr) {
+  cattn_local_attention_args_t a = CATTN_LOCAL_ATTENTION_ARGS_INIT;
+  a.attn_chunk_size = chunk;
+  a.block_size = block_size;
+  a.metadata = md;
+  const cattn_status_t s = cattn_make_local_attention_virtual_batches(&a);
+  if (status) *status = s;
+  EXPECT_TRUE(s == CATTN_OK || status) << cattn_last_error_message();
+  return a.plan;
+}
+
+struct Filled {
+  HostTensor qsl_cpu, seq_lens_cpu, computed, table, qsl, seq_lens;
+  cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT;
+  Filled(int64_t v, int64_t p, DLDataType table_t, DLDataType t, int64_t step = 1,
+         bool device_copies = true)
+      : qsl_cpu({v + 1}, t, step), seq_lens_cpu({v}, t, step, 1), computed({v}, t, step),
+        table({v, p}, table_t, step, 2), qsl({v + 1}, t.bits == 64 ? i32() : i64(), step),
+        seq_lens({v}, t.bits == 64 ? i32() : i64(), step) {
+    md.query_start_loc_cpu = qsl_cpu.dl();
+    md.seq_lens_cpu = seq_lens_cpu.dl();
+    md.num_computed_tokens_cpu = computed.dl();
+    md.block_table_tensor = table.dl();
+    md.query_start_loc = device_copies ? qsl.dl() : nullptr;
+    md.seq_lens = device_copies ? seq_lens.dl() : nullptr;
+    md.max_query_len = -1;
+  }
+  cattn_status_t fill(const cattn_local_attention_plan_t* plan,
+                      const cattn_common_attn_metadata_t* in) {
+    cattn_local_attention_fill_args_t a = CATTN_LOCAL_ATTENTION_FILL_ARGS_INIT;
+    a.metadata = in;
+    a.out = &md;
+    return cattn_local_attention_plan_fill(plan, &a);
+  }
+  std::vector<std::vector<uint8_t>> bytes() const {
+    return {qsl_cpu.bytes(), seq_lens_cpu.bytes(), computed.bytes(),
+            table.bytes(),   qsl.bytes(),          seq_lens.bytes()};
+  }
+};
+
+// The split described from scratch: walk each request's query tokens (absolute positions
+// s - q .. s - 1) and cut wherever a chunk boundary falls.
+struct Virtual {
+  int64_t q, k, batch, first_page;
+};
+std::vector<Virtual> token_walk(const std::vector<int64_t>& qsl, const std::vector<int64_t>& s,
+                                int64_t chunk, int64_t bs) {
+  std::vector<Virtual> out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const int64_t q = qsl[i + 1] - qsl[i], ctx = s[i] - q;
+    if (q == 0) {  // one empty virtual batch covering the last chunk of keys
+      const int64_t k = s[i] % chunk == 0 ? chunk : s[i] % chunk;
+      out.push_back({0, k, static_cast<int64_t>(i), std::max<int64_t>(s[i] - k, 0) / bs});
+      continue;
+    }
+    int64_t pos = ctx;
+    while (pos < s[i]) {
+      const int64_t chunk_start = pos / chunk * chunk;
+      const int64_t end = std::min(chunk_start + chunk, s[i]);
+      out.push_back({end - pos, end - chunk_start, static_cast<int64_t>(i), chunk_start / bs});
+      pos = end;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(make_local_attention_virtual_batches, OracleVectors) {
+  const auto vec = load_vectors("make_local_attention_virtual_batches");
+  ASSERT_GT(vec["cases"].size(), 25u);
+  int differing = 0;
+  for (const auto& c : vec["cases"]) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    const auto q = ints(c["query_start_loc"]), s = ints(c["seq_lens"]);
+    const auto table = flatten(c["block_table"]);
+    const int64_t cols = static_cast<int64_t>(c["block_table"][0].size());
+    const auto& e = c["expect"];
+    const int64_t v = e["num_reqs"], p = e["pages"];
+    const auto want_table = flatten(e["block_table"]);
+    if (c.contains("seed_block_table")) {
+      // The vectors themselves: libcattn differs from the seed exactly on the listed rows.
+      ++differing;
+      std::vector<int64_t> rows;
+      for (int64_t r = 0; r < v; ++r)
+        if (c["seed_block_table"][r] != e["block_table"][r]) rows.push_back(r);
+      EXPECT_EQ(rows, ints(c["differs_from_seed_rows"]));
+      EXPECT_FALSE(rows.empty());
+    }
+    for (DLDataType qt : {i32(), i64()})
+      for (DLDataType tt : {i32(), i64()})
+        for (int64_t step : {1, 2}) {
+          Batch in(q, s, table, cols, qt, tt, step);
+          cattn_local_attention_plan_t* plan =
+              make_plan(&in.md, c["attn_chunk_size"], c["block_size"]);
+          ASSERT_NE(plan, nullptr);
+          int64_t got_v = -1, got_p = -1;
+          ASSERT_CATTN_OK(cattn_local_attention_plan_get_shape(plan, &got_v, &got_p));
+          EXPECT_EQ(got_v, v);
+          EXPECT_EQ(got_p, p);
+          Filled out(v, p, tt, qt.bits == 64 ? i32() : i64(), step);
+          out.md.struct_size = CATTN_COMMON_ATTN_METADATA_SIZE + 24;
+          ASSERT_CATTN_OK(out.fill(plan, &in.md));
+          EXPECT_EQ(out.md.struct_size, CATTN_COMMON_ATTN_METADATA_SIZE + 24);
+          EXPECT_EQ(out.qsl_cpu.values(), ints(e["query_start_loc"]));
+          EXPECT_EQ(out.qsl.values(), ints(e["query_start_loc"]));
+          EXPECT_EQ(out.seq_lens_cpu.values(), ints(e["seq_lens"]));
+          EXPECT_EQ(out.seq_lens.values(), ints(e["seq_lens"]));
+          EXPECT_EQ(out.computed.values(), ints(e["num_computed_tokens"]));
+          EXPECT_EQ(out.table.values(), want_table);
+          EXPECT_EQ(out.md.num_reqs, v);
+          EXPECT_EQ(out.md.num_actual_tokens, e["num_actual_tokens"].get<int64_t>());
+          EXPECT_EQ(out.md.max_query_len, e["max_query_len"].get<int64_t>());
+          EXPECT_EQ(out.md.max_seq_len, e["max_seq_len"].get<int64_t>());
+          EXPECT_EQ(out.md.slot_mapping, g_slot_mapping());
+          EXPECT_EQ(out.md.causal, 1);
+          EXPECT_EQ(out.md.logits_indices_padded, nullptr);
+          EXPECT_EQ(out.md.num_logits_indices, 0);
+          EXPECT_EQ(out.md.query_start_loc_cpu, out.qsl_cpu.dl());
+          EXPECT_EQ(out.md.block_table_tensor, out.table.dl());
+          // The closure on its own gives the same table.
+          HostTensor again({v, p}, tt, 3 - step);
+          ASSERT_CATTN_OK(cattn_local_attention_plan_make_block_table(plan, in.table.dl(),
+                                                                      again.dl(), nullptr));
+          EXPECT_EQ(again.values(), want_table);
+          cattn_local_attention_plan_destroy(plan);
+        }
+  }
+  EXPECT_GE(differing, 2);
+}
+
+TEST(make_local_attention_virtual_batches, RandomAgainstTokenWalk) {
+  std::mt19937_64 g(5);
+  for (int iter = 0; iter < 200; ++iter) {
+    const int64_t bs = int64_t{1} << (g() % 5);
+    const int64_t chunk = bs * (1 + static_cast<int64_t>(g() % 6));
+    const int64_t b = 1 + static_cast<int64_t>(g() % 50);
+    const bool decode_only = iter % 7 == 0;
+    std::vector<int64_t> q{static_cast<int64_t>(g() % 3)}, s;
+    for (int64_t i = 0; i < b; ++i) {
+      const int64_t len = decode_only ? 1 : static_cast<int64_t>(g() % (3 * chunk + 2));
+      q.push_back(q.back() + len);
+      // seq_len >= 1 here: for seq_len 0 the reference and the seed disagree by design.
+      s.push_back(std::max<int64_t>(1, len + static_cast<int64_t>(g() % (4 * chunk))));
+    }
+    const int64_t cols = 1 + *std::max_element(s.begin(), s.end()) / bs +
+                         static_cast<int64_t>(g() % 3) - 1;
+    std::vector<int64_t> table(static_cast<size_t>(b * cols));
+    for (auto& x : table) x = static_cast<int64_t>(g() % 1000000);
+    Batch in(q, s, table, cols, (iter & 1) ? i64() : i32(), (iter & 2) ? i64() : i32());
+    cattn_local_attention_plan_t* plan = make_plan(&in.md, chunk, bs);
+    ASSERT_NE(plan, nullptr);
+    const auto want = token_walk(q, s, chunk, bs);
+    const int64_t v = static_cast<int64_t>(want.size()), p = chunk / bs;
+    Filled out(v, p, (iter & 2) ? i64() : i32(), (iter & 4) ? i64() : i32(), 1 + iter % 2,
+               iter % 3 == 0);
+    ASSERT_CATTN_OK(out.fill(plan, &in.md));
+    int64_t cu = 0, max_q = 0, max_k = 0;
+    ASSERT_EQ(out.qsl_cpu.get(0), 0);
+    for (int64_t i = 0; i < v; ++i) {
+      const Virtual& w = want[static_cast<size_t>(i)];
+      cu += w.q;
+      max_q = std::max(max_q, w.q);
+      max_k = std::max(max_k, w.k);
+      ASSERT_EQ(out.qsl_cpu.get(i + 1), cu) << i;
+      ASSERT_EQ(out.seq_lens_cpu.get(i), w.k) << i;
+      ASSERT_EQ(out.computed.get(i), w.k - w.q) << i;
+      for (int64_t j = 0; j < p; ++j)
+        ASSERT_EQ(out.table.get(i * p + j),
+                  table[static_cast<size_t>(w.batch * cols + std::min(w.first_page + j, cols - 1))]);
+    }
+    EXPECT_EQ(out.md.max_query_len, max_q);
+    EXPECT_EQ(out.md.max_seq_len, max_k);
+    if (iter % 3 != 0) EXPECT_EQ(out.md.query_start_loc, nullptr);
+    cattn_local_attention_plan_destroy(plan);
+  }
+}
+
+TEST(make_local_attention_virtual_batches, MakeBlockTableFromAnotherTable) {
+  // SPEC's first batch; later steps hand in a new, wider table with other page ids.
+  const std::vector<int64_t> q{0, 4, 14, 19}, s{6, 17, 9};
+  std::vector<int64_t> t0(27);
+  for (size_t i = 0; i < t0.size(); ++i) t0[i] = static_cast<int64_t>(i);
+  Batch in(q, s, t0, 9, i32(), i32());
+  cattn_local_attention_plan_t* plan = make_plan(&in.md, 4, 2);
+  ASSERT_NE(plan, nullptr);
+  std::vector<int64_t> t1(3 * 12);
+  for (size_t i = 0; i < t1.size(); ++i) t1[i] = 1000 + static_cast<int64_t>(i);
+  HostTensor wider = HostTensor::of(t1, i64(), {3, 12}, 2);
+  HostTensor out({8, 2}, i64());
+  ASSERT_CATTN_OK(cattn_local_attention_plan_make_block_table(plan, wider.dl(), out.dl(), nullptr));
+  // Columns as planned ([0,1],[2,3],[2,3],[4,5],[6,7],[8,8],[2,3],[4,5]), rows from the new table.
+  EXPECT_EQ(out.values(), (std::vector<int64_t>{1000, 1001, 1002, 1003, 1014, 1015, 1016, 1017,
+                                                1018, 1019, 1020, 1020, 1026, 1027, 1028, 1029}));
+  HostTensor narrow = HostTensor::of(std::vector<int64_t>(24, 0), i64(), {3, 8});
+  const auto before = out.bytes();
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_make_block_table(plan, narrow.dl(), out.dl(), nullptr),
+                     CATTN_INVALID_ARGUMENT, "fewer columns");
+  EXPECT_EQ(out.bytes(), before);
+  cattn_local_attention_plan_destroy(plan);
+}
+
+TEST(make_local_attention_virtual_batches, ZeroSeqLenClampsWhereTheSeedWouldFail) {
+  // pages (4) > columns (3): the seed's wrapped index -4 is out of range for the row and
+  // torch raises; libcattn starts at column 0 and clips as usual.
+  Batch in({0, 0, 2}, {0, 3}, {10, 11, 12, 20, 21, 22}, 3, i32(), i32());
+  cattn_local_attention_plan_t* plan = make_plan(&in.md, 4, 1);
+  ASSERT_NE(plan, nullptr);
+  Filled out(2, 4, i32(), i32());
+  ASSERT_CATTN_OK(out.fill(plan, &in.md));
+  EXPECT_EQ(out.table.values(), (std::vector<int64_t>{10, 11, 12, 12, 20, 21, 22, 22}));
+  EXPECT_EQ(out.seq_lens_cpu.values(), (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(out.computed.values(), (std::vector<int64_t>{4, 1}));
+  cattn_local_attention_plan_destroy(plan);
+}
+
+TEST(make_local_attention_virtual_batches, PlanSharedByThreads) {
+  const std::vector<int64_t> q{0, 4, 14, 19}, s{6, 17, 9};
+  std::vector<int64_t> t(3 * 9);
+  for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<int64_t>(i);
+  Batch in(q, s, t, 9, i64(), i32());
+  cattn_local_attention_plan_t* plan = make_plan(&in.md, 4, 2);
+  ASSERT_NE(plan, nullptr);
+  const std::vector<int64_t> want_table{0, 1, 2, 3, 11, 12, 13, 14, 15, 16, 17, 17, 20, 21, 22, 23};
+  std::vector<int> failures(8, 0);
+  DLTensor* const table_dl = in.table.dl();  // dl() writes, so not from the threads
+  std::vector<std::thread> threads;
+  for (int th = 0; th < 8; ++th)
+    threads.emplace_back([&, th] {
+      for (int rep = 0; rep < 200; ++rep) {
+        Filled out(8, 2, i32(), th % 2 ? i64() : i32());
+        HostTensor table({8, 2}, i32());
+        if (out.fill(plan, &in.md) != CATTN_OK ||
+            cattn_local_attention_plan_make_block_table(plan, table_dl, table.dl(), nullptr) !=
+                CATTN_OK ||
+            out.qsl_cpu.values() != std::vector<int64_t>{0, 2, 4, 5, 9, 13, 14, 18, 19} ||
+            out.seq_lens_cpu.values() != std::vector<int64_t>{4, 2, 4, 4, 4, 1, 4, 1} ||
+            out.table.values() != want_table || table.values() != want_table)
+          ++failures[static_cast<size_t>(th)];
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures, std::vector<int>(8, 0));
+  cattn_local_attention_plan_destroy(plan);
+}
+
+TEST(make_local_attention_virtual_batches, DestroyAndShapeEdges) {
+  cattn_local_attention_plan_destroy(nullptr);  // a no-op
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_get_shape(nullptr, nullptr, nullptr),
+                     CATTN_INVALID_ARGUMENT, "plan");
+  Batch in({0, 8}, {12}, {0, 1, 2, 3, 4, 5}, 6, i32(), i32());
+  cattn_local_attention_plan_t* plan = make_plan(&in.md, 4, 2);
+  ASSERT_NE(plan, nullptr);
+  int64_t v = -1;
+  EXPECT_CATTN_OK(cattn_local_attention_plan_get_shape(plan, &v, nullptr));
+  EXPECT_EQ(v, 2);
+  int64_t p = -1;
+  EXPECT_CATTN_OK(cattn_local_attention_plan_get_shape(plan, nullptr, &p));
+  EXPECT_EQ(p, 2);
+  // The plan does not keep the metadata: changing the input afterwards changes nothing.
+  in.seq_lens_cpu.set(0, 100);
+  Filled out(2, 2, i32(), i32());
+  ASSERT_CATTN_OK(out.fill(plan, &in.md));
+  EXPECT_EQ(out.seq_lens_cpu.values(), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(out.table.values(), (std::vector<int64_t>{2, 3, 4, 5}));
+  cattn_local_attention_plan_destroy(plan);
+}
+
+TEST(make_local_attention_virtual_batches, PlanErrors) {
+  Batch in({0, 4, 14, 19}, {6, 17, 9}, std::vector<int64_t>(27, 1), 9, i32(), i32());
+  cattn_local_attention_args_t a = CATTN_LOCAL_ATTENTION_ARGS_INIT;
+  auto sentinel = reinterpret_cast<cattn_local_attention_plan_t*>(0x1234);
+  a.attn_chunk_size = 4;
+  a.block_size = 2;
+  a.metadata = &in.md;
+  a.plan = sentinel;
+  auto expect = [&](cattn_status_t code, const char* needle) {
+    EXPECT_CATTN_ERROR(cattn_make_local_attention_virtual_batches(&a), code, needle);
+    EXPECT_EQ(a.plan, sentinel) << "a failed call wrote args->plan";
+  };
+  EXPECT_CATTN_ERROR(cattn_make_local_attention_virtual_batches(nullptr), CATTN_INVALID_ARGUMENT,
+                     "args");
+  a.struct_size = 8;
+  expect(CATTN_INVALID_ARGUMENT, "args has struct_size");
+  a.struct_size = CATTN_LOCAL_ATTENTION_ARGS_SIZE;
+  for (int64_t bad : {int64_t{0}, int64_t{-4}}) {
+    a.attn_chunk_size = bad;
+    expect(CATTN_INVALID_ARGUMENT, "args->attn_chunk_size");
+  }
+  a.attn_chunk_size = 4;
+  for (int64_t bad : {int64_t{0}, int64_t{-2}}) {
+    a.block_size = bad;
+    expect(CATTN_INVALID_ARGUMENT, "args->block_size");
+  }
+  a.block_size = 3;
+  expect(CATTN_INVALID_ARGUMENT, "does not divide");
+  a.block_size = 8;
+  expect(CATTN_INVALID_ARGUMENT, "does not divide");
+  a.block_size = 2;
+  a.metadata = nullptr;
+  expect(CATTN_INVALID_ARGUMENT, "args->metadata");
+  a.metadata = &in.md;
+  in.md.struct_size = 8;
+  expect(CATTN_INVALID_ARGUMENT, "args->metadata has struct_size");
+  in.md.struct_size = CATTN_COMMON_ATTN_METADATA_SIZE;
+
+  in.md.query_start_loc_cpu = nullptr;
+  expect(CATTN_INVALID_ARGUMENT, "args->metadata->query_start_loc_cpu is NULL");
+  in.md.query_start_loc_cpu = in.qsl_cpu.dl();
+  in.md.seq_lens_cpu = nullptr;
+  expect(CATTN_INVALID_ARGUMENT, "args->metadata->seq_lens_cpu is NULL");
+  in.md.seq_lens_cpu = in.seq_lens_cpu.dl();
+  in.qsl_cpu.dl()->device = {kDLCUDA, 0};
+  expect(CATTN_INVALID_ARGUMENT, "args->metadata->query_start_loc_cpu is not host memory");
+  in.qsl_cpu.dl();
+  in.seq_lens_cpu.dl()->device = {kDLCUDA, 0};
+  expect(CATTN_INVALID_ARGUMENT, "args->metadata->seq_lens_cpu is not host memory");
+  in.seq_lens_cpu.dl();
+  HostTensor q_short = HostTensor::of({0, 4, 14}, i32());
+  in.md.query_start_loc_cpu = q_short.dl();
+  expect(CATTN_INVALID_ARGUMENT, "args->metadata->query_start_loc_cpu has the wrong size");
+  HostTensor q_dec = HostTensor::of({0, 4, 3, 8}, i32());
+  in.md.query_start_loc_cpu = q_dec.dl();
+  expect(CATTN_INVALID_ARGUMENT, "decreases");
+  HostTensor q_long = HostTensor::of({0, 4, 14, 30}, i64());
+  in.md.query_start_loc_cpu = q_long.dl();
+  expect(CATTN_INVALID_ARGUMENT, "shorter than the query");
+  HostTensor q_f = HostTensor::of({0, 4, 14, 19}, f32());
+  in.md.query_start_loc_cpu = q_f.dl();
+  expect(CATTN_INVALID_ARGUMENT, "dtype");
+  HostTensor q_ovf = HostTensor::of({INT64_MIN, 0, 1, 2}, i64());
+  in.md.query_start_loc_cpu = q_ovf.dl();
+  expect(CATTN_INVALID_ARGUMENT, "overflows int64");
+  in.md.query_start_loc_cpu = in.qsl_cpu.dl();
+
+  HostTensor empty_s({0}, i32());
+  HostTensor zero_q = HostTensor::of({0}, i32());
+  in.md.seq_lens_cpu = empty_s.dl();
+  in.md.query_start_loc_cpu = zero_q.dl();
+  expect(CATTN_INVALID_ARGUMENT, "empty batch");
+  in.md.seq_lens_cpu = in.seq_lens_cpu.dl();
+  in.md.query_start_loc_cpu = in.qsl_cpu.dl();
+
+  in.md.block_table_tensor = nullptr;
+  expect(CATTN_INVALID_ARGUMENT, "args->metadata->block_table_tensor is NULL");
+  HostTensor t1d = HostTensor::of({1, 2, 3}, i32());
+  in.md.block_table_tensor = t1d.dl();
+  expect(CATTN_INVALID_ARGUMENT, "ndim");
+  HostTensor t_rows = HostTensor::of(std::vector<int64_t>(8, 0), i32(), {2, 4});
+  in.md.block_table_tensor = t_rows.dl();
+  expect(CATTN_INVALID_ARGUMENT, "args->metadata->block_table_tensor has the wrong size in dim 0");
+  HostTensor t_nocols({3, 0}, i32());
+  in.md.block_table_tensor = t_nocols.dl();
+  expect(CATTN_INVALID_ARGUMENT, "no columns");
+  HostTensor t_f = HostTensor::of(std::vector<int64_t>(9, 0), f32(), {3, 3});
+  in.md.block_table_tensor = t_f.dl();
+  expect(CATTN_INVALID_ARGUMENT, "dtype");
+  // The block table may live on the GPU: the plan only reads its column count.
+  in.md.block_table_tensor = in.table.dl();
+  in.table.dl()->device = {kDLCUDA, 0};
+  ASSERT_CATTN_OK(cattn_make_local_attention_virtual_batches(&a));
+  ASSERT_NE(a.plan, sentinel);
+  cattn_local_attention_plan_destroy(a.plan);
+}
+
+TEST(make_local_attention_virtual_batches, FillAndGatherErrors) {
+  Batch in({0, 4, 14, 19}, {6, 17, 9}, std::vector<int64_t>(27, 1), 9, i32(), i32());
+  cattn_local_attention_plan_t* plan = make_plan(&in.md, 4, 2);
+  ASSERT_NE(plan, nullptr);
+  Filled out(8, 2, i32(), i32());
+  const auto before = out.bytes();
+  const auto out_md = out.md;
+  auto expect_untouched = [&] {
+    EXPECT_EQ(out.bytes(), before);
+    EXPECT_EQ(std::memcmp(&out.md, &out_md, sizeof out_md), 0) << "out struct was written";
+  };
+  cattn_local_attention_fill_args_t a = CATTN_LOCAL_ATTENTION_FILL_ARGS_INIT;
+  a.metadata = &in.md;
+  a.out = &out.md;
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_fill(nullptr, &a), CATTN_INVALID_ARGUMENT, "plan");
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_fill(plan, nullptr), CATTN_INVALID_ARGUMENT, "args");
+  a.struct_size = 8;
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_fill(plan, &a), CATTN_INVALID_ARGUMENT,
+                     "args has struct_size");
+  a.struct_size = CATTN_LOCAL_ATTENTION_FILL_ARGS_SIZE;
+  a.metadata = nullptr;
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_fill(plan, &a), CATTN_INVALID_ARGUMENT,
+                     "args->metadata");
+  a.metadata = &in.md;
+  a.out = nullptr;
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_fill(plan, &a), CATTN_INVALID_ARGUMENT, "args->out");
+  a.out = &out.md;
+  out.md.struct_size = 8;
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_fill(plan, &a), CATTN_INVALID_ARGUMENT,
+                     "args->out has struct_size");
+  out.md.struct_size = CATTN_COMMON_ATTN_METADATA_SIZE;
+  expect_untouched();
+
+  // Required outputs.
+  struct Field { DLTensor** slot; const char* name; };
+  for (Field f : {Field{&out.md.query_start_loc_cpu, "args->out->query_start_loc_cpu"},
+                  Field{&out.md.seq_lens_cpu, "args->out->seq_lens_cpu"},
+                  Field{&out.md.num_computed_tokens_cpu, "args->out->num_computed_tokens_cpu"},
+                  Field{&out.md.block_table_tensor, "args->out->block_table_tensor"},
+                  Field{&in.md.block_table_tensor, "args->metadata->block_table_tensor"}}) {
+    DLTensor* keep = *f.slot;
+    *f.slot = nullptr;
+    EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INVALID_ARGUMENT, f.name);
+    *f.slot = keep;
+  }
+  expect_untouched();
+  // Sizes.
+  HostTensor v7({7}, i32()), v9({9}, i32()), v8({8}, i32()), t82_64({8, 2}, i64()),
+      t83({8, 3}, i32()), t72({7, 2}, i32());
+  out.md.query_start_loc_cpu = v8.dl();
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INSUFFICIENT_SIZE,
+                     "args->out->query_start_loc_cpu");
+  out.md.query_start_loc_cpu = out.qsl_cpu.dl();
+  out.md.seq_lens_cpu = v7.dl();
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INSUFFICIENT_SIZE, "args->out->seq_lens_cpu");
+  out.md.seq_lens_cpu = out.seq_lens_cpu.dl();
+  out.md.num_computed_tokens_cpu = v9.dl();
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INVALID_ARGUMENT,
+                     "args->out->num_computed_tokens_cpu");
+  out.md.num_computed_tokens_cpu = out.computed.dl();
+  out.md.seq_lens = v9.dl();
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INVALID_ARGUMENT, "args->out->seq_lens");
+  out.md.seq_lens = out.seq_lens.dl();
+  out.md.block_table_tensor = t72.dl();
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INSUFFICIENT_SIZE,
+                     "args->out->block_table_tensor");
+  out.md.block_table_tensor = t83.dl();
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INVALID_ARGUMENT,
+                     "args->out->block_table_tensor");
+  out.md.block_table_tensor = t82_64.dl();
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INVALID_ARGUMENT, "dtype");
+  out.md.block_table_tensor = out.table.dl();
+  expect_untouched();
+  // The source table: rows of the planned batch, at least the planned columns.
+  HostTensor narrow = HostTensor::of(std::vector<int64_t>(24, 0), i32(), {3, 8});
+  in.md.block_table_tensor = narrow.dl();
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INVALID_ARGUMENT, "fewer columns");
+  HostTensor rows4 = HostTensor::of(std::vector<int64_t>(36, 0), i32(), {4, 9});
+  in.md.block_table_tensor = rows4.dl();
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INVALID_ARGUMENT, "wrong size in dim 0");
+  in.md.block_table_tensor = in.table.dl();
+  // The gathered table may not overlap its source.
+  DLTensor view = *in.table.dl();
+  int64_t shape82[2] = {8, 2}, strides82[2] = {2, 1};
+  view.shape = shape82;
+  view.strides = strides82;
+  out.md.block_table_tensor = &view;
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INVALID_ARGUMENT, "overlaps");
+  out.md.block_table_tensor = out.table.dl();
+  expect_untouched();
+  // Devices.
+  out.computed.dl()->device = {kDLCUDAHost, 0};  // pinned host memory is host memory
+  out.qsl_cpu.dl()->device = {kDLCUDA, 0};
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INVALID_ARGUMENT,
+                     "args->out->query_start_loc_cpu is not host memory");
+  out.qsl_cpu.dl();
+  out.seq_lens.dl()->device = {kDLCUDA, 0};
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INVALID_ARGUMENT, "different device");
+  out.seq_lens.dl();
+  HostTensor slots({4}, i64());
+  in.md.slot_mapping = slots.dl();
+  slots.dl()->device = {kDLCUDA, 0};
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INVALID_ARGUMENT,
+                     "args->metadata->slot_mapping is on a different device");
+  in.md.slot_mapping = g_slot_mapping();
+  expect_untouched();
+  for (HostTensor* t : {&in.table, &out.table, &out.qsl, &out.seq_lens}) t->dl()->device = {kDLCUDA, 0};
+  in.md.slot_mapping = nullptr;  // the host stand-in would be on the wrong device now
+  const cattn_status_t s = out.fill(plan, &in.md);
+  in.md.slot_mapping = g_slot_mapping();
+  EXPECT_TRUE(s == CATTN_NOT_SUPPORTED || s == CATTN_NOT_IMPLEMENTED) << cattn_status_string(s);
+  for (HostTensor* t : {&in.table, &out.table, &out.qsl, &out.seq_lens}) t->dl();
+  out.computed.dl();
+  expect_untouched();
+  ASSERT_CATTN_OK(out.fill(plan, &in.md));  // and the same arguments are otherwise fine
+
+  // make_block_table.
+  HostTensor g({8, 2}, i32());
+  const auto g_before = g.bytes();
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_make_block_table(nullptr, in.table.dl(), g.dl(), nullptr),
+                     CATTN_INVALID_ARGUMENT, "plan");
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_make_block_table(plan, nullptr, g.dl(), nullptr),
+                     CATTN_INVALID_ARGUMENT, "block_table");
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_make_block_table(plan, in.table.dl(), nullptr, nullptr),
+                     CATTN_INVALID_ARGUMENT, "out");
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_make_block_table(plan, in.table.dl(), t72.dl(), nullptr),
+                     CATTN_INSUFFICIENT_SIZE, "out");
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_make_block_table(plan, in.table.dl(), t82_64.dl(), nullptr),
+                     CATTN_INVALID_ARGUMENT, "dtype");
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_make_block_table(plan, rows4.dl(), g.dl(), nullptr),
+                     CATTN_INVALID_ARGUMENT, "block_table has the wrong size");
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_make_block_table(plan, in.table.dl(), &view, nullptr),
+                     CATTN_INVALID_ARGUMENT, "overlaps");
+  DLTensor* table_on_gpu = in.table.dl();
+  table_on_gpu->device = {kDLCUDA, 0};
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_make_block_table(plan, table_on_gpu, g.dl(), nullptr),
+                     CATTN_INVALID_ARGUMENT, "different device");
+  DLTensor* g_on_gpu = g.dl();
+  g_on_gpu->device = {kDLCUDA, 0};
+  const cattn_status_t s2 =
+      cattn_local_attention_plan_make_block_table(plan, table_on_gpu, g_on_gpu, nullptr);
+  EXPECT_TRUE(s2 == CATTN_NOT_SUPPORTED || s2 == CATTN_NOT_IMPLEMENTED) << cattn_status_string(s2);
+  EXPECT_EQ(g.bytes(), g_before);
+  cattn_local_attention_plan_destroy(plan);
+}
+
+TEST(make_local_attention_virtual_batches, Int32OutputOverflowRejected) {
+  // One request of 2^32 query tokens in chunks of 2^40: two tiny virtual batches whose
+  // cumulative query length needs int64.
+  const int64_t q = int64_t{1} << 32;
+  Batch in({0, q}, {q}, {0, 1, 2, 3}, 4, i64(), i32());
+  cattn_local_attention_plan_t* plan = make_plan(&in.md, int64_t{1} << 40, int64_t{1} << 38);
+  ASSERT_NE(plan, nullptr);
+  int64_t v = 0, p = 0;
+  ASSERT_CATTN_OK(cattn_local_attention_plan_get_shape(plan, &v, &p));
+  ASSERT_EQ(v, 1);
+  ASSERT_EQ(p, 4);
+  Filled out(1, 4, i32(), i32());
+  const auto before = out.bytes();
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INVALID_ARGUMENT, "args->out->query_start_loc_cpu");
+  EXPECT_EQ(out.bytes(), before);
+  Filled out64(1, 4, i32(), i64());  // device copies are int32 there: still rejected
+  EXPECT_CATTN_ERROR(out64.fill(plan, &in.md), CATTN_INVALID_ARGUMENT, "args->out->query_start_loc");
+  out64.md.query_start_loc = nullptr;
+  out64.md.seq_lens = nullptr;
+  ASSERT_CATTN_OK(out64.fill(plan, &in.md));
+  EXPECT_EQ(out64.qsl_cpu.values(), (std::vector<int64_t>{0, q}));
+  EXPECT_EQ(out64.seq_lens_cpu.values(), (std::vector<int64_t>{q}));
+  EXPECT_EQ(out64.table.values(), (std::vector<int64_t>{0, 1, 2, 3}));
+  cattn_local_attention_plan_destroy(plan);
+}
