@@ -4,16 +4,29 @@
 // Work is a flat list of output rows: the Nq/2 query rows (each writes q_head and q_tail), then
 // the K tail rows, then the V tail rows. Every K/V row that any output needs is some tail row
 // (r < W implies r + 1 <= 2W - r), so walking the tail rows reads each needed input row exactly
-// once and writes it to the tail and, for the first r + 1 blocks, also to the head. Each warp
-// owns a contiguous run of rows, so the request a row belongs to changes rarely and is looked up
-// by binary search over query_start_loc only when it does; lanes stride over a row's 16-byte
-// vectors so accesses are coalesced. Row indices are 64-bit throughout.
+// once and writes it to the tail and, for the first r + 1 blocks, also to the head. Warps walk
+// the rows in increasing order, so the request a row belongs to is looked up by binary search
+// over query_start_loc only when it changes; lanes stride over a row's 16-byte vectors so
+// accesses are coalesced. Row indices are 64-bit throughout.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/fused_pcp_qkv_select.h"
 #include "kernels/index_access.cuh"
+
+#ifndef CATTN_SELECT_UNROLL
+#define CATTN_SELECT_UNROLL 4
+#endif
+#ifndef CATTN_SELECT_MIN_BLOCKS
+#define CATTN_SELECT_MIN_BLOCKS 4
+#endif
+#ifndef CATTN_SELECT_STREAMING
+#define CATTN_SELECT_STREAMING 0
+#endif
+#ifndef CATTN_SELECT_INTERLEAVE
+#define CATTN_SELECT_INTERLEAVE 1
+#endif
 
 namespace cattn {
 namespace kernels {
@@ -26,7 +39,29 @@ template <> struct VecOf<2> { using T = unsigned short; };
 template <> struct VecOf<1> { using T = unsigned char; };
 
 constexpr int kSelectThreads = 256;
-constexpr int kSelectUnroll = 4;
+
+// Tuning knobs, chosen by measurement on an H200 (see bench/README.md): vectors in flight per
+// lane, resident blocks the register budget must allow, and evict-first cache hints for data
+// that is touched exactly once.
+struct SelectTuning {
+  static constexpr int kUnroll = CATTN_SELECT_UNROLL;
+  static constexpr int kMinBlocks = CATTN_SELECT_MIN_BLOCKS;
+  static constexpr bool kStreaming = CATTN_SELECT_STREAMING;
+  // 1: warp w takes rows w, w + warps, ... so the whole grid sweeps memory front to back
+  // together; 0: each warp takes one contiguous run of rows.
+  static constexpr bool kInterleave = CATTN_SELECT_INTERLEAVE;
+};
+
+template <class Vec>
+__device__ __forceinline__ Vec select_load(const Vec* p) {
+  if constexpr (SelectTuning::kStreaming) return __ldcs(p);
+  else return __ldg(p);
+}
+template <class Vec>
+__device__ __forceinline__ void select_store(Vec* p, const Vec& v) {
+  if constexpr (SelectTuning::kStreaming) __stcs(p, v);
+  else *p = v;
+}
 
 // Copies one token row (heads x head_bytes) from `src` to `dst1` and, when non-null, `dst2`.
 template <int kBytes>
@@ -37,24 +72,25 @@ __device__ __forceinline__ void fused_pcp_qkv_select_copy_row(
   const int32_t per_head = static_cast<int32_t>(head_bytes / kBytes);
   const int32_t total = per_head * heads;
   const bool contiguous = head_stride == head_bytes;
-  for (int32_t base = lane; base < total; base += 32 * kSelectUnroll) {
-    Vec val[kSelectUnroll];
+  constexpr int kUnroll = SelectTuning::kUnroll;
+  for (int32_t base = lane; base < total; base += 32 * kUnroll) {
+    Vec val[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kSelectUnroll; ++u) {
+    for (int u = 0; u < kUnroll; ++u) {
       const int32_t i = base + u * 32;
       if (i < total) {
         const int64_t off = contiguous ? static_cast<int64_t>(i) * kBytes
                                        : static_cast<int64_t>(i / per_head) * head_stride +
                                              static_cast<int64_t>(i % per_head) * kBytes;
-        val[u] = __ldg(reinterpret_cast<const Vec*>(src + off));
+        val[u] = select_load(reinterpret_cast<const Vec*>(src + off));
       }
     }
 #pragma unroll
-    for (int u = 0; u < kSelectUnroll; ++u) {
+    for (int u = 0; u < kUnroll; ++u) {
       const int32_t i = base + u * 32;
       if (i < total) {
-        reinterpret_cast<Vec*>(dst1)[i] = val[u];
-        if (dst2 != nullptr) reinterpret_cast<Vec*>(dst2)[i] = val[u];
+        select_store(reinterpret_cast<Vec*>(dst1) + i, val[u]);
+        if (dst2 != nullptr) select_store(reinterpret_cast<Vec*>(dst2) + i, val[u]);
       }
     }
   }
@@ -101,7 +137,7 @@ __device__ __forceinline__ void fused_pcp_qkv_select_find_request(const IndexSpa
 }
 
 template <int kBytes>
-__global__ void __launch_bounds__(kSelectThreads, 4)
+__global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
     fused_pcp_qkv_select_kernel(const FusedSelectParams p) {
   const int lane = threadIdx.x & 31;
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
@@ -110,12 +146,13 @@ __global__ void __launch_bounds__(kSelectThreads, 4)
   const int64_t k_rows = p.k.dst_tail_rows;
   const int64_t total = q_rows + k_rows + p.v.dst_tail_rows;
   const int64_t per_warp = (total + warps - 1) / warps;
-  const int64_t first = warp * per_warp;
-  const int64_t last = min(first + per_warp, total);
+  const int64_t first = SelectTuning::kInterleave ? warp : warp * per_warp;
+  const int64_t last = SelectTuning::kInterleave ? total : min(first + per_warp, total);
+  const int64_t step = SelectTuning::kInterleave ? warps : 1;
   const int64_t tail_blocks = 2 * p.world - p.rank;
   RequestCursor cur;
   int phase = -1;
-  for (int64_t row = first; row < last; ++row) {
+  for (int64_t row = first; row < last; row += step) {
     if (row < q_rows) {
       if (phase != 0) { phase = 0; cur = RequestCursor(); }
       fused_pcp_qkv_select_find_request(p.query_start_loc, p.num_reqs, 1, row, cur);
@@ -139,7 +176,13 @@ __global__ void __launch_bounds__(kSelectThreads, 4)
       fused_pcp_qkv_select_find_request(p.query_start_loc, p.num_reqs, tail_blocks, t, cur);
       if (!cur.valid) continue;
       const int64_t local = t - cur.lo;
-      const int64_t s = local / cur.half, o = local - s * cur.half;
+      // 32-bit division when it is exact (the common case): 64-bit division is a long
+      // instruction sequence, paid per row.
+      const int64_t s = (local | cur.half) < (int64_t{1} << 32)
+                            ? static_cast<int64_t>(static_cast<uint32_t>(local) /
+                                                   static_cast<uint32_t>(cur.half))
+                            : local / cur.half;
+      const int64_t o = local - s * cur.half;
       const int64_t src = p.world * cur.start + local;
       if (src >= op.src_rows || s >= tail_blocks) continue;
       char* head = nullptr;
