@@ -210,28 +210,6 @@ Where require_same_device(const char* fn, std::initializer_list<const TensorArg*
   return first ? first->where() : Where::Host;
 }
 
-int64_t IndexReader::operator[](int64_t i) const {
-  const char* e = p + i * step;
-  if (i64) {
-    int64_t v;
-    std::memcpy(&v, e, sizeof v);
-    return v;
-  }
-  int32_t v;
-  std::memcpy(&v, e, sizeof v);
-  return v;
-}
-
-void IndexWriter::set(int64_t i, int64_t v) const {
-  char* e = p + i * step;
-  if (i64) {
-    std::memcpy(e, &v, sizeof v);
-  } else {
-    const int32_t w = static_cast<int32_t>(v);
-    std::memcpy(e, &w, sizeof w);
-  }
-}
-
 IndexReader reader1d(const TensorArg& a) {
   return {a.data(), a.ndim() ? a.stride(a.ndim() - 1) * a.elem_bytes() : 0, a.is_int64()};
 }
@@ -249,11 +227,8 @@ int64_t index_dtype_max(const TensorArg& a) {
   return a.is_int64() ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int32_t>::max();
 }
 
-void require_fits(const char* fn, const TensorArg& a, int64_t value) {
-  const int64_t lo =
-      a.is_int64() ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int32_t>::min();
-  if (value > index_dtype_max(a) || value < lo)
-    fail_arg(CATTN_INVALID_ARGUMENT, fn, a.name(), "cannot hold a result value",
+void fail_does_not_fit(const char* fn, const TensorArg& a, int64_t value) {
+  fail_arg(CATTN_INVALID_ARGUMENT, fn, a.name(), "cannot hold a result value",
              std::to_string(value), "a value that fits int32 (pass an int64 tensor)");
 }
 

@@ -4,7 +4,9 @@
 // the function and the argument.
 #pragma once
 
+#include <climits>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 
@@ -70,17 +72,36 @@ class TensorArg {
 Where require_same_device(const char* fn, std::initializer_list<const TensorArg*> args);
 
 // Strided element access to int32/int64 index tensors (host memory only).
+// Defined inline: host algorithms call them once per element.
 struct IndexReader {
   const char* p;
   int64_t step;  // bytes between consecutive elements
   bool i64;
-  int64_t operator[](int64_t i) const;
+  int64_t operator[](int64_t i) const {
+    const char* e = p + i * step;
+    if (i64) {
+      int64_t v;
+      std::memcpy(&v, e, sizeof v);
+      return v;
+    }
+    int32_t v;
+    std::memcpy(&v, e, sizeof v);
+    return v;
+  }
 };
 struct IndexWriter {
   char* p;
   int64_t step;
   bool i64;
-  void set(int64_t i, int64_t v) const;
+  void set(int64_t i, int64_t v) const {
+    char* e = p + i * step;
+    if (i64) {
+      std::memcpy(e, &v, sizeof v);
+    } else {
+      const int32_t w = static_cast<int32_t>(v);
+      std::memcpy(e, &w, sizeof w);
+    }
+  }
 };
 // 1-D views; for a 2-D tensor, row(r) gives the view of row r.
 IndexReader reader1d(const TensorArg& a);
@@ -91,7 +112,10 @@ IndexWriter writer_row(const TensorArg& a, int64_t r);
 // Largest value the index dtype of `a` can hold.
 int64_t index_dtype_max(const TensorArg& a);
 // Fails (CATTN_INVALID_ARGUMENT) if `value` does not fit the index dtype of output `a`.
-void require_fits(const char* fn, const TensorArg& a, int64_t value);
+[[noreturn]] void fail_does_not_fit(const char* fn, const TensorArg& a, int64_t value);
+inline void require_fits(const char* fn, const TensorArg& a, int64_t value) {
+  if (!a.is_int64() && (value > INT32_MAX || value < INT32_MIN)) fail_does_not_fit(fn, a, value);
+}
 
 // Fails (CATTN_INVALID_ARGUMENT) if output `out` shares any byte with `in` (both present, on
 // the same device). For calls that read `in` after they begin writing `out`, where aliasing
