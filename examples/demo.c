@@ -9,12 +9,18 @@
  *   sequence length     16               10                    17                    33
  *   block table row     0 1 ... 9        10 11 ... 19          20 21 ... 29          30 ... 39
  *
- * C99 and the C standard library only; no CUDA header. Tensors go through a small allocation
- * layer (demo_memory_t) so that device memory can be plugged in without touching the utility
- * sections: see "DEVICE MEMORY PLUGS IN HERE" below.
+ * Where it runs: on the GPU when the demo was built against a CUDA build of libcattn
+ * (CATTN_DEMO_WITH_CUDA) and cattn_cuda_device_count() finds a device, unless
+ * CATTN_DEMO_FORCE_HOST=1; on the host otherwise. The first line of output says which. On the
+ * GPU the batch's tensors live in device memory, every utility runs on one stream the demo
+ * creates, and results are copied back before they are printed, by the same printing code as
+ * the host run. Host mirrors (*_cpu) stay in host memory on both paths, as the API requires.
+ *
+ * C99 and the C standard library; the CUDA runtime's C header only in a CUDA build, and only in
+ * the device layer below ("Device layer").
  *
  * Exit status: 0 when every utility except 5 (the NCCL all-gather, not implemented in this
- * release) returned CATTN_OK; 1 otherwise.
+ * release) returned CATTN_OK; 1 otherwise; 2 when the demo itself failed (a CUDA call, memory).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -44,17 +50,93 @@ static void host_copy(void* dst, const void* src, size_t bytes) { memcpy(dst, sr
 static const demo_memory_t kHostMemory = {
     "host", {kDLCPU, 0}, host_alloc, host_release, host_copy, host_copy};
 
-/*
- * DEVICE MEMORY PLUGS IN HERE.
- * A GPU build of this demo adds a second demo_memory_t, {"cuda:0", {kDLCUDA, 0}, ...}, whose
- * functions wrap cudaMalloc, cudaFree and cudaMemcpy. They live in a separate translation unit
- * compiled against the CUDA runtime, so this file keeps no CUDA dependency. main() then points
- * g_batch_memory at it; every tensor the utilities treat as "on the batch's device" is allocated
- * from g_batch_memory, while host mirrors (the *_cpu tensors) always come from kHostMemory.
- * libcattn 0.1 implements no CUDA path yet (device tensors are answered with
- * CATTN_NOT_IMPLEMENTED), so for now the batch lives in host memory even when a GPU is present.
- */
+/* Where the batch's tensors (all but the *_cpu host mirrors) live: kHostMemory, or the device
+ * memory of the device layer below when the demo runs on a GPU. */
 static const demo_memory_t* g_batch_memory = &kHostMemory;
+
+/* The stream every utility is given. NULL on the host, where the library ignores it. */
+static cattn_stream_t g_stream = NULL;
+
+static void die(const char* what) {
+  fprintf(stderr, "demo: %s\n", what);
+  exit(2);
+}
+
+/* ============================================================================================
+ * Device layer: the demo's only CUDA code. Compiled when libcattn was built with CUDA (CMake
+ * then defines CATTN_DEMO_WITH_CUDA and links the CUDA runtime); a CPU-only build gets the
+ * stubs at the end, which report no device. No CUDA call is made unless device_open() ran.
+ * ========================================================================================== */
+
+#if defined(CATTN_DEMO_WITH_CUDA)
+#include <cuda_runtime_api.h>
+
+/* Any CUDA failure ends the demo: after one, nothing it prints could be trusted. */
+static void cuda_check(cudaError_t error, const char* call) {
+  if (error != cudaSuccess) {
+    fprintf(stderr, "demo: %s failed: %s (%s)\n", call, cudaGetErrorName(error),
+            cudaGetErrorString(error));
+    exit(2);
+  }
+}
+#define CUDA_CHECK(call) cuda_check((call), #call)
+
+static void* cuda_alloc(size_t bytes) {
+  void* ptr = NULL;
+  CUDA_CHECK(cudaMalloc(&ptr, bytes > 0 ? bytes : 1));
+  return ptr;
+}
+static void cuda_release(void* ptr) { CUDA_CHECK(cudaFree(ptr)); }
+
+/* Copies are queued on the utilities' stream, so they come after the work that wrote the data,
+ * and waited for, so they are complete (and the host buffer free to reuse) on return. */
+static void cuda_to_host(void* host_dst, const void* src, size_t bytes) {
+  CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, g_stream));
+  CUDA_CHECK(cudaStreamSynchronize(g_stream));
+}
+static void cuda_from_host(void* dst, const void* host_src, size_t bytes) {
+  CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, g_stream));
+  CUDA_CHECK(cudaStreamSynchronize(g_stream));
+}
+
+static char g_cuda_memory_name[32];
+static demo_memory_t g_cuda_memory = {g_cuda_memory_name, {kDLCUDA, 0}, cuda_alloc,
+                                      cuda_release, cuda_to_host, cuda_from_host};
+
+/* Takes the current CUDA device, writes its name to `name` and creates the stream; returns the
+ * device memory the batch is to live in. */
+static const demo_memory_t* device_open(char* name, size_t name_size) {
+  struct cudaDeviceProp prop;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  CUDA_CHECK(cudaStreamCreate(&g_stream));
+  snprintf(name, name_size, "%s", prop.name);
+  snprintf(g_cuda_memory_name, sizeof g_cuda_memory_name, "cuda:%d device", device);
+  g_cuda_memory.device.device_id = device;
+  return &g_cuda_memory;
+}
+
+/* A call that returned CATTN_OK has only queued its device work: wait for it, so that a kernel
+ * failure is reported at the call that caused it. */
+static void device_sync(void) {
+  if (g_stream != NULL) CUDA_CHECK(cudaStreamSynchronize(g_stream));
+}
+
+static void device_close(void) {
+  if (g_stream != NULL) CUDA_CHECK(cudaStreamDestroy(g_stream));
+  g_stream = NULL;
+}
+
+#else /* CPU-only build: there is no device to open. */
+static const demo_memory_t* device_open(char* name, size_t name_size) {
+  (void)name;
+  (void)name_size;
+  return NULL;
+}
+static void device_sync(void) {}
+static void device_close(void) {}
+#endif
 
 typedef struct demo_tensor {
   DLTensor dl;
@@ -69,11 +151,6 @@ static int g_num_tensors = 0;
 static const DLDataType kI32 = {kDLInt, 32, 1};
 static const DLDataType kI64 = {kDLInt, 64, 1};
 static const DLDataType kF32 = {kDLFloat, 32, 1};
-
-static void die(const char* what) {
-  fprintf(stderr, "demo: %s\n", what);
-  exit(2);
-}
 
 /* A compact tensor of the given shape (unused dimensions = 0), contents undefined. */
 static demo_tensor_t* tensor_new(const demo_memory_t* memory, DLDataType dtype, int ndim,
@@ -132,12 +209,26 @@ static demo_tensor_t* tensor_of(const demo_memory_t* memory, DLDataType dtype, i
   return t;
 }
 
-/* Element i (row-major) read back to the host, as double so that ints and floats share code. */
-static double tensor_get(const demo_tensor_t* t, int64_t i) {
-  size_t elem = t->dl.dtype.bits / 8;
-  unsigned char raw[8];
-  t->memory->to_host(raw, (const unsigned char*)t->dl.data + t->dl.byte_offset + (size_t)i * elem,
-                     elem);
+/* The tensor's elements copied to a new host buffer in one transfer (the caller frees it). */
+static unsigned char* tensor_download(const demo_tensor_t* t) {
+  size_t bytes = (size_t)tensor_numel(t) * (t->dl.dtype.bits / 8);
+  unsigned char* host = (unsigned char*)malloc(bytes + 1);
+  if (host == NULL) die("out of memory");
+  t->memory->to_host(host, (const unsigned char*)t->dl.data + t->dl.byte_offset, bytes);
+  return host;
+}
+
+/* Copies src's elements into dst (same dtype and element count), whichever memory each is in. */
+static void tensor_copy(demo_tensor_t* dst, const demo_tensor_t* src) {
+  unsigned char* host = tensor_download(src);
+  dst->memory->from_host((unsigned char*)dst->dl.data + dst->dl.byte_offset, host,
+                         (size_t)tensor_numel(src) * (src->dl.dtype.bits / 8));
+  free(host);
+}
+
+/* Element i (row-major) of a downloaded tensor, as double so that ints and floats share code. */
+static double host_value(const demo_tensor_t* t, const unsigned char* host, int64_t i) {
+  const unsigned char* raw = host + (size_t)i * (t->dl.dtype.bits / 8);
   if (t->dl.dtype.code == kDLFloat) {
     float f;
     memcpy(&f, raw, sizeof f);
@@ -168,15 +259,19 @@ static void free_all_tensors(void) {
  * Printing
  * ========================================================================================== */
 
-static void print_run(const demo_tensor_t* t, int64_t from, int64_t to) {
+static void print_run(const demo_tensor_t* t, const unsigned char* host, int64_t from,
+                      int64_t to) {
   int64_t i;
-  for (i = from; i < to; ++i) printf("%s%g", i > from ? ", " : "", tensor_get(t, i));
+  for (i = from; i < to; ++i) printf("%s%g", i > from ? ", " : "", host_value(t, host, i));
 }
 
 /* Prints `label`, the shape, the dtype and the values. Long tensors print `head` values and
- * summarise the rest (saying so when it is a single repeated value, e.g. padding). */
+ * summarise the rest (saying so when it is a single repeated value, e.g. padding). The values
+ * are read from a host copy taken first, so the host and the GPU run print through this same
+ * code. */
 static void print_tensor_head(const char* label, const demo_tensor_t* t, int64_t head) {
   int64_t n = tensor_numel(t), i;
+  unsigned char* host = tensor_download(t);
   const char* dtype = t->dl.dtype.code == kDLFloat ? "float32"
                       : t->dl.dtype.bits == 32     ? "int32"
                                                    : "int64";
@@ -186,32 +281,31 @@ static void print_tensor_head(const char* label, const demo_tensor_t* t, int64_t
     printf("[%" PRId64 ", %" PRId64 "] %s\n", t->shape[0], cols, dtype);
     for (r = 0; r < t->shape[0]; ++r) {
       printf("      [");
-      print_run(t, r * cols, (r + 1) * cols);
+      print_run(t, host, r * cols, (r + 1) * cols);
       printf("]\n");
     }
-    return;
-  }
-  if (t->dl.ndim == 1) {
-    printf("[%" PRId64 "] %s = [", t->shape[0], dtype);
   } else {
-    printf("[%" PRId64 ", %" PRId64 ", %" PRId64 "] %s, flattened = [", t->shape[0], t->shape[1],
-           t->shape[2], dtype);
+    if (t->dl.ndim == 1) {
+      printf("[%" PRId64 "] %s = [", t->shape[0], dtype);
+    } else {
+      printf("[%" PRId64 ", %" PRId64 ", %" PRId64 "] %s, flattened = [", t->shape[0],
+             t->shape[1], t->shape[2], dtype);
+    }
+    if (n <= head) {
+      print_run(t, host, 0, n);
+      printf("]\n");
+    } else {
+      double rest = host_value(t, host, head);
+      int same = 1;
+      print_run(t, host, 0, head);
+      for (i = head + 1; i < n && same; ++i) same = host_value(t, host, i) == rest;
+      if (same)
+        printf(", ... %" PRId64 " more, all %g]\n", n - head, rest);
+      else
+        printf(", ... %" PRId64 " more]\n", n - head);
+    }
   }
-  if (n <= head) {
-    print_run(t, 0, n);
-    printf("]\n");
-    return;
-  }
-  print_run(t, 0, head);
-  {
-    double rest = tensor_get(t, head);
-    int same = 1;
-    for (i = head + 1; i < n && same; ++i) same = tensor_get(t, i) == rest;
-    if (same)
-      printf(", ... %" PRId64 " more, all %g]\n", n - head, rest);
-    else
-      printf(", ... %" PRId64 " more]\n", n - head);
-  }
+  free(host);
 }
 
 static void print_tensor(const char* label, const demo_tensor_t* t) {
@@ -236,9 +330,11 @@ static void record_failure(int utility, cattn_status_t status) {
   g_failed[utility] = 1;
 }
 
-/* Prints a call's status; returns 1 when it is CATTN_OK. */
+/* Prints a call's status; returns 1 when it is CATTN_OK, after the call's device work (if any)
+ * has finished. */
 static int check(int utility, const char* call, cattn_status_t status) {
   if (status == CATTN_OK) {
+    device_sync();
     printf("  %s -> CATTN_OK\n", call);
     return 1;
   }
@@ -419,6 +515,7 @@ static void demo_dcp_local_seq_lens(const demo_batch_t* batch) {
   args.dcp_kv_cache_interleave_size = 4;
   args.dcp_rank = CATTN_DCP_ALL_RANKS;
   args.out = &all->dl;
+  args.stream = g_stream;
   if (check(2, "cattn_get_dcp_local_seq_lens(every rank)", cattn_get_dcp_local_seq_lens(&args)))
     print_tensor("local seq_lens [b, rank]", all);
   args.dcp_rank = 1;
@@ -436,16 +533,18 @@ static void demo_pcp_query_restore_idx(const demo_batch_t* batch) {
   int64_t size = -1;
   demo_tensor_t* out;
   section(3, "PCP query restore index (get_pcp_query_restore_idx)");
-  printf("  inputs: cu_num_tokens = query_start_loc_cpu (above); request 3 is a decode and takes "
-         "no part\n");
+  printf("  inputs: cu_num_tokens = query_start_loc (above), sized from its host mirror "
+         "query_start_loc_cpu;\n          request 3 is a decode and takes no part\n");
   if (!check(3, "cattn_get_pcp_query_restore_idx_size",
              cattn_get_pcp_query_restore_idx_size(&batch->query_start_loc_cpu->dl, &size)))
     return;
   printf("      size = %" PRId64 "\n", size);
   /* Four spare entries show the -1 fill past `size`. */
   out = tensor_new(g_batch_memory, kI32, 1, size + 4, 0, 0);
-  args.cu_num_tokens = &batch->query_start_loc_cpu->dl;
+  /* The index is computed where the batch lives, from the batch's own query_start_loc. */
+  args.cu_num_tokens = &batch->query_start_loc->dl;
   args.restore_idx = &out->dl;
+  args.stream = g_stream;
   if (check(3, "cattn_get_pcp_query_restore_idx", cattn_get_pcp_query_restore_idx(&args)))
     print_tensor("restore_idx", out);
 }
@@ -497,6 +596,7 @@ static void demo_fused_pcp_qkv_select(void) {
   args.q_tail = &qt->dl;
   args.k_tail = &kt->dl;
   args.v_tail = &vt->dl;
+  args.stream = g_stream;
   if (check(4, "cattn_fused_pcp_qkv_select", cattn_fused_pcp_qkv_select(&args))) {
     print_tensor("q_head", qh);
     print_tensor("k_head", kh);
@@ -555,6 +655,7 @@ static void demo_causal_conv1d_metadata(const demo_batch_t* batch) {
   args.offsetlist = &offsets->dl;
   args.batch_ptr = &batch_ptr->dl;
   args.token_chunk_offset_ptr = &chunk_ptr->dl;
+  args.stream = g_stream;
   if (check(6, "cattn_compute_causal_conv1d_metadata",
             cattn_compute_causal_conv1d_metadata(&args))) {
     printf("      tot = %" PRId64 "\n", args.tot);
@@ -599,6 +700,7 @@ static void demo_extend_all_queries_by_n(const demo_batch_t* batch) {
   args.n = 1;
   args.new_slot_mapping = &new_slots->dl;
   args.out = &out;
+  args.stream = g_stream;
   if (check(7, "cattn_extend_all_queries_by_n", cattn_extend_all_queries_by_n(&args))) {
     print_tensor("query_start_loc", qsl);
     print_tensor("query_start_loc_cpu", qsl_cpu);
@@ -621,17 +723,35 @@ static void demo_fast_prefill(const demo_batch_t* batch) {
   demo_tensor_t* qsl = tensor_new(g_batch_memory, kI32, 1, B + 1, 0, 0);
   demo_tensor_t* qsl_cpu = tensor_new(&kHostMemory, kI32, 1, B + 1, 0, 0);
   demo_tensor_t* max_total = tensor_new(g_batch_memory, kI32, 1, 2, 0, 0);
+  const int on_device = g_batch_memory->device.device_type != kDLCPU;
   section(8, "KV-sharing fast-prefill metadata (make_kv_sharing_fast_prefill_common_attn_metadata)");
   printf("  inputs: the batch's query_start_loc and its first %" PRId64
          " logits_indices_padded entries\n",
          batch->num_logits_indices);
   out.query_start_loc = &qsl->dl;
-  out.query_start_loc_cpu = &qsl_cpu->dl;
+  /* The CUDA path never waits for the device, so it neither fills this host mirror (it must be
+   * NULL there) nor knows max_query_len and num_actual_tokens (set to -1; their values are in
+   * decode_max_and_total). */
+  if (on_device) out.query_start_loc_cpu = NULL;
+  else out.query_start_loc_cpu = &qsl_cpu->dl;
   args.metadata = &in;
   args.out = &out;
   args.decode_max_and_total = &max_total->dl;
+  args.stream = g_stream;
   if (check(8, "cattn_make_kv_sharing_fast_prefill_common_attn_metadata",
             cattn_make_kv_sharing_fast_prefill_common_attn_metadata(&args))) {
+    if (on_device) {
+      /* What a caller does once the stream is done: read the values back from the device. */
+      unsigned char* host = tensor_download(max_total);
+      tensor_copy(qsl_cpu, qsl);
+      printf("      (CUDA path: the call left query_start_loc_cpu unset and max_query_len = "
+             "%" PRId64 ", num_actual_tokens = %" PRId64 ";\n"
+             "       the demo copied them back from query_start_loc and decode_max_and_total)\n",
+             out.max_query_len, out.num_actual_tokens);
+      out.max_query_len = (int64_t)host_value(max_total, host, 0);
+      out.num_actual_tokens = (int64_t)host_value(max_total, host, 1);
+      free(host);
+    }
     print_tensor("decode query_start_loc", qsl);
     print_tensor("decode query_start_loc_cpu", qsl_cpu);
     print_tensor("decode_max_and_total", max_total);
@@ -679,6 +799,7 @@ static void demo_local_attention(const demo_batch_t* batch) {
   out.block_table_tensor = &table->dl;
   fill.metadata = &in;
   fill.out = &out;
+  fill.stream = g_stream;
   if (check(9, "cattn_local_attention_plan_fill", cattn_local_attention_plan_fill(args.plan, &fill))) {
     print_tensor("query_start_loc_cpu", qsl_cpu);
     print_tensor("query_start_loc", qsl);
@@ -694,7 +815,7 @@ static void demo_local_attention(const demo_batch_t* batch) {
   regathered = tensor_new(g_batch_memory, kI32, 2, vb, pages, 0);
   if (check(9, "cattn_local_attention_plan_make_block_table(block table + 1000)",
             cattn_local_attention_plan_make_block_table(args.plan, &new_table->dl,
-                                                        &regathered->dl, NULL)))
+                                                        &regathered->dl, g_stream)))
     print_tensor("re-gathered block table", regathered);
   cattn_local_attention_plan_destroy(args.plan);
 }
@@ -715,6 +836,7 @@ static void demo_mamba_block_table(const demo_batch_t* batch) {
   args.num_speculative_blocks = 1;
   args.mamba_cache_mode = CATTN_MAMBA_CACHE_MODE_ALIGN;
   args.out = &out->dl;
+  args.stream = g_stream;
   if (check(10, "cattn_mamba_get_block_table_tensor(align)",
             cattn_mamba_get_block_table_tensor(&args)))
     print_tensor("block table for Mamba", out);
@@ -790,24 +912,47 @@ static const char* const kUtilityNames[NUM_UTILITIES + 1] = {
     "get_per_layer_parameters",
 };
 
+/* Says CATTN_DEMO_FORCE_HOST asks for the host run (set and neither empty nor "0"). */
+static int host_run_forced(void) {
+  const char* value = getenv("CATTN_DEMO_FORCE_HOST");
+  return value != NULL && value[0] != '\0' && strcmp(value, "0") != 0;
+}
+
 int main(void) {
   demo_batch_t batch;
   int32_t gpus = 0;
   int u, ok = 1;
+  char gpu_name[256] = "";
+  const cattn_status_t count_status = cattn_cuda_device_count(&gpus);
+  const demo_memory_t* device_memory = NULL;
+  const int forced = host_run_forced();
 
+  if (count_status != CATTN_OK) gpus = 0;
+  if (gpus > 0 && !forced) device_memory = device_open(gpu_name, sizeof gpu_name);
+  if (device_memory != NULL) {
+    g_batch_memory = device_memory;
+    printf("Running on GPU: %s\n", gpu_name);
+  } else if (gpus > 0 && forced) {
+    printf("CATTN_DEMO_FORCE_HOST is set: running on the host (%d CUDA device(s) left unused)\n",
+           (int)gpus);
+  } else if (gpus > 0) {
+    printf("libcattn sees %d CUDA device(s), but this demo was built without CUDA: running on "
+           "the host\n",
+           (int)gpus);
+  } else {
+#if defined(CATTN_DEMO_WITH_CUDA)
+    printf("No CUDA device found: running on the host\n");
+#else
+    printf("No CUDA device found: running on the host (this demo was built without CUDA)\n");
+#endif
+  }
   printf("libcattn %s (header %s) demo\n", cattn_version_string(), CATTN_VERSION_STRING);
   if (cattn_version() != CATTN_VERSION_NUMBER)
     printf("warning: library version %u differs from header version %d\n",
            (unsigned)cattn_version(), CATTN_VERSION_NUMBER);
-  if (!check(0, "cattn_cuda_device_count", cattn_cuda_device_count(&gpus))) gpus = 0;
-  if (gpus > 0) {
-    printf("Found %d CUDA device(s). This release runs the demo on the HOST: the CUDA paths of\n"
-           "these utilities are not implemented yet, so the batch stays in host memory.\n",
-           (int)gpus);
-  } else {
-    printf("No CUDA device found: running on the host.\n");
-  }
-  printf("Batch tensors live in %s memory; host mirrors (*_cpu) in host memory.\n",
+  check(0, "cattn_cuda_device_count", count_status);
+  printf("Batch tensors live in %s memory; host mirrors (*_cpu) in host memory.\n"
+         "Utilities 1 and 11 take no tensors and always run on the host.\n",
          g_batch_memory->name);
 
   make_batch(&batch);
@@ -835,5 +980,6 @@ int main(void) {
   if (g_failed[0]) ok = 0;
   printf("%s\n", ok ? "All utilities returned CATTN_OK." : "Some utilities FAILED.");
   free_all_tensors();
+  device_close();
   return ok ? 0 : 1;
 }
