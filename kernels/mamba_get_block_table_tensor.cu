@@ -13,12 +13,15 @@ __global__ void mamba_get_block_table_tensor_kernel(const MambaBlockTableParams 
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t b = i / p.out.cols, j = i - b * p.out.cols;
-    int64_t col = j;
+    int64_t start = 0;
     if (p.align) {
-      const int64_t start = floor_div(load_index(p.seq_lens, b) - 1, p.block_size);
-      col = (start < 0 ? 0 : start) + j;
+      // seq_len <= 0 starts at column 0 without computing seq_len - 1 (INT64_MIN would wrap).
+      const int64_t s = load_index(p.seq_lens, b);
+      start = s <= 0 ? 0 : (s - 1) / p.block_size;
     }
-    store_index(p.out, b, j, col < p.block_table.cols ? load_index(p.block_table, b, col) : -1);
+    // j < cols - start rather than start + j < cols: start may be near INT64_MAX.
+    store_index(p.out, b, j,
+                j < p.block_table.cols - start ? load_index(p.block_table, b, start + j) : -1);
   }
 }
 

@@ -4,6 +4,11 @@
 #include "common/tensor_arg.h"
 #include "host/get_pcp_query_restore_idx_host.h"
 
+#if defined(CATTN_HAVE_CUDA)
+#include "common/cuda_launch.h"
+#include "kernels/get_pcp_query_restore_idx.h"
+#endif
+
 extern "C" {
 
 CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx_size(const DLTensor* cu_num_tokens,
@@ -26,8 +31,23 @@ CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx(
     const cattn::TensorArg out(fn, "args->restore_idx", args->restore_idx);
     cu.expect_ndim(1).expect_index_dtype();
     out.expect_ndim(1).expect_index_dtype().expect_writable();
-    if (cattn::require_same_device(fn, {&cu, &out}) == cattn::Where::Cuda)
+    if (cattn::require_same_device(fn, {&cu, &out}) == cattn::Where::Cuda) {
+#if defined(CATTN_HAVE_CUDA)
+      // The size is data-dependent and the data is on the device: the kernel writes what fits
+      // and -1 after it; int32 outputs hold indices below 2^31 by the capacity bound.
+      cattn::require_fits(fn, out, out.numel());
+      cattn::DeviceScope dev(fn, cu);
+      cattn::kernels::RestoreIdxParams p;
+      p.cu_num_tokens = cattn::index_span(cu);
+      p.restore_idx = cattn::mut_index_span(out);
+      cattn::check_launch(
+          fn, cattn::kernels::launch_get_pcp_query_restore_idx(p, dev.shape(), args->stream),
+          args->stream);
+      return;
+#else
       cattn::fail_no_cuda_path(fn);
+#endif
+    }
     const int64_t size = cattn::get_pcp_query_restore_idx_size_host(fn, cu);
     out.expect_capacity(size);
     if (size > 0) cattn::require_fits(fn, out, size - 1);

@@ -31,6 +31,17 @@ kernels::DeviceShape read_shape(const char* fn, int device) {
   return {sms, threads};
 }
 
+// Kernels load index elements with typed (naturally aligned) accesses; DLPack allows any
+// byte_offset, so a device index tensor off its natural alignment is refused rather than
+// faulting.
+void require_aligned(const TensorArg& a) {
+  if (reinterpret_cast<uintptr_t>(a.data()) % a.elem_bytes() != 0)
+    fail_arg(CATTN_NOT_SUPPORTED, a.fn(), a.name(),
+             "is a device index tensor off its element alignment",
+             "address % " + std::to_string(a.elem_bytes()) + " != 0",
+             "data + byte_offset aligned to the element size");
+}
+
 }  // namespace
 
 DeviceScope::DeviceScope(const char* fn, const TensorArg& t) : device_(t.device_id()) {
@@ -54,6 +65,7 @@ DeviceScope::~DeviceScope() {
 }
 
 kernels::IndexSpan index_span(const TensorArg& a) {
+  require_aligned(a);
   kernels::IndexSpan s;
   s.data = a.data();
   s.size = a.numel();
@@ -63,6 +75,7 @@ kernels::IndexSpan index_span(const TensorArg& a) {
 }
 
 kernels::MutIndexSpan mut_index_span(const TensorArg& a) {
+  require_aligned(a);
   kernels::MutIndexSpan s;
   s.data = a.data();
   s.size = a.numel();
@@ -72,6 +85,7 @@ kernels::MutIndexSpan mut_index_span(const TensorArg& a) {
 }
 
 kernels::IndexMatrix index_matrix(const TensorArg& a) {
+  require_aligned(a);
   kernels::IndexMatrix m;
   m.data = a.data();
   m.rows = a.size(0);
@@ -83,6 +97,7 @@ kernels::IndexMatrix index_matrix(const TensorArg& a) {
 }
 
 kernels::MutIndexMatrix mut_index_matrix(const TensorArg& a) {
+  require_aligned(a);
   kernels::MutIndexMatrix m;
   m.data = a.data();
   m.rows = a.size(0);

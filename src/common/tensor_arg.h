@@ -26,6 +26,7 @@ class TensorArg {
   bool present() const { return t_ != nullptr; }
   const DLTensor* raw() const { return t_; }
   const char* name() const { return name_; }
+  const char* fn() const { return fn_; }
   int ndim() const { return t_->ndim; }
   int64_t size(int d) const { return t_->shape[d]; }
   int64_t stride(int d) const { return strides_[d]; }  // in elements
