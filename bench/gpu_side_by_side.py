@@ -1,0 +1,297 @@
+"""libcattn's CUDA paths against the seed's own code on the same GPU, in one process.
+
+The seed is imported from --reference (the oracle's vllm_ref.py, or an installed vLLM module
+via --module); libcattn is called through ctypes (bench/cattn_ctypes.py) on the same torch
+tensors. Every case is checked for equal outputs before it is timed. Two clocks:
+  dev_us   CUDA events around repeated launches, median per call (no host sync inside);
+  host_us  wall time of one call followed by a stream sync, median (what a caller waits when the
+           seed syncs inside, e.g. .cpu() or .item()).
+The ratio column uses dev_us where neither side syncs, host_us otherwise (marked).
+
+    python3 bench/gpu_side_by_side.py --reference .oracle --lib build/libcattn.so
+"""
+import argparse
+import ctypes
+import importlib
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cattn_ctypes as C  # noqa: E402
+
+_TORCH_DT = {
+    torch.int32: (C.kDLInt, 32), torch.int64: (C.kDLInt, 64), torch.bfloat16: (4, 16),
+    torch.float16: (C.kDLFloat, 16), torch.float32: (C.kDLFloat, 32),
+    torch.float8_e4m3fn: (C.kDLUInt, 8), torch.uint8: (C.kDLUInt, 8),
+}
+
+
+class DevTensor:
+    """A DLTensor view of a torch tensor (CUDA or CPU), strides in elements."""
+
+    def __init__(self, t):
+        self.t = t
+        code, bits = _TORCH_DT[t.dtype]
+        n = max(t.dim(), 1)
+        self._shape = (ctypes.c_int64 * n)(*t.shape)
+        self._strides = (ctypes.c_int64 * n)(*t.stride())
+        self.dl = C.DLTensor()
+        self.dl.data = t.data_ptr()
+        self.dl.device = C.DLDevice(C.kDLCUDA if t.is_cuda else C.kDLCPU,
+                                    t.device.index or 0 if t.is_cuda else 0)
+        self.dl.ndim = t.dim()
+        self.dl.dtype = C.DLDataType(code, bits, 1)
+        self.dl.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
+        self.dl.strides = ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64))
+        self.dl.byte_offset = 0
+        self.dl._keep = (t, self._shape, self._strides)
+
+    @property
+    def ptr(self):
+        return ctypes.pointer(self.dl)
+
+
+def dev_us(fn, reps):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1000)
+    return statistics.median(times)
+
+
+def host_us(fn, reps):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter_ns()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter_ns() - t0) / 1000)
+    return statistics.median(times)
+
+
+ROWS = []
+
+
+def row(name, seed, ours, clock, note=""):
+    ROWS.append((name, seed, ours, clock, note))
+    print(f"| {name:<58} | {seed:10.1f} | {ours:10.2f} | {seed / ours:8.1f}x | {clock:<7} |{note}",
+          flush=True)
+
+
+def call(lib, fname, *args):
+    C.check(lib, fname, getattr(lib, fname)(*args))
+
+
+def fused_select(V, lib, W, r, reqs, T, H, dq, dk, dv, dtype, reps, copy_gbps):
+    dev = "cuda"
+    mk = (lambda *s: torch.randn(*s, device=dev).to(dtype))
+    q, k, v = mk(T, H, dq), mk(W * T, H, dk), mk(W * T, H, dv)
+    qsl = torch.tensor([T // reqs * i // 2 * 2 for i in range(reqs)] + [T], dtype=torch.int32,
+                       device=dev)
+    name = f"fused_pcp_qkv_select W{W} r{r} reqs{reqs} T{T} H{H} {dq}/{dk}/{dv} {str(dtype)[6:]}"
+    half = T // 2
+    outs = [torch.empty(half, H, dq, device=dev, dtype=dtype),
+            torch.empty(half * (r + 1), H, dk, device=dev, dtype=dtype),
+            torch.empty(half * (r + 1), H, dv, device=dev, dtype=dtype),
+            torch.empty(half, H, dq, device=dev, dtype=dtype),
+            torch.empty(half * (2 * W - r), H, dk, device=dev, dtype=dtype),
+            torch.empty(half * (2 * W - r), H, dv, device=dev, dtype=dtype)]
+    T_ = [DevTensor(x) for x in [q, k, v, qsl] + outs]
+    a = C.new(C.cattn_fused_pcp_qkv_select_args_t, q=T_[0].ptr, k=T_[1].ptr, v=T_[2].ptr,
+              query_start_loc=T_[3].ptr, pcp_world_size=W, pcp_rank=r, q_head=T_[4].ptr,
+              k_head=T_[5].ptr, v_head=T_[6].ptr, q_tail=T_[7].ptr, k_tail=T_[8].ptr,
+              v_tail=T_[9].ptr)
+    ours = lambda: call(lib, "cattn_fused_pcp_qkv_select", ctypes.byref(a))  # noqa: E731
+    ours()
+    torch.cuda.synchronize()
+    seed_t = None
+    if k.numel() >= 2**31:
+        # The seed's Triton kernel computes offsets in 32 bits and faults here (see the
+        # baseline); a fault would poison this process's CUDA context, so it is not run.
+        pass
+    else:
+        seed_out = V.fused_pcp_qkv_select(q, k, v, qsl, W, r)
+        torch.cuda.synchronize()
+        for s_, o_ in zip(seed_out, outs):
+            if not torch.equal(s_.view(torch.uint8), o_.view(torch.uint8)):
+                print("MISMATCH", name)
+                sys.exit(1)
+        seed_t = dev_us(lambda: V.fused_pcp_qkv_select(q, k, v, qsl, W, r), reps)
+    ours_t = dev_us(ours, reps)
+    e = q.element_size()
+    nbytes = 2 * q.numel() * e + half * H * e * ((4 * W + 1 - r) * (dk + dv))
+    frac = nbytes / (ours_t * 1e3) / copy_gbps
+    if seed_t:
+        seed_frac = nbytes / (seed_t * 1e3) / copy_gbps
+        row(name, seed_t, ours_t, "dev_us", f" copy: seed {seed_frac:.3f}, libcattn {frac:.3f}")
+    else:
+        print(f"| {name:<58} | {'faults':>10} | {ours_t:10.2f} | {'-':>9} | dev_us  | "
+              f"copy: libcattn {frac:.3f} (K has {k.numel():.2e} elements)", flush=True)
+    del q, k, v, outs, T_
+    torch.cuda.empty_cache()
+
+
+def dcp(V, lib, B, size, reps):
+    s = torch.randint(1, 8192, (B,), dtype=torch.int32, device="cuda")
+    out = torch.empty(B, size, dtype=torch.int32, device="cuda")
+    ts, to = DevTensor(s), DevTensor(out)
+    a = C.new(C.cattn_dcp_local_seq_lens_args_t, seq_lens=ts.ptr, dcp_size=size,
+              dcp_rank=C.CATTN_DCP_ALL_RANKS, dcp_kv_cache_interleave_size=1, out=to.ptr)
+    ours = lambda: call(lib, "cattn_get_dcp_local_seq_lens", ctypes.byref(a))  # noqa: E731
+    ours()
+    assert torch.equal(out, V.get_dcp_local_seq_lens(s, size, None, 1)), "MISMATCH dcp"
+    row(f"get_dcp_local_seq_lens B{B} dcp{size}",
+        dev_us(lambda: V.get_dcp_local_seq_lens(s, size, None, 1), reps), dev_us(ours, reps),
+        "dev_us")
+
+
+def restore(V, lib, B, T, reps):
+    lens = torch.full((B,), T // B // 2 * 2, dtype=torch.int64)
+    cu = torch.cat([torch.zeros(1, dtype=torch.int64), lens.cumsum(0)]).to(torch.int32)
+    cu_d = cu.cuda()
+    out = torch.empty(int(cu[-1]), dtype=torch.int32, device="cuda")
+    tc, to = DevTensor(cu_d), DevTensor(out)
+    a = C.new(C.cattn_pcp_query_restore_idx_args_t, cu_num_tokens=tc.ptr, restore_idx=to.ptr)
+    ours = lambda: call(lib, "cattn_get_pcp_query_restore_idx", ctypes.byref(a))  # noqa: E731
+    ours()
+    assert torch.equal(out.cpu(), V.get_pcp_query_restore_idx(cu_d)), "MISMATCH restore"
+    # The seed copies the device cu_num_tokens to the host (a sync) and sorts there.
+    row(f"get_pcp_query_restore_idx B{B} T{T}",
+        host_us(lambda: V.get_pcp_query_restore_idx(cu_d), reps), host_us(ours, reps), "host_us",
+        " (seed syncs)")
+
+
+def mamba(V, lib, B, reps):
+    bs, nspec, M = 16, 2, 64
+    bt = torch.arange(B * M, dtype=torch.int32, device="cuda").view(B, M)
+    s = torch.randint(1, bs * (M - nspec - 1), (B,), dtype=torch.int32, device="cuda")
+    out = torch.empty(B, 1 + nspec, dtype=torch.int32, device="cuda")
+    tb, ts, to = DevTensor(bt), DevTensor(s), DevTensor(out)
+    a = C.new(C.cattn_mamba_block_table_args_t, block_table=tb.ptr, seq_lens=ts.ptr,
+              block_size=bs, num_speculative_blocks=nspec,
+              mamba_cache_mode=C.CATTN_MAMBA_CACHE_MODE_ALIGN, out=to.ptr)
+    ours = lambda: call(lib, "cattn_mamba_get_block_table_tensor", ctypes.byref(a))  # noqa: E731
+    spec = V.MambaSpec(block_size=bs, num_speculative_blocks=nspec)
+    seed = lambda: V.mamba_get_block_table_tensor(bt, s, spec, "align")  # noqa: E731
+    ours()
+    assert torch.equal(out, seed()), "MISMATCH mamba"
+    row(f"mamba_get_block_table_tensor align B{B}", dev_us(seed, reps), dev_us(ours, reps),
+        "dev_us")
+
+
+def metadata(V, B, tokens_per_req=4):
+    qsl = torch.arange(B + 1, dtype=torch.int32) * tokens_per_req
+    seq = torch.full((B,), 100, dtype=torch.int32)
+    return V.CommonAttentionMetadata(
+        query_start_loc=qsl.cuda(), query_start_loc_cpu=qsl, seq_lens=seq.cuda(), num_reqs=B,
+        num_actual_tokens=B * tokens_per_req, max_query_len=tokens_per_req, max_seq_len=100,
+        block_table_tensor=torch.zeros(B, 8, dtype=torch.int32, device="cuda"),
+        slot_mapping=torch.zeros(B * tokens_per_req, dtype=torch.int64, device="cuda"),
+        _seq_lens_cpu=seq)
+
+
+def extend(V, lib, B, reps):
+    cad = metadata(V, B)
+    arange = torch.arange(B + 1, dtype=torch.int32, device="cuda")
+    slots = torch.zeros(B * 5, dtype=torch.int64, device="cuda")
+    t = {n: DevTensor(x) for n, x in [("qsl", cad.query_start_loc), ("seq", cad.seq_lens),
+                                       ("slots", slots)]}
+    oq = torch.empty_like(cad.query_start_loc)
+    os_ = torch.empty_like(cad.seq_lens)
+    toq, tos = DevTensor(oq), DevTensor(os_)
+    m = C.new_metadata(query_start_loc=t["qsl"].ptr, seq_lens=t["seq"].ptr, num_reqs=B,
+                       num_actual_tokens=B * 4, max_query_len=4, max_seq_len=100)
+    o = C.new_metadata(query_start_loc=toq.ptr, seq_lens=tos.ptr)
+    a = C.new(C.cattn_extend_all_queries_by_n_args_t, metadata=ctypes.pointer(m), n=1,
+              new_slot_mapping=t["slots"].ptr, out=ctypes.pointer(o))
+    ours = lambda: call(lib, "cattn_extend_all_queries_by_n", ctypes.byref(a))  # noqa: E731
+    seed = lambda: V.extend_all_queries_by_1(cad, arange, slots)  # noqa: E731
+    ours()
+    ref = seed()
+    assert torch.equal(oq, ref.query_start_loc) and torch.equal(os_, ref.seq_lens), "MISMATCH ext"
+    row(f"extend_all_queries_by_n B{B}", dev_us(seed, reps), dev_us(ours, reps), "dev_us")
+
+
+def fast_prefill(V, lib, B, reps):
+    cad = metadata(V, B)
+    logits = (torch.arange(B, dtype=torch.int32) * 4 + 3).cuda()
+    cad.logits_indices_padded = logits
+    cad.num_logits_indices = B
+    out_q = torch.empty(B + 1, dtype=torch.int32, device="cuda")
+    mt = torch.empty(2, dtype=torch.int32, device="cuda")
+    tq, tl, toq, tmt = (DevTensor(cad.query_start_loc), DevTensor(logits), DevTensor(out_q),
+                        DevTensor(mt))
+    m = C.new_metadata(query_start_loc=tq.ptr, logits_indices_padded=tl.ptr, num_reqs=B,
+                       num_logits_indices=B, max_query_len=4, max_seq_len=100,
+                       num_actual_tokens=4 * B)
+    o = C.new_metadata(query_start_loc=toq.ptr)
+    a = C.new(C.cattn_fast_prefill_metadata_args_t, metadata=ctypes.pointer(m),
+              out=ctypes.pointer(o), decode_max_and_total=tmt.ptr)
+    ours = lambda: call(lib, "cattn_make_kv_sharing_fast_prefill_common_attn_metadata",  # noqa
+                        ctypes.byref(a))
+    seed = lambda: V.make_kv_sharing_fast_prefill_common_attn_metadata(cad)  # noqa: E731
+    ours()
+    ref = seed()
+    assert torch.equal(out_q, ref.query_start_loc), "MISMATCH fast prefill"
+    assert mt.tolist() == [ref.max_query_len, ref.num_actual_tokens], "MISMATCH max/total"
+    # The seed reads max and total back with .item() (two syncs); libcattn leaves them on the GPU.
+    row(f"make_kv_sharing_fast_prefill_common_attn_metadata B{B}", host_us(seed, reps),
+        host_us(ours, reps), "host_us", " (seed syncs)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reference", default=os.path.join("..", "shared", "oracle"))
+    ap.add_argument("--module", default="vllm_ref")
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--copy-gbps", type=float, default=0.0)
+    args = ap.parse_args()
+    sys.path.insert(0, args.reference)
+    V = importlib.import_module(args.module)
+    lib = C.load(args.lib)
+    for extra in ["cattn_fused_pcp_qkv_select"]:
+        getattr(lib, extra)
+    copy = args.copy_gbps
+    if copy <= 0:
+        x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+        y = torch.empty_like(x)
+        copy = 2 * x.numel() / (dev_us(lambda: y.copy_(x), 20) * 1e3)
+        del x, y
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}; "
+          f"copy {copy:.0f} GB/s\n")
+    print(f"| {'case':<58} | {'seed us':>10} | {'cattn us':>10} | {'ratio':>9} | clock   |")
+    print(f"|{'-' * 60}|{'-' * 12}|{'-' * 12}|{'-' * 11}|{'-' * 9}|")
+    for shape in [(2, 0, 1, 16384, 32, 128, 128, 128, torch.bfloat16),
+                  (2, 1, 1, 16384, 32, 128, 128, 128, torch.bfloat16),
+                  (4, 1, 8, 49792, 8, 128, 128, 128, torch.bfloat16),
+                  (4, 2, 8, 32768, 16, 192, 192, 128, torch.bfloat16),
+                  (4, 1, 8, 32768, 16, 192, 192, 128, torch.float8_e4m3fn),
+                  (8, 5, 4, 16384, 128, 192, 192, 128, torch.bfloat16)]:
+        fused_select(V, lib, *shape, reps=args.reps, copy_gbps=copy)
+    for B, size in [(256, 8), (1024, 4)]:
+        dcp(V, lib, B, size, args.reps)
+    for B, T in [(8, 16384), (256, 65536)]:
+        restore(V, lib, B, T, args.reps)
+    for B in [256, 1024]:
+        mamba(V, lib, B, args.reps)
+        extend(V, lib, B, args.reps)
+        fast_prefill(V, lib, B, args.reps)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build (sm_90 + sm_80), run every test, run the GPU tests under
+# compute-sanitizer, then the GPU benchmarks. Logs go to $OUT (or ./device-out).
+#   scripts/device_check.sh [build|test|sanitize|bench|side]...   (default: all of them)
+# Expects .deps/include (dlpack/dlpack.h, nlohmann/json.hpp) carried with the call, and the seed
+# oracle in .oracle/ for the side-by-side run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/device-out}
+mkdir -p "$OUT"
+steps=${*:-build test sanitize bench side}
+export PATH="/usr/local/cuda/bin:$PATH"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+B=build-device
+status=0
+has() { [[ " $steps " == *" $1 "* ]]; }
+log() { echo; echo "=== $*"; }
+
+log "machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+nvcc --version | tail -1
+
+if has build; then
+  log "build (sm_90, sm_80)"
+  cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="90;80" \
+    -DCATTN_EXTRA_INCLUDE_DIR="$PWD/.deps/include" > "$OUT/configure.log" 2>&1 \
+    || { tail -30 "$OUT/configure.log"; exit 1; }
+  cmake --build $B -j "$(nproc)" > "$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -60; exit 1; }
+  grep -E "registers|spill" "$OUT/build.log" | sort | uniq -c | head -20 || true
+  echo "build ok"
+fi
+
+if has test; then
+  log "ctest (all tests, GPU included)"
+  (cd $B && ctest -j 8 --output-on-failure > "$OUT/ctest.log" 2>&1); rc=$?
+  tail -5 "$OUT/ctest.log"; grep -E "Failed|\*\*\*" "$OUT/ctest.log" | head -20
+  [ $rc = 0 ] || status=1
+  log "GPU tests (gtest summary)"
+  $B/tests/cattn_tests --gtest_filter='*gpu*' > "$OUT/gpu_tests.log" 2>&1; rc=$?
+  grep -E "^\[  (PASSED|FAILED|SKIPPED)|tests ran|FAILED  \]" "$OUT/gpu_tests.log" | head -30
+  [ $rc = 0 ] || status=1
+fi
+
+if has sanitize; then
+  for tool in memcheck racecheck; do
+    log "compute-sanitizer --tool $tool over the GPU tests"
+    compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 \
+      $B/tests/cattn_tests --gtest_filter='*gpu*:-*PastTwoToThe31*' > "$OUT/sanitize_$tool.log" 2>&1
+    rc=$?
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tests ran|PASSED|FAILED" "$OUT/sanitize_$tool.log" | tail -4
+    [ $rc = 0 ] || { status=1; grep -m20 -E "Invalid|Race|Error" "$OUT/sanitize_$tool.log"; }
+  done
+fi
+
+if has bench; then
+  log "bench_gpu"
+  $B/bench/bench_gpu | tee "$OUT/bench_gpu.txt" || status=1
+fi
+
+if has side; then
+  log "side by side with the seed (Triton kernel, torch chains)"
+  PYTHONUNBUFFERED=1 python3 bench/gpu_side_by_side.py --reference .oracle --lib $B/libcattn.so \
+    | tee "$OUT/side_by_side_gpu.txt" || status=1
+fi
+exit $status
