@@ -212,7 +212,9 @@ typedef struct cattn_kv_cache_layout_args {
  *   is not a valid layout - vLLM asserts here -, connector_layout out of range);
  *   CATTN_NOT_SUPPORTED (the resolved layout is not in supported_mask).
  * Stream: synchronous. Lifetime: env_value is read during the call only.
- * Thread safety: any thread. Since: 0.1 */
+ * Thread safety: any thread. With read_environment the process environment is read (getenv),
+ *   which races with a concurrent setenv/putenv elsewhere in the process; pass env_value to
+ *   avoid that. Since: 0.1 */
 CATTN_API cattn_status_t cattn_get_kv_cache_layout(const cattn_context_t* ctx,
                                                    cattn_kv_cache_layout_args_t* args);
 
@@ -228,9 +230,10 @@ typedef struct cattn_dcp_local_seq_lens_args {
   const DLTensor* seq_lens;   /* in: [B] int32/int64, values in [0, INT32_MAX] */
   int64_t dcp_size;           /* in: >= 1 */
   int64_t dcp_rank;           /* in: [0, dcp_size) or CATTN_DCP_ALL_RANKS */
-  int64_t dcp_kv_cache_interleave_size; /* in: >= 1 */
-  DLTensor* out;              /* out: [B] for one rank, [B, dcp_size] (or [B] if dcp_size == 1)
-                                 for all ranks; int32/int64; same device as seq_lens */
+  int64_t dcp_kv_cache_interleave_size; /* in: >= 1, and dcp_size * this <= INT32_MAX */
+  DLTensor* out;              /* out: [B] for one rank, [B, dcp_size] for all ranks (when
+                                 dcp_size == 1, [B] as vLLM returns, or [B, 1]); int32/int64;
+                                 same device as seq_lens */
   cattn_stream_t stream;      /* CUDA tensors only */
 } cattn_dcp_local_seq_lens_args_t;
 #define CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE ((size_t)sizeof(cattn_dcp_local_seq_lens_args_t))
@@ -239,12 +242,20 @@ typedef struct cattn_dcp_local_seq_lens_args {
 
 /* Computes how many KV tokens of each request each DCP rank stores, with the KV cache dealt out
  * round-robin in runs of `dcp_kv_cache_interleave_size` tokens.
+ * vLLM computes in int32, so the inputs are bounded to where that is exact: the product
+ * dcp_size * dcp_kv_cache_interleave_size must not exceed INT32_MAX (vLLM's rank offsets wrap
+ * past it) and host seq_lens must lie in [0, INT32_MAX] (vLLM's cast wraps larger ones, and a
+ * negative length has no meaning). A [B] out may be the very same view as seq_lens (same
+ * dtype and layout), computing in place; any other overlap with seq_lens is rejected.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, shapes, dtypes, size/rank/interleave out of
  *   range, a host seq_len negative or above INT32_MAX); CATTN_INSUFFICIENT_SIZE (out too small);
  *   CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED (CUDA tensors this build cannot serve);
  *   CATTN_CUDA_ERROR.
- * Stream: host tensors - synchronous; CUDA tensors - enqueued on `stream`, returns before
- *   completion. A device seq_len outside [0, INT32_MAX] is computed as vLLM does (int32 wrap).
+ * Stream: host tensors - synchronous; CUDA tensors - enqueued on `stream` (one kernel),
+ *   returns before completion. Every scalar, shape and overlap check happens on the host, but
+ *   device seq_lens cannot be range-checked without a sync: one outside [0, INT32_MAX] is
+ *   computed as vLLM does, wrapped to int32 first (a negative length gives vLLM's floor-division
+ *   results, which may be negative); every result fits either output dtype.
  * Lifetime: tensors borrowed for the call. Thread safety: see file header. Since: 0.1 */
 CATTN_API cattn_status_t cattn_get_dcp_local_seq_lens(const cattn_dcp_local_seq_lens_args_t* args);
 
@@ -280,7 +291,10 @@ CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx_size(const DLTensor* cu
  *   CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED (CUDA tensors this build cannot serve);
  *   CATTN_CUDA_ERROR.
  * Stream: host - synchronous; CUDA - enqueued on `stream`, reading the device cu_num_tokens
- *   (no copy to the host).
+ *   (no copy to the host). On the device the data cannot be checked without a sync: the size
+ *   is not compared with the capacity (a capacity of cu_num_tokens[R] - cu_num_tokens[0] always
+ *   suffices; a smaller one truncates), an odd length gives vLLM's answer (its middle token is
+ *   left out), and a decreasing entry counts as an empty request.
  * Since: 0.1 */
 CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx(
     const cattn_pcp_query_restore_idx_args_t* args);
@@ -291,11 +305,14 @@ CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx(
 
 typedef struct cattn_fused_pcp_qkv_select_args {
   size_t struct_size;
-  const DLTensor* q;     /* in: [Nq, H, Dq], this rank's queries; last dim contiguous */
-  const DLTensor* k;     /* in: [>= W * query_start_loc[B], H, Dk], keys of all ranks */
-  const DLTensor* v;     /* in: [>= W * query_start_loc[B], H, Dv], values of all ranks */
-  const DLTensor* query_start_loc; /* in: [B + 1] int32/int64, even entries, non-decreasing,
-                                      query_start_loc[B] <= Nq */
+  const DLTensor* q;     /* in: [Nq, H, Dq], this rank's queries; last dim stride 1 (any
+                            when Dq <= 1), any strides in dims 0 and 1 */
+  const DLTensor* k;     /* in: [>= W * query_start_loc[B], H, Dk], keys of all ranks; same
+                            stride rules as q */
+  const DLTensor* v;     /* in: [>= W * query_start_loc[B], H, Dv], values of all ranks; same
+                            stride rules as q */
+  const DLTensor* query_start_loc; /* in: [B + 1] (B >= 0) int32/int64, entries even and
+                                      >= 0, non-decreasing, query_start_loc[B] <= Nq */
   int64_t pcp_world_size; /* in: W >= 1 */
   int64_t pcp_rank;       /* in: r in [0, W) */
   DLTensor* q_head;       /* out: [Nq / 2, H, Dq], dtype of q, compact */
@@ -315,10 +332,27 @@ typedef struct cattn_fused_pcp_qkv_select_args {
  * each half attends to, as vLLM's Triton kernel does, in one pass. Element width 1, 2, 4 or 8
  * bytes; Dq, Dk and Dv may differ; inputs may be strided in their first two dimensions.
  * Output rows past query_start_loc[B] / 2 (CUDA-graph padding) are not written.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shapes, dtypes, strides, W/r, odd or decreasing
- *   query_start_loc on the host); CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED /
- *   CATTN_NOT_IMPLEMENTED (CUDA tensors this build cannot serve); CATTN_CUDA_ERROR.
- * Stream: host - synchronous; CUDA - enqueued on `stream`.
+ * For request i with start s = query_start_loc[i] and half = (query_start_loc[i+1] - s) / 2:
+ * q_head/q_tail rows [s/2, s/2 + half) get q rows [s, s + half) / [s + half, s + 2 half); the
+ * request's K/V segment, rows [W s, W s + 2W half), is cut into 2W blocks of `half` rows, and
+ * blocks 0..r go to k_head/v_head rows from s/2 * (r + 1) on, blocks 0..2W-r-1 to
+ * k_tail/v_tail rows from s/2 * (2W - r) on. vLLM drops the last token of an odd-length request
+ * and reads out of bounds past the end of q, k or v; the host path rejects both. Outputs must
+ * not overlap the inputs or each other. Byte offsets are 64-bit.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or tensor, small struct_size, ndim, H
+ *   differing between q, k and v, a last-dim stride other than 1, query_start_loc empty or not
+ *   int32/int64, W < 1, r outside [0, W), an output whose dtype, H or D differs from its input,
+ *   a non-compact output, an output with more rows than above, tensors on different devices,
+ *   sizes overflowing int64; on the host also a negative, odd or decreasing query_start_loc,
+ *   query_start_loc[B] > Nq, k or v shorter than W * query_start_loc[B]);
+ *   CATTN_INSUFFICIENT_SIZE (an output with fewer rows than above); CATTN_NOT_SUPPORTED
+ *   (element width not 1, 2, 4 or 8 bytes, an unsupported device, or CUDA tensors in a
+ *   CPU-only build, a token row of 2 GiB or more on the device); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - one kernel enqueued on `stream`, no host sync, no
+ *   allocation, capturable in a CUDA graph. The device query_start_loc is not read back, so it
+ *   cannot be checked: there every row is bounds-checked against the tensors' shapes instead,
+ *   and a row that would fall outside them is skipped (never read or written out of bounds).
+ *   16-byte accesses when every pointer, stride and head size allows, else 8/4/2/1.
  * Since: 0.1 */
 CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_select_args_t* args);
 
@@ -369,14 +403,21 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore(
 
 typedef struct cattn_causal_conv1d_metadata_args {
   size_t struct_size;
-  const DLTensor* query_start_loc_cpu; /* in: host [B + 1] int32/int64, non-decreasing */
+  const DLTensor* query_start_loc_cpu; /* in: host [B + 1] int32/int64, non-decreasing; an
+                                          empty tensor is the empty batch (B = 0), as in vLLM */
   int64_t block_m;                /* in: tokens per program (vLLM: 8), >= 1 */
-  DLTensor* nums;                 /* out, may be NULL: [B] programs per request */
-  DLTensor* mlist;                /* out, may be NULL: [tot] request of each program */
-  DLTensor* offsetlist;           /* out, may be NULL: [tot] chunk index within its request */
-  DLTensor* batch_ptr;            /* out, may be NULL: [capacity >= tot], mlist then PAD */
-  DLTensor* token_chunk_offset_ptr; /* out, may be NULL: [capacity >= tot], offsetlist then PAD */
-  int64_t tot;                    /* out: number of programs, vLLM's nums.sum() */
+  DLTensor* nums;                 /* out, may be NULL: exactly [B], programs per request,
+                                     ceil(len / block_m) */
+  DLTensor* mlist;                /* out, may be NULL: [>= tot] request of each program;
+                                     entries past tot are not written */
+  DLTensor* offsetlist;           /* out, may be NULL: [>= tot] chunk index within its request;
+                                     entries past tot are not written */
+  DLTensor* batch_ptr;            /* out, may be NULL: [capacity >= tot], mlist then
+                                     CATTN_PAD_SLOT_ID up to capacity */
+  DLTensor* token_chunk_offset_ptr; /* out, may be NULL: [capacity >= tot], offsetlist then
+                                       CATTN_PAD_SLOT_ID up to capacity */
+  int64_t tot;                    /* out: number of programs, vLLM's nums.sum(); written on
+                                     success even when every tensor output is NULL */
   cattn_stream_t stream;          /* CUDA outputs only */
 } cattn_causal_conv1d_metadata_args_t;
 #define CATTN_CAUSAL_CONV1D_METADATA_ARGS_SIZE \
@@ -385,18 +426,36 @@ typedef struct cattn_causal_conv1d_metadata_args {
   { CATTN_CAUSAL_CONV1D_METADATA_ARGS_SIZE, NULL, 8, NULL, NULL, NULL, NULL, NULL, 0, NULL }
 
 /* Computes the number of programs `tot` and the capacity vLLM allocates for batch_ptr and
- * token_chunk_offset_ptr, max(1024, tot) * 2.
- * query_start_loc_cpu: host [B + 1]. tot, capacity: host pointers; either may be NULL.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT. Stream: synchronous. Since: 0.1 */
+ * token_chunk_offset_ptr, max(1024, tot) * 2 (any capacity >= tot is accepted below).
+ * query_start_loc_cpu: host [B + 1] int32/int64, non-decreasing. block_m: >= 1.
+ * tot, capacity: host pointers; either may be NULL.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, ndim, dtype or device of
+ *   query_start_loc_cpu, block_m < 1, a decreasing query_start_loc_cpu, tot or capacity
+ *   overflowing int64). Nothing is written on failure. Stream: synchronous. Since: 0.1 */
 CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_size(
     const DLTensor* query_start_loc_cpu, int64_t block_m, int64_t* tot, int64_t* capacity);
 
 /* Computes causal_conv1d's launch metadata: per-request program counts ceil(len / block_m),
- * the request and chunk index of every program, and the padded launch arrays.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT; CATTN_INSUFFICIENT_SIZE (an output shorter than
- *   required); CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED (CUDA outputs this build cannot
- *   serve); CATTN_CUDA_ERROR.
- * Stream: host outputs - synchronous. Since: 0.1 */
+ * the request and chunk index of every program, and the padded launch arrays. Request i owns
+ * nums[i] consecutive programs; a zero-length request owns none.
+ * Every tensor output is optional; all present ones are 1-D int32/int64 (each its own dtype)
+ * on one device, and are validated before any is written. query_start_loc_cpu is a host
+ * mirror on every path. vLLM gives 0 programs to a decrease of query_start_loc smaller than
+ * block_m and fails on a larger one; libcattn rejects any decrease.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or query_start_loc_cpu, small
+ *   struct_size, ndim/dtype/device of any tensor, outputs on different devices, an output with
+ *   a zero stride, block_m < 1, a decreasing query_start_loc_cpu, tot overflowing int64, nums
+ *   longer than B, a value that does not fit an int32 output); CATTN_INSUFFICIENT_SIZE (nums
+ *   shorter than B, another output shorter than tot); CATTN_NOT_SUPPORTED /
+ *   CATTN_NOT_IMPLEMENTED (CUDA outputs this build cannot serve, reported after every other
+ *   check); CATTN_CUDA_ERROR.
+ * Stream: host outputs - synchronous. CUDA outputs - the host validates query_start_loc_cpu in
+ *   full and plans the program offsets from it (tot is written before returning), then
+ *   enqueues on `stream` kernels that write the device outputs from that plan, carried in the
+ *   kernel parameters (one launch per 3839 requests, plus one PAD fill per launch array): no
+ *   device-to-host read, no host sync, no allocation, capturable. A captured graph replays the
+ *   values planned at capture time. Results equal the host path's, including what is left
+ *   unwritten. Since: 0.1 */
 CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
     cattn_causal_conv1d_metadata_args_t* args);
 
@@ -425,12 +484,27 @@ typedef struct cattn_extend_all_queries_by_n_args {
 /* Extends every request's query and sequence by n tokens (vLLM's extend_all_queries_by_1 for
  * n = 1): query_start_loc[i] += i * n, seq_lens += n, num_actual_tokens += n * B,
  * max_query_len += n, max_seq_len += n, slot_mapping = new_slot_mapping. Unlike vLLM it also
- * updates the seq_lens_cpu mirror (num_computed_tokens is unchanged by construction).
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shapes, devices, n < 0, overflow of a host value
- *   in the output dtype); CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED (CUDA tensors this build
- *   cannot serve); CATTN_CUDA_ERROR.
- * Stream: host - synchronous; CUDA - device tensors enqueued on `stream`, host mirrors updated
- *   before return. Since: 0.1 */
+ * updates the seq_lens_cpu mirror (vLLM leaves it at the old lengths).
+ * B is seq_lens' length and query_start_loc must have B + 1 entries (num_reqs is copied, not
+ * checked). A mirror is written exactly when the input has it: out->query_start_loc_cpu /
+ * out->seq_lens_cpu must be set when the input's are and NULL when they are not.
+ * num_computed_tokens_cpu (unchanged by construction), block_table_tensor,
+ * logits_indices_padded, num_logits_indices and causal are copied. `out` may be the metadata
+ * struct itself, each output tensor may be its input tensor, and a mirror may share memory with
+ * its main tensor (every element is extended once); other partial overlaps are not supported.
+ * new_slot_mapping, when given, must be 1-D on the batch's device; it is not read.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shapes, devices, a mirror on one side only,
+ *   n < 0, int64 overflow, a host value that does not fit its output dtype - checked before
+ *   anything is written); CATTN_INSUFFICIENT_SIZE (an output shorter than its input);
+ *   CATTN_NOT_SUPPORTED (CUDA tensors in a CPU-only build or without a usable device);
+ *   CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - query_start_loc and seq_lens are updated by one kernel
+ *   enqueued on `stream` (no host sync, no allocation, capturable); the host mirrors, which
+ *   stay host tensors, are checked before the launch and updated on the host before return
+ *   (a captured graph replays only the device part). Every scalar, shape, overlap and mirror
+ *   check happens on the host, but the device values are not read back, so they cannot be
+ *   checked: a device result that overflows int64 wraps, and one that does not fit an int32
+ *   output is stored truncated to its low 32 bits instead of being rejected. Since: 0.1 */
 CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
     const cattn_extend_all_queries_by_n_args_t* args);
 
@@ -465,13 +539,33 @@ typedef struct cattn_fast_prefill_metadata_args {
 /* Builds the decode-only metadata of KV-sharing fast prefill: each request keeps only the
  * tokens whose logits are needed. request(i) = number of query_start_loc[1:] entries <= the
  * i-th logits index; decode query_start_loc = [0, cumsum(bincount)].
+ * Only the first num_logits_indices entries of logits_indices_padded are read (0 allowed); they
+ * may be unsorted (sorted input is the fast case), and a negative index counts for request 0.
+ * When metadata->max_query_len == 1 nothing is read: *out receives the input's fields (its
+ * struct_size is kept), passthrough = 1, and no tensor is written. Otherwise passthrough = 0
+ * and out gets: query_start_loc(_cpu) as above, num_actual_tokens = num_logits_indices,
+ * max_query_len = the largest count, causal = 1, logits_indices_padded = NULL and
+ * num_logits_indices = 0 (vLLM's new metadata drops them), the other fields copied.
+ * The outputs may not overlap query_start_loc or logits_indices_padded (the output doubles as
+ * the counting space), so `out` cannot be the metadata struct itself except for passthrough.
  * create_fast_prefill_custom_backend is this call followed by passing logits_indices_padded and
  * num_logits_indices through to the backend's metadata.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (no logits indices when max_query_len != 1,
- *   num_reqs == 0, a host logits index at or past query_start_loc[num_reqs] - vLLM fails on
- *   both -); CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED;
- *   CATTN_CUDA_ERROR.
- * Stream: host - synchronous; CUDA - enqueued on `stream`, no device-to-host read.
+ *   num_logits_indices outside [0, length], num_reqs < 1, query_start_loc not of
+ *   num_reqs + 1 entries or (host) decreasing, a host logits index at or past
+ *   query_start_loc[num_reqs], overlapping outputs - vLLM asserts or fails on the first, the
+ *   num_reqs and the past-the-end cases -; with CUDA tensors also decode_max_and_total NULL or
+ *   out->query_start_loc_cpu set); CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED (CUDA tensors
+ *   in a CPU-only build or without a usable device); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - one kernel enqueued on `stream`, no device-to-host read,
+ *   no host sync, no allocation, capturable (the passthrough enqueues nothing). The device
+ *   results stay on the device: out->max_query_len and out->num_actual_tokens are -1 (read
+ *   decode_max_and_total instead), and out->query_start_loc_cpu must be NULL (it is left
+ *   NULL; copy query_start_loc to the host when needed). The device data cannot be checked
+ *   without a sync: a logits index at or past query_start_loc[num_reqs] is left out of every
+ *   count (so the total falls short of num_logits_indices), and a decreasing query_start_loc
+ *   gives counts of no meaning, never an out-of-bounds access. Every value fits any output
+ *   dtype accepted on the host path (they are bounded by num_logits_indices).
  * Since: 0.1 */
 CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata(
     cattn_fast_prefill_metadata_args_t* args);
@@ -497,11 +591,17 @@ typedef struct cattn_local_attention_args {
 #define CATTN_LOCAL_ATTENTION_ARGS_INIT { CATTN_LOCAL_ATTENTION_ARGS_SIZE, 0, 0, NULL, NULL }
 
 /* Plans the virtual batches of chunked local attention (host work, O(B + virtual batches)).
- * Unlike vLLM, a zero-length request never produces a negative block index (its first block
- * is clamped to 0 where vLLM wraps around).
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (chunk/block sizes, missing host mirrors,
- *   decreasing query_start_loc_cpu, seq_len < query_len, empty batch - vLLM fails -);
- *   CATTN_OUT_OF_MEMORY.
+ * Each request is cut at attention-chunk boundaries exactly as vLLM does, including a virtual
+ * batch of query length 0 for a zero-length request. block_table_tensor must be [B, cols] with
+ * cols >= 1; page indices are clipped to cols - 1 as in vLLM.
+ * Unlike vLLM, a zero-length request never produces a negative block index: with seq_len 0 its
+ * keys would start at -attn_chunk_size, which vLLM turns into negative page indices that wrap
+ * around to the end of the block-table row (or fail when the row has fewer than P columns);
+ * here its pages start at column 0. Every other value matches vLLM.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (chunk/block sizes, missing or non-host mirrors,
+ *   shapes, decreasing query_start_loc_cpu, seq_len < query_len, empty batch - vLLM fails -,
+ *   block table NULL, not 2-D, not B rows or without columns); CATTN_OUT_OF_MEMORY.
+ *   On failure args->plan is not written.
  * Stream: synchronous. Lifetime: args->plan is owned by the caller
  *   (cattn_local_attention_plan_destroy); the metadata is not retained.
  * Since: 0.1 */
@@ -531,19 +631,35 @@ typedef struct cattn_local_attention_fill_args {
 #define CATTN_LOCAL_ATTENTION_FILL_ARGS_INIT \
   { CATTN_LOCAL_ATTENTION_FILL_ARGS_SIZE, NULL, NULL, NULL }
 
-/* Writes the virtual batch metadata of a plan. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT;
- * CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED; CATTN_CUDA_ERROR.
- * Stream: host outputs synchronous; device outputs enqueued on `stream`.
+/* Writes the virtual batch metadata of a plan: the tensors above (each int32 or int64; the
+ * gathered block table has the dtype of args->metadata->block_table_tensor, which needs B rows
+ * and at least the planned columns and may not overlap any output), num_reqs = V,
+ * num_actual_tokens (the planned batch's), max_query_len, max_seq_len, causal = 1,
+ * slot_mapping = args->metadata->slot_mapping, logits_indices_padded = NULL and
+ * num_logits_indices = 0. Other fields of out are left as they are.
+ * Every output value comes from the plan, so every check (output dtypes included) happens on
+ * the host for device outputs too, before anything is written.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT; CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED (CUDA
+ * tensors in a CPU-only build or without a usable device; on the device, a planned batch of
+ * more than 2^31 requests or a block table of more than 2^31 planned columns); CATTN_CUDA_ERROR.
+ * Stream: host outputs synchronous; device outputs (the gathered block table and the optional
+ * query_start_loc and seq_lens copies) enqueued on `stream` as kernels that carry the planned
+ * values in their parameters - one launch per 3840 virtual batches and per output - with no
+ * host sync, no allocation, capturable (a captured graph replays the values planned when it
+ * was captured); the host mirrors are written on the host, after the launches.
  * Thread safety: the plan may be used by many threads at once. Since: 0.1 */
 CATTN_API cattn_status_t cattn_local_attention_plan_fill(
     const cattn_local_attention_plan_t* plan, const cattn_local_attention_fill_args_t* args);
 
 /* Gathers a (new) block table into the virtual batches' table, vLLM's make_block_table:
  * out[v, p] = block_table[batch(v), min(start(v) + p, cols - 1)] with the plan's cols.
- * block_table: [B, >= cols]; out: [V, P], same device and dtype width class (int32/int64).
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT; CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED /
- *   CATTN_NOT_IMPLEMENTED; CATTN_CUDA_ERROR.
- * Stream: host - synchronous; CUDA - enqueued on `stream`. Since: 0.1 */
+ * block_table: [B, >= cols], int32 or int64; out: [V, P], the same device and dtype, not
+ * overlapping block_table.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT; CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED (as
+ *   for cattn_local_attention_plan_fill); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - enqueued on `stream`, one launch per 3840 virtual batches
+ *   carrying the plan's rows and first pages in its parameters; no host sync, no allocation,
+ *   capturable. Since: 0.1 */
 CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(
     const cattn_local_attention_plan_t* plan, const DLTensor* block_table, DLTensor* out,
     cattn_stream_t stream);
@@ -561,13 +677,17 @@ typedef enum cattn_mamba_cache_mode_e {
 typedef struct cattn_mamba_block_table_args {
   size_t struct_size;
   const DLTensor* block_table;     /* in: [B, M] int32/int64 */
-  const DLTensor* seq_lens;        /* in: [B] int32/int64 (ALIGN only; may be NULL otherwise) */
-  int64_t block_size;              /* in: >= 1 (ALIGN) */
-  int64_t num_speculative_blocks;  /* in: >= 0 (ALIGN) */
+  const DLTensor* seq_lens;        /* in: [B] int32/int64 (ALIGN only; may be NULL otherwise,
+                                      and is checked but not read when given) */
+  int64_t block_size;              /* in: >= 1 (ALIGN; ignored otherwise) */
+  int64_t num_speculative_blocks;  /* in: >= 0 (ALIGN; ignored otherwise) */
   int32_t mamba_cache_mode;        /* in: a cattn_mamba_cache_mode_t */
-  int32_t reserved0;
-  DLTensor* out;                   /* out: ALL/NONE - [B, M], a copy (nothing is copied when
-                                      out's data is block_table's); ALIGN - [B, 1 + nspec] */
+  int32_t reserved0;               /* set to 0 */
+  DLTensor* out;                   /* out: ALL/NONE - [B, M], a copy (nothing is written when
+                                      out is the very view block_table is: same data, dtype and
+                                      strides); ALIGN - [B, 1 + nspec]. int32/int64, its dtype
+                                      may differ from block_table's (values must fit it); no
+                                      other overlap with the inputs */
   cattn_stream_t stream;
 } cattn_mamba_block_table_args_t;
 #define CATTN_MAMBA_BLOCK_TABLE_ARGS_SIZE ((size_t)sizeof(cattn_mamba_block_table_args_t))
@@ -577,11 +697,17 @@ typedef struct cattn_mamba_block_table_args {
 
 /* Selects the block-table columns Mamba kernels use. ALIGN: out[b, j] =
  * block_table[b, max((seq_lens[b] - 1) // block_size, 0) + j] for j <= nspec (floor division).
+ * A seq_len <= 0 (CUDA-graph padding rows) starts at column 0, as in vLLM.
  * Unlike vLLM this never reads past a row: on the host a column >= M is
  * CATTN_INVALID_ARGUMENT; on the device that element is written as CATTN_PAD_SLOT_ID (-1).
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT; CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED /
- *   CATTN_NOT_IMPLEMENTED; CATTN_CUDA_ERROR.
- * Stream: host - synchronous; CUDA - enqueued on `stream`. Since: 0.1 */
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, shapes, dtypes, unknown mode, nonzero
+ *   reserved0, block_size/num_speculative_blocks out of range, a column past a row, a value
+ *   that does not fit out's dtype, out overlapping an input); CATTN_INSUFFICIENT_SIZE (out
+ *   smaller than the result); CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED; CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - enqueued on `stream` (one kernel, for the copy modes
+ *   too). Device data is not read on the host: besides the PAD for a column past a row, a
+ *   block_table value that does not fit an int32 out is stored truncated to its low 32 bits
+ *   instead of being rejected. Since: 0.1 */
 CATTN_API cattn_status_t cattn_mamba_get_block_table_tensor(
     const cattn_mamba_block_table_args_t* args);
 
@@ -599,7 +725,7 @@ typedef struct cattn_attention_layer_desc {
   int32_t has_sliding_window;   /* 0 = impl.sliding_window is None */
   int32_t has_logits_soft_cap;  /* 0 = impl.logits_soft_cap is None */
   int32_t has_sinks;            /* 1 = impl.sinks is not None */
-  int32_t reserved0;
+  int32_t reserved0;            /* set to 0 */
 } cattn_attention_layer_desc_t;
 #define CATTN_ATTENTION_LAYER_DESC_SIZE ((size_t)sizeof(cattn_attention_layer_desc_t))
 #define CATTN_ATTENTION_LAYER_DESC_INIT \
@@ -609,10 +735,10 @@ typedef struct cattn_attention_layer_desc {
 typedef struct cattn_per_layer_parameters {
   size_t struct_size;
   int64_t window_left;          /* -1 = no sliding window */
-  double logits_soft_cap;       /* meaningful when has_logits_soft_cap */
+  double logits_soft_cap;       /* meaningful when has_logits_soft_cap; written as 0.0 otherwise */
   double sm_scale;
-  int32_t has_logits_soft_cap;  /* 0 = None (which is not equal to a cap of 0.0) */
-  int32_t has_sinks;
+  int32_t has_logits_soft_cap;  /* 0 = None (which is not equal to a cap of 0.0), or 1 */
+  int32_t has_sinks;            /* 0 or 1 */
 } cattn_per_layer_parameters_t;
 #define CATTN_PER_LAYER_PARAMETERS_SIZE ((size_t)sizeof(cattn_per_layer_parameters_t))
 #define CATTN_PER_LAYER_PARAMETERS_INIT { CATTN_PER_LAYER_PARAMETERS_SIZE, -1, 0.0, 1.0, 0, 0 }
@@ -632,21 +758,32 @@ typedef struct cattn_global_hyperparameters {
 #define CATTN_GLOBAL_HYPERPARAMETERS_INIT \
   { CATTN_GLOBAL_HYPERPARAMETERS_SIZE, 0, 0.0, 0.0, 0, 0, 0, 0 }
 
-/* Converts layer descriptions into per-layer parameters, element by element.
+/* Converts layer descriptions into per-layer parameters, element by element: window_left is
+ * sliding_window_left, or -1 without a sliding window; a missing soft cap stays missing.
  * layers: host array of num_layers descriptors, each with the same struct_size (it is the
- *   array's stride). out: host array of num_layers parameter structs whose struct_size the
- *   caller has set (the same in every element). NULL allowed only when num_layers == 0.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT. Stream: synchronous. Since: 0.1 */
+ *   array's stride); the has_* flags must be 0 or 1 and reserved0 0. out: host array of
+ *   num_layers parameter structs whose struct_size the caller has set (the same in every
+ *   element, it is the stride); only the fields this header knows are written. Both may be
+ *   NULL when num_layers == 0, which is a successful no-op. No alignment is assumed.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL arrays, a struct_size below the known size
+ *   or different from element 0's, a flag not 0/1, nonzero reserved0).
+ * Stream: synchronous. Since: 0.1 */
 CATTN_API cattn_status_t cattn_get_per_layer_parameters(const cattn_attention_layer_desc_t* layers,
                                                         size_t num_layers,
                                                         cattn_per_layer_parameters_t* out);
 
 /* Takes the first layer's parameters as global and reports whether every layer shares its
- * window_left, and whether every layer equals it in all four fields (floating-point ==; a
- * missing soft cap equals only a missing soft cap).
- * params: host array (stride = params[0].struct_size). out: host pointer, not NULL.
+ * window_left, and whether every layer equals it in all four fields (window_left, soft cap,
+ * sm_scale, has_sinks with ==, as vLLM's dataclass equality: a missing soft cap equals only a
+ * missing soft cap, -0.0 equals 0.0, NaN equals nothing). The first layer always equals
+ * itself (vLLM compares the object with itself), so one layer gives 1 for both flags even
+ * with a NaN scale; a NaN in any later layer clears has_same_all_params. (Python would call
+ * two layers sharing one NaN object equal; a C value has no identity, so that never happens
+ * here.)
+ * params: host array (stride = params[0].struct_size, the same in every element; has_* flags
+ *   0 or 1). out: host pointer, not NULL, struct_size set; only the known fields are written.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, num_layers == 0 - vLLM asserts "No attention
- *   layers found" -, struct sizes). Stream: synchronous. Since: 0.1 */
+ *   layers found" -, struct sizes, a flag not 0/1). Stream: synchronous. Since: 0.1 */
 CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
     const cattn_per_layer_parameters_t* params, size_t num_layers,
     cattn_global_hyperparameters_t* out);
