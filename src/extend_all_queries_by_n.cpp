@@ -8,6 +8,11 @@
 #include "common/tensor_arg.h"
 #include "host/extend_all_queries_by_n_host.h"
 
+#if defined(CATTN_HAVE_CUDA)
+#include "common/cuda_launch.h"
+#include "kernels/extend_all_queries_by_n.h"
+#endif
+
 namespace {
 
 // A host mirror in the output exactly when the input has one: updating a mirror needs its
@@ -36,6 +41,25 @@ void require_safe_alias(const char* fn, const cattn::TensorArg& out,
     if (!cattn::same_view(out, *in)) cattn::require_disjoint(fn, out, *in);
   for (const cattn::TensorArg* in : others) cattn::require_disjoint(fn, out, *in);
 }
+
+#if defined(CATTN_HAVE_CUDA)
+// Both device tensors in one launch. Their values stay on the device (reading them back would
+// need a sync), so unlike the host path nothing checks them for overflow; the views are exact
+// aliases or disjoint (require_safe_alias), which is all the kernel's read-then-write needs.
+void extend_on_device(const char* fn, const cattn::TensorArg& qsl, const cattn::TensorArg& seq_lens,
+                      const cattn::TensorArg& out_qsl, const cattn::TensorArg& out_seq_lens,
+                      int64_t n, void* stream) {
+  cattn::DeviceScope dev(fn, qsl);
+  cattn::kernels::ExtendQueriesParams p;
+  p.query_start_loc = cattn::index_span(qsl);
+  p.seq_lens = cattn::index_span(seq_lens);
+  p.out_query_start_loc = cattn::mut_index_span(out_qsl);
+  p.out_seq_lens = cattn::mut_index_span(out_seq_lens);
+  p.n = n;
+  cattn::check_launch(fn, cattn::kernels::launch_extend_all_queries_by_n(p, dev.shape(), stream),
+                      stream);
+}
+#endif
 
 }  // namespace
 
@@ -81,10 +105,10 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
       require_safe_alias(fn, *o, {&qsl, &qsl_cpu}, {&seq_lens, &seq_lens_cpu});
     for (const cattn::TensorArg* o : {&out_seq_lens, &out_seq_lens_cpu})
       require_safe_alias(fn, *o, {&seq_lens, &seq_lens_cpu}, {&qsl, &qsl_cpu});
-    if (cattn::require_same_device(fn, {&qsl, &seq_lens, &out_qsl, &out_seq_lens, &slot}) ==
-        cattn::Where::Cuda)
-      cattn::fail_no_cuda_path(fn);
+    const cattn::Where where =
+        cattn::require_same_device(fn, {&qsl, &seq_lens, &out_qsl, &out_seq_lens, &slot});
 
+    // n * B also bounds i * n for every index the kernel computes.
     const int64_t num_actual_tokens = cattn::checked_add(
         fn, "args->metadata->num_actual_tokens + n * B", in.num_actual_tokens,
         cattn::checked_mul(fn, "n * B", n, batch));
@@ -92,13 +116,31 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
         cattn::checked_add(fn, "args->metadata->max_query_len + n", in.max_query_len, n);
     const int64_t max_seq_len =
         cattn::checked_add(fn, "args->metadata->max_seq_len + n", in.max_seq_len, n);
-    const cattn::ExtendedPair starts{qsl, qsl_cpu, out_qsl, out_qsl_cpu, 0, n};
-    const cattn::ExtendedPair lens{seq_lens, seq_lens_cpu, out_seq_lens, out_seq_lens_cpu, n, 0};
-    cattn::check_extended_pair_host(fn, starts);
-    cattn::check_extended_pair_host(fn, lens);
 
-    cattn::write_extended_pair_host(starts);
-    cattn::write_extended_pair_host(lens);
+    if (where == cattn::Where::Cuda) {
+      // The mirrors are host memory: checked here as pairs of their own (on every build, so the
+      // errors do not depend on it), and written after the launch so that a failed launch
+      // leaves them untouched too.
+      const cattn::TensorArg none(fn, "(none)", nullptr, true);
+      const cattn::ExtendedPair starts{qsl_cpu, none, out_qsl_cpu, none, 0, n};
+      const cattn::ExtendedPair lens{seq_lens_cpu, none, out_seq_lens_cpu, none, n, 0};
+      if (qsl_cpu.present()) cattn::check_extended_pair_host(fn, starts);
+      if (seq_lens_cpu.present()) cattn::check_extended_pair_host(fn, lens);
+#if defined(CATTN_HAVE_CUDA)
+      extend_on_device(fn, qsl, seq_lens, out_qsl, out_seq_lens, n, args->stream);
+#else
+      cattn::fail_no_cuda_path(fn);
+#endif
+      if (qsl_cpu.present()) cattn::write_extended_pair_host(starts);
+      if (seq_lens_cpu.present()) cattn::write_extended_pair_host(lens);
+    } else {
+      const cattn::ExtendedPair starts{qsl, qsl_cpu, out_qsl, out_qsl_cpu, 0, n};
+      const cattn::ExtendedPair lens{seq_lens, seq_lens_cpu, out_seq_lens, out_seq_lens_cpu, n, 0};
+      cattn::check_extended_pair_host(fn, starts);
+      cattn::check_extended_pair_host(fn, lens);
+      cattn::write_extended_pair_host(starts);
+      cattn::write_extended_pair_host(lens);
+    }
     // out->query_start_loc(_cpu) and out->seq_lens(_cpu) keep the tensors the caller set.
     out->num_computed_tokens_cpu = in.num_computed_tokens_cpu;  // context lengths are unchanged
     out->block_table_tensor = in.block_table_tensor;

@@ -7,6 +7,11 @@
 #include "common/tensor_arg.h"
 #include "host/make_kv_sharing_fast_prefill_common_attn_metadata_host.h"
 
+#if defined(CATTN_HAVE_CUDA)
+#include "common/cuda_launch.h"
+#include "kernels/make_kv_sharing_fast_prefill_common_attn_metadata.h"
+#endif
+
 namespace {
 
 // Field by field, so that the caller's struct_size (and anything a newer header appended
@@ -28,6 +33,27 @@ void copy_known_fields(cattn_common_attn_metadata_t* out, const cattn_common_att
   out->causal = in.causal;
   out->reserved0 = in.reserved0;
 }
+
+#if defined(CATTN_HAVE_CUDA)
+// One single-block launch counts, scans and reduces on the device; the maximum and the total
+// stay there (decode_max_and_total) so the host never waits. The data checks of the host path
+// need the values, so the kernel skips a logits index past the last request instead of failing.
+void fast_prefill_on_device(const char* fn, const cattn::TensorArg& qsl,
+                            const cattn::TensorArg& logits, int64_t count,
+                            const cattn::TensorArg& out_qsl, const cattn::TensorArg& max_and_total,
+                            void* stream) {
+  cattn::DeviceScope dev(fn, qsl);
+  cattn::kernels::FastPrefillParams p;
+  p.logits_indices = cattn::index_span(logits);
+  p.logits_indices.size = count;
+  p.query_start_loc = cattn::index_span(qsl);
+  p.decode_query_start_loc = cattn::mut_index_span(out_qsl);
+  p.max_and_total = cattn::mut_index_span(max_and_total);
+  cattn::check_launch(
+      fn, cattn::kernels::launch_make_kv_sharing_fast_prefill_common_attn_metadata(p, stream),
+      stream);
+}
+#endif
 
 }  // namespace
 
@@ -87,22 +113,36 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
       if (!max_and_total.present())
         cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->decode_max_and_total", "is NULL",
                         "NULL", "a [2] device tensor (required with CUDA tensors)");
-      cattn::fail_no_cuda_path(fn);
+      // Filling a host mirror would mean waiting for the device.
+      if (out_qsl_cpu.present())
+        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->out->query_start_loc_cpu",
+                        "is set with CUDA tensors", "a host tensor",
+                        "NULL (the CUDA path never reads device results back)");
     }
 
-    // Every index lands in some request (checked next), so the total is `count` and bounds
-    // every output value.
+    // At most `count` indices are counted (on the host every one is, as checked next), so
+    // `count` bounds every output value on both paths.
     cattn::require_fits(fn, out_qsl, count);
     if (out_qsl_cpu.present()) cattn::require_fits(fn, out_qsl_cpu, count);
     if (max_and_total.present()) cattn::require_fits(fn, max_and_total, count);
-    cattn::check_fast_prefill_host(fn, qsl, logits, count);
 
-    const int64_t largest =
-        cattn::make_fast_prefill_query_start_loc_host(qsl, logits, count, out_qsl, out_qsl_cpu);
-    if (max_and_total.present()) {
-      const cattn::IndexWriter w = cattn::writer1d(max_and_total);
-      w.set(0, largest);
-      w.set(1, count);
+    int64_t largest = -1, total = -1;  // the CUDA path's "see decode_max_and_total"
+    if (where == cattn::Where::Cuda) {
+#if defined(CATTN_HAVE_CUDA)
+      fast_prefill_on_device(fn, qsl, logits, count, out_qsl, max_and_total, args->stream);
+#else
+      cattn::fail_no_cuda_path(fn);
+#endif
+    } else {
+      cattn::check_fast_prefill_host(fn, qsl, logits, count);
+      largest =
+          cattn::make_fast_prefill_query_start_loc_host(qsl, logits, count, out_qsl, out_qsl_cpu);
+      total = count;
+      if (max_and_total.present()) {
+        const cattn::IndexWriter w = cattn::writer1d(max_and_total);
+        w.set(0, largest);
+        w.set(1, total);
+      }
     }
     // vLLM's new metadata: the decode query layout, everything else shared with the input,
     // causal, and no logits indices (the fast-prefill backend re-attaches them).
@@ -113,7 +153,7 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
     out->slot_mapping = in.slot_mapping;
     out->logits_indices_padded = nullptr;
     out->num_reqs = num_reqs;
-    out->num_actual_tokens = count;
+    out->num_actual_tokens = total;
     out->max_query_len = largest;
     out->max_seq_len = in.max_seq_len;
     out->num_logits_indices = 0;

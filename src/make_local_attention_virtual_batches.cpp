@@ -9,6 +9,14 @@
 #include "common/tensor_arg.h"
 #include "host/make_local_attention_virtual_batches_host.h"
 
+#if defined(CATTN_HAVE_CUDA)
+#include <algorithm>
+
+#include "common/cuda_launch.h"
+#include "kernels/make_local_attention_virtual_batches.h"
+#include "kernels/upload_index.h"
+#endif
+
 namespace {
 
 using cattn::LocalAttentionPlan;
@@ -38,6 +46,73 @@ void expect_gathered_table(const LocalAttentionPlan& plan, const TensorArg& out,
 void expect_vector_out(const TensorArg& t, int64_t size) {
   if (t.present()) t.expect_ndim(1).expect_index_dtype().expect_writable().expect_out_size(0, size);
 }
+
+// The device gather gets each virtual batch's request and first page packed into one int64 as
+// (batch << 32) | start, each below 2^31. A first page at or past cols - 1 reads column
+// cols - 1 only, so it is packed clipped there and only B and cols bound what must fit. Both
+// are checked before any launch, on every build, so a CPU-only build reports the same error.
+void require_device_packable(const char* fn, const LocalAttentionPlan& plan, const TensorArg& t) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  if (plan.batch > kLimit)
+    cattn::fail_arg(CATTN_NOT_SUPPORTED, fn, t.name(), "has too many rows for the device gather",
+                    std::to_string(plan.batch) + " (the planned batch)", "<= 2^31 rows");
+  if (plan.cols > kLimit)
+    cattn::fail_arg(CATTN_NOT_SUPPORTED, fn, t.name(),
+                    "has too many planned columns for the device gather",
+                    std::to_string(plan.cols), "<= 2^31 columns");
+}
+
+#if defined(CATTN_HAVE_CUDA)
+using cattn::kernels::kParamChunk;
+
+// Host-planned values to a device vector, kParamChunk per launch, through `scratch` (a launch
+// copies its parameters, so one buffer serves every launch).
+void upload_vector(const char* fn, const TensorArg& out, const std::vector<int64_t>& values,
+                   cattn::kernels::ParamChunk& scratch, void* stream) {
+  const cattn::kernels::MutIndexSpan span = cattn::mut_index_span(out);
+  const int64_t n = static_cast<int64_t>(values.size());
+  for (int64_t first = 0; first < n; first += kParamChunk) {
+    const int64_t count = std::min<int64_t>(kParamChunk, n - first);
+    scratch.first = first;
+    scratch.count = static_cast<int32_t>(count);
+    std::copy(values.begin() + first, values.begin() + first + count, scratch.v);
+    cattn::check_launch(fn, cattn::kernels::launch_upload_index(span, scratch, stream), stream);
+  }
+}
+
+// The device side of fill (when vectors are given) and make_block_table: every value comes from
+// the plan, so nothing is read back, allocated or synchronised, and the launches can be
+// captured. Launches touch disjoint ranges.
+void local_attention_on_device(const char* fn, const LocalAttentionPlan& plan,
+                               const TensorArg& table, const TensorArg& out_table,
+                               const TensorArg* query_start_loc, const TensorArg* seq_lens,
+                               void* stream) {
+  cattn::DeviceScope dev(fn, table);
+  // About 30 KiB: on the stack rather than the heap, so a call costs no host allocation.
+  cattn::kernels::LocalBlockTableParams p;
+  if (query_start_loc != nullptr && query_start_loc->present())
+    upload_vector(fn, *query_start_loc, plan.cu_seqlens_q, p.batch_and_start, stream);
+  if (seq_lens != nullptr && seq_lens->present())
+    upload_vector(fn, *seq_lens, plan.seqlens_k, p.batch_and_start, stream);
+
+  p.block_table = cattn::index_matrix(table);
+  p.out = cattn::mut_index_matrix(out_table);
+  p.cols = plan.cols;
+  const int64_t last_col = plan.cols - 1;
+  for (int64_t first = 0; first < plan.virtual_batches; first += kParamChunk) {
+    const int64_t count = std::min<int64_t>(kParamChunk, plan.virtual_batches - first);
+    p.batch_and_start.first = first;
+    p.batch_and_start.count = static_cast<int32_t>(count);
+    for (int64_t i = 0; i < count; ++i) {
+      const size_t v = static_cast<size_t>(first + i);
+      p.batch_and_start.v[i] =
+          (plan.batch_index[v] << 32) | std::min(plan.block_start[v], last_col);
+    }
+    cattn::check_launch(fn, cattn::kernels::launch_make_local_attention_virtual_batches(p, stream),
+                        stream);
+  }
+}
+#endif
 
 }  // namespace
 
@@ -135,17 +210,30 @@ CATTN_API cattn_status_t cattn_local_attention_plan_fill(
         cattn::require_same_device(fn, {&table, &out_table, &qsl, &seq_lens, &slots});
     for (const TensorArg* o : {&out_table, &qsl_cpu, &seq_lens_cpu, &computed, &qsl, &seq_lens})
       cattn::require_disjoint(fn, *o, table);
-    if (where == cattn::Where::Cuda) cattn::fail_no_cuda_path(fn);
-    // Every value is >= 0, so the maxima decide whether each output dtype can hold them.
+    // Every value is >= 0, so the maxima decide whether each output dtype can hold them; they
+    // are the plan's, so the device copies are checked here just like the host ones.
     for (const TensorArg* t : {&qsl_cpu, &qsl})
       if (t->present()) cattn::require_fits(fn, *t, plan->cu_seqlens_q.back());
     for (const TensorArg* t : {&seq_lens_cpu, &seq_lens})
       if (t->present()) cattn::require_fits(fn, *t, plan->max_seq_len);
     cattn::require_fits(fn, computed, plan->max_computed);
 
-    cattn::write_local_attention_metadata_host(*plan, qsl_cpu, seq_lens_cpu, computed, qsl,
-                                               seq_lens);
-    cattn::gather_local_block_table_host(*plan, table, out_table);
+    if (where == cattn::Where::Cuda) {
+      require_device_packable(fn, *plan, table);
+#if defined(CATTN_HAVE_CUDA)
+      // Device launches first: if one fails, the host mirrors are still untouched.
+      local_attention_on_device(fn, *plan, table, out_table, &qsl, &seq_lens, args->stream);
+      const TensorArg none(fn, "(none)", nullptr, true);
+      cattn::write_local_attention_metadata_host(*plan, qsl_cpu, seq_lens_cpu, computed, none,
+                                                 none);
+#else
+      cattn::fail_no_cuda_path(fn);
+#endif
+    } else {
+      cattn::write_local_attention_metadata_host(*plan, qsl_cpu, seq_lens_cpu, computed, qsl,
+                                                 seq_lens);
+      cattn::gather_local_block_table_host(*plan, table, out_table);
+    }
     // vLLM's virtual-batch metadata: causal, the input's slot mapping and token count, no
     // logits indices.
     out->slot_mapping = in.slot_mapping;
@@ -172,8 +260,16 @@ CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(
     expect_gathered_table(*plan, gathered, table);
     const cattn::Where where = cattn::require_same_device(fn, {&table, &gathered});
     cattn::require_disjoint(fn, gathered, table);
-    if (where == cattn::Where::Cuda) cattn::fail_no_cuda_path(fn);
-    (void)stream;
+    if (where == cattn::Where::Cuda) {
+      require_device_packable(fn, *plan, table);
+#if defined(CATTN_HAVE_CUDA)
+      local_attention_on_device(fn, *plan, table, gathered, nullptr, nullptr, stream);
+#else
+      (void)stream;
+      cattn::fail_no_cuda_path(fn);
+#endif
+      return;
+    }
     cattn::gather_local_block_table_host(*plan, table, gathered);
   });
 }

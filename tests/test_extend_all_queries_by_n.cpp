@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "cattn.h"
 #include "support/host_tensor.h"
@@ -375,10 +376,31 @@ TEST(extend_all_queries_by_n, Errors) {
   a.new_slot_mapping = nullptr;
   expect_untouched();
 
-  // CUDA tensors with host mirrors: no CUDA path in this release / build.
+  // CUDA tensors with host mirrors: what the host can check (the scalars, the mirrors' values)
+  // is checked before any launch. These "device" tensors are host memory, so only where no GPU
+  // can run the kernel may a call get past validation (test_extend_all_queries_by_n_gpu.cpp
+  // covers a GPU).
   for (HostTensor* t : {&in.qsl, &in.seq_lens, &out.qsl, &out.seq_lens}) t->dl()->device = {kDLCUDA, 0};
-  const cattn_status_t s = cattn_extend_all_queries_by_n(&a);
-  EXPECT_TRUE(s == CATTN_NOT_SUPPORTED || s == CATTN_NOT_IMPLEMENTED) << cattn_status_string(s);
+  const auto mirrors_before = std::make_pair(out.qsl_cpu.bytes(), out.seq_lens_cpu.bytes());
+  in.md.max_query_len = INT64_MAX;
+  EXPECT_CATTN_ERROR(cattn_extend_all_queries_by_n(&a), CATTN_INVALID_ARGUMENT, "max_query_len");
+  in.md.max_query_len = 0;
+  in.seq_lens_cpu.set(1, INT32_MAX);  // + 1 does not fit the int32 output mirror
+  EXPECT_CATTN_ERROR(cattn_extend_all_queries_by_n(&a), CATTN_INVALID_ARGUMENT,
+                     "args->out->seq_lens_cpu");
+  in.seq_lens_cpu.set(1, 6);
+  in.qsl_cpu.set(2, INT32_MAX - 1);  // + 2 * n does not fit either
+  EXPECT_CATTN_ERROR(cattn_extend_all_queries_by_n(&a), CATTN_INVALID_ARGUMENT,
+                     "args->out->query_start_loc_cpu");
+  in.qsl_cpu.set(2, 5);
+  int32_t gpus = 0;
+  ASSERT_EQ(cattn_cuda_device_count(&gpus), CATTN_OK);
+  if (gpus == 0) {
+    const cattn_status_t s = cattn_extend_all_queries_by_n(&a);
+    EXPECT_EQ(s, CATTN_NOT_SUPPORTED) << cattn_status_string(s) << ": "
+                                      << cattn_last_error_message();
+  }
+  EXPECT_EQ(std::make_pair(out.qsl_cpu.bytes(), out.seq_lens_cpu.bytes()), mirrors_before);
   for (HostTensor* t : {&in.qsl, &in.seq_lens, &out.qsl, &out.seq_lens}) t->dl();
   expect_untouched();
 

@@ -326,8 +326,21 @@ TEST(make_kv_sharing_fast_prefill_common_attn_metadata, Errors) {
   EXPECT_CATTN_ERROR(out.run(&in.md), CATTN_INVALID_ARGUMENT, "args->decode_max_and_total");
   a.decode_max_and_total = out.max_and_total.dl();
   out.max_and_total.dl()->device = {kDLCUDA, 0};
-  const cattn_status_t s = out.run(&in.md);
-  EXPECT_TRUE(s == CATTN_NOT_SUPPORTED || s == CATTN_NOT_IMPLEMENTED) << cattn_status_string(s);
+  // A host mirror would have to wait for the device.
+  EXPECT_CATTN_ERROR(out.run(&in.md), CATTN_INVALID_ARGUMENT,
+                     "args->out->query_start_loc_cpu is set with CUDA tensors");
+  out.md.query_start_loc_cpu = nullptr;
+  // These "device" tensors are host memory: only where no GPU can run the kernel may the call
+  // get past validation (test_make_kv_sharing_fast_prefill_common_attn_metadata_gpu.cpp covers
+  // a GPU).
+  int32_t gpus = 0;
+  ASSERT_EQ(cattn_cuda_device_count(&gpus), CATTN_OK);
+  if (gpus == 0) {
+    const cattn_status_t s = out.run(&in.md);
+    EXPECT_EQ(s, CATTN_NOT_SUPPORTED) << cattn_status_string(s) << ": "
+                                      << cattn_last_error_message();
+  }
+  out.md.query_start_loc_cpu = out.qsl_cpu.dl();
   for (HostTensor* t : {&in.qsl, &in.logits, &out.qsl, &out.max_and_total}) t->dl();
   expect_untouched();
 }
@@ -354,4 +367,16 @@ TEST(make_kv_sharing_fast_prefill_common_attn_metadata, Int32OutputOverflowRejec
   Output out64(1, i64(), 1, true, false);
   out64.md.query_start_loc_cpu = out64.qsl_cpu.dl();  // int32: still too small
   EXPECT_CATTN_ERROR(out64.run(&md), CATTN_INVALID_ARGUMENT, "args->out->query_start_loc_cpu");
+
+  // The same bound is checked for device outputs, before any launch (these "device" tensors
+  // are host memory that the check keeps every kernel away from).
+  Output cuda_out(1, i32(), 1, false, true);
+  const auto cuda_before = cuda_out.bytes();
+  DLTensor q_dev = *q.dl(), logits_dev = logits;
+  q_dev.device = logits_dev.device = {kDLCUDA, 0};
+  md.query_start_loc = &q_dev;
+  md.logits_indices_padded = &logits_dev;
+  cuda_out.qsl.dl()->device = cuda_out.max_and_total.dl()->device = {kDLCUDA, 0};
+  EXPECT_CATTN_ERROR(cuda_out.run(&md), CATTN_INVALID_ARGUMENT, "args->out->query_start_loc");
+  EXPECT_EQ(cuda_out.bytes(), cuda_before);
 }

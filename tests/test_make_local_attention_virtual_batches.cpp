@@ -524,11 +524,22 @@ TEST(make_local_attention_virtual_batches, FillAndGatherErrors) {
                      "args->metadata->slot_mapping is on a different device");
   in.md.slot_mapping = g_slot_mapping();
   expect_untouched();
+  // These "device" tensors are host memory: only where no GPU can run the kernels may a call
+  // get past validation (test_make_local_attention_virtual_batches_gpu.cpp covers a GPU).
+  int32_t gpus = 0;
+  ASSERT_EQ(cattn_cuda_device_count(&gpus), CATTN_OK);
   for (HostTensor* t : {&in.table, &out.table, &out.qsl, &out.seq_lens}) t->dl()->device = {kDLCUDA, 0};
   in.md.slot_mapping = nullptr;  // the host stand-in would be on the wrong device now
-  const cattn_status_t s = out.fill(plan, &in.md);
+  out.md.num_computed_tokens_cpu = v7.dl();  // the host mirrors are still checked first
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_INSUFFICIENT_SIZE,
+                     "args->out->num_computed_tokens_cpu");
+  out.md.num_computed_tokens_cpu = out.computed.dl();
+  if (gpus == 0) {
+    const cattn_status_t s = out.fill(plan, &in.md);
+    EXPECT_EQ(s, CATTN_NOT_SUPPORTED) << cattn_status_string(s) << ": "
+                                      << cattn_last_error_message();
+  }
   in.md.slot_mapping = g_slot_mapping();
-  EXPECT_TRUE(s == CATTN_NOT_SUPPORTED || s == CATTN_NOT_IMPLEMENTED) << cattn_status_string(s);
   for (HostTensor* t : {&in.table, &out.table, &out.qsl, &out.seq_lens}) t->dl();
   out.computed.dl();
   expect_untouched();
@@ -557,9 +568,12 @@ TEST(make_local_attention_virtual_batches, FillAndGatherErrors) {
                      CATTN_INVALID_ARGUMENT, "different device");
   DLTensor* g_on_gpu = g.dl();
   g_on_gpu->device = {kDLCUDA, 0};
-  const cattn_status_t s2 =
-      cattn_local_attention_plan_make_block_table(plan, table_on_gpu, g_on_gpu, nullptr);
-  EXPECT_TRUE(s2 == CATTN_NOT_SUPPORTED || s2 == CATTN_NOT_IMPLEMENTED) << cattn_status_string(s2);
+  if (gpus == 0) {
+    const cattn_status_t s2 =
+        cattn_local_attention_plan_make_block_table(plan, table_on_gpu, g_on_gpu, nullptr);
+    EXPECT_EQ(s2, CATTN_NOT_SUPPORTED) << cattn_status_string(s2) << ": "
+                                       << cattn_last_error_message();
+  }
   EXPECT_EQ(g.bytes(), g_before);
   cattn_local_attention_plan_destroy(plan);
 }
@@ -581,11 +595,62 @@ TEST(make_local_attention_virtual_batches, Int32OutputOverflowRejected) {
   EXPECT_EQ(out.bytes(), before);
   Filled out64(1, 4, i32(), i64());  // device copies are int32 there: still rejected
   EXPECT_CATTN_ERROR(out64.fill(plan, &in.md), CATTN_INVALID_ARGUMENT, "args->out->query_start_loc");
+  // The device copies get the same check before any launch (these "device" tensors are host
+  // memory that the check keeps every kernel away from).
+  const auto before64 = out64.bytes();
+  for (HostTensor* t : {&in.table, &out64.table, &out64.qsl, &out64.seq_lens})
+    t->dl()->device = {kDLCUDA, 0};
+  in.md.slot_mapping = nullptr;
+  EXPECT_CATTN_ERROR(out64.fill(plan, &in.md), CATTN_INVALID_ARGUMENT,
+                     "args->out->query_start_loc cannot hold");
+  EXPECT_EQ(out64.bytes(), before64);
+  in.md.slot_mapping = g_slot_mapping();
+  for (HostTensor* t : {&in.table, &out64.table, &out64.qsl, &out64.seq_lens}) t->dl();
   out64.md.query_start_loc = nullptr;
   out64.md.seq_lens = nullptr;
   ASSERT_CATTN_OK(out64.fill(plan, &in.md));
   EXPECT_EQ(out64.qsl_cpu.values(), (std::vector<int64_t>{0, q}));
   EXPECT_EQ(out64.seq_lens_cpu.values(), (std::vector<int64_t>{q}));
   EXPECT_EQ(out64.table.values(), (std::vector<int64_t>{0, 1, 2, 3}));
+  cattn_local_attention_plan_destroy(plan);
+}
+
+TEST(make_local_attention_virtual_batches, DeviceGatherNeeds31BitColumns) {
+  // The device gather packs (request, first page) into one int64, 31 bits each, with first
+  // pages clipped to cols - 1: a plan over more than 2^31 columns is served on the host only.
+  // The block table's data is never read here (a plan reads its column count, and the device
+  // call fails before any launch), so one element with zero strides stands behind a huge shape.
+  const int64_t cols = (int64_t{1} << 31) + 1;
+  int32_t storage[1] = {0};
+  int64_t shape[2] = {2, cols}, strides[2] = {0, 0};
+  DLTensor wide{};
+  wide.data = storage;
+  wide.device = {kDLCPU, 0};
+  wide.ndim = 2;
+  wide.dtype = i32();
+  wide.shape = shape;
+  wide.strides = strides;
+  Batch in({0, 3, 4}, {5, 1}, {0, 0}, 1, i32(), i32());
+  in.md.block_table_tensor = &wide;
+  in.md.slot_mapping = nullptr;
+  cattn_local_attention_plan_t* plan = make_plan(&in.md, 4, 2);
+  ASSERT_NE(plan, nullptr);
+  int64_t v = 0, p = 0;
+  ASSERT_CATTN_OK(cattn_local_attention_plan_get_shape(plan, &v, &p));
+  ASSERT_EQ(v, 3);
+  ASSERT_EQ(p, 2);
+  wide.device = {kDLCUDA, 0};
+  HostTensor g({v, p}, i32());
+  const auto g_before = g.bytes();
+  DLTensor* g_on_gpu = g.dl();
+  g_on_gpu->device = {kDLCUDA, 0};
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_make_block_table(plan, &wide, g_on_gpu, nullptr),
+                     CATTN_NOT_SUPPORTED, "too many planned columns");
+  Filled out(v, p, i32(), i32());
+  const auto before = out.bytes();
+  for (HostTensor* t : {&out.table, &out.qsl, &out.seq_lens}) t->dl()->device = {kDLCUDA, 0};
+  EXPECT_CATTN_ERROR(out.fill(plan, &in.md), CATTN_NOT_SUPPORTED, "too many planned columns");
+  EXPECT_EQ(g.bytes(), g_before);
+  EXPECT_EQ(out.bytes(), before);
   cattn_local_attention_plan_destroy(plan);
 }
