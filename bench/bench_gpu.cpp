@@ -14,6 +14,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cattn.h"
@@ -186,6 +187,143 @@ void bench_fused_select(cudaStream_t s, double copy, int64_t W, int64_t r, int64
   row(name, us, bytes, copy);
 }
 
+// Small utilities are launch-bound: time 200 back-to-back calls between two events and report
+// the mean per call (median of 7 such batches). This is the rate an engine calling from C sees.
+double per_call_us(cudaStream_t s, const std::function<void()>& call) {
+  constexpr int kCalls = 200;
+  for (int i = 0; i < 20; ++i) call();
+  CK(cudaStreamSynchronize(s));
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  std::vector<float> t;
+  for (int rep = 0; rep < 7; ++rep) {
+    CK(cudaEventRecord(a, s));
+    for (int i = 0; i < kCalls; ++i) call();
+    CK(cudaEventRecord(b, s));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms * 1000.f / kCalls);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
+template <class T>
+DevBuf* upload(const std::vector<T>& v) {
+  auto* d = new DevBuf(v.size() * sizeof(T));
+  CK(cudaMemcpy(d->p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+void small_row(const std::string& name, double us, double seed_us) {
+  if (seed_us <= 0) {
+    std::printf("| %-58s | %10.2f | %10s | %9s |\n", name.c_str(), us, "-", "-");
+    std::fflush(stdout);
+    return;
+  }
+  std::printf("| %-58s | %10.2f | %10.1f | %8.1fx |\n", name.c_str(), us, seed_us, seed_us / us);
+  std::fflush(stdout);
+}
+
+// The small utilities at the baseline's sizes; seed_us are the baseline's (same GPU model,
+// measured with torch; bench/gpu_side_by_side.py re-measures the seed in one process).
+void bench_small_utilities(cudaStream_t s) {
+  std::printf("\n| %-58s | %10s | %10s | %9s |\n", "small utility (per call, C caller)", "us",
+              "seed us", "ratio");
+  std::printf("|%s|%s|%s|%s|\n", std::string(60, '-').c_str(), std::string(12, '-').c_str(),
+              std::string(12, '-').c_str(), std::string(11, '-').c_str());
+  const DLDataType i32{kDLInt, 32, 1};
+  std::mt19937 g(5);
+  auto cs = reinterpret_cast<cattn_stream_t>(s);
+  for (auto [B, size, seed] : {std::tuple<int64_t, int64_t, double>{256, 8, 141.4},
+                               {1024, 4, 211.0}}) {
+    std::vector<int32_t> lens(B);
+    for (auto& x : lens) x = 1 + static_cast<int32_t>(g() % 8192);
+    std::unique_ptr<DevBuf> seq(upload(lens)), out(new DevBuf(B * size * 4));
+    Tensor ts(seq->p, {B}, i32), to(out->p, {B, size}, i32);
+    cattn_dcp_local_seq_lens_args_t a = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT;
+    a.seq_lens = &ts.t;
+    a.dcp_size = size;
+    a.out = &to.t;
+    a.stream = cs;
+    const std::string name = "get_dcp_local_seq_lens B" + std::to_string(B) + " dcp" +
+                             std::to_string(size);
+    if (wanted(name)) small_row(name, per_call_us(s, [&] { CATTN_CK(cattn_get_dcp_local_seq_lens(&a)); }), seed);
+  }
+  for (auto [B, T, seed] : {std::tuple<int64_t, int64_t, double>{8, 16384, 501.2},
+                            {256, 65536, 2040.3}}) {
+    std::vector<int32_t> cu(B + 1);
+    for (int64_t i = 0; i <= B; ++i) cu[i] = static_cast<int32_t>(T / B * i / 2 * 2);
+    std::unique_ptr<DevBuf> dcu(upload(cu)), out(new DevBuf(T * 4));
+    Tensor tc(dcu->p, {B + 1}, i32), to(out->p, {cu[B]}, i32);
+    cattn_pcp_query_restore_idx_args_t a = CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT;
+    a.cu_num_tokens = &tc.t;
+    a.restore_idx = &to.t;
+    a.stream = cs;
+    const std::string name = "get_pcp_query_restore_idx B" + std::to_string(B) + " T" +
+                             std::to_string(T) + " (seed host_us)";
+    if (wanted(name)) small_row(name, per_call_us(s, [&] { CATTN_CK(cattn_get_pcp_query_restore_idx(&a)); }), seed);
+  }
+  for (int64_t B : {256, 1024}) {
+    const int64_t M = 64, bs = 16, nspec = 2;
+    std::vector<int32_t> bt(B * M), lens(B);
+    for (size_t i = 0; i < bt.size(); ++i) bt[i] = static_cast<int32_t>(i);
+    for (auto& x : lens) x = 1 + static_cast<int32_t>(g() % (bs * (M - nspec - 1)));
+    std::unique_ptr<DevBuf> dbt(upload(bt)), dl(upload(lens)), out(new DevBuf(B * 3 * 4));
+    Tensor tb(dbt->p, {B, M}, i32), tl(dl->p, {B}, i32), to(out->p, {B, 1 + nspec}, i32);
+    cattn_mamba_block_table_args_t a = CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT;
+    a.block_table = &tb.t;
+    a.seq_lens = &tl.t;
+    a.block_size = bs;
+    a.num_speculative_blocks = nspec;
+    a.mamba_cache_mode = CATTN_MAMBA_CACHE_MODE_ALIGN;
+    a.out = &to.t;
+    a.stream = cs;
+    const std::string name = "mamba_get_block_table_tensor align B" + std::to_string(B);
+    if (wanted(name)) small_row(name, per_call_us(s, [&] { CATTN_CK(cattn_mamba_get_block_table_tensor(&a)); }), 50.4);
+  }
+  for (int64_t B : {256, 1024}) {
+    std::vector<int32_t> qsl(B + 1), lens(B, 100), logits(B);
+    for (int64_t i = 0; i <= B; ++i) qsl[i] = static_cast<int32_t>(4 * i);
+    for (int64_t i = 0; i < B; ++i) logits[i] = static_cast<int32_t>(4 * i + 3);
+    std::unique_ptr<DevBuf> dq(upload(qsl)), ds(upload(lens)), dlg(upload(logits)),
+        oq(new DevBuf((B + 1) * 4)), os(new DevBuf(B * 4)), mt(new DevBuf(8));
+    Tensor tq(dq->p, {B + 1}, i32), ts(ds->p, {B}, i32), tlg(dlg->p, {B}, i32),
+        toq(oq->p, {B + 1}, i32), tos(os->p, {B}, i32), tmt(mt->p, {2}, i32);
+    cattn_common_attn_metadata_t m = CATTN_COMMON_ATTN_METADATA_INIT;
+    m.query_start_loc = &tq.t;
+    m.seq_lens = &ts.t;
+    m.logits_indices_padded = &tlg.t;
+    m.num_logits_indices = B;
+    m.num_reqs = B;
+    m.num_actual_tokens = 4 * B;
+    m.max_query_len = 4;
+    m.max_seq_len = 100;
+    cattn_common_attn_metadata_t o = CATTN_COMMON_ATTN_METADATA_INIT;
+    o.query_start_loc = &toq.t;
+    o.seq_lens = &tos.t;
+    cattn_extend_all_queries_by_n_args_t e = CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT;
+    e.metadata = &m;
+    e.out = &o;
+    e.stream = cs;
+    std::string name = "extend_all_queries_by_n B" + std::to_string(B);
+    if (wanted(name)) small_row(name, per_call_us(s, [&] { CATTN_CK(cattn_extend_all_queries_by_n(&e)); }), 0);
+    cattn_common_attn_metadata_t o2 = CATTN_COMMON_ATTN_METADATA_INIT;
+    o2.query_start_loc = &toq.t;
+    cattn_fast_prefill_metadata_args_t f = CATTN_FAST_PREFILL_METADATA_ARGS_INIT;
+    f.metadata = &m;
+    f.out = &o2;
+    f.decode_max_and_total = &tmt.t;
+    f.stream = cs;
+    name = "make_kv_sharing_fast_prefill_common_attn_metadata B" + std::to_string(B);
+    if (wanted(name)) small_row(name, per_call_us(s, [&] { CATTN_CK(cattn_make_kv_sharing_fast_prefill_common_attn_metadata(&f)); }), 0);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -218,6 +356,7 @@ int main(int argc, char** argv) {
   bench_fused_select(s, copy, 4, 1, 8, 32768, 16, 192, 192, 128, 1, "fp8");
   bench_fused_select(s, copy, 4, 1, 8, 32768, 128, 192, 192, 128, 2, "bf16");
   bench_fused_select(s, copy, 8, 5, 4, 16384, 128, 192, 192, 128, 2, "bf16");
+  bench_small_utilities(s);
   CK(cudaStreamDestroy(s));
   return 0;
 }

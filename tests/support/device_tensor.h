@@ -33,7 +33,12 @@ class DeviceTensor {
   ~DeviceTensor() { cudaFree(ptr_); }
   DeviceTensor(const DeviceTensor&) = delete;
   DeviceTensor& operator=(const DeviceTensor&) = delete;
-  void upload() { cudaMemcpy(ptr_, host_->bytes().data(), bytes_, cudaMemcpyHostToDevice); }
+  // Waits for the whole copy: a pageable-memory cudaMemcpy may return before its DMA lands, and
+  // a kernel on a non-blocking stream would then race with it.
+  void upload() {
+    cudaMemcpy(ptr_, host_->bytes().data(), bytes_, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+  }
   // Copies the device storage back over the host tensor's storage.
   void download() { cudaMemcpy(host_->raw().data(), ptr_, bytes_, cudaMemcpyDeviceToHost); }
   DLTensor* dl() {
