@@ -83,7 +83,8 @@ typedef enum cattn_status_e {
   CATTN_NOT_SUPPORTED = 5,     /* valid request this build or machine cannot serve */
   CATTN_INTERNAL = 6,          /* a bug in libcattn; please report the message */
   CATTN_NOT_IMPLEMENTED = 7,   /* declared in the ABI but not implemented by this release */
-  CATTN_STATUS_COUNT_ = 8      /* internal: number of codes; not a status */
+  CATTN_NCCL_ERROR = 8,        /* NCCL reported an error (message has ncclGetErrorString's text) */
+  CATTN_STATUS_COUNT_ = 9      /* internal: number of codes; not a status */
 } cattn_status_t;
 
 /* Returns a static, human-readable name for `status` ("CATTN_OK", ...); unknown values give
@@ -360,21 +361,120 @@ CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_se
  * 5. PCP all-gather + restore (pcp_kv_allgather_and_restore)
  * ========================================================================================== */
 
-/* A communicator over the PCP group (an NCCL communicator, borrowed or owned). Opaque. */
+/* A communicator over the PCP group: one rank's handle of an NCCL communicator that libcattn
+ * either borrows from the engine (cattn_comm_create_borrowed) or creates and owns
+ * (cattn_comm_create). It is bound to one CUDA device. Opaque.
+ *
+ * NCCL is not a link-time dependency. On the first call that needs it, libcattn dlopen()s
+ * "libnccl.so.2" (or the file named by the environment variable CATTN_NCCL_LIBRARY, see
+ * CATTN_NCCL_LIBRARY_ENV; read once per process) and resolves every NCCL symbol it uses; a
+ * libnccl.so.2 the process has already loaded, such as the engine's, is the one used. NCCL 2.13
+ * or newer is required. When NCCL cannot be loaded, the calls of this section return
+ * CATTN_NOT_SUPPORTED with the library's name and the loader's error, and the rest of libcattn
+ * works as before. In a CPU-only build (CATTN_WITH_CUDA=OFF) every call of this section returns
+ * CATTN_NOT_SUPPORTED after its argument checks.
+ *
+ * NCCL communicators are not thread-safe: a cattn_comm_t may be used by one thread at a time
+ * (any thread), and all ranks must make the same collective calls in the same order. Drive the
+ * ranks of a group from separate threads or processes: each call completes its own NCCL group
+ * before it returns, so one thread cannot interleave several ranks. */
 typedef struct cattn_comm_s cattn_comm_t;
+
+/* Name of the environment variable that replaces "libnccl.so.2" as the library to dlopen (a
+ * soname or a path). Read once, by the first call that needs NCCL. */
+#define CATTN_NCCL_LIBRARY_ENV "CATTN_NCCL_LIBRARY"
+
+/* Size in bytes of a communicator's unique id (NCCL_UNIQUE_ID_BYTES). */
+#define CATTN_COMM_UNIQUE_ID_BYTES 128
+
+/* The rendezvous token of a new communicator: an ncclUniqueId as plain bytes, so that an engine
+ * can send it to the other ranks over its own transport. Since: 0.1 */
+typedef struct cattn_comm_unique_id {
+  uint8_t bytes[CATTN_COMM_UNIQUE_ID_BYTES];
+} cattn_comm_unique_id_t;
+
+/* Creates the unique id of a new communicator (ncclGetUniqueId). Call it on one rank and send
+ * the bytes to every other rank before they call cattn_comm_create.
+ * id: host pointer, not NULL; receives the id.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (id NULL); CATTN_NOT_SUPPORTED (CPU-only build, NCCL
+ *   cannot be loaded); CATTN_NCCL_ERROR (NCCL failed, e.g. it found no network interface for
+ *   its bootstrap).
+ * Stream: synchronous; needs no GPU. Lifetime: *id is written on success only; one id serves
+ *   one communicator (all of its ranks), so make a fresh one for each communicator.
+ * Thread safety: any thread. Since: 0.1 */
+CATTN_API cattn_status_t cattn_comm_get_unique_id(cattn_comm_unique_id_t* id);
+
+/* Creates a communicator of `nranks` ranks from a unique id and owns it (ncclCommInitRank on
+ * `cuda_device`). Blocks until all nranks ranks have called it with the same id: call it for
+ * every rank concurrently, from one thread or process per rank. It does not time out by itself.
+ * id: host pointer, not NULL, from cattn_comm_get_unique_id; read during the call.
+ * nranks: >= 1. rank: in [0, nranks), distinct on every rank.
+ * cuda_device: the CUDA device ordinal this rank uses (as cudaSetDevice counts), >= 0 and below
+ *   the device count. The caller's current device is restored before returning.
+ * out: host pointer, not NULL; receives the handle on success.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer, nranks < 1, rank outside [0, nranks),
+ *   cuda_device negative or not below the device count); CATTN_NOT_SUPPORTED (CPU-only build,
+ *   NCCL cannot be loaded, no usable CUDA device or driver); CATTN_NCCL_ERROR (ncclCommInitRank
+ *   failed: an inconsistent rank or size, an unreachable peer, ...); CATTN_CUDA_ERROR;
+ *   CATTN_OUT_OF_MEMORY.
+ * Stream: synchronous. Lifetime: the caller owns the handle and frees it with
+ *   cattn_comm_destroy, which also destroys the NCCL communicator.
+ * Thread safety: any thread; the ranks of one group must call it concurrently. Since: 0.1 */
+CATTN_API cattn_status_t cattn_comm_create(const cattn_comm_unique_id_t* id, int32_t nranks,
+                                           int32_t rank, int32_t cuda_device, cattn_comm_t** out);
+
+/* Wraps an NCCL communicator that the engine owns; libcattn never destroys it.
+ * nccl_comm: an ncclComm_t (blocking or nonblocking) made by the NCCL library libcattn loads
+ *   (see cattn_comm_t), not NULL. Its rank, size and CUDA device are read now, once.
+ * out: host pointer, not NULL; receives the handle on success.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer); CATTN_NOT_SUPPORTED (CPU-only build,
+ *   NCCL cannot be loaded); CATTN_NCCL_ERROR (NCCL rejects the communicator, or its nonblocking
+ *   initialisation failed); CATTN_OUT_OF_MEMORY.
+ * Stream: synchronous; a nonblocking communicator that is still initialising is waited for.
+ * Lifetime: nccl_comm is borrowed and must outlive the handle; cattn_comm_destroy frees only
+ *   the handle. Thread safety: any thread. Since: 0.1 */
+CATTN_API cattn_status_t cattn_comm_create_borrowed(void* nccl_comm, cattn_comm_t** out);
+
+/* Destroys a communicator handle; NULL is a no-op. An owned NCCL communicator is destroyed
+ * with it (ncclCommDestroy, which waits for the communicator's outstanding work; errors are
+ * ignored); a borrowed one is left to its owner.
+ * Stream: synchronous. Thread safety: no call may use the handle concurrently or afterwards.
+ * Since: 0.1 */
+CATTN_API void cattn_comm_destroy(cattn_comm_t* comm);
+
+/* Reports the communicator's rank within its group.
+ * comm: not NULL. rank: host pointer, not NULL; receives a value in [0, size).
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer); CATTN_NOT_SUPPORTED (CPU-only build).
+ * Stream: synchronous (a value read at creation). Thread safety: any thread, also while another
+ *   thread uses the communicator. Since: 0.1 */
+CATTN_API cattn_status_t cattn_comm_get_rank(const cattn_comm_t* comm, int32_t* rank);
+
+/* Reports the number of ranks in the communicator's group (the PCP world size W).
+ * comm: not NULL. size: host pointer, not NULL; receives a value >= 1.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer); CATTN_NOT_SUPPORTED (CPU-only build).
+ * Stream: synchronous (a value read at creation). Thread safety: any thread, also while another
+ *   thread uses the communicator. Since: 0.1 */
+CATTN_API cattn_status_t cattn_comm_get_size(const cattn_comm_t* comm, int32_t* size);
 
 typedef struct cattn_pcp_kv_allgather_and_restore_args {
   size_t struct_size;
-  cattn_comm_t* comm;             /* in: the PCP group */
-  const DLTensor* key;            /* in: [>= num_actual_tokens, ...] this rank's keys (CUDA) */
-  const DLTensor* value;          /* in: [>= num_actual_tokens, ...] this rank's values */
-  int64_t num_actual_tokens;      /* in: rows to gather (excludes CUDA-graph padding) */
-  const DLTensor* restore_idx;    /* in: [M] int32/int64 rows of the gathered tensors */
-  DLTensor* key_out;              /* out: [M, ...] */
-  DLTensor* value_out;            /* out: [M, ...] */
-  void* workspace;                /* in: device scratch of workspace_size bytes */
-  size_t workspace_size;
-  cattn_stream_t stream;
+  cattn_comm_t* comm;             /* in: this rank's handle of the PCP group of W ranks */
+  const DLTensor* key;            /* in: [>= num_actual_tokens, ...] this rank's keys on the
+                                     comm's device; elements of 1, 2, 4 or 8 bytes; any
+                                     strides */
+  const DLTensor* value;          /* in: [key's dim 0, ...] this rank's values; its other dims
+                                     and dtype may differ from key's (MLA) */
+  int64_t num_actual_tokens;      /* in: n, the rows to gather, in [0, key's dim 0]; rows past
+                                     it (CUDA-graph padding) are ignored. Same on every rank */
+  const DLTensor* restore_idx;    /* in: [M] int32/int64, rows of the gathered [W * n, ...]
+                                     tensors; any stride */
+  DLTensor* key_out;              /* out: [M, key's other dims], key's dtype, compact */
+  DLTensor* value_out;            /* out: [M, value's other dims], value's dtype, compact */
+  void* workspace;                /* in: device memory on the comm's device, 256-byte aligned
+                                     (as cudaMalloc returns); may be NULL when the workspace
+                                     query reports 0 */
+  size_t workspace_size;          /* in: bytes at workspace, >= the workspace query's result */
+  cattn_stream_t stream;          /* in: a stream of the comm's device; NULL = legacy default */
 } cattn_pcp_kv_allgather_and_restore_args_t;
 #define CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_SIZE \
   ((size_t)sizeof(cattn_pcp_kv_allgather_and_restore_args_t))
@@ -382,15 +482,55 @@ typedef struct cattn_pcp_kv_allgather_and_restore_args {
   { CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_SIZE, NULL, NULL, NULL, 0, NULL, NULL, NULL, \
     NULL, 0, NULL }
 
-/* Reports the workspace the call below needs for these arguments.
- * Returns: CATTN_NOT_IMPLEMENTED in this release (the NCCL path lands in a later one).
- * Since: 0.1 */
+/* Reports the device workspace cattn_pcp_kv_allgather_and_restore needs for these arguments:
+ * the gathered key and value, W * n rows each, every piece rounded up to 256 bytes. It reads
+ * only comm (its size W), key's and value's shapes and dtypes, and num_actual_tokens; the other
+ * fields are ignored. The result does not depend on layouts (a strided key is packed into its
+ * own rank's slot of the gathered buffer, which then takes part in the all-gather in place).
+ * args: host pointer, not NULL. size: host pointer, not NULL; receives the byte count.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer, small struct_size, NULL key or value,
+ *   ndim 0, value's dim 0 differing from key's, num_actual_tokens outside [0, key's dim 0],
+ *   comm NULL, a size overflowing); CATTN_NOT_SUPPORTED (CPU-only build; a dtype that is not
+ *   one lane of 8, 16, 32 or 64 bits).
+ * Stream: synchronous; touches no device memory. Thread safety: any thread. Since: 0.1 */
 CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
     const cattn_pcp_kv_allgather_and_restore_args_t* args, size_t* size);
 
-/* All-gathers K and V across the PCP group and restores the original token order.
- * Returns: CATTN_NOT_IMPLEMENTED in this release (the NCCL path lands in a later one); it
- *   writes nothing. Since: 0.1 */
+/* All-gathers this rank's first n = num_actual_tokens rows of key and value across the PCP
+ * group and restores the original token order, as vLLM's pcp_kv_allgather_and_restore: with
+ * K_all = [key[:n] of rank 0; ...; key[:n] of rank W-1] (W * n rows), key_out[i] =
+ * K_all[restore_idx[i]], and the same for value. Rows may repeat (decode tokens do).
+ * Every rank must call it with the same n, the same trailing shapes and dtypes, and in the same
+ * order relative to its other collectives on the communicator; that cannot be checked locally.
+ * How: key[:n] is sent as it is when its rows are contiguous; otherwise one kernel first packs
+ * it (and value[:n], the same) into this rank's slot of the gathered buffer in the workspace.
+ * One NCCL group then holds both all-gathers, as bytes (ncclUint8, so any element type works:
+ * bf16, fp8, ...), and one kernel restores key_out and value_out, with 16-byte accesses where
+ * rows and pointers allow (else 8, 4, 2, 1) and 64-bit offsets. An all-gather of 0 bytes (n = 0,
+ * or an empty row) is left out, on every rank alike.
+ * Device data cannot be checked without a sync: a restore_idx entry outside [0, W * n)
+ * (negative included) makes that output row all zero bytes instead of reading out of bounds
+ * (vLLM's index_select raises).
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or tensor, small struct_size, ndim 0,
+ *   value's dim 0 differing from key's, num_actual_tokens outside [0, key's dim 0],
+ *   restore_idx not 1-D int32/int64, an output with the wrong ndim, trailing dims or dtype or
+ *   more than M rows, a non-compact output, tensors on different devices or not on the comm's
+ *   device, comm NULL, a NULL or unaligned workspace where one is needed, outputs overlapping
+ *   each other, an input or the workspace, sizes overflowing); CATTN_INSUFFICIENT_SIZE (an
+ *   output with fewer than M rows, workspace_size below the query's result);
+ *   CATTN_NOT_SUPPORTED (host tensors - NCCL needs device memory -, CPU-only build, NCCL cannot
+ *   be loaded, a dtype that is not one lane of 8-64 bits, restore_idx off its element alignment,
+ *   no usable CUDA device); CATTN_NCCL_ERROR; CATTN_CUDA_ERROR.
+ * Stream: enqueued on `stream` (the pack kernel when needed, the NCCL group, the restore
+ *   kernel); returns before completion, with no host sync and no allocation, and can be
+ *   captured in a CUDA graph as NCCL collectives can. NCCL itself may block the host: the first
+ *   collective on a communicator waits until every rank reaches it (NCCL connects lazily), and
+ *   with a nonblocking NCCL communicator the call waits until NCCL has enqueued the group. Do
+ *   not call it inside an open ncclGroupStart()/ncclGroupEnd(): the restore kernel would be
+ *   enqueued before the all-gathers it reads.
+ * Lifetime: tensors and workspace are borrowed; the workspace must not be reused until the
+ *   enqueued work has completed. Thread safety: one thread at a time per comm (see
+ *   cattn_comm_t). Since: 0.1 */
 CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore(
     const cattn_pcp_kv_allgather_and_restore_args_t* args);
 
@@ -838,6 +978,14 @@ typedef struct cattn_api {
                                              cattn_per_layer_parameters_t*);
   cattn_status_t (*infer_global_hyperparameters)(const cattn_per_layer_parameters_t*, size_t,
                                                  cattn_global_hyperparameters_t*);
+  /* 0.1, NCCL */
+  cattn_status_t (*comm_get_unique_id)(cattn_comm_unique_id_t*);
+  cattn_status_t (*comm_create)(const cattn_comm_unique_id_t*, int32_t, int32_t, int32_t,
+                                cattn_comm_t**);
+  cattn_status_t (*comm_create_borrowed)(void*, cattn_comm_t**);
+  void (*comm_destroy)(cattn_comm_t*);
+  cattn_status_t (*comm_get_rank)(const cattn_comm_t*, int32_t*);
+  cattn_status_t (*comm_get_size)(const cattn_comm_t*, int32_t*);
 } cattn_api_t;
 #define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))
 

@@ -37,6 +37,13 @@ const cattn_api_t kApiV0 = {
     cattn_mamba_get_block_table_tensor,
     cattn_get_per_layer_parameters,
     cattn_infer_global_hyperparameters,
+    /* 0.1, NCCL */
+    cattn_comm_get_unique_id,
+    cattn_comm_create,
+    cattn_comm_create_borrowed,
+    cattn_comm_destroy,
+    cattn_comm_get_rank,
+    cattn_comm_get_size,
 };
 
 }  // namespace

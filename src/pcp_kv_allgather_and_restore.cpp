@@ -1,14 +1,226 @@
-// Utility 5: PCP all-gather + restore (vLLM pcp_kv_allgather_and_restore). The ABI is fixed
-// now so engines can compile against it; the NCCL implementation arrives in a later release.
-// Until then both calls validate nothing beyond their pointers and say so plainly.
+// Utility 5: PCP all-gather + restore (vLLM pcp_kv_allgather_and_restore). Entry points:
+// argument checks, the workspace plan, and the device sequence
+//   [pack strided rows] -> NCCL group { all-gather K, all-gather V } -> fused restore kernel,
+// all enqueued on the caller's stream. There is no host path: NCCL moves device memory.
+//
+// Workspace: [K_all: W * n key rows][V_all: W * n value rows], each piece 256-byte aligned.
+// A contiguous key[:n] is sent from where it is; a strided one is packed straight into this
+// rank's slot of K_all, which NCCL then gathers in place (sendbuff = recvbuff + rank * count),
+// so packing needs no extra space and the size query does not depend on layouts.
+#include <string>
+#include <vector>
+
+#include "common/comm_handle.h"
 #include "common/error.h"
+#include "common/tensor_arg.h"
+
+#if defined(CATTN_HAVE_CUDA)
+#include "common/cuda_launch.h"
+#include "common/nccl_loader.h"
+#include "kernels/pcp_kv_allgather_and_restore.h"
+#endif
 
 namespace {
-[[noreturn]] void not_yet(const char* fn) {
-  cattn::fail(CATTN_NOT_IMPLEMENTED, fn,
-              "the NCCL all-gather + restore is not implemented in libcattn " CATTN_VERSION_STRING
-              "; it is declared so that engines can build against the final ABI");
+
+constexpr int64_t kWorkspaceAlign = 256;
+
+int64_t align_up(const char* fn, int64_t bytes) {
+  return cattn::checked_add(fn, "workspace size", bytes, kWorkspaceAlign - 1) &
+         ~(kWorkspaceAlign - 1);
 }
+
+// Bytes of one token row: every dimension but the first.
+int64_t row_bytes(const char* fn, const cattn::TensorArg& t) {
+  int64_t b = t.elem_bytes();
+  for (int d = 1; d < t.ndim(); ++d) b = cattn::checked_mul(fn, t.name(), b, t.size(d));
+  return b;
+}
+
+// Checks what both entry points read: key, value and num_actual_tokens.
+void check_inputs(const char* fn, const cattn::TensorArg& key, const cattn::TensorArg& value,
+                  int64_t n) {
+  for (const cattn::TensorArg* t : {&key, &value})
+    if (t->ndim() < 1)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, t->name(), "has no token dimension", "ndim 0",
+                      "ndim >= 1, [tokens, ...]");
+  value.expect_size(0, key.size(0));
+  if (n < 0 || n > key.size(0))
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->num_actual_tokens", "is out of range",
+                    std::to_string(n), "[0, " + std::to_string(key.size(0)) + "] (key's dim 0)");
+}
+
+void require_comm(const char* fn, const cattn_comm_t* comm) {
+  if (comm == nullptr)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->comm", "is NULL", "NULL",
+                    "a communicator from cattn_comm_create or cattn_comm_create_borrowed");
+}
+
+struct WorkspacePlan {
+  int64_t key_bytes = 0;    // W * n key rows, before alignment
+  int64_t value_bytes = 0;
+  int64_t value_offset = 0; // where V_all starts
+  int64_t total = 0;
+};
+
+[[maybe_unused]] WorkspacePlan plan_workspace(const char* fn, const cattn::TensorArg& key,
+                             const cattn::TensorArg& value, int64_t n, int64_t world) {
+  const int64_t rows = cattn::checked_mul(fn, "W * num_actual_tokens", world, n);
+  WorkspacePlan w;
+  w.key_bytes = cattn::checked_mul(fn, "gathered key bytes", rows, row_bytes(fn, key));
+  w.value_bytes = cattn::checked_mul(fn, "gathered value bytes", rows, row_bytes(fn, value));
+  w.value_offset = align_up(fn, w.key_bytes);
+  w.total = cattn::checked_add(fn, "workspace size", w.value_offset, align_up(fn, w.value_bytes));
+  return w;
+}
+
+// Outputs are allocated by the caller as vLLM's index_select returns them: [M, src's other
+// dims], src's dtype, compact.
+void expect_output(const cattn::TensorArg& out, const cattn::TensorArg& src, int64_t rows) {
+  out.expect_ndim(src.ndim()).expect_same_dtype(src);
+  for (int d = 1; d < src.ndim(); ++d) out.expect_size(d, src.size(d));
+  out.expect_out_size(0, rows);
+  if (out.numel() > 0) out.expect_contiguous();
+}
+
+#if defined(CATTN_HAVE_CUDA)
+// Describes src[:n] as runs of contiguous bytes for the pack kernel. Returns false when the
+// rows are already one contiguous block (or empty), i.e. they can be sent as they are.
+bool plan_pack(const cattn::TensorArg& t, int64_t n, char* dst,
+               cattn::kernels::PackOperand& o) {
+  const int64_t elem = t.elem_bytes();
+  if (n == 0 || t.numel() == 0) return false;
+  struct Dim {
+    int64_t size, stride;  // stride in bytes
+  };
+  std::vector<Dim> dims;  // outermost first; size-1 dimensions dropped, mergeable ones merged
+  for (int d = 0; d < t.ndim(); ++d) {
+    const Dim cur{d == 0 ? n : t.size(d), t.stride(d) * elem};
+    if (cur.size == 1) continue;
+    if (!dims.empty() && dims.back().stride == cur.stride * cur.size) {
+      dims.back() = {dims.back().size * cur.size, cur.stride};
+      continue;
+    }
+    dims.push_back(cur);
+  }
+  int64_t run = elem;
+  if (!dims.empty() && dims.back().stride == elem) {
+    run = dims.back().size * elem;
+    dims.pop_back();
+  }
+  if (dims.empty()) return false;
+  o.src = t.data();
+  o.dst = dst;
+  o.run_bytes = run;
+  o.ndim = static_cast<int32_t>(dims.size());
+  o.runs = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    o.sizes[i] = dims[i].size;
+    o.strides[i] = dims[i].stride;
+    o.runs *= dims[i].size;
+  }
+  return true;
+}
+
+void allgather_and_restore_cuda(const char* fn, const cattn_pcp_kv_allgather_and_restore_args_t* a,
+                                const cattn::TensorArg& key, const cattn::TensorArg& value,
+                                const cattn::TensorArg& idx, const cattn::TensorArg& key_out,
+                                const cattn::TensorArg& value_out) {
+  const cattn_comm_t* comm = a->comm;
+  if (key.device_id() != comm->device)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->key", "is not on the communicator's device",
+                    "cuda:" + std::to_string(key.device_id()),
+                    "cuda:" + std::to_string(comm->device));
+  const int64_t n = a->num_actual_tokens;
+  const WorkspacePlan plan = plan_workspace(fn, key, value, n, comm->size);
+  if (a->workspace_size < static_cast<uint64_t>(plan.total))
+    cattn::fail_arg(CATTN_INSUFFICIENT_SIZE, fn, "args->workspace_size", "is too small",
+                    std::to_string(a->workspace_size),
+                    ">= " + std::to_string(plan.total) +
+                        " bytes (cattn_pcp_kv_allgather_and_restore_workspace_size)");
+  char* ws = static_cast<char*>(a->workspace);
+  int64_t ws_shape[1] = {plan.total};
+  DLTensor ws_dl{};
+  if (plan.total > 0) {
+    if (ws == nullptr)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->workspace", "is NULL", "NULL",
+                      std::to_string(plan.total) + " bytes of device memory");
+    if (reinterpret_cast<uintptr_t>(ws) % kWorkspaceAlign != 0)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->workspace", "is not 256-byte aligned",
+                      "address % 256 = " +
+                          std::to_string(reinterpret_cast<uintptr_t>(ws) % kWorkspaceAlign),
+                      "0 (as cudaMalloc returns)");
+    ws_dl.data = ws;
+    ws_dl.device = {kDLCUDA, key.device_id()};
+    ws_dl.ndim = 1;
+    ws_dl.dtype = {kDLUInt, 8, 1};
+    ws_dl.shape = ws_shape;
+  }
+  const cattn::TensorArg work(fn, "args->workspace", plan.total > 0 ? &ws_dl : nullptr, true);
+  // The pack kernel and NCCL write the workspace while key and value are read, and the restore
+  // kernel reads it and restore_idx while it writes the outputs.
+  for (const cattn::TensorArg* in : {&key, &value, &idx}) {
+    cattn::require_disjoint(fn, work, *in);
+    cattn::require_disjoint(fn, key_out, *in);
+    cattn::require_disjoint(fn, value_out, *in);
+  }
+  cattn::require_disjoint(fn, key_out, work);
+  cattn::require_disjoint(fn, value_out, work);
+  cattn::require_disjoint(fn, value_out, key_out);
+
+  cattn::kernels::RestoreParams rp;
+  rp.restore_idx = cattn::index_span(idx);  // may refuse a misaligned index: before any work
+  const cattn::NcclApi& api = cattn::nccl(fn);
+  const auto nc = static_cast<ncclComm_t>(comm->nccl);
+
+  char* const k_all = ws;
+  char* const v_all = ws + plan.value_offset;
+  const int64_t k_count = n * row_bytes(fn, key);  // this rank's bytes; W times fit, so these do
+  const int64_t v_count = n * row_bytes(fn, value);
+  cattn::kernels::PackParams pp;
+  const char* k_send = key.data();
+  const char* v_send = value.data();
+  if (plan_pack(key, n, k_all + comm->rank * k_count, pp.op[pp.count])) {
+    k_send = pp.op[pp.count].dst;
+    ++pp.count;
+  }
+  if (plan_pack(value, n, v_all + comm->rank * v_count, pp.op[pp.count])) {
+    v_send = pp.op[pp.count].dst;
+    ++pp.count;
+  }
+
+  cattn::DeviceScope dev(fn, key);
+  const cudaStream_t stream = a->stream;  // cattn_stream_t is cudaStream_t
+  if (pp.count > 0)
+    cattn::check_launch(fn, cattn::kernels::launch_pcp_kv_pack(pp, dev.shape(), stream), stream);
+  // Every rank has the same n and row sizes, so every rank leaves out the same empty gathers.
+  if (k_count > 0 || v_count > 0) {
+    cattn::check_nccl(api, fn, "ncclGroupStart", api.GroupStart(), nc);
+    const ncclResult_t rk =
+        k_count > 0 ? api.AllGather(k_send, k_all, static_cast<size_t>(k_count), ncclUint8, nc,
+                                    stream)
+                    : ncclSuccess;
+    const ncclResult_t rv =
+        v_count > 0 ? api.AllGather(v_send, v_all, static_cast<size_t>(v_count), ncclUint8, nc,
+                                    stream)
+                    : ncclSuccess;
+    // The group is closed whatever happened inside it; an open group would swallow the
+    // caller's later NCCL calls on this thread.
+    const ncclResult_t re = api.GroupEnd();
+    cattn::check_nccl(api, fn, "ncclAllGather (key)", rk, nc);
+    cattn::check_nccl(api, fn, "ncclAllGather (value)", rv, nc);
+    if (re == ncclInProgress)
+      cattn::wait_nccl_ready(api, fn, "ncclGroupEnd", nc);  // nonblocking communicator
+    else
+      cattn::check_nccl(api, fn, "ncclGroupEnd", re, nc);
+  }
+
+  rp.key = {k_all, key_out.data(), row_bytes(fn, key)};
+  rp.value = {v_all, value_out.data(), row_bytes(fn, value)};
+  rp.total_rows = comm->size * n;
+  cattn::check_launch(fn, cattn::kernels::launch_pcp_kv_restore(rp, dev.shape(), stream), stream);
+}
+#endif
+
 }  // namespace
 
 extern "C" {
@@ -20,7 +232,17 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
     cattn::require_struct(fn, "args", args, sizeof(cattn_pcp_kv_allgather_and_restore_args_t));
     if (size == nullptr)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "size", "is NULL", "NULL", "a pointer");
-    not_yet(fn);
+    const cattn::TensorArg key(fn, "args->key", args->key);
+    const cattn::TensorArg value(fn, "args->value", args->value);
+    check_inputs(fn, key, value, args->num_actual_tokens);
+    require_comm(fn, args->comm);
+#if defined(CATTN_HAVE_CUDA)
+    const WorkspacePlan plan =
+        plan_workspace(fn, key, value, args->num_actual_tokens, args->comm->size);
+    *size = static_cast<size_t>(plan.total);
+#else
+    cattn::fail(CATTN_NOT_SUPPORTED, fn, cattn::kNcclNeedsCudaBuild);
+#endif
   });
 }
 
@@ -29,7 +251,27 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore(
   constexpr const char* fn = "cattn_pcp_kv_allgather_and_restore";
   return cattn::guarded(fn, [&] {
     cattn::require_struct(fn, "args", args, sizeof(cattn_pcp_kv_allgather_and_restore_args_t));
-    not_yet(fn);
+    const cattn::TensorArg key(fn, "args->key", args->key);
+    const cattn::TensorArg value(fn, "args->value", args->value);
+    const cattn::TensorArg idx(fn, "args->restore_idx", args->restore_idx);
+    const cattn::TensorArg key_out(fn, "args->key_out", args->key_out);
+    const cattn::TensorArg value_out(fn, "args->value_out", args->value_out);
+    check_inputs(fn, key, value, args->num_actual_tokens);
+    idx.expect_ndim(1).expect_index_dtype();
+    const int64_t m = idx.size(0);
+    expect_output(key_out, key, m);
+    expect_output(value_out, value, m);
+    if (cattn::require_same_device(fn, {&key, &value, &idx, &key_out, &value_out}) ==
+        cattn::Where::Host)
+      cattn::fail_arg(CATTN_NOT_SUPPORTED, fn, "args->key", "is host memory",
+                      "device_type " + std::to_string(args->key->device.device_type),
+                      "kDLCUDA tensors (NCCL gathers device memory; there is no host path)");
+    require_comm(fn, args->comm);
+#if defined(CATTN_HAVE_CUDA)
+    allgather_and_restore_cuda(fn, args, key, value, idx, key_out, value_out);
+#else
+    cattn::fail(CATTN_NOT_SUPPORTED, fn, cattn::kNcclNeedsCudaBuild);
+#endif
   });
 }
 

@@ -37,6 +37,15 @@ TEST(api, FunctionTableIsCompleteAndMatchesSymbols) {
   }
   EXPECT_EQ(api->get_pcp_query_restore_idx, &cattn_get_pcp_query_restore_idx);
   EXPECT_EQ(api->infer_global_hyperparameters, &cattn_infer_global_hyperparameters);
+  // The NCCL entry points follow every 0.1 utility, in declaration order.
+  EXPECT_EQ(reinterpret_cast<const char*>(&api->comm_get_unique_id),
+            reinterpret_cast<const char*>(&api->infer_global_hyperparameters) + sizeof(void*));
+  EXPECT_EQ(api->comm_get_unique_id, &cattn_comm_get_unique_id);
+  EXPECT_EQ(api->comm_create, &cattn_comm_create);
+  EXPECT_EQ(api->comm_create_borrowed, &cattn_comm_create_borrowed);
+  EXPECT_EQ(api->comm_destroy, &cattn_comm_destroy);
+  EXPECT_EQ(api->comm_get_rank, &cattn_comm_get_rank);
+  EXPECT_EQ(api->comm_get_size, &cattn_comm_get_size);
   EXPECT_EQ(api->version_number(), cattn_version());
 }
 
@@ -44,6 +53,9 @@ TEST(api, StatusStrings) {
   for (int s = 0; s < CATTN_STATUS_COUNT_; ++s)
     EXPECT_STRNE(cattn_status_string(static_cast<cattn_status_t>(s)), "CATTN_UNKNOWN_STATUS");
   EXPECT_STREQ(cattn_status_string(CATTN_OK), "CATTN_OK");
+  EXPECT_EQ(static_cast<int>(CATTN_NCCL_ERROR), 8);
+  EXPECT_EQ(static_cast<int>(CATTN_STATUS_COUNT_), 9);
+  EXPECT_STREQ(cattn_status_string(CATTN_NCCL_ERROR), "CATTN_NCCL_ERROR");
   EXPECT_STREQ(cattn_status_string(static_cast<cattn_status_t>(-3)), "CATTN_UNKNOWN_STATUS");
   EXPECT_STREQ(cattn_status_string(CATTN_STATUS_COUNT_), "CATTN_UNKNOWN_STATUS");
 }
@@ -99,12 +111,12 @@ TEST(api, CudaDeviceCountNeverFails) {
   EXPECT_CATTN_ERROR(cattn_cuda_device_count(nullptr), CATTN_INVALID_ARGUMENT, "count");
 }
 
-TEST(api, AllgatherSaysNotImplementedPlainly) {
+TEST(api, AllgatherIsNoLongerAPlaceholder) {
+  // Since the NCCL release the call validates its arguments instead of refusing outright.
   cattn_pcp_kv_allgather_and_restore_args_t a = CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_INIT;
-  EXPECT_CATTN_ERROR(cattn_pcp_kv_allgather_and_restore(&a), CATTN_NOT_IMPLEMENTED,
-                     "not implemented");
+  EXPECT_CATTN_ERROR(cattn_pcp_kv_allgather_and_restore(&a), CATTN_INVALID_ARGUMENT, "args->key");
   size_t ws = 0;
   EXPECT_CATTN_ERROR(cattn_pcp_kv_allgather_and_restore_workspace_size(&a, &ws),
-                     CATTN_NOT_IMPLEMENTED, "not implemented");
+                     CATTN_INVALID_ARGUMENT, "args->key");
   EXPECT_CATTN_ERROR(cattn_pcp_kv_allgather_and_restore(nullptr), CATTN_INVALID_ARGUMENT, "args");
 }

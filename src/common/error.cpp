@@ -48,6 +48,7 @@ CATTN_API const char* cattn_status_string(cattn_status_t status) {
     case CATTN_NOT_SUPPORTED: return "CATTN_NOT_SUPPORTED";
     case CATTN_INTERNAL: return "CATTN_INTERNAL";
     case CATTN_NOT_IMPLEMENTED: return "CATTN_NOT_IMPLEMENTED";
+    case CATTN_NCCL_ERROR: return "CATTN_NCCL_ERROR";
     default: return "CATTN_UNKNOWN_STATUS";
   }
 }

@@ -1,0 +1,199 @@
+// Kernels around the PCP all-gather. Both are plain byte movers, so one instantiation per access
+// width serves every element type (bf16, fp8, ...): the launcher picks the widest width that
+// every pointer, stride and row size allows.
+//  - pack: strided key[:n] / value[:n] -> compact rows in this rank's slot of the gathered
+//    buffer, for the in-place all-gather;
+//  - restore: out[i] = gathered[restore_idx[i]] for key and value together, one warp per output
+//    row (the index is loaded once for both), rows interleaved across warps so the grid sweeps
+//    the outputs front to back.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/index_access.cuh"
+#include "kernels/pcp_kv_allgather_and_restore.h"
+
+namespace cattn {
+namespace kernels {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarpsPerBlock = kThreads / 32;
+
+template <int kBytes> struct VecOf;
+template <> struct VecOf<16> { using T = uint4; };
+template <> struct VecOf<8> { using T = uint2; };
+template <> struct VecOf<4> { using T = uint32_t; };
+template <> struct VecOf<2> { using T = uint16_t; };
+template <> struct VecOf<1> { using T = uint8_t; };
+
+// A warp copies `n` vectors; each lane issues four loads before its stores so that enough
+// memory traffic is in flight per warp.
+template <int kBytes>
+__device__ __forceinline__ void warp_copy(char* dst, const char* src, int64_t n, int lane) {
+  using V = typename VecOf<kBytes>::T;
+  const V* s = reinterpret_cast<const V*>(src);
+  V* d = reinterpret_cast<V*>(dst);
+  int64_t i = lane;
+  for (; i + 96 < n; i += 128) {
+    const V a = s[i], b = s[i + 32], c = s[i + 64], e = s[i + 96];
+    d[i] = a;
+    d[i + 32] = b;
+    d[i + 64] = c;
+    d[i + 96] = e;
+  }
+  for (; i < n; i += 32) d[i] = s[i];
+}
+
+template <int kBytes>
+__device__ __forceinline__ void warp_zero(char* dst, int64_t n, int lane) {
+  using V = typename VecOf<kBytes>::T;
+  V* d = reinterpret_cast<V*>(dst);
+  const V z{};
+  for (int64_t i = lane; i < n; i += 32) d[i] = z;
+}
+
+template <int kBytes>
+__global__ void __launch_bounds__(kThreads) pcp_kv_restore_kernel(const RestoreParams p) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) >> 5;
+  const int64_t warps = (static_cast<int64_t>(gridDim.x) * kThreads) >> 5;
+  const int64_t kvec = p.key.row_bytes / kBytes;
+  const int64_t vvec = p.value.row_bytes / kBytes;
+  for (int64_t i = warp; i < p.restore_idx.size; i += warps) {
+    const int64_t src = load_index(p.restore_idx, i);
+    char* kout = p.key.out + i * p.key.row_bytes;
+    char* vout = p.value.out + i * p.value.row_bytes;
+    if (src >= 0 && src < p.total_rows) {
+      warp_copy<kBytes>(kout, p.key.gathered + src * p.key.row_bytes, kvec, lane);
+      warp_copy<kBytes>(vout, p.value.gathered + src * p.value.row_bytes, vvec, lane);
+    } else {
+      // Checking the index on the host would need a sync; a zero row is the documented answer.
+      warp_zero<kBytes>(kout, kvec, lane);
+      warp_zero<kBytes>(vout, vvec, lane);
+    }
+  }
+}
+
+// Offset of run j of a pack operand (row-major multi-index over its sizes).
+__device__ __forceinline__ int64_t run_offset(const PackOperand& o, int64_t j) {
+  int64_t off = 0;
+  for (int d = o.ndim - 1; d >= 0; --d) {
+    const int64_t s = o.sizes[d];
+    off += (j % s) * o.strides[d];
+    j /= s;
+  }
+  return off;
+}
+
+// blockIdx.y picks the operand. Runs of at least a warp's worth of vectors get a warp each;
+// shorter runs (a strided last dimension, tiny heads) get a thread each, so lanes do not idle.
+template <int kBytes>
+__global__ void __launch_bounds__(kThreads) pcp_kv_pack_kernel(const PackParams p) {
+  using V = typename VecOf<kBytes>::T;
+  const PackOperand& o = p.op[blockIdx.y];
+  const int64_t nvec = o.run_bytes / kBytes;
+  const int64_t thread = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  const int64_t threads = static_cast<int64_t>(gridDim.x) * kThreads;
+  if (nvec >= 32) {
+    const int lane = threadIdx.x & 31;
+    for (int64_t j = thread >> 5; j < o.runs; j += threads >> 5)
+      warp_copy<kBytes>(o.dst + j * o.run_bytes, o.src + run_offset(o, j), nvec, lane);
+  } else {
+    for (int64_t j = thread; j < o.runs; j += threads) {
+      const V* s = reinterpret_cast<const V*>(o.src + run_offset(o, j));
+      V* d = reinterpret_cast<V*>(o.dst + j * o.run_bytes);
+      for (int64_t k = 0; k < nvec; ++k) d[k] = s[k];
+    }
+  }
+}
+
+bool aligned(const void* p, int64_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(bytes) == 0;
+}
+
+int widest(bool (*allows)(const void*, int64_t), const void* ctx) {
+  int width = 16;
+  while (width > 1 && !allows(ctx, width)) width /= 2;
+  return width;
+}
+
+bool restore_allows(const void* ctx, int64_t w) {
+  const auto& p = *static_cast<const RestoreParams*>(ctx);
+  for (const RestoreOperand* o : {&p.key, &p.value})
+    if (o->row_bytes % w != 0 || !aligned(o->gathered, w) || !aligned(o->out, w)) return false;
+  return true;
+}
+
+bool pack_allows(const void* ctx, int64_t w) {
+  const auto& p = *static_cast<const PackParams*>(ctx);
+  for (int i = 0; i < p.count; ++i) {
+    const PackOperand& o = p.op[i];
+    if (o.run_bytes % w != 0 || !aligned(o.src, w) || !aligned(o.dst, w)) return false;
+    for (int d = 0; d < o.ndim; ++d)
+      if (o.strides[d] % w != 0) return false;
+  }
+  return true;
+}
+
+// Blocks that fill the device once; the kernels stride over the rest of the work.
+int64_t grid_for(int64_t warps_wanted, const DeviceShape& dev) {
+  const int64_t per_sm = dev.max_threads_per_sm / kThreads > 0 ? dev.max_threads_per_sm / kThreads
+                                                                : 1;
+  const int64_t full = static_cast<int64_t>(dev.sm_count) * per_sm;
+  const int64_t wanted = (warps_wanted + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  return wanted < full ? wanted : full;
+}
+
+template <int kBytes>
+cudaError_t restore_width(const RestoreParams& p, const DeviceShape& dev, cudaStream_t s) {
+  const int64_t blocks = grid_for(p.restore_idx.size, dev);
+  pcp_kv_restore_kernel<kBytes><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(p);
+  return cudaGetLastError();
+}
+
+template <int kBytes>
+cudaError_t pack_width(const PackParams& p, const DeviceShape& dev, cudaStream_t s) {
+  int64_t most = 0;  // warps the larger operand can use
+  for (int i = 0; i < p.count; ++i) {
+    const int64_t nvec = p.op[i].run_bytes / kBytes;
+    const int64_t warps = nvec >= 32 ? p.op[i].runs : (p.op[i].runs + 31) / 32;
+    most = warps > most ? warps : most;
+  }
+  const int64_t blocks = grid_for(most, dev);
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(p.count));
+  pcp_kv_pack_kernel<kBytes><<<grid, kThreads, 0, s>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+int launch_pcp_kv_pack(const PackParams& p, const DeviceShape& dev, void* stream) {
+  int64_t work = 0;
+  for (int i = 0; i < p.count; ++i) work += p.op[i].runs * p.op[i].run_bytes;
+  if (p.count == 0 || work == 0) return cudaSuccess;
+  const auto s = static_cast<cudaStream_t>(stream);
+  switch (widest(pack_allows, &p)) {
+    case 16: return pack_width<16>(p, dev, s);
+    case 8: return pack_width<8>(p, dev, s);
+    case 4: return pack_width<4>(p, dev, s);
+    case 2: return pack_width<2>(p, dev, s);
+    default: return pack_width<1>(p, dev, s);
+  }
+}
+
+int launch_pcp_kv_restore(const RestoreParams& p, const DeviceShape& dev, void* stream) {
+  if (p.restore_idx.size == 0 || (p.key.row_bytes == 0 && p.value.row_bytes == 0))
+    return cudaSuccess;
+  const auto s = static_cast<cudaStream_t>(stream);
+  switch (widest(restore_allows, &p)) {
+    case 16: return restore_width<16>(p, dev, s);
+    case 8: return restore_width<8>(p, dev, s);
+    case 4: return restore_width<4>(p, dev, s);
+    case 2: return restore_width<2>(p, dev, s);
+    default: return restore_width<1>(p, dev, s);
+  }
+}
+
+}  // namespace kernels
+}  // namespace cattn
