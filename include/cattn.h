@@ -507,11 +507,7 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
  * One NCCL group then holds both all-gathers, as bytes (ncclUint8, so any element type works:
  * bf16, fp8, ...), and one kernel restores key_out and value_out, with 16-byte accesses where
  * rows and pointers allow (else 8, 4, 2, 1) and 64-bit offsets. An all-gather of 0 bytes (n = 0,
- * or an empty row) is left out, on every rank alike. From 64 MiB of key + value rows per rank
- * (contiguous inputs), the transfer is split into up to 4 chunks, one NCCL group each, and the
- * restore of chunk c runs on the communicator's internal stream while chunk c + 1 is in flight;
- * events fork from and join back to `stream`, so the sequence stays asynchronous and
- * capturable. (One group then one kernel cost 1.2x two bare all-gathers at 256 MiB per rank.)
+ * or an empty row) is left out, on every rank alike.
  * Device data cannot be checked without a sync: a restore_idx entry outside [0, W * n)
  * (negative included) makes that output row all zero bytes instead of reading out of bounds
  * (vLLM's index_select raises).
@@ -525,9 +521,8 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
  *   CATTN_NOT_SUPPORTED (host tensors - NCCL needs device memory -, CPU-only build, NCCL cannot
  *   be loaded, a dtype that is not one lane of 8-64 bits, restore_idx off its element alignment,
  *   no usable CUDA device); CATTN_NCCL_ERROR; CATTN_CUDA_ERROR.
- * Stream: enqueued on `stream` (the pack kernel when needed, the NCCL group(s), the restore
- *   kernel(s), and for chunked transfers work on the comm's stream joined back to `stream`);
- *   returns before completion, with no host sync and no allocation, and can be
+ * Stream: enqueued on `stream` (the pack kernel when needed, the NCCL group, the restore
+ *   kernel); returns before completion, with no host sync and no allocation, and can be
  *   captured in a CUDA graph as NCCL collectives can. NCCL itself may block the host: the first
  *   collective on a communicator waits until every rank reaches it (NCCL connects lazily), and
  *   with a nonblocking NCCL communicator the call waits until NCCL has enqueued the group. Do

@@ -61,19 +61,13 @@ __global__ void __launch_bounds__(kThreads) pcp_kv_restore_kernel(const RestoreP
   const int64_t kvec = p.key.row_bytes / kBytes;
   const int64_t vvec = p.value.row_bytes / kBytes;
   for (int64_t i = warp; i < p.restore_idx.size; i += warps) {
-    const int64_t g = load_index(p.restore_idx, i);
+    const int64_t src = load_index(p.restore_idx, i);
     char* kout = p.key.out + i * p.key.row_bytes;
     char* vout = p.value.out + i * p.value.row_bytes;
-    if (g >= 0 && g < p.total_rows) {
-      // Rank w's row j lives in chunk c = j / chunk_rows, at W * c0 + w * s_c + (j - c0).
-      const int64_t w = g / p.per_rank, j = g - w * p.per_rank;
-      const int64_t c = j / p.chunk_rows, c0 = c * p.chunk_rows;
-      if (p.chunk >= 0 && c != p.chunk) continue;
-      const int64_t sc = p.per_rank - c0 < p.chunk_rows ? p.per_rank - c0 : p.chunk_rows;
-      const int64_t src = p.world * c0 + w * sc + (j - c0);
+    if (src >= 0 && src < p.total_rows) {
       warp_copy<kBytes>(kout, p.key.gathered + src * p.key.row_bytes, kvec, lane);
       warp_copy<kBytes>(vout, p.value.gathered + src * p.value.row_bytes, vvec, lane);
-    } else if (p.chunk <= 0) {
+    } else {
       // Checking the index on the host would need a sync; a zero row is the documented answer.
       warp_zero<kBytes>(kout, kvec, lane);
       warp_zero<kBytes>(vout, vvec, lane);

@@ -41,17 +41,10 @@ struct RestoreOperand {
   int64_t row_bytes = 0;
 };
 
-// The gathered rows sit chunk-major: the all-gather may be split into chunks of chunk_rows rows
-// per rank (the last one shorter), and chunk c holds, for each rank w in turn, that rank's rows
-// [c * chunk_rows, c * chunk_rows + s_c). Unchunked, chunk_rows = per_rank and row g is at g.
 struct RestoreParams {
   RestoreOperand key, value;
   IndexSpan restore_idx;   // [M] on the device
   int64_t total_rows = 0;  // W * n; an index outside [0, total_rows) zero-fills its row
-  int64_t per_rank = 0;    // n
-  int64_t chunk_rows = 0;  // rows per rank in each chunk
-  int64_t world = 1;
-  int32_t chunk = -1;      // >= 0: restore only rows gathered by that chunk (zero rows: chunk 0)
 };
 
 // Enqueues the fused restore (key and value in one kernel) on `stream`; returns a cudaError_t as

@@ -15,10 +15,7 @@
 #include "common/tensor_arg.h"
 
 #if defined(CATTN_HAVE_CUDA)
-#include <cuda_runtime_api.h>
-
 #include "common/cuda_launch.h"
-#include "common/cuda_runtime.h"
 #include "common/nccl_loader.h"
 #include "kernels/pcp_kv_allgather_and_restore.h"
 #endif
@@ -57,23 +54,6 @@ void require_comm(const char* fn, const cattn_comm_t* comm) {
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->comm", "is NULL", "NULL",
                     "a communicator from cattn_comm_create or cattn_comm_create_borrowed");
 }
-
-#if defined(CATTN_HAVE_CUDA)
-// Chunks of the all-gather pipeline: at 64 MiB per rank and more, the restore of one chunk hides
-// behind the transfer of the next (measured on two H200s: one group then one restore costs 1.2x
-// two bare all-gathers at 256 MiB); below that one group and one kernel are cheapest. Strided
-// inputs are packed into the unchunked layout, so they take one chunk.
-int pipeline_chunks(const cattn_comm_t* comm, int64_t n, int64_t bytes_per_rank, bool packed) {
-  constexpr int64_t kBytesPerChunk = int64_t{32} << 20;
-  if (packed || comm->side_stream == nullptr || bytes_per_rank < 2 * kBytesPerChunk) return 1;
-  int64_t c = bytes_per_rank / kBytesPerChunk;
-  if (c > cattn_comm_s::kMaxChunks) c = cattn_comm_s::kMaxChunks;
-  if (c > n) c = n;
-  // Equal chunks of ceil(n / c) rows may need fewer than c chunks.
-  const int64_t rows = (n + c - 1) / c;
-  return static_cast<int>((n + rows - 1) / rows);
-}
-#endif
 
 struct WorkspacePlan {
   int64_t key_bytes = 0;    // W * n key rows, before alignment
@@ -212,24 +192,17 @@ void allgather_and_restore_cuda(const char* fn, const cattn_pcp_kv_allgather_and
   const cudaStream_t stream = a->stream;  // cattn_stream_t is cudaStream_t
   if (pp.count > 0)
     cattn::check_launch(fn, cattn::kernels::launch_pcp_kv_pack(pp, dev.shape(), stream), stream);
-  // Every rank has the same n and row sizes, so every rank leaves out the same empty gathers
-  // and picks the same chunking.
-  const int64_t k_row = row_bytes(fn, key), v_row = row_bytes(fn, value);
-  const int chunks = pipeline_chunks(comm, n, k_count + v_count, pp.count > 0);
-  const int64_t chunk_rows = chunks > 1 ? (n + chunks - 1) / chunks : n;
-  auto gather = [&](int64_t c0, int64_t rows) {
-    const int64_t kb = rows * k_row, vb = rows * v_row;
-    if (kb == 0 && vb == 0) return;
-    const int64_t at = static_cast<int64_t>(comm->size) * c0;  // chunk-major workspace rows
+  // Every rank has the same n and row sizes, so every rank leaves out the same empty gathers.
+  if (k_count > 0 || v_count > 0) {
     cattn::check_nccl(api, fn, "ncclGroupStart", api.GroupStart(), nc);
     const ncclResult_t rk =
-        kb > 0 ? api.AllGather(chunks > 1 ? k_send + c0 * k_row : k_send, k_all + at * k_row,
-                               static_cast<size_t>(kb), ncclUint8, nc, stream)
-               : ncclSuccess;
+        k_count > 0 ? api.AllGather(k_send, k_all, static_cast<size_t>(k_count), ncclUint8, nc,
+                                    stream)
+                    : ncclSuccess;
     const ncclResult_t rv =
-        vb > 0 ? api.AllGather(chunks > 1 ? v_send + c0 * v_row : v_send, v_all + at * v_row,
-                               static_cast<size_t>(vb), ncclUint8, nc, stream)
-               : ncclSuccess;
+        v_count > 0 ? api.AllGather(v_send, v_all, static_cast<size_t>(v_count), ncclUint8, nc,
+                                    stream)
+                    : ncclSuccess;
     // The group is closed whatever happened inside it; an open group would swallow the
     // caller's later NCCL calls on this thread.
     const ncclResult_t re = api.GroupEnd();
@@ -239,42 +212,12 @@ void allgather_and_restore_cuda(const char* fn, const cattn_pcp_kv_allgather_and
       cattn::wait_nccl_ready(api, fn, "ncclGroupEnd", nc);  // nonblocking communicator
     else
       cattn::check_nccl(api, fn, "ncclGroupEnd", re, nc);
-  };
+  }
 
-  rp.key = {k_all, key_out.data(), k_row};
-  rp.value = {v_all, value_out.data(), v_row};
+  rp.key = {k_all, key_out.data(), row_bytes(fn, key)};
+  rp.value = {v_all, value_out.data(), row_bytes(fn, value)};
   rp.total_rows = comm->size * n;
-  rp.per_rank = n;
-  rp.chunk_rows = chunk_rows > 0 ? chunk_rows : 1;
-  rp.world = comm->size;
-  if (chunks == 1) {
-    gather(0, n);
-    cattn::check_launch(fn, cattn::kernels::launch_pcp_kv_restore(rp, dev.shape(), stream),
-                        stream);
-    return;
-  }
-  // Pipeline: chunk c's restore runs on the communicator's side stream while chunk c + 1 is
-  // gathered on the caller's stream; the last chunk's restore runs on the caller's stream, which
-  // then waits for the side stream. Events order everything, so the whole sequence stays
-  // asynchronous and capturable.
-  const auto side = static_cast<cudaStream_t>(comm->side_stream);
-  for (int c = 0; c < chunks; ++c) {
-    const int64_t c0 = c * chunk_rows;
-    gather(c0, n - c0 < chunk_rows ? n - c0 : chunk_rows);
-    rp.chunk = c;
-    if (c + 1 < chunks) {
-      const auto ev = static_cast<cudaEvent_t>(comm->chunk_events[c]);
-      cattn::check_cuda(fn, cudaEventRecord(ev, stream));
-      cattn::check_cuda(fn, cudaStreamWaitEvent(side, ev, 0));
-      cattn::check_launch(fn, cattn::kernels::launch_pcp_kv_restore(rp, dev.shape(), side), side);
-    } else {
-      cattn::check_launch(fn, cattn::kernels::launch_pcp_kv_restore(rp, dev.shape(), stream),
-                          stream);
-    }
-  }
-  const auto join = static_cast<cudaEvent_t>(comm->join_event);
-  cattn::check_cuda(fn, cudaEventRecord(join, side));
-  cattn::check_cuda(fn, cudaStreamWaitEvent(stream, join, 0));
+  cattn::check_launch(fn, cattn::kernels::launch_pcp_kv_restore(rp, dev.shape(), stream), stream);
 }
 #endif
 

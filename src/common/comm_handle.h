@@ -15,12 +15,6 @@ struct cattn_comm_s {
   int32_t rank = 0;
   int32_t size = 1;
   int32_t device = 0;
-  // The chunked all-gather pipeline's own stream and events (cudaStream_t / cudaEvent_t), made
-  // with the communicator so that no call creates them on its hot path or inside a capture.
-  static constexpr int kMaxChunks = 4;
-  void* side_stream = nullptr;
-  void* chunk_events[kMaxChunks] = {};
-  void* join_event = nullptr;
 };
 
 namespace cattn {
