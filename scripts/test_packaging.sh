@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Release checks of the packaging, end to end (runs as root on CI; uses sudo otherwise):
+#  1. installs the Debian packages it needs, when missing;
+#  2. builds libcattn<major> and libcattn-dev with dpkg-buildpackage, out of the source tree
+#     (packaging/build_deb.sh; the exported symbols are checked against the symbols file);
+#  3. lists each package (dpkg -c) and installs them (dpkg -i);
+#  4. builds and runs the three consumers against the installed packages (pkg-config,
+#     find_package, dlopen);
+#  5. runs the ABI gate against packaging/abi/libcattn.abi.
+# Exits non-zero on the first failure.
+# Environment: CATTN_PACKAGING_DIR (default build-deb) holds everything this script builds.
+# CATTN_DEB_CUDA_ARCHITECTURES defaults to 90 here to keep CI fast; release packages are built
+# with packaging/build_deb.sh's default, "90;80". CATTN_DEB_CUDA=OFF builds the package
+# CPU-only; by default it has CUDA when nvcc is found. CATTN_JOBS (default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=${CATTN_PACKAGING_DIR:-$root/build-deb}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+start=$SECONDS
+
+echo "== packaging: apt packages"
+need=()
+for p in build-essential cmake pkg-config dpkg-dev debhelper abigail-tools libdlpack-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if ((${#need[@]})); then
+  echo "test_packaging: installing ${need[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${need[@]}" >/dev/null
+fi
+
+echo "== packaging: build the .deb files into $out"
+export PATH="/usr/local/cuda/bin:$PATH"
+CATTN_DEB_CUDA_ARCHITECTURES=${CATTN_DEB_CUDA_ARCHITECTURES:-90} \
+  packaging/build_deb.sh "$out" > "$out/build_deb.log" 2>&1 ||
+  { tail -n 60 "$out/build_deb.log"; echo "test_packaging: package build failed" \
+      "(full log: $out/build_deb.log)" >&2; exit 1; }
+grep -E '^libcattn: CATTN_WITH_CUDA|^== build_deb' "$out/build_deb.log"
+
+version=$(sed -n 's/^project(cattn VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+major=${version%%.*}
+shopt -s nullglob
+debs=("$out"/*.deb)
+runtime=("$out"/libcattn"${major}"_*.deb)
+dev=("$out"/libcattn-dev_*.deb)
+if ((${#runtime[@]} != 1 || ${#dev[@]} != 1)); then
+  echo "test_packaging: expected one libcattn${major} and one libcattn-dev .deb in $out" >&2
+  exit 1
+fi
+for d in "${debs[@]}"; do
+  echo "== dpkg -c $(basename "$d")"
+  dpkg-deb -f "$d" Package Version Depends Suggests
+  dpkg -c "$d"
+done
+# Each file where it belongs: the runtime package has the SONAME link and the library only.
+contents() { dpkg -c "$1" | awk '{print $6}' | sed 's|^\./|/|'; }
+expect_in() {  # package, then regular expressions for paths it must hold
+  local deb=$1; shift
+  for re in "$@"; do
+    contents "$deb" | grep -Eq "$re" ||
+      { echo "test_packaging: $(basename "$deb") lacks $re" >&2; exit 1; }
+  done
+}
+expect_in "${runtime[0]}" "^/usr/lib/[^/]+/libcattn\.so\.$major$" \
+  "^/usr/lib/[^/]+/libcattn\.so\.$version$"
+if contents "${runtime[0]}" | grep -Eq '(\.h|\.pc|\.cmake|/libcattn\.so)$'; then
+  echo "test_packaging: $(basename "${runtime[0]}") holds development files" >&2; exit 1
+fi
+expect_in "${dev[0]}" '^/usr/include/cattn\.h$' '^/usr/lib/[^/]+/libcattn\.so$' \
+  '^/usr/lib/[^/]+/pkgconfig/cattn\.pc$' '^/usr/lib/[^/]+/cmake/cattn/cattnConfig\.cmake$' \
+  '^/usr/lib/[^/]+/cmake/cattn/cattnConfigVersion\.cmake$' \
+  '^/usr/lib/[^/]+/cmake/cattn/cattnTargets\.cmake$'
+if contents "${dev[0]}" | grep -Eq 'libcattn\.so\.'; then
+  echo "test_packaging: $(basename "${dev[0]}") holds the runtime library" >&2; exit 1
+fi
+
+echo "== packaging: install"
+$SUDO dpkg -i "${runtime[0]}" "${dev[0]}"
+
+echo "== packaging: consumers against the installed packages"
+packaging/consumers/run_consumers.sh "$out/consumers"
+
+echo "== packaging: ABI gate"
+CATTN_ABI_BUILD_DIR="$out/abi" packaging/abi/check_abi.sh
+
+echo "== packaging: all checks passed in $((SECONDS - start)) s"
