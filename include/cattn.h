@@ -51,22 +51,22 @@ extern "C" {
  * Version
  * ========================================================================================== */
 
-#define CATTN_VERSION_MAJOR 0
-#define CATTN_VERSION_MINOR 1
+#define CATTN_VERSION_MAJOR 1
+#define CATTN_VERSION_MINOR 0
 #define CATTN_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH. The same MAJOR means the same ABI. */
 #define CATTN_VERSION_NUMBER \
   (CATTN_VERSION_MAJOR * 10000 + CATTN_VERSION_MINOR * 100 + CATTN_VERSION_PATCH)
-#define CATTN_VERSION_STRING "0.1.0"
+#define CATTN_VERSION_STRING "1.0.0"
 
 /* Returns the version the library was built as, CATTN_VERSION_NUMBER of its header.
  * Compare it with the macro to detect a header/library mismatch.
  * Returns: the version number; cannot fail. Stream: synchronous. Thread safety: any thread.
- * Since: 0.1 */
+ * Since: 1.0 */
 CATTN_API uint32_t cattn_version(void);
 
 /* Returns the library's version as a static "MAJOR.MINOR.PATCH" string; never NULL.
- * Since: 0.1 */
+ * Since: 1.0 */
 CATTN_API const char* cattn_version_string(void);
 
 /* ============================================================================================
@@ -88,13 +88,13 @@ typedef enum cattn_status_e {
 } cattn_status_t;
 
 /* Returns a static, human-readable name for `status` ("CATTN_OK", ...); unknown values give
- * "CATTN_UNKNOWN_STATUS". Never NULL. Thread safety: any thread. Since: 0.1 */
+ * "CATTN_UNKNOWN_STATUS". Never NULL. Thread safety: any thread. Since: 1.0 */
 CATTN_API const char* cattn_status_string(cattn_status_t status);
 
 /* Returns the detail of the last failed call made by the calling thread, in the form
  * "<function>: <argument> <problem> (got X, expected Y)", or "" when no call has failed.
  * Lifetime: thread-local storage owned by the library; valid until the next libcattn call on
- * this thread. Copy it before calling again. Since: 0.1 */
+ * this thread. Copy it before calling again. Since: 1.0 */
 CATTN_API const char* cattn_last_error_message(void);
 
 /* ============================================================================================
@@ -108,7 +108,7 @@ typedef struct CUstream_st* cattn_stream_t;
  * count: host pointer, not NULL; receives 0 when the build has no CUDA support, when no driver
  *        is installed, or when no device is visible.
  * Returns: CATTN_OK (also when there is no GPU); CATTN_INVALID_ARGUMENT if count is NULL.
- * Stream: synchronous. Thread safety: any thread. Since: 0.1 */
+ * Stream: synchronous. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_cuda_device_count(int32_t* count);
 
 /* A context carries state that vLLM keeps in module globals (today: the KV-cache layout
@@ -119,17 +119,17 @@ typedef struct cattn_context_s cattn_context_t;
  * out: host pointer, not NULL; receives the handle.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (out NULL); CATTN_OUT_OF_MEMORY.
  * Lifetime: the caller owns the handle and frees it with cattn_context_destroy.
- * Thread safety: any thread. Since: 0.1 */
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_context_create(cattn_context_t** out);
 
 /* Destroys a context; NULL is a no-op. No call may use the context concurrently.
- * Since: 0.1 */
+ * Since: 1.0 */
 CATTN_API void cattn_context_destroy(cattn_context_t* ctx);
 
 /* The metadata of one batch, equivalent to vLLM's CommonAttentionMetadata. All tensor fields are
  * borrowed DLTensor pointers; utilities 7-9 read one and write another (see each call for which
  * fields it reads and writes). Host mirrors (`*_cpu`) are host tensors; the others live on the
- * batch's device. Set struct_size with CATTN_COMMON_ATTN_METADATA_INIT. Since: 0.1 */
+ * batch's device. Set struct_size with CATTN_COMMON_ATTN_METADATA_INIT. Since: 1.0 */
 typedef struct cattn_common_attn_metadata {
   size_t struct_size;
   DLTensor* query_start_loc;         /* [num_reqs + 1] cumulative query lengths */
@@ -174,16 +174,16 @@ typedef enum cattn_kv_cache_layout_e {
  * value: NUL-terminated host string, not NULL.
  * valid: host pointer, not NULL; receives 1 or 0.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer). Stream: synchronous.
- * Thread safety: any thread. Since: 0.1 */
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_is_valid_kv_cache_layout(const char* value, int32_t* valid);
 
-/* Returns the static name of a layout ("NHD", "HND"), or NULL for any other value. Since: 0.1 */
+/* Returns the static name of a layout ("NHD", "HND"), or NULL for any other value. Since: 1.0 */
 CATTN_API const char* cattn_kv_cache_layout_name(cattn_kv_cache_layout_t layout);
 
 /* Sets (or, with CATTN_KV_CACHE_LAYOUT_UNSET, clears) the context's layout override, vLLM's
  * _KV_CACHE_LAYOUT_OVERRIDE. Unlike vLLM's lru_cache, later resolutions see the new value.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or layout out of range).
- * Thread safety: any thread; the value is published atomically. Since: 0.1 */
+ * Thread safety: any thread; the value is published atomically. Since: 1.0 */
 CATTN_API cattn_status_t cattn_context_set_kv_cache_layout_override(
     cattn_context_t* ctx, cattn_kv_cache_layout_t layout);
 
@@ -215,7 +215,7 @@ typedef struct cattn_kv_cache_layout_args {
  * Stream: synchronous. Lifetime: env_value is read during the call only.
  * Thread safety: any thread. With read_environment the process environment is read (getenv),
  *   which races with a concurrent setenv/putenv elsewhere in the process; pass env_value to
- *   avoid that. Since: 0.1 */
+ *   avoid that. Since: 1.0 */
 CATTN_API cattn_status_t cattn_get_kv_cache_layout(const cattn_context_t* ctx,
                                                    cattn_kv_cache_layout_args_t* args);
 
@@ -257,7 +257,7 @@ typedef struct cattn_dcp_local_seq_lens_args {
  *   device seq_lens cannot be range-checked without a sync: one outside [0, INT32_MAX] is
  *   computed as vLLM does, wrapped to int32 first (a negative length gives vLLM's floor-division
  *   results, which may be negative); every result fits either output dtype.
- * Lifetime: tensors borrowed for the call. Thread safety: see file header. Since: 0.1 */
+ * Lifetime: tensors borrowed for the call. Thread safety: see file header. Since: 1.0 */
 CATTN_API cattn_status_t cattn_get_dcp_local_seq_lens(const cattn_dcp_local_seq_lens_args_t* args);
 
 /* ============================================================================================
@@ -279,7 +279,7 @@ typedef struct cattn_pcp_query_restore_idx_args {
  * the per-request half lengths (a length-1 decode request contributes nothing).
  * cu_num_tokens: host tensor [R + 1] int32/int64. size: host pointer, not NULL.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (device tensor, decreasing, odd length > 1).
- * Stream: synchronous. Since: 0.1 */
+ * Stream: synchronous. Since: 1.0 */
 CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx_size(const DLTensor* cu_num_tokens,
                                                               int64_t* size);
 
@@ -296,7 +296,7 @@ CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx_size(const DLTensor* cu
  *   is not compared with the capacity (a capacity of cu_num_tokens[R] - cu_num_tokens[0] always
  *   suffices; a smaller one truncates), an odd length gives vLLM's answer (its middle token is
  *   left out), and a decreasing entry counts as an empty request.
- * Since: 0.1 */
+ * Since: 1.0 */
 CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx(
     const cattn_pcp_query_restore_idx_args_t* args);
 
@@ -354,7 +354,7 @@ typedef struct cattn_fused_pcp_qkv_select_args {
  *   cannot be checked: there every row is bounds-checked against the tensors' shapes instead,
  *   and a row that would fall outside them is skipped (never read or written out of bounds).
  *   16-byte accesses when every pointer, stride and head size allows, else 8/4/2/1.
- * Since: 0.1 */
+ * Since: 1.0 */
 CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_select_args_t* args);
 
 /* ============================================================================================
@@ -388,7 +388,7 @@ typedef struct cattn_comm_s cattn_comm_t;
 #define CATTN_COMM_UNIQUE_ID_BYTES 128
 
 /* The rendezvous token of a new communicator: an ncclUniqueId as plain bytes, so that an engine
- * can send it to the other ranks over its own transport. Since: 0.1 */
+ * can send it to the other ranks over its own transport. Since: 1.0 */
 typedef struct cattn_comm_unique_id {
   uint8_t bytes[CATTN_COMM_UNIQUE_ID_BYTES];
 } cattn_comm_unique_id_t;
@@ -401,7 +401,7 @@ typedef struct cattn_comm_unique_id {
  *   its bootstrap).
  * Stream: synchronous; needs no GPU. Lifetime: *id is written on success only; one id serves
  *   one communicator (all of its ranks), so make a fresh one for each communicator.
- * Thread safety: any thread. Since: 0.1 */
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_comm_get_unique_id(cattn_comm_unique_id_t* id);
 
 /* Creates a communicator of `nranks` ranks from a unique id and owns it (ncclCommInitRank on
@@ -419,7 +419,7 @@ CATTN_API cattn_status_t cattn_comm_get_unique_id(cattn_comm_unique_id_t* id);
  *   CATTN_OUT_OF_MEMORY.
  * Stream: synchronous. Lifetime: the caller owns the handle and frees it with
  *   cattn_comm_destroy, which also destroys the NCCL communicator.
- * Thread safety: any thread; the ranks of one group must call it concurrently. Since: 0.1 */
+ * Thread safety: any thread; the ranks of one group must call it concurrently. Since: 1.0 */
 CATTN_API cattn_status_t cattn_comm_create(const cattn_comm_unique_id_t* id, int32_t nranks,
                                            int32_t rank, int32_t cuda_device, cattn_comm_t** out);
 
@@ -432,28 +432,28 @@ CATTN_API cattn_status_t cattn_comm_create(const cattn_comm_unique_id_t* id, int
  *   initialisation failed); CATTN_OUT_OF_MEMORY.
  * Stream: synchronous; a nonblocking communicator that is still initialising is waited for.
  * Lifetime: nccl_comm is borrowed and must outlive the handle; cattn_comm_destroy frees only
- *   the handle. Thread safety: any thread. Since: 0.1 */
+ *   the handle. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_comm_create_borrowed(void* nccl_comm, cattn_comm_t** out);
 
 /* Destroys a communicator handle; NULL is a no-op. An owned NCCL communicator is destroyed
  * with it (ncclCommDestroy, which waits for the communicator's outstanding work; errors are
  * ignored); a borrowed one is left to its owner.
  * Stream: synchronous. Thread safety: no call may use the handle concurrently or afterwards.
- * Since: 0.1 */
+ * Since: 1.0 */
 CATTN_API void cattn_comm_destroy(cattn_comm_t* comm);
 
 /* Reports the communicator's rank within its group.
  * comm: not NULL. rank: host pointer, not NULL; receives a value in [0, size).
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer); CATTN_NOT_SUPPORTED (CPU-only build).
  * Stream: synchronous (a value read at creation). Thread safety: any thread, also while another
- *   thread uses the communicator. Since: 0.1 */
+ *   thread uses the communicator. Since: 1.0 */
 CATTN_API cattn_status_t cattn_comm_get_rank(const cattn_comm_t* comm, int32_t* rank);
 
 /* Reports the number of ranks in the communicator's group (the PCP world size W).
  * comm: not NULL. size: host pointer, not NULL; receives a value >= 1.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer); CATTN_NOT_SUPPORTED (CPU-only build).
  * Stream: synchronous (a value read at creation). Thread safety: any thread, also while another
- *   thread uses the communicator. Since: 0.1 */
+ *   thread uses the communicator. Since: 1.0 */
 CATTN_API cattn_status_t cattn_comm_get_size(const cattn_comm_t* comm, int32_t* size);
 
 typedef struct cattn_pcp_kv_allgather_and_restore_args {
@@ -492,7 +492,7 @@ typedef struct cattn_pcp_kv_allgather_and_restore_args {
  *   ndim 0, value's dim 0 differing from key's, num_actual_tokens outside [0, key's dim 0],
  *   comm NULL, a size overflowing); CATTN_NOT_SUPPORTED (CPU-only build; a dtype that is not
  *   one lane of 8, 16, 32 or 64 bits).
- * Stream: synchronous; touches no device memory. Thread safety: any thread. Since: 0.1 */
+ * Stream: synchronous; touches no device memory. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
     const cattn_pcp_kv_allgather_and_restore_args_t* args, size_t* size);
 
@@ -530,7 +530,7 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
  *   enqueued before the all-gathers it reads.
  * Lifetime: tensors and workspace are borrowed; the workspace must not be reused until the
  *   enqueued work has completed. Thread safety: one thread at a time per comm (see
- *   cattn_comm_t). Since: 0.1 */
+ *   cattn_comm_t). Since: 1.0 */
 CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore(
     const cattn_pcp_kv_allgather_and_restore_args_t* args);
 
@@ -571,7 +571,7 @@ typedef struct cattn_causal_conv1d_metadata_args {
  * tot, capacity: host pointers; either may be NULL.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, ndim, dtype or device of
  *   query_start_loc_cpu, block_m < 1, a decreasing query_start_loc_cpu, tot or capacity
- *   overflowing int64). Nothing is written on failure. Stream: synchronous. Since: 0.1 */
+ *   overflowing int64). Nothing is written on failure. Stream: synchronous. Since: 1.0 */
 CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_size(
     const DLTensor* query_start_loc_cpu, int64_t block_m, int64_t* tot, int64_t* capacity);
 
@@ -595,7 +595,7 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_size(
  *   kernel parameters (one launch per 3839 requests, plus one PAD fill per launch array): no
  *   device-to-host read, no host sync, no allocation, capturable. A captured graph replays the
  *   values planned at capture time. Results equal the host path's, including what is left
- *   unwritten. Since: 0.1 */
+ *   unwritten. Since: 1.0 */
 CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
     cattn_causal_conv1d_metadata_args_t* args);
 
@@ -644,7 +644,7 @@ typedef struct cattn_extend_all_queries_by_n_args {
  *   (a captured graph replays only the device part). Every scalar, shape, overlap and mirror
  *   check happens on the host, but the device values are not read back, so they cannot be
  *   checked: a device result that overflows int64 wraps, and one that does not fit an int32
- *   output is stored truncated to its low 32 bits instead of being rejected. Since: 0.1 */
+ *   output is stored truncated to its low 32 bits instead of being rejected. Since: 1.0 */
 CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
     const cattn_extend_all_queries_by_n_args_t* args);
 
@@ -706,7 +706,7 @@ typedef struct cattn_fast_prefill_metadata_args {
  *   count (so the total falls short of num_logits_indices), and a decreasing query_start_loc
  *   gives counts of no meaning, never an out-of-bounds access. Every value fits any output
  *   dtype accepted on the host path (they are bounded by num_logits_indices).
- * Since: 0.1 */
+ * Since: 1.0 */
 CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata(
     cattn_fast_prefill_metadata_args_t* args);
 
@@ -744,15 +744,15 @@ typedef struct cattn_local_attention_args {
  *   On failure args->plan is not written.
  * Stream: synchronous. Lifetime: args->plan is owned by the caller
  *   (cattn_local_attention_plan_destroy); the metadata is not retained.
- * Since: 0.1 */
+ * Since: 1.0 */
 CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches(
     cattn_local_attention_args_t* args);
 
-/* Destroys a plan; NULL is a no-op. Since: 0.1 */
+/* Destroys a plan; NULL is a no-op. Since: 1.0 */
 CATTN_API void cattn_local_attention_plan_destroy(cattn_local_attention_plan_t* plan);
 
 /* Reports the plan's sizes: virtual batches V and block-table pages per virtual batch P; either
- * pointer may be NULL. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan NULL). Since: 0.1 */
+ * pointer may be NULL. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan NULL). Since: 1.0 */
 CATTN_API cattn_status_t cattn_local_attention_plan_get_shape(
     const cattn_local_attention_plan_t* plan, int64_t* virtual_batches, int64_t* pages);
 
@@ -787,7 +787,7 @@ typedef struct cattn_local_attention_fill_args {
  * values in their parameters - one launch per 3840 virtual batches and per output - with no
  * host sync, no allocation, capturable (a captured graph replays the values planned when it
  * was captured); the host mirrors are written on the host, after the launches.
- * Thread safety: the plan may be used by many threads at once. Since: 0.1 */
+ * Thread safety: the plan may be used by many threads at once. Since: 1.0 */
 CATTN_API cattn_status_t cattn_local_attention_plan_fill(
     const cattn_local_attention_plan_t* plan, const cattn_local_attention_fill_args_t* args);
 
@@ -799,7 +799,7 @@ CATTN_API cattn_status_t cattn_local_attention_plan_fill(
  *   for cattn_local_attention_plan_fill); CATTN_CUDA_ERROR.
  * Stream: host - synchronous; CUDA - enqueued on `stream`, one launch per 3840 virtual batches
  *   carrying the plan's rows and first pages in its parameters; no host sync, no allocation,
- *   capturable. Since: 0.1 */
+ *   capturable. Since: 1.0 */
 CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(
     const cattn_local_attention_plan_t* plan, const DLTensor* block_table, DLTensor* out,
     cattn_stream_t stream);
@@ -847,7 +847,7 @@ typedef struct cattn_mamba_block_table_args {
  * Stream: host - synchronous; CUDA - enqueued on `stream` (one kernel, for the copy modes
  *   too). Device data is not read on the host: besides the PAD for a column past a row, a
  *   block_table value that does not fit an int32 out is stored truncated to its low 32 bits
- *   instead of being rejected. Since: 0.1 */
+ *   instead of being rejected. Since: 1.0 */
 CATTN_API cattn_status_t cattn_mamba_get_block_table_tensor(
     const cattn_mamba_block_table_args_t* args);
 
@@ -907,7 +907,7 @@ typedef struct cattn_global_hyperparameters {
  *   NULL when num_layers == 0, which is a successful no-op. No alignment is assumed.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL arrays, a struct_size below the known size
  *   or different from element 0's, a flag not 0/1, nonzero reserved0).
- * Stream: synchronous. Since: 0.1 */
+ * Stream: synchronous. Since: 1.0 */
 CATTN_API cattn_status_t cattn_get_per_layer_parameters(const cattn_attention_layer_desc_t* layers,
                                                         size_t num_layers,
                                                         cattn_per_layer_parameters_t* out);
@@ -923,7 +923,7 @@ CATTN_API cattn_status_t cattn_get_per_layer_parameters(const cattn_attention_la
  * params: host array (stride = params[0].struct_size, the same in every element; has_* flags
  *   0 or 1). out: host pointer, not NULL, struct_size set; only the known fields are written.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, num_layers == 0 - vLLM asserts "No attention
- *   layers found" -, struct sizes, a flag not 0/1). Stream: synchronous. Since: 0.1 */
+ *   layers found" -, struct sizes, a flag not 0/1). Stream: synchronous. Since: 1.0 */
 CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
     const cattn_per_layer_parameters_t* params, size_t num_layers,
     cattn_global_hyperparameters_t* out);
@@ -938,7 +938,7 @@ typedef struct cattn_api {
   size_t struct_size;
   uint32_t abi_major;
   uint32_t version;
-  /* 0.1 */
+  /* 1.0 */
   uint32_t (*version_number)(void);
   const char* (*version_string)(void);
   const char* (*status_string)(cattn_status_t);
@@ -978,7 +978,7 @@ typedef struct cattn_api {
                                              cattn_per_layer_parameters_t*);
   cattn_status_t (*infer_global_hyperparameters)(const cattn_per_layer_parameters_t*, size_t,
                                                  cattn_global_hyperparameters_t*);
-  /* 0.1, NCCL */
+  /* 1.0, NCCL */
   cattn_status_t (*comm_get_unique_id)(cattn_comm_unique_id_t*);
   cattn_status_t (*comm_create)(const cattn_comm_unique_id_t*, int32_t, int32_t, int32_t,
                                 cattn_comm_t**);
@@ -992,7 +992,7 @@ typedef struct cattn_api {
 /* Returns the function table for ABI `abi_major`, or NULL when this library does not implement
  * that major version. The one symbol a dlopen user needs to resolve.
  * Lifetime: static; valid while the library stays loaded. Thread safety: any thread.
- * Since: 0.1 */
+ * Since: 1.0 */
 CATTN_API const cattn_api_t* cattn_get_api(uint32_t abi_major);
 
 #ifdef __cplusplus

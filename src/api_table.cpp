@@ -4,7 +4,7 @@
 namespace {
 
 // Member order is the ABI: append only, never reorder or remove.
-const cattn_api_t kApiV0 = {
+const cattn_api_t kApi = {
     sizeof(cattn_api_t),
     CATTN_VERSION_MAJOR,
     CATTN_VERSION_NUMBER,
@@ -55,7 +55,7 @@ CATTN_API uint32_t cattn_version(void) { return CATTN_VERSION_NUMBER; }
 CATTN_API const char* cattn_version_string(void) { return CATTN_VERSION_STRING; }
 
 CATTN_API const cattn_api_t* cattn_get_api(uint32_t abi_major) {
-  return abi_major == CATTN_VERSION_MAJOR ? &kApiV0 : nullptr;
+  return abi_major == CATTN_VERSION_MAJOR ? &kApi : nullptr;
 }
 
 }  // extern "C"
