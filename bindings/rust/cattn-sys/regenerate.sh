@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Regenerates src/bindings.rs from include/cattn.h with the bindgen CLI (Debian: apt-get install
+# bindgen). The flags below are the whole recipe: src/bindings.rs is never edited by hand, and
+# check_bindgen_drift.sh runs this same script to prove the checked-in file is current.
+#
+# Usage: regenerate.sh [OUTPUT]        (default: src/bindings.rs next to this script)
+# Environment:
+#   CATTN_HEADER        the header to translate (default: include/cattn.h of this repository)
+#   DLPACK_INCLUDE_DIR  the directory holding dlpack/dlpack.h (default: /usr/include)
+#   BINDGEN             the bindgen program (default: bindgen)
+#   RUSTFMT             the rustfmt program (default: rustfmt)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+header=${CATTN_HEADER:-$root/include/cattn.h}
+out=${1:-$here/src/bindings.rs}
+dlpack=${DLPACK_INCLUDE_DIR:-/usr/include}
+bindgen=${BINDGEN:-bindgen}
+rustfmt=${RUSTFMT:-rustfmt}
+
+command -v "$bindgen" >/dev/null || {
+  echo "regenerate.sh: '$bindgen' not found (Debian: apt-get install bindgen)" >&2
+  exit 1
+}
+[ -f "$header" ] || { echo "regenerate.sh: header '$header' not found" >&2; exit 1; }
+[ -f "$dlpack/dlpack/dlpack.h" ] || {
+  echo "regenerate.sh: $dlpack/dlpack/dlpack.h not found (set DLPACK_INCLUDE_DIR)" >&2
+  exit 1
+}
+
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+
+# Why these flags:
+#  - allowlists: only libcattn's own API; the DLPack types it uses come in recursively, and the
+#    two DLPack enums are named so that kDLCPU, kDLInt, ... exist for callers.
+#  - enums as plain integer constants (the default "consts" style): a value from a newer
+#    library is then just a number, never an invalid Rust enum.
+#  - enum and size_t types fixed to u32/usize so that the output does not depend on the host's
+#    C type names; no rustfmt inside bindgen, the toolchain's rustfmt formats afterwards, with
+#    its defaults, so that the same toolchain always gives the same bytes.
+#  - CUstream_st stays opaque: libcattn only passes the pointer on to CUDA. (The unused libc
+#    typedefs __uint8_t, ... stay: blocklisting them costs DLDataType its derived Copy.)
+"$bindgen" "$header" \
+  --no-rustfmt-bindings \
+  --allowlist-function 'cattn_.*' \
+  --allowlist-type 'cattn_.*' \
+  --allowlist-type 'DLDeviceType|DLDataTypeCode' \
+  --allowlist-var 'CATTN_.*' \
+  --opaque-type 'CUstream_st' \
+  --default-enum-style consts \
+  --no-prepend-enum-name \
+  --translate-enum-integer-types \
+  --size_t-is-usize \
+  --raw-line '// Generated from include/cattn.h by bindings/rust/cattn-sys/regenerate.sh.' \
+  --raw-line '// Do not edit: change the header and run the script again.' \
+  -- -x c -std=c99 -I "$dlpack" >"$tmp"
+
+"$rustfmt" --edition 2021 --emit stdout --quiet <"$tmp" >"$out.tmp" || {
+  rm -f "$out.tmp"
+  echo "regenerate.sh: rustfmt failed on bindgen's output" >&2
+  exit 1
+}
+mv "$out.tmp" "$out"

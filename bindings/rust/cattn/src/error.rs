@@ -1,0 +1,147 @@
+//! The error of every fallible call: libcattn's status code and its message.
+
+use std::fmt;
+
+/// A failure status of libcattn, mirroring `cattn_status_t`.
+///
+/// `CATTN_OK` has no variant: a call that returns it is `Ok(..)`. Codes this crate does not
+/// know (from a newer library) are kept as [`Status::Unknown`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Status {
+    /// `CATTN_INVALID_ARGUMENT`: an argument is missing, malformed, inconsistent or out of range.
+    InvalidArgument,
+    /// `CATTN_CUDA_ERROR`: the CUDA runtime reported an error.
+    CudaError,
+    /// `CATTN_OUT_OF_MEMORY`: a host allocation failed.
+    OutOfMemory,
+    /// `CATTN_INSUFFICIENT_SIZE`: an output tensor or workspace is too small.
+    InsufficientSize,
+    /// `CATTN_NOT_SUPPORTED`: a valid request that this build or machine cannot serve.
+    NotSupported,
+    /// `CATTN_INTERNAL`: a bug in libcattn.
+    Internal,
+    /// `CATTN_NOT_IMPLEMENTED`: declared in the ABI but not implemented by this release.
+    NotImplemented,
+    /// `CATTN_NCCL_ERROR`: NCCL reported an error.
+    NcclError,
+    /// A code this crate does not know.
+    Unknown(i32),
+}
+
+impl Status {
+    /// The status of a raw code; `None` for `CATTN_OK` (0).
+    pub fn from_code(code: i32) -> Option<Status> {
+        Some(match code {
+            0 => return None,
+            1 => Status::InvalidArgument,
+            2 => Status::CudaError,
+            3 => Status::OutOfMemory,
+            4 => Status::InsufficientSize,
+            5 => Status::NotSupported,
+            6 => Status::Internal,
+            7 => Status::NotImplemented,
+            8 => Status::NcclError,
+            other => Status::Unknown(other),
+        })
+    }
+
+    /// The raw `cattn_status_t` value.
+    pub fn code(self) -> i32 {
+        match self {
+            Status::InvalidArgument => 1,
+            Status::CudaError => 2,
+            Status::OutOfMemory => 3,
+            Status::InsufficientSize => 4,
+            Status::NotSupported => 5,
+            Status::Internal => 6,
+            Status::NotImplemented => 7,
+            Status::NcclError => 8,
+            Status::Unknown(code) => code,
+        }
+    }
+
+    /// The C name of the code, as `cattn_status_string` spells it
+    /// (`"CATTN_UNKNOWN_STATUS"` for [`Status::Unknown`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::InvalidArgument => "CATTN_INVALID_ARGUMENT",
+            Status::CudaError => "CATTN_CUDA_ERROR",
+            Status::OutOfMemory => "CATTN_OUT_OF_MEMORY",
+            Status::InsufficientSize => "CATTN_INSUFFICIENT_SIZE",
+            Status::NotSupported => "CATTN_NOT_SUPPORTED",
+            Status::Internal => "CATTN_INTERNAL",
+            Status::NotImplemented => "CATTN_NOT_IMPLEMENTED",
+            Status::NcclError => "CATTN_NCCL_ERROR",
+            Status::Unknown(_) => "CATTN_UNKNOWN_STATUS",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Status::Unknown(code) => write!(f, "CATTN_UNKNOWN_STATUS({code})"),
+            known => f.write_str(known.name()),
+        }
+    }
+}
+
+/// A failed call: the status and the message libcattn gave for it.
+///
+/// The message is `cattn_last_error_message()` read on the calling thread right after the
+/// failing call (`"<function>: <argument> <problem> (got X, expected Y)"`). Checks this crate
+/// makes itself before calling the library (a slice too short for a shape, ...) give
+/// [`Status::InvalidArgument`] with a message that starts with `cattn:`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    status: Status,
+    message: String,
+}
+
+impl Error {
+    /// An error with the given status and message.
+    pub fn new(status: Status, message: impl Into<String>) -> Error {
+        Error {
+            status,
+            message: message.into(),
+        }
+    }
+
+    /// The failure status.
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    /// The raw `cattn_status_t` value of the failure.
+    pub fn code(&self) -> i32 {
+        self.status.code()
+    }
+
+    /// The library's detail of the failure.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Error {
+        Error::new(
+            Status::InvalidArgument,
+            format!("cattn: {}", message.into()),
+        )
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.message.is_empty() {
+            write!(f, "{}", self.status)
+        } else {
+            write!(f, "{}: {}", self.status, self.message)
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The result of every fallible call.
+pub type Result<T> = std::result::Result<T, Error>;

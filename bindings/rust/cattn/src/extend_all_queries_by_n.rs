@@ -1,0 +1,177 @@
+//! Utility 7: extend every query by n tokens (vLLM's extend_all_queries_by_1, for any n).
+
+use std::mem::size_of;
+
+use cattn_sys as sys;
+
+use crate::api::{entry, Api};
+use crate::error::{Error, Result, Status};
+use crate::metadata::{raw_init, CommonAttnMetadata, MetadataScalars};
+use crate::tensor::{raw_in, raw_out, Stream, TensorMut, TensorRef};
+
+/// The tensors [`extend_all_queries_by_n`] writes, each of its input's shape. A mirror is
+/// given exactly when the input metadata has it.
+#[derive(Debug)]
+pub struct ExtendOutputs<'a> {
+    /// `[B + 1]`, the batch's device.
+    pub query_start_loc: TensorMut<'a>,
+    /// `[B + 1]` host; `Some` exactly when the input has `query_start_loc_cpu`.
+    pub query_start_loc_cpu: Option<TensorMut<'a>>,
+    /// `[B]`, the batch's device.
+    pub seq_lens: TensorMut<'a>,
+    /// `[B]` host; `Some` exactly when the input has `seq_lens_cpu`.
+    pub seq_lens_cpu: Option<TensorMut<'a>>,
+}
+
+/// Extends every request's query and sequence by `n` tokens: `query_start_loc[i] += i * n`,
+/// `seq_lens += n`, `num_actual_tokens += n * B`, `max_query_len += n`, `max_seq_len += n`
+/// (the mirrors too, unlike vLLM which leaves `seq_lens_cpu` behind). Reads
+/// `metadata.query_start_loc`, `seq_lens` and their mirrors; `new_slot_mapping` (1-D, the
+/// batch's device) is checked, not read, and becomes the new metadata's slot mapping (checked
+/// on return). Returns the new metadata's scalars.
+///
+/// ```
+/// use cattn::{extend_all_queries_by_n, CommonAttnMetadata, ExtendOutputs, Stream, TensorMut,
+///             TensorRef};
+/// let (qsl, seq) = ([0i32, 15, 20, 28], [41i32, 31, 40]);
+/// let md = CommonAttnMetadata {
+///     query_start_loc: Some(TensorRef::from_slice(&qsl)),
+///     seq_lens: Some(TensorRef::from_slice(&seq)),
+///     num_reqs: 3, num_actual_tokens: 28, max_query_len: 15, max_seq_len: 41,
+///     ..Default::default()
+/// };
+/// let (mut new_qsl, mut new_seq) = ([0i32; 4], [0i32; 3]);
+/// let scalars = extend_all_queries_by_n(&md, 1, None, &mut ExtendOutputs {
+///     query_start_loc: TensorMut::from_slice(&mut new_qsl),
+///     query_start_loc_cpu: None,
+///     seq_lens: TensorMut::from_slice(&mut new_seq),
+///     seq_lens_cpu: None,
+/// }, Stream::DEFAULT)?;
+/// assert_eq!((new_qsl, new_seq), ([0, 16, 22, 31], [42, 32, 41]));
+/// assert_eq!((scalars.num_actual_tokens, scalars.max_query_len), (31, 16));
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn extend_all_queries_by_n(
+    metadata: &CommonAttnMetadata<'_>,
+    n: i64,
+    new_slot_mapping: Option<&TensorRef<'_>>,
+    out: &mut ExtendOutputs<'_>,
+    stream: Stream,
+) -> Result<MetadataScalars> {
+    Api::linked()?.extend_all_queries_by_n(metadata, n, new_slot_mapping, out, stream)
+}
+
+/// [`extend_all_queries_by_n`] in place, as vLLM does it: `tensors` are both the batch's
+/// tensors and the outputs, and `scalars` its scalar fields (only `num_reqs`,
+/// `num_actual_tokens`, `max_query_len`, `max_seq_len`, `num_logits_indices` and `causal` are
+/// read). Returns the extended scalars.
+///
+/// ```
+/// use cattn::{extend_all_queries_by_n_in_place, ExtendOutputs, MetadataScalars, Stream,
+///             TensorMut};
+/// let (mut qsl, mut seq) = ([0i64, 3, 4], [5i64, 1]);
+/// let before = MetadataScalars { num_reqs: 2, num_actual_tokens: 4, max_query_len: 3,
+///                                max_seq_len: 5, num_logits_indices: 0, causal: true };
+/// let after = extend_all_queries_by_n_in_place(&mut ExtendOutputs {
+///     query_start_loc: TensorMut::from_slice(&mut qsl),
+///     query_start_loc_cpu: None,
+///     seq_lens: TensorMut::from_slice(&mut seq),
+///     seq_lens_cpu: None,
+/// }, &before, 2, None, Stream::DEFAULT)?;
+/// assert_eq!((qsl, seq), ([0, 5, 8], [7, 3]));
+/// assert_eq!((after.num_actual_tokens, after.max_seq_len), (8, 7));
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn extend_all_queries_by_n_in_place(
+    tensors: &mut ExtendOutputs<'_>,
+    scalars: &MetadataScalars,
+    n: i64,
+    new_slot_mapping: Option<&TensorRef<'_>>,
+    stream: Stream,
+) -> Result<MetadataScalars> {
+    Api::linked()?.extend_all_queries_by_n_in_place(tensors, scalars, n, new_slot_mapping, stream)
+}
+
+impl ExtendOutputs<'_> {
+    /// A raw metadata struct whose four tensors are these (the others unset).
+    fn raw_tensors(&mut self) -> sys::cattn_common_attn_metadata_t {
+        let mut md = raw_init();
+        md.query_start_loc = self.query_start_loc.as_raw();
+        md.query_start_loc_cpu = raw_out(self.query_start_loc_cpu.as_mut());
+        md.seq_lens = self.seq_lens.as_raw();
+        md.seq_lens_cpu = raw_out(self.seq_lens_cpu.as_mut());
+        md
+    }
+}
+
+impl Api<'_> {
+    /// [`extend_all_queries_by_n`] in this library.
+    pub fn extend_all_queries_by_n(
+        self,
+        metadata: &CommonAttnMetadata<'_>,
+        n: i64,
+        new_slot_mapping: Option<&TensorRef<'_>>,
+        out: &mut ExtendOutputs<'_>,
+        stream: Stream,
+    ) -> Result<MetadataScalars> {
+        let input = metadata.to_raw();
+        let mut out_md = out.raw_tensors();
+        self.extend_raw(&input, &mut out_md, n, new_slot_mapping, stream)
+    }
+
+    /// [`extend_all_queries_by_n_in_place`] in this library.
+    pub fn extend_all_queries_by_n_in_place(
+        self,
+        tensors: &mut ExtendOutputs<'_>,
+        scalars: &MetadataScalars,
+        n: i64,
+        new_slot_mapping: Option<&TensorRef<'_>>,
+        stream: Stream,
+    ) -> Result<MetadataScalars> {
+        // The same tensors on both sides, which the library supports ("in place").
+        let mut out_md = tensors.raw_tensors();
+        let mut input = out_md;
+        input.num_reqs = scalars.num_reqs;
+        input.num_actual_tokens = scalars.num_actual_tokens;
+        input.max_query_len = scalars.max_query_len;
+        input.max_seq_len = scalars.max_seq_len;
+        input.num_logits_indices = scalars.num_logits_indices;
+        input.causal = i32::from(scalars.causal);
+        self.extend_raw(&input, &mut out_md, n, new_slot_mapping, stream)
+    }
+
+    fn extend_raw(
+        self,
+        input: &sys::cattn_common_attn_metadata_t,
+        out_md: &mut sys::cattn_common_attn_metadata_t,
+        n: i64,
+        new_slot_mapping: Option<&TensorRef<'_>>,
+        stream: Stream,
+    ) -> Result<MetadataScalars> {
+        // The library only stores this pointer into out->slot_mapping; it never writes
+        // through it.
+        let slot_mapping = raw_in(new_slot_mapping).cast_mut();
+        let raw = sys::cattn_extend_all_queries_by_n_args_t {
+            struct_size: size_of::<sys::cattn_extend_all_queries_by_n_args_t>(),
+            metadata: input,
+            n,
+            new_slot_mapping: slot_mapping,
+            out: out_md,
+            stream: stream.as_raw(),
+        };
+        let f = entry!(self, extend_all_queries_by_n)?;
+        // SAFETY: the input metadata, the output struct and every view they point to live
+        // through the call; the output tensors are borrowed mutably by the caller.
+        self.check(unsafe { f(&raw) })?;
+        // The result's slot mapping is the caller's new_slot_mapping, which this API does not
+        // hand back; check the contract instead, so that callers can rely on it.
+        if out_md.slot_mapping != slot_mapping {
+            return Err(Error::new(
+                Status::Internal,
+                "cattn: cattn_extend_all_queries_by_n did not set slot_mapping to \
+                 new_slot_mapping",
+            ));
+        }
+        Ok(MetadataScalars::of(out_md))
+    }
+}

@@ -1,0 +1,93 @@
+//! Utility 2: DCP local sequence lengths (vLLM's get_dcp_local_seq_lens).
+
+use std::mem::size_of;
+
+use cattn_sys as sys;
+
+use crate::api::{entry, Api};
+use crate::error::{Error, Result};
+use crate::tensor::{Stream, TensorMut, TensorRef};
+
+/// Which DCP ranks to compute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DcpRank {
+    /// Every rank (vLLM's `dcp_rank=None`): the output is `[B, dcp_size]` (or `[B]` when
+    /// `dcp_size` is 1).
+    All,
+    /// One rank in `[0, dcp_size)`: the output is `[B]`.
+    Rank(i64),
+}
+
+/// The inputs of [`get_dcp_local_seq_lens`].
+#[derive(Clone, Debug)]
+pub struct DcpLocalSeqLensArgs<'a> {
+    /// `[B]` int32/int64, values in `[0, i32::MAX]`.
+    pub seq_lens: TensorRef<'a>,
+    /// `>= 1`.
+    pub dcp_size: i64,
+    pub dcp_rank: DcpRank,
+    /// `>= 1`, and `dcp_size * dcp_kv_cache_interleave_size <= i32::MAX`.
+    pub dcp_kv_cache_interleave_size: i64,
+    /// For CUDA tensors.
+    pub stream: Stream,
+}
+
+/// Computes how many KV tokens of each request each DCP rank stores, the KV cache being dealt
+/// out round-robin in runs of `dcp_kv_cache_interleave_size` tokens. `out` is int32/int64,
+/// `[B]` or `[B, dcp_size]` (see [`DcpRank`]).
+///
+/// ```
+/// use cattn::{get_dcp_local_seq_lens, DcpLocalSeqLensArgs, DcpRank, Stream, TensorMut, TensorRef};
+/// let seq_lens = [16i32, 10, 17, 33];
+/// let mut local = [0i32; 8];
+/// let args = DcpLocalSeqLensArgs {
+///     seq_lens: TensorRef::from_slice(&seq_lens),
+///     dcp_size: 2,
+///     dcp_rank: DcpRank::All,
+///     dcp_kv_cache_interleave_size: 4,
+///     stream: Stream::DEFAULT,
+/// };
+/// get_dcp_local_seq_lens(&args, &mut TensorMut::new(&mut local, &[4, 2])?)?;
+/// assert_eq!(local, [8, 8, 6, 4, 9, 8, 17, 16]);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn get_dcp_local_seq_lens(
+    args: &DcpLocalSeqLensArgs<'_>,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    Api::linked()?.get_dcp_local_seq_lens(args, out)
+}
+
+impl Api<'_> {
+    /// [`get_dcp_local_seq_lens`] in this library.
+    pub fn get_dcp_local_seq_lens(
+        self,
+        args: &DcpLocalSeqLensArgs<'_>,
+        out: &mut TensorMut<'_>,
+    ) -> Result<()> {
+        let dcp_rank = match args.dcp_rank {
+            DcpRank::All => i64::from(sys::CATTN_DCP_ALL_RANKS),
+            DcpRank::Rank(r) if r >= 0 => r,
+            // In C a rank of -1 means every rank; here that is DcpRank::All, so that a
+            // negative rank can only be a mistake.
+            DcpRank::Rank(r) => {
+                return Err(Error::invalid(format!(
+                    "dcp_rank is negative (got {r}, expected [0, dcp_size) or DcpRank::All)"
+                )))
+            }
+        };
+        let raw = sys::cattn_dcp_local_seq_lens_args_t {
+            struct_size: size_of::<sys::cattn_dcp_local_seq_lens_args_t>(),
+            seq_lens: args.seq_lens.as_raw(),
+            dcp_size: args.dcp_size,
+            dcp_rank,
+            dcp_kv_cache_interleave_size: args.dcp_kv_cache_interleave_size,
+            out: out.as_raw(),
+            stream: args.stream.as_raw(),
+        };
+        let f = entry!(self, get_dcp_local_seq_lens)?;
+        // SAFETY: every pointer in `raw` refers to a live view for the duration of the call;
+        // `out` is borrowed mutably, so nothing else observes its memory meanwhile.
+        self.check(unsafe { f(&raw) })
+    }
+}

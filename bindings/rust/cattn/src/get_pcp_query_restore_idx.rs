@@ -1,0 +1,91 @@
+//! Utility 3: the PCP query restore index (vLLM's get_pcp_query_restore_idx).
+
+use std::mem::size_of;
+
+use cattn_sys as sys;
+
+use crate::api::{entry, Api};
+use crate::error::Result;
+use crate::tensor::{Stream, TensorMut, TensorRef};
+
+/// The exact length of the restore index for a host `cu_num_tokens` (`[R + 1]`,
+/// int32/int64): twice the sum of the per-request half lengths.
+///
+/// ```
+/// let cu = [0i64, 8, 20];
+/// assert_eq!(cattn::get_pcp_query_restore_idx_size(&(&cu).into())?, 20);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn get_pcp_query_restore_idx_size(cu_num_tokens: &TensorRef<'_>) -> Result<i64> {
+    Api::linked()?.get_pcp_query_restore_idx_size(cu_num_tokens)
+}
+
+/// Computes the index that restores the original token order after every request's tokens
+/// were split into a head half and a tail half and concatenated as `[all heads, all tails]`
+/// (vLLM's argsort result, in O(n)). `restore_idx` needs at least
+/// [`get_pcp_query_restore_idx_size`] entries; the ones past it are set to -1.
+///
+/// ```
+/// use cattn::{get_pcp_query_restore_idx, Stream, TensorMut, TensorRef};
+/// let cu = [0i32, 8, 20];
+/// let mut idx = [0i32; 22];
+/// get_pcp_query_restore_idx(&TensorRef::from_slice(&cu), &mut TensorMut::from_slice(&mut idx),
+///                           Stream::DEFAULT)?;
+/// assert_eq!(idx[..8], [0, 1, 2, 3, 10, 11, 12, 13]);
+/// assert_eq!(idx[20..], [-1, -1]);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn get_pcp_query_restore_idx(
+    cu_num_tokens: &TensorRef<'_>,
+    restore_idx: &mut TensorMut<'_>,
+    stream: Stream,
+) -> Result<()> {
+    Api::linked()?.get_pcp_query_restore_idx(cu_num_tokens, restore_idx, stream)
+}
+
+/// The restore index of host cumulative token counts, sized and computed in one go.
+///
+/// ```
+/// assert_eq!(cattn::pcp_query_restore_idx(&[0, 4])?, vec![0, 1, 2, 3]);
+/// // Length-1 (decode) requests take no part.
+/// assert!(cattn::pcp_query_restore_idx(&[0, 1, 2])?.is_empty());
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn pcp_query_restore_idx(cu_num_tokens: &[i64]) -> Result<Vec<i64>> {
+    let api = Api::linked()?;
+    let cu = TensorRef::from_slice(cu_num_tokens);
+    let size = api.get_pcp_query_restore_idx_size(&cu)?;
+    // The size is a count of host tokens the library validated; it fits usize.
+    let mut idx = vec![0i64; size as usize];
+    api.get_pcp_query_restore_idx(&cu, &mut TensorMut::from_slice(&mut idx), Stream::DEFAULT)?;
+    Ok(idx)
+}
+
+impl Api<'_> {
+    /// [`get_pcp_query_restore_idx_size`] in this library.
+    pub fn get_pcp_query_restore_idx_size(self, cu_num_tokens: &TensorRef<'_>) -> Result<i64> {
+        let f = entry!(self, get_pcp_query_restore_idx_size)?;
+        let mut size = 0i64;
+        // SAFETY: the tensor and `size` are valid for the call.
+        self.check(unsafe { f(cu_num_tokens.as_raw(), &mut size) })?;
+        Ok(size)
+    }
+
+    /// [`get_pcp_query_restore_idx`] in this library.
+    pub fn get_pcp_query_restore_idx(
+        self,
+        cu_num_tokens: &TensorRef<'_>,
+        restore_idx: &mut TensorMut<'_>,
+        stream: Stream,
+    ) -> Result<()> {
+        let raw = sys::cattn_pcp_query_restore_idx_args_t {
+            struct_size: size_of::<sys::cattn_pcp_query_restore_idx_args_t>(),
+            cu_num_tokens: cu_num_tokens.as_raw(),
+            restore_idx: restore_idx.as_raw(),
+            stream: stream.as_raw(),
+        };
+        let f = entry!(self, get_pcp_query_restore_idx)?;
+        // SAFETY: the views live through the call; the output is borrowed mutably.
+        self.check(unsafe { f(&raw) })
+    }
+}

@@ -1,0 +1,146 @@
+//! Safe Rust API of libcattn: vLLM's attention-backend metadata utilities behind a C ABI.
+//!
+//! Every utility of `cattn.h` has a module named after vLLM's function and a free function of
+//! the same name (re-exported here). The conventions:
+//!
+//! - Every fallible call returns [`Result`]; an [`Error`] carries the [`Status`] and the
+//!   library's message for it (`"<function>: <argument> <problem> (got X, expected Y)"`). A
+//!   failed call has written nothing to its outputs.
+//! - Tensors are borrowed views: [`TensorRef`] for inputs and [`TensorMut`] for outputs, made
+//!   safely from host slices (shapes are checked against the slice) or, `unsafe`ly, from device
+//!   pointers. Host tensors run the host implementation synchronously; CUDA tensors are
+//!   enqueued on the call's [`Stream`].
+//! - Handles ([`Context`], [`LocalAttentionPlan`], [`Comm`]) free themselves when dropped and
+//!   are `Send`/`Sync` as the header's thread-safety rules allow.
+//! - Calls go through the library's function table ([`Api`]): the linked library's for the
+//!   free functions, or one loaded at run time with [`dynamic::Library`].
+//!
+//! ```
+//! // The PCP restore index of two requests of 8 and 12 tokens.
+//! let idx = cattn::pcp_query_restore_idx(&[0, 8, 20])?;
+//! assert_eq!(idx[..8], [0, 1, 2, 3, 10, 11, 12, 13]);
+//!
+//! // Errors carry the status and the library's message.
+//! let err = cattn::pcp_query_restore_idx(&[0, 3]).unwrap_err();
+//! assert_eq!(err.status(), cattn::Status::InvalidArgument);
+//! assert!(err.message().starts_with("cattn_get_pcp_query_restore_idx_size:"));
+//! # Ok::<(), cattn::Error>(())
+//! ```
+//!
+//! Linking: `cattn-sys` finds libcattn through `CATTN_LIB_DIR` or `pkg-config`; at run time
+//! the loader must find `libcattn.so.<ABI major>` (e.g. through `LD_LIBRARY_PATH`).
+
+mod api;
+mod comm;
+mod context;
+mod error;
+mod metadata;
+mod tensor;
+
+pub mod compute_causal_conv1d_metadata;
+pub mod extend_all_queries_by_n;
+pub mod fused_pcp_qkv_select;
+pub mod get_dcp_local_seq_lens;
+pub mod get_kv_cache_layout;
+pub mod get_pcp_query_restore_idx;
+pub mod get_per_layer_parameters;
+pub mod make_kv_sharing_fast_prefill_common_attn_metadata;
+pub mod make_local_attention_virtual_batches;
+pub mod mamba_get_block_table_tensor;
+pub mod pcp_kv_allgather_and_restore;
+
+#[cfg(unix)]
+pub mod dynamic;
+
+pub use cattn_sys as sys;
+
+pub use api::Api;
+pub use comm::{comm_get_unique_id, Comm, CommUniqueId};
+pub use context::Context;
+pub use error::{Error, Result, Status};
+pub use metadata::{CommonAttnMetadata, MetadataScalars};
+pub use tensor::{DataType, Device, Element, Stream, TensorMut, TensorRef};
+
+pub use compute_causal_conv1d_metadata::{
+    compute_causal_conv1d_metadata, compute_causal_conv1d_metadata_size, CausalConv1dOutputs,
+    CausalConv1dSize,
+};
+pub use extend_all_queries_by_n::{
+    extend_all_queries_by_n, extend_all_queries_by_n_in_place, ExtendOutputs,
+};
+pub use fused_pcp_qkv_select::{
+    fused_pcp_qkv_select, FusedPcpQkvSelectArgs, FusedPcpQkvSelectOutputs,
+};
+pub use get_dcp_local_seq_lens::{get_dcp_local_seq_lens, DcpLocalSeqLensArgs, DcpRank};
+pub use get_kv_cache_layout::{
+    get_kv_cache_layout, is_valid_kv_cache_layout, KvCacheLayout, KvCacheLayoutArgs,
+    SupportedLayouts, UserSetting,
+};
+pub use get_pcp_query_restore_idx::{
+    get_pcp_query_restore_idx, get_pcp_query_restore_idx_size, pcp_query_restore_idx,
+};
+pub use get_per_layer_parameters::{
+    get_per_layer_parameters, infer_global_hyperparameters, AttentionLayerDesc,
+    GlobalHyperparameters, PerLayerParameters,
+};
+pub use make_kv_sharing_fast_prefill_common_attn_metadata::{
+    make_kv_sharing_fast_prefill_common_attn_metadata, FastPrefillMetadata, FastPrefillOutputs,
+};
+pub use make_local_attention_virtual_batches::{
+    make_local_attention_virtual_batches, LocalAttentionOutputs, LocalAttentionPlan, PlanShape,
+};
+pub use mamba_get_block_table_tensor::{
+    mamba_get_block_table_tensor, MambaBlockTableArgs, MambaCacheMode,
+};
+pub use pcp_kv_allgather_and_restore::{
+    pcp_kv_allgather_and_restore, pcp_kv_allgather_and_restore_workspace_size, PcpKvAllgatherArgs,
+    PcpKvAllgatherOutputs, Workspace,
+};
+
+/// `CATTN_PAD_SLOT_ID`: the value written past the programs in use (utility 6) and for a
+/// column past a row on the device (utility 10).
+pub const PAD_SLOT_ID: i64 = sys::CATTN_PAD_SLOT_ID as i64;
+
+/// The version of the header these bindings were generated from, MAJOR * 10000 + MINOR * 100
+/// + PATCH; compare it with [`version`].
+pub const HEADER_VERSION: u32 = sys::CATTN_VERSION_NUMBER;
+
+/// The version the linked library was built as (`cattn_version`).
+///
+/// ```
+/// assert_eq!(cattn::version()?, cattn::HEADER_VERSION);
+/// let major = cattn::sys::CATTN_VERSION_MAJOR;
+/// assert!(cattn::version_string()?.starts_with(&format!("{major}.")));
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn version() -> Result<u32> {
+    Api::linked()?.version()
+}
+
+/// The linked library's version as "MAJOR.MINOR.PATCH" (`cattn_version_string`).
+pub fn version_string() -> Result<String> {
+    Api::linked()?.version_string()
+}
+
+/// How many CUDA devices the linked library can use (0 in a CPU-only build, without a driver or
+/// without a device).
+pub fn cuda_device_count() -> Result<i32> {
+    Api::linked()?.cuda_device_count()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The crates carry the version of the header they were generated from: a version bump of
+    /// libcattn regenerates cattn-sys and bumps the workspace version with it.
+    #[test]
+    fn crate_version_follows_the_header() {
+        let header = std::str::from_utf8(&crate::sys::CATTN_VERSION_STRING[..])
+            .unwrap()
+            .trim_end_matches('\0');
+        assert_eq!(
+            env!("CARGO_PKG_VERSION"),
+            header,
+            "set version in bindings/rust/Cargo.toml to the header's CATTN_VERSION_STRING"
+        );
+    }
+}

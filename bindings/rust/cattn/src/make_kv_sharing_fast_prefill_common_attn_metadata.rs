@@ -1,0 +1,99 @@
+//! Utility 8: KV-sharing fast-prefill metadata (vLLM's
+//! make_kv_sharing_fast_prefill_common_attn_metadata).
+
+use std::mem::size_of;
+
+use cattn_sys as sys;
+
+use crate::api::{entry, Api};
+use crate::error::Result;
+use crate::metadata::{raw_init, CommonAttnMetadata, MetadataScalars};
+use crate::tensor::{raw_out, Stream, TensorMut};
+
+/// The tensors [`make_kv_sharing_fast_prefill_common_attn_metadata`] writes.
+#[derive(Debug)]
+pub struct FastPrefillOutputs<'a> {
+    /// `[num_reqs + 1]` on the input's device: the decode batch's query_start_loc.
+    pub query_start_loc: TensorMut<'a>,
+    /// Optional host mirror of it (host path only).
+    pub query_start_loc_cpu: Option<TensorMut<'a>>,
+    /// `[2]` int32/int64 on the input's device: `{max_query_len, num_actual_tokens}` of the
+    /// decode batch. Required for CUDA tensors; optional on the host.
+    pub decode_max_and_total: Option<TensorMut<'a>>,
+}
+
+/// What [`make_kv_sharing_fast_prefill_common_attn_metadata`] made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FastPrefillMetadata {
+    /// True when the input's `max_query_len` is 1: vLLM returns the metadata unchanged, the
+    /// scalars are the input's and no tensor was written.
+    pub passthrough: bool,
+    /// The new metadata's scalars (on the CUDA path `max_query_len` and `num_actual_tokens`
+    /// are -1: read `decode_max_and_total`).
+    pub scalars: MetadataScalars,
+}
+
+/// Builds the decode-only metadata of KV-sharing fast prefill: each request keeps only the
+/// tokens whose logits are needed (the first `num_logits_indices` entries of
+/// `logits_indices_padded`). Reads `metadata.query_start_loc` and `logits_indices_padded`.
+///
+/// ```
+/// use cattn::{make_kv_sharing_fast_prefill_common_attn_metadata as fast_prefill,
+///             CommonAttnMetadata, FastPrefillOutputs, Stream, TensorMut, TensorRef};
+/// let (qsl, logits) = ([0i32, 15, 20, 28], [14i32, 18, 19, 27]);
+/// let md = CommonAttnMetadata {
+///     query_start_loc: Some(TensorRef::from_slice(&qsl)),
+///     logits_indices_padded: Some(TensorRef::from_slice(&logits)),
+///     num_logits_indices: 4, num_reqs: 3, max_query_len: 15,
+///     ..Default::default()
+/// };
+/// let mut decode_qsl = [0i32; 4];
+/// let made = fast_prefill(&md, &mut FastPrefillOutputs {
+///     query_start_loc: TensorMut::from_slice(&mut decode_qsl),
+///     query_start_loc_cpu: None,
+///     decode_max_and_total: None,
+/// }, Stream::DEFAULT)?;
+/// assert!(!made.passthrough);
+/// assert_eq!(decode_qsl, [0, 1, 3, 4]);
+/// assert_eq!((made.scalars.max_query_len, made.scalars.num_actual_tokens), (2, 4));
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn make_kv_sharing_fast_prefill_common_attn_metadata(
+    metadata: &CommonAttnMetadata<'_>,
+    out: &mut FastPrefillOutputs<'_>,
+    stream: Stream,
+) -> Result<FastPrefillMetadata> {
+    Api::linked()?.make_kv_sharing_fast_prefill_common_attn_metadata(metadata, out, stream)
+}
+
+impl Api<'_> {
+    /// [`make_kv_sharing_fast_prefill_common_attn_metadata`] in this library.
+    pub fn make_kv_sharing_fast_prefill_common_attn_metadata(
+        self,
+        metadata: &CommonAttnMetadata<'_>,
+        out: &mut FastPrefillOutputs<'_>,
+        stream: Stream,
+    ) -> Result<FastPrefillMetadata> {
+        let input = metadata.to_raw();
+        let mut out_md = raw_init();
+        out_md.query_start_loc = out.query_start_loc.as_raw();
+        out_md.query_start_loc_cpu = raw_out(out.query_start_loc_cpu.as_mut());
+        let mut raw = sys::cattn_fast_prefill_metadata_args_t {
+            struct_size: size_of::<sys::cattn_fast_prefill_metadata_args_t>(),
+            metadata: &input,
+            out: &mut out_md,
+            decode_max_and_total: raw_out(out.decode_max_and_total.as_mut()),
+            passthrough: 0,
+            reserved0: 0,
+            stream: stream.as_raw(),
+        };
+        let f = entry!(self, make_kv_sharing_fast_prefill_common_attn_metadata)?;
+        // SAFETY: the input metadata, the output struct and every view they point to live
+        // through the call; the output tensors are borrowed mutably.
+        self.check(unsafe { f(&mut raw) })?;
+        Ok(FastPrefillMetadata {
+            passthrough: raw.passthrough != 0,
+            scalars: MetadataScalars::of(&out_md),
+        })
+    }
+}

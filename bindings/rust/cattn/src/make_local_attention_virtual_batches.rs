@@ -1,0 +1,232 @@
+//! Utility 9: local-attention virtual batches (vLLM's make_local_attention_virtual_batches),
+//! as a plan handle.
+
+use std::fmt;
+use std::mem::size_of;
+use std::ptr::NonNull;
+
+use cattn_sys as sys;
+
+use crate::api::{entry, Api};
+use crate::error::{Error, Result, Status};
+use crate::metadata::{raw_init, CommonAttnMetadata, MetadataScalars};
+use crate::tensor::{raw_out, Stream, TensorMut, TensorRef};
+
+/// The sizes of a plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PlanShape {
+    /// V, the number of virtual batches.
+    pub virtual_batches: i64,
+    /// P, the block-table pages per virtual batch.
+    pub pages: i64,
+}
+
+/// The tensors [`LocalAttentionPlan::fill`] writes, each int32 or int64.
+#[derive(Debug)]
+pub struct LocalAttentionOutputs<'a> {
+    /// `[V + 1]` host.
+    pub query_start_loc_cpu: TensorMut<'a>,
+    /// `[V]` host.
+    pub seq_lens_cpu: TensorMut<'a>,
+    /// `[V]` host.
+    pub num_computed_tokens_cpu: TensorMut<'a>,
+    /// `[V, P]` on the block table's device, of its dtype: the gathered block table.
+    pub block_table_tensor: TensorMut<'a>,
+    /// Optional `[V + 1]` device copy of `query_start_loc_cpu`.
+    pub query_start_loc: Option<TensorMut<'a>>,
+    /// Optional `[V]` device copy of `seq_lens_cpu`.
+    pub seq_lens: Option<TensorMut<'a>>,
+}
+
+/// The split of a batch into attention-chunk-local virtual batches (vLLM's returned metadata
+/// plus its make_block_table closure). Immutable; destroyed when dropped.
+///
+/// ```
+/// use cattn::{CommonAttnMetadata, LocalAttentionOutputs, LocalAttentionPlan, Stream,
+///             TensorMut, TensorRef};
+/// let (qsl, seq) = ([0i32, 4, 14, 19], [6i32, 17, 9]);
+/// let table: Vec<i32> = (0..27).collect();
+/// let md = CommonAttnMetadata {
+///     query_start_loc_cpu: Some(TensorRef::from_slice(&qsl)),
+///     seq_lens_cpu: Some(TensorRef::from_slice(&seq)),
+///     block_table_tensor: Some(TensorRef::new(&table, &[3, 9])?),
+///     num_reqs: 3, num_actual_tokens: 19,
+///     ..Default::default()
+/// };
+/// let plan = LocalAttentionPlan::new(&md, 4, 2)?;
+/// let shape = plan.shape()?;
+/// assert_eq!((shape.virtual_batches, shape.pages), (8, 2));
+/// let (mut q, mut s, mut c, mut bt) = ([0i32; 9], [0i32; 8], [0i32; 8], [0i32; 16]);
+/// let scalars = plan.fill(&md, &mut LocalAttentionOutputs {
+///     query_start_loc_cpu: TensorMut::from_slice(&mut q),
+///     seq_lens_cpu: TensorMut::from_slice(&mut s),
+///     num_computed_tokens_cpu: TensorMut::from_slice(&mut c),
+///     block_table_tensor: TensorMut::new(&mut bt, &[8, 2])?,
+///     query_start_loc: None,
+///     seq_lens: None,
+/// }, Stream::DEFAULT)?;
+/// assert_eq!(q, [0, 2, 4, 5, 9, 13, 14, 18, 19]);
+/// assert_eq!(s, [4, 2, 4, 4, 4, 1, 4, 1]);
+/// assert_eq!(scalars.num_reqs, 8);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub struct LocalAttentionPlan<'l> {
+    raw: NonNull<sys::cattn_local_attention_plan_t>,
+    api: Api<'l>,
+}
+
+// SAFETY: a plan is immutable after creation and not tied to a thread (cattn.h: "the plan may
+// be used by many threads at once"); Drop destroys it with exclusive access.
+unsafe impl Send for LocalAttentionPlan<'_> {}
+// SAFETY: every call a shared &LocalAttentionPlan allows (get_shape, fill, make_block_table)
+// only reads the plan, which the header allows from many threads at once.
+unsafe impl Sync for LocalAttentionPlan<'_> {}
+
+/// Plans the virtual batches of chunked local attention; the same as
+/// [`LocalAttentionPlan::new`], under vLLM's name.
+pub fn make_local_attention_virtual_batches(
+    metadata: &CommonAttnMetadata<'_>,
+    attn_chunk_size: i64,
+    block_size: i64,
+) -> Result<LocalAttentionPlan<'static>> {
+    LocalAttentionPlan::new(metadata, attn_chunk_size, block_size)
+}
+
+impl LocalAttentionPlan<'static> {
+    /// Plans the virtual batches of chunked local attention (host work). Reads
+    /// `metadata.query_start_loc_cpu` and `seq_lens_cpu` (host, `[B + 1]` and `[B]`), the
+    /// column count of `block_table_tensor` and `num_actual_tokens`. `block_size >= 1` must
+    /// divide `attn_chunk_size`.
+    pub fn new(
+        metadata: &CommonAttnMetadata<'_>,
+        attn_chunk_size: i64,
+        block_size: i64,
+    ) -> Result<LocalAttentionPlan<'static>> {
+        Api::linked()?.make_local_attention_virtual_batches(metadata, attn_chunk_size, block_size)
+    }
+}
+
+impl<'l> LocalAttentionPlan<'l> {
+    /// The plan's sizes.
+    pub fn shape(&self) -> Result<PlanShape> {
+        let f = entry!(self.api, local_attention_plan_get_shape)?;
+        let (mut virtual_batches, mut pages) = (0i64, 0i64);
+        // SAFETY: the plan is alive and both out-pointers are valid.
+        self.api
+            .check(unsafe { f(self.raw.as_ptr(), &mut virtual_batches, &mut pages) })?;
+        Ok(PlanShape {
+            virtual_batches,
+            pages,
+        })
+    }
+
+    /// Writes the virtual batches' metadata: the tensors of `out` and, returned, the scalars
+    /// (`num_reqs` = V, the planned `num_actual_tokens`, `max_query_len`, `max_seq_len`,
+    /// `causal`). `metadata` is the batch the plan was made from; its `block_table_tensor` is
+    /// gathered.
+    pub fn fill(
+        &self,
+        metadata: &CommonAttnMetadata<'_>,
+        out: &mut LocalAttentionOutputs<'_>,
+        stream: Stream,
+    ) -> Result<MetadataScalars> {
+        let input = metadata.to_raw();
+        let mut out_md = raw_init();
+        out_md.query_start_loc_cpu = out.query_start_loc_cpu.as_raw();
+        out_md.seq_lens_cpu = out.seq_lens_cpu.as_raw();
+        out_md.num_computed_tokens_cpu = out.num_computed_tokens_cpu.as_raw();
+        out_md.block_table_tensor = out.block_table_tensor.as_raw();
+        out_md.query_start_loc = raw_out(out.query_start_loc.as_mut());
+        out_md.seq_lens = raw_out(out.seq_lens.as_mut());
+        let raw = sys::cattn_local_attention_fill_args_t {
+            struct_size: size_of::<sys::cattn_local_attention_fill_args_t>(),
+            metadata: &input,
+            out: &mut out_md,
+            stream: stream.as_raw(),
+        };
+        let f = entry!(self.api, local_attention_plan_fill)?;
+        // SAFETY: the plan, the metadata, the output struct and every view they point to live
+        // through the call; the output tensors are borrowed mutably.
+        self.api.check(unsafe { f(self.raw.as_ptr(), &raw) })?;
+        Ok(MetadataScalars::of(&out_md))
+    }
+
+    /// Gathers a (new) block table into the virtual batches' table, vLLM's make_block_table:
+    /// `block_table` is `[B, >= cols]`, `out` `[V, P]` of the same device and dtype.
+    pub fn make_block_table(
+        &self,
+        block_table: &TensorRef<'_>,
+        out: &mut TensorMut<'_>,
+        stream: Stream,
+    ) -> Result<()> {
+        let f = entry!(self.api, local_attention_plan_make_block_table)?;
+        // SAFETY: the plan and both views live through the call; `out` is borrowed mutably.
+        self.api.check(unsafe {
+            f(
+                self.raw.as_ptr(),
+                block_table.as_raw(),
+                out.as_raw(),
+                stream.as_raw(),
+            )
+        })
+    }
+
+    /// The raw handle, valid while `self` lives.
+    pub fn as_raw(&self) -> *const sys::cattn_local_attention_plan_t {
+        self.raw.as_ptr()
+    }
+
+    /// The library the plan belongs to.
+    pub fn api(&self) -> Api<'l> {
+        self.api
+    }
+}
+
+impl<'l> Api<'l> {
+    /// [`LocalAttentionPlan::new`] in this library.
+    pub fn make_local_attention_virtual_batches(
+        self,
+        metadata: &CommonAttnMetadata<'_>,
+        attn_chunk_size: i64,
+        block_size: i64,
+    ) -> Result<LocalAttentionPlan<'l>> {
+        let input = metadata.to_raw();
+        let mut raw = sys::cattn_local_attention_args_t {
+            struct_size: size_of::<sys::cattn_local_attention_args_t>(),
+            attn_chunk_size,
+            block_size,
+            metadata: &input,
+            plan: std::ptr::null_mut(),
+        };
+        let f = entry!(self, make_local_attention_virtual_batches)?;
+        // SAFETY: the metadata and its views live through the call; the library reads them
+        // and writes only raw.plan.
+        self.check(unsafe { f(&mut raw) })?;
+        let raw = NonNull::new(raw.plan).ok_or_else(|| {
+            Error::new(
+                Status::Internal,
+                "cattn: cattn_make_local_attention_virtual_batches returned CATTN_OK and no plan",
+            )
+        })?;
+        Ok(LocalAttentionPlan { raw, api: self })
+    }
+}
+
+impl Drop for LocalAttentionPlan<'_> {
+    fn drop(&mut self) {
+        // A table without the destroy entry cannot have made the plan.
+        if let Ok(destroy) = entry!(self.api, local_attention_plan_destroy) {
+            // SAFETY: the plan came from this library and is destroyed once, with exclusive
+            // access.
+            unsafe { destroy(self.raw.as_ptr()) }
+        }
+    }
+}
+
+impl fmt::Debug for LocalAttentionPlan<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalAttentionPlan")
+            .field("raw", &self.raw)
+            .finish()
+    }
+}

@@ -1,0 +1,137 @@
+//! The metadata of one batch (`cattn_common_attn_metadata_t`, vLLM's
+//! CommonAttentionMetadata), as utilities 7-9 read it.
+
+use std::mem::size_of;
+
+use cattn_sys as sys;
+
+use crate::tensor::TensorRef;
+
+/// The metadata of one batch, borrowed by the calls that read it.
+///
+/// Every tensor is optional because each utility reads only some of them (its documentation
+/// says which); the scalars are copied as they are. The default has every tensor unset, every
+/// count 0 and `causal` true, as `CATTN_COMMON_ATTN_METADATA_INIT`.
+///
+/// ```
+/// use cattn::{CommonAttnMetadata, TensorRef};
+/// let qsl = [0i32, 3, 7];
+/// let seq_lens = [5i32, 4];
+/// let md = CommonAttnMetadata {
+///     query_start_loc: Some(TensorRef::from_slice(&qsl)),
+///     seq_lens: Some(TensorRef::from_slice(&seq_lens)),
+///     num_reqs: 2,
+///     num_actual_tokens: 7,
+///     max_query_len: 4,
+///     max_seq_len: 5,
+///     ..Default::default()
+/// };
+/// assert!(md.causal);
+/// ```
+#[derive(Clone, Debug)]
+pub struct CommonAttnMetadata<'a> {
+    /// `[num_reqs + 1]` cumulative query lengths.
+    pub query_start_loc: Option<TensorRef<'a>>,
+    /// Host mirror of `query_start_loc`.
+    pub query_start_loc_cpu: Option<TensorRef<'a>>,
+    /// `[num_reqs]` sequence (context + query) lengths.
+    pub seq_lens: Option<TensorRef<'a>>,
+    /// Host mirror of `seq_lens`.
+    pub seq_lens_cpu: Option<TensorRef<'a>>,
+    /// `[num_reqs]` host tensor of computed (context) tokens.
+    pub num_computed_tokens_cpu: Option<TensorRef<'a>>,
+    /// `[num_reqs, max_blocks_per_req]`.
+    pub block_table_tensor: Option<TensorRef<'a>>,
+    /// `[num_actual_tokens (+ padding)]`.
+    pub slot_mapping: Option<TensorRef<'a>>,
+    /// `[>= num_logits_indices]`.
+    pub logits_indices_padded: Option<TensorRef<'a>>,
+    pub num_reqs: i64,
+    pub num_actual_tokens: i64,
+    pub max_query_len: i64,
+    pub max_seq_len: i64,
+    /// Meaningful only with `logits_indices_padded`.
+    pub num_logits_indices: i64,
+    pub causal: bool,
+}
+
+impl Default for CommonAttnMetadata<'_> {
+    fn default() -> Self {
+        CommonAttnMetadata {
+            query_start_loc: None,
+            query_start_loc_cpu: None,
+            seq_lens: None,
+            seq_lens_cpu: None,
+            num_computed_tokens_cpu: None,
+            block_table_tensor: None,
+            slot_mapping: None,
+            logits_indices_padded: None,
+            num_reqs: 0,
+            num_actual_tokens: 0,
+            max_query_len: 0,
+            max_seq_len: 0,
+            num_logits_indices: 0,
+            causal: true,
+        }
+    }
+}
+
+/// A tensor field of the raw struct: the C field is `DLTensor*` for inputs and outputs alike,
+/// and the library never writes through an input's pointer.
+fn field(t: &Option<TensorRef<'_>>) -> *mut sys::DLTensor {
+    t.as_ref()
+        .map_or(std::ptr::null_mut(), |t| t.as_raw().cast_mut())
+}
+
+impl CommonAttnMetadata<'_> {
+    /// The raw struct, pointing into `self`'s tensors: valid while `self` lives.
+    pub fn to_raw(&self) -> sys::cattn_common_attn_metadata_t {
+        sys::cattn_common_attn_metadata_t {
+            struct_size: size_of::<sys::cattn_common_attn_metadata_t>(),
+            query_start_loc: field(&self.query_start_loc),
+            query_start_loc_cpu: field(&self.query_start_loc_cpu),
+            seq_lens: field(&self.seq_lens),
+            seq_lens_cpu: field(&self.seq_lens_cpu),
+            num_computed_tokens_cpu: field(&self.num_computed_tokens_cpu),
+            block_table_tensor: field(&self.block_table_tensor),
+            slot_mapping: field(&self.slot_mapping),
+            logits_indices_padded: field(&self.logits_indices_padded),
+            num_reqs: self.num_reqs,
+            num_actual_tokens: self.num_actual_tokens,
+            max_query_len: self.max_query_len,
+            max_seq_len: self.max_seq_len,
+            num_logits_indices: self.num_logits_indices,
+            causal: i32::from(self.causal),
+            reserved0: 0,
+        }
+    }
+}
+
+/// The scalar fields of a metadata struct a call wrote (its tensors are the caller's own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MetadataScalars {
+    pub num_reqs: i64,
+    pub num_actual_tokens: i64,
+    pub max_query_len: i64,
+    pub max_seq_len: i64,
+    pub num_logits_indices: i64,
+    pub causal: bool,
+}
+
+impl MetadataScalars {
+    pub(crate) fn of(raw: &sys::cattn_common_attn_metadata_t) -> MetadataScalars {
+        MetadataScalars {
+            num_reqs: raw.num_reqs,
+            num_actual_tokens: raw.num_actual_tokens,
+            max_query_len: raw.max_query_len,
+            max_seq_len: raw.max_seq_len,
+            num_logits_indices: raw.num_logits_indices,
+            causal: raw.causal != 0,
+        }
+    }
+}
+
+/// An empty raw struct (all NULL, causal 1), as `CATTN_COMMON_ATTN_METADATA_INIT`.
+pub(crate) fn raw_init() -> sys::cattn_common_attn_metadata_t {
+    CommonAttnMetadata::default().to_raw()
+}

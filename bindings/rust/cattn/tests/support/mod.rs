@@ -1,0 +1,191 @@
+//! Shared test support: the conformance vectors and host integer tensors of either index
+//! dtype, compact or strided, with poisoned storage so that "nothing written" is visible.
+
+#![allow(dead_code)]
+
+pub mod json;
+
+use std::path::PathBuf;
+
+use cattn::{TensorMut, TensorRef};
+use json::Json;
+
+/// The repository's tests/vectors directory.
+pub fn vectors_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../tests/vectors")
+}
+
+/// The cases of tests/vectors/<utility>.json (checking the file names its utility).
+pub fn load_cases(utility: &str) -> Vec<Json> {
+    let path = vectors_dir().join(format!("{utility}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let doc = json::parse(&text);
+    assert_eq!(doc.get("utility").str(), utility);
+    let cases = doc.get("cases").array().to_vec();
+    assert!(!cases.is_empty(), "{utility}: no cases");
+    cases
+}
+
+/// Written where a test expects the library to leave storage alone.
+pub const POISON: i64 = -7777;
+
+/// An index dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Int {
+    I32,
+    I64,
+}
+
+pub const BOTH: [Int; 2] = [Int::I32, Int::I64];
+
+impl Int {
+    pub fn other(self) -> Int {
+        match self {
+            Int::I32 => Int::I64,
+            Int::I64 => Int::I32,
+        }
+    }
+
+    pub fn named(name: &str) -> Int {
+        match name {
+            "int32" => Int::I32,
+            "int64" => Int::I64,
+            other => panic!("unknown dtype {other}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Storage {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+}
+
+/// A host integer tensor: `shape`, row-major, every element `step` storage elements apart (so
+/// step 1 is compact and viewed without strides, step > 1 strided).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostInts {
+    storage: Storage,
+    shape: Vec<i64>,
+    step: i64,
+}
+
+impl HostInts {
+    /// A tensor of `shape` with every storage element POISON.
+    pub fn new(shape: &[i64], dtype: Int, step: i64) -> HostInts {
+        let numel: i64 = shape.iter().product();
+        let len = if numel == 0 {
+            0
+        } else {
+            (numel - 1) * step + 1
+        } as usize;
+        let storage = match dtype {
+            Int::I32 => Storage::I32(vec![POISON as i32; len]),
+            Int::I64 => Storage::I64(vec![POISON; len]),
+        };
+        HostInts {
+            storage,
+            shape: shape.to_vec(),
+            step,
+        }
+    }
+
+    /// A 1-D tensor of these values.
+    pub fn of(values: &[i64], dtype: Int, step: i64) -> HostInts {
+        HostInts::shaped(values, &[values.len() as i64], dtype, step)
+    }
+
+    /// A tensor of `shape` holding `values` row-major.
+    pub fn shaped(values: &[i64], shape: &[i64], dtype: Int, step: i64) -> HostInts {
+        let mut t = HostInts::new(shape, dtype, step);
+        assert_eq!(values.len() as i64, shape.iter().product::<i64>());
+        for (i, &v) in values.iter().enumerate() {
+            let at = i * step as usize;
+            match &mut t.storage {
+                Storage::I32(s) => {
+                    s[at] = i32::try_from(v).unwrap_or_else(|_| panic!("{v} does not fit i32"))
+                }
+                Storage::I64(s) => s[at] = v,
+            }
+        }
+        t
+    }
+
+    fn strides(&self) -> Vec<i64> {
+        let mut strides = vec![0i64; self.shape.len()];
+        let mut acc = self.step;
+        for d in (0..self.shape.len()).rev() {
+            strides[d] = acc;
+            acc *= self.shape[d];
+        }
+        strides
+    }
+
+    pub fn view(&self) -> TensorRef<'_> {
+        let strides = self.strides();
+        let made = match (&self.storage, self.step) {
+            (Storage::I32(s), 1) => TensorRef::new(s, &self.shape),
+            (Storage::I64(s), 1) => TensorRef::new(s, &self.shape),
+            (Storage::I32(s), _) => TensorRef::strided(s, &self.shape, &strides),
+            (Storage::I64(s), _) => TensorRef::strided(s, &self.shape, &strides),
+        };
+        made.expect("a valid test view")
+    }
+
+    pub fn view_mut(&mut self) -> TensorMut<'_> {
+        let strides = self.strides();
+        let made = match (&mut self.storage, self.step) {
+            (Storage::I32(s), 1) => TensorMut::new(s, &self.shape),
+            (Storage::I64(s), 1) => TensorMut::new(s, &self.shape),
+            (Storage::I32(s), _) => TensorMut::strided(s, &self.shape, &strides),
+            (Storage::I64(s), _) => TensorMut::strided(s, &self.shape, &strides),
+        };
+        made.expect("a valid test view")
+    }
+
+    /// The elements, row-major.
+    pub fn values(&self) -> Vec<i64> {
+        let all = self.storage_values();
+        all.iter().step_by(self.step as usize).copied().collect()
+    }
+
+    /// Every storage element, the gaps between strided elements included.
+    pub fn storage_values(&self) -> Vec<i64> {
+        match &self.storage {
+            Storage::I32(s) => s.iter().map(|&v| i64::from(v)).collect(),
+            Storage::I64(s) => s.clone(),
+        }
+    }
+}
+
+/// Whether every value fits an int32 tensor.
+pub fn fits_i32(values: &[i64]) -> bool {
+    values.iter().all(|&v| i32::try_from(v).is_ok())
+}
+
+/// The dtypes a test may store `values` in.
+pub fn dtypes_for(values: &[i64]) -> Vec<Int> {
+    if fits_i32(values) {
+        BOTH.to_vec()
+    } else {
+        vec![Int::I64]
+    }
+}
+
+/// Asserts a result is the error `status` with a message containing `needle`.
+#[track_caller]
+pub fn expect_error<T: std::fmt::Debug>(
+    result: cattn::Result<T>,
+    status: cattn::Status,
+    needle: &str,
+) -> cattn::Error {
+    let err = result.expect_err("the call should have failed");
+    assert_eq!(err.status(), status, "{err}");
+    assert!(
+        err.message().contains(needle),
+        "message {:?} lacks {needle:?}",
+        err.message()
+    );
+    err
+}

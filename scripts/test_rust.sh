@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Builds and checks the Rust bindings (bindings/rust): installs bindgen when it is missing,
+# builds a CPU-only libcattn (or uses the one in CATTN_LIB_DIR), checks the generated FFI for
+# drift against include/cattn.h, runs cargo build, test, clippy and fmt (offline: the crates
+# have no dependencies), and runs the Rust demo, comparing it with the C demo's host run when
+# that program is there. Exits non-zero on the first failure.
+#
+# Environment: CATTN_LIB_DIR (a directory holding libcattn.so, e.g. build-cpu, to skip the
+# build; its examples/cattn_demo is used for the comparison when present),
+# CATTN_RUST_BUILD_DIR (where to build otherwise; default build-rust), CATTN_JOBS (default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=${CATTN_JOBS:-2}
+
+if ! command -v bindgen >/dev/null; then
+  echo "== installing bindgen"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq bindgen
+fi
+command -v cargo >/dev/null || { echo "test_rust.sh: cargo not found" >&2; exit 1; }
+
+if [ -n "${CATTN_LIB_DIR:-}" ]; then
+  lib_dir=$(cd "$CATTN_LIB_DIR" && pwd)
+  echo "== using libcattn in $lib_dir"
+else
+  lib_dir=${CATTN_RUST_BUILD_DIR:-$root/build-rust}
+  echo "== building libcattn (CPU-only) in $lib_dir"
+  cmake -S . -B "$lib_dir" -DCATTN_WITH_CUDA=OFF -DCATTN_BUILD_TESTS=OFF \
+    -DCATTN_BUILD_BENCH=OFF -DCATTN_BUILD_EXAMPLES=ON >/dev/null
+  cmake --build "$lib_dir" -j "$jobs" --target cattn cattn_demo
+fi
+[ -e "$lib_dir/libcattn.so" ] || { echo "test_rust.sh: no libcattn.so in $lib_dir" >&2; exit 1; }
+export CATTN_LIB_DIR=$lib_dir
+export LD_LIBRARY_PATH="$lib_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+cd bindings/rust
+echo "== drift check: cattn-sys/src/bindings.rs against include/cattn.h"
+./check_bindgen_drift.sh
+
+echo "== cargo build"
+cargo build --offline --all-targets
+echo "== cargo test"
+cargo test --offline
+echo "== cargo clippy"
+cargo clippy --offline --all-targets -- -D warnings
+echo "== cargo fmt"
+cargo fmt --check
+echo "== cargo doc"
+RUSTDOCFLAGS="-D warnings" cargo doc --offline --no-deps --quiet
+
+echo "== demo"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+# Forced to the host, as the Rust demo always runs there, so that both demos print alike.
+CATTN_DEMO_FORCE_HOST=1 cargo run --offline --quiet --example demo >"$out/rust.txt"
+cat "$out/rust.txt"
+c_demo="$lib_dir/examples/cattn_demo"
+if [ -x "$c_demo" ]; then
+  CATTN_DEMO_FORCE_HOST=1 "$c_demo" >"$out/c.txt" || true
+  if ! diff -u --label "C demo ($c_demo)" --label "Rust demo" "$out/c.txt" "$out/rust.txt"; then
+    echo "test_rust.sh: the Rust demo's output differs from the C demo's (above)" >&2
+    exit 1
+  fi
+  echo "== the Rust demo printed exactly what the C demo printed"
+else
+  echo "== (no $c_demo to compare with)"
+fi
+echo "== Rust bindings: all checks passed"
