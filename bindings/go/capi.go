@@ -1,0 +1,583 @@
+package cattn
+
+// The cgo layer: every call into libcattn is in this file. Each Go function here fills one C
+// argument struct (in the frame's C memory) and makes exactly one cgo call, to a helper below
+// that calls libcattn and, on failure, copies cattn_last_error_message() into the frame's
+// buffer before returning. The message is thread-local in C, and a goroutine may continue on
+// another OS thread after any cgo call, so it must be read inside the same call.
+//
+// Streams, device addresses and NCCL communicators cross as uintptr_t and become pointers on
+// the C side: they are not Go pointers, and converting them in Go would look like one.
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cattn.h>
+
+static void gocattn_copy_message(char* msg, size_t cap) {
+  const char* m = cattn_last_error_message();
+  size_t n = m != NULL ? strlen(m) : 0;
+  if (cap == 0) return;
+  if (n >= cap) n = cap - 1;
+  if (n > 0) memcpy(msg, m, n);
+  msg[n] = '\0';
+}
+
+#define GOCATTN_RETURN(call)                                  \
+  do {                                                        \
+    cattn_status_t s_ = (call);                               \
+    if (s_ != CATTN_OK) gocattn_copy_message(msg, cap);       \
+    return s_;                                                \
+  } while (0)
+
+static cattn_status_t gocattn_cuda_device_count(int32_t* count, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_cuda_device_count(count));
+}
+
+static cattn_status_t gocattn_context_create(cattn_context_t** out, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_context_create(out));
+}
+
+static cattn_status_t gocattn_is_valid_kv_cache_layout(const char* value, int32_t* valid,
+                                                       char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_is_valid_kv_cache_layout(value, valid));
+}
+
+static cattn_status_t gocattn_context_set_kv_cache_layout_override(
+    cattn_context_t* ctx, int32_t layout, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_context_set_kv_cache_layout_override(ctx, (cattn_kv_cache_layout_t)layout));
+}
+
+static cattn_status_t gocattn_get_kv_cache_layout(const cattn_context_t* ctx,
+                                                  cattn_kv_cache_layout_args_t* a, char* msg,
+                                                  size_t cap) {
+  GOCATTN_RETURN(cattn_get_kv_cache_layout(ctx, a));
+}
+
+static cattn_status_t gocattn_get_dcp_local_seq_lens(cattn_dcp_local_seq_lens_args_t* a,
+                                                     uintptr_t stream, char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_get_dcp_local_seq_lens(a));
+}
+
+static cattn_status_t gocattn_get_pcp_query_restore_idx_size(const DLTensor* cu, int64_t* size,
+                                                             char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_get_pcp_query_restore_idx_size(cu, size));
+}
+
+static cattn_status_t gocattn_get_pcp_query_restore_idx(cattn_pcp_query_restore_idx_args_t* a,
+                                                        uintptr_t stream, char* msg,
+                                                        size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_get_pcp_query_restore_idx(a));
+}
+
+static cattn_status_t gocattn_fused_pcp_qkv_select(cattn_fused_pcp_qkv_select_args_t* a,
+                                                   uintptr_t stream, char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_fused_pcp_qkv_select(a));
+}
+
+static cattn_status_t gocattn_comm_get_unique_id(cattn_comm_unique_id_t* id, char* msg,
+                                                 size_t cap) {
+  GOCATTN_RETURN(cattn_comm_get_unique_id(id));
+}
+
+static cattn_status_t gocattn_comm_create(const cattn_comm_unique_id_t* id, int32_t nranks,
+                                          int32_t rank, int32_t cuda_device, cattn_comm_t** out,
+                                          char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_comm_create(id, nranks, rank, cuda_device, out));
+}
+
+static cattn_status_t gocattn_comm_create_borrowed(uintptr_t nccl_comm, cattn_comm_t** out,
+                                                   char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_comm_create_borrowed((void*)nccl_comm, out));
+}
+
+static cattn_status_t gocattn_comm_get_rank(const cattn_comm_t* comm, int32_t* rank, char* msg,
+                                            size_t cap) {
+  GOCATTN_RETURN(cattn_comm_get_rank(comm, rank));
+}
+
+static cattn_status_t gocattn_comm_get_size(const cattn_comm_t* comm, int32_t* size, char* msg,
+                                            size_t cap) {
+  GOCATTN_RETURN(cattn_comm_get_size(comm, size));
+}
+
+static cattn_status_t gocattn_pcp_kv_allgather_and_restore_workspace_size(
+    cattn_pcp_kv_allgather_and_restore_args_t* a, uintptr_t workspace, uintptr_t stream,
+    size_t* size, char* msg, size_t cap) {
+  a->workspace = (void*)workspace;
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_pcp_kv_allgather_and_restore_workspace_size(a, size));
+}
+
+static cattn_status_t gocattn_pcp_kv_allgather_and_restore(
+    cattn_pcp_kv_allgather_and_restore_args_t* a, uintptr_t workspace, uintptr_t stream,
+    char* msg, size_t cap) {
+  a->workspace = (void*)workspace;
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_pcp_kv_allgather_and_restore(a));
+}
+
+static cattn_status_t gocattn_compute_causal_conv1d_metadata_size(const DLTensor* qsl,
+                                                                  int64_t block_m, int64_t* tot,
+                                                                  int64_t* capacity, char* msg,
+                                                                  size_t cap) {
+  GOCATTN_RETURN(cattn_compute_causal_conv1d_metadata_size(qsl, block_m, tot, capacity));
+}
+
+static cattn_status_t gocattn_compute_causal_conv1d_metadata(
+    cattn_causal_conv1d_metadata_args_t* a, uintptr_t stream, char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_compute_causal_conv1d_metadata(a));
+}
+
+static cattn_status_t gocattn_extend_all_queries_by_n(cattn_extend_all_queries_by_n_args_t* a,
+                                                      uintptr_t stream, char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_extend_all_queries_by_n(a));
+}
+
+static cattn_status_t gocattn_make_kv_sharing_fast_prefill_common_attn_metadata(
+    cattn_fast_prefill_metadata_args_t* a, uintptr_t stream, char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_make_kv_sharing_fast_prefill_common_attn_metadata(a));
+}
+
+static cattn_status_t gocattn_make_local_attention_virtual_batches(
+    cattn_local_attention_args_t* a, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_make_local_attention_virtual_batches(a));
+}
+
+static cattn_status_t gocattn_local_attention_plan_get_shape(
+    const cattn_local_attention_plan_t* plan, int64_t* vb, int64_t* pages, char* msg,
+    size_t cap) {
+  GOCATTN_RETURN(cattn_local_attention_plan_get_shape(plan, vb, pages));
+}
+
+static cattn_status_t gocattn_local_attention_plan_fill(const cattn_local_attention_plan_t* plan,
+                                                        cattn_local_attention_fill_args_t* a,
+                                                        uintptr_t stream, char* msg,
+                                                        size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_local_attention_plan_fill(plan, a));
+}
+
+static cattn_status_t gocattn_local_attention_plan_make_block_table(
+    const cattn_local_attention_plan_t* plan, const DLTensor* table, DLTensor* out,
+    uintptr_t stream, char* msg, size_t cap) {
+  GOCATTN_RETURN(
+      cattn_local_attention_plan_make_block_table(plan, table, out, (cattn_stream_t)stream));
+}
+
+static cattn_status_t gocattn_mamba_get_block_table_tensor(cattn_mamba_block_table_args_t* a,
+                                                           uintptr_t stream, char* msg,
+                                                           size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_mamba_get_block_table_tensor(a));
+}
+
+static cattn_status_t gocattn_get_per_layer_parameters(const cattn_attention_layer_desc_t* layers,
+                                                       size_t n, cattn_per_layer_parameters_t* out,
+                                                       char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_get_per_layer_parameters(layers, n, out));
+}
+
+static cattn_status_t gocattn_infer_global_hyperparameters(
+    const cattn_per_layer_parameters_t* params, size_t n, cattn_global_hyperparameters_t* out,
+    char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_infer_global_hyperparameters(params, n, out));
+}
+*/
+import "C"
+
+import "unsafe"
+
+type (
+	cContext = *C.cattn_context_t
+	cPlan    = *C.cattn_local_attention_plan_t
+	cComm    = *C.cattn_comm_t
+)
+
+// The header the package was compiled against.
+const (
+	headerVersionNumber = C.CATTN_VERSION_NUMBER
+	headerVersionString = C.CATTN_VERSION_STRING
+)
+
+func b2i(b bool) C.int32_t {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// --- Version, status, devices -----------------------------------------------------------------
+
+func cVersion() uint32 { return uint32(C.cattn_version()) }
+
+func cVersionString() string { return C.GoString(C.cattn_version_string()) }
+
+func cStatusString(s Status) string {
+	return C.GoString(C.cattn_status_string(C.cattn_status_t(s)))
+}
+
+func (f *frame) cudaDeviceCount() (int32, error) {
+	var n C.int32_t
+	err := f.status(C.gocattn_cuda_device_count(&n, f.msg, msgCap))
+	return int32(n), err
+}
+
+// --- Context and KV-cache layout (utility 1) --------------------------------------------------
+
+func (f *frame) contextCreate() (cContext, error) {
+	out := (*cContext)(f.alloc(unsafe.Sizeof(cContext(nil))))
+	if err := f.status(C.gocattn_context_create(out, f.msg, msgCap)); err != nil {
+		return nil, err
+	}
+	return *out, nil
+}
+
+func cContextDestroy(c cContext) { C.cattn_context_destroy(c) }
+
+func (f *frame) isValidKVCacheLayout(value string) (bool, error) {
+	var valid C.int32_t
+	err := f.status(C.gocattn_is_valid_kv_cache_layout(f.cstring(value), &valid, f.msg, msgCap))
+	return valid != 0, err
+}
+
+func cKVCacheLayoutName(l KVCacheLayout) string {
+	p := C.cattn_kv_cache_layout_name(C.cattn_kv_cache_layout_t(l))
+	if p == nil {
+		return ""
+	}
+	return C.GoString(p)
+}
+
+func (f *frame) setKVCacheLayoutOverride(ctx cContext, l KVCacheLayout) error {
+	return f.status(C.gocattn_context_set_kv_cache_layout_override(ctx, C.int32_t(l), f.msg, msgCap))
+}
+
+func (f *frame) getKVCacheLayout(ctx cContext, mask uint32, readEnv bool, env *string,
+	connector KVCacheLayout) (KVCacheLayout, error) {
+	a := (*C.cattn_kv_cache_layout_args_t)(f.alloc(C.sizeof_cattn_kv_cache_layout_args_t))
+	a.struct_size = C.sizeof_cattn_kv_cache_layout_args_t
+	a.supported_mask = C.uint32_t(mask)
+	a.read_environment = b2i(readEnv)
+	if env != nil {
+		a.env_value = f.cstring(*env)
+	}
+	a.connector_layout = C.cattn_kv_cache_layout_t(connector)
+	if err := f.status(C.gocattn_get_kv_cache_layout(ctx, a, f.msg, msgCap)); err != nil {
+		return KVCacheLayoutUnset, err
+	}
+	return KVCacheLayout(a.layout), nil
+}
+
+// --- DCP local sequence lengths (utility 2) ---------------------------------------------------
+
+func (f *frame) getDCPLocalSeqLens(seqLens cTensor, size, rank, interleave int64, out cTensor,
+	stream Stream) error {
+	a := (*C.cattn_dcp_local_seq_lens_args_t)(f.alloc(C.sizeof_cattn_dcp_local_seq_lens_args_t))
+	a.struct_size = C.sizeof_cattn_dcp_local_seq_lens_args_t
+	a.seq_lens = seqLens
+	a.dcp_size = C.int64_t(size)
+	a.dcp_rank = C.int64_t(rank)
+	a.dcp_kv_cache_interleave_size = C.int64_t(interleave)
+	a.out = out
+	return f.status(C.gocattn_get_dcp_local_seq_lens(a, C.uintptr_t(stream), f.msg, msgCap))
+}
+
+// --- PCP query restore index (utility 3) ------------------------------------------------------
+
+func (f *frame) getPCPQueryRestoreIdxSize(cu cTensor) (int64, error) {
+	var size C.int64_t
+	err := f.status(C.gocattn_get_pcp_query_restore_idx_size(cu, &size, f.msg, msgCap))
+	return int64(size), err
+}
+
+func (f *frame) getPCPQueryRestoreIdx(cu, out cTensor, stream Stream) error {
+	a := (*C.cattn_pcp_query_restore_idx_args_t)(f.alloc(C.sizeof_cattn_pcp_query_restore_idx_args_t))
+	a.struct_size = C.sizeof_cattn_pcp_query_restore_idx_args_t
+	a.cu_num_tokens = cu
+	a.restore_idx = out
+	return f.status(C.gocattn_get_pcp_query_restore_idx(a, C.uintptr_t(stream), f.msg, msgCap))
+}
+
+// --- Fused PCP Q/K/V select (utility 4) -------------------------------------------------------
+
+// t holds q, k, v, query_start_loc, q_head, k_head, v_head, q_tail, k_tail, v_tail.
+func (f *frame) fusedPCPQKVSelect(t [10]cTensor, world, rank int64, stream Stream) error {
+	a := (*C.cattn_fused_pcp_qkv_select_args_t)(f.alloc(C.sizeof_cattn_fused_pcp_qkv_select_args_t))
+	a.struct_size = C.sizeof_cattn_fused_pcp_qkv_select_args_t
+	a.q, a.k, a.v, a.query_start_loc = t[0], t[1], t[2], t[3]
+	a.pcp_world_size = C.int64_t(world)
+	a.pcp_rank = C.int64_t(rank)
+	a.q_head, a.k_head, a.v_head = t[4], t[5], t[6]
+	a.q_tail, a.k_tail, a.v_tail = t[7], t[8], t[9]
+	return f.status(C.gocattn_fused_pcp_qkv_select(a, C.uintptr_t(stream), f.msg, msgCap))
+}
+
+// --- Communicators and the PCP all-gather (utility 5) -----------------------------------------
+
+func (f *frame) commGetUniqueID() (CommUniqueID, error) {
+	var id CommUniqueID
+	cid := (*C.cattn_comm_unique_id_t)(f.alloc(C.sizeof_cattn_comm_unique_id_t))
+	if err := f.status(C.gocattn_comm_get_unique_id(cid, f.msg, msgCap)); err != nil {
+		return id, err
+	}
+	copy(id[:], unsafe.Slice((*byte)(unsafe.Pointer(&cid.bytes[0])), len(id)))
+	return id, nil
+}
+
+func (f *frame) commCreate(id *CommUniqueID, nranks, rank, device int32) (cComm, error) {
+	var cid *C.cattn_comm_unique_id_t
+	if id != nil {
+		cid = (*C.cattn_comm_unique_id_t)(f.alloc(C.sizeof_cattn_comm_unique_id_t))
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&cid.bytes[0])), len(id)), id[:])
+	}
+	out := (*cComm)(f.alloc(unsafe.Sizeof(cComm(nil))))
+	err := f.status(C.gocattn_comm_create(cid, C.int32_t(nranks), C.int32_t(rank),
+		C.int32_t(device), out, f.msg, msgCap))
+	if err != nil {
+		return nil, err
+	}
+	return *out, nil
+}
+
+func (f *frame) commCreateBorrowed(ncclComm uintptr) (cComm, error) {
+	out := (*cComm)(f.alloc(unsafe.Sizeof(cComm(nil))))
+	err := f.status(C.gocattn_comm_create_borrowed(C.uintptr_t(ncclComm), out, f.msg, msgCap))
+	if err != nil {
+		return nil, err
+	}
+	return *out, nil
+}
+
+func cCommDestroy(c cComm) { C.cattn_comm_destroy(c) }
+
+func (f *frame) commGetRank(c cComm) (int32, error) {
+	var v C.int32_t
+	err := f.status(C.gocattn_comm_get_rank(c, &v, f.msg, msgCap))
+	return int32(v), err
+}
+
+func (f *frame) commGetSize(c cComm) (int32, error) {
+	var v C.int32_t
+	err := f.status(C.gocattn_comm_get_size(c, &v, f.msg, msgCap))
+	return int32(v), err
+}
+
+// t holds key, value, restore_idx, key_out, value_out.
+func (f *frame) allgatherArgs(comm cComm, t [5]cTensor, n int64,
+	workspaceSize uint64) *C.cattn_pcp_kv_allgather_and_restore_args_t {
+	a := (*C.cattn_pcp_kv_allgather_and_restore_args_t)(
+		f.alloc(C.sizeof_cattn_pcp_kv_allgather_and_restore_args_t))
+	a.struct_size = C.sizeof_cattn_pcp_kv_allgather_and_restore_args_t
+	a.comm = comm
+	a.key, a.value = t[0], t[1]
+	a.num_actual_tokens = C.int64_t(n)
+	a.restore_idx, a.key_out, a.value_out = t[2], t[3], t[4]
+	a.workspace_size = C.size_t(workspaceSize)
+	return a
+}
+
+func (f *frame) pcpKVAllgatherAndRestoreWorkspaceSize(comm cComm, t [5]cTensor, n int64,
+	workspace uintptr, workspaceSize uint64, stream Stream) (uint64, error) {
+	a := f.allgatherArgs(comm, t, n, workspaceSize)
+	var size C.size_t
+	err := f.status(C.gocattn_pcp_kv_allgather_and_restore_workspace_size(a,
+		C.uintptr_t(workspace), C.uintptr_t(stream), &size, f.msg, msgCap))
+	return uint64(size), err
+}
+
+func (f *frame) pcpKVAllgatherAndRestore(comm cComm, t [5]cTensor, n int64, workspace uintptr,
+	workspaceSize uint64, stream Stream) error {
+	a := f.allgatherArgs(comm, t, n, workspaceSize)
+	return f.status(C.gocattn_pcp_kv_allgather_and_restore(a, C.uintptr_t(workspace),
+		C.uintptr_t(stream), f.msg, msgCap))
+}
+
+// --- Causal-conv1d metadata (utility 6) -------------------------------------------------------
+
+func (f *frame) computeCausalConv1dMetadataSize(qsl cTensor, blockM int64) (int64, int64, error) {
+	var tot, capacity C.int64_t
+	err := f.status(C.gocattn_compute_causal_conv1d_metadata_size(qsl, C.int64_t(blockM), &tot,
+		&capacity, f.msg, msgCap))
+	return int64(tot), int64(capacity), err
+}
+
+// t holds query_start_loc_cpu, nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr.
+func (f *frame) computeCausalConv1dMetadata(t [6]cTensor, blockM int64, stream Stream) (int64, error) {
+	a := (*C.cattn_causal_conv1d_metadata_args_t)(
+		f.alloc(C.sizeof_cattn_causal_conv1d_metadata_args_t))
+	a.struct_size = C.sizeof_cattn_causal_conv1d_metadata_args_t
+	a.query_start_loc_cpu = t[0]
+	a.block_m = C.int64_t(blockM)
+	a.nums, a.mlist, a.offsetlist = t[1], t[2], t[3]
+	a.batch_ptr, a.token_chunk_offset_ptr = t[4], t[5]
+	err := f.status(C.gocattn_compute_causal_conv1d_metadata(a, C.uintptr_t(stream), f.msg, msgCap))
+	return int64(a.tot), err
+}
+
+// --- Extend queries (utility 7) ---------------------------------------------------------------
+
+func (f *frame) extendAllQueriesByN(in cMetadata, n int64, slots cTensor, out cMetadata,
+	stream Stream) error {
+	a := (*C.cattn_extend_all_queries_by_n_args_t)(
+		f.alloc(C.sizeof_cattn_extend_all_queries_by_n_args_t))
+	a.struct_size = C.sizeof_cattn_extend_all_queries_by_n_args_t
+	a.metadata = in
+	a.n = C.int64_t(n)
+	a.new_slot_mapping = slots
+	a.out = out
+	return f.status(C.gocattn_extend_all_queries_by_n(a, C.uintptr_t(stream), f.msg, msgCap))
+}
+
+// --- KV-sharing fast prefill (utility 8) ------------------------------------------------------
+
+func (f *frame) makeKVSharingFastPrefill(in, out cMetadata, maxAndTotal cTensor,
+	stream Stream) (bool, error) {
+	a := (*C.cattn_fast_prefill_metadata_args_t)(
+		f.alloc(C.sizeof_cattn_fast_prefill_metadata_args_t))
+	a.struct_size = C.sizeof_cattn_fast_prefill_metadata_args_t
+	a.metadata = in
+	a.out = out
+	a.decode_max_and_total = maxAndTotal
+	err := f.status(C.gocattn_make_kv_sharing_fast_prefill_common_attn_metadata(a,
+		C.uintptr_t(stream), f.msg, msgCap))
+	return a.passthrough != 0, err
+}
+
+// --- Local-attention virtual batches (utility 9) ----------------------------------------------
+
+func (f *frame) makeLocalAttentionVirtualBatches(chunk, block int64, md cMetadata) (cPlan, error) {
+	a := (*C.cattn_local_attention_args_t)(f.alloc(C.sizeof_cattn_local_attention_args_t))
+	a.struct_size = C.sizeof_cattn_local_attention_args_t
+	a.attn_chunk_size = C.int64_t(chunk)
+	a.block_size = C.int64_t(block)
+	a.metadata = md
+	if err := f.status(C.gocattn_make_local_attention_virtual_batches(a, f.msg, msgCap)); err != nil {
+		return nil, err
+	}
+	return a.plan, nil
+}
+
+func cLocalAttentionPlanDestroy(p cPlan) { C.cattn_local_attention_plan_destroy(p) }
+
+func (f *frame) localAttentionPlanGetShape(p cPlan) (int64, int64, error) {
+	var vb, pages C.int64_t
+	err := f.status(C.gocattn_local_attention_plan_get_shape(p, &vb, &pages, f.msg, msgCap))
+	return int64(vb), int64(pages), err
+}
+
+func (f *frame) localAttentionPlanFill(p cPlan, in, out cMetadata, stream Stream) error {
+	a := (*C.cattn_local_attention_fill_args_t)(f.alloc(C.sizeof_cattn_local_attention_fill_args_t))
+	a.struct_size = C.sizeof_cattn_local_attention_fill_args_t
+	a.metadata = in
+	a.out = out
+	return f.status(C.gocattn_local_attention_plan_fill(p, a, C.uintptr_t(stream), f.msg, msgCap))
+}
+
+func (f *frame) localAttentionPlanMakeBlockTable(p cPlan, table, out cTensor, stream Stream) error {
+	return f.status(C.gocattn_local_attention_plan_make_block_table(p, table, out,
+		C.uintptr_t(stream), f.msg, msgCap))
+}
+
+// --- Mamba block table (utility 10) -----------------------------------------------------------
+
+func (f *frame) mambaGetBlockTableTensor(table, seqLens cTensor, blockSize, nspec int64,
+	mode MambaCacheMode, out cTensor, stream Stream) error {
+	a := (*C.cattn_mamba_block_table_args_t)(f.alloc(C.sizeof_cattn_mamba_block_table_args_t))
+	a.struct_size = C.sizeof_cattn_mamba_block_table_args_t
+	a.block_table = table
+	a.seq_lens = seqLens
+	a.block_size = C.int64_t(blockSize)
+	a.num_speculative_blocks = C.int64_t(nspec)
+	a.mamba_cache_mode = C.int32_t(mode)
+	a.out = out
+	return f.status(C.gocattn_mamba_get_block_table_tensor(a, C.uintptr_t(stream), f.msg, msgCap))
+}
+
+// --- Per-layer parameters (utility 11) --------------------------------------------------------
+
+func (f *frame) perLayerArray(n int) []C.cattn_per_layer_parameters_t {
+	if n == 0 {
+		return nil
+	}
+	p := f.alloc(uintptr(n) * C.sizeof_cattn_per_layer_parameters_t)
+	return unsafe.Slice((*C.cattn_per_layer_parameters_t)(p), n)
+}
+
+func (f *frame) getPerLayerParameters(layers []AttentionLayer) ([]PerLayerParameters, error) {
+	n := len(layers)
+	var descs []C.cattn_attention_layer_desc_t
+	if n > 0 {
+		p := f.alloc(uintptr(n) * C.sizeof_cattn_attention_layer_desc_t)
+		descs = unsafe.Slice((*C.cattn_attention_layer_desc_t)(p), n)
+	}
+	for i, l := range layers {
+		d := &descs[i]
+		d.struct_size = C.sizeof_cattn_attention_layer_desc_t
+		d.sliding_window_left = C.int64_t(l.SlidingWindow[0])
+		d.sliding_window_right = C.int64_t(l.SlidingWindow[1])
+		d.logits_soft_cap = C.double(l.LogitsSoftCap)
+		d.scale = C.double(l.Scale)
+		d.has_sliding_window = b2i(l.HasSlidingWindow)
+		d.has_logits_soft_cap = b2i(l.HasLogitsSoftCap)
+		d.has_sinks = b2i(l.HasSinks)
+	}
+	out := f.perLayerArray(n)
+	for i := range out {
+		out[i].struct_size = C.sizeof_cattn_per_layer_parameters_t
+	}
+	err := f.status(C.gocattn_get_per_layer_parameters(unsafe.SliceData(descs), C.size_t(n),
+		unsafe.SliceData(out), f.msg, msgCap))
+	if err != nil {
+		return nil, err
+	}
+	res := make([]PerLayerParameters, n)
+	for i, p := range out {
+		res[i] = PerLayerParameters{
+			WindowLeft:       int64(p.window_left),
+			LogitsSoftCap:    float64(p.logits_soft_cap),
+			HasLogitsSoftCap: p.has_logits_soft_cap != 0,
+			SMScale:          float64(p.sm_scale),
+			HasSinks:         p.has_sinks != 0,
+		}
+	}
+	return res, nil
+}
+
+func (f *frame) inferGlobalHyperparameters(params []PerLayerParameters) (GlobalHyperparameters, error) {
+	in := f.perLayerArray(len(params))
+	for i, p := range params {
+		c := &in[i]
+		c.struct_size = C.sizeof_cattn_per_layer_parameters_t
+		c.window_left = C.int64_t(p.WindowLeft)
+		c.logits_soft_cap = C.double(p.LogitsSoftCap)
+		c.sm_scale = C.double(p.SMScale)
+		c.has_logits_soft_cap = b2i(p.HasLogitsSoftCap)
+		c.has_sinks = b2i(p.HasSinks)
+	}
+	out := (*C.cattn_global_hyperparameters_t)(f.alloc(C.sizeof_cattn_global_hyperparameters_t))
+	out.struct_size = C.sizeof_cattn_global_hyperparameters_t
+	err := f.status(C.gocattn_infer_global_hyperparameters(unsafe.SliceData(in),
+		C.size_t(len(params)), out, f.msg, msgCap))
+	if err != nil {
+		return GlobalHyperparameters{}, err
+	}
+	return GlobalHyperparameters{
+		PerLayerParameters: PerLayerParameters{
+			WindowLeft:       int64(out.window_left),
+			LogitsSoftCap:    float64(out.logits_soft_cap),
+			HasLogitsSoftCap: out.has_logits_soft_cap != 0,
+			SMScale:          float64(out.sm_scale),
+			HasSinks:         out.has_sinks != 0,
+		},
+		HasSameWindowLefts: out.has_same_window_lefts != 0,
+		HasSameAllParams:   out.has_same_all_params != 0,
+	}, nil
+}

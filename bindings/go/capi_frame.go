@@ -1,0 +1,248 @@
+package cattn
+
+// The memory side of the cgo layer. Every C struct a call passes (DLTensors, their shape and
+// stride arrays, argument structs, metadata) is allocated in C memory for the duration of the
+// call, so that C never receives Go memory that holds pointers. The only Go memory C sees is
+// the data of slice-backed tensors, pinned with a runtime.Pinner while the call runs.
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <cattn.h>
+*/
+import "C"
+
+import (
+	"runtime"
+	"unsafe"
+)
+
+// msgCap bounds the copy of cattn_last_error_message a failing call takes; longer messages
+// are cut (libcattn's are a few hundred bytes).
+const msgCap = 4096
+
+type (
+	cTensor   = *C.DLTensor
+	cMetadata = *C.cattn_common_attn_metadata_t
+)
+
+// frame holds one call's C memory and pins, released together by free.
+type frame struct {
+	fn        string // the C function, for errors found on the Go side
+	blocks    []unsafe.Pointer
+	pinner    runtime.Pinner
+	tensors   []tensorEntry
+	metadatas []metadataEntry
+	msg       *C.char
+}
+
+type tensorEntry struct {
+	t *Tensor
+	c cTensor
+}
+
+type metadataEntry struct {
+	m *CommonAttnMetadata
+	c cMetadata
+}
+
+func newFrame(fn string) *frame {
+	f := &frame{fn: fn}
+	f.msg = (*C.char)(f.alloc(msgCap))
+	return f
+}
+
+// free releases the C memory and unpins the slices; the frame is unusable afterwards.
+func (f *frame) free() {
+	f.pinner.Unpin()
+	for _, b := range f.blocks {
+		C.free(b)
+	}
+	f.blocks = nil
+	f.tensors = nil
+	f.metadatas = nil
+}
+
+// alloc returns n zeroed bytes of C memory owned by the frame.
+func (f *frame) alloc(n uintptr) unsafe.Pointer {
+	if n == 0 {
+		n = 1
+	}
+	p := C.calloc(1, C.size_t(n))
+	if p == nil {
+		panic("cattn: out of C memory")
+	}
+	f.blocks = append(f.blocks, p)
+	return p
+}
+
+// cstring copies s into NUL-terminated C memory owned by the frame.
+func (f *frame) cstring(s string) *C.char {
+	p := f.alloc(uintptr(len(s)) + 1)
+	copy(unsafe.Slice((*byte)(p), len(s)), s)
+	return (*C.char)(p)
+}
+
+// status turns a C status into the call's error, reading the message the C helper copied
+// into f.msg during the same cgo call.
+func (f *frame) status(s C.cattn_status_t) error {
+	if s == C.CATTN_OK {
+		return nil
+	}
+	return &Error{Code: Status(s), Message: C.GoString(f.msg)}
+}
+
+// tensor returns the C DLTensor for t (NULL for nil), made once per frame: passing the same
+// *Tensor twice gives the same DLTensor, as C code that compares pointers expects.
+func (f *frame) tensor(arg string, t *Tensor) (cTensor, error) {
+	if t == nil {
+		return nil, nil
+	}
+	for _, e := range f.tensors {
+		if e.t == t {
+			return e.c, nil
+		}
+	}
+	if err := t.checkView(f.fn, arg); err != nil {
+		return nil, err
+	}
+	nd := len(t.Shape)
+	arrays := uintptr(nd) * 8
+	if t.Strides != nil {
+		arrays *= 2
+	}
+	p := f.alloc(C.sizeof_DLTensor + arrays)
+	ct := (*C.DLTensor)(p)
+	if nd > 0 {
+		shape := (*C.int64_t)(unsafe.Add(p, C.sizeof_DLTensor))
+		copy(unsafe.Slice((*int64)(unsafe.Pointer(shape)), nd), t.Shape)
+		ct.shape = shape
+		if t.Strides != nil {
+			strides := (*C.int64_t)(unsafe.Add(p, C.sizeof_DLTensor+uintptr(nd)*8))
+			copy(unsafe.Slice((*int64)(unsafe.Pointer(strides)), nd), t.Strides)
+			ct.strides = strides
+		}
+	}
+	ct.ndim = C.int32_t(nd)
+	ct.dtype.code = C.uint8_t(t.DType.Code)
+	ct.dtype.bits = C.uint8_t(t.DType.Bits)
+	ct.dtype.lanes = C.uint16_t(t.DType.Lanes)
+	ct.device.device_type = C.DLDeviceType(t.Device.Type)
+	ct.device.device_id = C.int32_t(t.Device.ID)
+	ct.byte_offset = C.uint64_t(t.ByteOffset)
+	switch {
+	case t.slice && t.hostBytes > 0 && t.host != nil:
+		// Pinned before the store: C memory may hold only pinned Go pointers.
+		f.pinner.Pin(t.host)
+		ct.data = t.host
+	case !t.slice:
+		// An address Go does not manage, stored as an integer (it is not a Go pointer).
+		*(*uintptr)(unsafe.Pointer(&ct.data)) = t.addr
+	}
+	f.tensors = append(f.tensors, tensorEntry{t, ct})
+	return ct, nil
+}
+
+// tensorsInto converts ts[i] (argument names[i]) into dst[i], stopping at the first error.
+func (f *frame) tensorsInto(dst []cTensor, names []string, ts []*Tensor) error {
+	for i, t := range ts {
+		c, err := f.tensor(names[i], t)
+		if err != nil {
+			return err
+		}
+		dst[i] = c
+	}
+	return nil
+}
+
+// goTensor maps a DLTensor pointer that libcattn wrote back (copied from an argument) to the
+// *Tensor it was made from.
+func (f *frame) goTensor(c cTensor) (*Tensor, bool) {
+	if c == nil {
+		return nil, true
+	}
+	for _, e := range f.tensors {
+		if e.c == c {
+			return e.t, true
+		}
+	}
+	return nil, false
+}
+
+var metadataFields = [...]string{
+	"query_start_loc", "query_start_loc_cpu", "seq_lens", "seq_lens_cpu",
+	"num_computed_tokens_cpu", "block_table_tensor", "slot_mapping", "logits_indices_padded",
+}
+
+func (m *CommonAttnMetadata) tensorFields() [8]**Tensor {
+	return [8]**Tensor{
+		&m.QueryStartLoc, &m.QueryStartLocCPU, &m.SeqLens, &m.SeqLensCPU,
+		&m.NumComputedTokensCPU, &m.BlockTableTensor, &m.SlotMapping, &m.LogitsIndicesPadded,
+	}
+}
+
+func metadataTensorFields(c cMetadata) [8]*cTensor {
+	return [8]*cTensor{
+		&c.query_start_loc, &c.query_start_loc_cpu, &c.seq_lens, &c.seq_lens_cpu,
+		&c.num_computed_tokens_cpu, &c.block_table_tensor, &c.slot_mapping,
+		&c.logits_indices_padded,
+	}
+}
+
+// metadata returns the C struct for m (NULL for nil), once per frame, so that an output that
+// is the input itself stays the same struct on the C side.
+func (f *frame) metadata(arg string, m *CommonAttnMetadata) (cMetadata, error) {
+	if m == nil {
+		return nil, nil
+	}
+	for _, e := range f.metadatas {
+		if e.m == m {
+			return e.c, nil
+		}
+	}
+	c := (cMetadata)(f.alloc(C.sizeof_cattn_common_attn_metadata_t))
+	c.struct_size = C.sizeof_cattn_common_attn_metadata_t
+	goFields, cFields := m.tensorFields(), metadataTensorFields(c)
+	for i, name := range metadataFields {
+		t, err := f.tensor(arg+"->"+name, *goFields[i])
+		if err != nil {
+			return nil, err
+		}
+		*cFields[i] = t
+	}
+	c.num_reqs = C.int64_t(m.NumReqs)
+	c.num_actual_tokens = C.int64_t(m.NumActualTokens)
+	c.max_query_len = C.int64_t(m.MaxQueryLen)
+	c.max_seq_len = C.int64_t(m.MaxSeqLen)
+	c.num_logits_indices = C.int64_t(m.NumLogitsIndices)
+	if m.Causal {
+		c.causal = 1
+	}
+	f.metadatas = append(f.metadatas, metadataEntry{m, c})
+	return c, nil
+}
+
+// readMetadata copies what libcattn wrote into c back into m: the scalars, and each tensor
+// field as the *Tensor whose DLTensor it points to.
+func (f *frame) readMetadata(c cMetadata, m *CommonAttnMetadata) error {
+	goFields, cFields := m.tensorFields(), metadataTensorFields(c)
+	var mapped [8]*Tensor
+	for i := range cFields {
+		t, ok := f.goTensor(*cFields[i])
+		if !ok {
+			return &Error{Code: StatusInternal, Message: f.fn + ": the library wrote a " +
+				metadataFields[i] + " tensor that is none of the call's arguments"}
+		}
+		mapped[i] = t
+	}
+	for i := range goFields {
+		*goFields[i] = mapped[i]
+	}
+	m.NumReqs = int64(c.num_reqs)
+	m.NumActualTokens = int64(c.num_actual_tokens)
+	m.MaxQueryLen = int64(c.max_query_len)
+	m.MaxSeqLen = int64(c.max_seq_len)
+	m.NumLogitsIndices = int64(c.num_logits_indices)
+	m.Causal = c.causal != 0
+	return nil
+}

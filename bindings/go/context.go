@@ -1,0 +1,66 @@
+package cattn
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Context carries state that vLLM keeps in module globals, today the KV-cache layout override
+// (cattn_context_t), so that two engines in one process do not share it.
+//
+// A Context may be used from many goroutines at once. Close it when done; a finalizer closes
+// one that becomes unreachable, but only as a safety net.
+type Context struct {
+	mu sync.RWMutex // held for reading by calls, for writing by Close
+	c  cContext
+}
+
+// NewContext creates a context with no layout override (cattn_context_create).
+func NewContext() (*Context, error) {
+	f := newFrame("cattn_context_create")
+	defer f.free()
+	c, err := f.contextCreate()
+	if err != nil {
+		return nil, err
+	}
+	ctx := &Context{c: c}
+	runtime.SetFinalizer(ctx, (*Context).Close)
+	return ctx, nil
+}
+
+// Close destroys the context (cattn_context_destroy). It waits for calls using the context to
+// return; later calls fail with StatusInvalidArgument. Closing again, or a nil Context, is a
+// no-op. The error is always nil.
+func (ctx *Context) Close() error {
+	if ctx == nil {
+		return nil
+	}
+	ctx.mu.Lock()
+	defer ctx.mu.Unlock()
+	if ctx.c != nil {
+		cContextDestroy(ctx.c)
+		ctx.c = nil
+		runtime.SetFinalizer(ctx, nil)
+	}
+	return nil
+}
+
+// acquire read-locks an open context for a call made by fn; the caller must call release.
+// A nil Context acquires nothing and gives a NULL handle.
+func (ctx *Context) acquire(fn string) (cContext, error) {
+	if ctx == nil {
+		return nil, nil
+	}
+	ctx.mu.RLock()
+	if ctx.c == nil {
+		ctx.mu.RUnlock()
+		return nil, argError(fn, "ctx", "is closed", "a closed Context", "an open Context")
+	}
+	return ctx.c, nil
+}
+
+func (ctx *Context) release() {
+	if ctx != nil {
+		ctx.mu.RUnlock()
+	}
+}

@@ -1,0 +1,44 @@
+// Package cattn is the Go binding of libcattn, vLLM's attention-backend metadata utilities
+// behind a C ABI (include/cattn.h). It is built with cgo and links libcattn.so.
+//
+// # Building
+//
+// By default the package finds libcattn with pkg-config ("#cgo pkg-config: cattn"): put a
+// cattn.pc on PKG_CONFIG_PATH. With -tags cattn_srctree it builds against the source tree
+// instead (include/ and the build/ folder of the default CMake preset). README.md has the
+// exact commands.
+//
+// # Naming
+//
+// Each utility is in a file named after vLLM's function (get_pcp_query_restore_idx.go, ...).
+// Go names are the C names without the cattn_ prefix in Go case (GetPCPQueryRestoreIdx for
+// cattn_get_pcp_query_restore_idx); creators are New..., and calls on a handle are its methods
+// (LocalAttentionPlan.Fill for cattn_local_attention_plan_fill). Argument structs carry the C
+// struct's fields in Go case; their zero values are not always the C *_INIT defaults, as each
+// struct says.
+//
+// # Tensors
+//
+// A Tensor is a borrowed DLPack view. Host tensors are made from Go slices (Int32Tensor,
+// Int64Tensor, Float32Tensor, BytesTensor) and are used in place: for the duration of a call
+// the slice is pinned (runtime.Pinner) and its address stored in a DLTensor that lives in C
+// memory, as do the shape and stride arrays and every argument struct, all freed when the call
+// returns. C never sees Go memory that holds Go pointers, and never keeps a Go pointer. Before
+// each call the view (shape, strides, byte offset, element size) is checked against the
+// slice's length. Device tensors are described by address with UnsafeDeviceTensor and run on
+// the Stream passed with them.
+//
+// # Errors
+//
+// Every failing call returns an *Error with the Status and libcattn's message for that call.
+// The message is thread-local in C; it is copied inside the same cgo call as the failing
+// function, so it belongs to the call even though goroutines move between OS threads. A
+// failed call has written nothing to its outputs.
+//
+// # Handles and concurrency
+//
+// Context, LocalAttentionPlan and Comm own C handles: Close them (Close is idempotent, and a
+// finalizer is only a safety net). Every function may be called from any number of goroutines
+// at once, provided no two write the same output tensor; a handle may be shared, and Close
+// waits for calls in progress on it. A Comm serialises its collectives, as NCCL requires.
+package cattn

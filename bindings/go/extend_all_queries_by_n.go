@@ -1,0 +1,45 @@
+package cattn
+
+// ExtendAllQueriesByNArgs are the arguments of ExtendAllQueriesByN
+// (cattn_extend_all_queries_by_n_args_t).
+type ExtendAllQueriesByNArgs struct {
+	// Metadata is read: QueryStartLoc(CPU), SeqLens(CPU) and the scalars.
+	Metadata *CommonAttnMetadata
+	// N is the number of tokens added to every request, >= 0. vLLM's extend_all_queries_by_1
+	// is N = 1; unlike CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT the zero value adds none.
+	N int64
+	// NewSlotMapping becomes Out.SlotMapping (borrowed, not read); may be nil.
+	NewSlotMapping *Tensor
+	// Out: the caller sets QueryStartLoc and SeqLens (and QueryStartLocCPU, SeqLensCPU exactly
+	// when Metadata has them) to tensors of the input's shapes; they may be the input tensors
+	// (in place), and Out may be Metadata itself. The call writes their data, every scalar
+	// and the remaining tensor fields (copied from Metadata).
+	Out    *CommonAttnMetadata
+	Stream Stream // CUDA tensors only
+}
+
+// ExtendAllQueriesByN extends every request's query and sequence by N tokens, vLLM's
+// extend_all_queries_by_1 generalised (cattn_extend_all_queries_by_n): QueryStartLoc[i] +=
+// i * N, SeqLens += N, NumActualTokens += N * B, MaxQueryLen and MaxSeqLen += N, SlotMapping =
+// NewSlotMapping. Unlike vLLM it also updates the SeqLensCPU mirror. On failure nothing is
+// written, Out included.
+func ExtendAllQueriesByN(args ExtendAllQueriesByNArgs) error {
+	f := newFrame("cattn_extend_all_queries_by_n")
+	defer f.free()
+	in, err := f.metadata("args->metadata", args.Metadata)
+	if err != nil {
+		return err
+	}
+	slots, err := f.tensor("args->new_slot_mapping", args.NewSlotMapping)
+	if err != nil {
+		return err
+	}
+	out, err := f.metadata("args->out", args.Out)
+	if err != nil {
+		return err
+	}
+	if err := f.extendAllQueriesByN(in, args.N, slots, out, args.Stream); err != nil {
+		return err
+	}
+	return f.readMetadata(out, args.Out)
+}

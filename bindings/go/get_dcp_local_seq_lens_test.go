@@ -1,0 +1,92 @@
+package cattn
+
+import (
+	"fmt"
+	"testing"
+)
+
+type dcpCase struct {
+	Name       string  `json:"name"`
+	SeqLens    []int64 `json:"seq_lens"`
+	DCPSize    int64   `json:"dcp_size"`
+	DCPRank    int64   `json:"dcp_rank"`
+	Interleave int64   `json:"interleave"`
+	Shape      []int64 `json:"shape"`
+	Out        []int64 `json:"out"`
+}
+
+func TestGetDCPLocalSeqLensVectors(t *testing.T) {
+	cases := loadCases[dcpCase](t, "get_dcp_local_seq_lens")
+	for _, c := range cases {
+		shapes := [][]int64{c.Shape}
+		if c.DCPRank == DCPAllRanks && c.DCPSize == 1 {
+			shapes = append(shapes, []int64{c.Shape[0], 1})
+		}
+		for _, shape := range shapes {
+			for _, inT := range indexTypes {
+				for _, outT := range indexTypes {
+					for _, step := range []int64{1, 3} {
+						name := fmt.Sprintf("%s/%v/%s-%s/step%d", c.Name, shape, dtypeName(inT),
+							dtypeName(outT), step)
+						seq := ibufOf(inT, c.SeqLens, step, step-1)
+						out := newIBuf(outT, shape, step, 2*(step-1))
+						err := GetDCPLocalSeqLens(DCPLocalSeqLensArgs{
+							SeqLens: seq.t, DCPSize: c.DCPSize, DCPRank: c.DCPRank,
+							InterleaveSize: c.Interleave, Out: out.t,
+						})
+						if err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						wantEqual(t, name, out.values(), c.Out)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGetDCPLocalSeqLensInPlace(t *testing.T) {
+	data := []int32{1, 2, 128, 129, 256, 257}
+	seq := Int32Tensor(data)
+	mustOK(t, GetDCPLocalSeqLens(DCPLocalSeqLensArgs{
+		SeqLens: seq, DCPSize: 4, DCPRank: 1, InterleaveSize: 128, Out: seq,
+	}))
+	wantEqual(t, "in place", data, []int32{0, 0, 0, 1, 128, 128})
+}
+
+func TestGetDCPLocalSeqLensErrors(t *testing.T) {
+	const fn = "cattn_get_dcp_local_seq_lens"
+	seq := Int64Tensor([]int64{3, 9, 17})
+	run := func(args DCPLocalSeqLensArgs) error {
+		out := newIBuf(Int32, []int64{3, 2}, 1, 0)
+		if args.Out == nil {
+			args.Out = out.t
+		}
+		if args.SeqLens == nil {
+			args.SeqLens = seq
+		}
+		before := out.raw()
+		err := GetDCPLocalSeqLens(args)
+		wantEqual(t, "a failed call wrote nothing", out.raw(), before)
+		return err
+	}
+	err := run(DCPLocalSeqLensArgs{DCPSize: 0, DCPRank: DCPAllRanks, InterleaveSize: 1})
+	wantError(t, err, StatusInvalidArgument, fn, "args->dcp_size")
+	err = run(DCPLocalSeqLensArgs{DCPSize: 2, DCPRank: 2, InterleaveSize: 1})
+	wantError(t, err, StatusInvalidArgument, fn, "args->dcp_rank")
+	err = run(DCPLocalSeqLensArgs{DCPSize: 2, DCPRank: DCPAllRanks, InterleaveSize: 0})
+	wantError(t, err, StatusInvalidArgument, fn, "args->dcp_kv_cache_interleave_size")
+	err = run(DCPLocalSeqLensArgs{SeqLens: Int64Tensor([]int64{3, -1, 4}), DCPSize: 2,
+		DCPRank: DCPAllRanks, InterleaveSize: 1})
+	wantError(t, err, StatusInvalidArgument, fn, "args->seq_lens")
+	err = run(DCPLocalSeqLensArgs{DCPSize: 2, DCPRank: DCPAllRanks, InterleaveSize: 1,
+		Out: Int32Tensor(make([]int32, 4), 2, 2)})
+	wantError(t, err, StatusInsufficientSize, fn, "args->out")
+	err = run(DCPLocalSeqLensArgs{DCPSize: 2, DCPRank: DCPAllRanks, InterleaveSize: 1,
+		Out: Float32Tensor(make([]float32, 6), 3, 2)})
+	wantError(t, err, StatusInvalidArgument, fn, "args->out")
+	// A view whose zero stride would write two results to one element.
+	err = run(DCPLocalSeqLensArgs{DCPSize: 2, DCPRank: DCPAllRanks, InterleaveSize: 1,
+		Out: Int32Tensor(make([]int32, 6), 3, 2).WithStrides(2, 0)})
+	wantError(t, err, StatusInvalidArgument, fn, "args->out")
+}

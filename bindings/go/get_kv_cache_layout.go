@@ -1,0 +1,112 @@
+package cattn
+
+import (
+	"strconv"
+	"strings"
+)
+
+// KVCacheLayout is a KV-cache memory layout (cattn_kv_cache_layout_t).
+type KVCacheLayout int32
+
+// The layouts. KVCacheLayoutUnset means "no preference" in arguments and is never a result.
+const (
+	KVCacheLayoutUnset KVCacheLayout = 0
+	KVCacheLayoutNHD   KVCacheLayout = 1
+	KVCacheLayoutHND   KVCacheLayout = 2
+)
+
+// KVCacheLayoutEnv names the environment variable that plays the part of vLLM's
+// VLLM_KV_CACHE_LAYOUT (CATTN_KV_CACHE_LAYOUT_ENV).
+const KVCacheLayoutEnv = "CATTN_KV_CACHE_LAYOUT"
+
+// String returns "NHD" or "HND" as cattn_kv_cache_layout_name does, "UNSET" for
+// KVCacheLayoutUnset, and "KVCacheLayout(n)" for other values.
+func (l KVCacheLayout) String() string {
+	switch l {
+	case KVCacheLayoutNHD:
+		return "NHD"
+	case KVCacheLayoutHND:
+		return "HND"
+	case KVCacheLayoutUnset:
+		return "UNSET"
+	}
+	return "KVCacheLayout(" + strconv.Itoa(int(l)) + ")"
+}
+
+// Bit returns the layout's bit for KVCacheLayoutArgs.SupportedMask (CATTN_KV_CACHE_LAYOUT_BIT).
+func (l KVCacheLayout) Bit() uint32 { return 1 << uint32(l) }
+
+// IsValidKVCacheLayout reports whether value names a layout, exactly and case-sensitively
+// ("NHD" or "HND"), as vLLM's is_valid_kv_cache_layout (cattn_is_valid_kv_cache_layout).
+// A string with a NUL byte is never valid (C would only see the part before it).
+func IsValidKVCacheLayout(value string) (bool, error) {
+	if strings.IndexByte(value, 0) >= 0 {
+		return false, nil
+	}
+	f := newFrame("cattn_is_valid_kv_cache_layout")
+	defer f.free()
+	return f.isValidKVCacheLayout(value)
+}
+
+// KVCacheLayoutArgs are the inputs of GetKVCacheLayout (cattn_kv_cache_layout_args_t). The
+// zero value asks for vLLM's default with no user setting, no connector and any layout.
+type KVCacheLayoutArgs struct {
+	// SupportedMask holds the backend's layouts as Bit()s ORed together; 0 means any layout.
+	SupportedMask uint32
+	// ReadEnvironment reads CATTN_KV_CACHE_LAYOUT from the process environment when
+	// UserSetting is nil. getenv in C races with os.Setenv in Go; prefer UserSetting.
+	ReadEnvironment bool
+	// UserSetting is vLLM's VLLM_KV_CACHE_LAYOUT as text ("NHD"/"HND"); nil means unset.
+	UserSetting *string
+	// Connector is the KV connector's preferred layout; Unset means no preference.
+	Connector KVCacheLayout
+}
+
+// GetKVCacheLayout resolves the KV-cache layout with vLLM's precedence (get_kv_cache_layout,
+// cattn_get_kv_cache_layout): the context's override > the user's setting > the connector's
+// preference > NHD. A nil Context has no override.
+//
+// Errors: StatusInvalidArgument for a user setting that is not a layout (vLLM asserts), a
+// connector out of range, or a closed Context; StatusNotSupported when the resolved layout is
+// not in SupportedMask. A user setting with a NUL byte is rejected on the Go side.
+func (ctx *Context) GetKVCacheLayout(args KVCacheLayoutArgs) (KVCacheLayout, error) {
+	const fn = "cattn_get_kv_cache_layout"
+	if args.UserSetting != nil && strings.IndexByte(*args.UserSetting, 0) >= 0 {
+		return KVCacheLayoutUnset, argError(fn, "args->env_value", "is not a valid KV-cache layout",
+			"a string with a NUL byte", `"NHD" or "HND"`)
+	}
+	c, err := ctx.acquire(fn)
+	if err != nil {
+		return KVCacheLayoutUnset, err
+	}
+	defer ctx.release()
+	f := newFrame(fn)
+	defer f.free()
+	return f.getKVCacheLayout(c, args.SupportedMask, args.ReadEnvironment, args.UserSetting,
+		args.Connector)
+}
+
+// GetKVCacheLayout resolves the layout without a context (no override); see
+// Context.GetKVCacheLayout.
+func GetKVCacheLayout(args KVCacheLayoutArgs) (KVCacheLayout, error) {
+	return (*Context)(nil).GetKVCacheLayout(args)
+}
+
+// SetKVCacheLayoutOverride sets, or with KVCacheLayoutUnset clears, the context's layout
+// override, vLLM's _KV_CACHE_LAYOUT_OVERRIDE (cattn_context_set_kv_cache_layout_override).
+// Later resolutions see the new value. Errors: StatusInvalidArgument for a layout out of range
+// or a nil or closed Context.
+func (ctx *Context) SetKVCacheLayoutOverride(layout KVCacheLayout) error {
+	const fn = "cattn_context_set_kv_cache_layout_override"
+	if ctx == nil {
+		return argError(fn, "ctx", "is NULL", "a nil *Context", "a Context")
+	}
+	c, err := ctx.acquire(fn)
+	if err != nil {
+		return err
+	}
+	defer ctx.release()
+	f := newFrame(fn)
+	defer f.free()
+	return f.setKVCacheLayoutOverride(c, layout)
+}

@@ -1,0 +1,39 @@
+package cattn
+
+// GetPCPQueryRestoreIdxSize returns the exact length of the restore index for a host
+// cuNumTokens ([R + 1] int32/int64): twice the sum of the per-request half lengths
+// (cattn_get_pcp_query_restore_idx_size). Errors: StatusInvalidArgument for a device tensor,
+// a decreasing cuNumTokens or an odd request length above 1.
+func GetPCPQueryRestoreIdxSize(cuNumTokens *Tensor) (int64, error) {
+	f := newFrame("cattn_get_pcp_query_restore_idx_size")
+	defer f.free()
+	cu, err := f.tensor("cu_num_tokens", cuNumTokens)
+	if err != nil {
+		return 0, err
+	}
+	return f.getPCPQueryRestoreIdxSize(cu)
+}
+
+// GetPCPQueryRestoreIdx writes the index that restores the original token order after every
+// request's tokens were split into a head half and a tail half and concatenated as
+// [all heads, all tails]: vLLM's argsort in get_pcp_query_restore_idx, computed in O(n)
+// (cattn_get_pcp_query_restore_idx). Decode requests (length 1) take no part.
+//
+// cuNumTokens: [R + 1] int32/int64, non-decreasing. restoreIdx: [capacity >= size]
+// int32/int64; entries past the size (GetPCPQueryRestoreIdxSize) are set to -1. Host tensors
+// run synchronously; CUDA tensors are enqueued on stream (see cattn.h for what the device
+// cannot check). Errors: StatusInvalidArgument, StatusInsufficientSize (capacity < size),
+// StatusNotSupported / StatusNotImplemented, StatusCUDAError.
+func GetPCPQueryRestoreIdx(cuNumTokens, restoreIdx *Tensor, stream Stream) error {
+	f := newFrame("cattn_get_pcp_query_restore_idx")
+	defer f.free()
+	cu, err := f.tensor("args->cu_num_tokens", cuNumTokens)
+	if err != nil {
+		return err
+	}
+	out, err := f.tensor("args->restore_idx", restoreIdx)
+	if err != nil {
+		return err
+	}
+	return f.getPCPQueryRestoreIdx(cu, out, stream)
+}

@@ -1,0 +1,3 @@
+module github.com/libcattn/cattn-go
+
+go 1.21

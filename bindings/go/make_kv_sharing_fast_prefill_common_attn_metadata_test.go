@@ -1,0 +1,166 @@
+package cattn
+
+import (
+	"fmt"
+	"testing"
+)
+
+type fastPrefillCase struct {
+	Name                string   `json:"name"`
+	QueryStartLoc       []int64  `json:"query_start_loc"`
+	LogitsIndicesPadded *[]int64 `json:"logits_indices_padded"`
+	NumLogitsIndices    *int64   `json:"num_logits_indices"`
+	NumReqs             int64    `json:"num_reqs"`
+	MaxQueryLen         int64    `json:"max_query_len"`
+	DTypes              []string `json:"dtypes"`
+	Passthrough         bool     `json:"passthrough"`
+	SeedError           *string  `json:"seed_error"`
+	Expect              struct {
+		QueryStartLoc    []int64 `json:"query_start_loc"`
+		QueryStartLocCPU []int64 `json:"query_start_loc_cpu"`
+		MaxQueryLen      int64   `json:"max_query_len"`
+		NumActualTokens  int64   `json:"num_actual_tokens"`
+		Causal           bool    `json:"causal"`
+		HasLogitsIndices bool    `json:"has_logits_indices"`
+	} `json:"expect"`
+}
+
+func dtypeNamed(t *testing.T, name string) DType {
+	switch name {
+	case "int32":
+		return Int32
+	case "int64":
+		return Int64
+	}
+	t.Fatalf("unknown dtype %q", name)
+	return DType{}
+}
+
+// Tensors the call only copies from the input into the output.
+var (
+	fpQslCPU   = Int64Tensor([]int64{0, 0})
+	fpSeqLens  = Int32Tensor([]int32{1})
+	fpSeqCPU   = Int32Tensor([]int32{1})
+	fpComputed = Int32Tensor([]int32{0})
+	fpTable    = Int32Tensor([]int32{0}, 1, 1)
+	fpSlots    = Int64Tensor([]int64{0})
+)
+
+func TestMakeKVSharingFastPrefillCommonAttnMetadataVectors(t *testing.T) {
+	cases := loadCases[fastPrefillCase](t, "make_kv_sharing_fast_prefill_common_attn_metadata")
+	passthroughs, errorsSeen := 0, 0
+	for _, c := range cases {
+		qt0, lt0 := dtypeNamed(t, c.DTypes[0]), dtypeNamed(t, c.DTypes[1])
+		count := int64(0)
+		if c.NumLogitsIndices != nil {
+			count = *c.NumLogitsIndices
+		}
+		for _, qt := range []DType{qt0, otherIndexType(qt0)} {
+			for _, lt := range []DType{lt0, otherIndexType(lt0)} {
+				for _, ot := range indexTypes {
+					for _, step := range []int64{1, 3} {
+						for _, full := range []bool{true, false} {
+							name := fmt.Sprintf("%s/%s-%s-%s/step%d/full=%v", c.Name, dtypeName(qt),
+								dtypeName(lt), dtypeName(ot), step, full)
+							qsl := ibufOf(qt, c.QueryStartLoc, step, 1)
+							in := CommonAttnMetadata{
+								QueryStartLoc: qsl.t, QueryStartLocCPU: fpQslCPU, SeqLens: fpSeqLens,
+								SeqLensCPU: fpSeqCPU, NumComputedTokensCPU: fpComputed,
+								BlockTableTensor: fpTable, SlotMapping: fpSlots,
+								NumReqs: c.NumReqs, NumActualTokens: 1234, MaxQueryLen: c.MaxQueryLen,
+								MaxSeqLen: 4321, NumLogitsIndices: count,
+							}
+							if c.LogitsIndicesPadded != nil {
+								in.LogitsIndicesPadded = ibufOf(lt, *c.LogitsIndicesPadded, step, 2).t
+							}
+							b := c.NumReqs
+							if b < 0 {
+								b = 0
+							}
+							outQsl := newIBuf(ot, []int64{b + 1}, step, 0)
+							outQslCPU := newIBuf(otherIndexType(ot), []int64{b + 1}, step, 1)
+							maxTotal := newIBuf(ot, []int64{2}, step, 0)
+							out := CommonAttnMetadata{QueryStartLoc: outQsl.t}
+							args := FastPrefillMetadataArgs{Metadata: &in, Out: &out}
+							if full {
+								out.QueryStartLocCPU = outQslCPU.t
+								args.DecodeMaxAndTotal = maxTotal.t
+							}
+							outBefore := out
+							raw := [][]int64{outQsl.raw(), outQslCPU.raw(), maxTotal.raw()}
+							passthrough, err := MakeKVSharingFastPrefillCommonAttnMetadata(args)
+							rawAfter := [][]int64{outQsl.raw(), outQslCPU.raw(), maxTotal.raw()}
+							if c.SeedError != nil {
+								errorsSeen++
+								wantError(t, err, StatusInvalidArgument, "args->metadata->")
+								wantEqual(t, name+" nothing written", rawAfter, raw)
+								wantMetadata(t, name+" out untouched", &out, &outBefore)
+								continue
+							}
+							if err != nil {
+								t.Fatalf("%s: %v", name, err)
+							}
+							if c.Passthrough {
+								passthroughs++
+								wantEqual(t, name+" passthrough", passthrough, true)
+								wantMetadata(t, name+" copy of the input", &out, &in)
+								wantEqual(t, name+" nothing written", rawAfter, raw)
+								continue
+							}
+							e := &c.Expect
+							wantEqual(t, name+" passthrough", passthrough, false)
+							wantEqual(t, name+" query_start_loc", outQsl.values(), e.QueryStartLoc)
+							if full {
+								wantEqual(t, name+" query_start_loc_cpu", outQslCPU.values(),
+									e.QueryStartLocCPU)
+								wantEqual(t, name+" decode_max_and_total", maxTotal.values(),
+									[]int64{e.MaxQueryLen, e.NumActualTokens})
+							}
+							want := CommonAttnMetadata{
+								QueryStartLoc: outQsl.t, SeqLens: fpSeqLens, SeqLensCPU: fpSeqCPU,
+								NumComputedTokensCPU: fpComputed, BlockTableTensor: fpTable,
+								SlotMapping: fpSlots, NumReqs: c.NumReqs,
+								NumActualTokens: e.NumActualTokens, MaxQueryLen: e.MaxQueryLen,
+								MaxSeqLen: 4321, Causal: true,
+							}
+							if full {
+								want.QueryStartLocCPU = outQslCPU.t
+							}
+							wantMetadata(t, name+" metadata", &out, &want)
+							wantEqual(t, name+" has logits indices", e.HasLogitsIndices, false)
+							wantEqual(t, name+" input untouched", qsl.values(), c.QueryStartLoc)
+						}
+					}
+				}
+			}
+		}
+	}
+	if passthroughs == 0 || errorsSeen == 0 {
+		t.Fatalf("passthroughs %d, error cases %d", passthroughs, errorsSeen)
+	}
+}
+
+func TestMakeKVSharingFastPrefillCommonAttnMetadataErrors(t *testing.T) {
+	const fn = "cattn_make_kv_sharing_fast_prefill_common_attn_metadata"
+	qsl := Int32Tensor([]int32{0, 15, 20, 28})
+	logits := Int32Tensor([]int32{14, 18, 19, 27})
+	in := CommonAttnMetadata{QueryStartLoc: qsl, LogitsIndicesPadded: logits, NumReqs: 3,
+		MaxQueryLen: 15, NumLogitsIndices: 4}
+	out := CommonAttnMetadata{QueryStartLoc: Int32Tensor(make([]int32, 4))}
+	_, err := MakeKVSharingFastPrefillCommonAttnMetadata(FastPrefillMetadataArgs{Metadata: &in, Out: &out})
+	mustOK(t, err)
+
+	bad := in
+	bad.NumLogitsIndices = 5
+	_, err = MakeKVSharingFastPrefillCommonAttnMetadata(FastPrefillMetadataArgs{Metadata: &bad, Out: &out})
+	wantError(t, err, StatusInvalidArgument, fn, "num_logits_indices")
+	short := CommonAttnMetadata{QueryStartLoc: Int32Tensor(make([]int32, 3))}
+	_, err = MakeKVSharingFastPrefillCommonAttnMetadata(FastPrefillMetadataArgs{Metadata: &in, Out: &short})
+	wantError(t, err, StatusInsufficientSize, fn, "args->out->query_start_loc")
+	// The output doubles as counting space, so it may not be the input's tensor.
+	alias := CommonAttnMetadata{QueryStartLoc: qsl}
+	_, err = MakeKVSharingFastPrefillCommonAttnMetadata(FastPrefillMetadataArgs{Metadata: &in, Out: &alias})
+	wantError(t, err, StatusInvalidArgument, fn, "args->out->query_start_loc")
+	_, err = MakeKVSharingFastPrefillCommonAttnMetadata(FastPrefillMetadataArgs{Metadata: &in})
+	wantError(t, err, StatusInvalidArgument, fn, "args->out")
+}

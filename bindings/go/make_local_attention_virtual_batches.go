@@ -1,0 +1,136 @@
+package cattn
+
+import (
+	"runtime"
+	"sync"
+)
+
+// LocalAttentionPlan is the result of splitting a batch into attention-chunk-local virtual
+// batches (cattn_local_attention_plan_t): vLLM's returned metadata plus its make_block_table
+// closure. It is immutable and may be used from many goroutines at once. Close it when done;
+// a finalizer closes an unreachable one, but only as a safety net.
+type LocalAttentionPlan struct {
+	mu sync.RWMutex // read: calls; write: Close
+	p  cPlan
+}
+
+// MakeLocalAttentionVirtualBatches plans the virtual batches of chunked local attention, as
+// vLLM's make_local_attention_virtual_batches (cattn_make_local_attention_virtual_batches), on
+// the host. It reads metadata's QueryStartLocCPU and SeqLensCPU (host, [B + 1] and [B]), the
+// column count of BlockTableTensor (on any device) and NumActualTokens; nothing is retained.
+// attnChunkSize >= 1; blockSize >= 1 divides it. Unlike vLLM a zero-length request's pages
+// start at column 0 instead of wrapping to the end of its row. Errors: StatusInvalidArgument
+// (sizes, missing mirrors, shapes, a decreasing QueryStartLocCPU, seq_len < query_len, an empty
+// batch), StatusOutOfMemory.
+func MakeLocalAttentionVirtualBatches(attnChunkSize, blockSize int64, metadata *CommonAttnMetadata) (*LocalAttentionPlan, error) {
+	f := newFrame("cattn_make_local_attention_virtual_batches")
+	defer f.free()
+	md, err := f.metadata("args->metadata", metadata)
+	if err != nil {
+		return nil, err
+	}
+	p, err := f.makeLocalAttentionVirtualBatches(attnChunkSize, blockSize, md)
+	if err != nil {
+		return nil, err
+	}
+	plan := &LocalAttentionPlan{p: p}
+	runtime.SetFinalizer(plan, (*LocalAttentionPlan).Close)
+	return plan, nil
+}
+
+// Close destroys the plan (cattn_local_attention_plan_destroy). It waits for calls using the
+// plan to return; later calls fail with StatusInvalidArgument. Closing again, or a nil plan,
+// is a no-op. The error is always nil.
+func (plan *LocalAttentionPlan) Close() error {
+	if plan == nil {
+		return nil
+	}
+	plan.mu.Lock()
+	defer plan.mu.Unlock()
+	if plan.p != nil {
+		cLocalAttentionPlanDestroy(plan.p)
+		plan.p = nil
+		runtime.SetFinalizer(plan, nil)
+	}
+	return nil
+}
+
+func (plan *LocalAttentionPlan) acquire(fn string) (cPlan, error) {
+	if plan == nil {
+		return nil, argError(fn, "plan", "is NULL", "a nil *LocalAttentionPlan", "a plan")
+	}
+	plan.mu.RLock()
+	if plan.p == nil {
+		plan.mu.RUnlock()
+		return nil, argError(fn, "plan", "is closed", "a closed LocalAttentionPlan", "an open plan")
+	}
+	return plan.p, nil
+}
+
+// Shape returns the number of virtual batches V and the block-table pages per virtual batch P
+// (cattn_local_attention_plan_get_shape).
+func (plan *LocalAttentionPlan) Shape() (virtualBatches, pages int64, err error) {
+	const fn = "cattn_local_attention_plan_get_shape"
+	p, err := plan.acquire(fn)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer plan.mu.RUnlock()
+	f := newFrame(fn)
+	defer f.free()
+	return f.localAttentionPlanGetShape(p)
+}
+
+// Fill writes the plan's virtual-batch metadata into out (cattn_local_attention_plan_fill).
+// metadata is the batch the plan was made from; its BlockTableTensor is gathered. The caller
+// sets out's QueryStartLocCPU [V + 1], SeqLensCPU [V], NumComputedTokensCPU [V] (host) and
+// BlockTableTensor [V, P] (the block table's device and dtype), and optionally device copies
+// QueryStartLoc and SeqLens. The call writes those tensors, NumReqs = V, NumActualTokens,
+// MaxQueryLen, MaxSeqLen, Causal = true, SlotMapping = metadata.SlotMapping,
+// LogitsIndicesPadded = nil and NumLogitsIndices = 0. Device outputs are enqueued on stream.
+func (plan *LocalAttentionPlan) Fill(metadata, out *CommonAttnMetadata, stream Stream) error {
+	const fn = "cattn_local_attention_plan_fill"
+	p, err := plan.acquire(fn)
+	if err != nil {
+		return err
+	}
+	defer plan.mu.RUnlock()
+	f := newFrame(fn)
+	defer f.free()
+	in, err := f.metadata("args->metadata", metadata)
+	if err != nil {
+		return err
+	}
+	cout, err := f.metadata("args->out", out)
+	if err != nil {
+		return err
+	}
+	if err := f.localAttentionPlanFill(p, in, cout, stream); err != nil {
+		return err
+	}
+	return f.readMetadata(cout, out)
+}
+
+// MakeBlockTable gathers a (new) block table into the virtual batches' table, vLLM's
+// make_block_table closure (cattn_local_attention_plan_make_block_table): out[v, p] =
+// blockTable[batch(v), min(start(v) + p, cols - 1)]. blockTable: [B, >= cols]; out: [V, P],
+// the same device and dtype, not overlapping blockTable.
+func (plan *LocalAttentionPlan) MakeBlockTable(blockTable, out *Tensor, stream Stream) error {
+	const fn = "cattn_local_attention_plan_make_block_table"
+	p, err := plan.acquire(fn)
+	if err != nil {
+		return err
+	}
+	defer plan.mu.RUnlock()
+	f := newFrame(fn)
+	defer f.free()
+	bt, err := f.tensor("block_table", blockTable)
+	if err != nil {
+		return err
+	}
+	o, err := f.tensor("out", out)
+	if err != nil {
+		return err
+	}
+	return f.localAttentionPlanMakeBlockTable(p, bt, o, stream)
+}

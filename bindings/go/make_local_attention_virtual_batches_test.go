@@ -1,0 +1,172 @@
+package cattn
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+type localAttentionCase struct {
+	Name            string    `json:"name"`
+	AttnChunkSize   int64     `json:"attn_chunk_size"`
+	BlockSize       int64     `json:"block_size"`
+	QueryStartLoc   []int64   `json:"query_start_loc"`
+	SeqLens         []int64   `json:"seq_lens"`
+	BlockTable      [][]int64 `json:"block_table"`
+	NumActualTokens int64     `json:"num_actual_tokens"`
+	Expect          struct {
+		NumReqs           int64     `json:"num_reqs"`
+		Pages             int64     `json:"pages"`
+		QueryStartLoc     []int64   `json:"query_start_loc"`
+		SeqLens           []int64   `json:"seq_lens"`
+		NumComputedTokens []int64   `json:"num_computed_tokens"`
+		BlockTable        [][]int64 `json:"block_table"`
+		MaxQueryLen       int64     `json:"max_query_len"`
+		MaxSeqLen         int64     `json:"max_seq_len"`
+		NumActualTokens   int64     `json:"num_actual_tokens"`
+	} `json:"expect"`
+	SeedBlockTable      [][]int64 `json:"seed_block_table"`
+	DiffersFromSeedRows []int64   `json:"differs_from_seed_rows"`
+}
+
+var laSlots = Int64Tensor([]int64{1, 2, 3})
+
+func localAttentionBatch(c *localAttentionCase, qt, tt DType, step int64) (CommonAttnMetadata, *ibuf) {
+	table := ibuf2D(tt, c.BlockTable, step)
+	return CommonAttnMetadata{
+		QueryStartLocCPU: ibufOf(qt, c.QueryStartLoc, step, 1).t,
+		SeqLensCPU:       ibufOf(qt, c.SeqLens, step, 0).t,
+		BlockTableTensor: table.t,
+		SlotMapping:      laSlots,
+		// Must not survive into the virtual batches.
+		LogitsIndicesPadded: laSlots,
+		NumLogitsIndices:    3,
+		NumReqs:             int64(len(c.SeqLens)),
+		NumActualTokens:     c.NumActualTokens,
+	}, table
+}
+
+func TestMakeLocalAttentionVirtualBatchesVectors(t *testing.T) {
+	cases := loadCases[localAttentionCase](t, "make_local_attention_virtual_batches")
+	differing := 0
+	for i := range cases {
+		c := &cases[i]
+		e := &c.Expect
+		v, p := e.NumReqs, e.Pages
+		if c.SeedBlockTable != nil {
+			// The vectors themselves: libcattn differs from the seed exactly on the listed rows.
+			differing++
+			rows := []int64{}
+			for r := range c.SeedBlockTable {
+				if !reflect.DeepEqual(c.SeedBlockTable[r], e.BlockTable[r]) {
+					rows = append(rows, int64(r))
+				}
+			}
+			wantEqual(t, c.Name+" rows differing from the seed", rows, c.DiffersFromSeedRows)
+		}
+		for _, qt := range indexTypes {
+			for _, tt := range indexTypes {
+				for _, step := range []int64{1, 2} {
+					name := fmt.Sprintf("%s/%s-%s/step%d", c.Name, dtypeName(qt), dtypeName(tt), step)
+					in, table := localAttentionBatch(c, qt, tt, step)
+					plan, err := MakeLocalAttentionVirtualBatches(c.AttnChunkSize, c.BlockSize, &in)
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					gotV, gotP, err := plan.Shape()
+					mustOK(t, err)
+					wantEqual(t, name+" shape", [2]int64{gotV, gotP}, [2]int64{v, p})
+
+					ot := otherIndexType(qt)
+					qslCPU := newIBuf(ot, []int64{v + 1}, step, 0)
+					qsl := newIBuf(ot, []int64{v + 1}, 1, 1)
+					seqCPU := newIBuf(ot, []int64{v}, step, 0)
+					seq := newIBuf(ot, []int64{v}, step, 2)
+					computed := newIBuf(ot, []int64{v}, step, 0)
+					gathered := newIBuf(tt, []int64{v, p}, step, 1)
+					out := CommonAttnMetadata{
+						QueryStartLocCPU: qslCPU.t, QueryStartLoc: qsl.t, SeqLensCPU: seqCPU.t,
+						SeqLens: seq.t, NumComputedTokensCPU: computed.t, BlockTableTensor: gathered.t,
+					}
+					if err := plan.Fill(&in, &out, 0); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					wantEqual(t, name+" query_start_loc_cpu", qslCPU.values(), e.QueryStartLoc)
+					wantEqual(t, name+" query_start_loc", qsl.values(), e.QueryStartLoc)
+					wantEqual(t, name+" seq_lens_cpu", seqCPU.values(), e.SeqLens)
+					wantEqual(t, name+" seq_lens", seq.values(), e.SeqLens)
+					wantEqual(t, name+" num_computed_tokens_cpu", computed.values(), e.NumComputedTokens)
+					wantEqual(t, name+" block_table", gathered.values(), flatten(e.BlockTable))
+					wantMetadata(t, name+" metadata", &out, &CommonAttnMetadata{
+						QueryStartLocCPU: qslCPU.t, QueryStartLoc: qsl.t, SeqLensCPU: seqCPU.t,
+						SeqLens: seq.t, NumComputedTokensCPU: computed.t,
+						BlockTableTensor: gathered.t, SlotMapping: laSlots,
+						NumReqs: v, NumActualTokens: e.NumActualTokens, MaxQueryLen: e.MaxQueryLen,
+						MaxSeqLen: e.MaxSeqLen, Causal: true,
+					})
+
+					// The closure on its own gives the same table.
+					again := newIBuf(tt, []int64{v, p}, 3-step, 0)
+					mustOK(t, plan.MakeBlockTable(table.t, again.t, 0))
+					wantEqual(t, name+" make_block_table", again.values(), flatten(e.BlockTable))
+					mustOK(t, plan.Close())
+					mustOK(t, plan.Close())
+				}
+			}
+		}
+	}
+	if differing < 2 {
+		t.Fatalf("only %d cases differ from the seed", differing)
+	}
+}
+
+func TestMakeLocalAttentionVirtualBatchesErrors(t *testing.T) {
+	const fn = "cattn_make_local_attention_virtual_batches"
+	c := &localAttentionCase{AttnChunkSize: 4, BlockSize: 2, QueryStartLoc: []int64{0, 4, 14},
+		SeqLens: []int64{6, 17}, BlockTable: [][]int64{{0, 1, 2}, {3, 4, 5}}, NumActualTokens: 14}
+	in, _ := localAttentionBatch(c, Int32, Int32, 1)
+	_, err := MakeLocalAttentionVirtualBatches(0, 2, &in)
+	wantError(t, err, StatusInvalidArgument, fn, "attn_chunk_size")
+	_, err = MakeLocalAttentionVirtualBatches(4, 3, &in)
+	wantError(t, err, StatusInvalidArgument, fn, "block_size")
+	noMirror := in
+	noMirror.SeqLensCPU = nil
+	_, err = MakeLocalAttentionVirtualBatches(4, 2, &noMirror)
+	wantError(t, err, StatusInvalidArgument, fn, "args->metadata->seq_lens_cpu")
+	short := in
+	short.SeqLensCPU = Int32Tensor([]int32{6, 3})
+	_, err = MakeLocalAttentionVirtualBatches(4, 2, &short)
+	wantError(t, err, StatusInvalidArgument, fn, "seq_len")
+	empty := in
+	empty.QueryStartLocCPU, empty.SeqLensCPU = Int32Tensor([]int32{0}), Int32Tensor(nil)
+	empty.BlockTableTensor = Int32Tensor(nil, 0, 3)
+	empty.NumReqs = 0
+	_, err = MakeLocalAttentionVirtualBatches(4, 2, &empty)
+	wantError(t, err, StatusInvalidArgument, fn)
+	_, err = MakeLocalAttentionVirtualBatches(4, 2, nil)
+	wantError(t, err, StatusInvalidArgument, fn, "args->metadata")
+
+	plan, err := MakeLocalAttentionVirtualBatches(4, 2, &in)
+	mustOK(t, err)
+	v, p, err := plan.Shape()
+	mustOK(t, err)
+	small := newIBuf(Int32, []int64{v, p - 1}, 1, 0)
+	before := small.raw()
+	wantError(t, plan.MakeBlockTable(in.BlockTableTensor, small.t, 0), StatusInsufficientSize,
+		"cattn_local_attention_plan_make_block_table", "out")
+	wantEqual(t, "nothing written", small.raw(), before)
+	out := CommonAttnMetadata{}
+	wantError(t, plan.Fill(&in, &out, 0), StatusInvalidArgument, "cattn_local_attention_plan_fill")
+	wantMetadata(t, "out untouched", &out, &CommonAttnMetadata{})
+
+	mustOK(t, plan.Close())
+	_, _, err = plan.Shape()
+	wantError(t, err, StatusInvalidArgument, "cattn_local_attention_plan_get_shape", "plan is closed")
+	wantError(t, plan.Fill(&in, &out, 0), StatusInvalidArgument, "plan is closed")
+	wantError(t, plan.MakeBlockTable(in.BlockTableTensor, small.t, 0), StatusInvalidArgument,
+		"plan is closed")
+	var none *LocalAttentionPlan
+	mustOK(t, none.Close())
+	_, _, err = none.Shape()
+	wantError(t, err, StatusInvalidArgument, "plan is NULL")
+}

@@ -1,0 +1,31 @@
+package cattn
+
+// CommonAttnMetadata is vLLM's CommonAttentionMetadata (cattn_common_attn_metadata_t): the
+// metadata of one batch, read by ExtendAllQueriesByN, MakeKVSharingFastPrefillCommonAttnMetadata
+// and MakeLocalAttentionVirtualBatches, and written by them into a caller-provided value.
+// Tensor fields are borrowed views, nil when absent; host mirrors (*CPU) are host tensors and
+// the others live on the batch's device.
+//
+// When a call writes a metadata value it sets its tensor fields to the *Tensor values of the
+// call's arguments (an output that copies an input's field gets the input's *Tensor), its
+// scalars, and Causal.
+//
+// Unlike CATTN_COMMON_ATTN_METADATA_INIT, the zero value has Causal false; vLLM's batches
+// are causal, so set it.
+type CommonAttnMetadata struct {
+	QueryStartLoc        *Tensor // [num_reqs + 1] cumulative query lengths
+	QueryStartLocCPU     *Tensor // host mirror of QueryStartLoc, may be nil
+	SeqLens              *Tensor // [num_reqs] sequence (context + query) lengths
+	SeqLensCPU           *Tensor // host mirror of SeqLens, may be nil
+	NumComputedTokensCPU *Tensor // [num_reqs], host, may be nil
+	BlockTableTensor     *Tensor // [num_reqs, max_blocks_per_req], may be nil
+	SlotMapping          *Tensor // [num_actual_tokens (+ padding)], may be nil
+	LogitsIndicesPadded  *Tensor // [>= NumLogitsIndices], may be nil
+
+	NumReqs          int64
+	NumActualTokens  int64
+	MaxQueryLen      int64
+	MaxSeqLen        int64
+	NumLogitsIndices int64 // meaningful only with LogitsIndicesPadded
+	Causal           bool
+}

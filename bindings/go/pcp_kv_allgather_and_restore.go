@@ -1,0 +1,224 @@
+package cattn
+
+import (
+	"runtime"
+	"sync"
+)
+
+// CommUniqueIDBytes is the size of a communicator's unique id (CATTN_COMM_UNIQUE_ID_BYTES).
+const CommUniqueIDBytes = 128
+
+// CommUniqueID is the rendezvous token of a new communicator, an ncclUniqueId as plain bytes
+// (cattn_comm_unique_id_t), to be sent to every rank over the engine's own transport.
+type CommUniqueID [CommUniqueIDBytes]byte
+
+// NCCLLibraryEnv names the environment variable that replaces "libnccl.so.2" as the library
+// libcattn loads (CATTN_NCCL_LIBRARY_ENV); it is read once per process.
+const NCCLLibraryEnv = "CATTN_NCCL_LIBRARY"
+
+// NewCommUniqueID creates the unique id of a new communicator (cattn_comm_get_unique_id).
+// Call it on one rank and send the bytes to the others before they call NewComm. Errors:
+// StatusNotSupported (CPU-only build, NCCL cannot be loaded), StatusNCCLError.
+func NewCommUniqueID() (CommUniqueID, error) {
+	f := newFrame("cattn_comm_get_unique_id")
+	defer f.free()
+	return f.commGetUniqueID()
+}
+
+// Comm is one rank's handle of an NCCL communicator over the PCP group (cattn_comm_t), either
+// owned (NewComm) or borrowed from the engine (UnsafeBorrowComm). It is bound to one CUDA
+// device.
+//
+// NCCL communicators are not thread-safe: PCPKVAllgatherAndRestore calls on one Comm are
+// serialised by the Comm (a second goroutine waits), and all ranks must make the same
+// collective calls in the same order. Rank and Size may be called at any time. Close the
+// Comm when done; a finalizer closes an unreachable one, but only as a safety net.
+type Comm struct {
+	mu sync.RWMutex // read: Rank, Size; write: collectives and Close
+	c  cComm
+}
+
+func newComm(c cComm) *Comm {
+	comm := &Comm{c: c}
+	runtime.SetFinalizer(comm, (*Comm).Close)
+	return comm
+}
+
+// NewComm creates and owns a communicator of nranks ranks from a unique id
+// (cattn_comm_create, ncclCommInitRank on cudaDevice). It blocks until all nranks ranks have
+// called it with the same id, so call it for every rank concurrently (one goroutine or process
+// per rank). Errors: StatusInvalidArgument (nranks < 1, rank outside [0, nranks), cudaDevice
+// out of range), StatusNotSupported (CPU-only build, NCCL or a GPU missing),
+// StatusNCCLError, StatusCUDAError, StatusOutOfMemory.
+func NewComm(id CommUniqueID, nranks, rank, cudaDevice int32) (*Comm, error) {
+	f := newFrame("cattn_comm_create")
+	defer f.free()
+	c, err := f.commCreate(&id, nranks, rank, cudaDevice)
+	if err != nil {
+		return nil, err
+	}
+	return newComm(c), nil
+}
+
+// UnsafeBorrowComm wraps an NCCL communicator the engine owns (cattn_comm_create_borrowed):
+// ncclComm is an ncclComm_t made by the NCCL library libcattn loads. It must outlive the Comm;
+// Close frees only the handle. Errors: StatusInvalidArgument (ncclComm 0),
+// StatusNotSupported, StatusNCCLError, StatusOutOfMemory.
+func UnsafeBorrowComm(ncclComm uintptr) (*Comm, error) {
+	f := newFrame("cattn_comm_create_borrowed")
+	defer f.free()
+	c, err := f.commCreateBorrowed(ncclComm)
+	if err != nil {
+		return nil, err
+	}
+	return newComm(c), nil
+}
+
+// Close destroys the handle (cattn_comm_destroy), and with it an owned NCCL communicator. It
+// waits for a collective in progress on this Comm; later calls fail with
+// StatusInvalidArgument. Closing again, or a nil Comm, is a no-op. The error is always nil.
+func (comm *Comm) Close() error {
+	if comm == nil {
+		return nil
+	}
+	comm.mu.Lock()
+	defer comm.mu.Unlock()
+	if comm.c != nil {
+		cCommDestroy(comm.c)
+		comm.c = nil
+		runtime.SetFinalizer(comm, nil)
+	}
+	return nil
+}
+
+// lock takes the Comm for fn (shared or exclusive); release with the matching unlock.
+func (comm *Comm) lock(fn string, exclusive bool) (cComm, error) {
+	if comm == nil {
+		return nil, argError(fn, "comm", "is NULL", "a nil *Comm", "a Comm")
+	}
+	if exclusive {
+		comm.mu.Lock()
+	} else {
+		comm.mu.RLock()
+	}
+	if comm.c == nil {
+		comm.unlock(exclusive)
+		return nil, argError(fn, "comm", "is closed", "a closed Comm", "an open Comm")
+	}
+	return comm.c, nil
+}
+
+func (comm *Comm) unlock(exclusive bool) {
+	if exclusive {
+		comm.mu.Unlock()
+	} else {
+		comm.mu.RUnlock()
+	}
+}
+
+// Rank returns this rank's index in its group, in [0, Size) (cattn_comm_get_rank).
+func (comm *Comm) Rank() (int32, error) {
+	const fn = "cattn_comm_get_rank"
+	c, err := comm.lock(fn, false)
+	if err != nil {
+		return 0, err
+	}
+	defer comm.unlock(false)
+	f := newFrame(fn)
+	defer f.free()
+	return f.commGetRank(c)
+}
+
+// Size returns the number of ranks in the group, the PCP world size W (cattn_comm_get_size).
+func (comm *Comm) Size() (int32, error) {
+	const fn = "cattn_comm_get_size"
+	c, err := comm.lock(fn, false)
+	if err != nil {
+		return 0, err
+	}
+	defer comm.unlock(false)
+	f := newFrame(fn)
+	defer f.free()
+	return f.commGetSize(c)
+}
+
+// PCPKVAllgatherAndRestoreArgs are the arguments of PCPKVAllgatherAndRestore and its workspace
+// query (cattn_pcp_kv_allgather_and_restore_args_t). Every tensor is device memory on the
+// Comm's device (UnsafeDeviceTensor).
+type PCPKVAllgatherAndRestoreArgs struct {
+	Comm  *Comm
+	Key   *Tensor // in: [>= NumActualTokens, ...], elements of 1, 2, 4 or 8 bytes, any strides
+	Value *Tensor // in: [Key's dim 0, ...], its own trailing dims and dtype (MLA)
+	// NumActualTokens is n, the rows to gather, the same on every rank.
+	NumActualTokens int64
+	RestoreIdx      *Tensor // in: [M] int32/int64, rows of the gathered [W * n, ...] tensors
+	KeyOut          *Tensor // out: [M, Key's other dims], compact
+	ValueOut        *Tensor // out: [M, Value's other dims], compact
+	// Workspace is device memory on the Comm's device, 256-byte aligned, of WorkspaceSize
+	// bytes (at least PCPKVAllgatherAndRestoreWorkspaceSize's result); 0 when that is 0.
+	Workspace     uintptr
+	WorkspaceSize uint64
+	Stream        Stream
+}
+
+func (args *PCPKVAllgatherAndRestoreArgs) tensors(f *frame) ([5]cTensor, error) {
+	var cs [5]cTensor
+	names := [5]string{"args->key", "args->value", "args->restore_idx", "args->key_out",
+		"args->value_out"}
+	ts := [5]*Tensor{args.Key, args.Value, args.RestoreIdx, args.KeyOut, args.ValueOut}
+	err := f.tensorsInto(cs[:], names[:], ts[:])
+	return cs, err
+}
+
+// PCPKVAllgatherAndRestoreWorkspaceSize returns the device workspace in bytes that
+// PCPKVAllgatherAndRestore needs for these arguments
+// (cattn_pcp_kv_allgather_and_restore_workspace_size). It reads the Comm's size, Key's and
+// Value's shapes and dtypes and NumActualTokens. A nil Comm is passed as NULL and reported by
+// libcattn. Errors: StatusInvalidArgument, StatusNotSupported (CPU-only build, an element
+// type that is not one lane of 8-64 bits).
+func PCPKVAllgatherAndRestoreWorkspaceSize(args PCPKVAllgatherAndRestoreArgs) (uint64, error) {
+	const fn = "cattn_pcp_kv_allgather_and_restore_workspace_size"
+	var c cComm
+	if args.Comm != nil {
+		var err error
+		if c, err = args.Comm.lock(fn, false); err != nil {
+			return 0, err
+		}
+		defer args.Comm.unlock(false)
+	}
+	f := newFrame(fn)
+	defer f.free()
+	cs, err := args.tensors(f)
+	if err != nil {
+		return 0, err
+	}
+	return f.pcpKVAllgatherAndRestoreWorkspaceSize(c, cs, args.NumActualTokens, args.Workspace,
+		args.WorkspaceSize, args.Stream)
+}
+
+// PCPKVAllgatherAndRestore all-gathers this rank's first NumActualTokens rows of Key and
+// Value across the PCP group and restores the original token order, as vLLM's
+// pcp_kv_allgather_and_restore (cattn_pcp_kv_allgather_and_restore): KeyOut[i] =
+// K_all[RestoreIdx[i]] with K_all the ranks' rows concatenated, the same for Value. Work is
+// enqueued on args.Stream; NCCL may block until every rank reaches its first collective.
+// Host tensors are StatusNotSupported (NCCL needs device memory), as is a CPU-only build.
+// A nil Comm is passed as NULL and reported by libcattn.
+func PCPKVAllgatherAndRestore(args PCPKVAllgatherAndRestoreArgs) error {
+	const fn = "cattn_pcp_kv_allgather_and_restore"
+	var c cComm
+	if args.Comm != nil {
+		var err error
+		if c, err = args.Comm.lock(fn, true); err != nil {
+			return err
+		}
+		defer args.Comm.unlock(true)
+	}
+	f := newFrame(fn)
+	defer f.free()
+	cs, err := args.tensors(f)
+	if err != nil {
+		return err
+	}
+	return f.pcpKVAllgatherAndRestore(c, cs, args.NumActualTokens, args.Workspace,
+		args.WorkspaceSize, args.Stream)
+}

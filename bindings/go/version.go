@@ -1,0 +1,23 @@
+package cattn
+
+// HeaderVersion is CATTN_VERSION_NUMBER of the cattn.h this package was compiled against:
+// MAJOR * 10000 + MINOR * 100 + PATCH. Compare it with Version to detect a library that
+// differs from the header.
+const HeaderVersion uint32 = headerVersionNumber
+
+// HeaderVersionString is CATTN_VERSION_STRING of that header, "MAJOR.MINOR.PATCH".
+const HeaderVersionString = headerVersionString
+
+// Version returns the version number the loaded library was built as (cattn_version).
+func Version() uint32 { return cVersion() }
+
+// VersionString returns the loaded library's "MAJOR.MINOR.PATCH" (cattn_version_string).
+func VersionString() string { return cVersionString() }
+
+// CUDADeviceCount reports how many CUDA devices the library can use (cattn_cuda_device_count):
+// 0 in a CPU-only build, without a driver, or without a visible device.
+func CUDADeviceCount() (int32, error) {
+	f := newFrame("cattn_cuda_device_count")
+	defer f.free()
+	return f.cudaDeviceCount()
+}

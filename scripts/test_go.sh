@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Tests the Go binding (bindings/go) against a freshly built CPU-only libcattn: go vet, go test
+# -v with a summary, the same tests under GOEXPERIMENT=cgocheck2 (the runtime rebuilt with
+# cgo pointer checks), a build with -tags cattn_srctree, and the example program.
+#
+# Installs Go 1.23 from Debian bookworm-backports when no Go >= 1.21 is found (the backports
+# source is added only when it is absent). Exits non-zero on any failure.
+#
+# Environment:
+#   CATTN_LIB_DIR       a folder holding libcattn.so to test instead of building one
+#   CATTN_GO_BUILD_DIR  the CMake build folder to build libcattn in (default: build-go; an
+#                       existing folder is reused, incrementally)
+#   CATTN_GO_RACE=1     also run the tests with -race
+#   CATTN_JOBS          build jobs (default 2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=${CATTN_JOBS:-2}
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# --- Go ------------------------------------------------------------------------------------------
+
+# Prints the path of a go binary of version >= 1.21, or nothing.
+find_go() {
+  local candidate version minor
+  for candidate in "$(command -v go 2>/dev/null || true)" /usr/lib/go-1.23/bin/go \
+      /usr/local/go/bin/go; do
+    [ -n "$candidate" ] && [ -x "$candidate" ] || continue
+    version=$(GOTOOLCHAIN=local "$candidate" env GOVERSION 2>/dev/null || true)
+    case $version in
+      go1.*) minor=${version#go1.}; minor=${minor%%.*}; minor=${minor%%[!0-9]*} ;;
+      *) continue ;;
+    esac
+    if [ "${minor:-0}" -ge 21 ]; then
+      echo "$candidate"
+      return
+    fi
+  done
+}
+
+# Adds bookworm-backports on the mirror of the existing bookworm entry, unless present.
+add_backports() {
+  if grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    return
+  fi
+  local file uri signed
+  file=$(grep -lsE '^Suites:(.*[[:space:]])?bookworm([[:space:]]|$)' \
+    /etc/apt/sources.list.d/*.sources | head -n1 || true)
+  if [ -n "$file" ]; then
+    uri=$(awk '/^URIs:/ {print $2; exit}' "$file")
+    signed=$(awk '/^Signed-By:/ {print; exit}' "$file")
+    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\n%s\n' \
+      "$uri" "$signed" | as_root tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null
+  else
+    uri=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list \
+      /etc/apt/sources.list.d/*.list 2>/dev/null || true)
+    echo "deb ${uri:-http://deb.debian.org/debian} bookworm-backports main" |
+      as_root tee /etc/apt/sources.list.d/bookworm-backports.list >/dev/null
+  fi
+}
+
+go_bin=$(find_go)
+if [ -z "$go_bin" ]; then
+  echo "== installing Go 1.23 from bookworm-backports"
+  add_backports
+  as_root apt-get update -q >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q golang-1.23-go >/dev/null
+  go_bin=$(find_go)
+  [ -n "$go_bin" ] || { echo "test_go.sh: no Go >= 1.21 after installing" >&2; exit 1; }
+fi
+if ! command -v pkg-config >/dev/null; then
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q pkg-config >/dev/null
+fi
+export PATH="$(dirname "$go_bin"):$PATH"
+# Standard library only: never reach for a module proxy or a newer toolchain.
+export GOTOOLCHAIN=local GOPROXY=off
+echo "== $(go version)"
+
+# --- libcattn ------------------------------------------------------------------------------------
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if [ -n "${CATTN_LIB_DIR:-}" ]; then
+  lib_dir=$(cd "$CATTN_LIB_DIR" && pwd)
+  echo "== using libcattn from $lib_dir"
+  if [ -e "$lib_dir/pkgconfig/cattn.pc" ]; then
+    pc_dir=$lib_dir/pkgconfig
+  else
+    # A bare library folder: describe it, with this tree's header.
+    pc_dir=$work/pkgconfig
+    mkdir -p "$pc_dir"
+    printf 'includedir=%s\nName: cattn\nDescription: libcattn in %s\nVersion: %s\nCflags: -I${includedir}\nLibs: -L%s -lcattn\n' \
+      "$root/include" "$lib_dir" "$(awk '/^project\(cattn VERSION/ {print $3}' CMakeLists.txt)" \
+      "$lib_dir" >"$pc_dir/cattn.pc"
+  fi
+else
+  build=${CATTN_GO_BUILD_DIR:-build-go}
+  echo "== building libcattn (CPU-only) in $build, installed into a temporary prefix"
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCATTN_WITH_CUDA=OFF \
+      -DCATTN_BUILD_TESTS=OFF -DCATTN_BUILD_BENCH=OFF -DCATTN_BUILD_EXAMPLES=OFF >/dev/null
+  fi
+  cmake --build "$build" -j "$jobs" --target cattn >/dev/null
+  # The installed cattn.pc is the one users get, so the default (pkg-config) build is tested
+  # through it. It names the configured prefix; --define-prefix makes pkg-config derive the
+  # prefix from where the file lies instead, and cgo runs $PKG_CONFIG.
+  cmake --install "$build" --prefix "$work/prefix" >/dev/null
+  pc_file=$(find "$work/prefix" -name cattn.pc | head -n1)
+  [ -n "$pc_file" ] || { echo "test_go.sh: the install has no cattn.pc" >&2; exit 1; }
+  pc_dir=$(dirname "$pc_file")
+  lib_dir=$(dirname "$pc_dir")
+  printf '#!/bin/sh\nexec %s --define-prefix "$@"\n' "$(command -v pkg-config)" >"$work/pkg-config"
+  chmod +x "$work/pkg-config"
+  export PKG_CONFIG="$work/pkg-config"
+fi
+[ -e "$lib_dir/libcattn.so" ] || { echo "test_go.sh: no libcattn.so in $lib_dir" >&2; exit 1; }
+export PKG_CONFIG_PATH="$pc_dir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+echo "== pkg-config cattn: $(${PKG_CONFIG:-pkg-config} --modversion cattn):" \
+  "$(${PKG_CONFIG:-pkg-config} --cflags --libs cattn)"
+# The .pc file sets no run path; the test binaries get one here.
+export CGO_LDFLAGS="-Wl,-rpath,$lib_dir${CGO_LDFLAGS:+ $CGO_LDFLAGS}"
+# Go's build cache does not hash C headers outside the package, so a changed cattn.h (a version
+# bump) would leave stale cgo objects behind; the headers' hash in CGO_CFLAGS keys them.
+header_hash=$({ cat "$root/include/cattn.h" \
+  "$(${PKG_CONFIG:-pkg-config} --variable=includedir cattn)/cattn.h" 2>/dev/null || true; } |
+  sha256sum | cut -c1-16)
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -DCATTN_GO_HEADER_HASH=0x$header_hash"
+export CATTN_VECTORS_DIR="$root/tests/vectors"
+
+# --- Tests ---------------------------------------------------------------------------------------
+
+cd bindings/go
+log_dir=$work
+
+# Prints the pass/fail/skip counts of a `go test -v` log (tests, subtests and examples).
+summary() {
+  local log=$1 what=$2 pass fail skip top
+  pass=$(grep -cE '^ *--- PASS' "$log" || true)
+  fail=$(grep -cE '^ *--- FAIL' "$log" || true)
+  skip=$(grep -cE '^ *--- SKIP' "$log" || true)
+  top=$(grep -cE '^--- (PASS|FAIL|SKIP)' "$log" || true)
+  echo "== $what: $pass passed, $fail failed, $skip skipped ($top top-level tests and examples)"
+}
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -v"
+status=0
+go test -v -count=1 ./... 2>&1 | tee "$log_dir/test.log" || status=1
+summary "$log_dir/test.log" "go test"
+[ "$status" = 0 ] || exit 1
+
+echo "== go test -v with GOEXPERIMENT=cgocheck2 (failures and package results shown)"
+GOEXPERIMENT=cgocheck2 go test -v -count=1 ./... >"$log_dir/cgocheck2.log" 2>&1 || status=1
+if [ "$status" = 0 ]; then
+  grep -E '^(ok|FAIL|--- FAIL|--- SKIP)' "$log_dir/cgocheck2.log" || true
+else
+  cat "$log_dir/cgocheck2.log"
+fi
+summary "$log_dir/cgocheck2.log" "go test (cgocheck2)"
+[ "$status" = 0 ] || exit 1
+
+if [ "${CATTN_GO_RACE:-0}" = 1 ]; then
+  echo "== go test -race"
+  go test -race -count=1 ./...
+fi
+
+echo "== -tags cattn_srctree (this library put first with CGO_LDFLAGS)"
+CGO_LDFLAGS="-L$lib_dir $CGO_LDFLAGS" go test -tags cattn_srctree -count=1 \
+  -run 'TestVersion|TestErrorForms' .
+
+echo "== example"
+go run ./example
