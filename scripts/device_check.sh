@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build (sm_90 + sm_80), run every test, run the GPU tests under
-# compute-sanitizer, then the GPU benchmarks. Logs go to $OUT (or ./device-out).
-#   scripts/device_check.sh [build|test|sanitize|bench|side]...   (default: all of them)
+# compute-sanitizer (memcheck, racecheck, initcheck, synccheck), then the GPU benchmarks.
+# Logs go to $OUT (or ./device-out).
+#   scripts/device_check.sh [build|test|sanitize|bench|side|demo|nccl]...   (default: all)
 # Expects .deps/include (dlpack/dlpack.h, nlohmann/json.hpp) carried with the call, and the seed
 # oracle in .oracle/ for the side-by-side run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
-steps=${*:-build test sanitize bench side}
+steps=${*:-build test sanitize bench side demo nccl}
 export PATH="/usr/local/cuda/bin:$PATH"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 B=build-device
@@ -42,14 +43,25 @@ if has test; then
 fi
 
 if has sanitize; then
-  for tool in memcheck racecheck; do
-    log "compute-sanitizer --tool $tool over the GPU tests"
-    compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 \
-      $B/tests/cattn_tests --gtest_filter='*gpu*:-*PastTwoToThe31*' > "$OUT/sanitize_$tool.log" 2>&1
-    rc=$?
-    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tests ran|PASSED|FAILED" "$OUT/sanitize_$tool.log" | tail -4
-    [ $rc = 0 ] || { status=1; grep -m20 -E "Invalid|Race|Error" "$OUT/sanitize_$tool.log"; }
-  done
+  # compute-sanitizer ships with the CUDA toolkit; without it this step cannot pass.
+  if ! command -v compute-sanitizer > /dev/null; then
+    log "compute-sanitizer"
+    echo "FAILED: compute-sanitizer not found (PATH has /usr/local/cuda/bin; install the CUDA" \
+         "toolkit's compute-sanitizer to run the sanitize step)"
+    status=1
+  else
+    # memcheck: out-of-bounds and misaligned accesses; racecheck: shared-memory hazards;
+    # initcheck: device reads of memory never written; synccheck: invalid barrier use.
+    for tool in memcheck racecheck initcheck synccheck; do
+      log "compute-sanitizer --tool $tool over the GPU tests"
+      compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 \
+        $B/tests/cattn_tests --gtest_filter='*gpu*:-*PastTwoToThe31*:*TwoGpus*' \
+        > "$OUT/sanitize_$tool.log" 2>&1
+      rc=$?
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tests ran|PASSED|FAILED" "$OUT/sanitize_$tool.log" | tail -4
+      [ $rc = 0 ] || { status=1; grep -m20 -E "Invalid|Race|Error|Uninitialized|Barrier" "$OUT/sanitize_$tool.log"; }
+    done
+  fi
 fi
 
 if has bench; then
@@ -61,5 +73,23 @@ if has side; then
   log "side by side with the seed (Triton kernel, torch chains)"
   PYTHONUNBUFFERED=1 python3 bench/gpu_side_by_side.py --reference .oracle --lib $B/libcattn.so \
     | tee "$OUT/side_by_side_gpu.txt" || status=1
+fi
+if has demo; then
+  log "demo (GPU when present)"
+  $B/examples/cattn_demo > "$OUT/demo.txt" 2>&1 || status=1
+  head -3 "$OUT/demo.txt"; sed -n '/== 5\./,/== 6\./p' "$OUT/demo.txt" | head -30
+  sed -n '/== Summary/,$p' "$OUT/demo.txt"
+fi
+
+if has nccl; then
+  gpus=$(nvidia-smi -L | wc -l)
+  if [ "$gpus" -ge 2 ]; then
+    log "all-gather + restore on $gpus GPUs: libcattn and bare NCCL, then the seed's way"
+    timeout 300 $B/bench/bench_allgather | tee "$OUT/bench_allgather.txt" || status=1
+    timeout 300 torchrun --nproc-per-node 2 bench/allgather_seed.py 2>&1 \
+      | grep -v "^W1\|^\*\*\*" | tee "$OUT/allgather_seed.txt" || status=1
+  else
+    log "all-gather benchmarks skipped: $gpus GPU(s), need 2 (nvidia-h200-x2)"
+  fi
 fi
 exit $status
