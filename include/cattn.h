@@ -288,7 +288,8 @@ CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx_size(const DLTensor* cu
  * argsort result, computed in O(n) without sorting. Requests of length 1 (decode) take no part
  * (a decode-only batch gives an empty index); odd lengths above 1 are rejected on the host.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shape, dtype, decreasing cu_num_tokens, odd length,
- *   value that does not fit the output dtype); CATTN_INSUFFICIENT_SIZE (capacity < size);
+ *   value that does not fit the output dtype, restore_idx overlapping cu_num_tokens);
+ *   CATTN_INSUFFICIENT_SIZE (capacity < size);
  *   CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED (CUDA tensors this build cannot serve);
  *   CATTN_CUDA_ERROR.
  * Stream: host - synchronous; CUDA - enqueued on `stream`, reading the device cu_num_tokens
@@ -584,8 +585,9 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_size(
  * block_m and fails on a larger one; libcattn rejects any decrease.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or query_start_loc_cpu, small
  *   struct_size, ndim/dtype/device of any tensor, outputs on different devices, an output with
- *   a zero stride, block_m < 1, a decreasing query_start_loc_cpu, tot overflowing int64, nums
- *   longer than B, a value that does not fit an int32 output); CATTN_INSUFFICIENT_SIZE (nums
+ *   a zero stride, an output overlapping query_start_loc_cpu, block_m < 1, a decreasing
+ *   query_start_loc_cpu, tot overflowing int64, nums longer than B, a value that does not fit
+ *   an int32 output); CATTN_INSUFFICIENT_SIZE (nums
  *   shorter than B, another output shorter than tot); CATTN_NOT_SUPPORTED /
  *   CATTN_NOT_IMPLEMENTED (CUDA outputs this build cannot serve, reported after every other
  *   check); CATTN_CUDA_ERROR.

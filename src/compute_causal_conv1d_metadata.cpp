@@ -111,8 +111,12 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
     const cattn::TensorArg chunk_ptr(fn, "args->token_chunk_offset_ptr",
                                      args->token_chunk_offset_ptr, true);
     const cattn::TensorArg* outs[] = {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr};
+    // The host path rereads query_start_loc_cpu while it writes each output.
     for (const cattn::TensorArg* o : outs)
-      if (o->present()) o->expect_ndim(1).expect_index_dtype().expect_writable();
+      if (o->present()) {
+        o->expect_ndim(1).expect_index_dtype().expect_writable();
+        cattn::require_disjoint(fn, *o, q);
+      }
     // query_start_loc_cpu is a host mirror, so only the outputs decide the device.
     const cattn::Where where =
         cattn::require_same_device(fn, {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr});

@@ -22,6 +22,16 @@ bool in_range(int layout) {
   return layout >= CATTN_KV_CACHE_LAYOUT_UNSET && layout <= CATTN_KV_CACHE_LAYOUT_HND;
 }
 
+// A C caller may store any int in an enum-typed field or argument, but in C++ loading an enum
+// object whose value lies outside the enum's range is undefined (UBSan's -fsanitize=enum flags
+// it), so layouts that come from the caller are read as their int representation first.
+int layout_bits(const cattn_kv_cache_layout_t& layout) {
+  int v;
+  static_assert(sizeof v == sizeof layout, "cattn_kv_cache_layout_t is int-sized");
+  std::memcpy(&v, &layout, sizeof v);
+  return v;
+}
+
 }  // namespace
 
 extern "C" {
@@ -39,7 +49,7 @@ CATTN_API cattn_status_t cattn_is_valid_kv_cache_layout(const char* value, int32
 }
 
 CATTN_API const char* cattn_kv_cache_layout_name(cattn_kv_cache_layout_t layout) {
-  switch (layout) {
+  switch (layout_bits(layout)) {
     case CATTN_KV_CACHE_LAYOUT_NHD: return "NHD";
     case CATTN_KV_CACHE_LAYOUT_HND: return "HND";
     default: return nullptr;
@@ -52,10 +62,11 @@ CATTN_API cattn_status_t cattn_context_set_kv_cache_layout_override(
   return cattn::guarded(fn, [&] {
     if (ctx == nullptr)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "ctx", "is NULL", "NULL", "a context");
-    if (!in_range(layout))
+    const int value = layout_bits(layout);
+    if (!in_range(value))
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "layout", "is not a layout",
-                      std::to_string(static_cast<int>(layout)), "UNSET, NHD or HND");
-    ctx->kv_cache_layout_override.store(layout, std::memory_order_release);
+                      std::to_string(value), "UNSET, NHD or HND");
+    ctx->kv_cache_layout_override.store(value, std::memory_order_release);
   });
 }
 
@@ -63,10 +74,10 @@ CATTN_API cattn_status_t cattn_get_kv_cache_layout(const cattn_context_t* ctx,
                                                    cattn_kv_cache_layout_args_t* args) {
   return cattn::guarded(kResolve, [&] {
     cattn::require_struct(kResolve, "args", args, sizeof(cattn_kv_cache_layout_args_t));
-    if (!in_range(args->connector_layout))
+    const int connector = layout_bits(args->connector_layout);
+    if (!in_range(connector))
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, kResolve, "args->connector_layout",
-                      "is not a layout", std::to_string(static_cast<int>(args->connector_layout)),
-                      "UNSET, NHD or HND");
+                      "is not a layout", std::to_string(connector), "UNSET, NHD or HND");
     const uint32_t all = CATTN_KV_CACHE_LAYOUT_BIT(CATTN_KV_CACHE_LAYOUT_NHD) |
                          CATTN_KV_CACHE_LAYOUT_BIT(CATTN_KV_CACHE_LAYOUT_HND);
     if (args->supported_mask & ~all)
@@ -91,7 +102,8 @@ CATTN_API cattn_status_t cattn_get_kv_cache_layout(const cattn_context_t* ctx,
                           "\"NHD\" or \"HND\"");
       }
     }
-    if (layout == CATTN_KV_CACHE_LAYOUT_UNSET) layout = args->connector_layout;
+    if (layout == CATTN_KV_CACHE_LAYOUT_UNSET)
+      layout = static_cast<cattn_kv_cache_layout_t>(connector);
     if (layout == CATTN_KV_CACHE_LAYOUT_UNSET) layout = CATTN_KV_CACHE_LAYOUT_NHD;
 
     if (args->supported_mask != 0 && !(args->supported_mask & CATTN_KV_CACHE_LAYOUT_BIT(layout)))

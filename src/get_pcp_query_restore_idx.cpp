@@ -31,6 +31,8 @@ CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx(
     const cattn::TensorArg out(fn, "args->restore_idx", args->restore_idx);
     cu.expect_ndim(1).expect_index_dtype();
     out.expect_ndim(1).expect_index_dtype().expect_writable();
+    // Both paths read cu_num_tokens while they write the index.
+    cattn::require_disjoint(fn, out, cu);
     if (cattn::require_same_device(fn, {&cu, &out}) == cattn::Where::Cuda) {
 #if defined(CATTN_HAVE_CUDA)
       // The size is data-dependent and the data is on the device: the kernel writes what fits

@@ -53,7 +53,9 @@ cattn_kv_cache_layout_t layout_of(const nlohmann::json& j) {
   return j.get<std::string>() == "NHD" ? CATTN_KV_CACHE_LAYOUT_NHD : CATTN_KV_CACHE_LAYOUT_HND;
 }
 
-constexpr auto kSentinel = static_cast<cattn_kv_cache_layout_t>(77);
+// Outside the three layouts but inside the enum's range (0..3): a sentinel of 77 made every
+// comparison load an invalid enum value, which UBSan rejects.
+constexpr auto kSentinel = static_cast<cattn_kv_cache_layout_t>(3);
 
 }  // namespace
 

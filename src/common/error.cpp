@@ -1,6 +1,8 @@
 // Status strings and the thread-local last-error message.
 #include "common/error.h"
 
+#include <cstring>
+
 namespace cattn {
 namespace {
 thread_local std::string t_last_error;
@@ -39,7 +41,12 @@ void fail_no_cuda_path(const char* fn) {
 extern "C" {
 
 CATTN_API const char* cattn_status_string(cattn_status_t status) {
-  switch (status) {
+  // A C caller may pass any int; loading an out-of-range value as the C++ enum is undefined,
+  // so the switch reads its int representation.
+  int code;
+  static_assert(sizeof code == sizeof status, "cattn_status_t is int-sized");
+  std::memcpy(&code, &status, sizeof code);
+  switch (code) {
     case CATTN_OK: return "CATTN_OK";
     case CATTN_INVALID_ARGUMENT: return "CATTN_INVALID_ARGUMENT";
     case CATTN_CUDA_ERROR: return "CATTN_CUDA_ERROR";

@@ -1,5 +1,6 @@
 #include "common/tensor_arg.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -83,6 +84,12 @@ TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, bool o
     if (strides_[i] < 0)
       fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has a negative stride",
                "strides[" + std::to_string(i) + "] = " + std::to_string(strides_[i]), ">= 0");
+    // The stride of a dimension that never advances (size <= 1, or no element at all) may be
+    // anything in DLPack, and the span check below never bounds it, so scaling it to bytes
+    // (reader1d, row offsets) could overflow. Capping it keeps every comparison the checks
+    // make (zero, one, a compact value) as it was while making the scaling safe.
+    constexpr int64_t kUnboundedStrideCap = int64_t{1} << 32;
+    if (t->shape[i] <= 1 || numel_ == 0) strides_[i] = std::min(strides_[i], kUnboundedStrideCap);
     compact = numel_ == 0 ? compact : compact * t->shape[i];
   }
   int64_t span = 0;
@@ -101,7 +108,9 @@ TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, bool o
               t->byte_offset)
     fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "addresses past the end of memory",
              "byte_offset " + std::to_string(t->byte_offset), "a span that fits the address space");
-  data_ = static_cast<char*>(t->data) + t->byte_offset;
+  // Integer arithmetic: an empty tensor may have NULL data and a nonzero byte_offset, and
+  // offsetting a null pointer is undefined even when the result is never dereferenced.
+  data_ = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(t->data) + t->byte_offset);
 }
 
 bool TensorArg::is_contiguous() const {

@@ -13,18 +13,21 @@ int64_t get_pcp_query_restore_idx_size_host(const char* fn, const TensorArg& cu)
   const IndexReader in = reader1d(cu);
   int64_t half_total = 0;
   for (int64_t i = 0; i + 1 < cu.numel(); ++i) {
-    const int64_t len = in[i + 1] - in[i];
     if (in[i + 1] < in[i])
       fail_arg(CATTN_INVALID_ARGUMENT, fn, cu.name(), "decreases",
                "[" + std::to_string(i) + "] = " + std::to_string(in[i]) + " > [" +
                    std::to_string(i + 1) + "] = " + std::to_string(in[i + 1]),
                "non-decreasing cumulative token counts");
+    // The difference of two int64 values may exceed INT64_MAX (e.g. from INT64_MIN to 0);
+    // unsigned arithmetic holds it exactly, since it lies in [0, 2^64).
+    const uint64_t len = static_cast<uint64_t>(in[i + 1]) - static_cast<uint64_t>(in[i]);
     if (len > 1 && len % 2 != 0)
       fail_arg(CATTN_INVALID_ARGUMENT, fn, cu.name(),
                "has a request of odd length that PCP cannot split into halves",
                "length " + std::to_string(len) + " for request " + std::to_string(i),
                "an even length, or 1 for a decode request");
-    half_total += len / 2;  // cannot overflow: bounded by the difference of two int64 values
+    // Cannot overflow: the halves sum to at most (last - first) / 2 < 2^63.
+    half_total += static_cast<int64_t>(len / 2);
   }
   return checked_mul(fn, "restore index size", half_total, 2);
 }

@@ -142,7 +142,10 @@ void gather_rows(const LocalAttentionPlan& plan, const TensorArg& table, const T
     char* dst = out.data() + v * dst_row;
     const int64_t start = plan.block_start[v];
     const int64_t direct = std::max<int64_t>(0, std::min(plan.cols - start, plan.pages));
-    if (contiguous) {
+    // A first page at or past the row's end (a long sequence over a narrow table) reads only
+    // the clipped last column below; its offset is never formed, since start * kBytes can
+    // overflow for such pages.
+    if (direct > 0 && contiguous) {
       std::memcpy(dst, src + start * kBytes, static_cast<size_t>(direct * kBytes));
     } else {
       for (int64_t p = 0; p < direct; ++p)
