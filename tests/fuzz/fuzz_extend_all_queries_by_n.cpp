@@ -1,0 +1,227 @@
+// Fuzz target for utility 7: cattn_extend_all_queries_by_n. Random batches and n, host mirrors
+// present or not (and sharing memory with their main tensor), outputs that are new tensors or
+// the inputs themselves, `out` that is the metadata struct itself, scalars near int64's limits
+// and values that do not fit int32 outputs. The reference is the definition: query_start_loc[i]
+// + i * n, seq_lens + n, the scalars shifted, the other fields copied.
+#include "fuzz_support.h"
+
+using namespace cattn_fuzz;
+
+namespace {
+
+constexpr const char* kFn = "cattn_extend_all_queries_by_n";
+
+bool add_fits(int64_t a, int64_t b, int64_t* r) { return !__builtin_add_overflow(a, b, r); }
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzedDataProvider fdp(data, size);
+  const int64_t batch = fdp.ConsumeIntegralInRange<int64_t>(0, 12);
+  const int64_t n = pick_scalar(fdp, 0, 4);
+  auto dtype = [&] { return fdp.ConsumeBool() ? i64() : i32(); };
+
+  std::vector<int64_t> qsl_values = cumulative(fdp, batch, [&] { return fdp.ConsumeIntegralInRange<int64_t>(0, 30); }, true);
+  std::vector<int64_t> seq_values(static_cast<size_t>(batch));
+  for (auto& v : seq_values) v = pick_value(fdp, 200);
+
+  // Inputs: main tensors, and mirrors that are separate, the main tensor itself, or absent.
+  Tensor qsl = make_tensor(fdp, {batch + 1}, dtype(), false);
+  Tensor seq = make_tensor(fdp, {batch}, dtype(), false);
+  qsl.fill(qsl_values);
+  seq.fill(seq_values);
+  const int qsl_mirror = fdp.ConsumeIntegralInRange<int>(0, 2);  // 0 none, 1 own, 2 = main
+  const int seq_mirror = fdp.ConsumeIntegralInRange<int>(0, 2);
+  Tensor qsl_cpu = qsl_mirror == 1 ? make_tensor(fdp, {batch + 1}, dtype(), false, {true, false}) : Tensor();
+  Tensor seq_cpu = seq_mirror == 1 ? make_tensor(fdp, {batch}, dtype(), false, {true, false}) : Tensor();
+  if (qsl_mirror == 1) qsl_cpu.fill(qsl_values);
+  if (seq_mirror == 1) seq_cpu.fill(seq_values);
+
+  // Outputs: new tensors or the inputs (in place); a mirror output exists when its input does
+  // (or, mutated, when it does not).
+  const bool qsl_in_place = fdp.ConsumeIntegralInRange<int>(0, 3) == 0;
+  const bool seq_in_place = fdp.ConsumeIntegralInRange<int>(0, 3) == 0;
+  Tensor out_qsl = qsl_in_place ? Tensor() : make_tensor(fdp, {batch + 1}, dtype(), true);
+  Tensor out_seq = seq_in_place ? Tensor() : make_tensor(fdp, {batch}, dtype(), true);
+  const bool flip_qsl_mirror = fdp.ConsumeIntegralInRange<int>(0, 31) == 0;
+  const bool flip_seq_mirror = fdp.ConsumeIntegralInRange<int>(0, 31) == 0;
+  const bool want_out_qsl_cpu = (qsl_mirror != 0) != flip_qsl_mirror;
+  const bool want_out_seq_cpu = (seq_mirror != 0) != flip_seq_mirror;
+  Tensor out_qsl_cpu = want_out_qsl_cpu && !(qsl_in_place && qsl_mirror != 0)
+                           ? make_tensor(fdp, {batch + 1}, dtype(), true, {true, false}) : Tensor();
+  Tensor out_seq_cpu = want_out_seq_cpu && !(seq_in_place && seq_mirror != 0)
+                           ? make_tensor(fdp, {batch}, dtype(), true, {true, false}) : Tensor();
+  const bool slot_given = fdp.ConsumeBool();
+  Tensor slot = slot_given ? make_tensor(fdp, {fdp.ConsumeIntegralInRange<int64_t>(0, 9)}, dtype(), false) : Tensor();
+
+  // DLTensor pointers as the caller passes them, and the tensor each stands for.
+  auto p = [](Tensor& t, bool given) -> DLTensor* { return given ? t.ptr() : nullptr; };
+  DLTensor* in_qsl_cpu_p = qsl_mirror == 0 ? nullptr : qsl_mirror == 2 ? qsl.ptr() : qsl_cpu.ptr();
+  DLTensor* in_seq_cpu_p = seq_mirror == 0 ? nullptr : seq_mirror == 2 ? seq.ptr() : seq_cpu.ptr();
+  DLTensor* out_qsl_p = qsl_in_place ? qsl.ptr() : out_qsl.ptr();
+  DLTensor* out_seq_p = seq_in_place ? seq.ptr() : out_seq.ptr();
+  // In place, the mirror output is its own input mirror (or the main tensor it shares).
+  DLTensor* out_qsl_cpu_p = !want_out_qsl_cpu ? nullptr
+                            : (qsl_in_place && qsl_mirror != 0) ? in_qsl_cpu_p : out_qsl_cpu.ptr();
+  DLTensor* out_seq_cpu_p = !want_out_seq_cpu ? nullptr
+                            : (seq_in_place && seq_mirror != 0) ? in_seq_cpu_p : out_seq_cpu.ptr();
+  std::vector<Tensor*> all = {&qsl, &seq, &qsl_cpu, &seq_cpu, &out_qsl, &out_seq, &out_qsl_cpu, &out_seq_cpu, &slot};
+  auto of = [&](const DLTensor* d) -> Tensor* {
+    for (Tensor* t : all) if (t->mem && t->exists && &t->t == d) return t;
+    return nullptr;
+  };
+  // Anything written in place is an output for the unchanged-input check.
+  for (DLTensor* d : {out_qsl_p, out_seq_p, out_qsl_cpu_p, out_seq_cpu_p}) if (Tensor* t = of(d)) t->output = true;
+
+  cattn_common_attn_metadata_t m = CATTN_COMMON_ATTN_METADATA_INIT;
+  Struct<cattn_common_attn_metadata_t> meta(m, pick_struct_size(fdp, CATTN_COMMON_ATTN_METADATA_SIZE));
+  static DLTensor dummy[3] = {};  // copied through, never read
+  cattn_common_attn_metadata_t* in = meta.get();
+  in->query_start_loc = qsl.ptr();
+  in->seq_lens = seq.ptr();
+  in->query_start_loc_cpu = in_qsl_cpu_p;
+  in->seq_lens_cpu = in_seq_cpu_p;
+  in->num_computed_tokens_cpu = fdp.ConsumeBool() ? &dummy[0] : nullptr;
+  in->block_table_tensor = fdp.ConsumeBool() ? &dummy[1] : nullptr;
+  in->slot_mapping = &dummy[2];
+  in->logits_indices_padded = fdp.ConsumeBool() ? &dummy[2] : nullptr;
+  in->num_reqs = fdp.ConsumeIntegralInRange<int64_t>(-1, 20);
+  in->num_actual_tokens = pick_value(fdp, 400);
+  in->max_query_len = pick_value(fdp, 40);
+  in->max_seq_len = pick_value(fdp, 400);
+  in->num_logits_indices = fdp.ConsumeIntegralInRange<int64_t>(0, 9);
+  in->causal = fdp.ConsumeIntegralInRange<int32_t>(0, 1);
+  // `out` may be the metadata struct itself when every output is its own input (then the
+  // pointers the caller sets in out are the inputs' ones).
+  const bool same_struct = qsl_in_place && seq_in_place && !flip_qsl_mirror && !flip_seq_mirror &&
+                           fdp.ConsumeIntegralInRange<int>(0, 1) == 0;
+  Struct<cattn_common_attn_metadata_t> out_meta(CATTN_COMMON_ATTN_METADATA_INIT,
+                                                pick_struct_size(fdp, CATTN_COMMON_ATTN_METADATA_SIZE));
+  cattn_common_attn_metadata_t* out = same_struct ? in : out_meta.get();
+  out->query_start_loc = out_qsl_p;
+  out->seq_lens = out_seq_p;
+  out->query_start_loc_cpu = out_qsl_cpu_p;
+  out->seq_lens_cpu = out_seq_cpu_p;
+  out->reserved0 = 5;  // the call writes 0
+
+  const size_t args_size = pick_struct_size(fdp, CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE);
+  Struct<cattn_extend_all_queries_by_n_args_t> args(CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT, args_size);
+  cattn_extend_all_queries_by_n_args_t* a = args.get();
+  a->metadata = in;
+  a->n = n;
+  a->new_slot_mapping = p(slot, slot_given);
+  a->out = out;
+  const bool null_args = fdp.ConsumeIntegralInRange<int>(0, 63) == 0;
+  const cattn_common_attn_metadata_t in_before = meta.value();
+  const auto meta_snap = meta.snapshot(), out_meta_snap = out_meta.snapshot(), args_snap = args.snapshot();
+
+  // Prediction.
+  bool ok = !null_args && args_size >= CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE &&
+            in_before.struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE &&
+            out->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE && n >= 0;
+  Tensor* tq = of(qsl.ptr());
+  Tensor* ts = of(seq.ptr());
+  Tensor* tqc = of(in_qsl_cpu_p);
+  Tensor* tsc = of(in_seq_cpu_p);
+  Tensor* toq = of(out_qsl_p);
+  Tensor* tos = of(out_seq_p);
+  Tensor* toqc = of(out_qsl_cpu_p);
+  Tensor* tosc = of(out_seq_cpu_p);
+  auto present = [](DLTensor* d) { return d != nullptr; };
+  auto index1 = [](const Tensor* t) { return t && t->usable() && t->ndim() == 1 && t->index(); };
+  int64_t b = 0;
+  ok = ok && index1(ts) && index1(tq) && index1(toq) && index1(tos) && writable(*toq) && writable(*tos);
+  if (ok) {
+    b = ts->dim(0);
+    ok = tq->dim(0) == b + 1 && toq->dim(0) == b + 1 && tos->dim(0) == b;
+  }
+  auto mirror_ok = [&](DLTensor* in_p, DLTensor* out_p, Tensor* ti, Tensor* to, int64_t len) {
+    if (present(in_p) != present(out_p)) return false;
+    if (!present(in_p)) return true;
+    return index1(ti) && !ti->device && ti->dim(0) == len && index1(to) && !to->device &&
+           writable(*to) && to->dim(0) == len;
+  };
+  ok = ok && mirror_ok(in_qsl_cpu_p, out_qsl_cpu_p, tqc, toqc, b + 1) &&
+       mirror_ok(in_seq_cpu_p, out_seq_cpu_p, tsc, tosc, b);
+  if (ok && slot_given && slot.exists) ok = slot.usable() && slot.ndim() == 1;
+  // One device for the main tensors and the slot mapping: this build serves only the host.
+  for (Tensor* t : {tq, ts, toq, tos}) ok = ok && !t->device;
+  if (ok && slot_given && slot.exists) ok = !slot.device;
+  int64_t tokens = 0, mq = 0, ms = 0, nb = 0;
+  ok = ok && !__builtin_mul_overflow(n, b, &nb) && add_fits(in_before.num_actual_tokens, nb, &tokens) &&
+       add_fits(in_before.max_query_len, n, &mq) && add_fits(in_before.max_seq_len, n, &ms);
+  // Values: every shifted entry must exist in int64 and fit its output.
+  struct Job { Tensor* src; Tensor* dst; int64_t add, per; };
+  std::vector<Job> jobs;
+  if (ok) {
+    jobs.push_back({tq, toq, 0, n});
+    jobs.push_back({ts, tos, n, 0});
+    if (present(in_qsl_cpu_p)) jobs.push_back({tqc, toqc, 0, n});
+    if (present(in_seq_cpu_p)) jobs.push_back({tsc, tosc, n, 0});
+  }
+  std::vector<std::vector<int64_t>> results;
+  for (const Job& j : jobs) {
+    std::vector<int64_t> r;
+    const std::vector<int64_t> v = j.src->values();
+    for (int64_t i = 0; ok && i < static_cast<int64_t>(v.size()); ++i) {
+      int64_t d, x;
+      ok = !__builtin_mul_overflow(i, j.per, &d) && add_fits(d, j.add, &d) && add_fits(v[static_cast<size_t>(i)], d, &x) && fits(*j.dst, x);
+      r.push_back(x);
+    }
+    results.push_back(r);
+  }
+  FZ_LOG("n %ld b %ld mirrors %d/%d in_place %d/%d same_struct %d predicted %d\n", (long)n, (long)b,
+         qsl_mirror, seq_mirror, qsl_in_place, seq_in_place, same_struct, ok);
+
+  for (DLTensor* d : {qsl.ptr(), seq.ptr(), in_qsl_cpu_p, in_seq_cpu_p, out_qsl_p, out_seq_p, out_qsl_cpu_p, out_seq_cpu_p})
+    FZ_LOG("  %s\n", of(d) ? describe(*of(d)).c_str() : d ? "(unlisted)" : "NULL");
+  FZ_LOG("  struct sizes %zu %zu %zu scalars %ld %ld %ld\n", args_size, (size_t)in_before.struct_size,
+         (size_t)out->struct_size, (long)in_before.num_actual_tokens, (long)in_before.max_query_len,
+         (long)in_before.max_seq_len);
+  Watch w;
+  for (Tensor* t : all) w.add(t);
+  const cattn_status_t s = cattn_extend_all_queries_by_n(null_args ? nullptr : a);
+  FZ_CHECK(args.unchanged(args_snap), "the call wrote its args struct");
+  if (!check_outcome(s, kFn, ok, w)) {
+    FZ_CHECK(meta.unchanged(meta_snap) && out_meta.unchanged(out_meta_snap), "a failed call wrote a metadata struct");
+    return 0;
+  }
+  // Tensors: each output gets its job's values (a tensor shared by two jobs gets the same ones).
+  std::vector<std::pair<Tensor*, std::vector<uint8_t>>> images;
+  auto image_of = [&](Tensor* t) -> std::vector<uint8_t>& {
+    for (auto& i : images) if (i.first == t) return i.second;
+    images.push_back({t, w.before(t)});
+    return images.back().second;
+  };
+  for (size_t k = 0; k < jobs.size(); ++k)
+    for (size_t i = 0; i < results[k].size(); ++i) Tensor::put(image_of(jobs[k].dst), *jobs[k].dst, static_cast<int64_t>(i), results[k][i]);
+  for (auto& i : images) FZ_CHECK(i.first->mem->all() == i.second, "an output differs: " + first_difference(i.first->mem->all(), i.second));
+  for (Tensor* t : all)
+    if (t->mem) {
+      bool written = false;
+      for (auto& i : images) written = written || i.first == t;
+      if (!written) FZ_CHECK(t->unchanged(w.before(t)), "a tensor that is no output changed");
+    }
+  // The struct: documented fields set, the rest (the caller's tensors, struct_size) as it was.
+  cattn_common_attn_metadata_t expect = same_struct ? in_before : out_meta.value();
+  if (!same_struct) {
+    std::memcpy(&expect, out_meta_snap.data() + kGuard, sizeof expect);
+  }
+  expect.num_computed_tokens_cpu = in_before.num_computed_tokens_cpu;
+  expect.block_table_tensor = in_before.block_table_tensor;
+  expect.slot_mapping = a->new_slot_mapping;
+  expect.logits_indices_padded = in_before.logits_indices_padded;
+  expect.num_reqs = in_before.num_reqs;
+  expect.num_actual_tokens = tokens;
+  expect.max_query_len = mq;
+  expect.max_seq_len = ms;
+  expect.num_logits_indices = in_before.num_logits_indices;
+  expect.causal = in_before.causal;
+  expect.reserved0 = 0;
+  if (same_struct) FZ_CHECK(meta.equals(meta_snap, expect), "the metadata struct differs");
+  else {
+    FZ_CHECK(out_meta.equals(out_meta_snap, expect), "out differs");
+    FZ_CHECK(meta.unchanged(meta_snap), "the input metadata changed");
+  }
+  return 0;
+}

@@ -1,0 +1,84 @@
+// Fuzz target for utility 2: cattn_get_dcp_local_seq_lens. Random batches, group sizes, ranks
+// (one or all), interleave sizes, output shapes ([B], [B, W], [B, 1]) and layouts, in-place
+// calls on the very view of seq_lens; every outcome is predicted and a success is compared with
+// the definition (ref_get_dcp_local_seq_lens.h).
+#include <limits>
+
+#include "fuzz_support.h"
+#include "ref_get_dcp_local_seq_lens.h"
+
+using namespace cattn_fuzz;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzedDataProvider fdp(data, size);
+  const char* fn = "cattn_get_dcp_local_seq_lens";
+  const int64_t batch = fdp.ConsumeIntegralInRange<int64_t>(0, 16);
+  const int64_t world = pick_scalar(fdp, 1, 8);
+  const int64_t rank = fdp.ConsumeBool() ? CATTN_DCP_ALL_RANKS : pick_scalar(fdp, 0, world > 0 ? world - 1 : 0);
+  const int64_t interleave = pick_scalar(fdp, 1, 64);
+  const bool all = rank == CATTN_DCP_ALL_RANKS;
+  const DLDataType seq_dtype = fdp.ConsumeBool() ? i64() : i32();
+  const DLDataType out_dtype = fdp.ConsumeBool() ? i64() : i32();
+
+  std::vector<int64_t> lens(static_cast<size_t>(batch));
+  for (auto& l : lens) l = pick_value(fdp, 600);
+  Tensor seq = make_tensor(fdp, {batch}, seq_dtype, false);
+  seq.fill(lens);
+  const std::vector<int64_t> seen = seq.values();
+
+  // All ranks of a group of one may also be asked for as [B, 1].
+  const bool two_d = all && (world != 1 || fdp.ConsumeBool());
+  const int64_t cols = world >= 1 && world <= 8 ? world : 2;
+  std::vector<int64_t> out_shape = two_d ? std::vector<int64_t>{batch, cols} : std::vector<int64_t>{batch};
+  const bool in_place = !two_d && fdp.ConsumeIntegralInRange<int>(0, 7) == 0;
+  Tensor out = in_place ? Tensor() : make_tensor(fdp, out_shape, out_dtype, true);
+  DLTensor* out_dl = in_place ? seq.ptr() : out.ptr();
+  if (in_place) seq.output = true;  // written in place
+  const Tensor& o = in_place ? seq : out;
+
+  const size_t struct_size = pick_struct_size(fdp, CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE);
+  Struct<cattn_dcp_local_seq_lens_args_t> args(CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT, struct_size);
+  args.get()->seq_lens = seq.cptr();
+  args.get()->dcp_size = world;
+  args.get()->dcp_rank = rank;
+  args.get()->dcp_kv_cache_interleave_size = interleave;
+  args.get()->out = out_dl;
+  const bool null_args = fdp.ConsumeIntegralInRange<int>(0, 63) == 0;
+  const std::vector<uint8_t> args_before = args.snapshot();
+
+  // The prediction, from the header's contract.
+  bool ok = !null_args && struct_size >= CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE;
+  ok = ok && host_index(seq, 1) && o.usable() && !o.device && o.index() && writable(o);
+  ok = ok && world >= 1 && interleave >= 1 && interleave <= std::numeric_limits<int32_t>::max() / world;
+  ok = ok && (all || (rank >= 0 && rank < world));
+  if (ok) {
+    if (all && (o.ndim() == 2 || world > 1))
+      ok = o.ndim() == 2 && o.dim(0) == seq.dim(0) && o.dim(1) == world;
+    else
+      ok = o.ndim() == 1 && o.dim(0) == seq.dim(0);
+  }
+  if (ok && !in_place) ok = !overlaps(out, seq);
+  if (ok)
+    for (int64_t v : seen) ok = ok && v >= 0 && v <= std::numeric_limits<int32_t>::max();
+
+  FZ_LOG("world %ld rank %ld interleave %ld in_place %d predicted %d\n  seq %s\n  out %s\n",
+         (long)world, (long)rank, (long)interleave, in_place, ok, describe(seq).c_str(),
+         describe(o).c_str());
+  Watch w;
+  w.add(&seq);
+  if (!in_place) w.add(&out);
+  const cattn_status_t s = cattn_get_dcp_local_seq_lens(null_args ? nullptr : args.get());
+  FZ_CHECK(args.unchanged(args_before), "the call wrote its args struct");
+  if (!check_outcome(s, fn, ok, w)) return 0;
+
+  std::vector<uint8_t> image = w.before(&o);
+  const int64_t ranks = all ? world : 1;
+  // The batch the library saw (a mutation may have resized seq_lens and out alike).
+  for (int64_t b = 0; b < static_cast<int64_t>(seen.size()); ++b)
+    for (int64_t c = 0; c < ranks; ++c)
+      Tensor::put(image, o, b * ranks + c,
+                  ref_dcp_local_len(seen[static_cast<size_t>(b)], world, all ? c : rank, interleave));
+  FZ_LOG("  result %s\n", describe(o).c_str());
+  FZ_CHECK(o.mem->all() == image, "out differs from the reference: " + first_difference(o.mem->all(), image));
+  return 0;
+}
