@@ -206,12 +206,15 @@ fn device_tensors_in_a_build_without_a_gpu() {
     }
     // A device view is unsafe to make: the pointer is never dereferenced here because the
     // library has no device to run on.
-    let fake = std::ptr::NonNull::<i64>::dangling().as_ptr().cast();
+    // Two separate fake addresses: the library refuses an output overlapping its input
+    // before it looks for a device.
+    let fake_in = 0x1000 as *mut std::ffi::c_void;
+    let fake_out = 0x10_0000 as *mut std::ffi::c_void;
     // SAFETY: see above; the library fails before touching device memory.
     let (cu, mut idx) = unsafe {
         (
-            TensorRef::from_raw_parts(fake, Device::Cuda(0), DataType::I64, &[3], None, 0),
-            TensorMut::from_raw_parts(fake, Device::Cuda(0), DataType::I64, &[20], None, 0),
+            TensorRef::from_raw_parts(fake_in, Device::Cuda(0), DataType::I64, &[3], None, 0),
+            TensorMut::from_raw_parts(fake_out, Device::Cuda(0), DataType::I64, &[20], None, 0),
         )
     };
     let e = get_pcp_query_restore_idx(&cu, &mut idx, Stream::DEFAULT).unwrap_err();
