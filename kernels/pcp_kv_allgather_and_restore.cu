@@ -4,8 +4,9 @@
 //  - pack: strided key[:n] / value[:n] -> compact rows in this rank's slot of the gathered
 //    buffer, for the in-place all-gather;
 //  - restore: out[i] = gathered[restore_idx[i]] for key and value together, one warp per output
-//    row (the index is loaded once for both), rows interleaved across warps so the grid sweeps
-//    the outputs front to back.
+//    row (the index is loaded once, the key and value rows are in flight together), rows
+//    interleaved across warps so the grid sweeps the outputs front to back. A launch may take
+//    only this rank's own rows (read from what it sent) or only the others'.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -30,11 +31,12 @@ template <> struct VecOf<1> { using T = uint8_t; };
 // A warp copies `n` vectors; each lane issues four loads before its stores so that enough
 // memory traffic is in flight per warp.
 template <int kBytes>
-__device__ __forceinline__ void warp_copy(char* dst, const char* src, int64_t n, int lane) {
+__device__ __forceinline__ void warp_copy(char* dst, const char* src, int64_t n, int lane,
+                                          int64_t from = 0) {
   using V = typename VecOf<kBytes>::T;
   const V* s = reinterpret_cast<const V*>(src);
   V* d = reinterpret_cast<V*>(dst);
-  int64_t i = lane;
+  int64_t i = from + lane;
   for (; i + 96 < n; i += 128) {
     const V a = s[i], b = s[i + 32], c = s[i + 64], e = s[i + 96];
     d[i] = a;
@@ -43,6 +45,35 @@ __device__ __forceinline__ void warp_copy(char* dst, const char* src, int64_t n,
     d[i + 96] = e;
   }
   for (; i < n; i += 32) d[i] = s[i];
+}
+
+// Two rows at once (a key row and its value row): eight loads in flight per lane before the
+// stores, twice what one row at a time keeps.
+template <int kBytes>
+__device__ __forceinline__ void warp_copy_pair(char* d1, const char* s1, int64_t n1, char* d2,
+                                               const char* s2, int64_t n2, int lane) {
+  using V = typename VecOf<kBytes>::T;
+  const V* a = reinterpret_cast<const V*>(s1);
+  const V* b = reinterpret_cast<const V*>(s2);
+  V* x = reinterpret_cast<V*>(d1);
+  V* y = reinterpret_cast<V*>(d2);
+  const int64_t n = n1 < n2 ? n1 : n2;
+  int64_t i = lane;
+  for (; i + 96 < n; i += 128) {
+    V r[8];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      r[u] = a[i + 32 * u];
+      r[4 + u] = b[i + 32 * u];
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      x[i + 32 * u] = r[u];
+      y[i + 32 * u] = r[4 + u];
+    }
+  }
+  warp_copy<kBytes>(d1, s1, n1, lane, i - lane);
+  warp_copy<kBytes>(d2, s2, n2, lane, i - lane);
 }
 
 template <int kBytes>
@@ -61,13 +92,22 @@ __global__ void __launch_bounds__(kThreads) pcp_kv_restore_kernel(const RestoreP
   const int64_t kvec = p.key.row_bytes / kBytes;
   const int64_t vvec = p.value.row_bytes / kBytes;
   for (int64_t i = warp; i < p.restore_idx.size; i += warps) {
-    const int64_t src = load_index(p.restore_idx, i);
+    const int64_t g = load_index(p.restore_idx, i);
     char* kout = p.key.out + i * p.key.row_bytes;
     char* vout = p.value.out + i * p.value.row_bytes;
-    if (src >= 0 && src < p.total_rows) {
-      warp_copy<kBytes>(kout, p.key.gathered + src * p.key.row_bytes, kvec, lane);
-      warp_copy<kBytes>(vout, p.value.gathered + src * p.value.row_bytes, vvec, lane);
-    } else {
+    if (g >= 0 && g < p.total_rows) {
+      const bool mine = g / p.per_rank == p.rank;
+      if (p.own == kRestoreOwnOnly) {
+        if (mine) {
+          const int64_t j = g - p.rank * p.per_rank;
+          warp_copy_pair<kBytes>(kout, p.own_key + j * p.key.row_bytes, kvec, vout,
+                                 p.own_value + j * p.value.row_bytes, vvec, lane);
+        }
+      } else if (!(mine && p.own == kRestoreOwnSkip)) {
+        warp_copy_pair<kBytes>(kout, p.key.gathered + g * p.key.row_bytes, kvec, vout,
+                               p.value.gathered + g * p.value.row_bytes, vvec, lane);
+      }
+    } else if (p.own != kRestoreOwnOnly) {
       // Checking the index on the host would need a sync; a zero row is the documented answer.
       warp_zero<kBytes>(kout, kvec, lane);
       warp_zero<kBytes>(vout, vvec, lane);
@@ -122,6 +162,8 @@ bool restore_allows(const void* ctx, int64_t w) {
   const auto& p = *static_cast<const RestoreParams*>(ctx);
   for (const RestoreOperand* o : {&p.key, &p.value})
     if (o->row_bytes % w != 0 || !aligned(o->gathered, w) || !aligned(o->out, w)) return false;
+  if (p.own == kRestoreOwnOnly && (!aligned(p.own_key, w) || !aligned(p.own_value, w)))
+    return false;
   return true;
 }
 
@@ -147,7 +189,8 @@ int64_t grid_for(int64_t warps_wanted, const DeviceShape& dev) {
 
 template <int kBytes>
 cudaError_t restore_width(const RestoreParams& p, const DeviceShape& dev, cudaStream_t s) {
-  const int64_t blocks = grid_for(p.restore_idx.size, dev);
+  int64_t blocks = grid_for(p.restore_idx.size, dev);
+  if (p.max_blocks > 0 && blocks > p.max_blocks) blocks = p.max_blocks;
   pcp_kv_restore_kernel<kBytes><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(p);
   return cudaGetLastError();
 }

@@ -41,10 +41,25 @@ struct RestoreOperand {
   int64_t row_bytes = 0;
 };
 
+// Which of this rank's own rows a restore launch writes. They need no transfer, so a launch of
+// them alone can run while the all-gather is in flight.
+enum RestoreOwn : int32_t {
+  kRestoreOwnGathered = 0,  // like every other row, from the gathered buffer
+  kRestoreOwnOnly = 1,      // only them, from own_key / own_value (no zero rows)
+  kRestoreOwnSkip = 2,      // none of them (another launch writes them)
+};
+
+// Gathered row g is row g - w * per_rank of rank w = g / per_rank.
 struct RestoreParams {
   RestoreOperand key, value;
   IndexSpan restore_idx;   // [M] on the device
   int64_t total_rows = 0;  // W * n; an index outside [0, total_rows) zero-fills its row
+  int64_t per_rank = 0;    // n
+  int32_t rank = 0;
+  int32_t own = kRestoreOwnGathered;
+  const char* own_key = nullptr;  // kRestoreOwnOnly: this rank's n compact rows (what it sent)
+  const char* own_value = nullptr;
+  int64_t max_blocks = 0;         // > 0: at most this many CTAs (leaves SMs to NCCL)
 };
 
 // Enqueues the fused restore (key and value in one kernel) on `stream`; returns a cudaError_t as

@@ -46,6 +46,33 @@ class CurrentDevice {
   int previous_ = 0;
   bool restore_ = false;
 };
+
+// Creates the side stream and its events on the communicator's device (current on entry).
+void create_side_stream(const char* fn, cattn_comm_s* h) {
+  cudaStream_t s = nullptr;
+  cattn::check_cuda(fn, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  h->side_stream = s;
+  for (void** e : {&h->fork_event, &h->join_event}) {
+    cudaEvent_t ev = nullptr;
+    cattn::check_cuda(fn, cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    *e = ev;
+  }
+}
+
+void destroy_side_stream(cattn_comm_s* h) {
+  for (void* e : {h->fork_event, h->join_event})
+    if (e != nullptr) (void)cudaEventDestroy(static_cast<cudaEvent_t>(e));
+  if (h->side_stream != nullptr) (void)cudaStreamDestroy(static_cast<cudaStream_t>(h->side_stream));
+}
+
+// Owns a handle under construction: frees its CUDA objects (and, for an owned communicator, the
+// NCCL communicator) if creation fails part way.
+struct HandleUnderConstruction {
+  std::unique_ptr<cattn_comm_s> h = std::make_unique<cattn_comm_s>();
+  ~HandleUnderConstruction() {
+    if (h) destroy_side_stream(h.get());
+  }
+};
 #endif
 
 }  // namespace
@@ -94,15 +121,24 @@ CATTN_API cattn_status_t cattn_comm_create(const cattn_comm_unique_id_t* id, int
                       std::to_string(cuda_device), "[0, " + std::to_string(count) + ")");
     // Allocated before NCCL is asked for anything, so that no failure after a successful
     // ncclCommInitRank can leak the communicator.
-    auto handle = std::make_unique<cattn_comm_s>();
+    HandleUnderConstruction building;
+    auto& handle = building.h;
     ncclUniqueId uid;
     std::memcpy(&uid, id->bytes, sizeof uid);
     ncclComm_t c = nullptr;
     {
       CurrentDevice dev(fn, cuda_device);
       cattn::check_nccl(api, fn, "ncclCommInitRank", api.CommInitRank(&c, nranks, uid, rank));
+      handle->nccl = c;
+      handle->owned = true;
+      handle->device = cuda_device;
+      try {
+        create_side_stream(fn, handle.get());
+      } catch (...) {
+        (void)api.CommDestroy(c);
+        throw;
+      }
     }
-    handle->nccl = c;
     handle->owned = true;
     handle->rank = rank;
     handle->size = nranks;
@@ -121,7 +157,8 @@ CATTN_API cattn_status_t cattn_comm_create_borrowed(void* nccl_comm, cattn_comm_
     require_ptr(fn, "out", out);
 #if defined(CATTN_HAVE_CUDA)
     const cattn::NcclApi& api = cattn::nccl(fn);
-    auto handle = std::make_unique<cattn_comm_s>();
+    HandleUnderConstruction building;
+    auto& handle = building.h;
     const auto c = static_cast<ncclComm_t>(nccl_comm);
     // A nonblocking communicator answers ncclInProgress until its initialisation completes.
     cattn::wait_nccl_ready(api, fn, "the communicator's initialisation", c);
@@ -134,6 +171,10 @@ CATTN_API cattn_status_t cattn_comm_create_borrowed(void* nccl_comm, cattn_comm_
     handle->rank = rank;
     handle->size = size;
     handle->device = device;
+    {
+      CurrentDevice dev(fn, device);
+      create_side_stream(fn, handle.get());
+    }
     *out = handle.release();
 #else
     cattn::fail(CATTN_NOT_SUPPORTED, fn, cattn::kNcclNeedsCudaBuild);
@@ -144,14 +185,15 @@ CATTN_API cattn_status_t cattn_comm_create_borrowed(void* nccl_comm, cattn_comm_
 CATTN_API void cattn_comm_destroy(cattn_comm_t* comm) {
   if (comm == nullptr) return;
 #if defined(CATTN_HAVE_CUDA)
-  if (comm->owned && comm->nccl != nullptr) {
-    // destroy() reports nothing; guarded() keeps any failure (NCCL, CUDA) inside the library.
-    (void)cattn::guarded("cattn_comm_destroy", [&] {
+  // destroy() reports nothing; guarded() keeps any failure (NCCL, CUDA) inside the library.
+  (void)cattn::guarded("cattn_comm_destroy", [&] {
+    CurrentDevice dev("cattn_comm_destroy", comm->device);
+    destroy_side_stream(comm);
+    if (comm->owned && comm->nccl != nullptr) {
       const cattn::NcclApi& api = cattn::nccl("cattn_comm_destroy");
-      CurrentDevice dev("cattn_comm_destroy", comm->device);
       (void)api.CommDestroy(static_cast<ncclComm_t>(comm->nccl));
-    });
-  }
+    }
+  });
 #endif
   delete comm;
 }

@@ -361,6 +361,32 @@ std::vector<Case> cases_for(int world) {
     cs.push_back(c);
   }
   {
+    // 96 MiB per rank: this rank's rows are restored on the communicator's side stream while
+    // the gather runs, the others' after it; duplicates and a zero row touch both launches.
+    Case c = named("overlapped: 96 MiB per rank, duplicates and a zero row");
+    c.key_dims = c.value_dims = {16, 128};
+    c.n = 12289;
+    c.slack = 2;
+    c.idx = permutation(W * c.n, 6);
+    c.idx.push_back(W * c.n - 1);
+    c.idx.push_back(-1);
+    c.idx.push_back(0);
+    cs.push_back(c);
+  }
+  {
+    // Past the overlap threshold with strided inputs: the side stream reads the packed rows.
+    Case c = named("overlapped: strided 12 MiB per rank, int32 index");
+    c.key_dims = {2 * 128};
+    c.value_dims = {2, 128};
+    c.key_layout.inner_pad = 2 * 128;
+    c.value_layout.step = 2;
+    c.n = 12001;
+    c.slack = 3;
+    c.idx = permutation(W * c.n, 7);
+    c.idx64 = false;
+    cs.push_back(c);
+  }
+  {
     Case c = named("n = 0: nothing gathered, every row zero");
     c.key_dims = c.value_dims = {2, 8};
     c.n = 0;
@@ -502,6 +528,10 @@ void run_all_cases(int rank, int world, cattn_comm_t* comm, Agreement& agree) {
   // The first and the strided case once more, captured in a CUDA graph.
   run_case(cs[0], 0, rank, world, comm, Mode::Graph, agree);
   run_case(cs[3], 3, rank, world, comm, Mode::Graph, agree);
+  // The overlapped cases too: their fork to the side stream and join back must capture.
+  for (size_t i = 0; i < cs.size(); ++i)
+    if (cs[i].name.rfind("overlapped", 0) == 0)
+      run_case(cs[i], i, rank, world, comm, Mode::Graph, agree);
 }
 
 // Every rank creates its communicator from one unique id, all at once, then runs the cases.

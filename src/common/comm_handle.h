@@ -15,6 +15,12 @@ struct cattn_comm_s {
   int32_t rank = 0;
   int32_t size = 1;
   int32_t device = 0;
+  // The all-gather's second stream (cudaStream_t) and the events that fork it from the caller's
+  // stream and join it back (cudaEvent_t): made with the communicator so that no call creates
+  // them on its hot path or inside a capture.
+  void* side_stream = nullptr;
+  void* fork_event = nullptr;
+  void* join_event = nullptr;
 };
 
 namespace cattn {
