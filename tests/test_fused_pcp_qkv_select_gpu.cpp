@@ -138,6 +138,40 @@ TEST(fused_pcp_qkv_select_gpu, RandomAgainstHost) {
 #endif
 }
 
+// Batches large enough that every row kind spans many work items: 16-byte-aligned rows from
+// 64 B (many rows per item, runs cut at request and block edges) to 24 KiB (rows cut into
+// pieces, the last one partial), many requests including empty ones, and padded outputs.
+TEST(fused_pcp_qkv_select_gpu, ManyItemsAndLongRows) {
+  SKIP_WITHOUT_GPU();
+#if defined(CATTN_TEST_WITH_CUDA)
+  std::mt19937_64 g(12);
+  struct Shape {
+    int64_t heads, dq, dk, dv;
+    int elem;
+  };
+  const Shape shapes[] = {{1, 32, 32, 32, 2},  {2, 64, 64, 64, 2},      {4, 192, 192, 128, 1},
+                          {8, 128, 128, 128, 2}, {64, 192, 192, 128, 2}, {3, 16, 32, 48, 4}};
+  int iter = 0;
+  for (const Shape& sh : shapes) {
+    for (int64_t world : {2, 4}) {
+      SelectCase c;
+      c.world = world;
+      c.rank = static_cast<int64_t>(g() % world);
+      c.heads = sh.heads;
+      c.dq = sh.dq;
+      c.dk = sh.dk;
+      c.dv = sh.dv;
+      c.elem = sh.elem;
+      c.step = 1;
+      c.qsl = random_qsl(g, sh.heads >= 64 ? 3 : 60, sh.heads >= 64 ? 24 : 150);
+      c.q_rows = c.qsl.back() + 4;
+      SCOPED_TRACE("iter " + std::to_string(iter++));
+      check_case(c, g);
+    }
+  }
+#endif
+}
+
 TEST(fused_pcp_qkv_select_gpu, EdgeCases) {
   SKIP_WITHOUT_GPU();
 #if defined(CATTN_TEST_WITH_CUDA)
