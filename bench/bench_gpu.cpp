@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,8 @@
 #include <vector>
 
 #include "cattn.h"
+
+cudaError_t bench_launch_empty(cudaStream_t s);  // launch_floor.cu
 
 namespace {
 
@@ -187,6 +190,10 @@ void bench_fused_select(cudaStream_t s, double copy, int64_t W, int64_t r, int64
   row(name, us, bytes, copy);
 }
 
+// Host seconds spent enqueueing the last per_call_us batch, per call (host-bound when it is
+// close to the event time).
+double g_host_us = 0;
+
 // Small utilities are launch-bound: time 200 back-to-back calls between two events and report
 // the mean per call (median of 7 such batches). This is the rate an engine calling from C sees.
 double per_call_us(cudaStream_t s, const std::function<void()>& call) {
@@ -197,9 +204,13 @@ double per_call_us(cudaStream_t s, const std::function<void()>& call) {
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
   std::vector<float> t;
+  std::vector<double> host;
   for (int rep = 0; rep < 7; ++rep) {
     CK(cudaEventRecord(a, s));
+    const auto h0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kCalls; ++i) call();
+    host.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0)
+                       .count() / kCalls);
     CK(cudaEventRecord(b, s));
     CK(cudaEventSynchronize(b));
     float ms = 0;
@@ -209,6 +220,8 @@ double per_call_us(cudaStream_t s, const std::function<void()>& call) {
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  std::nth_element(host.begin(), host.begin() + host.size() / 2, host.end());
+  g_host_us = host[host.size() / 2];
   return t[t.size() / 2];
 }
 
@@ -221,21 +234,28 @@ DevBuf* upload(const std::vector<T>& v) {
 
 void small_row(const std::string& name, double us, double seed_us) {
   if (seed_us <= 0) {
-    std::printf("| %-58s | %10.2f | %10s | %9s |\n", name.c_str(), us, "-", "-");
+    std::printf("| %-58s | %10.2f | %8.2f | %10s | %9s |\n", name.c_str(), us, g_host_us, "-",
+                "-");
     std::fflush(stdout);
     return;
   }
-  std::printf("| %-58s | %10.2f | %10.1f | %8.1fx |\n", name.c_str(), us, seed_us, seed_us / us);
+  std::printf("| %-58s | %10.2f | %8.2f | %10.1f | %8.1fx |\n", name.c_str(), us, g_host_us,
+              seed_us, seed_us / us);
   std::fflush(stdout);
 }
 
 // The small utilities at the baseline's sizes; seed_us are the baseline's (same GPU model,
 // measured with torch; bench/gpu_side_by_side.py re-measures the seed in one process).
 void bench_small_utilities(cudaStream_t s) {
-  std::printf("\n| %-58s | %10s | %10s | %9s |\n", "small utility (per call, C caller)", "us",
-              "seed us", "ratio");
-  std::printf("|%s|%s|%s|%s|\n", std::string(60, '-').c_str(), std::string(12, '-').c_str(),
-              std::string(12, '-').c_str(), std::string(11, '-').c_str());
+  std::printf("\n| %-58s | %10s | %8s | %10s | %9s |\n", "small utility (per call, C caller)",
+              "us", "host us", "seed us", "ratio");
+  std::printf("|%s|%s|%s|%s|%s|\n", std::string(60, '-').c_str(), std::string(12, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(12, '-').c_str(),
+              std::string(11, '-').c_str());
+  // What one launch costs with no library in between: the floor of every row below.
+  if (wanted("empty kernel launch"))
+    small_row("empty kernel launch <<<1, 32>>> (floor)",
+              per_call_us(s, [&] { CK(bench_launch_empty(s)); }), 0);
   const DLDataType i32{kDLInt, 32, 1};
   std::mt19937 g(5);
   auto cs = reinterpret_cast<cattn_stream_t>(s);

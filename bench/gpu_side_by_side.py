@@ -7,7 +7,10 @@ tensors. Every case is checked for equal outputs before it is timed. Two clocks:
            rate a caller sustains (no host sync inside); both sides pay Python's call overhead;
   host_us  wall time of one call followed by a stream sync, median (what a caller waits when the
            seed syncs inside, e.g. .cpu() or .item()).
-The ratio column uses dev_us where neither side syncs, host_us otherwise (marked).
+The ratio column uses dev_us where neither side syncs, host_us otherwise (marked). Rows marked
+"C caller" time libcattn through bench/call_loop.c (50 calls per loop from C, loaded from
+<lib dir>/bench/libcattn_bench_loop.so): the rate a C, Rust or Go engine sees, without
+ctypes' per-call overhead; the seed's column is the same Python measurement as the row above.
 
     python3 bench/gpu_side_by_side.py --reference .oracle --lib build/libcattn.so
 """
@@ -108,6 +111,26 @@ def call(lib, fname, *args):
     C.check(lib, fname, getattr(lib, fname)(*args))
 
 
+LOOP = None  # bench/call_loop.c, loaded by main() when it was built
+LOOP_CALLS = 50
+
+
+def c_caller_us(lib, fname, args_ref, reps):
+    """Per-call dev_us of `fname` called LOOP_CALLS times per loop from C."""
+    fn = ctypes.cast(getattr(lib, fname), ctypes.c_void_p)
+
+    def run():
+        status = LOOP.cattn_bench_call_loop(fn, args_ref, LOOP_CALLS)
+        C.check(lib, fname, status)
+
+    return dev_us(run, reps, batch=1) / LOOP_CALLS
+
+
+def c_caller_row(name, seed_us, lib, fname, args_ref, reps):
+    if LOOP is not None:
+        row(f"{name} (C caller)", seed_us, c_caller_us(lib, fname, args_ref, reps), "dev_us")
+
+
 def fused_select(V, lib, W, r, reqs, T, H, dq, dk, dv, dtype, reps, copy_gbps):
     dev = "cuda"
     mk = (lambda *s: torch.randn(*s, device=dev).to(dtype))
@@ -166,9 +189,10 @@ def dcp(V, lib, B, size, reps):
     ours = lambda: call(lib, "cattn_get_dcp_local_seq_lens", ctypes.byref(a))  # noqa: E731
     ours()
     assert torch.equal(out, V.get_dcp_local_seq_lens(s, size, None, 1)), "MISMATCH dcp"
-    row(f"get_dcp_local_seq_lens B{B} dcp{size}",
-        dev_us(lambda: V.get_dcp_local_seq_lens(s, size, None, 1), reps), dev_us(ours, reps),
-        "dev_us")
+    seed_us = dev_us(lambda: V.get_dcp_local_seq_lens(s, size, None, 1), reps)
+    name = f"get_dcp_local_seq_lens B{B} dcp{size}"
+    row(name, seed_us, dev_us(ours, reps), "dev_us")
+    c_caller_row(name, seed_us, lib, "cattn_get_dcp_local_seq_lens", ctypes.byref(a), reps)
 
 
 def restore(V, lib, B, T, reps):
@@ -201,8 +225,10 @@ def mamba(V, lib, B, reps):
     seed = lambda: V.mamba_get_block_table_tensor(bt, s, spec, "align")  # noqa: E731
     ours()
     assert torch.equal(out, seed()), "MISMATCH mamba"
-    row(f"mamba_get_block_table_tensor align B{B}", dev_us(seed, reps), dev_us(ours, reps),
-        "dev_us")
+    seed_us = dev_us(seed, reps)
+    name = f"mamba_get_block_table_tensor align B{B}"
+    row(name, seed_us, dev_us(ours, reps), "dev_us")
+    c_caller_row(name, seed_us, lib, "cattn_mamba_get_block_table_tensor", ctypes.byref(a), reps)
 
 
 def metadata(V, B, tokens_per_req=4):
@@ -235,7 +261,10 @@ def extend(V, lib, B, reps):
     ours()
     ref = seed()
     assert torch.equal(oq, ref.query_start_loc) and torch.equal(os_, ref.seq_lens), "MISMATCH ext"
-    row(f"extend_all_queries_by_n B{B}", dev_us(seed, reps), dev_us(ours, reps), "dev_us")
+    seed_us = dev_us(seed, reps)
+    name = f"extend_all_queries_by_n B{B}"
+    row(name, seed_us, dev_us(ours, reps), "dev_us")
+    c_caller_row(name, seed_us, lib, "cattn_extend_all_queries_by_n", ctypes.byref(a), reps)
 
 
 def fast_prefill(V, lib, B, reps):
@@ -276,6 +305,15 @@ def main():
     sys.path.insert(0, args.reference)
     V = importlib.import_module(args.module)
     lib = C.load(args.lib)
+    global LOOP
+    loop_path = os.path.join(os.path.dirname(os.path.abspath(args.lib)), "bench",
+                             "libcattn_bench_loop.so")
+    if os.path.exists(loop_path):
+        LOOP = ctypes.CDLL(loop_path)
+        LOOP.cattn_bench_call_loop.restype = ctypes.c_int32
+        LOOP.cattn_bench_call_loop.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32]
+    else:
+        print(f"note: {loop_path} not built; no C-caller rows")
     for extra in ["cattn_fused_pcp_qkv_select"]:
         getattr(lib, extra)
     copy = args.copy_gbps

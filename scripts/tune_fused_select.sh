@@ -14,5 +14,5 @@ done
 wait
 for cfg in $configs; do
   IFS=, read -r u m s i <<<"$cfg"
-  build-tune/tune_u${u}_m${m}_s${s}_i${i} "${COPY_GBPS:-4218}"
+  build-tune/tune_u${u}_m${m}_s${s}_i${i} "${COPY_GBPS:-4218}" "${TUNE_CEILING:-0}"
 done
