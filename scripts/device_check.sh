@@ -52,15 +52,26 @@ if has sanitize; then
   else
     # memcheck: out-of-bounds and misaligned accesses; racecheck: shared-memory hazards;
     # initcheck: device reads of memory never written; synccheck: invalid barrier use.
-    for tool in memcheck racecheck initcheck synccheck; do
-      log "compute-sanitizer --tool $tool over the GPU tests"
-      compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 \
-        $B/tests/cattn_tests --gtest_filter='*gpu*:-*PastTwoToThe31*:*TwoGpus*' \
-        > "$OUT/sanitize_$tool.log" 2>&1
-      rc=$?
-      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tests ran|PASSED|FAILED" "$OUT/sanitize_$tool.log" | tail -4
-      [ $rc = 0 ] || { status=1; grep -m20 -E "Invalid|Race|Error|Uninitialized|Barrier" "$OUT/sanitize_$tool.log"; }
-    done
+    # The NCCL tests run apart under memcheck with API-error reports off: ncclCommInitRank
+    # probes its own kernels with cudaFuncGetAttributes and gets cudaErrorNoKernelImageForDevice
+    # for those libnccl does not ship for this GPU (20 such reports, every one inside
+    # libnccl.so.2); memory errors are still reported there, and every other test keeps API
+    # errors on.
+    run_sanitizer() {  # tool, log name, gtest filter, extra options...
+      local tool=$1 name=$2 filter=$3
+      shift 3
+      log "compute-sanitizer --tool $tool $* ($filter)"
+      compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 "$@" \
+        $B/tests/cattn_tests --gtest_filter="$filter" > "$OUT/sanitize_$name.log" 2>&1
+      local rc=$?
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tests ran|PASSED|FAILED" "$OUT/sanitize_$name.log" | tail -4
+      [ $rc = 0 ] || { status=1; grep -m20 -E "Invalid|Race|Error|Uninitialized|Barrier" "$OUT/sanitize_$name.log"; }
+    }
+    gpu='*gpu*:-*PastTwoToThe31*:*TwoGpus*'
+    run_sanitizer memcheck memcheck "$gpu:pcp_kv_allgather_and_restore_gpu.*"
+    run_sanitizer memcheck memcheck_nccl 'pcp_kv_allgather_and_restore_gpu.*:-*TwoGpus*' \
+      --report-api-errors no
+    for tool in racecheck initcheck synccheck; do run_sanitizer $tool $tool "$gpu"; done
   fi
 fi
 
