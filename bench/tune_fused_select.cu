@@ -148,8 +148,9 @@ static void mix_ceiling(double copy_gbps) {
 
 int main(int argc, char** argv) {
   const double copy = argc > 1 ? atof(argv[1]) : 4218.0;
-  std::printf("unroll %d, min blocks %d, streaming %d, interleave %d\n", CATTN_SELECT_UNROLL,
-              CATTN_SELECT_MIN_BLOCKS, CATTN_SELECT_STREAMING, CATTN_SELECT_INTERLEAVE);
+  std::printf("unroll %d, min blocks %d, streaming %d, interleave %d, waves %d\n",
+              CATTN_SELECT_UNROLL, CATTN_SELECT_MIN_BLOCKS, CATTN_SELECT_STREAMING,
+              CATTN_SELECT_INTERLEAVE, CATTN_SELECT_WAVES);
   if (argc > 2 && atoi(argv[2]) != 0) mix_ceiling(copy);
   run("W2 r0 T16384 H32 D128 bf16", 2, 0, 1, 16384, 32, 128, 128, 128, 2, copy);
   run("W2 r1 T16384 H32 D128 bf16", 2, 1, 1, 16384, 32, 128, 128, 128, 2, copy);

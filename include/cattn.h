@@ -517,8 +517,8 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
  * they need no transfer) on the communicator's internal stream while the gather is in flight,
  * on half a CTA per SM so that NCCL keeps its SMs, and the other ranks' rows on `stream` after
  * the gather; events fork that stream from `stream` and join it back, so the sequence stays
- * asynchronous and capturable. (On two H200s this takes 256 MiB per rank from 1.21x to 1.10x
- * the time of two bare all-gathers.)
+ * asynchronous and capturable. (On two H200s this takes 256 MiB per rank from 1.21x to
+ * 1.10-1.12x the time of two bare all-gathers.)
  * Device data cannot be checked without a sync: a restore_idx entry outside [0, W * n)
  * (negative included) makes that output row all zero bytes instead of reading out of bounds
  * (vLLM's index_select raises).

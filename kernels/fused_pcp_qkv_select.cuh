@@ -4,10 +4,11 @@
 // Work is a flat list of output rows: the Nq/2 query rows (each writes q_head and q_tail), then
 // the K tail rows, then the V tail rows. Every K/V row that any output needs is some tail row
 // (r < W implies r + 1 <= 2W - r), so walking the tail rows reads each needed input row exactly
-// once and writes it to the tail and, for the first r + 1 blocks, also to the head. Warps walk
-// the rows in increasing order, so the request a row belongs to is looked up by binary search
-// over query_start_loc only when it changes; lanes stride over a row's 16-byte vectors so
-// accesses are coalesced. Row indices are 64-bit throughout.
+// once and writes it to the tail and, for the first r + 1 blocks, also to the head. A warp takes
+// one row (or, past the launcher's wave cap, rows far apart in increasing order) and finds its
+// request by binary search over query_start_loc, skipped while consecutive rows stay in one
+// request; lanes stride over a row's 16-byte vectors so accesses are coalesced. Row indices
+// are 64-bit throughout.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,9 @@
 #endif
 #ifndef CATTN_SELECT_INTERLEAVE
 #define CATTN_SELECT_INTERLEAVE 1
+#endif
+#ifndef CATTN_SELECT_WAVES
+#define CATTN_SELECT_WAVES 64
 #endif
 
 namespace cattn {
@@ -50,6 +54,10 @@ struct SelectTuning {
   // 1: warp w takes rows w, w + warps, ... so the whole grid sweeps memory front to back
   // together; 0: each warp takes one contiguous run of rows.
   static constexpr bool kInterleave = CATTN_SELECT_INTERLEAVE;
+  // Most waves of resident blocks the grid holds (0: no cap, one warp per row). Blocks are issued
+  // in order as earlier ones retire, so short-lived blocks keep the rows in flight one compact
+  // window sweeping memory; one wave of long-lived blocks lets warps drift apart.
+  static constexpr int kWaves = CATTN_SELECT_WAVES;
 };
 
 template <class Vec>

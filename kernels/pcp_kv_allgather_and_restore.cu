@@ -178,18 +178,21 @@ bool pack_allows(const void* ctx, int64_t w) {
   return true;
 }
 
-// Blocks that fill the device once; the kernels stride over the rest of the work.
-int64_t grid_for(int64_t warps_wanted, const DeviceShape& dev) {
+// Blocks for `warps_wanted` warps, at most `waves` times what fills the device once; the
+// kernels stride over the rest of the work.
+int64_t grid_for(int64_t warps_wanted, const DeviceShape& dev, int64_t waves = 1) {
   const int64_t per_sm = dev.max_threads_per_sm / kThreads > 0 ? dev.max_threads_per_sm / kThreads
                                                                 : 1;
-  const int64_t full = static_cast<int64_t>(dev.sm_count) * per_sm;
+  const int64_t full = static_cast<int64_t>(dev.sm_count) * per_sm * waves;
   const int64_t wanted = (warps_wanted + kWarpsPerBlock - 1) / kWarpsPerBlock;
   return wanted < full ? wanted : full;
 }
 
 template <int kBytes>
 cudaError_t restore_width(const RestoreParams& p, const DeviceShape& dev, cudaStream_t s) {
-  int64_t blocks = grid_for(p.restore_idx.size, dev);
+  // A warp per output row, up to 64 waves: short-lived blocks issued in order keep the rows in
+  // flight together (the side-stream launch is capped instead, to leave SMs to NCCL).
+  int64_t blocks = grid_for(p.restore_idx.size, dev, 64);
   if (p.max_blocks > 0 && blocks > p.max_blocks) blocks = p.max_blocks;
   pcp_kv_restore_kernel<kBytes><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(p);
   return cudaGetLastError();
