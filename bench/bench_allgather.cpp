@@ -6,8 +6,10 @@
 // Each timing is CUDA events around one call on every rank, the ranks released together by a
 // host barrier; the table shows rank 0's median in microseconds. key/value are [T + 5, H, D]
 // (5 rows of CUDA-graph slack), T = num_actual_tokens per rank, the restore index a random
-// permutation of the W * T gathered rows. Before timing, a few restored rows are compared with
-// the bare all-gather's rows.
+// permutation of the W * T gathered rows, or, for the "PCP index" rows, the one vLLM's prefill
+// context parallelism builds: R equal requests, each cut into 2W chunks, rank w holding chunks
+// w and 2W - 1 - w of every request (head-tail balancing), restored to token order. Before
+// timing, a few restored rows are compared with the bare all-gather's rows.
 //
 //   bench_allgather [--ranks W] [--reps N] [--filter SUBSTRING]
 // Needs >= W GPUs (default 2) and NCCL (libnccl.so.2); without them it prints a note and exits 0.
@@ -102,7 +104,24 @@ class Barrier {
 struct Shape {
   const char* name;
   int64_t T, H, D;
+  int64_t pcp_requests = 0;  // 0: a random permutation; R: the PCP index of R requests
 };
+
+// vLLM's PCP restore order for R equal requests of 2W chunks of c = T / (2R) tokens each: on
+// rank w, request q's head chunk (chunk w) sits at 2cq and its tail chunk (chunk 2W-1-w) at
+// 2cq + c; the output lists every request's chunks 0..2W-1 in order.
+std::vector<int64_t> pcp_restore_index(int64_t world, int64_t T, int64_t R) {
+  const int64_t c = T / (2 * R);
+  std::vector<int64_t> idx;
+  idx.reserve(static_cast<size_t>(world * T));
+  for (int64_t q = 0; q < R; ++q)
+    for (int64_t j = 0; j < 2 * world; ++j) {
+      const int64_t w = j < world ? j : 2 * world - 1 - j;
+      const int64_t at = w * T + 2 * c * q + (j < world ? 0 : c);
+      for (int64_t t = 0; t < c; ++t) idx.push_back(at + t);
+    }
+  return idx;
+}
 
 struct Timing {
   double cattn_us = 0, bare_us = 0, grouped_us = 0;
@@ -175,6 +194,7 @@ Timing run_shape(const Shape& sh, int rank, int world, ncclComm_t raw, cattn_com
   std::vector<int64_t> perm(M);
   std::iota(perm.begin(), perm.end(), 0);
   std::shuffle(perm.begin(), perm.end(), std::mt19937_64(sh.T));  // the same on every rank
+  if (sh.pcp_requests > 0) perm = pcp_restore_index(world, sh.T, sh.pcp_requests);
   DevBuf idx(M * sizeof(int64_t), 0);
   CK(cudaMemcpy(idx.p, perm.data(), M * sizeof(int64_t), cudaMemcpyHostToDevice));
 
@@ -265,6 +285,8 @@ int main(int argc, char** argv) {
       {"T16 H8 D128", 16, 8, 128},       {"T256 H8 D128", 256, 8, 128},
       {"T4096 H8 D128", 4096, 8, 128},   {"T65536 H8 D128", 65536, 8, 128},
       {"T8192 H16 D192", 8192, 16, 192},
+      {"T65536 H8 D128, PCP index of 8 requests", 65536, 8, 128, 8},
+      {"T8192 H16 D192, PCP index of 8 requests", 8192, 16, 192, 8},
   };
   std::vector<const Shape*> todo;
   for (const Shape& sh : shapes)
