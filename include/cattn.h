@@ -513,12 +513,14 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
  * bf16, fp8, ...), and one kernel restores key_out and value_out, with 16-byte accesses where
  * rows and pointers allow (else 8, 4, 2, 1) and 64-bit offsets. An all-gather of 0 bytes (n = 0,
  * or an empty row) is left out, on every rank alike. From 8 MiB of key + value rows per rank,
- * the restore kernel runs as two launches: this rank's own rows (read from what it sent, so
- * they need no transfer) on the communicator's internal stream while the gather is in flight,
- * on half a CTA per SM so that NCCL keeps its SMs, and the other ranks' rows on `stream` after
- * the gather; events fork that stream from `stream` and join it back, so the sequence stays
- * asynchronous and capturable. (On two H200s this takes 256 MiB per rank from 1.21x to
- * 1.10-1.12x the time of two bare all-gathers.)
+ * the group holds the same transfer as point-to-point ncclSend/ncclRecv to and from every peer
+ * (ncclAllGather would also copy this rank's rows into its own slot, where nothing reads them),
+ * and the restore kernel runs as two launches: this rank's own rows (read from what it sent)
+ * on the communicator's internal stream while the transfer is in flight, on half a CTA per SM
+ * so that NCCL keeps its SMs, and the other ranks' rows on `stream` after it; events fork that
+ * stream from `stream` and join it back, so the sequence stays asynchronous and capturable.
+ * (On two H200s this takes 256 MiB per rank from 1.21x to 0.97-0.99x the time of two bare
+ * all-gathers.)
  * Device data cannot be checked without a sync: a restore_idx entry outside [0, W * n)
  * (negative included) makes that output row all zero bytes instead of reading out of bounds
  * (vLLM's index_select raises).

@@ -1,9 +1,9 @@
 // Utility 5: PCP all-gather + restore (vLLM pcp_kv_allgather_and_restore). Entry points:
 // argument checks, the workspace plan, and the device sequence
 //   [pack strided rows] -> NCCL group { all-gather K, all-gather V } -> fused restore kernel,
-// all enqueued on the caller's stream; from 8 MiB per rank the restore of this rank's own rows
-// moves to the communicator's side stream, alongside the gather. There is no host path: NCCL
-// moves device memory.
+// all enqueued on the caller's stream; from 8 MiB per rank the group holds point-to-point sends
+// and receives instead, and the restore of this rank's own rows moves to the communicator's side
+// stream, alongside the transfer. There is no host path: NCCL moves device memory.
 //
 // Workspace: [K_all: W * n key rows][V_all: W * n value rows], each piece 256-byte aligned.
 // A contiguous key[:n] is sent from where it is; a strided one is packed straight into this
@@ -61,10 +61,11 @@ void require_comm(const char* fn, const cattn_comm_t* comm) {
 }
 
 #if defined(CATTN_HAVE_CUDA)
-// From this many bytes of key + value rows per rank, this rank's own rows are restored on the
-// communicator's side stream while the all-gather runs (measured on two H200s: 1.21x -> 1.11x
-// two bare all-gathers at 256 MiB per rank, 1.10x -> 1.03x at 16 MiB). Smaller transfers keep
-// one launch: there the fork and join would be a large share of the time.
+// From this many bytes of key + value rows per rank, the rows move as point-to-point sends and
+// receives (in the same single NCCL group) and this rank's own rows are restored on the
+// communicator's side stream while they travel (measured on two H200s: 1.21x -> 0.97-0.99x two
+// bare all-gathers at 256 MiB per rank). Smaller transfers keep the all-gather and one launch:
+// there the fork and join would be a large share of the time.
 constexpr int64_t kOverlapMinBytes = int64_t{8} << 20;
 #endif
 
@@ -207,24 +208,50 @@ void allgather_and_restore_cuda(const char* fn, const cattn_pcp_kv_allgather_and
     cattn::check_launch(fn, cattn::kernels::launch_pcp_kv_pack(pp, dev.shape(), stream), stream);
   // Every rank has the same n and row sizes, so every rank leaves out the same empty gathers.
   const int64_t k_row = row_bytes(fn, key), v_row = row_bytes(fn, value);
+  // From kOverlapMinBytes the transfer is point-to-point: this rank's rows go straight to every
+  // peer's slot, and nothing is written to its own slot (ncclAllGather would copy them there,
+  // a local copy that nobody reads, since they are restored from what was sent).
+  const bool overlap = k_count + v_count >= kOverlapMinBytes;
   if (k_count > 0 || v_count > 0) {
     // Forked before the gather: the side stream needs the packed rows, not the transfer.
-    if (k_count + v_count >= kOverlapMinBytes)
+    if (overlap)
       cattn::check_cuda(fn, cudaEventRecord(static_cast<cudaEvent_t>(comm->fork_event), stream));
     cattn::check_nccl(api, fn, "ncclGroupStart", api.GroupStart(), nc);
-    const ncclResult_t rk =
-        k_count > 0 ? api.AllGather(k_send, k_all, static_cast<size_t>(k_count), ncclUint8, nc,
-                                    stream)
-                    : ncclSuccess;
-    const ncclResult_t rv =
-        v_count > 0 ? api.AllGather(v_send, v_all, static_cast<size_t>(v_count), ncclUint8, nc,
-                                    stream)
-                    : ncclSuccess;
+    ncclResult_t first = ncclSuccess;
+    const char* failed = nullptr;
+    auto note = [&](ncclResult_t r, const char* what) {
+      if (r != ncclSuccess && first == ncclSuccess) {
+        first = r;
+        failed = what;
+      }
+    };
+    const struct {
+      const char* send;
+      char* all;
+      int64_t count;
+      const char* gather_name;
+      const char* send_name;
+      const char* recv_name;
+    } ops[2] = {{k_send, k_all, k_count, "ncclAllGather (key)", "ncclSend (key)", "ncclRecv (key)"},
+                {v_send, v_all, v_count, "ncclAllGather (value)", "ncclSend (value)",
+                 "ncclRecv (value)"}};
+    for (const auto& op : ops) {
+      if (op.count == 0) continue;
+      const auto bytes = static_cast<size_t>(op.count);
+      if (!overlap) {
+        note(api.AllGather(op.send, op.all, bytes, ncclUint8, nc, stream), op.gather_name);
+        continue;
+      }
+      for (int32_t peer = 0; peer < comm->size; ++peer) {
+        if (peer == comm->rank) continue;
+        note(api.Send(op.send, bytes, ncclUint8, peer, nc, stream), op.send_name);
+        note(api.Recv(op.all + peer * op.count, bytes, ncclUint8, peer, nc, stream), op.recv_name);
+      }
+    }
     // The group is closed whatever happened inside it; an open group would swallow the
     // caller's later NCCL calls on this thread.
     const ncclResult_t re = api.GroupEnd();
-    cattn::check_nccl(api, fn, "ncclAllGather (key)", rk, nc);
-    cattn::check_nccl(api, fn, "ncclAllGather (value)", rv, nc);
+    if (failed != nullptr) cattn::check_nccl(api, fn, failed, first, nc);
     if (re == ncclInProgress)
       cattn::wait_nccl_ready(api, fn, "ncclGroupEnd", nc);  // nonblocking communicator
     else
@@ -236,7 +263,7 @@ void allgather_and_restore_cuda(const char* fn, const cattn_pcp_kv_allgather_and
   rp.total_rows = comm->size * n;
   rp.per_rank = n;
   rp.rank = comm->rank;
-  if (k_count + v_count < kOverlapMinBytes) {
+  if (!overlap) {
     cattn::check_launch(fn, cattn::kernels::launch_pcp_kv_restore(rp, dev.shape(), stream),
                         stream);
     return;

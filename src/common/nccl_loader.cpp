@@ -61,6 +61,8 @@ void load(Loaded& l) {
                    resolve(lib, "ncclCommCuDevice", a.CommCuDevice, missing) &&
                    resolve(lib, "ncclCommGetAsyncError", a.CommGetAsyncError, missing) &&
                    resolve(lib, "ncclAllGather", a.AllGather, missing) &&
+                   resolve(lib, "ncclSend", a.Send, missing) &&
+                   resolve(lib, "ncclRecv", a.Recv, missing) &&
                    resolve(lib, "ncclGroupStart", a.GroupStart, missing) &&
                    resolve(lib, "ncclGroupEnd", a.GroupEnd, missing) &&
                    resolve(lib, "ncclGetErrorString", a.GetErrorString, missing) &&
