@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests the Go binding (bindings/go) against a freshly built CPU-only libcattn: go vet, go test
 # -v with a summary, the same tests under GOEXPERIMENT=cgocheck2 (the runtime rebuilt with
-# cgo pointer checks), a build with -tags cattn_srctree, and the example program.
+# cgo pointer checks), a build with -tags cattn_srctree, and the example program, whose output
+# is compared with the C demo's host run when CATTN_LIB_DIR's build has examples/cattn_demo.
 #
 # Installs Go 1.23 from Debian bookworm-backports when no Go >= 1.21 is found (the backports
 # source is added only when it is absent). Exits non-zero on any failure.
@@ -174,4 +175,18 @@ CGO_LDFLAGS="-L$lib_dir $CGO_LDFLAGS" go test -tags cattn_srctree -count=1 \
   -run 'TestVersion|TestErrorForms' .
 
 echo "== example"
-go run ./example
+go run ./example >"$log_dir/go_demo.txt" || { cat "$log_dir/go_demo.txt"; exit 1; }
+cat "$log_dir/go_demo.txt"
+# The example prints what the C demo prints on the host, after a first line of its own.
+c_demo="$lib_dir/examples/cattn_demo"
+if [ -x "$c_demo" ]; then
+  CATTN_DEMO_FORCE_HOST=1 "$c_demo" >"$log_dir/c_demo.txt" || true
+  if ! diff -u --label "C demo ($c_demo), from line 2" --label "Go example, from line 2" \
+      <(tail -n +2 "$log_dir/c_demo.txt") <(tail -n +2 "$log_dir/go_demo.txt"); then
+    echo "test_go.sh: the Go example's output differs from the C demo's (above)" >&2
+    exit 1
+  fi
+  echo "== the Go example printed what the C demo printed (after its first line)"
+else
+  echo "== (no $c_demo to compare with)"
+fi
