@@ -131,10 +131,10 @@ def c_caller_us(lib, fname, args_ref, reps):
 def sustained_rows(name, seed, lib, fname, args_ref, reps):
     """For a seed that syncs inside: both sides back to back under events (dev_us), the seed's
     syncs included, libcattn with none, since it needs none; from C when the loop is built."""
-    seed_us = dev_us(seed, reps)
-    if LOOP is not None:
-        row(f"{name} (C caller)", seed_us, c_caller_us(lib, fname, args_ref, reps), "dev_us",
-            " (seed's syncs inside)")
+    if LOOP is None:
+        return
+    row(f"{name} (C caller)", dev_us(seed, reps), c_caller_us(lib, fname, args_ref, reps),
+        "dev_us", " (seed's syncs inside)")
 
 
 def c_caller_row(name, seed_us, lib, fname, args_ref, reps):
