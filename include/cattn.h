@@ -11,7 +11,23 @@
  *  - Tensors are borrowed for the duration of the call only. Inputs are `const DLTensor*`,
  *    outputs are `DLTensor*` allocated by the caller. byte_offset and strides are honoured
  *    (NULL strides = compact row-major); no alignment is assumed. Negative strides are
- *    rejected; outputs must not have zero strides.
+ *    rejected; outputs must not have zero strides. A tensor without elements may have any
+ *    strides (they are ignored). An input a call reads in full while writing fewer outputs -
+ *    query_start_loc, cu_num_tokens, the *_cpu mirrors of the conv1d metadata and the
+ *    local-attention plan, logits_indices_padded - may be a broadcast view (a zero stride in a
+ *    dimension of more than one element) of at most CATTN_MAX_BROADCAST_ELEMENTS elements, so
+ *    that no call works in proportion to a size no memory backs; a larger one is
+ *    CATTN_INVALID_ARGUMENT. Elsewhere work is bounded by the outputs, which are real memory.
+ *  - No output may share memory with an input or with another output (the byte ranges their
+ *    elements span are compared), except where a call documents an exact in-place alias; an
+ *    overlap is CATTN_INVALID_ARGUMENT before anything is written.
+ *  - Inputs must not change while a call reads them. If another thread writes one anyway (a
+ *    data race of the caller's), the outputs' values are unspecified and the call may fail,
+ *    but it never writes outside its outputs or reads outside its inputs: no value is read
+ *    twice to place a write, and every write position is bounded by the checked sizes again.
+ *  - Device types, dtypes and enum-typed fields are read as integers, so any value a caller
+ *    stores in them (a newer DLPack's device type, say) is refused with a status, never
+ *    undefined behaviour.
  *  - Index and length tensors may be int32 or int64; each output keeps its own dtype, and a
  *    value that does not fit it is an error (host) or is documented per call (device).
  *  - Device dispatch follows the tensors: when every tensor argument is host memory (kDLCPU or
@@ -25,6 +41,14 @@
  *    CATTN_INVALID_ARGUMENT; a larger one (from a newer header) is accepted.
  *  - Thread safety: every call may be made from any number of threads at once, provided no two
  *    threads write the same output tensor or handle. Handles are safe to share for reading.
+ *  - Handles (contexts, plans, communicators) are checked on every use: a destroyed handle, a
+ *    pointer no create call returned, or a handle of another kind is CATTN_INVALID_ARGUMENT,
+ *    and destroying one of them frees nothing (its destroy call only sets the message).
+ *    Undefined, because it cannot be detected: destroying a handle while another thread uses
+ *    it, and using a destroyed handle whose address a later create call has reused (it then
+ *    names the new object).
+ *  - Host memory is allocated only by the calls that create handles, each bounded by what its
+ *    size query reports (or a fixed size), and for error messages.
  *  - No C++ exception ever leaves the library.
  */
 #ifndef CATTN_H
@@ -52,12 +76,12 @@ extern "C" {
  * ========================================================================================== */
 
 #define CATTN_VERSION_MAJOR 1
-#define CATTN_VERSION_MINOR 0
+#define CATTN_VERSION_MINOR 1
 #define CATTN_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH. The same MAJOR means the same ABI. */
 #define CATTN_VERSION_NUMBER \
   (CATTN_VERSION_MAJOR * 10000 + CATTN_VERSION_MINOR * 100 + CATTN_VERSION_PATCH)
-#define CATTN_VERSION_STRING "1.0.0"
+#define CATTN_VERSION_STRING "1.1.0"
 
 /* Returns the version the library was built as, CATTN_VERSION_NUMBER of its header.
  * Compare it with the macro to detect a header/library mismatch.
@@ -91,8 +115,13 @@ typedef enum cattn_status_e {
  * "CATTN_UNKNOWN_STATUS". Never NULL. Thread safety: any thread. Since: 1.0 */
 CATTN_API const char* cattn_status_string(cattn_status_t status);
 
+/* The longest message cattn_last_error_message returns, in bytes with its NUL. A caller's
+ * value shown in a message (a string, a long list) is cut short, ending in "...". */
+#define CATTN_LAST_ERROR_MESSAGE_MAX 1024
+
 /* Returns the detail of the last failed call made by the calling thread, in the form
- * "<function>: <argument> <problem> (got X, expected Y)", or "" when no call has failed.
+ * "<function>: <argument> <problem> (got X, expected Y)", or "" when no call has failed; at
+ * most CATTN_LAST_ERROR_MESSAGE_MAX bytes with its NUL.
  * Lifetime: thread-local storage owned by the library; valid until the next libcattn call on
  * this thread. Copy it before calling again. Since: 1.0 */
 CATTN_API const char* cattn_last_error_message(void);
@@ -100,6 +129,10 @@ CATTN_API const char* cattn_last_error_message(void);
 /* ============================================================================================
  * Runtime and handles
  * ========================================================================================== */
+
+/* The most elements a broadcast view (a zero stride over a dimension of more than one element)
+ * may hold where a call reads an input in full; see the conventions at the top. Since: 1.1 */
+#define CATTN_MAX_BROADCAST_ELEMENTS ((int64_t)1 << 24)
 
 /* ABI-identical to cudaStream_t; declared here so this header needs no CUDA header. */
 typedef struct CUstream_st* cattn_stream_t;
@@ -122,8 +155,9 @@ typedef struct cattn_context_s cattn_context_t;
  * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_context_create(cattn_context_t** out);
 
-/* Destroys a context; NULL is a no-op. No call may use the context concurrently.
- * Since: 1.0 */
+/* Destroys a context; NULL is a no-op. No call may use the context concurrently. A context
+ * that is not live (destroyed already, or never created) is left alone, and this thread's
+ * last-error message says so. Since: 1.0 */
 CATTN_API void cattn_context_destroy(cattn_context_t* ctx);
 
 /* The metadata of one batch, equivalent to vLLM's CommonAttentionMetadata. All tensor fields are
@@ -345,7 +379,9 @@ typedef struct cattn_fused_pcp_qkv_select_args {
  *   differing between q, k and v, a last-dim stride other than 1, query_start_loc empty or not
  *   int32/int64, W < 1, r outside [0, W), an output whose dtype, H or D differs from its input,
  *   a non-compact output, an output with more rows than above, tensors on different devices,
- *   sizes overflowing int64; on the host also a negative, odd or decreasing query_start_loc,
+ *   an output overlapping an input or another output, a broadcast query_start_loc of more than
+ *   CATTN_MAX_BROADCAST_ELEMENTS entries, sizes overflowing int64; on the host also a
+ *   negative, odd or decreasing query_start_loc,
  *   query_start_loc[B] > Nq, k or v shorter than W * query_start_loc[B]);
  *   CATTN_INSUFFICIENT_SIZE (an output with fewer rows than above); CATTN_NOT_SUPPORTED
  *   (element width not 1, 2, 4 or 8 bytes, an unsupported device, or CUDA tensors in a
@@ -440,7 +476,8 @@ CATTN_API cattn_status_t cattn_comm_create(const cattn_comm_unique_id_t* id, int
  *   the handle. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_comm_create_borrowed(void* nccl_comm, cattn_comm_t** out);
 
-/* Destroys a communicator handle; NULL is a no-op. An owned NCCL communicator is destroyed
+/* Destroys a communicator handle; NULL is a no-op, and so is a handle that is not live
+ * (destroyed already, or never created), which this thread's last-error message reports. An owned NCCL communicator is destroyed
  * with it (ncclCommDestroy, which waits for the communicator's outstanding work; errors are
  * ignored); a borrowed one is left to its owner.
  * Stream: synchronous. Thread safety: no call may use the handle concurrently or afterwards.
@@ -584,8 +621,10 @@ typedef struct cattn_causal_conv1d_metadata_args {
  * query_start_loc_cpu: host [B + 1] int32/int64, non-decreasing. block_m: >= 1.
  * tot, capacity: host pointers; either may be NULL.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, ndim, dtype or device of
- *   query_start_loc_cpu, block_m < 1, a decreasing query_start_loc_cpu, tot or capacity
- *   overflowing int64). Nothing is written on failure. Stream: synchronous. Since: 1.0 */
+ *   query_start_loc_cpu, a broadcast one of more than CATTN_MAX_BROADCAST_ELEMENTS entries,
+ *   block_m < 1, a decreasing query_start_loc_cpu, a length overflowing int64, more than
+ *   2^62 - 1 programs, so that the capacity fits int64 - the compute call refuses the same).
+ *   Nothing is written on failure. Stream: synchronous. Since: 1.0 */
 CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_size(
     const DLTensor* query_start_loc_cpu, int64_t block_m, int64_t* tot, int64_t* capacity);
 
@@ -598,9 +637,9 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_size(
  * block_m and fails on a larger one; libcattn rejects any decrease.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or query_start_loc_cpu, small
  *   struct_size, ndim/dtype/device of any tensor, outputs on different devices, an output with
- *   a zero stride, an output overlapping query_start_loc_cpu, block_m < 1, a decreasing
- *   query_start_loc_cpu, tot overflowing int64, nums longer than B, a value that does not fit
- *   an int32 output); CATTN_INSUFFICIENT_SIZE (nums
+ *   a zero stride, an output overlapping query_start_loc_cpu or another output, block_m < 1, a
+ *   decreasing query_start_loc_cpu, more than 2^62 - 1 programs (as the size query), nums
+ *   longer than B, a value that does not fit an int32 output); CATTN_INSUFFICIENT_SIZE (nums
  *   shorter than B, another output shorter than tot); CATTN_NOT_SUPPORTED /
  *   CATTN_NOT_IMPLEMENTED (CUDA outputs this build cannot serve, reported after every other
  *   check); CATTN_CUDA_ERROR.
@@ -645,12 +684,15 @@ typedef struct cattn_extend_all_queries_by_n_args {
  * out->seq_lens_cpu must be set when the input's are and NULL when they are not.
  * num_computed_tokens_cpu (unchanged by construction), block_table_tensor,
  * logits_indices_padded, num_logits_indices and causal are copied. `out` may be the metadata
- * struct itself, each output tensor may be its input tensor, and a mirror may share memory with
- * its main tensor (every element is extended once); other partial overlaps are not supported.
+ * struct itself, each output tensor may be the very view of its input tensor or of that
+ * tensor's mirror, and a tensor's output and its mirror's output may be one view (every element
+ * is extended once); every other overlap is refused. On the host path a mirror must hold its
+ * tensor's values (a mirror of a device tensor cannot be compared without a sync).
  * new_slot_mapping, when given, must be 1-D on the batch's device; it is not read.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shapes, devices, a mirror on one side only,
- *   n < 0, int64 overflow, a host value that does not fit its output dtype - checked before
- *   anything is written); CATTN_INSUFFICIENT_SIZE (an output shorter than its input);
+ *   a host mirror disagreeing with its tensor, an overlap other than those above, n < 0, int64
+ *   overflow, a host value that does not fit its output dtype - checked before anything is
+ *   written); CATTN_INSUFFICIENT_SIZE (an output shorter than its input);
  *   CATTN_NOT_SUPPORTED (CUDA tensors in a CPU-only build or without a usable device);
  *   CATTN_CUDA_ERROR.
  * Stream: host - synchronous; CUDA - query_start_loc and seq_lens are updated by one kernel
@@ -741,11 +783,28 @@ typedef struct cattn_local_attention_args {
    * block_table_tensor (its device may be either), num_actual_tokens. */
   const cattn_common_attn_metadata_t* metadata;
   cattn_local_attention_plan_t* plan; /* out: a new plan the caller destroys */
+  /* in (since 1.1): the most virtual batches the plan may hold, e.g. vLLM's
+   * max_local_attention_virtual_batches(attn_chunk_size, max_num_seqs, max_num_batched_tokens);
+   * 0 (and a 1.0 struct, which lacks the field) = 2 * B + cdiv(metadata->num_actual_tokens,
+   * attn_chunk_size), which every batch of at most num_actual_tokens tokens keeps. */
+  int64_t max_virtual_batches;
 } cattn_local_attention_args_t;
 #define CATTN_LOCAL_ATTENTION_ARGS_SIZE ((size_t)sizeof(cattn_local_attention_args_t))
-#define CATTN_LOCAL_ATTENTION_ARGS_INIT { CATTN_LOCAL_ATTENTION_ARGS_SIZE, 0, 0, NULL, NULL }
+#define CATTN_LOCAL_ATTENTION_ARGS_INIT { CATTN_LOCAL_ATTENTION_ARGS_SIZE, 0, 0, NULL, NULL, 0 }
 
-/* Plans the virtual batches of chunked local attention (host work, O(B + virtual batches)).
+/* Reports, without allocating, what cattn_make_local_attention_virtual_batches would plan for
+ * the same args: the virtual batches V, the pages per virtual batch P, and plan_bytes, the
+ * most host memory the create call allocates (the plan holds 40 bytes per virtual batch).
+ * It makes every check the create call makes, the cap included, and fails where it fails.
+ * args: as for the create call (args->plan is ignored). Each output pointer may be NULL.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (as for the create call).
+ * Stream: synchronous; reads the host mirrors once. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_size(
+    const cattn_local_attention_args_t* args, int64_t* virtual_batches, int64_t* pages,
+    size_t* plan_bytes);
+
+/* Plans the virtual batches of chunked local attention (host work, O(B + virtual batches),
+ * allocating at most what cattn_make_local_attention_virtual_batches_size reports).
  * Each request is cut at attention-chunk boundaries exactly as vLLM does, including a virtual
  * batch of query length 0 for a zero-length request. block_table_tensor must be [B, cols] with
  * cols >= 1; page indices are clipped to cols - 1 as in vLLM.
@@ -753,17 +812,21 @@ typedef struct cattn_local_attention_args {
  * keys would start at -attn_chunk_size, which vLLM turns into negative page indices that wrap
  * around to the end of the block-table row (or fail when the row has fewer than P columns);
  * here its pages start at column 0. Every other value matches vLLM.
+ * The virtual batches are counted before anything is allocated, and a batch that needs more
+ * than args->max_virtual_batches (or the cap derived from num_actual_tokens) is refused then.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (chunk/block sizes, missing or non-host mirrors,
  *   shapes, decreasing query_start_loc_cpu, seq_len < query_len, empty batch - vLLM fails -,
- *   block table NULL, not 2-D, not B rows or without columns); CATTN_OUT_OF_MEMORY.
- *   On failure args->plan is not written.
+ *   block table NULL, not 2-D, not B rows or without columns, a negative max_virtual_batches,
+ *   more virtual batches than the cap, mirrors that another thread changed during the call);
+ *   CATTN_OUT_OF_MEMORY. On failure args->plan is not written.
  * Stream: synchronous. Lifetime: args->plan is owned by the caller
  *   (cattn_local_attention_plan_destroy); the metadata is not retained.
  * Since: 1.0 */
 CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches(
     cattn_local_attention_args_t* args);
 
-/* Destroys a plan; NULL is a no-op. Since: 1.0 */
+/* Destroys a plan; NULL is a no-op. A plan that is not live (destroyed already, or never
+ * created) is left alone, and this thread's last-error message says so. Since: 1.0 */
 CATTN_API void cattn_local_attention_plan_destroy(cattn_local_attention_plan_t* plan);
 
 /* Reports the plan's sizes: virtual batches V and block-table pages per virtual batch P; either
@@ -921,7 +984,8 @@ typedef struct cattn_global_hyperparameters {
  *   element, it is the stride); only the fields this header knows are written. Both may be
  *   NULL when num_layers == 0, which is a successful no-op. No alignment is assumed.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL arrays, a struct_size below the known size
- *   or different from element 0's, a flag not 0/1, nonzero reserved0).
+ *   or different from element 0's, a flag not 0/1, nonzero reserved0, the output array
+ *   overlapping the input array).
  * Stream: synchronous. Since: 1.0 */
 CATTN_API cattn_status_t cattn_get_per_layer_parameters(const cattn_attention_layer_desc_t* layers,
                                                         size_t num_layers,
@@ -938,7 +1002,8 @@ CATTN_API cattn_status_t cattn_get_per_layer_parameters(const cattn_attention_la
  * params: host array (stride = params[0].struct_size, the same in every element; has_* flags
  *   0 or 1). out: host pointer, not NULL, struct_size set; only the known fields are written.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, num_layers == 0 - vLLM asserts "No attention
- *   layers found" -, struct sizes, a flag not 0/1). Stream: synchronous. Since: 1.0 */
+ *   layers found" -, struct sizes, a flag not 0/1, out overlapping params).
+ * Stream: synchronous. Since: 1.0 */
 CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
     const cattn_per_layer_parameters_t* params, size_t num_layers,
     cattn_global_hyperparameters_t* out);
@@ -1001,6 +1066,9 @@ typedef struct cattn_api {
   void (*comm_destroy)(cattn_comm_t*);
   cattn_status_t (*comm_get_rank)(const cattn_comm_t*, int32_t*);
   cattn_status_t (*comm_get_size)(const cattn_comm_t*, int32_t*);
+  /* 1.1 */
+  cattn_status_t (*make_local_attention_virtual_batches_size)(const cattn_local_attention_args_t*,
+                                                              int64_t*, int64_t*, size_t*);
 } cattn_api_t;
 #define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))
 

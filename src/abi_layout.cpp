@@ -99,12 +99,13 @@ static_assert(offsetof(cattn_fast_prefill_metadata_args_t, decode_max_and_total)
 static_assert(offsetof(cattn_fast_prefill_metadata_args_t, passthrough) == 32, "cattn_fast_prefill_metadata_args_t.passthrough moved");
 static_assert(offsetof(cattn_fast_prefill_metadata_args_t, reserved0) == 36, "cattn_fast_prefill_metadata_args_t.reserved0 moved");
 static_assert(offsetof(cattn_fast_prefill_metadata_args_t, stream) == 40, "cattn_fast_prefill_metadata_args_t.stream moved");
-static_assert(sizeof(cattn_local_attention_args_t) == 40, "cattn_local_attention_args_t size changed");
+static_assert(sizeof(cattn_local_attention_args_t) == 48, "cattn_local_attention_args_t size changed");
 static_assert(offsetof(cattn_local_attention_args_t, struct_size) == 0, "cattn_local_attention_args_t.struct_size moved");
 static_assert(offsetof(cattn_local_attention_args_t, attn_chunk_size) == 8, "cattn_local_attention_args_t.attn_chunk_size moved");
 static_assert(offsetof(cattn_local_attention_args_t, block_size) == 16, "cattn_local_attention_args_t.block_size moved");
 static_assert(offsetof(cattn_local_attention_args_t, metadata) == 24, "cattn_local_attention_args_t.metadata moved");
 static_assert(offsetof(cattn_local_attention_args_t, plan) == 32, "cattn_local_attention_args_t.plan moved");
+static_assert(offsetof(cattn_local_attention_args_t, max_virtual_batches) == 40, "cattn_local_attention_args_t.max_virtual_batches moved");
 static_assert(sizeof(cattn_local_attention_fill_args_t) == 32, "cattn_local_attention_fill_args_t size changed");
 static_assert(offsetof(cattn_local_attention_fill_args_t, struct_size) == 0, "cattn_local_attention_fill_args_t.struct_size moved");
 static_assert(offsetof(cattn_local_attention_fill_args_t, metadata) == 8, "cattn_local_attention_fill_args_t.metadata moved");
@@ -146,7 +147,7 @@ static_assert(offsetof(cattn_global_hyperparameters_t, has_logits_soft_cap) == 3
 static_assert(offsetof(cattn_global_hyperparameters_t, has_sinks) == 36, "cattn_global_hyperparameters_t.has_sinks moved");
 static_assert(offsetof(cattn_global_hyperparameters_t, has_same_window_lefts) == 40, "cattn_global_hyperparameters_t.has_same_window_lefts moved");
 static_assert(offsetof(cattn_global_hyperparameters_t, has_same_all_params) == 44, "cattn_global_hyperparameters_t.has_same_all_params moved");
-static_assert(sizeof(cattn_api_t) == 296, "cattn_api_t size changed");
+static_assert(sizeof(cattn_api_t) == 304, "cattn_api_t size changed");
 static_assert(offsetof(cattn_api_t, struct_size) == 0, "cattn_api_t.struct_size moved");
 static_assert(offsetof(cattn_api_t, abi_major) == 8, "cattn_api_t.abi_major moved");
 static_assert(offsetof(cattn_api_t, version) == 12, "cattn_api_t.version moved");
@@ -185,4 +186,5 @@ static_assert(offsetof(cattn_api_t, comm_create_borrowed) == 264, "cattn_api_t.c
 static_assert(offsetof(cattn_api_t, comm_destroy) == 272, "cattn_api_t.comm_destroy moved");
 static_assert(offsetof(cattn_api_t, comm_get_rank) == 280, "cattn_api_t.comm_get_rank moved");
 static_assert(offsetof(cattn_api_t, comm_get_size) == 288, "cattn_api_t.comm_get_size moved");
+static_assert(offsetof(cattn_api_t, make_local_attention_virtual_batches_size) == 296, "cattn_api_t.make_local_attention_virtual_batches_size moved");
 #endif

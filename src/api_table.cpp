@@ -44,6 +44,8 @@ const cattn_api_t kApi = {
     cattn_comm_destroy,
     cattn_comm_get_rank,
     cattn_comm_get_size,
+    /* 1.1 */
+    cattn_make_local_attention_virtual_batches_size,
 };
 
 }  // namespace

@@ -67,10 +67,15 @@ void destroy_side_stream(cattn_comm_s* h) {
 
 // Owns a handle under construction: frees its CUDA objects (and, for an owned communicator, the
 // NCCL communicator) if creation fails part way.
+// The handle is registered from the start (so that no failure after a successful NCCL call can
+// leave it unregistered), and forgotten again when creation does not complete.
 struct HandleUnderConstruction {
   std::unique_ptr<cattn_comm_s> h = std::make_unique<cattn_comm_s>();
+  HandleUnderConstruction() { cattn::register_handle(h.get(), cattn::HandleKind::Comm); }
   ~HandleUnderConstruction() {
-    if (h) destroy_side_stream(h.get());
+    if (!h) return;
+    destroy_side_stream(h.get());
+    cattn::unregister_handle(h.get(), cattn::HandleKind::Comm);
   }
 };
 #endif
@@ -184,6 +189,7 @@ CATTN_API cattn_status_t cattn_comm_create_borrowed(void* nccl_comm, cattn_comm_
 
 CATTN_API void cattn_comm_destroy(cattn_comm_t* comm) {
   if (comm == nullptr) return;
+  if (!cattn::release_handle("cattn_comm_destroy", comm, cattn::HandleKind::Comm)) return;
 #if defined(CATTN_HAVE_CUDA)
   // destroy() reports nothing; guarded() keeps any failure (NCCL, CUDA) inside the library.
   (void)cattn::guarded("cattn_comm_destroy", [&] {
@@ -195,13 +201,14 @@ CATTN_API void cattn_comm_destroy(cattn_comm_t* comm) {
     }
   });
 #endif
+  comm->magic = cattn::kDeadHandleMagic;
   delete comm;
 }
 
 CATTN_API cattn_status_t cattn_comm_get_rank(const cattn_comm_t* comm, int32_t* rank) {
   constexpr const char* fn = "cattn_comm_get_rank";
   return cattn::guarded(fn, [&] {
-    require_ptr(fn, "comm", comm);
+    cattn::require_comm(fn, "comm", comm);
     require_ptr(fn, "rank", rank);
 #if defined(CATTN_HAVE_CUDA)
     *rank = comm->rank;
@@ -214,7 +221,7 @@ CATTN_API cattn_status_t cattn_comm_get_rank(const cattn_comm_t* comm, int32_t* 
 CATTN_API cattn_status_t cattn_comm_get_size(const cattn_comm_t* comm, int32_t* size) {
   constexpr const char* fn = "cattn_comm_get_size";
   return cattn::guarded(fn, [&] {
-    require_ptr(fn, "comm", comm);
+    cattn::require_comm(fn, "comm", comm);
     require_ptr(fn, "size", size);
 #if defined(CATTN_HAVE_CUDA)
     *size = comm->size;

@@ -43,17 +43,24 @@ void compute_causal_conv1d_metadata_cuda(const char* fn, const cattn::TensorArg&
   const bool per_program = p.mlist.data || p.offsetlist.data || p.batch_ptr.data ||
                            p.token_chunk_offset_ptr.data;
 
+  // Each entry is read once (a request starts where the previous one ended) and the offsets
+  // are held within the checked tot, so a mirror changed during the call cannot make a launch
+  // write past the outputs.
   const cattn::IndexReader in = cattn::reader1d(q);
   constexpr int64_t kPerLaunch = cattn::kernels::kParamChunk - 1;
-  int64_t offset = 0;
+  int64_t offset = 0, start = c.batch > 0 ? in[0] : 0;
   for (int64_t first = 0; first < c.batch; first += kPerLaunch) {
     const int64_t n = std::min(kPerLaunch, c.batch - first);
     p.prefix.first = first;
     p.prefix.count = static_cast<int32_t>(n + 1);
     p.prefix.v[0] = offset;
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t len = in[first + i + 1] - in[first + i];
-      offset += len / block_m + (len % block_m != 0);  // ceil, as vLLM's -(-len // block_m)
+      const int64_t end = in[first + i + 1];
+      int64_t len;
+      if (__builtin_sub_overflow(end, start, &len) || len < 0) len = 0;
+      start = end;
+      // ceil, as vLLM's -(-len // block_m)
+      offset += std::min(len / block_m + (len % block_m != 0), c.tot - offset);
       p.prefix.v[i + 1] = offset;
     }
     // A chunk of zero-length requests has only nums to write.
@@ -73,7 +80,7 @@ void compute_causal_conv1d_metadata_cuda(const char* fn, const cattn::TensorArg&
 
 const cattn::TensorArg& check_query_start_loc(const char* fn, const cattn::TensorArg& q,
                                               int64_t block_m) {
-  q.expect_ndim(1).expect_index_dtype().expect_host();
+  q.expect_ndim(1).expect_index_dtype().expect_host().expect_scan_bounded();
   if (block_m < 1)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "block_m", "is out of range",
                     std::to_string(block_m), ">= 1");
@@ -111,12 +118,11 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
     const cattn::TensorArg chunk_ptr(fn, "args->token_chunk_offset_ptr",
                                      args->token_chunk_offset_ptr, true);
     const cattn::TensorArg* outs[] = {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr};
-    // The host path rereads query_start_loc_cpu while it writes each output.
     for (const cattn::TensorArg* o : outs)
-      if (o->present()) {
-        o->expect_ndim(1).expect_index_dtype().expect_writable();
-        cattn::require_disjoint(fn, *o, q);
-      }
+      if (o->present()) o->expect_ndim(1).expect_index_dtype().expect_writable();
+    // The host path rereads query_start_loc_cpu while it writes each output.
+    cattn::require_disjoint_outputs(fn, {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr},
+                                    {&q});
     // query_start_loc_cpu is a host mirror, so only the outputs decide the device.
     const cattn::Where where =
         cattn::require_same_device(fn, {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr});

@@ -1,5 +1,6 @@
 // The context handle and the CUDA device query.
 #include <atomic>
+#include <memory>
 #include <new>
 
 #include "common/cuda_runtime.h"
@@ -13,11 +14,18 @@ CATTN_API cattn_status_t cattn_context_create(cattn_context_t** out) {
     if (out == nullptr)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, "cattn_context_create", "out", "is NULL", "NULL",
                       "a pointer to receive the handle");
-    *out = new cattn_context_s();
+    auto ctx = std::make_unique<cattn_context_s>();
+    cattn::register_handle(ctx.get(), cattn::HandleKind::Context);
+    *out = ctx.release();
   });
 }
 
-CATTN_API void cattn_context_destroy(cattn_context_t* ctx) { delete ctx; }
+CATTN_API void cattn_context_destroy(cattn_context_t* ctx) {
+  if (ctx == nullptr) return;
+  if (!cattn::release_handle("cattn_context_destroy", ctx, cattn::HandleKind::Context)) return;
+  ctx->magic = cattn::kDeadHandleMagic;
+  delete ctx;
+}
 
 CATTN_API cattn_status_t cattn_cuda_device_count(int32_t* count) {
   return cattn::guarded("cattn_cuda_device_count", [&] {

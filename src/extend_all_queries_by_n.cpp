@@ -3,6 +3,7 @@
 // host/extend_all_queries_by_n_host.cpp.
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "common/error.h"
 #include "common/tensor_arg.h"
@@ -105,6 +106,15 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
       require_safe_alias(fn, *o, {&qsl, &qsl_cpu}, {&seq_lens, &seq_lens_cpu});
     for (const cattn::TensorArg* o : {&out_seq_lens, &out_seq_lens_cpu})
       require_safe_alias(fn, *o, {&seq_lens, &seq_lens_cpu}, {&qsl, &qsl_cpu});
+    // Outputs of different tensors never share memory; a tensor and its mirror may be one view
+    // (both receive the same values, the mirror having been checked to match).
+    for (const cattn::TensorArg* o : {&out_seq_lens, &out_seq_lens_cpu})
+      for (const cattn::TensorArg* other : {&out_qsl, &out_qsl_cpu})
+        cattn::require_disjoint_outputs(fn, {other, o}, {});
+    for (const auto& pair : {std::make_pair(&out_qsl, &out_qsl_cpu),
+                             std::make_pair(&out_seq_lens, &out_seq_lens_cpu)})
+      if (!cattn::same_view(*pair.first, *pair.second))
+        cattn::require_disjoint_outputs(fn, {pair.first, pair.second}, {});
     const cattn::Where where =
         cattn::require_same_device(fn, {&qsl, &seq_lens, &out_qsl, &out_seq_lens, &slot});
 
@@ -136,6 +146,9 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
     } else {
       const cattn::ExtendedPair starts{qsl, qsl_cpu, out_qsl, out_qsl_cpu, 0, n};
       const cattn::ExtendedPair lens{seq_lens, seq_lens_cpu, out_seq_lens, out_seq_lens_cpu, n, 0};
+      // Both sides are host memory here, so comparing a mirror with its tensor is cheap.
+      cattn::check_mirror_host(fn, qsl, qsl_cpu);
+      cattn::check_mirror_host(fn, seq_lens, seq_lens_cpu);
       cattn::check_extended_pair_host(fn, starts);
       cattn::check_extended_pair_host(fn, lens);
       cattn::write_extended_pair_host(starts);

@@ -103,7 +103,7 @@ CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_se
     }
     k.expect_size(1, q.size(1));
     v.expect_size(1, q.size(1));
-    qsl.expect_ndim(1).expect_index_dtype();
+    qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
     if (qsl.numel() < 1)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "is empty", qsl.shape_string(),
                       "[B + 1] entries, B >= 0");
@@ -126,8 +126,16 @@ CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_se
     expect_output(k_tail, k, tail_rows);
     expect_output(v_tail, v, tail_rows);
 
-    if (cattn::require_same_device(fn, {&q, &k, &v, &qsl, &q_head, &k_head, &v_head, &q_tail,
-                                        &k_tail, &v_tail}) == cattn::Where::Cuda) {
+    const cattn::Where where = cattn::require_same_device(
+        fn, {&q, &k, &v, &qsl, &q_head, &k_head, &v_head, &q_tail, &k_tail, &v_tail});
+    // The host data checks read inputs only, so they may precede the overlap checks.
+    const int64_t end = where == cattn::Where::Host
+                            ? cattn::fused_pcp_qkv_select_check_host(fn, qsl, q, k, v, world)
+                            : 0;
+    // Both paths read query_start_loc and the inputs while they write the outputs.
+    cattn::require_disjoint_outputs(fn, {&q_head, &k_head, &v_head, &q_tail, &k_tail, &v_tail},
+                                    {&q, &k, &v, &qsl});
+    if (where == cattn::Where::Cuda) {
 #if defined(CATTN_HAVE_CUDA)
       const cattn::TensorArg* outs[6] = {&q_head, &k_head, &v_head, &q_tail, &k_tail, &v_tail};
       fused_pcp_qkv_select_cuda(fn, args, q, k, v, qsl, outs);
@@ -136,9 +144,8 @@ CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_se
       cattn::fail_no_cuda_path(fn);
 #endif
     }
-    cattn::fused_pcp_qkv_select_check_host(fn, qsl, q, k, v, world);
-    cattn::fused_pcp_qkv_select_host(q, k, v, qsl, world, rank, q_head, k_head, v_head, q_tail,
-                                     k_tail, v_tail);
+    cattn::fused_pcp_qkv_select_host(q, k, v, qsl, end, world, rank, q_head, k_head, v_head,
+                                     q_tail, k_tail, v_tail);
   });
 }
 

@@ -60,8 +60,7 @@ CATTN_API cattn_status_t cattn_context_set_kv_cache_layout_override(
     cattn_context_t* ctx, cattn_kv_cache_layout_t layout) {
   constexpr const char* fn = "cattn_context_set_kv_cache_layout_override";
   return cattn::guarded(fn, [&] {
-    if (ctx == nullptr)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "ctx", "is NULL", "NULL", "a context");
+    cattn::require_context(fn, "ctx", ctx);
     const int value = layout_bits(layout);
     if (!in_range(value))
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "layout", "is not a layout",
@@ -86,6 +85,7 @@ CATTN_API cattn_status_t cattn_get_kv_cache_layout(const cattn_context_t* ctx,
                       "bits of CATTN_KV_CACHE_LAYOUT_BIT(NHD/HND)");
 
     cattn_kv_cache_layout_t layout = CATTN_KV_CACHE_LAYOUT_UNSET;
+    if (ctx != nullptr) cattn::require_context(kResolve, "ctx", ctx);
     if (ctx != nullptr)
       layout = static_cast<cattn_kv_cache_layout_t>(
           ctx->kv_cache_layout_override.load(std::memory_order_acquire));
@@ -98,7 +98,7 @@ CATTN_API cattn_status_t cattn_get_kv_cache_layout(const cattn_context_t* ctx,
         if (layout == CATTN_KV_CACHE_LAYOUT_UNSET)
           cattn::fail_arg(CATTN_INVALID_ARGUMENT, kResolve,
                           args->env_value ? "args->env_value" : CATTN_KV_CACHE_LAYOUT_ENV,
-                          "is not a valid KV-cache layout", std::string("\"") + user + "\"",
+                          "is not a valid KV-cache layout", cattn::quoted(user),
                           "\"NHD\" or \"HND\"");
       }
     }

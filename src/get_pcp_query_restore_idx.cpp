@@ -16,7 +16,7 @@ CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx_size(const DLTensor* cu
   constexpr const char* fn = "cattn_get_pcp_query_restore_idx_size";
   return cattn::guarded(fn, [&] {
     const cattn::TensorArg cu(fn, "cu_num_tokens", cu_num_tokens);
-    cu.expect_ndim(1).expect_index_dtype().expect_host();
+    cu.expect_ndim(1).expect_index_dtype().expect_host().expect_scan_bounded();
     if (size == nullptr) cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "size", "is NULL", "NULL", "a pointer");
     *size = cattn::get_pcp_query_restore_idx_size_host(fn, cu);
   });
@@ -29,7 +29,7 @@ CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx(
     cattn::require_struct(fn, "args", args, sizeof(cattn_pcp_query_restore_idx_args_t));
     const cattn::TensorArg cu(fn, "args->cu_num_tokens", args->cu_num_tokens);
     const cattn::TensorArg out(fn, "args->restore_idx", args->restore_idx);
-    cu.expect_ndim(1).expect_index_dtype();
+    cu.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
     out.expect_ndim(1).expect_index_dtype().expect_writable();
     // Both paths read cu_num_tokens while they write the index.
     cattn::require_disjoint(fn, out, cu);

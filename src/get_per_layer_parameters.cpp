@@ -61,6 +61,17 @@ StructArray check_array(const char* fn, const char* arg, const void* p, size_t c
   return a;
 }
 
+// Fails when the bytes of two arrays of versioned structs overlap: the output is written
+// while the input is still being read, so a shared byte would feed results back in.
+void require_disjoint_arrays(const char* fn, const char* out_name, const StructArray& out,
+                             const char* in_name, const StructArray& in) {
+  const uintptr_t o = reinterpret_cast<uintptr_t>(out.base), i = reinterpret_cast<uintptr_t>(in.base);
+  // Both spans fit the address space: check_array bounded count * stride.
+  if (o < i + in.count * in.stride && i < o + out.count * out.stride)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, out_name, "overlaps an input",
+                    std::string("memory shared with ") + in_name, "a separate output array");
+}
+
 void check_flag(const char* fn, const char* arg, size_t i, const char* field, int32_t v) {
   if (v != 0 && v != 1)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, element(arg, i, field).c_str(), "is not a boolean",
@@ -90,6 +101,7 @@ CATTN_API cattn_status_t cattn_get_per_layer_parameters(const cattn_attention_la
         check_array(fn, "layers", layers, num_layers, sizeof(cattn_attention_layer_desc_t));
     const StructArray dst =
         check_array(fn, "out", out, num_layers, sizeof(cattn_per_layer_parameters_t));
+    require_disjoint_arrays(fn, "out", dst, "layers", in);
     for (size_t i = 0; i < num_layers; ++i) {
       const auto d = in.get<cattn_attention_layer_desc_t>(i);
       check_flag(fn, "layers", i, "has_sliding_window", d.has_sliding_window);
@@ -125,6 +137,11 @@ cattn_infer_global_hyperparameters(const cattn_per_layer_parameters_t* params, s
                       ">= 1 (vLLM asserts \"No attention layers found in the model.\")");
     const StructArray in =
         check_array(fn, "params", params, num_layers, sizeof(cattn_per_layer_parameters_t));
+    // Only the known fields of *out are written.
+    require_disjoint_arrays(
+        fn, "out",
+        StructArray{reinterpret_cast<char*>(out), sizeof(cattn_global_hyperparameters_t), 1},
+        "params", in);
     for (size_t i = 0; i < num_layers; ++i) {
       const auto p = in.get<cattn_per_layer_parameters_t>(i);
       check_flag(fn, "params", i, "has_logits_soft_cap", p.has_logits_soft_cap);

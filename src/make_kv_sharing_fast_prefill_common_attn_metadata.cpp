@@ -85,7 +85,7 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
     const cattn::TensorArg max_and_total(fn, "args->decode_max_and_total",
                                          args->decode_max_and_total, true);
 
-    logits.expect_ndim(1).expect_index_dtype();
+    logits.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
     const int64_t count = in.num_logits_indices;
     if (count < 0 || count > logits.numel())
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->metadata->num_logits_indices",
@@ -97,7 +97,7 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
                       std::to_string(in.num_reqs),
                       ">= 1 (vLLM fails taking the max of an empty count)");
     const int64_t num_reqs = in.num_reqs;
-    qsl.expect_ndim(1).expect_index_dtype().expect_size(
+    qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded().expect_size(
         0, cattn::checked_add(fn, "args->metadata->num_reqs + 1", num_reqs, 1));
     out_qsl.expect_ndim(1).expect_index_dtype().expect_writable().expect_out_size(0, num_reqs + 1);
     if (out_qsl_cpu.present())
@@ -107,8 +107,8 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
       max_and_total.expect_ndim(1).expect_index_dtype().expect_writable().expect_out_size(0, 2);
     const cattn::Where where =
         cattn::require_same_device(fn, {&qsl, &logits, &out_qsl, &max_and_total});
-    for (const cattn::TensorArg* o : {&out_qsl, &out_qsl_cpu, &max_and_total})
-      for (const cattn::TensorArg* i : {&qsl, &logits}) cattn::require_disjoint(fn, *o, *i);
+    cattn::require_disjoint_outputs(fn, {&out_qsl, &out_qsl_cpu, &max_and_total},
+                                    {&qsl, &logits});
     if (where == cattn::Where::Cuda) {
       if (!max_and_total.present())
         cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->decode_max_and_total", "is NULL",

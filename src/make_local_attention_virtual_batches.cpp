@@ -2,6 +2,9 @@
 // as a reusable plan: create, query its shape, write the virtual batch metadata, gather a block
 // table (vLLM's make_block_table closure), destroy. Entry points: argument checks and dispatch;
 // the algorithm is in host/make_local_attention_virtual_batches_host.cpp.
+#include <algorithm>
+#include <climits>
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -10,8 +13,6 @@
 #include "host/make_local_attention_virtual_batches_host.h"
 
 #if defined(CATTN_HAVE_CUDA)
-#include <algorithm>
-
 #include "common/cuda_launch.h"
 #include "kernels/make_local_attention_virtual_batches.h"
 #include "kernels/upload_index.h"
@@ -23,9 +24,87 @@ using cattn::LocalAttentionPlan;
 using cattn::TensorArg;
 
 void require_plan(const char* fn, const LocalAttentionPlan* plan) {
-  if (plan == nullptr)
-    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "plan", "is NULL", "NULL",
-                    "a plan from cattn_make_local_attention_virtual_batches");
+  cattn::require_live_handle(fn, "plan", plan, cattn::HandleKind::LocalAttentionPlan,
+                             plan ? &plan->magic : nullptr);
+}
+
+// What the size query and the create call both check and compute: the argument checks, the
+// virtual-batch count V (one pass over the mirrors, no allocation) and the cap it must not
+// exceed.
+struct LocalAttentionRequest {
+  int64_t chunk = 0, block_size = 0, batch = 0, cols = 0, num_actual_tokens = 0;
+  int64_t virtual_batches = 0;
+};
+
+// The 1.0 struct ends at `plan`; max_virtual_batches was appended in 1.1.
+constexpr size_t kArgsSize10 = offsetof(cattn_local_attention_args_t, plan) + sizeof(void*);
+
+LocalAttentionRequest check_local_attention(const char* fn, const cattn_local_attention_args_t* args) {
+  cattn::require_struct(fn, "args", args, kArgsSize10);
+  LocalAttentionRequest r;
+  r.chunk = args->attn_chunk_size;
+  r.block_size = args->block_size;
+  if (r.chunk < 1)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->attn_chunk_size", "is not positive",
+                    std::to_string(r.chunk), ">= 1");
+  if (r.block_size < 1)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->block_size", "is not positive",
+                    std::to_string(r.block_size), ">= 1");
+  if (r.chunk % r.block_size != 0)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->block_size",
+                    "does not divide args->attn_chunk_size",
+                    std::to_string(r.block_size) + " for a chunk of " + std::to_string(r.chunk),
+                    "a divisor of the chunk size");
+  const int64_t cap_field = args->struct_size >= sizeof(cattn_local_attention_args_t)
+                                ? args->max_virtual_batches
+                                : 0;
+  if (cap_field < 0)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->max_virtual_batches", "is negative",
+                    std::to_string(cap_field), ">= 0 (0 = derive it from num_actual_tokens)");
+  cattn::require_struct(fn, "args->metadata", args->metadata, CATTN_COMMON_ATTN_METADATA_SIZE);
+  const cattn_common_attn_metadata_t& in = *args->metadata;
+
+  const TensorArg qsl(fn, "args->metadata->query_start_loc_cpu", in.query_start_loc_cpu);
+  const TensorArg seq_lens(fn, "args->metadata->seq_lens_cpu", in.seq_lens_cpu);
+  const TensorArg table(fn, "args->metadata->block_table_tensor", in.block_table_tensor);
+  seq_lens.expect_ndim(1).expect_index_dtype().expect_host().expect_scan_bounded();
+  qsl.expect_ndim(1).expect_index_dtype().expect_host().expect_scan_bounded();
+  r.batch = seq_lens.size(0);
+  if (r.batch == 0)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->metadata->seq_lens_cpu",
+                    "describes an empty batch", "0 requests",
+                    ">= 1 request (vLLM fails on an empty batch)");
+  qsl.expect_size(0, r.batch + 1);
+  table.expect_ndim(2).expect_index_dtype().expect_size(0, r.batch);
+  if (table.size(1) < 1)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->metadata->block_table_tensor",
+                    "has no columns", table.shape_string(), "at least one column");
+  r.cols = table.size(1);
+  r.num_actual_tokens = in.num_actual_tokens;
+
+  r.virtual_batches = cattn::count_local_attention_host(fn, r.chunk, qsl, seq_lens);
+  // vLLM's bound (max_local_attention_virtual_batches): a request of q query tokens makes at
+  // most 2 + (q - 1) / C virtual batches, and a request without query tokens makes one, so B
+  // requests of T tokens make at most 2B + cdiv(T, C). Saturating: a cap past int64 is none.
+  int64_t cap = cap_field;
+  if (cap == 0) {
+    const int64_t tokens = std::max<int64_t>(in.num_actual_tokens, 0);
+    const int64_t chunks = tokens / r.chunk + (tokens % r.chunk != 0);
+    if (__builtin_mul_overflow(r.batch, 2, &cap) || __builtin_add_overflow(cap, chunks, &cap))
+      cap = INT64_MAX;
+  }
+  if (r.virtual_batches > cap)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn,
+                    cap_field > 0 ? "args->max_virtual_batches"
+                                  : "args->metadata->num_actual_tokens",
+                    "caps the virtual batches below what the batch needs",
+                    std::to_string(r.virtual_batches) + " virtual batches against a cap of " +
+                        std::to_string(cap) +
+                        (cap_field > 0 ? std::string()
+                                       : " (2 * B + cdiv(num_actual_tokens, attn_chunk_size))"),
+                    "a batch within the cap: set num_actual_tokens to the batch's token count, "
+                    "or args->max_virtual_batches");
+  return r;
 }
 
 // A block table to gather from: one row per request of the planned batch and at least the
@@ -118,51 +197,45 @@ void local_attention_on_device(const char* fn, const LocalAttentionPlan& plan,
 
 extern "C" {
 
+CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_size(
+    const cattn_local_attention_args_t* args, int64_t* virtual_batches, int64_t* pages,
+    size_t* plan_bytes) {
+  constexpr const char* fn = "cattn_make_local_attention_virtual_batches_size";
+  return cattn::guarded(fn, [&] {
+    const LocalAttentionRequest r = check_local_attention(fn, args);
+    const int64_t bytes = cattn::local_attention_plan_bytes(fn, r.virtual_batches);
+    if (virtual_batches != nullptr) *virtual_batches = r.virtual_batches;
+    if (pages != nullptr) *pages = r.chunk / r.block_size;
+    if (plan_bytes != nullptr) *plan_bytes = static_cast<size_t>(bytes);
+  });
+}
+
 CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches(
     cattn_local_attention_args_t* args) {
   constexpr const char* fn = "cattn_make_local_attention_virtual_batches";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_local_attention_args_t));
-    const int64_t chunk = args->attn_chunk_size, block_size = args->block_size;
-    if (chunk < 1)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->attn_chunk_size", "is not positive",
-                      std::to_string(chunk), ">= 1");
-    if (block_size < 1)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->block_size", "is not positive",
-                      std::to_string(block_size), ">= 1");
-    if (chunk % block_size != 0)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->block_size",
-                      "does not divide args->attn_chunk_size",
-                      std::to_string(block_size) + " for a chunk of " + std::to_string(chunk),
-                      "a divisor of the chunk size");
-    cattn::require_struct(fn, "args->metadata", args->metadata, CATTN_COMMON_ATTN_METADATA_SIZE);
+    const LocalAttentionRequest r = check_local_attention(fn, args);
+    // Within what the size query reports: checked, then allocated.
+    (void)cattn::local_attention_plan_bytes(fn, r.virtual_batches);
     const cattn_common_attn_metadata_t& in = *args->metadata;
-
     const TensorArg qsl(fn, "args->metadata->query_start_loc_cpu", in.query_start_loc_cpu);
     const TensorArg seq_lens(fn, "args->metadata->seq_lens_cpu", in.seq_lens_cpu);
-    const TensorArg table(fn, "args->metadata->block_table_tensor", in.block_table_tensor);
-    seq_lens.expect_ndim(1).expect_index_dtype().expect_host();
-    qsl.expect_ndim(1).expect_index_dtype().expect_host();
-    const int64_t batch = seq_lens.size(0);
-    if (batch == 0)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->metadata->seq_lens_cpu",
-                      "describes an empty batch", "0 requests",
-                      ">= 1 request (vLLM fails on an empty batch)");
-    qsl.expect_size(0, batch + 1);
-    table.expect_ndim(2).expect_index_dtype().expect_size(0, batch);
-    if (table.size(1) < 1)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->metadata->block_table_tensor",
-                      "has no columns", table.shape_string(), "at least one column");
-
     auto plan = std::make_unique<LocalAttentionPlan>();
-    plan->cols = table.size(1);
-    plan->num_actual_tokens = in.num_actual_tokens;
-    cattn::plan_local_attention_host(fn, chunk, block_size, qsl, seq_lens, *plan);
+    plan->cols = r.cols;
+    plan->num_actual_tokens = r.num_actual_tokens;
+    cattn::plan_local_attention_host(fn, r.chunk, r.block_size, qsl, seq_lens, r.virtual_batches,
+                                     *plan);
+    cattn::register_handle(plan.get(), cattn::HandleKind::LocalAttentionPlan);
     args->plan = plan.release();
   });
 }
 
 CATTN_API void cattn_local_attention_plan_destroy(cattn_local_attention_plan_t* plan) {
+  if (plan == nullptr) return;
+  if (!cattn::release_handle("cattn_local_attention_plan_destroy", plan,
+                             cattn::HandleKind::LocalAttentionPlan))
+    return;
+  plan->magic = cattn::kDeadHandleMagic;
   delete plan;
 }
 
@@ -208,8 +281,9 @@ CATTN_API cattn_status_t cattn_local_attention_plan_fill(
     expect_vector_out(computed, v);
     const cattn::Where where =
         cattn::require_same_device(fn, {&table, &out_table, &qsl, &seq_lens, &slots});
-    for (const TensorArg* o : {&out_table, &qsl_cpu, &seq_lens_cpu, &computed, &qsl, &seq_lens})
-      cattn::require_disjoint(fn, *o, table);
+    cattn::require_disjoint_outputs(fn, {&out_table, &qsl_cpu, &seq_lens_cpu, &computed, &qsl,
+                                         &seq_lens},
+                                    {&table});
     // Every value is >= 0, so the maxima decide whether each output dtype can hold them; they
     // are the plan's, so the device copies are checked here just like the host ones.
     for (const TensorArg* t : {&qsl_cpu, &qsl})

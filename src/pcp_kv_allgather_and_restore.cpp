@@ -55,9 +55,7 @@ void check_inputs(const char* fn, const cattn::TensorArg& key, const cattn::Tens
 }
 
 void require_comm(const char* fn, const cattn_comm_t* comm) {
-  if (comm == nullptr)
-    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->comm", "is NULL", "NULL",
-                    "a communicator from cattn_comm_create or cattn_comm_create_borrowed");
+  cattn::require_comm(fn, "args->comm", comm);
 }
 
 #if defined(CATTN_HAVE_CUDA)
@@ -333,7 +331,7 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore(
     if (cattn::require_same_device(fn, {&key, &value, &idx, &key_out, &value_out}) ==
         cattn::Where::Host)
       cattn::fail_arg(CATTN_NOT_SUPPORTED, fn, "args->key", "is host memory",
-                      "device_type " + std::to_string(args->key->device.device_type),
+                      "device_type " + std::to_string(cattn::device_type_of(args->key->device)),
                       "kDLCUDA tensors (NCCL gathers device memory; there is no host path)");
     require_comm(fn, args->comm);
 #if defined(CATTN_HAVE_CUDA)

@@ -379,3 +379,66 @@ TEST(compute_causal_conv1d_metadata, Errors) {
   EXPECT_EQ(tot, -1);
   EXPECT_EQ(cap, -1);
 }
+
+// ------------------------------------------------------------------------------------------
+// Hostile input.
+
+TEST(compute_causal_conv1d_metadata_hostile, SizeQueryAndComputeAgree) {
+  // {0, INT64_MAX} with block_m 1: the size query refused (its capacity overflows) while the
+  // compute call accepted and returned tot = INT64_MAX. Both refuse now, with one message.
+  HostTensor q = HostTensor::of({0, std::numeric_limits<int64_t>::max()}, i64());
+  int64_t tot = -1, capacity = -1;
+  EXPECT_CATTN_ERROR(cattn_compute_causal_conv1d_metadata_size(q.dl(), 1, &tot, &capacity),
+                     CATTN_INVALID_ARGUMENT, "query_start_loc_cpu needs too many programs");
+  EXPECT_EQ(tot, -1);
+  EXPECT_EQ(capacity, -1);
+  cattn_causal_conv1d_metadata_args_t a = CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT;
+  a.query_start_loc_cpu = q.dl();
+  a.block_m = 1;
+  a.tot = -1;
+  EXPECT_CATTN_ERROR(cattn_compute_causal_conv1d_metadata(&a), CATTN_INVALID_ARGUMENT,
+                     "args->query_start_loc_cpu needs too many programs");
+  EXPECT_EQ(a.tot, -1);
+  // The largest total, 2^62 - 1 (capacity 2^63 - 2), is accepted by both.
+  const int64_t most = (int64_t{1} << 62) - 1;
+  HostTensor edge = HostTensor::of({0, most}, i64());
+  ASSERT_CATTN_OK(cattn_compute_causal_conv1d_metadata_size(edge.dl(), 1, &tot, &capacity));
+  EXPECT_EQ(tot, most);
+  EXPECT_EQ(capacity, 2 * most);
+  a.query_start_loc_cpu = edge.dl();
+  ASSERT_CATTN_OK(cattn_compute_causal_conv1d_metadata(&a));
+  EXPECT_EQ(a.tot, most);
+}
+
+TEST(compute_causal_conv1d_metadata_hostile, OutputsMayNotShareMemory) {
+  HostTensor q = HostTensor::of({0, 5, 5, 20}, i32());
+  HostTensor shared({16}, i64());
+  DLTensor nums = *shared.dl(), mlist = *shared.dl();
+  int64_t nums_shape[1] = {3}, mlist_shape[1] = {6};
+  nums.shape = nums_shape;
+  mlist.shape = mlist_shape;
+  mlist.byte_offset = 2 * sizeof(int64_t);  // mlist's first entry is nums' last
+  cattn_causal_conv1d_metadata_args_t a = CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT;
+  a.query_start_loc_cpu = q.dl();
+  a.block_m = 4;
+  a.nums = &nums;
+  a.mlist = &mlist;
+  const auto before = shared.bytes();
+  EXPECT_CATTN_ERROR(cattn_compute_causal_conv1d_metadata(&a), CATTN_INVALID_ARGUMENT,
+                     "args->mlist overlaps another output (got memory shared with args->nums");
+  EXPECT_EQ(shared.bytes(), before);
+  mlist.byte_offset = 3 * sizeof(int64_t);  // adjacent, not overlapping
+  ASSERT_CATTN_OK(cattn_compute_causal_conv1d_metadata(&a));
+  EXPECT_EQ(shared.values().size(), 16u);
+}
+
+TEST(compute_causal_conv1d_metadata_hostile, HugeBroadcastIsNotScanned) {
+  // 8 real bytes claiming 2^40 entries cost the size query minutes.
+  int64_t zero[1] = {0};
+  int64_t shape[1] = {int64_t{1} << 40}, stride[1] = {0};
+  DLTensor q{zero, {kDLCPU, 0}, 1, {kDLInt, 64, 1}, shape, stride, 0};
+  int64_t tot = -1;
+  EXPECT_CATTN_ERROR(cattn_compute_causal_conv1d_metadata_size(&q, 8, &tot, nullptr),
+                     CATTN_INVALID_ARGUMENT, "query_start_loc_cpu is a broadcast view");
+  EXPECT_EQ(tot, -1);
+}

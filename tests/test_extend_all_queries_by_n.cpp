@@ -164,7 +164,7 @@ TEST(extend_all_queries_by_n, MirrorSharingMemoryIsExtendedOnce) {
   EXPECT_EQ(s.values(), (std::vector<int64_t>{7, 3, 9}));
   // Swapped roles (mirror of one is the main tensor of the other) read before writing too.
   HostTensor q2 = HostTensor::of({0, 1, 2}, i32());
-  HostTensor q2_cpu = HostTensor::of({10, 11, 12}, i32());
+  HostTensor q2_cpu = HostTensor::of({0, 1, 2}, i64());
   HostTensor s2 = HostTensor::of({1, 1}, i32());
   md.query_start_loc = q2.dl();
   md.query_start_loc_cpu = q2_cpu.dl();
@@ -174,7 +174,17 @@ TEST(extend_all_queries_by_n, MirrorSharingMemoryIsExtendedOnce) {
   out.query_start_loc_cpu = q2.dl();
   ASSERT_CATTN_OK(run(&md, &out, 1, nullptr));
   EXPECT_EQ(q2_cpu.values(), (std::vector<int64_t>{0, 2, 4}));
-  EXPECT_EQ(q2.values(), (std::vector<int64_t>{10, 12, 14}));
+  EXPECT_EQ(q2.values(), (std::vector<int64_t>{0, 2, 4}));
+  // A mirror that disagrees with its tensor is refused before anything is written.
+  HostTensor q3 = HostTensor::of({0, 1, 2}, i32());
+  HostTensor q3_cpu = HostTensor::of({0, 1, 3}, i32());
+  md.query_start_loc = q3.dl();
+  md.query_start_loc_cpu = q3_cpu.dl();
+  out = md;
+  EXPECT_CATTN_ERROR(run(&md, &out, 1, nullptr), CATTN_INVALID_ARGUMENT,
+                     "args->metadata->query_start_loc_cpu disagrees with its device tensor");
+  EXPECT_EQ(q3.values(), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(q3_cpu.values(), (std::vector<int64_t>{0, 1, 3}));
 }
 
 TEST(extend_all_queries_by_n, RandomAgainstFormula) {
@@ -221,11 +231,12 @@ TEST(extend_all_queries_by_n, Int32EdgeStillFits) {
   const auto after = {out2.qsl.bytes(), out2.seq_lens.bytes(), out2.qsl_cpu.bytes(),
                       out2.seq_lens_cpu.bytes()};
   EXPECT_TRUE(std::equal(before.begin(), before.end(), after.begin()));
-  // Only the seq_lens mirror overflows: still nothing written anywhere.
-  Batch in3({0, 1}, {top - 1}, i64());
-  in3.seq_lens_cpu = HostTensor::of({top}, i64());
-  in3.md.seq_lens_cpu = in3.seq_lens_cpu.dl();
+  // Only the seq_lens mirror overflows (its output is int32, the main one int64): still
+  // nothing written anywhere.
+  Batch in3({0, 1}, {top}, i64());
   Batch out3 = Batch::outputs(1, i32(), 1, true);
+  out3.seq_lens = HostTensor({1}, i64());
+  out3.md.seq_lens = out3.seq_lens.dl();
   const auto q_before = out3.qsl.bytes();
   EXPECT_CATTN_ERROR(run(&in3.md, &out3.md, 1, nullptr), CATTN_INVALID_ARGUMENT,
                      "args->out->seq_lens_cpu");

@@ -5,10 +5,12 @@
 
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 
 #include "cattn.h"
 #include "ref/fused_pcp_qkv_select_ref.h"
+#include "support/canary.h"
 #include "support/host_tensor.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
@@ -485,6 +487,108 @@ TEST(fused_pcp_qkv_select, DegenerateBatches) {
       const auto before = p.output_bytes();
       ASSERT_CATTN_OK(p.run());
       EXPECT_EQ(p.output_bytes(), before);
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Hostile input: outputs placed over inputs or over each other, in canaried caller memory.
+
+namespace {
+
+// The probe's batch: q [4, 1, 2] int32, query_start_loc {0, 2, 4} in a 16-byte buffer, W = 2,
+// r = 0. Every tensor lives in one canaried buffer, so a test can place any output over any
+// other tensor by its byte offset.
+struct AliasedSelect {
+  static constexpr size_t kQ = 0, kQsl = 32, kQHead = 48, kKHead = 64, kVHead = 80, kQTail = 96,
+                          kK = 112, kV = 176, kKTail = 240, kVTail = 304, kEnd = 368;
+  CanaryBuffer mem{kEnd};
+  View q{mem.payload(), kQ, {4, 1, 2}, i32()}, qsl{mem.payload(), kQsl, {3}, i32()};
+  View k{mem.payload(), kK, {8, 1, 2}, i32()}, v{mem.payload(), kV, {8, 1, 2}, i32()};
+  std::unique_ptr<View> outs[6];
+  AliasedSelect() {
+    const int32_t q_values[8] = {1, 2, -2, -1073741824, 5, 6, 7, 8};
+    for (int i = 0; i < 8; ++i) mem.store<int32_t>(kQ + 4 * i, q_values[i]);
+    for (int i = 0; i < 3; ++i) mem.store<int32_t>(kQsl + 4 * i, 2 * i);
+    for (int i = 0; i < 16; ++i) mem.store<int32_t>(kK + 4 * i, 100 + i);
+    for (int i = 0; i < 16; ++i) mem.store<int32_t>(kV + 4 * i, 200 + i);
+    place(0, kQHead);
+    place(1, kKHead);
+    place(2, kVHead);
+    place(3, kQTail);
+    place(4, kKTail);
+    place(5, kVTail);
+  }
+  // Output i (q_head, k_head, v_head, q_tail, k_tail, v_tail) at a byte offset.
+  void place(int i, size_t offset) {
+    const int64_t rows[6] = {2, 2, 2, 2, 8, 8};
+    outs[i] = std::make_unique<View>(mem.payload(), offset, std::vector<int64_t>{rows[i], 1, 2},
+                                     i32());
+  }
+  cattn_fused_pcp_qkv_select_args_t args() {
+    cattn_fused_pcp_qkv_select_args_t a = CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT;
+    a.q = q.dl();
+    a.k = k.dl();
+    a.v = v.dl();
+    a.query_start_loc = qsl.dl();
+    a.pcp_world_size = 2;
+    a.pcp_rank = 0;
+    a.q_head = outs[0]->dl();
+    a.k_head = outs[1]->dl();
+    a.v_head = outs[2]->dl();
+    a.q_tail = outs[3]->dl();
+    a.k_tail = outs[4]->dl();
+    a.v_tail = outs[5]->dl();
+    return a;
+  }
+  void mark_cuda() {
+    for (View* t : {&q, &qsl, &k, &v}) t->t.device = {kDLCUDA, 0};
+    for (auto& o : outs) o->t.device = {kDLCUDA, 0};
+  }
+};
+
+}  // namespace
+
+TEST(fused_pcp_qkv_select_hostile, DisjointPlacementRuns) {
+  AliasedSelect s;
+  auto a = s.args();
+  ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&a));
+  EXPECT_TRUE(s.mem.canaries_intact());
+  EXPECT_EQ(s.mem.load<int32_t>(AliasedSelect::kQTail), -2);  // request 0's tail: q row 1
+}
+
+TEST(fused_pcp_qkv_select_hostile, OverlapsAreRefusedWithNothingWritten) {
+  struct Case {
+    const char* what;
+    int output;
+    size_t offset;
+    const char* needle;
+  };
+  const Case cases[] = {
+      // The probe's wild write: q_tail over query_start_loc's 16 bytes (was a 4 GiB memcpy).
+      {"q_tail over query_start_loc", 3, AliasedSelect::kQsl,
+       "args->q_tail overlaps an input (got memory shared with args->query_start_loc"},
+      {"q_tail over q by half a row", 3, AliasedSelect::kQ + 4,
+       "args->q_tail overlaps an input (got memory shared with args->q"},
+      {"q_head over q's first rows", 0, AliasedSelect::kQ,
+       "args->q_head overlaps an input (got memory shared with args->q"},
+      {"k_tail over k", 4, AliasedSelect::kK + 8, "args->k_tail overlaps an input"},
+      {"v_head over v_tail", 2, AliasedSelect::kVTail + 4,
+       "args->v_tail overlaps another output (got memory shared with args->v_head"},
+      {"q_tail over k_head's last byte", 3, AliasedSelect::kKHead + 15,
+       "args->q_tail overlaps another output (got memory shared with args->k_head"},
+  };
+  for (bool cuda : {false, true}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(c.what) + (cuda ? " (CUDA-marked)" : " (host)"));
+      AliasedSelect s;
+      s.place(c.output, c.offset);
+      if (cuda) s.mark_cuda();
+      const auto before = s.mem.snapshot();
+      auto a = s.args();
+      EXPECT_CATTN_ERROR(cattn_fused_pcp_qkv_select(&a), CATTN_INVALID_ARGUMENT, c.needle);
+      EXPECT_TRUE(s.mem.unchanged(before)) << "a refused call wrote";
+      EXPECT_TRUE(s.mem.canaries_intact());
     }
   }
 }

@@ -209,3 +209,57 @@ TEST(fused_pcp_qkv_select_gpu, PastTwoToThe31Elements) {
   check_case({8, 3, 128, 192, 192, 8, 1, 1, {0, 4000, 11000}, 11000}, g);
 #endif
 }
+
+TEST(fused_pcp_qkv_select_gpu, OverlapsAreRefusedBeforeAnyLaunch) {
+  SKIP_WITHOUT_GPU();
+#if defined(CATTN_TEST_WITH_CUDA)
+  // The hostile-input probe on the device: q_tail placed over query_start_loc (and, next, over
+  // q itself) in one cudaMalloc'd buffer is refused on the host; the buffer stays as it was.
+  HostTensor all({128}, dtype_bits(32));
+  for (int64_t i = 0; i < 128; ++i) all.set(i, i);
+  DeviceTensor dev(all);
+  auto view = [&](int64_t first, std::vector<int64_t> shape) {
+    DLTensor t = *dev.dl();
+    t.byte_offset = static_cast<uint64_t>(first * 4);
+    t.ndim = static_cast<int32_t>(shape.size());
+    return std::make_pair(t, std::move(shape));
+  };
+  auto q = view(0, {4, 1, 2}), qsl = view(8, {3}), k = view(16, {8, 1, 2}), v = view(32, {8, 1, 2});
+  auto qh = view(48, {2, 1, 2}), kh = view(52, {2, 1, 2}), vh = view(56, {2, 1, 2}),
+       qt = view(60, {2, 1, 2}), kt = view(64, {8, 1, 2}), vt = view(80, {8, 1, 2});
+  for (auto* p : {&q, &qsl, &k, &v, &qh, &kh, &vh, &qt, &kt, &vt}) p->first.shape = p->second.data();
+  qsl.first.dtype = i32();
+  // query_start_loc {0, 2, 4} as int32
+  all.set(8, 0);
+  all.set(9, 2);
+  all.set(10, 4);
+  dev.upload();
+  cattn_fused_pcp_qkv_select_args_t a = CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT;
+  a.q = &q.first;
+  a.k = &k.first;
+  a.v = &v.first;
+  a.query_start_loc = &qsl.first;
+  a.pcp_world_size = 2;
+  a.q_head = &qh.first;
+  a.k_head = &kh.first;
+  a.v_head = &vh.first;
+  a.q_tail = &qt.first;
+  a.k_tail = &kt.first;
+  a.v_tail = &vt.first;
+  for (int64_t over : {8, 1}) {
+    qt.first.byte_offset = static_cast<uint64_t>(over * 4);
+    EXPECT_CATTN_ERROR(cattn_fused_pcp_qkv_select(&a), CATTN_INVALID_ARGUMENT,
+                       "args->q_tail overlaps an input");
+  }
+  CATTN_CUDA_OK(cudaDeviceSynchronize());
+  const auto before = all.bytes();
+  dev.download();
+  EXPECT_EQ(all.bytes(), before) << "a refused call wrote device memory";
+  // Placed apart, the same call runs.
+  qt.first.byte_offset = 60 * 4;
+  ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&a));
+  CATTN_CUDA_OK(cudaDeviceSynchronize());
+  dev.download();
+  EXPECT_EQ(all.get(60), 2);  // q row 1 heads request 0's tail
+#endif
+}

@@ -156,3 +156,37 @@ TEST(get_pcp_query_restore_idx, Int32OutputOverflowRejected) {
   a.restore_idx = &out;
   EXPECT_CATTN_ERROR(cattn_get_pcp_query_restore_idx(&a), CATTN_INVALID_ARGUMENT, "int32");
 }
+
+// ------------------------------------------------------------------------------------------
+// Hostile input.
+
+TEST(get_pcp_query_restore_idx_hostile, BroadcastClaimsAreBoundedNotScanned) {
+  // 8 real bytes claiming 2^32..2^40 entries cost the size query seconds to minutes.
+  int64_t zero[1] = {0};
+  int64_t stride[1] = {0};
+  for (int k : {32, 36, 40}) {
+    int64_t shape[1] = {int64_t{1} << k};
+    DLTensor cu{zero, {kDLCPU, 0}, 1, {kDLInt, 64, 1}, shape, stride, 0};
+    int64_t size = -1;
+    EXPECT_CATTN_ERROR(cattn_get_pcp_query_restore_idx_size(&cu, &size), CATTN_INVALID_ARGUMENT,
+                       "cu_num_tokens is a broadcast view (a zero stride) of too many elements");
+    EXPECT_EQ(size, -1);
+  }
+  // Exactly at the limit a broadcast is read like any tensor: 2^24 equal entries, size 0.
+  int64_t shape[1] = {CATTN_MAX_BROADCAST_ELEMENTS};
+  DLTensor cu{zero, {kDLCPU, 0}, 1, {kDLInt, 64, 1}, shape, stride, 0};
+  int64_t size = -1;
+  ASSERT_CATTN_OK(cattn_get_pcp_query_restore_idx_size(&cu, &size));
+  EXPECT_EQ(size, 0);
+  // The device path refuses the same claim before any launch.
+  shape[0] = CATTN_MAX_BROADCAST_ELEMENTS + 1;
+  cu.device = {kDLCUDA, 0};
+  HostTensor out({4}, i64());
+  DLTensor* o = out.dl();
+  o->device = {kDLCUDA, 0};
+  cattn_pcp_query_restore_idx_args_t a = CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT;
+  a.cu_num_tokens = &cu;
+  a.restore_idx = o;
+  EXPECT_CATTN_ERROR(cattn_get_pcp_query_restore_idx(&a), CATTN_INVALID_ARGUMENT,
+                     "args->cu_num_tokens is a broadcast view");
+}

@@ -273,3 +273,27 @@ TEST(get_per_layer_parameters, GlobalErrors) {
   EXPECT_EQ(g.window_left, -1);
   EXPECT_EQ(g.has_same_all_params, 1);
 }
+
+TEST(get_per_layer_parameters_hostile, OutputArraysMayNotOverlapTheirInput) {
+  // Writing element i of an overlapping output would change layer i + 1 before it is read.
+  // Five layer descriptors; the output array (stride 48, a newer caller's size) starts at
+  // layer 2, so every struct_size lines up and only the overlap is wrong.
+  constexpr size_t kStride = sizeof(cattn_attention_layer_desc_t);
+  static_assert(kStride >= sizeof(cattn_per_layer_parameters_t), "a layer is the larger struct");
+  std::vector<cattn_attention_layer_desc_t> layers(5, CATTN_ATTENTION_LAYER_DESC_INIT);
+  auto* out = reinterpret_cast<cattn_per_layer_parameters_t*>(&layers[2]);
+  const std::vector<cattn_attention_layer_desc_t> before = layers;
+  EXPECT_CATTN_ERROR(cattn_get_per_layer_parameters(layers.data(), 3, out),
+                     CATTN_INVALID_ARGUMENT, "out overlaps an input (got memory shared with layers");
+  EXPECT_EQ(std::memcmp(layers.data(), before.data(), layers.size() * kStride), 0);
+  // The global result over the second of two parameter structs.
+  std::vector<unsigned char> mem(3 * sizeof(cattn_per_layer_parameters_t));
+  auto* params = reinterpret_cast<cattn_per_layer_parameters_t*>(mem.data());
+  params[0] = CATTN_PER_LAYER_PARAMETERS_INIT;
+  params[1] = CATTN_PER_LAYER_PARAMETERS_INIT;
+  auto* global = reinterpret_cast<cattn_global_hyperparameters_t*>(mem.data() +
+                                                                   sizeof(*params) + 8);
+  global->struct_size = sizeof(cattn_global_hyperparameters_t);
+  EXPECT_CATTN_ERROR(cattn_infer_global_hyperparameters(params, 2, global),
+                     CATTN_INVALID_ARGUMENT, "out overlaps an input (got memory shared with params");
+}

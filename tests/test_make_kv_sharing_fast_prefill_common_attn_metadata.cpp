@@ -8,6 +8,7 @@
 
 #include "cattn.h"
 #include "support/host_tensor.h"
+#include "support/reserved_memory.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
 
@@ -346,14 +347,20 @@ TEST(make_kv_sharing_fast_prefill_common_attn_metadata, Errors) {
 }
 
 TEST(make_kv_sharing_fast_prefill_common_attn_metadata, Int32OutputOverflowRejected) {
-  // 2^31 logits indices (a stride-0 view of one value) would total past int32.
+  // 2^31 logits indices would total past int32. They span 16 GiB of reserved address space
+  // that the fit check keeps the call from reading (a stride-0 view of one value would be
+  // refused as a broadcast too large to scan).
   const int64_t big = int64_t{1} << 31;
   HostTensor q = HostTensor::of({0, 4}, i64());
   HostTensor zero = HostTensor::of({0}, i64());
+  ReservedMemory space(static_cast<size_t>(big) * sizeof(int64_t));
+  ASSERT_NE(space.data(), nullptr);
   DLTensor logits = *zero.dl();
-  int64_t shape = big, stride = 0;
+  int64_t shape = big;
+  logits.data = space.data();
+  logits.byte_offset = 0;
   logits.shape = &shape;
-  logits.strides = &stride;
+  logits.strides = nullptr;
   cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT;
   md.query_start_loc = q.dl();
   md.logits_indices_padded = &logits;
@@ -379,4 +386,58 @@ TEST(make_kv_sharing_fast_prefill_common_attn_metadata, Int32OutputOverflowRejec
   cuda_out.qsl.dl()->device = cuda_out.max_and_total.dl()->device = {kDLCUDA, 0};
   EXPECT_CATTN_ERROR(cuda_out.run(&md), CATTN_INVALID_ARGUMENT, "args->out->query_start_loc");
   EXPECT_EQ(cuda_out.bytes(), cuda_before);
+}
+
+TEST(make_kv_sharing_fast_prefill_common_attn_metadata, HugeBroadcastIsNotScanned) {
+  // 8 real bytes claiming 2^40 logits indices: refused from the shape, not scanned for hours.
+  HostTensor q = HostTensor::of({0, 4}, i64());
+  HostTensor zero = HostTensor::of({0}, i64());
+  DLTensor logits = *zero.dl();
+  int64_t shape = int64_t{1} << 40, stride = 0;
+  logits.shape = &shape;
+  logits.strides = &stride;
+  cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT;
+  md.query_start_loc = q.dl();
+  md.logits_indices_padded = &logits;
+  md.num_logits_indices = shape;
+  md.num_reqs = 1;
+  md.max_query_len = 4;
+  Output out(1, i64(), 1, false, false);
+  const auto before = out.bytes();
+  EXPECT_CATTN_ERROR(out.run(&md), CATTN_INVALID_ARGUMENT,
+                     "args->metadata->logits_indices_padded is a broadcast view");
+  EXPECT_EQ(out.bytes(), before);
+  // Up to the limit a broadcast is fine: 2^24 copies of index 0 all count for request 0.
+  shape = CATTN_MAX_BROADCAST_ELEMENTS;
+  md.num_logits_indices = shape;
+  ASSERT_CATTN_OK(out.run(&md));
+  EXPECT_EQ(out.qsl.values(), (std::vector<int64_t>{0, CATTN_MAX_BROADCAST_ELEMENTS}));
+}
+
+TEST(make_kv_sharing_fast_prefill_common_attn_metadata_hostile, ScalarsOverTheOutputAreRefused) {
+  // The probe: decode_max_and_total aliasing out->query_start_loc returned OK.
+  HostTensor q = HostTensor::of({0, 15, 20, 28}, i64());
+  HostTensor logits = HostTensor::of({14, 18, 19, 27}, i64());
+  cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT;
+  md.query_start_loc = q.dl();
+  md.logits_indices_padded = logits.dl();
+  md.num_logits_indices = 4;
+  md.num_reqs = 3;
+  md.max_query_len = 15;
+  Output out(3, i64(), 1, false, true);
+  DLTensor scalars = *out.qsl.dl();  // {max, total} over entries 2 and 3 of the output
+  int64_t two[1] = {2};
+  scalars.shape = two;
+  scalars.byte_offset = 2 * sizeof(int64_t);
+  out.args.decode_max_and_total = &scalars;
+  const auto before = out.bytes();
+  EXPECT_CATTN_ERROR(out.run(&md), CATTN_INVALID_ARGUMENT,
+                     "args->decode_max_and_total overlaps another output (got memory shared "
+                     "with args->out->query_start_loc");
+  EXPECT_EQ(out.bytes(), before);
+  // Apart, the same call runs (SPEC's vector).
+  out.args.decode_max_and_total = out.max_and_total.dl();
+  ASSERT_CATTN_OK(out.run(&md));
+  EXPECT_EQ(out.qsl.values(), (std::vector<int64_t>{0, 1, 3, 4}));
+  EXPECT_EQ(out.max_and_total.values(), (std::vector<int64_t>{2, 4}));
 }

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "cattn.h"
@@ -653,4 +656,219 @@ TEST(make_local_attention_virtual_batches, DeviceGatherNeeds31BitColumns) {
   EXPECT_EQ(g.bytes(), g_before);
   EXPECT_EQ(out.bytes(), before);
   cattn_local_attention_plan_destroy(plan);
+}
+
+// ------------------------------------------------------------------------------------------
+// Hostile input: a plan whose size data values alone decide, stride-0 mirrors, handle misuse,
+// and every allocation bounded by the size query.
+
+namespace {
+
+// Counts the bytes operator new hands out on this thread while armed. Replacing the global
+// operator new covers the library too: libcattn.so resolves it from the executable.
+thread_local bool t_counting = false;
+thread_local size_t t_allocated = 0;
+
+struct CountAllocations {
+  CountAllocations() {
+    t_allocated = 0;
+    t_counting = true;
+  }
+  ~CountAllocations() { t_counting = false; }
+  size_t bytes() const { return t_allocated; }
+};
+
+struct PlanArgs {
+  int64_t qsl[2], seq[1], table[1] = {7};
+  int64_t qsl_shape[1] = {2}, seq_shape[1] = {1}, table_shape[2] = {1, 1};
+  DLTensor qsl_t{}, seq_t{}, table_t{};
+  cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT;
+  cattn_local_attention_args_t a = CATTN_LOCAL_ATTENTION_ARGS_INIT;
+  // The probe: one request of 2^k query tokens and chunk 1, so V = 2^k.
+  explicit PlanArgs(int k) : qsl{0, int64_t{1} << k}, seq{int64_t{1} << k} {
+    auto wire = [](DLTensor& t, void* data, int ndim, int64_t* shape) {
+      t.data = data;
+      t.device = {kDLCPU, 0};
+      t.ndim = ndim;
+      t.dtype = {kDLInt, 64, 1};
+      t.shape = shape;
+    };
+    wire(qsl_t, qsl, 1, qsl_shape);
+    wire(seq_t, seq, 1, seq_shape);
+    wire(table_t, table, 2, table_shape);
+    md.query_start_loc_cpu = &qsl_t;
+    md.seq_lens_cpu = &seq_t;
+    md.block_table_tensor = &table_t;
+    a.attn_chunk_size = 1;
+    a.block_size = 1;
+    a.metadata = &md;
+  }
+};
+
+}  // namespace
+
+// Every unaligned form is replaced, so that whatever one form allocates another frees (ASan
+// checks that the allocator matches the deallocator).
+namespace {
+void* counted_malloc(size_t n) {
+  if (t_counting) t_allocated += n;
+  return std::malloc(n == 0 ? 1 : n);
+}
+}  // namespace
+void* operator new(size_t n) {
+  if (void* p = counted_malloc(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n) {
+  if (void* p = counted_malloc(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+TEST(make_local_attention_virtual_batches_hostile, PlanBoundedOnlyByValuesIsRefused) {
+  // The probe's input: query_start_loc_cpu {0, 2^k}, seq_lens_cpu {2^k}, chunk 1, block 1, a
+  // 1x1 table, num_actual_tokens left 0. It planned 658 MB (k = 24), 5.25 GB (k = 27), and
+  // asked for 40 GiB (k = 30); now the derived cap 2 * B + cdiv(0, 1) = 2 refuses it before
+  // anything is allocated, in the size query and the create call alike.
+  for (int k : {24, 27, 30}) {
+    SCOPED_TRACE(k);
+    PlanArgs p(k);
+    p.a.plan = reinterpret_cast<cattn_local_attention_plan_t*>(uintptr_t{0x5a5a});
+    int64_t v = -1;
+    size_t bytes = 1;
+    CountAllocations count;
+    EXPECT_CATTN_ERROR(
+        cattn_make_local_attention_virtual_batches_size(&p.a, &v, nullptr, &bytes),
+        CATTN_INVALID_ARGUMENT,
+        "args->metadata->num_actual_tokens caps the virtual batches below what the batch needs");
+    EXPECT_EQ(v, -1);
+    EXPECT_EQ(bytes, 1u);
+    EXPECT_CATTN_ERROR(cattn_make_local_attention_virtual_batches(&p.a), CATTN_INVALID_ARGUMENT,
+                       "caps the virtual batches");
+    EXPECT_EQ(p.a.plan, reinterpret_cast<cattn_local_attention_plan_t*>(uintptr_t{0x5a5a}));
+    // Only the two error messages were allocated, nothing near V * 40 bytes.
+    EXPECT_LT(count.bytes(), size_t{16384});
+  }
+}
+
+TEST(make_local_attention_virtual_batches_hostile, SizeQueryReportsWithoutAllocating) {
+  PlanArgs p(30);
+  p.a.max_virtual_batches = int64_t{1} << 31;  // an explicit cap above the batch's need
+  int64_t v = 0, pages = 0;
+  size_t bytes = 0;
+  {
+    CountAllocations count;
+    ASSERT_CATTN_OK(cattn_make_local_attention_virtual_batches_size(&p.a, &v, &pages, &bytes));
+    EXPECT_EQ(count.bytes(), 0u);
+  }
+  EXPECT_EQ(v, int64_t{1} << 30);
+  EXPECT_EQ(pages, 1);
+  EXPECT_GE(bytes, size_t{40} << 30);  // what the create call would allocate: say no to it
+  // A cap below the need is refused, naming the field.
+  p.a.max_virtual_batches = (int64_t{1} << 30) - 1;
+  EXPECT_CATTN_ERROR(cattn_make_local_attention_virtual_batches_size(&p.a, &v, &pages, &bytes),
+                     CATTN_INVALID_ARGUMENT, "args->max_virtual_batches caps the virtual batches");
+  p.a.max_virtual_batches = -1;
+  EXPECT_CATTN_ERROR(cattn_make_local_attention_virtual_batches(&p.a), CATTN_INVALID_ARGUMENT,
+                     "args->max_virtual_batches is negative");
+}
+
+TEST(make_local_attention_virtual_batches_hostile, AllocationWithinTheSizeQuery) {
+  // Plans past 4,096 virtual batches up to the cap: the create call allocates no more than
+  // the size query reports, and a cap of exactly V is enough.
+  for (int k : {12, 13, 16}) {
+    SCOPED_TRACE(k);
+    PlanArgs p(k);
+    p.md.num_actual_tokens = int64_t{1} << k;  // derived cap 2 + 2^k
+    int64_t v = 0;
+    size_t bytes = 0;
+    ASSERT_CATTN_OK(cattn_make_local_attention_virtual_batches_size(&p.a, &v, nullptr, &bytes));
+    ASSERT_EQ(v, int64_t{1} << k);
+    p.a.max_virtual_batches = v;
+    size_t allocated = 0;
+    {
+      CountAllocations count;
+      ASSERT_CATTN_OK(cattn_make_local_attention_virtual_batches(&p.a));
+      allocated = count.bytes();
+    }
+    EXPECT_LE(allocated, bytes);
+    EXPECT_GE(allocated, static_cast<size_t>(v) * 40);
+    int64_t got = 0;
+    ASSERT_CATTN_OK(cattn_local_attention_plan_get_shape(p.a.plan, &got, nullptr));
+    EXPECT_EQ(got, v);
+    cattn_local_attention_plan_destroy(p.a.plan);
+    p.a.max_virtual_batches = v - 1;
+    EXPECT_CATTN_ERROR(cattn_make_local_attention_virtual_batches(&p.a), CATTN_INVALID_ARGUMENT,
+                       "args->max_virtual_batches");
+  }
+}
+
+TEST(make_local_attention_virtual_batches_hostile, HugeBroadcastMirrorsAreRefused) {
+  // 2^26 zero-length requests stored in 3 elements (stride-0 mirrors) planned 2.56 GB.
+  int64_t zero[1] = {0}, table[1] = {0};
+  const int64_t b = int64_t{1} << 26;
+  int64_t qsl_shape[1] = {b + 1}, seq_shape[1] = {b}, table_shape[2] = {b, 1};
+  int64_t zero_stride[2] = {0, 0};
+  DLTensor qsl{zero, {kDLCPU, 0}, 1, {kDLInt, 64, 1}, qsl_shape, zero_stride, 0};
+  DLTensor seq{zero, {kDLCPU, 0}, 1, {kDLInt, 64, 1}, seq_shape, zero_stride, 0};
+  DLTensor tab{table, {kDLCPU, 0}, 2, {kDLInt, 64, 1}, table_shape, zero_stride, 0};
+  cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT;
+  md.query_start_loc_cpu = &qsl;
+  md.seq_lens_cpu = &seq;
+  md.block_table_tensor = &tab;
+  md.num_actual_tokens = b;
+  cattn_local_attention_args_t a = CATTN_LOCAL_ATTENTION_ARGS_INIT;
+  a.attn_chunk_size = 4;
+  a.block_size = 2;
+  a.metadata = &md;
+  EXPECT_CATTN_ERROR(cattn_make_local_attention_virtual_batches(&a), CATTN_INVALID_ARGUMENT,
+                     "is a broadcast view (a zero stride) of too many elements to scan");
+  EXPECT_EQ(a.plan, nullptr);
+  // One element past the limit is refused; smaller broadcast mirrors plan as any others.
+  qsl_shape[0] = CATTN_MAX_BROADCAST_ELEMENTS + 1;
+  seq_shape[0] = table_shape[0] = CATTN_MAX_BROADCAST_ELEMENTS;
+  EXPECT_CATTN_ERROR(cattn_make_local_attention_virtual_batches(&a), CATTN_INVALID_ARGUMENT,
+                     "args->metadata->query_start_loc_cpu is a broadcast view");
+  qsl_shape[0] = (1 << 16) + 1;
+  seq_shape[0] = table_shape[0] = 1 << 16;
+  ASSERT_CATTN_OK(cattn_make_local_attention_virtual_batches(&a));
+  int64_t v = 0;
+  ASSERT_CATTN_OK(cattn_local_attention_plan_get_shape(a.plan, &v, nullptr));
+  EXPECT_EQ(v, 1 << 16);
+  cattn_local_attention_plan_destroy(a.plan);
+}
+
+TEST(make_local_attention_virtual_batches_hostile, DestroyedPlansAreRecognised) {
+  Batch in({0, 3, 4}, {5, 1}, {0, 1, 2, 3}, 2, i64(), i64());
+  cattn_local_attention_plan_t* plan = make_plan(&in.md, 4, 2);
+  ASSERT_NE(plan, nullptr);
+  cattn_local_attention_plan_destroy(plan);
+  int64_t v = -1;
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_get_shape(plan, &v, nullptr),
+                     CATTN_INVALID_ARGUMENT, "plan is not a live handle");
+  EXPECT_EQ(v, -1);
+  HostTensor g({3, 2}, i64());
+  const auto before = g.bytes();
+  EXPECT_CATTN_ERROR(cattn_local_attention_plan_make_block_table(plan, in.table.dl(), g.dl(),
+                                                                 nullptr),
+                     CATTN_INVALID_ARGUMENT, "plan is not a live handle");
+  EXPECT_EQ(g.bytes(), before);
+  // A second destroy frees nothing and says so; a context is not a plan either.
+  cattn_local_attention_plan_destroy(plan);
+  EXPECT_NE(std::string(cattn_last_error_message()).find("cattn_local_attention_plan_destroy"),
+            std::string::npos);
+  cattn_context_t* ctx = nullptr;
+  ASSERT_CATTN_OK(cattn_context_create(&ctx));
+  EXPECT_CATTN_ERROR(
+      cattn_local_attention_plan_get_shape(reinterpret_cast<cattn_local_attention_plan_t*>(ctx),
+                                           &v, nullptr),
+      CATTN_INVALID_ARGUMENT, "plan is not a live handle");
+  cattn_context_destroy(ctx);
 }

@@ -635,7 +635,7 @@ TEST(nothing_lost, ComputeCausalConv1dMetadata) {
            s.q = in_tensor({-kI64Max, 0, kI64Max}, i64());
            s.block_m = 1;
          }, nullptr},
-        {"capacity past int64", I, "capacity overflows int64", [](ConvSize& s) {
+        {"capacity past int64", I, "needs too many programs", [](ConvSize& s) {
            s.q = in_tensor({0, kI64Max}, i64());
            s.block_m = 1;
          }, nullptr},
@@ -663,6 +663,15 @@ TEST(nothing_lost, ComputeCausalConv1dMetadata) {
       {"decreasing", I, "args->query_start_loc_cpu decreases", [](Conv& s) { s.q = in_tensor({0, 5, 4, 20}, i32()); }, nullptr},
       {"mlist overlapping query_start_loc_cpu", I, "args->mlist overlaps an input", nullptr, [](Conv& s) {
          s.args->mlist = s.overlap_view(s.q, 2, {6});
+       }},
+      {"batch_ptr overlapping nums", I, "args->batch_ptr overlaps another output", nullptr, [](Conv& s) {
+         s.args->batch_ptr = s.overlap_view(s.outs[0], 1, {6});
+       }},
+      {"programs past 2^62 (the size query refuses them too)", I, "needs too many programs", [](Conv& s) {
+         s.q = in_tensor({0, kI64Max}, i64());
+       }, [](Conv& s) {
+         s.args->block_m = 1;
+         s.args->nums = s.args->mlist = s.args->offsetlist = s.args->batch_ptr = s.args->token_chunk_offset_ptr = nullptr;
        }},
       {"nums value past int32", I, "args->nums cannot hold a result value", [](Conv& s) {
          s.q = in_tensor({0, int64_t{1} << 35}, i64());
@@ -764,8 +773,19 @@ TEST(nothing_lost, ExtendAllQueriesByN) {
       {"max_query_len overflowing", I, "max_query_len + n overflows int64", nullptr, [](Extend& s) { s.in->max_query_len = kI64Max - 1; }},
       {"max_seq_len overflowing", I, "max_seq_len + n overflows int64", nullptr, [](Extend& s) { s.in->max_seq_len = kI64Max; }},
       {"n x B overflowing", I, "n * B overflows int64", nullptr, [](Extend& s) { s.args->n = kI64Max; }},
-      {"seq_lens value overflowing", I, "args->metadata->seq_lens_cpu gives a result that overflows int64", [](Extend& s) { s.seq_cpu = in_tensor({5, kI64Max - 1}, i64()); }, nullptr},
-      {"value past an int32 output", I, "args->out->query_start_loc_cpu cannot hold a result value", [](Extend& s) { s.qsl_cpu = in_tensor({0, 3, std::numeric_limits<int32_t>::max()}, i64()); }, nullptr},
+      {"seq_lens value overflowing", I, "args->metadata->seq_lens gives a result that overflows int64", [](Extend& s) {
+         s.seq = in_tensor({5, kI64Max - 1}, i64());
+         s.seq_cpu = in_tensor({5, kI64Max - 1}, i64());
+       }, nullptr},
+      {"value past an int32 output", I, "args->out->query_start_loc_cpu cannot hold a result value", [](Extend& s) {
+         s.qsl = in_tensor({0, 3, std::numeric_limits<int32_t>::max()}, i64());
+         s.qsl_cpu = in_tensor({0, 3, std::numeric_limits<int32_t>::max()}, i64());
+       }, nullptr},
+      {"mirror disagreeing", I, "args->metadata->seq_lens_cpu disagrees with its device tensor", [](Extend& s) { s.seq_cpu = in_tensor({5, 8}, i64()); }, nullptr},
+      {"out seq_lens over out query_start_loc", I, "args->out->seq_lens overlaps another output", nullptr, [](Extend& s) {
+         s.out->seq_lens = s.overlap_view(s.o_qsl, 1, {2});
+         s.out->seq_lens->dtype = i64();
+       }},
   };
   if (cpu_only_build())
     v.push_back({"main tensors on a GPU", CATTN_NOT_SUPPORTED, "CPU-only", nullptr, [](Extend& s) {

@@ -6,8 +6,11 @@
 #include <cstdint>
 
 #include "cattn.h"
+#include "common/error.h"
+#include "common/handle_registry.h"
 
 struct cattn_comm_s {
+  uint64_t magic = static_cast<uint64_t>(cattn::HandleKind::Comm);
   void* nccl = nullptr;  // ncclComm_t
   bool owned = false;    // true: created by cattn_comm_create, destroyed with the handle
   // Fixed for the communicator's life, so they are read once at creation and calls that only
@@ -24,6 +27,18 @@ struct cattn_comm_s {
 };
 
 namespace cattn {
+
+// Fails unless `comm` is a live communicator (see common/handle_registry.h). A CPU-only build
+// never creates one, so there a non-NULL pointer is left for the call's CATTN_NOT_SUPPORTED,
+// which says more, and is never dereferenced.
+inline void require_comm(const char* fn, const char* arg, const cattn_comm_s* comm) {
+#if defined(CATTN_HAVE_CUDA)
+  require_live_handle(fn, arg, comm, HandleKind::Comm, comm ? &comm->magic : nullptr);
+#else
+  if (comm == nullptr)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, "is NULL", "NULL", "a communicator");
+#endif
+}
 
 // The status text every NCCL-related call of a CPU-only build fails with.
 constexpr const char* kNcclNeedsCudaBuild =

@@ -2,10 +2,20 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 #include "cattn.h"
+#include "common/handle_registry.h"
 
 struct cattn_context_s {
+  uint64_t magic = static_cast<uint64_t>(cattn::HandleKind::Context);
   // vLLM's _KV_CACHE_LAYOUT_OVERRIDE; atomic so a later override is seen by every thread.
   std::atomic<int> kv_cache_layout_override{CATTN_KV_CACHE_LAYOUT_UNSET};
 };
+
+namespace cattn {
+// Fails unless `ctx` is a live context (see common/handle_registry.h).
+inline void require_context(const char* fn, const char* arg, const cattn_context_s* ctx) {
+  require_live_handle(fn, arg, ctx, HandleKind::Context, ctx ? &ctx->magic : nullptr);
+}
+}  // namespace cattn

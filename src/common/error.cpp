@@ -6,11 +6,18 @@
 namespace cattn {
 namespace {
 thread_local std::string t_last_error;
+
+// Cuts `s` to `max` bytes, marking the cut with "...".
+std::string capped(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  return s.substr(0, max - 3) + "...";
 }
+
+}  // namespace
 
 void set_last_error(const std::string& message) noexcept {
   try {
-    t_last_error = message;
+    t_last_error = capped(message, CATTN_LAST_ERROR_MESSAGE_MAX - 1);
   } catch (...) {
     t_last_error.clear();  // out of memory while recording: an empty message beats a crash
   }
@@ -22,8 +29,28 @@ void fail(cattn_status_t code, const char* fn, const std::string& what) {
 
 void fail_arg(cattn_status_t code, const char* fn, const char* arg, const char* problem,
               const std::string& got, const std::string& expected) {
-  throw Failure{code, std::string(fn) + ": " + arg + " " + problem + " (got " + got +
-                          ", expected " + expected + ")"};
+  throw Failure{code, std::string(fn) + ": " + arg + " " + problem + " (got " +
+                          capped(got, kMaxMessagePart) + ", expected " +
+                          capped(expected, kMaxMessagePart) + ")"};
+}
+
+std::string quoted(const char* s, size_t max) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string q = "\"";
+  size_t i = 0;
+  for (; i < max && s[i] != '\0'; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+      q += static_cast<char>(c);
+    } else {
+      q += "\\x";
+      q += kHex[c >> 4];
+      q += kHex[c & 15];
+    }
+  }
+  q += "\"";
+  if (i == max && s[i] != '\0') q += "...";
+  return q;
 }
 
 void fail_no_cuda_path(const char* fn) {

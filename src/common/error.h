@@ -23,9 +23,17 @@ void set_last_error(const std::string& message) noexcept;
 [[noreturn]] void fail(cattn_status_t code, const char* fn, const std::string& what);
 
 // Throws the canonical argument error "<fn>: <arg> <problem> (got <got>, expected <expected>)".
+// `got` and `expected` are cut to kMaxMessagePart bytes each, and the whole message to
+// CATTN_LAST_ERROR_MESSAGE_MAX - 1, so that a caller's value never makes a message long.
 [[noreturn]] void fail_arg(cattn_status_t code, const char* fn, const char* arg,
                            const char* problem, const std::string& got,
                            const std::string& expected);
+
+constexpr size_t kMaxMessagePart = 256;
+
+// A caller's NUL-terminated string as it may appear in a message: quoted, at most `max` bytes
+// of it read and shown (longer ones end in "..."), bytes outside printable ASCII as \xNN.
+std::string quoted(const char* s, size_t max = 64);
 
 // Runs `body` (which returns nothing and reports failure by throwing) and converts the outcome
 // into a status. This is the only place exceptions stop, so every entry point wraps its whole

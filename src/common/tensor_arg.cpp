@@ -49,16 +49,14 @@ TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, bool o
              "0.." + std::to_string(kMaxNdim));
   if (t->ndim > 0 && t->shape == nullptr)
     fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has a NULL shape", "NULL", "ndim sizes");
-  switch (t->device.device_type) {
-    case kDLCPU:
-    case kDLCUDAHost: where_ = Where::Host; break;
-    case kDLCUDA:
-    case kDLCUDAManaged: where_ = Where::Cuda; break;
-    default:
-      fail_arg(CATTN_NOT_SUPPORTED, fn, name, "is on an unsupported device",
-               "device_type " + std::to_string(t->device.device_type),
-               "kDLCPU, kDLCUDAHost or kDLCUDA");
-  }
+  const int32_t device_type = device_type_of(t->device);
+  if (device_type == kDLCPU || device_type == kDLCUDAHost)
+    where_ = Where::Host;
+  else if (device_type == kDLCUDA || device_type == kDLCUDAManaged)
+    where_ = Where::Cuda;
+  else
+    fail_arg(CATTN_NOT_SUPPORTED, fn, name, "is on an unsupported device",
+             "device_type " + std::to_string(device_type), "kDLCPU, kDLCUDAHost or kDLCUDA");
   if (t->device.device_id < 0)
     fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has a negative device_id",
              std::to_string(t->device.device_id), ">= 0");
@@ -77,10 +75,14 @@ TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, bool o
   }
   checked_mul(fn, name, numel_, elem_bytes_);
   // Compact strides unless given; negative strides are refused so that the byte span below is
-  // simply [byte_offset, byte_offset + span].
+  // simply [byte_offset, byte_offset + span]. An empty tensor has no element to place, so any
+  // strides describe it (DLPack leaves them free, numpy gives zeros): they are replaced by
+  // compact ones.
   int64_t compact = 1;
+  bool broadcast = false;
   for (int i = t->ndim - 1; i >= 0; --i) {
-    strides_[i] = t->strides ? t->strides[i] : compact;
+    strides_[i] = t->strides && numel_ > 0 ? t->strides[i] : compact;
+    broadcast = broadcast || (strides_[i] == 0 && t->shape[i] > 1);
     if (strides_[i] < 0)
       fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has a negative stride",
                "strides[" + std::to_string(i) + "] = " + std::to_string(strides_[i]), ">= 0");
@@ -92,6 +94,7 @@ TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, bool o
     if (t->shape[i] <= 1 || numel_ == 0) strides_[i] = std::min(strides_[i], kUnboundedStrideCap);
     compact = numel_ == 0 ? compact : compact * t->shape[i];
   }
+  broadcast_ = broadcast;
   int64_t span = 0;
   if (numel_ > 0) {
     for (int i = 0; i < t->ndim; ++i)
@@ -179,16 +182,30 @@ const TensorArg& TensorArg::expect_same_dtype(const TensorArg& other) const {
 const TensorArg& TensorArg::expect_host() const {
   if (where_ != Where::Host)
     fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_, "is not host memory",
-             "device_type " + std::to_string(t_->device.device_type),
+             "device_type " + std::to_string(device_type_of(t_->device)),
              "kDLCPU or kDLCUDAHost (a host mirror)");
   return *this;
 }
 
 const TensorArg& TensorArg::expect_writable() const {
+  if (numel_ == 0) return *this;  // nothing is written
   for (int i = 0; i < t_->ndim; ++i)
     if (strides_[i] == 0 && t_->shape[i] > 1)
       fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_, "is an output with a zero stride",
                "strides[" + std::to_string(i) + "] = 0", "a stride >= 1");
+  return *this;
+}
+
+const TensorArg& TensorArg::expect_scan_bounded() const {
+  // A zero stride lets a few bytes claim any number of elements, and a call that reads every
+  // element while writing less (a size query, a plan, a count) would then work in proportion
+  // to the claim rather than to memory.
+  if (broadcast_ && numel_ > CATTN_MAX_BROADCAST_ELEMENTS)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_,
+             "is a broadcast view (a zero stride) of too many elements to scan",
+             std::to_string(numel_) + " elements " + shape_string(),
+             "at most CATTN_MAX_BROADCAST_ELEMENTS (" +
+                 std::to_string(CATTN_MAX_BROADCAST_ELEMENTS) + ") in a view with a zero stride");
   return *this;
 }
 
@@ -252,14 +269,31 @@ std::pair<uintptr_t, uintptr_t> byte_range(const TensorArg& a) {
 }
 }  // namespace
 
+bool overlap(const TensorArg& a, const TensorArg& b) {
+  if (!a.present() || !b.present() || a.where() != b.where() ||
+      (a.is_cuda() && a.device_id() != b.device_id()))
+    return false;
+  const auto x = byte_range(a), y = byte_range(b);
+  return x.first < y.second && y.first < x.second;
+}
+
 void require_disjoint(const char* fn, const TensorArg& out, const TensorArg& in) {
-  if (!out.present() || !in.present() || out.where() != in.where() ||
-      (out.is_cuda() && out.device_id() != in.device_id()))
-    return;
-  const auto a = byte_range(out), b = byte_range(in);
-  if (a.first < b.second && b.first < a.second)
+  if (overlap(out, in))
     fail_arg(CATTN_INVALID_ARGUMENT, fn, out.name(), "overlaps an input",
              std::string("memory shared with ") + in.name(), "a separate output buffer");
+}
+
+void require_disjoint_outputs(const char* fn, std::initializer_list<const TensorArg*> outs,
+                              std::initializer_list<const TensorArg*> ins) {
+  for (const TensorArg* o : outs) {
+    for (const TensorArg* i : ins) require_disjoint(fn, *o, *i);
+    for (const TensorArg* other : outs) {
+      if (other == o) break;  // each pair once, the later output named
+      if (overlap(*o, *other))
+        fail_arg(CATTN_INVALID_ARGUMENT, fn, o->name(), "overlaps another output",
+                 std::string("memory shared with ") + other->name(), "a separate output buffer");
+    }
+  }
 }
 
 bool same_view(const TensorArg& a, const TensorArg& b) {

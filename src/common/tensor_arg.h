@@ -17,6 +17,16 @@ namespace cattn {
 
 enum class Where { Host, Cuda };
 
+// The device type of a caller's DLDevice as an integer. A C caller may store any value in the
+// enum field (newer DLPack releases add types), and loading an out-of-range value as the C++
+// enum is undefined, so the field is read as its bytes.
+inline int32_t device_type_of(const DLDevice& d) {
+  int32_t v;
+  static_assert(sizeof v == sizeof d.device_type, "DLDeviceType is int-sized");
+  std::memcpy(&v, &d.device_type, sizeof v);
+  return v;
+}
+
 class TensorArg {
  public:
   // A NULL tensor is an error unless `optional` is set, in which case present() is false and
@@ -55,6 +65,10 @@ class TensorArg {
   // Outputs: no zero strides, so no two elements share memory.
   const TensorArg& expect_writable() const;
   const TensorArg& expect_contiguous() const;
+  // Inputs a call reads in full without writing as many outputs (query_start_loc and the like):
+  // a broadcast view (a zero stride over a dimension of more than one element) may hold at
+  // most CATTN_MAX_BROADCAST_ELEMENTS elements, so the work stays proportional to memory.
+  const TensorArg& expect_scan_bounded() const;
   std::string shape_string() const;
 
  private:
@@ -65,6 +79,7 @@ class TensorArg {
   int64_t numel_ = 0;
   int elem_bytes_ = 0;
   Where where_ = Where::Host;
+  bool broadcast_ = false;  // a zero stride over a dimension of more than one element
   char* data_ = nullptr;
 };
 
@@ -118,10 +133,18 @@ inline void require_fits(const char* fn, const TensorArg& a, int64_t value) {
   if (!a.is_int64() && (value > INT32_MAX || value < INT32_MIN)) fail_does_not_fit(fn, a, value);
 }
 
-// Fails (CATTN_INVALID_ARGUMENT) if output `out` shares any byte with `in` (both present, on
-// the same device). For calls that read `in` after they begin writing `out`, where aliasing
-// would silently corrupt the result.
+// True when `a` and `b` (both present, on the same device) share a byte of the memory their
+// elements span.
+bool overlap(const TensorArg& a, const TensorArg& b);
+
+// Fails (CATTN_INVALID_ARGUMENT) if output `out` shares any byte with `in`. For calls that read
+// `in` after they begin writing `out`, where aliasing would silently corrupt the result.
 void require_disjoint(const char* fn, const TensorArg& out, const TensorArg& in);
+
+// Fails (CATTN_INVALID_ARGUMENT) if any output shares a byte with an input or with another
+// output; absent tensors take no part.
+void require_disjoint_outputs(const char* fn, std::initializer_list<const TensorArg*> outs,
+                              std::initializer_list<const TensorArg*> ins);
 
 // True when `a` and `b` are the same view of the same memory: same device, first element,
 // dtype, shape and strides (strides of size-1 dimensions are ignored). Lets a call accept an

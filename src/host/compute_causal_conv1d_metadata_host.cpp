@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 namespace cattn {
 namespace {
@@ -40,23 +41,39 @@ void with_store(const TensorArg& a, F&& f) {
     f(writer1d(a));
 }
 
+// Calls f(i, pos, n) for every request i: its n programs occupy [pos, pos + n). Each entry of
+// query_start_loc_cpu is read once (a request starts where the previous one ended), and every
+// run is held within the `tot` programs the count pass found, so a caller that changes the
+// mirror during the call gets wrong values, never a write past the checked sizes.
+template <class F>
+void for_each_run(const IndexReader& qsl, const CausalConv1dCounts& c, int64_t block_m, F&& f) {
+  if (c.batch == 0) return;  // query_start_loc_cpu may be empty
+  int64_t pos = 0, start = qsl[0];
+  for (int64_t i = 0; i < c.batch; ++i) {
+    const int64_t end = qsl[i + 1];
+    int64_t len;
+    if (__builtin_sub_overflow(end, start, &len) || len < 0) len = 0;
+    const int64_t n = std::min(programs(len, block_m), c.tot - pos);
+    f(i, pos, n);
+    pos += n;
+    start = end;
+  }
+}
+
 enum class Run { RequestIndex, ChunkIndex };
 
 // Writes request i's nums_i programs as a run (its index repeated, or 0..nums_i-1), then
 // CATTN_PAD_SLOT_ID from tot up to `pad_to`.
-void write_runs(const TensorArg& out, const IndexReader& qsl, int64_t batch, int64_t block_m,
-                Run kind, int64_t pad_to) {
+void write_runs(const TensorArg& out, const IndexReader& qsl, const CausalConv1dCounts& c,
+                int64_t block_m, Run kind, int64_t pad_to) {
   with_store(out, [&](auto s) {
-    int64_t pos = 0;
-    for (int64_t i = 0; i < batch; ++i) {
-      const int64_t n = programs(qsl[i + 1] - qsl[i], block_m);
+    for_each_run(qsl, c, block_m, [&](int64_t i, int64_t pos, int64_t n) {
       if (kind == Run::RequestIndex)
         for (int64_t o = 0; o < n; ++o) s.set(pos + o, i);
       else
         for (int64_t o = 0; o < n; ++o) s.set(pos + o, o);
-      pos += n;
-    }
-    for (int64_t j = pos; j < pad_to; ++j) s.set(j, CATTN_PAD_SLOT_ID);
+    });
+    for (int64_t j = c.tot; j < pad_to; ++j) s.set(j, CATTN_PAD_SLOT_ID);
   });
 }
 
@@ -85,6 +102,12 @@ CausalConv1dCounts compute_causal_conv1d_metadata_count_host(const char* fn, con
     c.tot = checked_add(fn, "the number of programs", c.tot, n);
     c.max_num = std::max(c.max_num, n);
   }
+  // The size query's capacity, 2 * max(1024, tot), must fit int64 too, so that it and the
+  // compute call accept the same batches.
+  if (c.tot > std::numeric_limits<int64_t>::max() / 2)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, q.name(), "needs too many programs",
+             std::to_string(c.tot) + " programs",
+             "at most 2^62 - 1 (the launch arrays' capacity, 2 * tot, must fit int64)");
   return c;
 }
 
@@ -96,14 +119,14 @@ void compute_causal_conv1d_metadata_host(const TensorArg& q, int64_t block_m,
   const IndexReader in = reader1d(q);
   if (nums.present())
     with_store(nums, [&](auto s) {
-      for (int64_t i = 0; i < c.batch; ++i) s.set(i, programs(in[i + 1] - in[i], block_m));
+      for_each_run(in, c, block_m, [&](int64_t i, int64_t, int64_t n) { s.set(i, n); });
     });
-  if (mlist.present()) write_runs(mlist, in, c.batch, block_m, Run::RequestIndex, c.tot);
-  if (offsetlist.present()) write_runs(offsetlist, in, c.batch, block_m, Run::ChunkIndex, c.tot);
+  if (mlist.present()) write_runs(mlist, in, c, block_m, Run::RequestIndex, c.tot);
+  if (offsetlist.present()) write_runs(offsetlist, in, c, block_m, Run::ChunkIndex, c.tot);
   if (batch_ptr.present())
-    write_runs(batch_ptr, in, c.batch, block_m, Run::RequestIndex, batch_ptr.numel());
+    write_runs(batch_ptr, in, c, block_m, Run::RequestIndex, batch_ptr.numel());
   if (token_chunk_offset_ptr.present())
-    write_runs(token_chunk_offset_ptr, in, c.batch, block_m, Run::ChunkIndex,
+    write_runs(token_chunk_offset_ptr, in, c, block_m, Run::ChunkIndex,
                token_chunk_offset_ptr.numel());
 }
 

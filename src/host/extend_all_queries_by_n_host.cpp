@@ -35,12 +35,31 @@ void check_extended_pair_host(const char* fn, const ExtendedPair& p) {
     require_fits(fn, p.mirror_out, shifted(fn, p.mirror_in, mirror[i], i, p.add, p.add_per_index));
 }
 
+void check_mirror_host(const char* fn, const TensorArg& main, const TensorArg& mirror) {
+  if (!mirror.present() || same_view(main, mirror)) return;
+  const IndexReader a = reader1d(main), b = reader1d(mirror);
+  for (int64_t i = 0; i < main.numel(); ++i)
+    if (a[i] != b[i])
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, mirror.name(), "disagrees with its device tensor",
+               "[" + std::to_string(i) + "] = " + std::to_string(b[i]) + " against " +
+                   std::to_string(a[i]) + " in " + main.name(),
+               "a mirror holding the same values");
+}
+
+namespace {
+// The checked value plus delta; wraps instead of overflowing should the caller have changed
+// the value since the check (a race whose values are unspecified, but never undefined).
+int64_t wrapping_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+}  // namespace
+
 void write_extended_pair_host(const ExtendedPair& p) {
   const IndexReader in = reader1d(p.in);
   const IndexWriter out = writer1d(p.out);
   const int64_t n = p.in.numel();
   if (!p.mirror_in.present()) {
-    for (int64_t i = 0; i < n; ++i) out.set(i, in[i] + p.add + i * p.add_per_index);
+    for (int64_t i = 0; i < n; ++i) out.set(i, wrapping_add(in[i], p.add + i * p.add_per_index));
     return;
   }
   const IndexReader mirror_in = reader1d(p.mirror_in);
@@ -48,8 +67,8 @@ void write_extended_pair_host(const ExtendedPair& p) {
   for (int64_t i = 0; i < n; ++i) {
     const int64_t delta = p.add + i * p.add_per_index;
     const int64_t a = in[i], b = mirror_in[i];
-    out.set(i, a + delta);
-    mirror_out.set(i, b + delta);
+    out.set(i, wrapping_add(a, delta));
+    mirror_out.set(i, wrapping_add(b, delta));
   }
 }
 

@@ -18,6 +18,10 @@ struct ExtendedPair {
 // reads only, so it runs before anything is written.
 void check_extended_pair_host(const char* fn, const ExtendedPair& p);
 
+// Fails unless a host mirror holds the values of its (host) main tensor; absent mirrors and
+// mirrors that are the main tensor's very view pass. Reads only.
+void check_mirror_host(const char* fn, const TensorArg& main, const TensorArg& mirror);
+
 // Writes the outputs of a checked pair. Outputs may be the inputs themselves, and a mirror may
 // share memory with its main tensor: element i of every input is read before element i of any
 // output is written.

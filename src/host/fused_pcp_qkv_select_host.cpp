@@ -11,6 +11,7 @@
 // are 64-bit byte counts derived from sizes the entry point bounded.
 #include "host/fused_pcp_qkv_select_host.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace cattn {
@@ -58,8 +59,9 @@ char* out_row(const TensorArg& out, int64_t row) {
 
 }  // namespace
 
-void fused_pcp_qkv_select_check_host(const char* fn, const TensorArg& qsl, const TensorArg& q,
-                                     const TensorArg& k, const TensorArg& v, int64_t world_size) {
+int64_t fused_pcp_qkv_select_check_host(const char* fn, const TensorArg& qsl, const TensorArg& q,
+                                        const TensorArg& k, const TensorArg& v,
+                                        int64_t world_size) {
   const IndexReader in = reader1d(qsl);
   const int64_t batch = qsl.numel() - 1;
   auto at = [&](int64_t i) { return "[" + std::to_string(i) + "] = " + std::to_string(in[i]); };
@@ -86,18 +88,26 @@ void fused_pcp_qkv_select_check_host(const char* fn, const TensorArg& qsl, const
       fail_arg(CATTN_INVALID_ARGUMENT, fn, t->name(), "has too few rows for the batch",
                t->shape_string(),
                "at least pcp_world_size * query_start_loc[B] = " + std::to_string(kv_rows));
+  return end;
 }
 
 void fused_pcp_qkv_select_host(const TensorArg& q, const TensorArg& k, const TensorArg& v,
-                               const TensorArg& qsl, int64_t world_size, int64_t rank,
-                               const TensorArg& q_head, const TensorArg& k_head,
+                               const TensorArg& qsl, int64_t end, int64_t world_size,
+                               int64_t rank, const TensorArg& q_head, const TensorArg& k_head,
                                const TensorArg& v_head, const TensorArg& q_tail,
                                const TensorArg& k_tail, const TensorArg& v_tail) {
   const IndexReader in = reader1d(qsl);
   const RowSource qs = rows_of(q), ks = rows_of(k), vs = rows_of(v);
   const int64_t head_blocks = rank + 1, tail_blocks = 2 * world_size - rank;
+  // Every entry is read once here (a request starts where the previous one ended) and held
+  // within [previous entry, end], the bounds the check established: should the caller change
+  // query_start_loc during the call, rows come out wrong but never out of bounds (the sizes
+  // below then stay within what [0, end] allows, which the output shapes cover).
+  int64_t next = std::clamp<int64_t>(in[0], 0, end);
   for (int64_t i = 0; i + 1 < qsl.numel(); ++i) {
-    const int64_t start = in[i], half = (in[i + 1] - start) / 2;
+    const int64_t start = next;
+    next = std::clamp<int64_t>(in[i + 1], start, end);
+    const int64_t half = (next - start) / 2;
     if (half == 0) continue;
     const int64_t dst = start / 2;
     copy_rows(out_row(q_head, dst), qs, start, half);

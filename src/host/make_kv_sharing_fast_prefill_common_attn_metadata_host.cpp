@@ -78,7 +78,10 @@ int64_t make_fast_prefill_query_start_loc_host(const TensorArg& qsl, const Tenso
       request = upper_bound(ends, lo, hi, x);
     }
     previous = x;
-    // Checked beforehand: every index lies before the last end, so request < num_reqs.
+    // Checked beforehand: every index lies before the last end, so request < num_reqs; an index
+    // the caller changed during the call may not, and is left out of every count (as on the
+    // device) rather than counted past the output.
+    if (request >= num_reqs) continue;
     counts.set(request + 1, counts_in[request + 1] + 1);
   }
 

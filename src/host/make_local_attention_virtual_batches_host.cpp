@@ -10,7 +10,10 @@
 //   key length    last (a == blocks - 1), else C
 //   first key     s - (r * C + last), first page = first key // block_size.
 // Here the same quantities are produced by two passes over the requests (count, then fill), so
-// the work is O(B + V) and nothing is allocated beyond the plan's own arrays.
+// the work is O(B + V) and nothing is allocated beyond the plan's own arrays, whose size the
+// count fixes before anything is allocated. The fill pass validates what it reads afresh and
+// writes only within the counted arrays, so a caller that changes the mirrors during the call
+// gets an error, never a write out of bounds.
 //
 // Where vLLM differs: a zero-length request with s == 0 has last = C and a first key of -C, so
 // its pages start at -C / block_size and numpy/torch indexing wraps them around to the end of
@@ -42,73 +45,103 @@ RequestSplit split_request(int64_t chunk, int64_t s, int64_t q) {
 
 }  // namespace
 
-void plan_local_attention_host(const char* fn, int64_t chunk, int64_t block_size,
-                               const TensorArg& qsl, const TensorArg& seq_lens,
-                               LocalAttentionPlan& plan) {
+namespace {
+
+std::string entry(int64_t i, int64_t v) { return "[" + std::to_string(i) + "] = " + std::to_string(v); }
+
+// Walks the requests once, reading each element of the mirrors once (a request's start is the
+// previous request's end, carried), validates each request and calls emit(i, q, s, split).
+// Returns the number of virtual batches.
+template <class Emit>
+int64_t walk_requests(const char* fn, int64_t chunk, const TensorArg& qsl,
+                      const TensorArg& seq_lens, Emit&& emit) {
   const IndexReader starts = reader1d(qsl);
   const IndexReader lens = reader1d(seq_lens);
   const int64_t batch = seq_lens.numel();
-
-  int64_t virtual_batches = 0, total_q = 0;
+  int64_t virtual_batches = 0, total_q = 0, a = starts[0];
   for (int64_t i = 0; i < batch; ++i) {
-    const int64_t a = starts[i], b = starts[i + 1];
+    const int64_t b = starts[i + 1];
     if (b < a)
       fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "decreases",
-               "[" + std::to_string(i) + "] = " + std::to_string(a) + " > [" +
-                   std::to_string(i + 1) + "] = " + std::to_string(b),
-               "non-decreasing query start locations");
+               entry(i, a) + " > " + entry(i + 1, b), "non-decreasing query start locations");
     int64_t q;
     if (__builtin_sub_overflow(b, a, &q))
       fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "has a query length that overflows int64",
-               "[" + std::to_string(i) + "] = " + std::to_string(a) + ", [" +
-                   std::to_string(i + 1) + "] = " + std::to_string(b),
-               "a difference within int64");
+               entry(i, a) + ", " + entry(i + 1, b), "a difference within int64");
     total_q = checked_add(fn, "the total query length", total_q, q);
     const int64_t s = lens[i];
     if (s < q)
       fail_arg(CATTN_INVALID_ARGUMENT, fn, seq_lens.name(), "is shorter than the query",
-               "[" + std::to_string(i) + "] = " + std::to_string(s) + " with query length " +
-                   std::to_string(q),
+               entry(i, s) + " with query length " + std::to_string(q),
                "a sequence length >= its query length");
-    virtual_batches =
-        checked_add(fn, "the number of virtual batches", virtual_batches,
-                    split_request(chunk, s, q).blocks);
+    const RequestSplit r = split_request(chunk, s, q);
+    virtual_batches = checked_add(fn, "the number of virtual batches", virtual_batches, r.blocks);
+    emit(i, q, s, r);
+    a = b;
   }
-  if (virtual_batches >= static_cast<int64_t>(plan.cu_seqlens_q.max_size()))
-    fail(CATTN_OUT_OF_MEMORY, fn,
-         "the plan needs " + std::to_string(virtual_batches) + " virtual batches");
+  return virtual_batches;
+}
 
+// How much the registry's node for one handle and the allocator's rounding may add.
+constexpr int64_t kHandleOverheadBytes = 256;
+
+}  // namespace
+
+int64_t count_local_attention_host(const char* fn, int64_t chunk, const TensorArg& qsl,
+                                   const TensorArg& seq_lens) {
+  return walk_requests(fn, chunk, qsl, seq_lens, [](int64_t, int64_t, int64_t, RequestSplit) {});
+}
+
+int64_t local_attention_plan_bytes(const char* fn, int64_t virtual_batches) {
+  // cu_seqlens_q holds V + 1 entries, the four other arrays V each.
+  const int64_t entries =
+      checked_add(fn, "the plan's entries", checked_mul(fn, "the plan's entries", virtual_batches, 5), 1);
+  return checked_add(fn, "the plan's bytes",
+                     checked_mul(fn, "the plan's bytes", entries, int64_t{sizeof(int64_t)}),
+                     int64_t{sizeof(LocalAttentionPlan)} + kHandleOverheadBytes);
+}
+
+void plan_local_attention_host(const char* fn, int64_t chunk, int64_t block_size,
+                               const TensorArg& qsl, const TensorArg& seq_lens,
+                               int64_t virtual_batches, LocalAttentionPlan& plan) {
   const auto n = static_cast<size_t>(virtual_batches);
   plan.cu_seqlens_q.resize(n + 1);
   plan.seqlens_k.resize(n);
   plan.num_computed.resize(n);
   plan.batch_index.resize(n);
   plan.block_start.resize(n);
-  plan.batch = batch;
+  plan.batch = seq_lens.numel();
   plan.virtual_batches = virtual_batches;
   plan.pages = chunk / block_size;
 
+  auto changed = [&] {
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "changed while the call read it",
+             "a different number of virtual batches on a second reading",
+             std::to_string(virtual_batches) + " (mirrors no other thread writes during the call)");
+  };
   int64_t v = 0, running = 0;
   plan.cu_seqlens_q[0] = 0;
-  for (int64_t i = 0; i < batch; ++i) {
-    const int64_t q = starts[i + 1] - starts[i], s = lens[i];
-    const RequestSplit r = split_request(chunk, s, q);
+  const int64_t again = walk_requests(fn, chunk, qsl, seq_lens, [&](int64_t i, int64_t q, int64_t s,
+                                                                   const RequestSplit& r) {
+    if (r.blocks > virtual_batches - v) changed();
     for (int64_t a = 0; a < r.blocks; ++a, ++v) {
       const int64_t q_local = a == 0 ? r.q_first : std::min(q - r.q_first - chunk * (a - 1), chunk);
       const int64_t k_local = a == r.blocks - 1 ? r.last : chunk;
       const int64_t first_key = s - ((r.blocks - 1 - a) * chunk + r.last);
       running += q_local;
-      plan.cu_seqlens_q[v + 1] = running;
-      plan.seqlens_k[v] = k_local;
-      plan.num_computed[v] = k_local - q_local;
-      plan.batch_index[v] = i;
+      const auto at = static_cast<size_t>(v);
+      plan.cu_seqlens_q[at + 1] = running;
+      plan.seqlens_k[at] = k_local;
+      plan.num_computed[at] = k_local - q_local;
+      plan.batch_index[at] = i;
       // first_key < 0 only for s == 0 (see the top of the file): clamp instead of wrapping.
-      plan.block_start[v] = first_key < 0 ? 0 : first_key / block_size;
+      plan.block_start[at] = first_key < 0 ? 0 : first_key / block_size;
       plan.max_query_len = std::max(plan.max_query_len, q_local);
       plan.max_seq_len = std::max(plan.max_seq_len, k_local);
       plan.max_computed = std::max(plan.max_computed, k_local - q_local);
     }
-  }
+  });
+  if (again != virtual_batches) changed();
 }
 
 void write_local_attention_metadata_host(const LocalAttentionPlan& plan, const TensorArg& qsl_cpu,

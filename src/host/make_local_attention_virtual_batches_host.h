@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/handle_registry.h"
 #include "common/tensor_arg.h"
 
 struct cattn_local_attention_plan_s {
+  uint64_t magic = static_cast<uint64_t>(cattn::HandleKind::LocalAttentionPlan);
   int64_t batch = 0;            // B: the block tables gathered from have B rows
   int64_t virtual_batches = 0;  // V
   int64_t pages = 0;            // P = attn_chunk_size / block_size: pages per virtual batch
@@ -29,11 +31,25 @@ namespace cattn {
 
 using LocalAttentionPlan = cattn_local_attention_plan_s;
 
-// Validates the host mirrors (non-decreasing query_start_loc_cpu, seq_len >= query length)
-// and builds the plan; chunk/block sizes and shapes are already checked.
+// Validates the host mirrors (non-decreasing query_start_loc_cpu, seq_len >= query length,
+// sums within int64) and counts the virtual batches, reading every element once and
+// allocating nothing; chunk/block sizes and shapes are already checked.
+int64_t count_local_attention_host(const char* fn, int64_t attn_chunk_size,
+                                   const TensorArg& query_start_loc_cpu,
+                                   const TensorArg& seq_lens_cpu);
+
+// Host bytes a plan of `virtual_batches` holds: the object, its five per-virtual-batch arrays
+// and its registry entry. Fails when that overflows.
+int64_t local_attention_plan_bytes(const char* fn, int64_t virtual_batches);
+
+// Builds the plan of `virtual_batches` (count_local_attention_host's answer): allocates its
+// arrays, then reads the mirrors once more, validating them again, and fails
+// (CATTN_INVALID_ARGUMENT) if they no longer give that count - the caller changed them during
+// the call. No value is read twice to place a write.
 void plan_local_attention_host(const char* fn, int64_t attn_chunk_size, int64_t block_size,
                                const TensorArg& query_start_loc_cpu,
-                               const TensorArg& seq_lens_cpu, LocalAttentionPlan& plan);
+                               const TensorArg& seq_lens_cpu, int64_t virtual_batches,
+                               LocalAttentionPlan& plan);
 
 // Writes a plan's per-virtual-batch vectors; `optional` outputs may be absent.
 void write_local_attention_metadata_host(const LocalAttentionPlan& plan,

@@ -62,11 +62,15 @@ void check_mamba_align_host(const char* fn, const TensorArg& bt, const TensorArg
 void mamba_align_host(const TensorArg& bt, const TensorArg& seq_lens, int64_t block_size,
                       int64_t num_cols, const TensorArg& out) {
   const IndexReader seq = reader1d(seq_lens);
+  const int64_t cols = bt.size(1);
   for (int64_t b = 0; b < bt.size(0); ++b) {
     const int64_t start = mamba_align_start(seq[b], block_size);
     const IndexReader src = reader_row(bt, b);
     const IndexWriter dst = writer_row(out, b);
-    for (int64_t j = 0; j < num_cols; ++j) dst.set(j, src[start + j]);
+    // The check pass bounded every start; a length the caller changed since is not read past
+    // its row but padded, as on the device.
+    for (int64_t j = 0; j < num_cols; ++j)
+      dst.set(j, start <= cols - num_cols ? src[start + j] : CATTN_PAD_SLOT_ID);
   }
 }
 

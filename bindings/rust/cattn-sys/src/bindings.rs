@@ -4,10 +4,11 @@
 // Do not edit: change the header and run the script again.
 
 pub const CATTN_VERSION_MAJOR: u32 = 1;
-pub const CATTN_VERSION_MINOR: u32 = 0;
+pub const CATTN_VERSION_MINOR: u32 = 1;
 pub const CATTN_VERSION_PATCH: u32 = 0;
-pub const CATTN_VERSION_NUMBER: u32 = 10000;
-pub const CATTN_VERSION_STRING: &[u8; 6usize] = b"1.0.0\0";
+pub const CATTN_VERSION_NUMBER: u32 = 10100;
+pub const CATTN_VERSION_STRING: &[u8; 6usize] = b"1.1.0\0";
+pub const CATTN_LAST_ERROR_MESSAGE_MAX: u32 = 1024;
 pub const CATTN_KV_CACHE_LAYOUT_ENV: &[u8; 22usize] = b"CATTN_KV_CACHE_LAYOUT\0";
 pub const CATTN_DCP_ALL_RANKS: i32 = -1;
 pub const CATTN_NCCL_LIBRARY_ENV: &[u8; 19usize] = b"CATTN_NCCL_LIBRARY\0";
@@ -2171,12 +2172,13 @@ pub struct cattn_local_attention_args {
     pub block_size: i64,
     pub metadata: *const cattn_common_attn_metadata_t,
     pub plan: *mut cattn_local_attention_plan_t,
+    pub max_virtual_batches: i64,
 }
 #[test]
 fn bindgen_test_layout_cattn_local_attention_args() {
     assert_eq!(
         ::std::mem::size_of::<cattn_local_attention_args>(),
-        40usize,
+        48usize,
         concat!("Size of: ", stringify!(cattn_local_attention_args))
     );
     assert_eq!(
@@ -2269,8 +2271,33 @@ fn bindgen_test_layout_cattn_local_attention_args() {
         );
     }
     test_field_plan();
+    fn test_field_max_virtual_batches() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_virtual_batches) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_args),
+                "::",
+                stringify!(max_virtual_batches)
+            )
+        );
+    }
+    test_field_max_virtual_batches();
 }
 pub type cattn_local_attention_args_t = cattn_local_attention_args;
+extern "C" {
+    pub fn cattn_make_local_attention_virtual_batches_size(
+        args: *const cattn_local_attention_args_t,
+        virtual_batches: *mut i64,
+        pages: *mut i64,
+        plan_bytes: *mut usize,
+    ) -> cattn_status_t;
+}
 extern "C" {
     pub fn cattn_make_local_attention_virtual_batches(
         args: *mut cattn_local_attention_args_t,
@@ -3208,12 +3235,20 @@ pub struct cattn_api {
     pub comm_get_size: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_comm_t, arg2: *mut i32) -> cattn_status_t,
     >,
+    pub make_local_attention_virtual_batches_size: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_local_attention_args_t,
+            arg2: *mut i64,
+            arg3: *mut i64,
+            arg4: *mut usize,
+        ) -> cattn_status_t,
+    >,
 }
 #[test]
 fn bindgen_test_layout_cattn_api() {
     assert_eq!(
         ::std::mem::size_of::<cattn_api>(),
-        296usize,
+        304usize,
         concat!("Size of: ", stringify!(cattn_api))
     );
     assert_eq!(
@@ -3874,6 +3909,24 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_comm_get_size();
+    fn test_field_make_local_attention_virtual_batches_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).make_local_attention_virtual_batches_size) as usize
+                    - ptr as usize
+            },
+            296usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(make_local_attention_virtual_batches_size)
+            )
+        );
+    }
+    test_field_make_local_attention_virtual_batches_size();
 }
 pub type cattn_api_t = cattn_api;
 extern "C" {

@@ -197,6 +197,8 @@ impl<'l> Api<'l> {
             block_size,
             metadata: &input,
             plan: std::ptr::null_mut(),
+            // The cap derived from metadata.num_actual_tokens (see the C header).
+            max_virtual_batches: 0,
         };
         let f = entry!(self, make_local_attention_virtual_batches)?;
         // SAFETY: the metadata and its views live through the call; the library reads them

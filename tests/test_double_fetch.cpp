@@ -1,0 +1,235 @@
+// Double fetch: while one thread calls a host entry point over and over, a second thread keeps
+// changing one element of an input between checked values, values the checks refuse, and
+// extremes. That is the caller's data race, so results and statuses may vary, but the library
+// must never turn it into a write outside its outputs or a read outside its inputs: every
+// output lives in a canaried buffer (and under ASan in an instrumented heap block), and every
+// status must be one the header defines. Skipped under TSan, which reports the race itself.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cattn.h"
+#include "support/canary.h"
+#include "support/host_tensor.h"
+#include "support/status_matchers.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define CATTN_TEST_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CATTN_TEST_UNDER_TSAN 1
+#endif
+#endif
+
+using namespace cattn_test;
+
+namespace {
+
+// Each case races for this long (and at least kMinRounds calls): the window between a check
+// and the write it guards is a few instructions wide, so it takes many calls to land in it.
+constexpr auto kRaceTime = std::chrono::milliseconds(300);
+constexpr int kMinRounds = 2000;
+
+// Calls `call` over and over while another thread cycles the int64 at `target` through
+// `values`; after every call the canaries of `watched` must be intact and the status valid.
+void race(int64_t* target, std::vector<int64_t> values, std::vector<CanaryBuffer*> watched,
+          const std::function<cattn_status_t()>& call) {
+#if defined(CATTN_TEST_UNDER_TSAN)
+  GTEST_SKIP() << "the race is the point; TSan reports it";
+#endif
+  std::atomic<bool> stop{false};
+  std::thread mutator([&] {
+    while (!stop.load(std::memory_order_relaxed))
+      for (int64_t v : values) __atomic_store_n(target, v, __ATOMIC_RELAXED);
+  });
+  int ok = 0, rounds = 0;
+  std::string failure;
+  const auto until = std::chrono::steady_clock::now() + kRaceTime;
+  while (failure.empty() && (rounds < kMinRounds || std::chrono::steady_clock::now() < until)) {
+    const cattn_status_t s = call();
+    ++rounds;
+    if (static_cast<int>(s) < 0 || static_cast<int>(s) >= CATTN_STATUS_COUNT_)
+      failure = "status " + std::to_string(static_cast<int>(s)) + " is not a status";
+    ok += s == CATTN_OK;
+    for (const CanaryBuffer* b : watched)
+      if (!b->canaries_intact()) failure = "a canary changed: a write outside the outputs";
+  }
+  stop = true;
+  mutator.join();
+  __atomic_store_n(target, values.front(), __ATOMIC_RELAXED);
+  EXPECT_EQ(failure, "") << "after " << rounds << " calls";
+  EXPECT_GT(ok, 0) << "no call succeeded in " << rounds << ": the checks never passed";
+}
+
+int64_t* i64_at(CanaryBuffer& b, size_t i) {
+  return reinterpret_cast<int64_t*>(b.payload()) + i;
+}
+
+}  // namespace
+
+TEST(double_fetch, ComputeCausalConv1dMetadata) {
+  // query_start_loc_cpu {0, 5, 5, 20}, block_m 4: 6 programs. Entry 2 moves to 20 (request 1
+  // gains 4 programs after the count), 0 (a decrease), and the extremes.
+  CanaryBuffer qsl(4 * 8), nums(3 * 8), mlist(6 * 8), offsets(6 * 8), batch(10 * 8), chunk(10 * 8);
+  const int64_t values[4] = {0, 5, 5, 20};
+  std::memcpy(qsl.payload(), values, sizeof values);
+  View q(qsl.payload(), 0, {4}, i64());
+  View o0(nums.payload(), 0, {3}, i64()), o1(mlist.payload(), 0, {6}, i64()),
+      o2(offsets.payload(), 0, {6}, i64()), o3(batch.payload(), 0, {10}, i64()),
+      o4(chunk.payload(), 0, {10}, i64());
+  cattn_causal_conv1d_metadata_args_t a = CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT;
+  a.query_start_loc_cpu = q.dl();
+  a.block_m = 4;
+  a.nums = o0.dl();
+  a.mlist = o1.dl();
+  a.offsetlist = o2.dl();
+  a.batch_ptr = o3.dl();
+  a.token_chunk_offset_ptr = o4.dl();
+  race(i64_at(qsl, 2), {5, 20, 0, INT64_MAX, INT64_MIN, 19}, {&nums, &mlist, &offsets, &batch, &chunk},
+       [&] { return cattn_compute_causal_conv1d_metadata(&a); });
+}
+
+TEST(double_fetch, GetPcpQueryRestoreIdx) {
+  // cu_num_tokens {0, 4, 6, 8, 14}: 14 indices; entry 2 moves within [4, 8] (still 14), past
+  // its neighbours, to an odd length and to the extremes.
+  CanaryBuffer cu(5 * 8), out(14 * 8);
+  const int64_t values[5] = {0, 4, 6, 8, 14};
+  std::memcpy(cu.payload(), values, sizeof values);
+  View c(cu.payload(), 0, {5}, i64()), r(out.payload(), 0, {14}, i64());
+  cattn_pcp_query_restore_idx_args_t a = CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT;
+  a.cu_num_tokens = c.dl();
+  a.restore_idx = r.dl();
+  race(i64_at(cu, 2), {6, 4, 8, 14, 0, int64_t{1} << 40, -(int64_t{1} << 40), 5}, {&out},
+       [&] { return cattn_get_pcp_query_restore_idx(&a); });
+}
+
+TEST(double_fetch, MakeKvSharingFastPrefillCommonAttnMetadata) {
+  CanaryBuffer qsl(4 * 8), logits(4 * 8), out(4 * 8), scalars(2 * 8);
+  const int64_t q[4] = {0, 3, 7, 12}, l[4] = {2, 6, 11, 0};
+  std::memcpy(qsl.payload(), q, sizeof q);
+  std::memcpy(logits.payload(), l, sizeof l);
+  View qv(qsl.payload(), 0, {4}, i64()), lv(logits.payload(), 0, {4}, i64());
+  View ov(out.payload(), 0, {4}, i64()), sv(scalars.payload(), 0, {2}, i64());
+  cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT, res = md;
+  md.query_start_loc = qv.dl();
+  md.logits_indices_padded = lv.dl();
+  md.num_logits_indices = 4;
+  md.num_reqs = 3;
+  md.max_query_len = 5;
+  cattn_fast_prefill_metadata_args_t a = CATTN_FAST_PREFILL_METADATA_ARGS_INIT;
+  a.metadata = &md;
+  a.out = &res;
+  a.decode_max_and_total = sv.dl();
+  // A logits index that moves past the last request after the check: the probe's read past
+  // query_start_loc.
+  race(i64_at(logits, 1), {6, 12, 1 << 30, INT64_MAX, -5, 11}, {&out, &scalars}, [&] {
+    res.query_start_loc = ov.dl();
+    return cattn_make_kv_sharing_fast_prefill_common_attn_metadata(&a);
+  });
+}
+
+TEST(double_fetch, FusedPcpQkvSelect) {
+  // W = 2, r = 1, q [8, 2, 2] int32: query_start_loc {0, 2, 8} with entry 1 moving.
+  CanaryBuffer qsl(3 * 8), q(8 * 4 * 4), k(16 * 4 * 4), v(16 * 4 * 4);
+  CanaryBuffer out[6] = {CanaryBuffer(4 * 16), CanaryBuffer(8 * 16), CanaryBuffer(8 * 16),
+                         CanaryBuffer(4 * 16), CanaryBuffer(12 * 16), CanaryBuffer(12 * 16)};
+  const int64_t starts[3] = {0, 2, 8};
+  std::memcpy(qsl.payload(), starts, sizeof starts);
+  View qs(qsl.payload(), 0, {3}, i64()), qv(q.payload(), 0, {8, 2, 2}, i32()),
+      kv(k.payload(), 0, {16, 2, 2}, i32()), vv(v.payload(), 0, {16, 2, 2}, i32());
+  const int64_t rows[6] = {4, 8, 8, 4, 12, 12};
+  std::vector<std::unique_ptr<View>> ov;
+  for (int i = 0; i < 6; ++i)
+    ov.push_back(std::make_unique<View>(out[i].payload(), 0, std::vector<int64_t>{rows[i], 2, 2},
+                                        i32()));
+  cattn_fused_pcp_qkv_select_args_t a = CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT;
+  a.q = qv.dl();
+  a.k = kv.dl();
+  a.v = vv.dl();
+  a.query_start_loc = qs.dl();
+  a.pcp_world_size = 2;
+  a.pcp_rank = 1;
+  a.q_head = ov[0]->dl();
+  a.k_head = ov[1]->dl();
+  a.v_head = ov[2]->dl();
+  a.q_tail = ov[3]->dl();
+  a.k_tail = ov[4]->dl();
+  a.v_tail = ov[5]->dl();
+  race(i64_at(qsl, 1), {2, 8, 0, 6, int64_t{1} << 40, -2, 3}, {&out[0], &out[1], &out[2], &out[3], &out[4], &out[5]},
+       [&] { return cattn_fused_pcp_qkv_select(&a); });
+}
+
+TEST(double_fetch, MakeLocalAttentionVirtualBatches) {
+  CanaryBuffer qsl(3 * 8), seq(2 * 8), table(2 * 4 * 8);
+  const int64_t q[3] = {0, 3, 10}, s[2] = {7, 12};
+  std::memcpy(qsl.payload(), q, sizeof q);
+  std::memcpy(seq.payload(), s, sizeof s);
+  View qv(qsl.payload(), 0, {3}, i64()), sv(seq.payload(), 0, {2}, i64()),
+      tv(table.payload(), 0, {2, 4}, i64());
+  cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT;
+  md.query_start_loc_cpu = qv.dl();
+  md.seq_lens_cpu = sv.dl();
+  md.block_table_tensor = tv.dl();
+  md.num_actual_tokens = 10;
+  cattn_local_attention_args_t a = CATTN_LOCAL_ATTENTION_ARGS_INIT;
+  a.attn_chunk_size = 4;
+  a.block_size = 2;
+  a.metadata = &md;
+  a.max_virtual_batches = 64;
+  // The count pass sizes the plan; the fill pass must not write past it when the split point
+  // query_start_loc_cpu[1] moves in between (other virtual batch counts, a query longer than
+  // its sequence, a decrease).
+  race(i64_at(qsl, 1), {3, 0, 7, 1, 10, 11, int64_t{1} << 40, -3}, {&qsl, &seq}, [&] {
+    const cattn_status_t st = cattn_make_local_attention_virtual_batches(&a);
+    if (st == CATTN_OK) cattn_local_attention_plan_destroy(a.plan);
+    return st;
+  });
+}
+
+TEST(double_fetch, MambaGetBlockTableTensor) {
+  // ALIGN, block 4, one speculative block: columns (s - 1) / 4 and the next of a 4-column row.
+  CanaryBuffer table(2 * 4 * 8), seq(2 * 8), out(2 * 2 * 8);
+  for (int i = 0; i < 8; ++i) *i64_at(table, static_cast<size_t>(i)) = 100 + i;
+  *i64_at(seq, 0) = 5;
+  *i64_at(seq, 1) = 9;
+  View tv(table.payload(), 0, {2, 4}, i64()), sv(seq.payload(), 0, {2}, i64()),
+      ov(out.payload(), 0, {2, 2}, i64());
+  cattn_mamba_block_table_args_t a = CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT;
+  a.block_table = tv.dl();
+  a.seq_lens = sv.dl();
+  a.out = ov.dl();
+  a.block_size = 4;
+  a.num_speculative_blocks = 1;
+  a.mamba_cache_mode = CATTN_MAMBA_CACHE_MODE_ALIGN;
+  race(i64_at(seq, 1), {9, 1 << 20, 16, INT64_MAX, 0, 12}, {&out, &table},
+       [&] { return cattn_mamba_get_block_table_tensor(&a); });
+}
+
+TEST(double_fetch, ExtendAllQueriesByN) {
+  // Element-wise, so a changed value only changes its own result; one checked near INT64_MAX
+  // must wrap rather than overflow (UBSan watches).
+  CanaryBuffer qsl(3 * 8), seq(2 * 8), oq(3 * 8), os(2 * 8);
+  const int64_t q[3] = {0, 3, 7}, s[2] = {5, 9};
+  std::memcpy(qsl.payload(), q, sizeof q);
+  std::memcpy(seq.payload(), s, sizeof s);
+  View qv(qsl.payload(), 0, {3}, i64()), sv(seq.payload(), 0, {2}, i64()),
+      oqv(oq.payload(), 0, {3}, i64()), osv(os.payload(), 0, {2}, i64());
+  cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT, res = md;
+  md.query_start_loc = qv.dl();
+  md.seq_lens = sv.dl();
+  res.query_start_loc = oqv.dl();
+  res.seq_lens = osv.dl();
+  cattn_extend_all_queries_by_n_args_t a = CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT;
+  a.metadata = &md;
+  a.out = &res;
+  a.n = 2;
+  race(i64_at(seq, 1), {9, INT64_MAX, INT64_MAX - 1, INT64_MIN, 3}, {&oq, &os},
+       [&] { return cattn_extend_all_queries_by_n(&a); });
+}
