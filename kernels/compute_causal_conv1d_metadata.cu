@@ -5,6 +5,7 @@
 
 #include "kernels/compute_causal_conv1d_metadata.h"
 #include "kernels/index_access.cuh"
+#include "kernels/launch_common.cuh"
 
 namespace cattn {
 namespace kernels {
@@ -13,8 +14,8 @@ __global__ void compute_causal_conv1d_metadata_kernel(
     const __grid_constant__ CausalConv1dParams p) {
   const int nreq = p.prefix.count - 1;
   const int64_t* pre = p.prefix.v;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const int64_t tid = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  const int64_t stride = grid_threads();
+  const int64_t tid = grid_thread();
   if (p.nums.data != nullptr)
     for (int64_t i = tid; i < nreq; i += stride)
       store_index(p.nums, p.prefix.first + i, pre[i + 1] - pre[i]);
@@ -32,13 +33,11 @@ __global__ void compute_causal_conv1d_metadata_kernel(
   }
 }
 
-int launch_compute_causal_conv1d_metadata(const CausalConv1dParams& p, void* stream) {
+int launch_compute_causal_conv1d_metadata(const CausalConv1dParams& p, const DeviceShape& dev,
+                                          void* stream) {
   if (p.prefix.count < 2) return cudaSuccess;
   const int64_t work = p.prefix.v[p.prefix.count - 1] - p.prefix.v[0] + p.prefix.count;
-  const int64_t blocks = (work + 255) / 256;
-  compute_causal_conv1d_metadata_kernel<<<static_cast<unsigned>(blocks < 512 ? blocks : 512), 256,
-                                          0, static_cast<cudaStream_t>(stream)>>>(p);
-  return cudaGetLastError();
+  return launch_elementwise(compute_causal_conv1d_metadata_kernel, work, dev, stream, p);
 }
 
 }  // namespace kernels

@@ -15,7 +15,8 @@ struct CausalConv1dParams {
   ParamChunk prefix;
 };
 
-int launch_compute_causal_conv1d_metadata(const CausalConv1dParams& p, void* stream);
+int launch_compute_causal_conv1d_metadata(const CausalConv1dParams& p, const DeviceShape& dev,
+                                          void* stream);
 
 }  // namespace kernels
 }  // namespace cattn

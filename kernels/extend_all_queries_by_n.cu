@@ -5,28 +5,23 @@
 
 #include "kernels/extend_all_queries_by_n.h"
 #include "kernels/index_access.cuh"
+#include "kernels/launch_common.cuh"
 
 namespace cattn {
 namespace kernels {
 
 __global__ void extend_all_queries_by_n_kernel(const ExtendQueriesParams p) {
-  const int64_t n = p.query_start_loc.size;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  const int64_t n = p.query_start_loc.size[0];
+  for (int64_t i = grid_thread(); i < n; i += grid_threads()) {
     store_index(p.out_query_start_loc, i, load_index(p.query_start_loc, i) + i * p.n);
-    if (i < p.seq_lens.size) store_index(p.out_seq_lens, i, load_index(p.seq_lens, i) + p.n);
+    if (i < p.seq_lens.size[0]) store_index(p.out_seq_lens, i, load_index(p.seq_lens, i) + p.n);
   }
 }
 
 int launch_extend_all_queries_by_n(const ExtendQueriesParams& p, const DeviceShape& dev,
                                    void* stream) {
-  const int64_t n = p.query_start_loc.size;
-  if (n == 0) return cudaSuccess;
-  constexpr int kThreads = 256;
-  const int64_t want = (n + kThreads - 1) / kThreads, cap = int64_t{dev.sm_count} * 8;
-  extend_all_queries_by_n_kernel<<<static_cast<unsigned>(want < cap ? want : cap), kThreads, 0,
-                                   static_cast<cudaStream_t>(stream)>>>(p);
-  return cudaGetLastError();
+  return launch_elementwise(extend_all_queries_by_n_kernel,
+                            p.query_start_loc.size[0], dev, stream, p);
 }
 
 }  // namespace kernels

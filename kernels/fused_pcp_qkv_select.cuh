@@ -15,6 +15,7 @@
 
 #include "kernels/fused_pcp_qkv_select.h"
 #include "kernels/index_access.cuh"
+#include "kernels/launch_common.cuh"
 
 #ifndef CATTN_SELECT_UNROLL
 #define CATTN_SELECT_UNROLL 4
@@ -29,24 +30,17 @@
 #define CATTN_SELECT_INTERLEAVE 1
 #endif
 #ifndef CATTN_SELECT_WAVES
-#define CATTN_SELECT_WAVES 64
+#define CATTN_SELECT_WAVES 64  // kernels::kRowWaves
 #endif
 
 namespace cattn {
 namespace kernels {
 
-template <int kBytes> struct VecOf;
-template <> struct VecOf<16> { using T = uint4; };
-template <> struct VecOf<8> { using T = uint2; };
-template <> struct VecOf<4> { using T = unsigned int; };
-template <> struct VecOf<2> { using T = unsigned short; };
-template <> struct VecOf<1> { using T = unsigned char; };
+constexpr int kSelectThreads = kBlockThreads;
 
-constexpr int kSelectThreads = 256;
-
-// Tuning knobs, chosen by measurement on an H200 (see bench/README.md): vectors in flight per
-// lane, resident blocks the register budget must allow, and evict-first cache hints for data
-// that is touched exactly once.
+// Tuning knobs (bench/tune_fused_select.cu sets them; docs/performance.md has the choices):
+// vectors in flight per lane, resident blocks the register budget must allow, and evict-first
+// cache hints for data that is touched exactly once.
 struct SelectTuning {
   static constexpr int kUnroll = CATTN_SELECT_UNROLL;
   static constexpr int kMinBlocks = CATTN_SELECT_MIN_BLOCKS;
@@ -54,9 +48,7 @@ struct SelectTuning {
   // 1: warp w takes rows w, w + warps, ... so the whole grid sweeps memory front to back
   // together; 0: each warp takes one contiguous run of rows.
   static constexpr bool kInterleave = CATTN_SELECT_INTERLEAVE;
-  // Most waves of resident blocks the grid holds (0: no cap, one warp per row). Blocks are issued
-  // in order as earlier ones retire, so short-lived blocks keep the rows in flight one compact
-  // window sweeping memory; one wave of long-lived blocks lets warps drift apart.
+  // Most waves of resident blocks the grid holds (kRowWaves; 0: no cap, one warp per row).
   static constexpr int kWaves = CATTN_SELECT_WAVES;
 };
 
@@ -203,6 +195,33 @@ __global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
                                             op.dst_tail + t * p.heads * op.head_bytes, head, lane);
     }
   }
+}
+
+inline bool fused_pcp_qkv_select_operand_allows(const SelectOperand& o, int64_t bytes) {
+  return aligned_to(o.src, bytes) && aligned_to(o.dst_head, bytes) &&
+         aligned_to(o.dst_tail, bytes) && o.src_row_stride % bytes == 0 &&
+         o.src_head_stride % bytes == 0 && o.head_bytes % bytes == 0;
+}
+
+// The launcher: the widest access every operand allows, and a warp per row up to
+// SelectTuning::kWaves waves of resident blocks (then warps loop over rows). Here rather than in
+// the .cu so that bench/tune_fused_select.cu builds the same launcher with other knobs.
+inline cudaError_t launch_fused_pcp_qkv_select_kernel(const FusedSelectParams& p,
+                                                      const DeviceShape& dev, cudaStream_t s) {
+  const int64_t rows = p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows;
+  if (rows == 0 || p.heads == 0) return cudaSuccess;
+  auto allows = [&](int64_t w) {
+    return fused_pcp_qkv_select_operand_allows(p.q, w) &&
+           fused_pcp_qkv_select_operand_allows(p.k, w) &&
+           fused_pcp_qkv_select_operand_allows(p.v, w);
+  };
+  return dispatch_widest(allows, [&](auto width) {
+    constexpr int kBytes = decltype(width)::value;
+    const unsigned blocks =
+        row_per_warp_grid<fused_pcp_qkv_select_kernel<kBytes>>(rows, dev, SelectTuning::kWaves);
+    fused_pcp_qkv_select_kernel<kBytes><<<blocks, kSelectThreads, 0, s>>>(p);
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace kernels

@@ -3,15 +3,15 @@
 
 #include "kernels/get_dcp_local_seq_lens.h"
 #include "kernels/index_access.cuh"
+#include "kernels/launch_common.cuh"
 
 namespace cattn {
 namespace kernels {
 
 __global__ void get_dcp_local_seq_lens_kernel(const DcpLocalSeqLensParams p) {
-  const int64_t n = p.out.rows * p.out.cols;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t b = i / p.out.cols, c = i - b * p.out.cols;
+  const int64_t n = p.out.size[0] * p.out.size[1];
+  for (int64_t i = grid_thread(); i < n; i += grid_threads()) {
+    const int64_t b = i / p.out.size[1], c = i - b * p.out.size[1];
     // vLLM computes in int32 after seq_lens.to(torch.int32): wrap the same way.
     const int64_t s = static_cast<int32_t>(load_index(p.seq_lens, b));
     const int64_t rank = p.dcp_rank < 0 ? c : p.dcp_rank;
@@ -24,13 +24,8 @@ __global__ void get_dcp_local_seq_lens_kernel(const DcpLocalSeqLensParams p) {
 
 int launch_get_dcp_local_seq_lens(const DcpLocalSeqLensParams& p, const DeviceShape& dev,
                                   void* stream) {
-  const int64_t n = p.out.rows * p.out.cols;
-  if (n == 0) return cudaSuccess;
-  constexpr int kThreads = 256;
-  const int64_t want = (n + kThreads - 1) / kThreads, cap = int64_t{dev.sm_count} * 8;
-  get_dcp_local_seq_lens_kernel<<<static_cast<unsigned>(want < cap ? want : cap), kThreads, 0,
-                                  static_cast<cudaStream_t>(stream)>>>(p);
-  return cudaGetLastError();
+  return launch_elementwise(get_dcp_local_seq_lens_kernel,
+                            p.out.size[0] * p.out.size[1], dev, stream, p);
 }
 
 }  // namespace kernels

@@ -7,16 +7,17 @@
 
 #include "kernels/get_pcp_query_restore_idx.h"
 #include "kernels/index_access.cuh"
+#include "kernels/launch_common.cuh"
 #include "kernels/segment_walk.cuh"
 
 namespace cattn {
 namespace kernels {
 
-constexpr int kRestoreThreads = 256;
+constexpr int kRestoreThreads = kBlockThreads;
 
 __global__ void __launch_bounds__(kRestoreThreads)
     get_pcp_query_restore_idx_kernel(const RestoreIdxParams p) {
-  const int64_t reqs = p.cu_num_tokens.size > 0 ? p.cu_num_tokens.size - 1 : 0;
+  const int64_t reqs = p.cu_num_tokens.size[0] > 0 ? p.cu_num_tokens.size[0] - 1 : 0;
   auto positions = [&](int64_t i) {
     const int64_t len = load_index(p.cu_num_tokens, i + 1) - load_index(p.cu_num_tokens, i);
     return len > 0 ? len / 2 * 2 : 0;
@@ -24,7 +25,7 @@ __global__ void __launch_bounds__(kRestoreThreads)
   const int64_t size = segment_total<kRestoreThreads>(reqs, positions);
   const int64_t total = size / 2;
   int64_t k0, k1;
-  block_range(p.restore_idx.size, k0, k1);
+  block_range(p.restore_idx.size[0], k0, k1);
   for (int64_t k = (k0 > size ? k0 : size) + threadIdx.x; k < k1; k += kRestoreThreads)
     store_index(p.restore_idx, k, -1);
   const int64_t hi = k1 < size ? k1 : size;
@@ -38,13 +39,11 @@ __global__ void __launch_bounds__(kRestoreThreads)
 
 int launch_get_pcp_query_restore_idx(const RestoreIdxParams& p, const DeviceShape& dev,
                                      void* stream) {
-  const int64_t n = p.restore_idx.size;
+  const int64_t n = p.restore_idx.size[0];
   if (n == 0) return cudaSuccess;
   // Each block owns a contiguous slice of the output and re-scans the (short) request list.
-  const int64_t want = (n + 4 * kRestoreThreads - 1) / (4 * kRestoreThreads);
-  const int64_t cap = int64_t{dev.sm_count} * 4;
-  get_pcp_query_restore_idx_kernel<<<static_cast<unsigned>(want < cap ? want : cap),
-                                     kRestoreThreads, 0, static_cast<cudaStream_t>(stream)>>>(p);
+  get_pcp_query_restore_idx_kernel<<<segment_walk_grid(n, dev), kRestoreThreads, 0,
+                                     static_cast<cudaStream_t>(stream)>>>(p);
   return cudaGetLastError();
 }
 

@@ -1,4 +1,4 @@
-// Device-side reads and writes of the index views in kernel_types.h.
+// Device-side reads and writes of the index views of kernel_types.h.
 #pragma once
 
 #include <cstdint>
@@ -8,31 +8,34 @@
 namespace cattn {
 namespace kernels {
 
-__device__ __forceinline__ int64_t load_index(const IndexSpan& s, int64_t i) {
-  return s.i64 ? static_cast<const int64_t*>(s.data)[i * s.step]
-               : static_cast<int64_t>(static_cast<const int32_t*>(s.data)[i * s.step]);
+// The element at element offset `off` of a view, in its dtype.
+template <int Rank>
+__device__ __forceinline__ int64_t load_at(const IndexView<const void*, Rank>& v, int64_t off) {
+  return v.i64 ? static_cast<const int64_t*>(v.data)[off]
+               : static_cast<int64_t>(static_cast<const int32_t*>(v.data)[off]);
 }
-
-__device__ __forceinline__ void store_index(const MutIndexSpan& s, int64_t i, int64_t v) {
-  if (s.i64)
-    static_cast<int64_t*>(s.data)[i * s.step] = v;
+// Stores in the view's dtype; an int32 view keeps the low 32 bits.
+template <int Rank>
+__device__ __forceinline__ void store_at(const IndexView<void*, Rank>& v, int64_t off,
+                                         int64_t value) {
+  if (v.i64)
+    static_cast<int64_t*>(v.data)[off] = value;
   else
-    static_cast<int32_t*>(s.data)[i * s.step] = static_cast<int32_t>(v);
+    static_cast<int32_t*>(v.data)[off] = static_cast<int32_t>(value);
 }
 
+__device__ __forceinline__ int64_t load_index(const IndexSpan& s, int64_t i) {
+  return load_at(s, i * s.step[0]);
+}
 __device__ __forceinline__ int64_t load_index(const IndexMatrix& m, int64_t r, int64_t c) {
-  const int64_t off = r * m.row_step + c * m.col_step;
-  return m.i64 ? static_cast<const int64_t*>(m.data)[off]
-               : static_cast<int64_t>(static_cast<const int32_t*>(m.data)[off]);
+  return load_at(m, r * m.step[0] + c * m.step[1]);
 }
-
+__device__ __forceinline__ void store_index(const MutIndexSpan& s, int64_t i, int64_t v) {
+  store_at(s, i * s.step[0], v);
+}
 __device__ __forceinline__ void store_index(const MutIndexMatrix& m, int64_t r, int64_t c,
                                             int64_t v) {
-  const int64_t off = r * m.row_step + c * m.col_step;
-  if (m.i64)
-    static_cast<int64_t*>(m.data)[off] = v;
-  else
-    static_cast<int32_t*>(m.data)[off] = static_cast<int32_t>(v);
+  store_at(m, r * m.step[0] + c * m.step[1], v);
 }
 
 // Torch/numpy floor division for a positive divisor.

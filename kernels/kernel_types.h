@@ -7,32 +7,22 @@
 namespace cattn {
 namespace kernels {
 
-// A strided 1-D view of an int32/int64 tensor in device memory.
-struct IndexSpan {
-  const void* data = nullptr;
-  int64_t step = 0;  // elements between consecutive entries
-  int64_t size = 0;
+// A strided 1-D or 2-D view of an int32/int64 tensor in device memory: `Data` is const void*
+// for an input and void* for an output. step[d] counts elements between neighbours in
+// dimension d. Built from a checked tensor by cattn::index_view (src/device/cuda_launch.h) and
+// read and written through load_index / store_index (kernels/index_access.cuh).
+template <class Data, int Rank>
+struct IndexView {
+  static_assert(Rank == 1 || Rank == 2, "index views are 1-D or 2-D");
+  Data data = nullptr;
+  int64_t size[Rank] = {};
+  int64_t step[Rank] = {};
   bool i64 = false;
 };
-struct MutIndexSpan {
-  void* data = nullptr;
-  int64_t step = 0;
-  int64_t size = 0;
-  bool i64 = false;
-};
-// A strided 2-D view of an int32/int64 tensor in device memory.
-struct IndexMatrix {
-  const void* data = nullptr;
-  int64_t rows = 0, cols = 0;
-  int64_t row_step = 0, col_step = 0;  // elements
-  bool i64 = false;
-};
-struct MutIndexMatrix {
-  void* data = nullptr;
-  int64_t rows = 0, cols = 0;
-  int64_t row_step = 0, col_step = 0;
-  bool i64 = false;
-};
+using IndexSpan = IndexView<const void*, 1>;
+using MutIndexSpan = IndexView<void*, 1>;
+using IndexMatrix = IndexView<const void*, 2>;
+using MutIndexMatrix = IndexView<void*, 2>;
 
 // Launch configuration the host side reads off the device once per call.
 struct DeviceShape {

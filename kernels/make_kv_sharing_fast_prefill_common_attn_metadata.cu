@@ -22,19 +22,19 @@ struct MaxOp {
 
 __device__ __forceinline__ void atomic_increment(const MutIndexSpan& s, int64_t i) {
   if (s.i64)
-    atomicAdd(reinterpret_cast<unsigned long long*>(static_cast<int64_t*>(s.data) + i * s.step),
+    atomicAdd(reinterpret_cast<unsigned long long*>(static_cast<int64_t*>(s.data) + i * s.step[0]),
               1ull);
   else
-    atomicAdd(static_cast<int32_t*>(s.data) + i * s.step, 1);
+    atomicAdd(static_cast<int32_t*>(s.data) + i * s.step[0], 1);
 }
 
 __global__ void __launch_bounds__(kFastPrefillThreads)
     make_kv_sharing_fast_prefill_common_attn_metadata_kernel(const FastPrefillParams p) {
-  const int64_t reqs = p.query_start_loc.size - 1;
+  const int64_t reqs = p.query_start_loc.size[0] - 1;
   const MutIndexSpan& out = p.decode_query_start_loc;
   for (int64_t i = threadIdx.x; i <= reqs; i += kFastPrefillThreads) store_index(out, i, 0);
   __syncthreads();
-  for (int64_t t = threadIdx.x; t < p.logits_indices.size; t += kFastPrefillThreads) {
+  for (int64_t t = threadIdx.x; t < p.logits_indices.size[0]; t += kFastPrefillThreads) {
     const int64_t x = load_index(p.logits_indices, t);
     // Number of query_start_loc[1:] entries <= x (torch.bucketize(..., right=True)).
     int64_t lo = 0, hi = reqs;
@@ -52,8 +52,8 @@ __global__ void __launch_bounds__(kFastPrefillThreads)
   int64_t running = 0, best = 0;
   for (int64_t c0 = 1; c0 <= reqs; c0 += kFastPrefillThreads) {
     const int64_t i = c0 + threadIdx.x;
-    const int64_t n = i <= reqs ? load_index(IndexSpan{out.data, out.step, out.size, out.i64}, i)
-                                : 0;
+    const IndexSpan counts{out.data, {out.size[0]}, {out.step[0]}, out.i64};
+    const int64_t n = i <= reqs ? load_index(counts, i) : 0;
     best = n > best ? n : best;
     int64_t incl = 0, sum = 0;
     Scan(scan_tmp).InclusiveSum(n, incl, sum);
@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(kFastPrefillThreads)
     running += sum;
   }
   const int64_t max_count = Reduce(reduce_tmp).Reduce(best, MaxOp());
-  if (threadIdx.x == 0 && p.max_and_total.size >= 2) {
+  if (threadIdx.x == 0 && p.max_and_total.size[0] >= 2) {
     store_index(p.max_and_total, 0, max_count);
     store_index(p.max_and_total, 1, running);
   }
@@ -70,8 +70,9 @@ __global__ void __launch_bounds__(kFastPrefillThreads)
 
 int launch_make_kv_sharing_fast_prefill_common_attn_metadata(const FastPrefillParams& p,
                                                              void* stream) {
-  make_kv_sharing_fast_prefill_common_attn_metadata_kernel<<<1, kFastPrefillThreads, 0,
-                                                             static_cast<cudaStream_t>(stream)>>>(p);
+  // One block by design: the count, the scan and the maximum need the whole batch.
+  const auto s = static_cast<cudaStream_t>(stream);
+  make_kv_sharing_fast_prefill_common_attn_metadata_kernel<<<1, kFastPrefillThreads, 0, s>>>(p);
   return cudaGetLastError();
 }
 

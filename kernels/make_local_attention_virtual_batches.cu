@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/index_access.cuh"
+#include "kernels/launch_common.cuh"
 #include "kernels/make_local_attention_virtual_batches.h"
 
 namespace cattn {
@@ -10,10 +11,9 @@ namespace kernels {
 
 __global__ void make_local_attention_virtual_batches_kernel(
     const __grid_constant__ LocalBlockTableParams p) {
-  const int64_t pages = p.out.cols;
+  const int64_t pages = p.out.size[1];
   const int64_t n = static_cast<int64_t>(p.batch_and_start.count) * pages;
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < n;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t e = grid_thread(); e < n; e += grid_threads()) {
     const int64_t i = e / pages, j = e - i * pages;
     const int64_t packed = p.batch_and_start.v[i];
     const int64_t batch = packed >> 32, start = packed & 0xffffffff;
@@ -23,13 +23,10 @@ __global__ void make_local_attention_virtual_batches_kernel(
   }
 }
 
-int launch_make_local_attention_virtual_batches(const LocalBlockTableParams& p, void* stream) {
-  const int64_t n = static_cast<int64_t>(p.batch_and_start.count) * p.out.cols;
-  if (n == 0) return cudaSuccess;
-  const int64_t blocks = (n + 255) / 256;
-  make_local_attention_virtual_batches_kernel<<<static_cast<unsigned>(blocks < 1024 ? blocks : 1024),
-                                                256, 0, static_cast<cudaStream_t>(stream)>>>(p);
-  return cudaGetLastError();
+int launch_make_local_attention_virtual_batches(const LocalBlockTableParams& p,
+                                                const DeviceShape& dev, void* stream) {
+  const int64_t n = static_cast<int64_t>(p.batch_and_start.count) * p.out.size[1];
+  return launch_elementwise(make_local_attention_virtual_batches_kernel, n, dev, stream, p);
 }
 
 }  // namespace kernels

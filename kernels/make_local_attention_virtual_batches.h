@@ -16,7 +16,8 @@ struct LocalBlockTableParams {
   ParamChunk batch_and_start;
 };
 
-int launch_make_local_attention_virtual_batches(const LocalBlockTableParams& p, void* stream);
+int launch_make_local_attention_virtual_batches(const LocalBlockTableParams& p,
+                                                const DeviceShape& dev, void* stream);
 
 }  // namespace kernels
 }  // namespace cattn

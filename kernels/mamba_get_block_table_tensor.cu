@@ -3,16 +3,16 @@
 #include <cuda_runtime.h>
 
 #include "kernels/index_access.cuh"
+#include "kernels/launch_common.cuh"
 #include "kernels/mamba_get_block_table_tensor.h"
 
 namespace cattn {
 namespace kernels {
 
 __global__ void mamba_get_block_table_tensor_kernel(const MambaBlockTableParams p) {
-  const int64_t n = p.out.rows * p.out.cols;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t b = i / p.out.cols, j = i - b * p.out.cols;
+  const int64_t n = p.out.size[0] * p.out.size[1];
+  for (int64_t i = grid_thread(); i < n; i += grid_threads()) {
+    const int64_t b = i / p.out.size[1], j = i - b * p.out.size[1];
     int64_t start = 0;
     if (p.align) {
       // seq_len <= 0 starts at column 0 without computing seq_len - 1 (INT64_MIN would wrap).
@@ -21,19 +21,14 @@ __global__ void mamba_get_block_table_tensor_kernel(const MambaBlockTableParams 
     }
     // j < cols - start rather than start + j < cols: start may be near INT64_MAX.
     store_index(p.out, b, j,
-                j < p.block_table.cols - start ? load_index(p.block_table, b, start + j) : -1);
+                j < p.block_table.size[1] - start ? load_index(p.block_table, b, start + j) : -1);
   }
 }
 
 int launch_mamba_get_block_table_tensor(const MambaBlockTableParams& p, const DeviceShape& dev,
                                         void* stream) {
-  const int64_t n = p.out.rows * p.out.cols;
-  if (n == 0) return cudaSuccess;
-  constexpr int kThreads = 256;
-  const int64_t want = (n + kThreads - 1) / kThreads, cap = int64_t{dev.sm_count} * 8;
-  mamba_get_block_table_tensor_kernel<<<static_cast<unsigned>(want < cap ? want : cap), kThreads,
-                                        0, static_cast<cudaStream_t>(stream)>>>(p);
-  return cudaGetLastError();
+  return launch_elementwise(mamba_get_block_table_tensor_kernel,
+                            p.out.size[0] * p.out.size[1], dev, stream, p);
 }
 
 }  // namespace kernels

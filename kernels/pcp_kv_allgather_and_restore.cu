@@ -12,21 +12,14 @@
 #include <cstdint>
 
 #include "kernels/index_access.cuh"
+#include "kernels/launch_common.cuh"
 #include "kernels/pcp_kv_allgather_and_restore.h"
 
 namespace cattn {
 namespace kernels {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kWarpsPerBlock = kThreads / 32;
-
-template <int kBytes> struct VecOf;
-template <> struct VecOf<16> { using T = uint4; };
-template <> struct VecOf<8> { using T = uint2; };
-template <> struct VecOf<4> { using T = uint32_t; };
-template <> struct VecOf<2> { using T = uint16_t; };
-template <> struct VecOf<1> { using T = uint8_t; };
+constexpr int kThreads = kBlockThreads;
 
 // A warp copies `n` vectors; each lane issues four loads before its stores so that enough
 // memory traffic is in flight per warp.
@@ -91,7 +84,7 @@ __global__ void __launch_bounds__(kThreads) pcp_kv_restore_kernel(const RestoreP
   const int64_t warps = (static_cast<int64_t>(gridDim.x) * kThreads) >> 5;
   const int64_t kvec = p.key.row_bytes / kBytes;
   const int64_t vvec = p.value.row_bytes / kBytes;
-  for (int64_t i = warp; i < p.restore_idx.size; i += warps) {
+  for (int64_t i = warp; i < p.restore_idx.size[0]; i += warps) {
     const int64_t g = load_index(p.restore_idx, i);
     char* kout = p.key.out + i * p.key.row_bytes;
     char* vout = p.value.out + i * p.value.row_bytes;
@@ -148,68 +141,21 @@ __global__ void __launch_bounds__(kThreads) pcp_kv_pack_kernel(const PackParams 
   }
 }
 
-bool aligned(const void* p, int64_t bytes) {
-  return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(bytes) == 0;
-}
-
-int widest(bool (*allows)(const void*, int64_t), const void* ctx) {
-  int width = 16;
-  while (width > 1 && !allows(ctx, width)) width /= 2;
-  return width;
-}
-
-bool restore_allows(const void* ctx, int64_t w) {
-  const auto& p = *static_cast<const RestoreParams*>(ctx);
+bool restore_allows(const RestoreParams& p, int64_t w) {
   for (const RestoreOperand* o : {&p.key, &p.value})
-    if (o->row_bytes % w != 0 || !aligned(o->gathered, w) || !aligned(o->out, w)) return false;
-  if (p.own == kRestoreOwnOnly && (!aligned(p.own_key, w) || !aligned(p.own_value, w)))
-    return false;
-  return true;
+    if (o->row_bytes % w != 0 || !aligned_to(o->gathered, w) || !aligned_to(o->out, w))
+      return false;
+  return p.own != kRestoreOwnOnly || (aligned_to(p.own_key, w) && aligned_to(p.own_value, w));
 }
 
-bool pack_allows(const void* ctx, int64_t w) {
-  const auto& p = *static_cast<const PackParams*>(ctx);
+bool pack_allows(const PackParams& p, int64_t w) {
   for (int i = 0; i < p.count; ++i) {
     const PackOperand& o = p.op[i];
-    if (o.run_bytes % w != 0 || !aligned(o.src, w) || !aligned(o.dst, w)) return false;
+    if (o.run_bytes % w != 0 || !aligned_to(o.src, w) || !aligned_to(o.dst, w)) return false;
     for (int d = 0; d < o.ndim; ++d)
       if (o.strides[d] % w != 0) return false;
   }
   return true;
-}
-
-// Blocks for `warps_wanted` warps, at most `waves` times what fills the device once; the
-// kernels stride over the rest of the work.
-int64_t grid_for(int64_t warps_wanted, const DeviceShape& dev, int64_t waves = 1) {
-  const int64_t per_sm = dev.max_threads_per_sm / kThreads > 0 ? dev.max_threads_per_sm / kThreads
-                                                                : 1;
-  const int64_t full = static_cast<int64_t>(dev.sm_count) * per_sm * waves;
-  const int64_t wanted = (warps_wanted + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  return wanted < full ? wanted : full;
-}
-
-template <int kBytes>
-cudaError_t restore_width(const RestoreParams& p, const DeviceShape& dev, cudaStream_t s) {
-  // A warp per output row, up to 64 waves: short-lived blocks issued in order keep the rows in
-  // flight together (the side-stream launch is capped instead, to leave SMs to NCCL).
-  int64_t blocks = grid_for(p.restore_idx.size, dev, 64);
-  if (p.max_blocks > 0 && blocks > p.max_blocks) blocks = p.max_blocks;
-  pcp_kv_restore_kernel<kBytes><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(p);
-  return cudaGetLastError();
-}
-
-template <int kBytes>
-cudaError_t pack_width(const PackParams& p, const DeviceShape& dev, cudaStream_t s) {
-  int64_t most = 0;  // warps the larger operand can use
-  for (int i = 0; i < p.count; ++i) {
-    const int64_t nvec = p.op[i].run_bytes / kBytes;
-    const int64_t warps = nvec >= 32 ? p.op[i].runs : (p.op[i].runs + 31) / 32;
-    most = warps > most ? warps : most;
-  }
-  const int64_t blocks = grid_for(most, dev);
-  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(p.count));
-  pcp_kv_pack_kernel<kBytes><<<grid, kThreads, 0, s>>>(p);
-  return cudaGetLastError();
 }
 
 }  // namespace
@@ -219,26 +165,37 @@ int launch_pcp_kv_pack(const PackParams& p, const DeviceShape& dev, void* stream
   for (int i = 0; i < p.count; ++i) work += p.op[i].runs * p.op[i].run_bytes;
   if (p.count == 0 || work == 0) return cudaSuccess;
   const auto s = static_cast<cudaStream_t>(stream);
-  switch (widest(pack_allows, &p)) {
-    case 16: return pack_width<16>(p, dev, s);
-    case 8: return pack_width<8>(p, dev, s);
-    case 4: return pack_width<4>(p, dev, s);
-    case 2: return pack_width<2>(p, dev, s);
-    default: return pack_width<1>(p, dev, s);
-  }
+  return dispatch_widest([&](int64_t w) { return pack_allows(p, w); }, [&](auto width) {
+    constexpr int kBytes = decltype(width)::value;
+    int64_t most = 0;  // warps the larger operand can use
+    for (int i = 0; i < p.count; ++i) {
+      const int64_t nvec = p.op[i].run_bytes / kBytes;
+      const int64_t warps = nvec >= 32 ? p.op[i].runs : (p.op[i].runs + 31) / 32;
+      most = warps > most ? warps : most;
+    }
+    // One wave: a pack moves each byte once, with no order to keep.
+    const dim3 grid(row_per_warp_grid<pcp_kv_pack_kernel<kBytes>>(most, dev, 1),
+                    static_cast<unsigned>(p.count));
+    pcp_kv_pack_kernel<kBytes><<<grid, kThreads, 0, s>>>(p);
+    return cudaGetLastError();
+  });
 }
 
 int launch_pcp_kv_restore(const RestoreParams& p, const DeviceShape& dev, void* stream) {
-  if (p.restore_idx.size == 0 || (p.key.row_bytes == 0 && p.value.row_bytes == 0))
+  if (p.restore_idx.size[0] == 0 || (p.key.row_bytes == 0 && p.value.row_bytes == 0))
     return cudaSuccess;
   const auto s = static_cast<cudaStream_t>(stream);
-  switch (widest(restore_allows, &p)) {
-    case 16: return restore_width<16>(p, dev, s);
-    case 8: return restore_width<8>(p, dev, s);
-    case 4: return restore_width<4>(p, dev, s);
-    case 2: return restore_width<2>(p, dev, s);
-    default: return restore_width<1>(p, dev, s);
-  }
+  return dispatch_widest([&](int64_t w) { return restore_allows(p, w); }, [&](auto width) {
+    constexpr int kBytes = decltype(width)::value;
+    // A warp per output row, up to kRowWaves waves; the side-stream launch is capped instead,
+    // to leave SMs to NCCL.
+    unsigned blocks =
+        row_per_warp_grid<pcp_kv_restore_kernel<kBytes>>(p.restore_idx.size[0], dev, kRowWaves);
+    if (p.max_blocks > 0 && blocks > static_cast<unsigned>(p.max_blocks))
+      blocks = static_cast<unsigned>(p.max_blocks);
+    pcp_kv_restore_kernel<kBytes><<<blocks, kThreads, 0, s>>>(p);
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace kernels

@@ -1,4 +1,4 @@
-// Utility 7: extend every query by n tokens (vLLM extend_all_queries_by_1, generalised to N as
+// Extend every query by n tokens (vLLM extend_all_queries_by_1, generalised to N as
 // vLLM later did). Entry point: argument checks and dispatch; the element-wise work is in
 // host/extend_all_queries_by_n_host.cpp.
 #include <initializer_list>
@@ -7,12 +7,8 @@
 
 #include "common/error.h"
 #include "common/tensor_arg.h"
+#include "device/extend_all_queries_by_n_device.h"
 #include "host/extend_all_queries_by_n_host.h"
-
-#if defined(CATTN_HAVE_CUDA)
-#include "common/cuda_launch.h"
-#include "kernels/extend_all_queries_by_n.h"
-#endif
 
 namespace {
 
@@ -42,25 +38,6 @@ void require_safe_alias(const char* fn, const cattn::TensorArg& out,
     if (!cattn::same_view(out, *in)) cattn::require_disjoint(fn, out, *in);
   for (const cattn::TensorArg* in : others) cattn::require_disjoint(fn, out, *in);
 }
-
-#if defined(CATTN_HAVE_CUDA)
-// Both device tensors in one launch. Their values stay on the device (reading them back would
-// need a sync), so unlike the host path nothing checks them for overflow; the views are exact
-// aliases or disjoint (require_safe_alias), which is all the kernel's read-then-write needs.
-void extend_on_device(const char* fn, const cattn::TensorArg& qsl, const cattn::TensorArg& seq_lens,
-                      const cattn::TensorArg& out_qsl, const cattn::TensorArg& out_seq_lens,
-                      int64_t n, void* stream) {
-  cattn::DeviceScope dev(fn, qsl);
-  cattn::kernels::ExtendQueriesParams p;
-  p.query_start_loc = cattn::index_span(qsl);
-  p.seq_lens = cattn::index_span(seq_lens);
-  p.out_query_start_loc = cattn::mut_index_span(out_qsl);
-  p.out_seq_lens = cattn::mut_index_span(out_seq_lens);
-  p.n = n;
-  cattn::check_launch(fn, cattn::kernels::launch_extend_all_queries_by_n(p, dev.shape(), stream),
-                      stream);
-}
-#endif
 
 }  // namespace
 
@@ -136,11 +113,9 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
       const cattn::ExtendedPair lens{seq_lens_cpu, none, out_seq_lens_cpu, none, n, 0};
       if (qsl_cpu.present()) cattn::check_extended_pair_host(fn, starts);
       if (seq_lens_cpu.present()) cattn::check_extended_pair_host(fn, lens);
-#if defined(CATTN_HAVE_CUDA)
-      extend_on_device(fn, qsl, seq_lens, out_qsl, out_seq_lens, n, args->stream);
-#else
-      cattn::fail_no_cuda_path(fn);
-#endif
+      if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
+      else cattn::extend_all_queries_by_n_device(fn, qsl, seq_lens, out_qsl, out_seq_lens, n,
+                                                  args->stream);
       if (qsl_cpu.present()) cattn::write_extended_pair_host(starts);
       if (seq_lens_cpu.present()) cattn::write_extended_pair_host(lens);
     } else {

@@ -1,15 +1,9 @@
-// Utility 4: fused PCP Q/K/V select (vLLM fused_pcp_qkv_select). Entry point: argument checks
+// Fused PCP Q/K/V select (vLLM fused_pcp_qkv_select). Entry point: argument checks
 // and dispatch; the host algorithm is in host/fused_pcp_qkv_select_host.cpp.
-#include <climits>
-
 #include "common/error.h"
 #include "common/tensor_arg.h"
+#include "device/fused_pcp_qkv_select_device.h"
 #include "host/fused_pcp_qkv_select_host.h"
-
-#if defined(CATTN_HAVE_CUDA)
-#include "common/cuda_launch.h"
-#include "kernels/fused_pcp_qkv_select.h"
-#endif
 
 namespace {
 
@@ -32,51 +26,6 @@ void expect_output(const cattn::TensorArg& out, const cattn::TensorArg& src, int
   // read as compact).
   if (out.numel() > 0) out.expect_contiguous();
 }
-
-#if defined(CATTN_HAVE_CUDA)
-cattn::kernels::SelectOperand operand(const char* fn, const cattn::TensorArg& src,
-                                      const cattn::TensorArg& head, const cattn::TensorArg& tail) {
-  cattn::kernels::SelectOperand o;
-  const int64_t e = src.elem_bytes();
-  o.src = src.data();
-  o.src_rows = src.size(0);
-  o.src_row_stride = src.stride(0) * e;
-  o.src_head_stride = src.stride(1) * e;
-  o.head_bytes = src.size(2) * e;
-  // The kernel counts a row's vectors in 32 bits; a token row over 2 GiB is not a real shape.
-  if (src.size(1) * o.head_bytes > INT32_MAX)
-    cattn::fail_arg(CATTN_NOT_SUPPORTED, fn, src.name(), "has token rows too large for the kernel",
-                    std::to_string(src.size(1) * o.head_bytes) + " bytes", "< 2^31 bytes");
-  o.dst_head = head.data();
-  o.dst_head_rows = head.size(0);
-  o.dst_tail = tail.data();
-  o.dst_tail_rows = tail.size(0);
-  return o;
-}
-
-// Device path: shapes were checked on the host; query_start_loc's values live on the device
-// and are not read back, so the kernel bounds every row it touches instead (see the header).
-void fused_pcp_qkv_select_cuda(const char* fn, const cattn_fused_pcp_qkv_select_args_t* args,
-                               const cattn::TensorArg& q, const cattn::TensorArg& k,
-                               const cattn::TensorArg& v, const cattn::TensorArg& qsl,
-                               const cattn::TensorArg* outs[6]) {
-  cattn::kernels::FusedSelectParams p;
-  p.q = operand(fn, q, *outs[0], *outs[3]);
-  p.k = operand(fn, k, *outs[1], *outs[4]);
-  p.v = operand(fn, v, *outs[2], *outs[5]);
-  p.query_start_loc = cattn::index_span(qsl);
-  p.num_reqs = qsl.numel() - 1;
-  p.world = args->pcp_world_size;
-  p.rank = args->pcp_rank;
-  if (q.size(1) > INT32_MAX)
-    cattn::fail_arg(CATTN_NOT_SUPPORTED, fn, "args->q", "has too many heads",
-                    std::to_string(q.size(1)), "< 2^31");
-  p.heads = static_cast<int32_t>(q.size(1));
-  cattn::DeviceScope dev(fn, q);
-  cattn::check_launch(fn, cattn::kernels::launch_fused_pcp_qkv_select(p, dev.shape(), args->stream),
-                      args->stream);
-}
-#endif
 
 }  // namespace
 
@@ -136,13 +85,10 @@ CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_se
     cattn::require_disjoint_outputs(fn, {&q_head, &k_head, &v_head, &q_tail, &k_tail, &v_tail},
                                     {&q, &k, &v, &qsl});
     if (where == cattn::Where::Cuda) {
-#if defined(CATTN_HAVE_CUDA)
       const cattn::TensorArg* outs[6] = {&q_head, &k_head, &v_head, &q_tail, &k_tail, &v_tail};
-      fused_pcp_qkv_select_cuda(fn, args, q, k, v, qsl, outs);
+      if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
+      else cattn::fused_pcp_qkv_select_device(fn, q, k, v, qsl, outs, world, rank, args->stream);
       return;
-#else
-      cattn::fail_no_cuda_path(fn);
-#endif
     }
     cattn::fused_pcp_qkv_select_host(q, k, v, qsl, end, world, rank, q_head, k_head, v_head,
                                      q_tail, k_tail, v_tail);

@@ -1,16 +1,12 @@
-// Utility 2: DCP local sequence lengths (vLLM get_dcp_local_seq_lens). Entry point: argument
+// DCP local sequence lengths (vLLM get_dcp_local_seq_lens). Entry point: argument
 // checks and dispatch; the algorithm is in host/get_dcp_local_seq_lens_host.cpp.
 #include <limits>
 #include <string>
 
 #include "common/error.h"
 #include "common/tensor_arg.h"
+#include "device/get_dcp_local_seq_lens_device.h"
 #include "host/get_dcp_local_seq_lens_host.h"
-
-#if defined(CATTN_HAVE_CUDA)
-#include "common/cuda_launch.h"
-#include "kernels/get_dcp_local_seq_lens.h"
-#endif
 
 extern "C" {
 
@@ -67,32 +63,10 @@ CATTN_API cattn_status_t cattn_get_dcp_local_seq_lens(const cattn_dcp_local_seq_
     // lengths not yet read.
     if (!cattn::same_view(out, seq)) cattn::require_disjoint(fn, out, seq);
     if (where == cattn::Where::Cuda) {
-#if defined(CATTN_HAVE_CUDA)
-      // The lengths stay on the device (range-checking them would need a sync): the kernel
-      // casts them to int32 as vLLM does, so every result fits either output dtype.
-      cattn::DeviceScope dev(fn, seq);
-      cattn::kernels::DcpLocalSeqLensParams p;
-      p.seq_lens = cattn::index_span(seq);
-      if (out.ndim() == 2) {
-        p.out = cattn::mut_index_matrix(out);
-      } else {
-        p.out.data = out.data();
-        p.out.rows = batch;
-        p.out.cols = 1;
-        p.out.row_step = out.stride(0);
-        p.out.col_step = 0;
-        p.out.i64 = out.is_int64();
-      }
-      p.dcp_size = size;
-      p.dcp_rank = all ? -1 : rank;
-      p.interleave = interleave;
-      cattn::check_launch(
-          fn, cattn::kernels::launch_get_dcp_local_seq_lens(p, dev.shape(), args->stream),
-          args->stream);
+      if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
+      else cattn::get_dcp_local_seq_lens_device(fn, seq, size, all ? -1 : rank, interleave, out,
+                                                 args->stream);
       return;
-#else
-      cattn::fail_no_cuda_path(fn);
-#endif
     }
     cattn::check_dcp_seq_lens_host(fn, seq);
     cattn::get_dcp_local_seq_lens_host(seq, size, all ? 0 : rank, all ? size : 1, interleave, out);

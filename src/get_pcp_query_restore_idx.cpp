@@ -1,13 +1,9 @@
-// Utility 3: PCP query restore index (vLLM get_pcp_query_restore_idx). Entry points: argument
+// PCP query restore index (vLLM get_pcp_query_restore_idx). Entry points: argument
 // checks and dispatch; the algorithm is in host/get_pcp_query_restore_idx_host.cpp.
 #include "common/error.h"
 #include "common/tensor_arg.h"
+#include "device/get_pcp_query_restore_idx_device.h"
 #include "host/get_pcp_query_restore_idx_host.h"
-
-#if defined(CATTN_HAVE_CUDA)
-#include "common/cuda_launch.h"
-#include "kernels/get_pcp_query_restore_idx.h"
-#endif
 
 extern "C" {
 
@@ -17,7 +13,8 @@ CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx_size(const DLTensor* cu
   return cattn::guarded(fn, [&] {
     const cattn::TensorArg cu(fn, "cu_num_tokens", cu_num_tokens);
     cu.expect_ndim(1).expect_index_dtype().expect_host().expect_scan_bounded();
-    if (size == nullptr) cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "size", "is NULL", "NULL", "a pointer");
+    if (size == nullptr)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "size", "is NULL", "NULL", "a pointer");
     *size = cattn::get_pcp_query_restore_idx_size_host(fn, cu);
   });
 }
@@ -34,21 +31,9 @@ CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx(
     // Both paths read cu_num_tokens while they write the index.
     cattn::require_disjoint(fn, out, cu);
     if (cattn::require_same_device(fn, {&cu, &out}) == cattn::Where::Cuda) {
-#if defined(CATTN_HAVE_CUDA)
-      // The size is data-dependent and the data is on the device: the kernel writes what fits
-      // and -1 after it; int32 outputs hold indices below 2^31 by the capacity bound.
-      cattn::require_fits(fn, out, out.numel());
-      cattn::DeviceScope dev(fn, cu);
-      cattn::kernels::RestoreIdxParams p;
-      p.cu_num_tokens = cattn::index_span(cu);
-      p.restore_idx = cattn::mut_index_span(out);
-      cattn::check_launch(
-          fn, cattn::kernels::launch_get_pcp_query_restore_idx(p, dev.shape(), args->stream),
-          args->stream);
+      if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
+      else cattn::get_pcp_query_restore_idx_device(fn, cu, out, args->stream);
       return;
-#else
-      cattn::fail_no_cuda_path(fn);
-#endif
     }
     const int64_t size = cattn::get_pcp_query_restore_idx_size_host(fn, cu);
     out.expect_capacity(size);

@@ -1,4 +1,4 @@
-// Utility 11: per-layer attention parameters (vLLM get_per_layer_parameters,
+// Per-layer attention parameters (vLLM get_per_layer_parameters,
 // infer_global_hyperparameters). Host-only and small, so checks and algorithm share this file.
 //
 // Both calls take caller arrays of versioned structs. The stride of such an array is the
@@ -65,7 +65,8 @@ StructArray check_array(const char* fn, const char* arg, const void* p, size_t c
 // while the input is still being read, so a shared byte would feed results back in.
 void require_disjoint_arrays(const char* fn, const char* out_name, const StructArray& out,
                              const char* in_name, const StructArray& in) {
-  const uintptr_t o = reinterpret_cast<uintptr_t>(out.base), i = reinterpret_cast<uintptr_t>(in.base);
+  const uintptr_t o = reinterpret_cast<uintptr_t>(out.base);
+  const uintptr_t i = reinterpret_cast<uintptr_t>(in.base);
   // Both spans fit the address space: check_array bounded count * stride.
   if (o < i + in.count * in.stride && i < o + out.count * out.stride)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, out_name, "overlaps an input",

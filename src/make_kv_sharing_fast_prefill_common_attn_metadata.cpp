@@ -1,16 +1,12 @@
-// Utility 8: KV-sharing fast-prefill metadata (vLLM
+// KV-sharing fast-prefill metadata (vLLM
 // make_kv_sharing_fast_prefill_common_attn_metadata). Entry point: argument checks and
 // dispatch; the algorithm is in host/make_kv_sharing_fast_prefill_common_attn_metadata_host.cpp.
 #include <string>
 
 #include "common/error.h"
 #include "common/tensor_arg.h"
+#include "device/make_kv_sharing_fast_prefill_common_attn_metadata_device.h"
 #include "host/make_kv_sharing_fast_prefill_common_attn_metadata_host.h"
-
-#if defined(CATTN_HAVE_CUDA)
-#include "common/cuda_launch.h"
-#include "kernels/make_kv_sharing_fast_prefill_common_attn_metadata.h"
-#endif
 
 namespace {
 
@@ -33,27 +29,6 @@ void copy_known_fields(cattn_common_attn_metadata_t* out, const cattn_common_att
   out->causal = in.causal;
   out->reserved0 = in.reserved0;
 }
-
-#if defined(CATTN_HAVE_CUDA)
-// One single-block launch counts, scans and reduces on the device; the maximum and the total
-// stay there (decode_max_and_total) so the host never waits. The data checks of the host path
-// need the values, so the kernel skips a logits index past the last request instead of failing.
-void fast_prefill_on_device(const char* fn, const cattn::TensorArg& qsl,
-                            const cattn::TensorArg& logits, int64_t count,
-                            const cattn::TensorArg& out_qsl, const cattn::TensorArg& max_and_total,
-                            void* stream) {
-  cattn::DeviceScope dev(fn, qsl);
-  cattn::kernels::FastPrefillParams p;
-  p.logits_indices = cattn::index_span(logits);
-  p.logits_indices.size = count;
-  p.query_start_loc = cattn::index_span(qsl);
-  p.decode_query_start_loc = cattn::mut_index_span(out_qsl);
-  p.max_and_total = cattn::mut_index_span(max_and_total);
-  cattn::check_launch(
-      fn, cattn::kernels::launch_make_kv_sharing_fast_prefill_common_attn_metadata(p, stream),
-      stream);
-}
-#endif
 
 }  // namespace
 
@@ -128,11 +103,9 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
 
     int64_t largest = -1, total = -1;  // the CUDA path's "see decode_max_and_total"
     if (where == cattn::Where::Cuda) {
-#if defined(CATTN_HAVE_CUDA)
-      fast_prefill_on_device(fn, qsl, logits, count, out_qsl, max_and_total, args->stream);
-#else
-      cattn::fail_no_cuda_path(fn);
-#endif
+      if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
+      else cattn::make_kv_sharing_fast_prefill_common_attn_metadata_device(
+          fn, qsl, logits, count, out_qsl, max_and_total, args->stream);
     } else {
       cattn::check_fast_prefill_host(fn, qsl, logits, count);
       largest =

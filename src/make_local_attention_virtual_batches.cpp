@@ -1,4 +1,4 @@
-// Utility 9: chunked local attention virtual batches (vLLM make_local_attention_virtual_batches)
+// Chunked local attention virtual batches (vLLM make_local_attention_virtual_batches)
 // as a reusable plan: create, query its shape, write the virtual batch metadata, gather a block
 // table (vLLM's make_block_table closure), destroy. Entry points: argument checks and dispatch;
 // the algorithm is in host/make_local_attention_virtual_batches_host.cpp.
@@ -10,13 +10,8 @@
 
 #include "common/error.h"
 #include "common/tensor_arg.h"
+#include "device/make_local_attention_virtual_batches_device.h"
 #include "host/make_local_attention_virtual_batches_host.h"
-
-#if defined(CATTN_HAVE_CUDA)
-#include "common/cuda_launch.h"
-#include "kernels/make_local_attention_virtual_batches.h"
-#include "kernels/upload_index.h"
-#endif
 
 namespace {
 
@@ -39,7 +34,8 @@ struct LocalAttentionRequest {
 // The 1.0 struct ends at `plan`; max_virtual_batches was appended in 1.1.
 constexpr size_t kArgsSize10 = offsetof(cattn_local_attention_args_t, plan) + sizeof(void*);
 
-LocalAttentionRequest check_local_attention(const char* fn, const cattn_local_attention_args_t* args) {
+LocalAttentionRequest check_local_attention(const char* fn,
+                                            const cattn_local_attention_args_t* args) {
   cattn::require_struct(fn, "args", args, kArgsSize10);
   LocalAttentionRequest r;
   r.chunk = args->attn_chunk_size;
@@ -140,58 +136,6 @@ void require_device_packable(const char* fn, const LocalAttentionPlan& plan, con
                     "has too many planned columns for the device gather",
                     std::to_string(plan.cols), "<= 2^31 columns");
 }
-
-#if defined(CATTN_HAVE_CUDA)
-using cattn::kernels::kParamChunk;
-
-// Host-planned values to a device vector, kParamChunk per launch, through `scratch` (a launch
-// copies its parameters, so one buffer serves every launch).
-void upload_vector(const char* fn, const TensorArg& out, const std::vector<int64_t>& values,
-                   cattn::kernels::ParamChunk& scratch, void* stream) {
-  const cattn::kernels::MutIndexSpan span = cattn::mut_index_span(out);
-  const int64_t n = static_cast<int64_t>(values.size());
-  for (int64_t first = 0; first < n; first += kParamChunk) {
-    const int64_t count = std::min<int64_t>(kParamChunk, n - first);
-    scratch.first = first;
-    scratch.count = static_cast<int32_t>(count);
-    std::copy(values.begin() + first, values.begin() + first + count, scratch.v);
-    cattn::check_launch(fn, cattn::kernels::launch_upload_index(span, scratch, stream), stream);
-  }
-}
-
-// The device side of fill (when vectors are given) and make_block_table: every value comes from
-// the plan, so nothing is read back, allocated or synchronised, and the launches can be
-// captured. Launches touch disjoint ranges.
-void local_attention_on_device(const char* fn, const LocalAttentionPlan& plan,
-                               const TensorArg& table, const TensorArg& out_table,
-                               const TensorArg* query_start_loc, const TensorArg* seq_lens,
-                               void* stream) {
-  cattn::DeviceScope dev(fn, table);
-  // About 30 KiB: on the stack rather than the heap, so a call costs no host allocation.
-  cattn::kernels::LocalBlockTableParams p;
-  if (query_start_loc != nullptr && query_start_loc->present())
-    upload_vector(fn, *query_start_loc, plan.cu_seqlens_q, p.batch_and_start, stream);
-  if (seq_lens != nullptr && seq_lens->present())
-    upload_vector(fn, *seq_lens, plan.seqlens_k, p.batch_and_start, stream);
-
-  p.block_table = cattn::index_matrix(table);
-  p.out = cattn::mut_index_matrix(out_table);
-  p.cols = plan.cols;
-  const int64_t last_col = plan.cols - 1;
-  for (int64_t first = 0; first < plan.virtual_batches; first += kParamChunk) {
-    const int64_t count = std::min<int64_t>(kParamChunk, plan.virtual_batches - first);
-    p.batch_and_start.first = first;
-    p.batch_and_start.count = static_cast<int32_t>(count);
-    for (int64_t i = 0; i < count; ++i) {
-      const size_t v = static_cast<size_t>(first + i);
-      p.batch_and_start.v[i] =
-          (plan.batch_index[v] << 32) | std::min(plan.block_start[v], last_col);
-    }
-    cattn::check_launch(fn, cattn::kernels::launch_make_local_attention_virtual_batches(p, stream),
-                        stream);
-  }
-}
-#endif
 
 }  // namespace
 
@@ -294,15 +238,13 @@ CATTN_API cattn_status_t cattn_local_attention_plan_fill(
 
     if (where == cattn::Where::Cuda) {
       require_device_packable(fn, *plan, table);
-#if defined(CATTN_HAVE_CUDA)
+      if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
       // Device launches first: if one fails, the host mirrors are still untouched.
-      local_attention_on_device(fn, *plan, table, out_table, &qsl, &seq_lens, args->stream);
+      else cattn::make_local_attention_virtual_batches_device(fn, *plan, table, out_table, &qsl,
+                                                              &seq_lens, args->stream);
       const TensorArg none(fn, "(none)", nullptr, true);
       cattn::write_local_attention_metadata_host(*plan, qsl_cpu, seq_lens_cpu, computed, none,
                                                  none);
-#else
-      cattn::fail_no_cuda_path(fn);
-#endif
     } else {
       cattn::write_local_attention_metadata_host(*plan, qsl_cpu, seq_lens_cpu, computed, qsl,
                                                  seq_lens);
@@ -336,12 +278,9 @@ CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(
     cattn::require_disjoint(fn, gathered, table);
     if (where == cattn::Where::Cuda) {
       require_device_packable(fn, *plan, table);
-#if defined(CATTN_HAVE_CUDA)
-      local_attention_on_device(fn, *plan, table, gathered, nullptr, nullptr, stream);
-#else
-      (void)stream;
-      cattn::fail_no_cuda_path(fn);
-#endif
+      if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
+      else cattn::make_local_attention_virtual_batches_device(fn, *plan, table, gathered, nullptr,
+                                                              nullptr, stream);
       return;
     }
     cattn::gather_local_block_table_host(*plan, table, gathered);

@@ -1,15 +1,11 @@
-// Utility 10: Mamba block table (vLLM mamba_get_block_table_tensor). Entry point: argument
+// Mamba block table (vLLM mamba_get_block_table_tensor). Entry point: argument
 // checks and dispatch; the algorithm is in host/mamba_get_block_table_tensor_host.cpp.
 #include <string>
 
 #include "common/error.h"
 #include "common/tensor_arg.h"
+#include "device/mamba_get_block_table_tensor_device.h"
 #include "host/mamba_get_block_table_tensor_host.h"
-
-#if defined(CATTN_HAVE_CUDA)
-#include "common/cuda_launch.h"
-#include "kernels/mamba_get_block_table_tensor.h"
-#endif
 
 extern "C" {
 
@@ -61,23 +57,10 @@ cattn_mamba_get_block_table_tensor(const cattn_mamba_block_table_args_t* args) {
       cattn::require_disjoint(fn, out, seq);
     }
     if (where == cattn::Where::Cuda) {
-#if defined(CATTN_HAVE_CUDA)
-      // Columns and values stay on the device: a column past the row becomes PAD in the kernel
-      // instead of an error, and a value is stored in out's dtype unchecked.
-      cattn::DeviceScope dev(fn, bt);
-      cattn::kernels::MambaBlockTableParams p;
-      p.block_table = cattn::index_matrix(bt);
-      if (align) p.seq_lens = cattn::index_span(seq);
-      p.out = cattn::mut_index_matrix(out);
-      p.block_size = align ? args->block_size : 1;
-      p.align = align;
-      cattn::check_launch(
-          fn, cattn::kernels::launch_mamba_get_block_table_tensor(p, dev.shape(), args->stream),
-          args->stream);
+      if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
+      else cattn::mamba_get_block_table_tensor_device(fn, bt, seq, args->block_size, align, out,
+                                                       args->stream);
       return;
-#else
-      cattn::fail_no_cuda_path(fn);
-#endif
     }
 
     if (!align) {

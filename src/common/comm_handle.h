@@ -8,6 +8,7 @@
 #include "cattn.h"
 #include "common/error.h"
 #include "common/handle_registry.h"
+#include "device/device.h"
 
 struct cattn_comm_s {
   uint64_t magic = static_cast<uint64_t>(cattn::HandleKind::Comm);
@@ -32,16 +33,10 @@ namespace cattn {
 // never creates one, so there a non-NULL pointer is left for the call's CATTN_NOT_SUPPORTED,
 // which says more, and is never dereferenced.
 inline void require_comm(const char* fn, const char* arg, const cattn_comm_s* comm) {
-#if defined(CATTN_HAVE_CUDA)
-  require_live_handle(fn, arg, comm, HandleKind::Comm, comm ? &comm->magic : nullptr);
-#else
-  if (comm == nullptr)
+  if constexpr (kCudaBuild)
+    require_live_handle(fn, arg, comm, HandleKind::Comm, comm ? &comm->magic : nullptr);
+  else if (comm == nullptr)
     fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, "is NULL", "NULL", "a communicator");
-#endif
 }
-
-// The status text every NCCL-related call of a CPU-only build fails with.
-constexpr const char* kNcclNeedsCudaBuild =
-    "NCCL communicators need a libcattn built with CATTN_WITH_CUDA=ON; this build is CPU-only";
 
 }  // namespace cattn

@@ -54,13 +54,13 @@ std::string quoted(const char* s, size_t max) {
 }
 
 void fail_no_cuda_path(const char* fn) {
-#if defined(CATTN_HAVE_CUDA)
-  fail(CATTN_NOT_IMPLEMENTED, fn,
-       "CUDA tensors are not supported by this function in this release; pass host tensors");
-#else
   fail(CATTN_NOT_SUPPORTED, fn,
        "CUDA tensors need a libcattn built with CATTN_WITH_CUDA=ON; this build is CPU-only");
-#endif
+}
+
+void fail_no_nccl_path(const char* fn) {
+  fail(CATTN_NOT_SUPPORTED, fn,
+       "NCCL communicators need a libcattn built with CATTN_WITH_CUDA=ON; this build is CPU-only");
 }
 
 }  // namespace cattn

@@ -66,7 +66,9 @@ void require_struct(const char* fn, const char* arg, const T* s, size_t min_size
              std::to_string(s->struct_size), ">= " + std::to_string(min_size));
 }
 
-// Fails with the status that says CUDA tensors cannot be served by this build (yet).
+// The one place a CPU-only build answers a request for the device: CATTN_NOT_SUPPORTED with a
+// message saying the build is CPU-only, for CUDA tensors and for NCCL communicators.
 [[noreturn]] void fail_no_cuda_path(const char* fn);
+[[noreturn]] void fail_no_nccl_path(const char* fn);
 
 }  // namespace cattn

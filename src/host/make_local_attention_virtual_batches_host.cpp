@@ -47,7 +47,9 @@ RequestSplit split_request(int64_t chunk, int64_t s, int64_t q) {
 
 namespace {
 
-std::string entry(int64_t i, int64_t v) { return "[" + std::to_string(i) + "] = " + std::to_string(v); }
+std::string entry(int64_t i, int64_t v) {
+  return "[" + std::to_string(i) + "] = " + std::to_string(v);
+}
 
 // Walks the requests once, reading each element of the mirrors once (a request's start is the
 // previous request's end, carried), validates each request and calls emit(i, q, s, split).
@@ -94,8 +96,8 @@ int64_t count_local_attention_host(const char* fn, int64_t chunk, const TensorAr
 
 int64_t local_attention_plan_bytes(const char* fn, int64_t virtual_batches) {
   // cu_seqlens_q holds V + 1 entries, the four other arrays V each.
-  const int64_t entries =
-      checked_add(fn, "the plan's entries", checked_mul(fn, "the plan's entries", virtual_batches, 5), 1);
+  const int64_t entries = checked_add(
+      fn, "the plan's entries", checked_mul(fn, "the plan's entries", virtual_batches, 5), 1);
   return checked_add(fn, "the plan's bytes",
                      checked_mul(fn, "the plan's bytes", entries, int64_t{sizeof(int64_t)}),
                      int64_t{sizeof(LocalAttentionPlan)} + kHandleOverheadBytes);

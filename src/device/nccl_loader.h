@@ -3,8 +3,6 @@
 // included for its types and enums only. CUDA builds only.
 #pragma once
 
-#if defined(CATTN_HAVE_CUDA)
-
 #include <nccl.h>
 
 namespace cattn {
@@ -44,5 +42,3 @@ void check_nccl(const NcclApi& api, const char* fn, const char* call, ncclResult
 void wait_nccl_ready(const NcclApi& api, const char* fn, const char* call, ncclComm_t comm);
 
 }  // namespace cattn
-
-#endif

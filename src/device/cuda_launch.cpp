@@ -1,6 +1,4 @@
-#if defined(CATTN_HAVE_CUDA)
-
-#include "common/cuda_launch.h"
+#include "device/cuda_launch.h"
 
 #include <cuda_runtime_api.h>
 
@@ -64,49 +62,32 @@ DeviceScope::~DeviceScope() {
   if (previous_ >= 0) (void)cudaSetDevice(previous_);
 }
 
-kernels::IndexSpan index_span(const TensorArg& a) {
-  require_aligned(a);
-  kernels::IndexSpan s;
-  s.data = a.data();
-  s.size = a.numel();
-  s.step = a.ndim() ? a.stride(a.ndim() - 1) : 1;
-  s.i64 = a.is_int64();
-  return s;
+template <class Data, int Rank>
+IndexViewOf::operator kernels::IndexView<Data, Rank>() const {
+  require_aligned(a_);
+  kernels::IndexView<Data, Rank> v;
+  v.data = a_.data();
+  v.i64 = a_.is_int64();
+  if (Rank == 2 && a_.ndim() == 2) {
+    v.size[0] = a_.size(0);
+    v.step[0] = a_.stride(0);
+    v.size[Rank - 1] = a_.size(1);
+    v.step[Rank - 1] = a_.stride(1);
+  } else {
+    v.size[0] = a_.numel();
+    v.step[0] = a_.ndim() ? a_.stride(a_.ndim() - 1) : 1;
+    if (Rank == 2) {  // one column
+      v.size[Rank - 1] = 1;
+      v.step[Rank - 1] = 0;
+    }
+  }
+  return v;
 }
 
-kernels::MutIndexSpan mut_index_span(const TensorArg& a) {
-  require_aligned(a);
-  kernels::MutIndexSpan s;
-  s.data = a.data();
-  s.size = a.numel();
-  s.step = a.ndim() ? a.stride(a.ndim() - 1) : 1;
-  s.i64 = a.is_int64();
-  return s;
-}
-
-kernels::IndexMatrix index_matrix(const TensorArg& a) {
-  require_aligned(a);
-  kernels::IndexMatrix m;
-  m.data = a.data();
-  m.rows = a.size(0);
-  m.cols = a.size(1);
-  m.row_step = a.stride(0);
-  m.col_step = a.stride(1);
-  m.i64 = a.is_int64();
-  return m;
-}
-
-kernels::MutIndexMatrix mut_index_matrix(const TensorArg& a) {
-  require_aligned(a);
-  kernels::MutIndexMatrix m;
-  m.data = a.data();
-  m.rows = a.size(0);
-  m.cols = a.size(1);
-  m.row_step = a.stride(0);
-  m.col_step = a.stride(1);
-  m.i64 = a.is_int64();
-  return m;
-}
+template IndexViewOf::operator kernels::IndexSpan() const;
+template IndexViewOf::operator kernels::MutIndexSpan() const;
+template IndexViewOf::operator kernels::IndexMatrix() const;
+template IndexViewOf::operator kernels::MutIndexMatrix() const;
 
 void check_launch(const char* fn, int cuda_error, void* stream) {
   check_cuda(fn, cuda_error);
@@ -119,5 +100,3 @@ void check_launch(const char* fn, int cuda_error, void* stream) {
 }
 
 }  // namespace cattn
-
-#endif

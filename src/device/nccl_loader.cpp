@@ -1,6 +1,4 @@
-#if defined(CATTN_HAVE_CUDA)
-
-#include "common/nccl_loader.h"
+#include "device/nccl_loader.h"
 
 #include <dlfcn.h>
 
@@ -114,5 +112,3 @@ void wait_nccl_ready(const NcclApi& api, const char* fn, const char* call, ncclC
 }
 
 }  // namespace cattn
-
-#endif

@@ -2,8 +2,6 @@
 // structs, the device a call runs on, and the launch-status check. CUDA builds only.
 #pragma once
 
-#if defined(CATTN_HAVE_CUDA)
-
 #include "common/tensor_arg.h"
 #include "kernels/kernel_types.h"
 
@@ -25,10 +23,22 @@ class DeviceScope {
   kernels::DeviceShape shape_;
 };
 
-kernels::IndexSpan index_span(const TensorArg& a);
-kernels::MutIndexSpan mut_index_span(const TensorArg& a);
-kernels::IndexMatrix index_matrix(const TensorArg& a);
-kernels::MutIndexMatrix mut_index_matrix(const TensorArg& a);
+// The kernel view of a checked int32/int64 tensor, as the index view it is assigned to
+// (kernels::IndexSpan, MutIndexSpan, IndexMatrix, MutIndexMatrix): a 1-D view walks the last
+// dimension over all elements; a 2-D view of a 2-D tensor keeps both dimensions, and of a 1-D
+// tensor is one column ([n, 1]). Refuses (CATTN_NOT_SUPPORTED) a tensor off its element
+// alignment: kernels load index elements with naturally aligned accesses.
+//   p.seq_lens = index_view(seq_lens);
+class IndexViewOf {
+ public:
+  explicit IndexViewOf(const TensorArg& a) : a_(a) {}
+  template <class Data, int Rank>
+  operator kernels::IndexView<Data, Rank>() const;
+
+ private:
+  const TensorArg& a_;
+};
+inline IndexViewOf index_view(const TensorArg& a) { return IndexViewOf(a); }
 
 // Fails with CATTN_CUDA_ERROR (or CATTN_OUT_OF_MEMORY) naming `fn` when a launch returned an
 // error. In debug builds it also synchronises the stream so a faulting kernel is reported by
@@ -36,5 +46,3 @@ kernels::MutIndexMatrix mut_index_matrix(const TensorArg& a);
 void check_launch(const char* fn, int cuda_error, void* stream);
 
 }  // namespace cattn
-
-#endif

@@ -1,0 +1,19 @@
+#pragma once
+#include "common/tensor_arg.h"
+#include "device/device.h"
+#include "host/make_local_attention_virtual_batches_host.h"
+
+namespace cattn {
+
+// The device side of plan_fill (when the optional device vectors are given) and of
+// make_block_table: every value comes from the plan and travels in kernel parameters, one
+// launch per kernels::kParamChunk virtual batches and per vector, so nothing is read back,
+// allocated or synchronised, and the launches can be captured. query_start_loc and seq_lens
+// may be NULL or absent (not written). Launches touch disjoint ranges.
+void make_local_attention_virtual_batches_device(const char* fn, const LocalAttentionPlan& plan,
+                                                 const TensorArg& block_table,
+                                                 const TensorArg& out_table,
+                                                 const TensorArg* query_start_loc,
+                                                 const TensorArg* seq_lens, void* stream);
+
+}  // namespace cattn
