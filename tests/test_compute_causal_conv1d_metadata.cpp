@@ -11,6 +11,7 @@
 #include "support/host_tensor.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -442,3 +443,124 @@ TEST(compute_causal_conv1d_metadata_hostile, HugeBroadcastIsNotScanned) {
                      CATTN_INVALID_ARGUMENT, "query_start_loc_cpu is a broadcast view");
   EXPECT_EQ(tot, -1);
 }
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): Causal-conv1d metadata and its size
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct ConvSize : Base {
+  HostTensor q = in_tensor({0, 5, 5, 20}, i32());
+  Guarded<int64_t> tot{-3}, cap{-4};
+  int64_t block_m = 4;
+  const DLTensor* q_p = nullptr;
+  ConvSize() {
+    tensors = {&q};
+    structs = {&tot.bytes(), &cap.bytes()};
+  }
+  void wire() {
+    q_p = q.dl();
+    slots = {{"query_start_loc_cpu", q.dl(), [this] { q_p = nullptr; }}};
+  }
+  cattn_status_t call() {
+    return cattn_compute_causal_conv1d_metadata_size(q_p, block_m, tot.get(), cap.get());
+  }
+};
+
+struct Conv : Base {
+  HostTensor q = in_tensor({0, 5, 5, 20}, i32());
+  HostTensor outs[5] = {out_tensor({3}, i32()), out_tensor({6}, i64()), out_tensor({6}, i32()),
+                        out_tensor({10}, i64()), out_tensor({10}, i32())};
+  Guarded<cattn_causal_conv1d_metadata_args_t> args{CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT};
+  bool null_args = false;
+  Conv() {
+    tensors = {&q, &outs[0], &outs[1], &outs[2], &outs[3], &outs[4]};
+    structs = {&args.bytes()};
+    args->block_m = 4;
+    args->tot = -9;
+  }
+  void wire() {
+    cattn_causal_conv1d_metadata_args_t* a = args.get();
+    a->query_start_loc_cpu = q.dl();
+    DLTensor** o[5] = {&a->nums, &a->mlist, &a->offsetlist, &a->batch_ptr, &a->token_chunk_offset_ptr};
+    const char* names[5] = {"args->nums", "args->mlist", "args->offsetlist", "args->batch_ptr", "args->token_chunk_offset_ptr"};
+    slots = {{"args->query_start_loc_cpu", q.dl(), [a] { a->query_start_loc_cpu = nullptr; }, false}};
+    for (int i = 0; i < 5; ++i) {
+      *o[i] = outs[i].dl();
+      slots.push_back({names[i], outs[i].dl(), nullptr});  // every output is optional
+    }
+  }
+  cattn_status_t call() { return cattn_compute_causal_conv1d_metadata(null_args ? nullptr : args.get()); }
+};
+
+TEST(nothing_lost, ComputeCausalConv1dMetadata) {
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  {
+    using V = Variant<ConvSize>;
+    std::vector<V> v = {
+        {"2-D", I, "query_start_loc_cpu has the wrong ndim", [](ConvSize& s) { s.q = in_tensor({0, 5, 5, 20}, i32(), {2, 2}); }, nullptr},
+        {"float", I, "query_start_loc_cpu has the wrong dtype", nullptr, [](ConvSize& s) { s.slots[0].t->dtype = {kDLFloat, 32, 1}; }},
+        {"on a GPU", I, "query_start_loc_cpu is not host memory", nullptr, [](ConvSize& s) { s.slots[0].t->device = {kDLCUDA, 0}; }},
+        {"block_m 0", I, "block_m is out of range", [](ConvSize& s) { s.block_m = 0; }, nullptr},
+        {"block_m -3", I, "block_m is out of range", [](ConvSize& s) { s.block_m = -3; }, nullptr},
+        {"decreasing", I, "query_start_loc_cpu decreases", [](ConvSize& s) { s.q = in_tensor({0, 5, 4}, i32()); }, nullptr},
+        {"length past int64", I, "overflows int64", [](ConvSize& s) { s.q = in_tensor({kI64Min, kI64Max}, i64()); }, nullptr},
+        {"programs past int64", I, "the number of programs overflows int64", [](ConvSize& s) {
+           s.q = in_tensor({-kI64Max, 0, kI64Max}, i64());
+           s.block_m = 1;
+         }, nullptr},
+        {"capacity past int64", I, "needs too many programs", [](ConvSize& s) {
+           s.q = in_tensor({0, kI64Max}, i64());
+           s.block_m = 1;
+         }, nullptr},
+    };
+    auto st = structural<ConvSize>();
+    st.erase(std::remove_if(st.begin(), st.end(), [](const V& x) { return x.what == "query_start_loc_cpu alone on a GPU"; }), st.end());
+    sweep<ConvSize>("cattn_compute_causal_conv1d_metadata_size", st + v);
+  }
+  using V = Variant<Conv>;
+  std::vector<V> v = {
+      {"NULL args", I, "args is NULL", [](Conv& s) { s.null_args = true; }, nullptr},
+      {"small struct_size", I, "args has struct_size too small", nullptr, [](Conv& s) { s.args->struct_size = 8; }},
+      {"query_start_loc_cpu on a GPU", I, "args->query_start_loc_cpu is not host memory", nullptr, [](Conv& s) { s.slots[0].t->device = {kDLCUDA, 0}; }},
+      {"block_m 0", I, "block_m is out of range", nullptr, [](Conv& s) { s.args->block_m = 0; }},
+      {"nums [2]", CATTN_INSUFFICIENT_SIZE, "args->nums has the wrong size in dim 0", [](Conv& s) { s.outs[0] = out_tensor({2}, i32()); }, nullptr},
+      {"nums [4]", I, "args->nums has the wrong size in dim 0", [](Conv& s) { s.outs[0] = out_tensor({4}, i32()); }, nullptr},
+      {"mlist [5]", CATTN_INSUFFICIENT_SIZE, "args->mlist is too small", [](Conv& s) { s.outs[1] = out_tensor({5}, i64()); }, nullptr},
+      {"token_chunk_offset_ptr [5]", CATTN_INSUFFICIENT_SIZE, "args->token_chunk_offset_ptr is too small", [](Conv& s) { s.outs[4] = out_tensor({5}, i32()); }, nullptr},
+      {"offsetlist 2-D", I, "args->offsetlist has the wrong ndim", [](Conv& s) { s.outs[2] = out_tensor({3, 2}, i32()); }, nullptr},
+      {"batch_ptr float", I, "args->batch_ptr has the wrong dtype", nullptr, [](Conv& s) { s.slots[4].t->dtype = {kDLFloat, 64, 1}; }},
+      {"mlist zero stride", I, "args->mlist is an output with a zero stride", nullptr, [](Conv& s) {
+         s.scratch_strides = {0};
+         s.slots[2].t->strides = s.scratch_strides.data();
+       }},
+      {"decreasing", I, "args->query_start_loc_cpu decreases", [](Conv& s) { s.q = in_tensor({0, 5, 4, 20}, i32()); }, nullptr},
+      {"mlist overlapping query_start_loc_cpu", I, "args->mlist overlaps an input", nullptr, [](Conv& s) {
+         s.args->mlist = s.overlap_view(s.q, 2, {6});
+       }},
+      {"batch_ptr overlapping nums", I, "args->batch_ptr overlaps another output", nullptr, [](Conv& s) {
+         s.args->batch_ptr = s.overlap_view(s.outs[0], 1, {6});
+       }},
+      {"programs past 2^62 (the size query refuses them too)", I, "needs too many programs", [](Conv& s) {
+         s.q = in_tensor({0, kI64Max}, i64());
+       }, [](Conv& s) {
+         s.args->block_m = 1;
+         s.args->nums = s.args->mlist = s.args->offsetlist = s.args->batch_ptr = s.args->token_chunk_offset_ptr = nullptr;
+       }},
+      {"nums value past int32", I, "args->nums cannot hold a result value", [](Conv& s) {
+         s.q = in_tensor({0, int64_t{1} << 35}, i64());
+         s.outs[0] = out_tensor({1}, i32());
+       }, [](Conv& s) {
+         s.args->block_m = 1;
+         s.args->mlist = s.args->offsetlist = s.args->batch_ptr = s.args->token_chunk_offset_ptr = nullptr;
+       }},
+  };
+  if (cpu_only_build())
+    v.push_back({"every output on a GPU", CATTN_NOT_SUPPORTED, "CPU-only", nullptr, [](Conv& s) {
+                   for (size_t i = 1; i < s.slots.size(); ++i) s.slots[i].t->device = {kDLCUDA, 0};
+                 }});
+  sweep<Conv>("cattn_compute_causal_conv1d_metadata", structural<Conv>() + v);
+}
+
+}  // namespace

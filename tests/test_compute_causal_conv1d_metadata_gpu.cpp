@@ -36,14 +36,6 @@ cattn_causal_conv1d_metadata_args_t make_args(const DLTensor* qsl, int64_t block
   return a;
 }
 
-// A CUDA-labelled view of host memory, for calls that must fail on the host before the device
-// is touched (so these checks run on machines without a GPU too).
-DLTensor fake_cuda(HostTensor& t) {
-  DLTensor d = *t.dl();
-  d.device = {kDLCUDA, 0};
-  return d;
-}
-
 }  // namespace
 
 #if defined(CATTN_TEST_WITH_CUDA)

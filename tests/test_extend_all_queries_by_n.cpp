@@ -11,6 +11,7 @@
 #include "support/host_tensor.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -433,3 +434,117 @@ TEST(extend_all_queries_by_n, Errors) {
   EXPECT_CATTN_ERROR(cattn_extend_all_queries_by_n(&a), CATTN_INVALID_ARGUMENT, "overflows");
   expect_untouched();
 }
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): Extend queries
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct Extend : Base {
+  HostTensor qsl = in_tensor({0, 3, 7}, i64()), seq = in_tensor({5, 9}, i32());
+  HostTensor qsl_cpu = in_tensor({0, 3, 7}, i32()), seq_cpu = in_tensor({5, 9}, i64());
+  HostTensor slot_map = in_tensor({1, 2, 3, 4}, i64());
+  HostTensor o_qsl = out_tensor({3}, i64()), o_seq = out_tensor({2}, i64());
+  HostTensor o_qsl_cpu = out_tensor({3}, i32()), o_seq_cpu = out_tensor({2}, i64());
+  Guarded<cattn_common_attn_metadata_t> in{CATTN_COMMON_ATTN_METADATA_INIT}, out{CATTN_COMMON_ATTN_METADATA_INIT};
+  Guarded<cattn_extend_all_queries_by_n_args_t> args{CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT};
+  bool null_args = false;
+  Extend() {
+    tensors = {&qsl, &seq, &qsl_cpu, &seq_cpu, &slot_map, &o_qsl, &o_seq, &o_qsl_cpu, &o_seq_cpu};
+    structs = {&in.bytes(), &out.bytes(), &args.bytes()};
+    in->num_reqs = 2;
+    in->num_actual_tokens = 7;
+    in->max_query_len = 4;
+    in->max_seq_len = 9;
+    args->n = 2;
+  }
+  void wire() {
+    in->query_start_loc = qsl.dl();
+    in->seq_lens = seq.dl();
+    in->query_start_loc_cpu = qsl_cpu.dl();
+    in->seq_lens_cpu = seq_cpu.dl();
+    out->query_start_loc = o_qsl.dl();
+    out->seq_lens = o_seq.dl();
+    out->query_start_loc_cpu = o_qsl_cpu.dl();
+    out->seq_lens_cpu = o_seq_cpu.dl();
+    args->metadata = in.get();
+    args->out = out.get();
+    args->new_slot_mapping = slot_map.dl();
+    cattn_common_attn_metadata_t* i = in.get();
+    cattn_common_attn_metadata_t* o = out.get();
+    cattn_extend_all_queries_by_n_args_t* a = args.get();
+    // Mirrors come in pairs, so a NULL one is an error only on one side (tested below).
+    slots = {{"args->metadata->query_start_loc", qsl.dl(), [i] { i->query_start_loc = nullptr; }},
+             {"args->metadata->seq_lens", seq.dl(), [i] { i->seq_lens = nullptr; }},
+             {"args->metadata->query_start_loc_cpu", qsl_cpu.dl(), nullptr, false},
+             {"args->metadata->seq_lens_cpu", seq_cpu.dl(), nullptr, false},
+             {"args->new_slot_mapping", slot_map.dl(), nullptr},
+             {"args->out->query_start_loc", o_qsl.dl(), [o] { o->query_start_loc = nullptr; }},
+             {"args->out->seq_lens", o_seq.dl(), [o] { o->seq_lens = nullptr; }},
+             {"args->out->query_start_loc_cpu", o_qsl_cpu.dl(), [o] { o->query_start_loc_cpu = nullptr; }, false},
+             {"args->out->seq_lens_cpu", o_seq_cpu.dl(), [o] { o->seq_lens_cpu = nullptr; }, false}};
+    (void)a;
+  }
+  cattn_status_t call() { return cattn_extend_all_queries_by_n(null_args ? nullptr : args.get()); }
+};
+
+TEST(nothing_lost, ExtendAllQueriesByN) {
+  using V = Variant<Extend>;
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  std::vector<V> v = {
+      {"NULL args", I, "args is NULL", [](Extend& s) { s.null_args = true; }, nullptr},
+      {"small struct_size", I, "args has struct_size too small", nullptr, [](Extend& s) { s.args->struct_size = 8; }},
+      {"NULL metadata", I, "args->metadata is NULL", nullptr, [](Extend& s) { s.args->metadata = nullptr; }},
+      {"metadata struct_size", I, "args->metadata has struct_size too small", nullptr, [](Extend& s) { s.in->struct_size = 64; }},
+      {"NULL out", I, "args->out is NULL", nullptr, [](Extend& s) { s.args->out = nullptr; }},
+      {"out struct_size", I, "args->out has struct_size too small", nullptr, [](Extend& s) { s.out->struct_size = 0; }},
+      {"n -1", I, "args->n is negative", nullptr, [](Extend& s) { s.args->n = -1; }},
+      {"seq_lens 2-D", I, "args->metadata->seq_lens has the wrong ndim", [](Extend& s) { s.seq = in_tensor({5, 9}, i32(), {1, 2}); }, nullptr},
+      {"query_start_loc of 4", I, "args->metadata->query_start_loc has the wrong size in dim 0", [](Extend& s) { s.qsl = in_tensor({0, 3, 7, 9}, i64()); }, nullptr},
+      {"query_start_loc float", I, "args->metadata->query_start_loc has the wrong dtype", nullptr, [](Extend& s) { s.in->query_start_loc->dtype = {kDLFloat, 64, 1}; }},
+      {"out seq_lens [1]", CATTN_INSUFFICIENT_SIZE, "args->out->seq_lens has the wrong size", [](Extend& s) { s.o_seq = out_tensor({1}, i64()); }, nullptr},
+      {"out seq_lens [3]", I, "args->out->seq_lens has the wrong size", [](Extend& s) { s.o_seq = out_tensor({3}, i64()); }, nullptr},
+      {"out query_start_loc zero stride", I, "args->out->query_start_loc is an output with a zero stride", nullptr, [](Extend& s) {
+         s.scratch_strides = {0};
+         s.out->query_start_loc->strides = s.scratch_strides.data();
+       }},
+      {"mirror output missing", I, "args->out->query_start_loc_cpu is NULL", nullptr, [](Extend& s) { s.out->query_start_loc_cpu = nullptr; }},
+      {"mirror output without input", I, "args->out->seq_lens_cpu is set without a source", nullptr, [](Extend& s) { s.in->seq_lens_cpu = nullptr; }},
+      {"mirror of 3", I, "args->metadata->seq_lens_cpu has the wrong size", [](Extend& s) { s.seq_cpu = in_tensor({5, 9, 1}, i64()); }, nullptr},
+      {"mirror on a GPU", I, "args->metadata->query_start_loc_cpu is not host memory", nullptr, [](Extend& s) { s.in->query_start_loc_cpu->device = {kDLCUDA, 0}; }},
+      {"mirror output on a GPU", I, "args->out->seq_lens_cpu is not host memory", nullptr, [](Extend& s) { s.out->seq_lens_cpu->device = {kDLCUDA, 0}; }},
+      {"slot mapping 2-D", I, "args->new_slot_mapping has the wrong ndim", [](Extend& s) { s.slot_map = in_tensor({1, 2, 3, 4}, i64(), {2, 2}); }, nullptr},
+      {"out seq_lens overlapping seq_lens", I, "args->out->seq_lens overlaps an input", nullptr, [](Extend& s) { s.out->seq_lens = s.overlap_view(s.seq, 1, {2}); }},
+      {"out query_start_loc overlapping seq_lens_cpu", I, "args->out->query_start_loc overlaps an input", nullptr, [](Extend& s) {
+         s.out->query_start_loc = s.overlap_view(s.seq_cpu, 0, {3});
+         s.out->query_start_loc->dtype = i64();
+       }},
+      {"num_actual_tokens overflowing", I, "num_actual_tokens + n * B overflows int64", nullptr, [](Extend& s) { s.in->num_actual_tokens = kI64Max; }},
+      {"max_query_len overflowing", I, "max_query_len + n overflows int64", nullptr, [](Extend& s) { s.in->max_query_len = kI64Max - 1; }},
+      {"max_seq_len overflowing", I, "max_seq_len + n overflows int64", nullptr, [](Extend& s) { s.in->max_seq_len = kI64Max; }},
+      {"n x B overflowing", I, "n * B overflows int64", nullptr, [](Extend& s) { s.args->n = kI64Max; }},
+      {"seq_lens value overflowing", I, "args->metadata->seq_lens gives a result that overflows int64", [](Extend& s) {
+         s.seq = in_tensor({5, kI64Max - 1}, i64());
+         s.seq_cpu = in_tensor({5, kI64Max - 1}, i64());
+       }, nullptr},
+      {"value past an int32 output", I, "args->out->query_start_loc_cpu cannot hold a result value", [](Extend& s) {
+         s.qsl = in_tensor({0, 3, std::numeric_limits<int32_t>::max()}, i64());
+         s.qsl_cpu = in_tensor({0, 3, std::numeric_limits<int32_t>::max()}, i64());
+       }, nullptr},
+      {"mirror disagreeing", I, "args->metadata->seq_lens_cpu disagrees with its device tensor", [](Extend& s) { s.seq_cpu = in_tensor({5, 8}, i64()); }, nullptr},
+      {"out seq_lens over out query_start_loc", I, "args->out->seq_lens overlaps another output", nullptr, [](Extend& s) {
+         s.out->seq_lens = s.overlap_view(s.o_qsl, 1, {2});
+         s.out->seq_lens->dtype = i64();
+       }},
+  };
+  if (cpu_only_build())
+    v.push_back({"main tensors on a GPU", CATTN_NOT_SUPPORTED, "CPU-only", nullptr, [](Extend& s) {
+                   for (const char* n : {"args->metadata->query_start_loc", "args->metadata->seq_lens", "args->new_slot_mapping",
+                                         "args->out->query_start_loc", "args->out->seq_lens"})
+                     s.slot(n)->device = {kDLCUDA, 0};
+                 }});
+  sweep<Extend>("cattn_extend_all_queries_by_n", structural<Extend>() + v);
+}
+
+}  // namespace

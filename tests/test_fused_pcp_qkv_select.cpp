@@ -14,6 +14,7 @@
 #include "support/host_tensor.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -592,3 +593,80 @@ TEST(fused_pcp_qkv_select_hostile, OverlapsAreRefusedWithNothingWritten) {
     }
   }
 }
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): Fused PCP Q/K/V select
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct Fused : Base {
+  HostTensor q{{4, 2, 3}, dtype_bits(16)}, k{{8, 2, 3}, dtype_bits(16)}, v{{8, 2, 2}, dtype_bits(16)};
+  HostTensor qsl = in_tensor({0, 2, 4}, i32());
+  HostTensor outs[6] = {out_tensor({2, 2, 3}, dtype_bits(16)), out_tensor({2, 2, 3}, dtype_bits(16)),
+                        out_tensor({2, 2, 2}, dtype_bits(16)), out_tensor({2, 2, 3}, dtype_bits(16)),
+                        out_tensor({8, 2, 3}, dtype_bits(16)), out_tensor({8, 2, 2}, dtype_bits(16))};
+  Guarded<cattn_fused_pcp_qkv_select_args_t> args{CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT};
+  bool null_args = false;
+  Fused() {
+    tensors = {&q, &k, &v, &qsl, &outs[0], &outs[1], &outs[2], &outs[3], &outs[4], &outs[5]};
+    structs = {&args.bytes()};
+    for (HostTensor* t : {&q, &k, &v})
+      for (int64_t i = 0; i < t->numel(); ++i) t->set(i, i);
+    args->pcp_world_size = 2;
+  }
+  void wire() {
+    cattn_fused_pcp_qkv_select_args_t* a = args.get();
+    a->q = q.dl();
+    a->k = k.dl();
+    a->v = v.dl();
+    a->query_start_loc = qsl.dl();
+    DLTensor** o[6] = {&a->q_head, &a->k_head, &a->v_head, &a->q_tail, &a->k_tail, &a->v_tail};
+    const char* names[6] = {"args->q_head", "args->k_head", "args->v_head", "args->q_tail", "args->k_tail", "args->v_tail"};
+    for (int i = 0; i < 6; ++i) *o[i] = outs[i].dl();
+    slots = {{"args->q", q.dl(), [a] { a->q = nullptr; }},
+             {"args->k", k.dl(), [a] { a->k = nullptr; }},
+             {"args->v", v.dl(), [a] { a->v = nullptr; }},
+             {"args->query_start_loc", qsl.dl(), [a] { a->query_start_loc = nullptr; }}};
+    for (int i = 0; i < 6; ++i) {
+      DLTensor** field = o[i];
+      slots.push_back({names[i], outs[i].dl(), [field] { *field = nullptr; }});
+    }
+  }
+  cattn_status_t call() { return cattn_fused_pcp_qkv_select(null_args ? nullptr : args.get()); }
+};
+
+TEST(nothing_lost, FusedPcpQkvSelect) {
+  using V = Variant<Fused>;
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  std::vector<V> v = {
+      {"NULL args", I, "args is NULL", [](Fused& s) { s.null_args = true; }, nullptr},
+      {"small struct_size", I, "args has struct_size too small", nullptr, [](Fused& s) { s.args->struct_size = 16; }},
+      {"q 2-D", I, "args->q has the wrong ndim", [](Fused& s) { s.q = HostTensor({4, 6}, dtype_bits(16)); }, nullptr},
+      {"q strided last dim", I, "args->q has a non-unit stride in its last dim", [](Fused& s) { s.q = HostTensor({4, 2, 3}, dtype_bits(16), 2); }, nullptr},
+      {"k with 3 heads", I, "args->k has the wrong size in dim 1", [](Fused& s) { s.k = HostTensor({8, 3, 3}, dtype_bits(16)); }, nullptr},
+      {"query_start_loc empty", I, "args->query_start_loc is empty", [](Fused& s) { s.qsl = in_tensor({}, i32(), {0}); }, nullptr},
+      {"query_start_loc float", I, "args->query_start_loc has the wrong dtype", nullptr, [](Fused& s) { s.slots[3].t->dtype = {kDLFloat, 32, 1}; }},
+      {"world 0", I, "args->pcp_world_size is out of range", nullptr, [](Fused& s) { s.args->pcp_world_size = 0; }},
+      {"rank 2 of 2", I, "args->pcp_rank is out of range", nullptr, [](Fused& s) { s.args->pcp_rank = 2; }},
+      {"rank -1", I, "args->pcp_rank is out of range", nullptr, [](Fused& s) { s.args->pcp_rank = -1; }},
+      {"world overflowing", I, "overflows int64", nullptr, [](Fused& s) { s.args->pcp_world_size = kI64Max; }},
+      {"q_head 1 row", CATTN_INSUFFICIENT_SIZE, "args->q_head has the wrong size in dim 0", [](Fused& s) { s.outs[0] = out_tensor({1, 2, 3}, dtype_bits(16)); }, nullptr},
+      {"k_tail 9 rows", I, "args->k_tail has the wrong size in dim 0", [](Fused& s) { s.outs[4] = out_tensor({9, 2, 3}, dtype_bits(16)); }, nullptr},
+      {"v_head head size 3", I, "args->v_head has the wrong size in dim 2", [](Fused& s) { s.outs[2] = out_tensor({2, 2, 3}, dtype_bits(16)); }, nullptr},
+      {"k_tail int16", I, "args->k_tail has the wrong dtype", nullptr, [](Fused& s) { s.args->k_tail->dtype = {kDLInt, 16, 1}; }},
+      {"q_tail strided", I, "args->q_tail is not contiguous", [](Fused& s) { s.outs[3] = HostTensor({2, 2, 3}, dtype_bits(16), 2); }, nullptr},
+      {"odd start", I, "args->query_start_loc has an odd entry", [](Fused& s) { s.qsl = in_tensor({0, 1, 4}, i32()); }, nullptr},
+      {"negative start", I, "args->query_start_loc has a negative entry", [](Fused& s) { s.qsl = in_tensor({-2, 2, 4}, i32()); }, nullptr},
+      {"decreasing", I, "args->query_start_loc decreases", [](Fused& s) { s.qsl = in_tensor({0, 4, 2}, i32()); }, nullptr},
+      {"past the queries", I, "args->query_start_loc ends past the queries", [](Fused& s) { s.qsl = in_tensor({0, 2, 6}, i32()); }, nullptr},
+      {"k too short", I, "args->k has too few rows for the batch", [](Fused& s) { s.k = HostTensor({6, 2, 3}, dtype_bits(16)); }, nullptr},
+  };
+  if (cpu_only_build())
+    v.push_back({"every tensor on a GPU", CATTN_NOT_SUPPORTED, "CPU-only", nullptr, [](Fused& s) {
+                   for (Slot& x : s.slots) x.t->device = {kDLCUDA, 0};
+                 }});
+  sweep<Fused>("cattn_fused_pcp_qkv_select", structural<Fused>() + v);
+}
+
+}  // namespace

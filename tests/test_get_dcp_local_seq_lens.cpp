@@ -9,6 +9,7 @@
 #include "support/host_tensor.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -274,3 +275,70 @@ TEST(get_dcp_local_seq_lens, Errors) {
   EXPECT_CATTN_ERROR(cattn_get_dcp_local_seq_lens(&a), CATTN_NOT_SUPPORTED, "args->seq_lens");
   EXPECT_EQ(fresh.bytes(), before);
 }
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): DCP local sequence lengths
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct Dcp : Base {
+  HostTensor seq = in_tensor({5, 9, 0}, i32()), out = out_tensor({3, 2}, i64());
+  Guarded<cattn_dcp_local_seq_lens_args_t> args{CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT};
+  bool null_args = false;
+  Dcp() {
+    tensors = {&seq, &out};
+    structs = {&args.bytes()};
+    args->dcp_size = 2;
+  }
+  void wire() {
+    args->seq_lens = seq.dl();
+    args->out = out.dl();
+    slots = {{"args->seq_lens", seq.dl(), [this] { args->seq_lens = nullptr; }},
+             {"args->out", out.dl(), [this] { args->out = nullptr; }}};
+  }
+  cattn_status_t call() { return cattn_get_dcp_local_seq_lens(null_args ? nullptr : args.get()); }
+};
+
+TEST(nothing_lost, GetDcpLocalSeqLens) {
+  using V = Variant<Dcp>;
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  std::vector<V> v = {
+      {"NULL args", I, "args is NULL", [](Dcp& s) { s.null_args = true; }, nullptr},
+      {"small struct_size", I, "args has struct_size too small", nullptr,
+       [](Dcp& s) { s.args->struct_size = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE - 1; }},
+      {"dcp_size 0", I, "args->dcp_size is out of range", nullptr, [](Dcp& s) { s.args->dcp_size = 0; }},
+      {"interleave 0", I, "args->dcp_kv_cache_interleave_size is out of range", nullptr,
+       [](Dcp& s) { s.args->dcp_kv_cache_interleave_size = 0; }},
+      {"size x interleave > INT32_MAX", I, "args->dcp_kv_cache_interleave_size times", nullptr,
+       [](Dcp& s) { s.args->dcp_kv_cache_interleave_size = int64_t{1} << 30; }},
+      {"rank = size", I, "args->dcp_rank is out of range", nullptr, [](Dcp& s) { s.args->dcp_rank = 2; }},
+      {"rank -5", I, "args->dcp_rank is out of range", nullptr, [](Dcp& s) { s.args->dcp_rank = -5; }},
+      {"seq_lens 2-D", I, "args->seq_lens has the wrong ndim", [](Dcp& s) { s.seq = in_tensor({5, 9, 0}, i32(), {3, 1}); }, nullptr},
+      {"seq_lens float", I, "args->seq_lens has the wrong dtype", nullptr, [](Dcp& s) { s.args->seq_lens = s.seq.dl(); const_cast<DLTensor*>(s.args->seq_lens)->dtype = {kDLFloat, 32, 1}; }},
+      {"out uint64", I, "args->out has the wrong dtype", nullptr, [](Dcp& s) { s.args->out->dtype = {kDLUInt, 64, 1}; }},
+      {"out 1-D for all ranks", I, "args->out has the wrong ndim", [](Dcp& s) { s.out = out_tensor({3}, i64()); }, nullptr},
+      {"out [3, 3]", I, "args->out has the wrong size in dim 1", [](Dcp& s) { s.out = out_tensor({3, 3}, i64()); }, nullptr},
+      {"out [3, 1]", CATTN_INSUFFICIENT_SIZE, "args->out has the wrong size in dim 1", [](Dcp& s) { s.out = out_tensor({3, 1}, i64()); }, nullptr},
+      {"out [2, 2]", CATTN_INSUFFICIENT_SIZE, "args->out has the wrong size in dim 0", [](Dcp& s) { s.out = out_tensor({2, 2}, i64()); }, nullptr},
+      {"out zero stride", I, "args->out is an output with a zero stride", nullptr, [](Dcp& s) {
+         s.scratch_strides = {0, 1};
+         s.args->out->strides = s.scratch_strides.data();
+       }},
+      {"out one rank 2-D", I, "args->out has the wrong ndim", nullptr, [](Dcp& s) { s.args->dcp_rank = 1; }},
+      {"negative length", I, "args->seq_lens has a length outside", [](Dcp& s) { s.seq = in_tensor({5, -1, 0}, i32()); }, nullptr},
+      {"length past INT32_MAX", I, "args->seq_lens has a length outside", [](Dcp& s) { s.seq = in_tensor({5, int64_t{1} << 31, 0}, i64()); }, nullptr},
+      {"out overlapping seq_lens", I, "args->out overlaps an input", nullptr, [](Dcp& s) {
+         s.args->dcp_rank = 0;
+         s.args->out = s.overlap_view(s.seq, 1, {3});
+       }},
+  };
+  if (cpu_only_build())
+    v.push_back({"every tensor on a GPU", CATTN_NOT_SUPPORTED, "CPU-only", nullptr, [](Dcp& s) {
+                   s.args->out->device = {kDLCUDA, 0};
+                   const_cast<DLTensor*>(s.args->seq_lens)->device = {kDLCUDA, 0};
+                 }});
+  sweep<Dcp>("cattn_get_dcp_local_seq_lens", structural<Dcp>() + v);
+}
+
+}  // namespace

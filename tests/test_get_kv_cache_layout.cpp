@@ -15,6 +15,7 @@
 #include "cattn.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -299,3 +300,88 @@ TEST(get_kv_cache_layout, ConcurrentOverrideChanges) {
   EXPECT_EQ(bad.load(), 0);
   EXPECT_GT(reads.load(), 0);
 }
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): KV-cache layout, the context, and the runtime calls
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+TEST(nothing_lost, KvCacheLayoutContextAndRuntime) {
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  auto check = [](cattn_status_t st, cattn_status_t code, const char* fn, const std::string& needle) {
+    const std::string msg = cattn_last_error_message();
+    EXPECT_EQ(st, code) << fn << ": " << msg;
+    EXPECT_NE(msg.find(fn), std::string::npos) << msg;
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg << "\nexpected: " << needle;
+    ++g_variants;
+  };
+  check(cattn_cuda_device_count(nullptr), I, "cattn_cuda_device_count", "count is NULL");
+  check(cattn_context_create(nullptr), I, "cattn_context_create", "out is NULL");
+  Guarded<int32_t> valid{-3};
+  const auto valid0 = valid.bytes();
+  check(cattn_is_valid_kv_cache_layout(nullptr, valid.get()), I, "cattn_is_valid_kv_cache_layout", "value is NULL");
+  check(cattn_is_valid_kv_cache_layout("NHD", nullptr), I, "cattn_is_valid_kv_cache_layout", "valid is NULL");
+  EXPECT_EQ(valid.bytes(), valid0);
+
+  cattn_context_t* ctx = nullptr;
+  ASSERT_CATTN_OK(cattn_context_create(&ctx));
+  ASSERT_CATTN_OK(cattn_context_set_kv_cache_layout_override(ctx, CATTN_KV_CACHE_LAYOUT_HND));
+  check(cattn_context_set_kv_cache_layout_override(nullptr, CATTN_KV_CACHE_LAYOUT_NHD), I,
+        "cattn_context_set_kv_cache_layout_override", "ctx is NULL");
+  // Out-of-range layouts as a C caller could pass them (3 is inside the enum's value range).
+  check(cattn_context_set_kv_cache_layout_override(ctx, static_cast<cattn_kv_cache_layout_t>(3)), I,
+        "cattn_context_set_kv_cache_layout_override", "layout is not a layout (got 3,");
+
+  using Args = cattn_kv_cache_layout_args_t;
+  struct Case {
+    const char* what;
+    cattn_status_t code;
+    std::string needle;
+    std::function<void(Args&)> edit;
+    bool null_args = false;
+    const cattn_context_t* context = nullptr;
+  };
+  setenv(CATTN_KV_CACHE_LAYOUT_ENV, "Hnd", 1);
+  const std::vector<Case> cases = {
+      {"NULL args", I, "args is NULL", nullptr, true},
+      {"small struct_size", I, "args has struct_size too small", [](Args& a) { a.struct_size = 4; }},
+      {"connector 3", I, "args->connector_layout is not a layout (got 3,", [](Args& a) {
+         const int bad = 3;
+         std::memcpy(&a.connector_layout, &bad, sizeof bad);
+       }},
+      {"connector -1", I, "args->connector_layout is not a layout (got -1,", [](Args& a) {
+         const int bad = -1;
+         std::memcpy(&a.connector_layout, &bad, sizeof bad);
+       }},
+      {"mask bit 8", I, "args->supported_mask has bits that name no layout", [](Args& a) { a.supported_mask = 1u << 8; }},
+      {"env_value lowercase", I, "args->env_value is not a valid KV-cache layout", [](Args& a) { a.env_value = "nhd"; }},
+      {"environment invalid", I, "CATTN_KV_CACHE_LAYOUT is not a valid KV-cache layout", [](Args& a) { a.read_environment = 1; }},
+      {"resolved layout unsupported", CATTN_NOT_SUPPORTED, "the resolved layout is not supported", [](Args& a) {
+         a.supported_mask = CATTN_KV_CACHE_LAYOUT_BIT(CATTN_KV_CACHE_LAYOUT_NHD);
+       }, false, ctx},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    Guarded<Args> a{CATTN_KV_CACHE_LAYOUT_ARGS_INIT};
+    if (c.edit) c.edit(*a.get());
+    const auto before = a.bytes();
+    check(cattn_get_kv_cache_layout(c.context, c.null_args ? nullptr : a.get()), c.code, "cattn_get_kv_cache_layout", c.needle);
+    EXPECT_EQ(a.bytes(), before) << "a failed call wrote args";
+  }
+  unsetenv(CATTN_KV_CACHE_LAYOUT_ENV);
+  // The rejected override left the previous one in place.
+  cattn_kv_cache_layout_args_t a = CATTN_KV_CACHE_LAYOUT_ARGS_INIT;
+  ASSERT_CATTN_OK(cattn_get_kv_cache_layout(ctx, &a));
+  EXPECT_EQ(a.layout, CATTN_KV_CACHE_LAYOUT_HND);
+  cattn_context_destroy(ctx);
+  // The calls that cannot fail.
+  EXPECT_EQ(cattn_get_api(CATTN_VERSION_MAJOR + 1), nullptr);
+  EXPECT_STREQ(cattn_status_string(static_cast<cattn_status_t>(15)), "CATTN_UNKNOWN_STATUS");
+  EXPECT_EQ(cattn_kv_cache_layout_name(CATTN_KV_CACHE_LAYOUT_UNSET), nullptr);
+  cattn_context_destroy(nullptr);
+  cattn_local_attention_plan_destroy(nullptr);
+  cattn_comm_destroy(nullptr);
+}
+
+}  // namespace

@@ -10,6 +10,7 @@
 #include "support/host_tensor.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -190,3 +191,90 @@ TEST(get_pcp_query_restore_idx_hostile, BroadcastClaimsAreBoundedNotScanned) {
   EXPECT_CATTN_ERROR(cattn_get_pcp_query_restore_idx(&a), CATTN_INVALID_ARGUMENT,
                      "args->cu_num_tokens is a broadcast view");
 }
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): PCP restore index and its size
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct RestoreSize : Base {
+  HostTensor cu = in_tensor({0, 4, 6, 7}, i64());
+  Guarded<int64_t> size{-7};
+  bool null_size = false;
+  const DLTensor* cu_p = nullptr;
+  RestoreSize() {
+    tensors = {&cu};
+    structs = {&size.bytes()};
+  }
+  void wire() {
+    cu_p = cu.dl();
+    slots = {{"cu_num_tokens", cu.dl(), [this] { cu_p = nullptr; }}};
+  }
+  cattn_status_t call() {
+    return cattn_get_pcp_query_restore_idx_size(cu_p, null_size ? nullptr : size.get());
+  }
+};
+
+struct Restore : Base {
+  HostTensor cu = in_tensor({0, 4, 6, 7}, i64()), out = out_tensor({8}, i32());
+  Guarded<cattn_pcp_query_restore_idx_args_t> args{CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT};
+  bool null_args = false;
+  Restore() {
+    tensors = {&cu, &out};
+    structs = {&args.bytes()};
+  }
+  void wire() {
+    args->cu_num_tokens = cu.dl();
+    args->restore_idx = out.dl();
+    slots = {{"args->cu_num_tokens", cu.dl(), [this] { args->cu_num_tokens = nullptr; }},
+             {"args->restore_idx", out.dl(), [this] { args->restore_idx = nullptr; }}};
+  }
+  cattn_status_t call() { return cattn_get_pcp_query_restore_idx(null_args ? nullptr : args.get()); }
+};
+
+TEST(nothing_lost, GetPcpQueryRestoreIdx) {
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  {
+    using V = Variant<RestoreSize>;
+    std::vector<V> v = {
+        {"size NULL", I, "size is NULL", [](RestoreSize& s) { s.null_size = true; }, nullptr},
+        {"2-D", I, "cu_num_tokens has the wrong ndim", [](RestoreSize& s) { s.cu = in_tensor({0, 4, 6, 7}, i64(), {2, 2}); }, nullptr},
+        {"float", I, "cu_num_tokens has the wrong dtype", nullptr, [](RestoreSize& s) { s.slots[0].t->dtype = {kDLFloat, 64, 1}; }},
+        {"on a GPU", I, "cu_num_tokens is not host memory", nullptr, [](RestoreSize& s) { s.slots[0].t->device = {kDLCUDA, 0}; }},
+        {"decreasing", I, "cu_num_tokens decreases", [](RestoreSize& s) { s.cu = in_tensor({0, 4, 2}, i64()); }, nullptr},
+        {"odd length", I, "cu_num_tokens has a request of odd length", [](RestoreSize& s) { s.cu = in_tensor({0, 3}, i32()); }, nullptr},
+        {"length past int64", I, "restore index size overflows", [](RestoreSize& s) { s.cu = in_tensor({kI64Min, 0, kI64Max - 1}, i64()); }, nullptr},
+    };
+    auto st = structural<RestoreSize>();
+    st.erase(std::remove_if(st.begin(), st.end(), [](const V& x) { return x.what == "cu_num_tokens alone on a GPU"; }), st.end());
+    sweep<RestoreSize>("cattn_get_pcp_query_restore_idx_size", st + v);
+  }
+  using V = Variant<Restore>;
+  std::vector<V> v = {
+      {"NULL args", I, "args is NULL", [](Restore& s) { s.null_args = true; }, nullptr},
+      {"small struct_size", I, "args has struct_size too small", nullptr, [](Restore& s) { s.args->struct_size = 8; }},
+      {"out 2-D", I, "args->restore_idx has the wrong ndim", [](Restore& s) { s.out = out_tensor({4, 2}, i32()); }, nullptr},
+      {"out float", I, "args->restore_idx has the wrong dtype", nullptr, [](Restore& s) { s.args->restore_idx->dtype = {kDLFloat, 32, 1}; }},
+      {"out zero stride", I, "args->restore_idx is an output with a zero stride", nullptr, [](Restore& s) {
+         s.scratch_strides = {0};
+         s.args->restore_idx->strides = s.scratch_strides.data();
+       }},
+      {"capacity 5 < 6", CATTN_INSUFFICIENT_SIZE, "args->restore_idx is too small", [](Restore& s) { s.out = out_tensor({5}, i32()); }, nullptr},
+      {"decreasing", I, "args->cu_num_tokens decreases", [](Restore& s) { s.cu = in_tensor({0, 4, 2}, i64()); }, nullptr},
+      {"out overlapping cu_num_tokens", I, "args->restore_idx overlaps an input", nullptr, [](Restore& s) {
+         s.cu = in_tensor({0, 2, 4, 4}, i32());
+         s.args->cu_num_tokens = s.cu.dl();
+         s.args->restore_idx = s.overlap_view(s.cu, 1, {4});
+       }},
+      {"odd length", I, "odd length", [](Restore& s) { s.cu = in_tensor({0, 4, 9}, i32()); }, nullptr},
+  };
+  if (cpu_only_build())
+    v.push_back({"both on a GPU", CATTN_NOT_SUPPORTED, "CPU-only", nullptr, [](Restore& s) {
+                   s.slots[0].t->device = {kDLCUDA, 0};
+                   s.slots[1].t->device = {kDLCUDA, 0};
+                 }});
+  sweep<Restore>("cattn_get_pcp_query_restore_idx", structural<Restore>() + v);
+}
+
+}  // namespace

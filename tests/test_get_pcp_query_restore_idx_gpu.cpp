@@ -24,8 +24,8 @@ void check_restore(const std::vector<int64_t>& cu, DLDataType in_t, DLDataType o
   a.cu_num_tokens = cu_h.dl();
   a.restore_idx = expect.dl();
   ASSERT_CATTN_OK(cattn_get_pcp_query_restore_idx(&a));
-  DeviceTensor cu_d(cu_h), out_d(got);
-  const std::vector<uint8_t> poison = got.bytes();
+  DeviceTensor cu_d(cu_h);
+  PoisonedOutput out_d(got);
   run_three_ways(
       [&](cudaStream_t s) {
         a.cu_num_tokens = cu_d.dl();
@@ -33,14 +33,7 @@ void check_restore(const std::vector<int64_t>& cu, DLDataType in_t, DLDataType o
         a.stream = reinterpret_cast<cattn_stream_t>(s);
         return cattn_get_pcp_query_restore_idx(&a);
       },
-      [&] {  // fresh poison before every way, so each must write every element itself
-        got.raw() = poison;
-        out_d.upload();
-      },
-      [&](const char* way) {
-        out_d.download();
-        ASSERT_TRUE(got.bytes() == expect.bytes()) << way;
-      });
+      {{&out_d, &expect}});
 }
 
 }  // namespace

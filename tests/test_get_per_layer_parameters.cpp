@@ -11,6 +11,7 @@
 #include "cattn.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -297,3 +298,78 @@ TEST(get_per_layer_parameters_hostile, OutputArraysMayNotOverlapTheirInput) {
   EXPECT_CATTN_ERROR(cattn_infer_global_hyperparameters(params, 2, global),
                      CATTN_INVALID_ARGUMENT, "out overlaps an input (got memory shared with params");
 }
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): Per-layer parameters and global hyperparameters
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct Layers : Base {
+  Guarded<cattn_attention_layer_desc_t[2]> in;
+  Guarded<cattn_per_layer_parameters_t[2]> out;
+  size_t count = 2;
+  bool null_in = false, null_out = false;
+  Layers() {
+    structs = {&in.bytes(), &out.bytes()};
+    for (int i = 0; i < 2; ++i) {
+      (*in.get())[i] = CATTN_ATTENTION_LAYER_DESC_INIT;
+      (*out.get())[i] = CATTN_PER_LAYER_PARAMETERS_INIT;
+    }
+    (*in.get())[1].has_sliding_window = 1;
+  }
+  void wire() {}
+  cattn_status_t call() {
+    return cattn_get_per_layer_parameters(null_in ? nullptr : *in.get(), count, null_out ? nullptr : *out.get());
+  }
+};
+struct Global : Base {
+  Guarded<cattn_per_layer_parameters_t[2]> in;
+  Guarded<cattn_global_hyperparameters_t> out{CATTN_GLOBAL_HYPERPARAMETERS_INIT};
+  size_t count = 2;
+  bool null_in = false, null_out = false;
+  Global() {
+    structs = {&in.bytes(), &out.bytes()};
+    for (int i = 0; i < 2; ++i) (*in.get())[i] = CATTN_PER_LAYER_PARAMETERS_INIT;
+  }
+  void wire() {}
+  cattn_status_t call() {
+    return cattn_infer_global_hyperparameters(null_in ? nullptr : *in.get(), count, null_out ? nullptr : out.get());
+  }
+};
+
+TEST(nothing_lost, GetPerLayerParameters) {
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  {
+    using V = Variant<Layers>;
+    auto in = [](Layers& s, int i) -> cattn_attention_layer_desc_t& { return (*s.in.get())[i]; };
+    sweep<Layers>("cattn_get_per_layer_parameters", {
+        {"layers NULL", I, "layers is NULL", [](Layers& s) { s.null_in = true; }, nullptr},
+        {"out NULL", I, "out is NULL", [](Layers& s) { s.null_out = true; }, nullptr},
+        {"layers[0] struct_size small", I, "layers[0].struct_size is too small", [in](Layers& s) { in(s, 0).struct_size = 8; }, nullptr},
+        {"layers[1] struct_size differs", I, "layers[1].struct_size differs from element 0's", [in](Layers& s) { in(s, 1).struct_size += 8; }, nullptr},
+        {"out[0] struct_size small", I, "out[0].struct_size is too small", [](Layers& s) { (*s.out.get())[0].struct_size = 0; }, nullptr},
+        {"out[1] struct_size differs", I, "out[1].struct_size differs from element 0's", [](Layers& s) { (*s.out.get())[1].struct_size = 1; }, nullptr},
+        {"has_sinks 2", I, "layers[1].has_sinks is not a boolean", [in](Layers& s) { in(s, 1).has_sinks = 2; }, nullptr},
+        {"has_sliding_window -1", I, "layers[0].has_sliding_window is not a boolean", [in](Layers& s) { in(s, 0).has_sliding_window = -1; }, nullptr},
+        {"has_logits_soft_cap 7", I, "layers[1].has_logits_soft_cap is not a boolean", [in](Layers& s) { in(s, 1).has_logits_soft_cap = 7; }, nullptr},
+        {"reserved0", I, "layers[0].reserved0 is not zero", [in](Layers& s) { in(s, 0).reserved0 = 3; }, nullptr},
+        {"count past memory", I, "layers addresses past the end of memory", [](Layers& s) { s.count = SIZE_MAX; }, nullptr},
+    });
+  }
+  using V = Variant<Global>;
+  auto in = [](Global& s, int i) -> cattn_per_layer_parameters_t& { return (*s.in.get())[i]; };
+  sweep<Global>("cattn_infer_global_hyperparameters", {
+      {"out NULL", I, "out is NULL", [](Global& s) { s.null_out = true; }, nullptr},
+      {"out struct_size small", I, "out has struct_size too small", [](Global& s) { s.out->struct_size = 16; }, nullptr},
+      {"no layers", I, "num_layers is zero", [](Global& s) { s.count = 0; }, nullptr},
+      {"params NULL", I, "params is NULL", [](Global& s) { s.null_in = true; }, nullptr},
+      {"params[0] struct_size small", I, "params[0].struct_size is too small", [in](Global& s) { in(s, 0).struct_size = 9; }, nullptr},
+      {"params[1] struct_size differs", I, "params[1].struct_size differs from element 0's", [in](Global& s) { in(s, 1).struct_size = 4096; }, nullptr},
+      {"has_logits_soft_cap 2", I, "params[1].has_logits_soft_cap is not a boolean", [in](Global& s) { in(s, 1).has_logits_soft_cap = 2; }, nullptr},
+      {"has_sinks -1", I, "params[0].has_sinks is not a boolean", [in](Global& s) { in(s, 0).has_sinks = -1; }, nullptr},
+      {"count past memory", I, "params addresses past the end of memory", [](Global& s) { s.count = SIZE_MAX / 2; }, nullptr},
+  });
+}
+
+}  // namespace

@@ -11,6 +11,7 @@
 #include "support/reserved_memory.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -441,3 +442,94 @@ TEST(make_kv_sharing_fast_prefill_common_attn_metadata_hostile, ScalarsOverTheOu
   EXPECT_EQ(out.qsl.values(), (std::vector<int64_t>{0, 1, 3, 4}));
   EXPECT_EQ(out.max_and_total.values(), (std::vector<int64_t>{2, 4}));
 }
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): KV-sharing fast prefill
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct FastPrefill : Base {
+  HostTensor qsl = in_tensor({0, 3, 7, 12}, i64()), logits = in_tensor({2, 6, 11, 0}, i32());
+  HostTensor o_qsl = out_tensor({4}, i32()), o_qsl_cpu = out_tensor({4}, i64()), max_total = out_tensor({2}, i64());
+  Guarded<cattn_common_attn_metadata_t> in{CATTN_COMMON_ATTN_METADATA_INIT}, out{CATTN_COMMON_ATTN_METADATA_INIT};
+  Guarded<cattn_fast_prefill_metadata_args_t> args{CATTN_FAST_PREFILL_METADATA_ARGS_INIT};
+  bool null_args = false;
+  FastPrefill() {
+    tensors = {&qsl, &logits, &o_qsl, &o_qsl_cpu, &max_total};
+    structs = {&in.bytes(), &out.bytes(), &args.bytes()};
+    in->num_reqs = 3;
+    in->max_query_len = 5;
+    in->num_logits_indices = 3;
+    args->passthrough = 9;
+  }
+  void wire() {
+    in->query_start_loc = qsl.dl();
+    in->logits_indices_padded = logits.dl();
+    out->query_start_loc = o_qsl.dl();
+    out->query_start_loc_cpu = o_qsl_cpu.dl();
+    args->metadata = in.get();
+    args->out = out.get();
+    args->decode_max_and_total = max_total.dl();
+    cattn_common_attn_metadata_t* i = in.get();
+    cattn_common_attn_metadata_t* o = out.get();
+    slots = {{"args->metadata->logits_indices_padded", logits.dl(), [i] { i->logits_indices_padded = nullptr; }},
+             {"args->metadata->query_start_loc", qsl.dl(), [i] { i->query_start_loc = nullptr; }},
+             {"args->out->query_start_loc", o_qsl.dl(), [o] { o->query_start_loc = nullptr; }},
+             {"args->out->query_start_loc_cpu", o_qsl_cpu.dl(), nullptr, false},
+             {"args->decode_max_and_total", max_total.dl(), nullptr}};
+  }
+  cattn_status_t call() {
+    return cattn_make_kv_sharing_fast_prefill_common_attn_metadata(null_args ? nullptr : args.get());
+  }
+};
+
+TEST(nothing_lost, MakeKvSharingFastPrefillCommonAttnMetadata) {
+  using V = Variant<FastPrefill>;
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  std::vector<V> v = {
+      {"NULL args", I, "args is NULL", [](FastPrefill& s) { s.null_args = true; }, nullptr},
+      {"small struct_size", I, "args has struct_size too small", nullptr, [](FastPrefill& s) { s.args->struct_size = 8; }},
+      {"NULL metadata", I, "args->metadata is NULL", nullptr, [](FastPrefill& s) { s.args->metadata = nullptr; }},
+      {"metadata struct_size", I, "args->metadata has struct_size too small", nullptr, [](FastPrefill& s) { s.in->struct_size = 8; }},
+      {"NULL out", I, "args->out is NULL", nullptr, [](FastPrefill& s) { s.args->out = nullptr; }},
+      {"out struct_size", I, "args->out has struct_size too small", nullptr, [](FastPrefill& s) { s.out->struct_size = 8; }},
+      {"count -1", I, "args->metadata->num_logits_indices is out of range", nullptr, [](FastPrefill& s) { s.in->num_logits_indices = -1; }},
+      {"count 5", I, "args->metadata->num_logits_indices is out of range", nullptr, [](FastPrefill& s) { s.in->num_logits_indices = 5; }},
+      {"num_reqs 0", I, "args->metadata->num_reqs is not positive", nullptr, [](FastPrefill& s) { s.in->num_reqs = 0; }},
+      {"num_reqs 4", I, "args->metadata->query_start_loc has the wrong size", nullptr, [](FastPrefill& s) { s.in->num_reqs = 4; }},
+      {"num_reqs INT64_MAX", I, "num_reqs + 1 overflows int64", nullptr, [](FastPrefill& s) { s.in->num_reqs = kI64Max; }},
+      {"logits 2-D", I, "args->metadata->logits_indices_padded has the wrong ndim", [](FastPrefill& s) { s.logits = in_tensor({2, 6, 11, 0}, i32(), {2, 2}); }, nullptr},
+      {"out query_start_loc [3]", CATTN_INSUFFICIENT_SIZE, "args->out->query_start_loc has the wrong size", [](FastPrefill& s) { s.o_qsl = out_tensor({3}, i32()); }, nullptr},
+      {"out query_start_loc [5]", I, "args->out->query_start_loc has the wrong size", [](FastPrefill& s) { s.o_qsl = out_tensor({5}, i32()); }, nullptr},
+      {"mirror on a GPU", I, "args->out->query_start_loc_cpu is not host memory", nullptr, [](FastPrefill& s) { s.out->query_start_loc_cpu->device = {kDLCUDA, 0}; }},
+      {"decode_max_and_total [1]", CATTN_INSUFFICIENT_SIZE, "args->decode_max_and_total has the wrong size", [](FastPrefill& s) { s.max_total = out_tensor({1}, i64()); }, nullptr},
+      {"decode_max_and_total [3]", I, "args->decode_max_and_total has the wrong size", [](FastPrefill& s) { s.max_total = out_tensor({3}, i64()); }, nullptr},
+      {"decode_max_and_total uint8", I, "args->decode_max_and_total has the wrong dtype", nullptr, [](FastPrefill& s) { s.args->decode_max_and_total->dtype = {kDLUInt, 64, 1}; }},
+      {"out overlapping query_start_loc", I, "args->out->query_start_loc overlaps an input", nullptr, [](FastPrefill& s) {
+         s.out->query_start_loc = s.overlap_view(s.qsl, 1, {4});
+       }},
+      {"decreasing", I, "args->metadata->query_start_loc decreases", [](FastPrefill& s) { s.qsl = in_tensor({0, 3, 2, 12}, i64()); }, nullptr},
+      {"index past the last request", I, "args->metadata->logits_indices_padded holds an index past the last request", [](FastPrefill& s) { s.logits = in_tensor({2, 12, 11, 0}, i32()); }, nullptr},
+      {"device tensors without decode_max_and_total", I, "args->decode_max_and_total is NULL", nullptr, [](FastPrefill& s) {
+         s.args->decode_max_and_total = nullptr;
+         for (const char* n : {"args->metadata->logits_indices_padded", "args->metadata->query_start_loc", "args->out->query_start_loc"})
+           s.slot(n)->device = {kDLCUDA, 0};
+       }},
+      {"device tensors with a host mirror", I, "args->out->query_start_loc_cpu is set with CUDA tensors", nullptr, [](FastPrefill& s) {
+         for (const char* n : {"args->metadata->logits_indices_padded", "args->metadata->query_start_loc", "args->out->query_start_loc",
+                               "args->decode_max_and_total"})
+           s.slot(n)->device = {kDLCUDA, 0};
+       }},
+  };
+  if (cpu_only_build())
+    v.push_back({"device tensors", CATTN_NOT_SUPPORTED, "CPU-only", nullptr, [](FastPrefill& s) {
+                   s.out->query_start_loc_cpu = nullptr;
+                   for (const char* n : {"args->metadata->logits_indices_padded", "args->metadata->query_start_loc",
+                                         "args->out->query_start_loc", "args->decode_max_and_total"})
+                     s.slot(n)->device = {kDLCUDA, 0};
+                 }});
+  sweep<FastPrefill>("cattn_make_kv_sharing_fast_prefill_common_attn_metadata", structural<FastPrefill>() + v);
+}
+
+}  // namespace

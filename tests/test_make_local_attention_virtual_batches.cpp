@@ -16,6 +16,7 @@
 #include "support/host_tensor.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -872,3 +873,209 @@ TEST(make_local_attention_virtual_batches_hostile, DestroyedPlansAreRecognised) 
       CATTN_INVALID_ARGUMENT, "plan is not a live handle");
   cattn_context_destroy(ctx);
 }
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): Local-attention virtual batches: the plan, its shape, fill, make_block_table
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct LocalMake : Base {
+  HostTensor qsl = in_tensor({0, 3, 10}, i32()), seq = in_tensor({7, 12}, i64());
+  HostTensor table = in_tensor({1, 2, 3, 4, 5, 6, 7, 8}, i32(), {2, 4});
+  Guarded<cattn_common_attn_metadata_t> md{CATTN_COMMON_ATTN_METADATA_INIT};
+  Guarded<cattn_local_attention_args_t> args{CATTN_LOCAL_ATTENTION_ARGS_INIT};
+  bool null_args = false;
+  LocalMake() {
+    tensors = {&qsl, &seq, &table};
+    structs = {&md.bytes(), &args.bytes()};
+    args->attn_chunk_size = 4;
+    args->block_size = 2;
+    md->num_actual_tokens = 10;
+  }
+  void wire() {
+    md->query_start_loc_cpu = qsl.dl();
+    md->seq_lens_cpu = seq.dl();
+    md->block_table_tensor = table.dl();
+    args->metadata = md.get();
+    cattn_common_attn_metadata_t* m = md.get();
+    slots = {{"args->metadata->query_start_loc_cpu", qsl.dl(), [m] { m->query_start_loc_cpu = nullptr; }, false},
+             {"args->metadata->seq_lens_cpu", seq.dl(), [m] { m->seq_lens_cpu = nullptr; }, false},
+             {"args->metadata->block_table_tensor", table.dl(), [m] { m->block_table_tensor = nullptr; }, false}};
+  }
+  cattn_status_t call() {
+    const cattn_status_t s = cattn_make_local_attention_virtual_batches(null_args ? nullptr : args.get());
+    if (s == CATTN_OK) cattn_local_attention_plan_destroy(args->plan);
+    return s;
+  }
+};
+
+// A plan of the batch above (3 virtual batches of 2 pages) for the calls that use one.
+struct PlanHolder {
+  cattn_local_attention_plan_t* plan = nullptr;
+  PlanHolder() {
+    LocalMake m;
+    m.wire();
+    EXPECT_CATTN_OK(cattn_make_local_attention_virtual_batches(m.args.get()));
+    plan = m.args->plan;
+  }
+  ~PlanHolder() { cattn_local_attention_plan_destroy(plan); }
+};
+
+struct LocalShape : Base {
+  PlanHolder holder;
+  Guarded<int64_t> v{-1}, p{-1};
+  bool null_plan = false;
+  LocalShape() { structs = {&v.bytes(), &p.bytes()}; }
+  void wire() {}
+  cattn_status_t call() {
+    return cattn_local_attention_plan_get_shape(null_plan ? nullptr : holder.plan, v.get(), p.get());
+  }
+};
+
+struct LocalFill : Base {
+  PlanHolder holder;
+  HostTensor table = in_tensor({1, 2, 3, 4, 5, 6, 7, 8}, i32(), {2, 4}), slots_in = in_tensor({4, 5}, i64());
+  HostTensor o_qsl_cpu = out_tensor({4}, i64()), o_seq_cpu = out_tensor({3}, i32()), o_comp = out_tensor({3}, i64());
+  HostTensor o_table = out_tensor({3, 2}, i32()), o_qsl = out_tensor({4}, i32()), o_seq = out_tensor({3}, i64());
+  Guarded<cattn_common_attn_metadata_t> md{CATTN_COMMON_ATTN_METADATA_INIT}, out{CATTN_COMMON_ATTN_METADATA_INIT};
+  Guarded<cattn_local_attention_fill_args_t> args{CATTN_LOCAL_ATTENTION_FILL_ARGS_INIT};
+  bool null_args = false, null_plan = false;
+  LocalFill() {
+    tensors = {&table, &slots_in, &o_qsl_cpu, &o_seq_cpu, &o_comp, &o_table, &o_qsl, &o_seq};
+    structs = {&md.bytes(), &out.bytes(), &args.bytes()};
+  }
+  void wire() {
+    md->block_table_tensor = table.dl();
+    md->slot_mapping = slots_in.dl();
+    out->query_start_loc_cpu = o_qsl_cpu.dl();
+    out->seq_lens_cpu = o_seq_cpu.dl();
+    out->num_computed_tokens_cpu = o_comp.dl();
+    out->block_table_tensor = o_table.dl();
+    out->query_start_loc = o_qsl.dl();
+    out->seq_lens = o_seq.dl();
+    args->metadata = md.get();
+    args->out = out.get();
+    cattn_common_attn_metadata_t* m = md.get();
+    cattn_common_attn_metadata_t* o = out.get();
+    slots = {{"args->metadata->block_table_tensor", table.dl(), [m] { m->block_table_tensor = nullptr; }},
+             {"args->metadata->slot_mapping", slots_in.dl(), nullptr},
+             {"args->out->query_start_loc_cpu", o_qsl_cpu.dl(), [o] { o->query_start_loc_cpu = nullptr; }, false},
+             {"args->out->seq_lens_cpu", o_seq_cpu.dl(), [o] { o->seq_lens_cpu = nullptr; }, false},
+             {"args->out->num_computed_tokens_cpu", o_comp.dl(), [o] { o->num_computed_tokens_cpu = nullptr; }, false},
+             {"args->out->block_table_tensor", o_table.dl(), [o] { o->block_table_tensor = nullptr; }},
+             {"args->out->query_start_loc", o_qsl.dl(), nullptr},
+             {"args->out->seq_lens", o_seq.dl(), nullptr}};
+  }
+  cattn_status_t call() {
+    return cattn_local_attention_plan_fill(null_plan ? nullptr : holder.plan, null_args ? nullptr : args.get());
+  }
+};
+
+struct LocalGather : Base {
+  PlanHolder holder;
+  HostTensor table = in_tensor({1, 2, 3, 4, 5, 6, 7, 8}, i64(), {2, 4}), out = out_tensor({3, 2}, i64());
+  const DLTensor* table_p = nullptr;
+  DLTensor* out_p = nullptr;
+  bool null_plan = false;
+  LocalGather() { tensors = {&table, &out}; }
+  void wire() {
+    table_p = table.dl();
+    out_p = out.dl();
+    slots = {{"block_table", table.dl(), [this] { table_p = nullptr; }},
+             {"out", out.dl(), [this] { out_p = nullptr; }}};
+  }
+  cattn_status_t call() {
+    return cattn_local_attention_plan_make_block_table(null_plan ? nullptr : holder.plan, table_p, out_p, nullptr);
+  }
+};
+
+TEST(nothing_lost, MakeLocalAttentionVirtualBatches) {
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  {
+    using V = Variant<LocalMake>;
+    std::vector<V> v = {
+        {"NULL args", I, "args is NULL", [](LocalMake& s) { s.null_args = true; }, nullptr},
+        {"small struct_size", I, "args has struct_size too small", nullptr, [](LocalMake& s) { s.args->struct_size = 8; }},
+        {"chunk 0", I, "args->attn_chunk_size is not positive", nullptr, [](LocalMake& s) { s.args->attn_chunk_size = 0; }},
+        {"block 0", I, "args->block_size is not positive", nullptr, [](LocalMake& s) { s.args->block_size = 0; }},
+        {"block 3", I, "args->block_size does not divide args->attn_chunk_size", nullptr, [](LocalMake& s) { s.args->block_size = 3; }},
+        {"NULL metadata", I, "args->metadata is NULL", nullptr, [](LocalMake& s) { s.args->metadata = nullptr; }},
+        {"metadata struct_size", I, "args->metadata has struct_size too small", nullptr, [](LocalMake& s) { s.md->struct_size = 8; }},
+        {"query_start_loc_cpu on a GPU", I, "args->metadata->query_start_loc_cpu is not host memory", nullptr, [](LocalMake& s) { s.md->query_start_loc_cpu->device = {kDLCUDA, 0}; }},
+        {"seq_lens_cpu on a GPU", I, "args->metadata->seq_lens_cpu is not host memory", nullptr, [](LocalMake& s) { s.md->seq_lens_cpu->device = {kDLCUDA, 0}; }},
+        {"seq_lens_cpu float", I, "args->metadata->seq_lens_cpu has the wrong dtype", nullptr, [](LocalMake& s) { s.md->seq_lens_cpu->dtype = {kDLFloat, 64, 1}; }},
+        {"empty batch", I, "args->metadata->seq_lens_cpu describes an empty batch", [](LocalMake& s) {
+           s.seq = in_tensor({}, i64(), {0});
+           s.qsl = in_tensor({0}, i32());
+           s.table = in_tensor({}, i32(), {0, 4});
+         }, nullptr},
+        {"query_start_loc_cpu of 4", I, "args->metadata->query_start_loc_cpu has the wrong size", [](LocalMake& s) { s.qsl = in_tensor({0, 3, 10, 11}, i32()); }, nullptr},
+        {"table 1-D", I, "args->metadata->block_table_tensor has the wrong ndim", [](LocalMake& s) { s.table = in_tensor({1, 2, 3, 4, 5, 6, 7, 8}, i32()); }, nullptr},
+        {"table of 3 rows", I, "args->metadata->block_table_tensor has the wrong size in dim 0", [](LocalMake& s) { s.table = in_tensor({1, 2, 3}, i32(), {3, 1}); }, nullptr},
+        {"table without columns", I, "args->metadata->block_table_tensor has no columns", [](LocalMake& s) { s.table = in_tensor({}, i32(), {2, 0}); }, nullptr},
+        {"decreasing", I, "args->metadata->query_start_loc_cpu decreases", [](LocalMake& s) { s.qsl = in_tensor({0, 3, 2}, i32()); }, nullptr},
+        {"query length past int64", I, "args->metadata->query_start_loc_cpu has a query length that overflows int64", [](LocalMake& s) {
+           s.qsl = in_tensor({kI64Min, 0, kI64Max}, i64());
+         }, nullptr},
+        {"sequence shorter than its query", I, "args->metadata->seq_lens_cpu is shorter than the query", [](LocalMake& s) { s.seq = in_tensor({2, 12}, i64()); }, nullptr},
+    };
+    sweep<LocalMake>("cattn_make_local_attention_virtual_batches", structural<LocalMake>() + v);
+  }
+  {
+    using V = Variant<LocalShape>;
+    sweep<LocalShape>("cattn_local_attention_plan_get_shape",
+                      {{"NULL plan", I, "plan is NULL", [](LocalShape& s) { s.null_plan = true; }, nullptr}});
+  }
+  {
+    using V = Variant<LocalFill>;
+    std::vector<V> v = {
+        {"NULL plan", I, "plan is NULL", [](LocalFill& s) { s.null_plan = true; }, nullptr},
+        {"NULL args", I, "args is NULL", [](LocalFill& s) { s.null_args = true; }, nullptr},
+        {"small struct_size", I, "args has struct_size too small", nullptr, [](LocalFill& s) { s.args->struct_size = 8; }},
+        {"NULL metadata", I, "args->metadata is NULL", nullptr, [](LocalFill& s) { s.args->metadata = nullptr; }},
+        {"NULL out", I, "args->out is NULL", nullptr, [](LocalFill& s) { s.args->out = nullptr; }},
+        {"out struct_size", I, "args->out has struct_size too small", nullptr, [](LocalFill& s) { s.out->struct_size = 8; }},
+        {"table of 3 rows", I, "args->metadata->block_table_tensor has the wrong size in dim 0", [](LocalFill& s) { s.table = in_tensor({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, i32(), {3, 4}); }, nullptr},
+        {"table narrower than planned", I, "args->metadata->block_table_tensor has fewer columns than the plan's", [](LocalFill& s) { s.table = in_tensor({1, 2, 3, 4, 5, 6}, i32(), {2, 3}); }, nullptr},
+        {"gathered table int64", I, "args->out->block_table_tensor has the wrong dtype", nullptr, [](LocalFill& s) { s.out->block_table_tensor->dtype = i64(); }},
+        {"gathered table [2, 2]", CATTN_INSUFFICIENT_SIZE, "args->out->block_table_tensor has the wrong size in dim 0", [](LocalFill& s) { s.o_table = out_tensor({2, 2}, i32()); }, nullptr},
+        {"gathered table [3, 3]", I, "args->out->block_table_tensor has the wrong size in dim 1", [](LocalFill& s) { s.o_table = out_tensor({3, 3}, i32()); }, nullptr},
+        {"gathered table zero stride", I, "args->out->block_table_tensor is an output with a zero stride", nullptr, [](LocalFill& s) {
+           s.scratch_strides = {0, 1};
+           s.out->block_table_tensor->strides = s.scratch_strides.data();
+         }},
+        {"query_start_loc_cpu [3]", CATTN_INSUFFICIENT_SIZE, "args->out->query_start_loc_cpu has the wrong size", [](LocalFill& s) { s.o_qsl_cpu = out_tensor({3}, i64()); }, nullptr},
+        {"query_start_loc_cpu on a GPU", I, "args->out->query_start_loc_cpu is not host memory", nullptr, [](LocalFill& s) { s.out->query_start_loc_cpu->device = {kDLCUDA, 0}; }},
+        {"seq_lens copy [4]", I, "args->out->seq_lens has the wrong size", [](LocalFill& s) { s.o_seq = out_tensor({4}, i64()); }, nullptr},
+        {"num_computed_tokens_cpu float", I, "args->out->num_computed_tokens_cpu has the wrong dtype", nullptr, [](LocalFill& s) { s.out->num_computed_tokens_cpu->dtype = {kDLFloat, 64, 1}; }},
+        {"output overlapping the table", I, "overlaps an input", nullptr, [](LocalFill& s) {
+           s.out->seq_lens = s.overlap_view(s.table, 2, {3});
+         }},
+    };
+    if (cpu_only_build())
+      v.push_back({"device tables", CATTN_NOT_SUPPORTED, "CPU-only", nullptr, [](LocalFill& s) {
+                     for (const char* n : {"args->metadata->block_table_tensor", "args->metadata->slot_mapping",
+                                           "args->out->block_table_tensor", "args->out->query_start_loc", "args->out->seq_lens"})
+                       s.slot(n)->device = {kDLCUDA, 0};
+                   }});
+    sweep<LocalFill>("cattn_local_attention_plan_fill", structural<LocalFill>() + v);
+  }
+  using V = Variant<LocalGather>;
+  std::vector<V> v = {
+      {"NULL plan", I, "plan is NULL", [](LocalGather& s) { s.null_plan = true; }, nullptr},
+      {"table of 1 row", I, "block_table has the wrong size in dim 0", [](LocalGather& s) { s.table = in_tensor({1, 2, 3, 4}, i64(), {1, 4}); }, nullptr},
+      {"table narrower than planned", I, "block_table has fewer columns than the plan's", [](LocalGather& s) { s.table = in_tensor({1, 2, 3, 4, 5, 6}, i64(), {2, 3}); }, nullptr},
+      {"out int32", I, "out has the wrong dtype", nullptr, [](LocalGather& s) { s.out_p->dtype = i32(); }},
+      {"out [2, 2]", CATTN_INSUFFICIENT_SIZE, "out has the wrong size in dim 0", [](LocalGather& s) { s.out = out_tensor({2, 2}, i64()); }, nullptr},
+      {"out [3, 3]", I, "out has the wrong size in dim 1", [](LocalGather& s) { s.out = out_tensor({3, 3}, i64()); }, nullptr},
+      {"out overlapping the table", I, "out overlaps an input", nullptr, [](LocalGather& s) { s.out_p = s.overlap_view(s.table, 1, {3, 2}); }},
+  };
+  if (cpu_only_build())
+    v.push_back({"both on a GPU", CATTN_NOT_SUPPORTED, "CPU-only", nullptr, [](LocalGather& s) {
+                   s.slots[0].t->device = s.slots[1].t->device = {kDLCUDA, 0};
+                 }});
+  sweep<LocalGather>("cattn_local_attention_plan_make_block_table", structural<LocalGather>() + v);
+}
+
+}  // namespace

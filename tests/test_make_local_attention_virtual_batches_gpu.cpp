@@ -23,17 +23,7 @@ namespace {
 // needs several launches.
 constexpr int64_t kOneLaunch = 3840;
 
-struct Layout {
-  DLDataType t = i32();
-  int64_t step = 1, offset = 0, inner_pad = 0;
-};
-
-HostTensor make(const std::vector<int64_t>& values, std::vector<int64_t> shape, const Layout& l) {
-  HostTensor h(std::move(shape), l.t, l.step, l.offset, l.inner_pad);
-  for (int64_t i = 0; i < h.numel(); ++i) h.set(i, values[static_cast<size_t>(i)]);
-  return h;
-}
-HostTensor poisoned(std::vector<int64_t> shape, const Layout& l) {
+HostTensor poisoned(std::vector<int64_t> shape, const TensorLayout& l) {
   return HostTensor(std::move(shape), l.t, l.step, l.offset, l.inner_pad);
 }
 
@@ -41,10 +31,10 @@ struct Case {
   std::vector<int64_t> q, s;  // the planned batch's query_start_loc_cpu and seq_lens_cpu
   int64_t cols = 8;           // block table columns at plan time
   int64_t chunk = 4, block_size = 2;
-  Layout table;               // the block table (and so the gathered one's dtype)
-  Layout out_table;           // the gathered table's layout (dtype: table's)
-  Layout mirrors;             // out query_start_loc_cpu, seq_lens_cpu, num_computed_tokens_cpu
-  Layout device_vectors;      // out query_start_loc, seq_lens
+  TensorLayout table;               // the block table (and so the gathered one's dtype)
+  TensorLayout out_table;           // the gathered table's layout (dtype: table's)
+  TensorLayout mirrors;             // out query_start_loc_cpu, seq_lens_cpu, num_computed_tokens_cpu
+  TensorLayout device_vectors;      // out query_start_loc, seq_lens
   bool device_copies = true;
   bool slots = true;          // a device slot_mapping to pass through
   int64_t extra_cols = 3;     // the table make_block_table gathers from is this much wider
@@ -62,7 +52,7 @@ std::vector<int64_t> table_values(std::mt19937_64& g, int64_t n, bool wide) {
 struct Filled {
   HostTensor qsl_cpu, seq_lens_cpu, computed, table, qsl, seq_lens;
   Filled(const Case& c, int64_t v, int64_t p) {
-    Layout t = c.out_table;
+    TensorLayout t = c.out_table;
     t.t = c.table.t;
     qsl_cpu = poisoned({v + 1}, c.mirrors);
     seq_lens_cpu = poisoned({v}, c.mirrors);
@@ -91,7 +81,7 @@ void check_case(const Case& c, std::mt19937_64& g) {
   const int64_t b = static_cast<int64_t>(c.s.size());
   HostTensor qsl_cpu = HostTensor::of(c.q, i64()), seq_lens_cpu = HostTensor::of(c.s, i32());
   const bool wide = c.table.t.bits == 64;
-  HostTensor table = make(table_values(g, b * c.cols, wide), {b, c.cols}, c.table);
+  HostTensor table = laid_out(table_values(g, b * c.cols, wide), {b, c.cols}, c.table);
   cattn_common_attn_metadata_t in = CATTN_COMMON_ATTN_METADATA_INIT;
   in.query_start_loc_cpu = qsl_cpu.dl();
   in.seq_lens_cpu = seq_lens_cpu.dl();
@@ -172,32 +162,25 @@ void check_case(const Case& c, std::mt19937_64& g) {
       });
 
   // make_block_table from another, wider table in its own layout.
-  Layout other = c.out_table;
+  TensorLayout other = c.out_table;
   other.t = c.table.t;
-  HostTensor table2 = make(table_values(g, b * (c.cols + c.extra_cols), wide),
+  HostTensor table2 = laid_out(table_values(g, b * (c.cols + c.extra_cols), wide),
                            {b, c.cols + c.extra_cols}, other);
   HostTensor want_g = poisoned({v, p}, c.table), got_g = poisoned({v, p}, c.table);
-  const auto poison_g = got_g.bytes();
   ASSERT_CATTN_OK(cattn_local_attention_plan_make_block_table(plan, table2.dl(), want_g.dl(), nullptr));
-  DeviceTensor table2_d(table2), g_d(got_g);
+  DeviceTensor table2_d(table2);
+  PoisonedOutput g_d(got_g);
   run_three_ways(
       [&](cudaStream_t s) {
         return cattn_local_attention_plan_make_block_table(plan, table2_d.dl(), g_d.dl(),
                                                            reinterpret_cast<cattn_stream_t>(s));
       },
-      [&] {
-        got_g.raw() = poison_g;
-        g_d.upload();
-      },
-      [&](const char* way) {
-        g_d.download();
-        EXPECT_TRUE(got_g.bytes() == want_g.bytes()) << way;
-      });
+      {{&g_d, &want_g}});
   cattn_local_attention_plan_destroy(plan);
 }
 
-Layout random_layout(std::mt19937_64& g) {
-  Layout l;
+TensorLayout random_layout(std::mt19937_64& g) {
+  TensorLayout l;
   l.t = g() % 2 ? i32() : i64();
   switch (g() % 3) {
     case 0: break;
@@ -208,8 +191,8 @@ Layout random_layout(std::mt19937_64& g) {
 }
 
 // A 1-D layout: inner padding means nothing for vectors.
-Layout random_vector_layout(std::mt19937_64& g) {
-  Layout l = random_layout(g);
+TensorLayout random_vector_layout(std::mt19937_64& g) {
+  TensorLayout l = random_layout(g);
   if (l.inner_pad > 0) {
     l.inner_pad = 0;
     l.step = 3;

@@ -10,6 +10,7 @@
 #include "support/host_tensor.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -409,3 +410,89 @@ TEST(mamba_get_block_table_tensor, Errors) {
   ASSERT_CATTN_OK(cattn_mamba_get_block_table_tensor(&a));
   EXPECT_EQ(out.values(), (std::vector<int64_t>{0, 1, 2, 5, 6, 7}));
 }
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): Mamba block table
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct Mamba : Base {
+  HostTensor bt = in_tensor({10, 11, 12, 13, 20, 21, 22, int64_t{1} << 40}, i64(), {2, 4});
+  HostTensor seq = in_tensor({5, 0}, i32()), out = out_tensor({2, 2}, i32());
+  Guarded<cattn_mamba_block_table_args_t> args{CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT};
+  bool null_args = false;
+  Mamba() {
+    tensors = {&bt, &seq, &out};
+    structs = {&args.bytes()};
+    args->block_size = 2;
+    args->num_speculative_blocks = 1;
+    args->mamba_cache_mode = CATTN_MAMBA_CACHE_MODE_ALIGN;
+  }
+  void wire() {
+    args->block_table = bt.dl();
+    args->seq_lens = seq.dl();
+    args->out = out.dl();
+    cattn_mamba_block_table_args_t* a = args.get();
+    slots = {{"args->block_table", bt.dl(), [a] { a->block_table = nullptr; }},
+             {"args->seq_lens", seq.dl(), [a] { a->seq_lens = nullptr; }},
+             {"args->out", out.dl(), [a] { a->out = nullptr; }}};
+  }
+  cattn_status_t call() { return cattn_mamba_get_block_table_tensor(null_args ? nullptr : args.get()); }
+};
+
+TEST(nothing_lost, MambaGetBlockTableTensor) {
+  using V = Variant<Mamba>;
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  std::vector<V> v = {
+      {"NULL args", I, "args is NULL", [](Mamba& s) { s.null_args = true; }, nullptr},
+      {"small struct_size", I, "args has struct_size too small", nullptr, [](Mamba& s) { s.args->struct_size = 8; }},
+      {"mode 3", I, "args->mamba_cache_mode is not a cache mode", nullptr, [](Mamba& s) { s.args->mamba_cache_mode = 3; }},
+      {"reserved0", I, "args->reserved0 is not zero", nullptr, [](Mamba& s) { s.args->reserved0 = 1; }},
+      {"block_table 1-D", I, "args->block_table has the wrong ndim", [](Mamba& s) { s.bt = in_tensor({10, 11}, i64()); }, nullptr},
+      {"seq_lens 2-D", I, "args->seq_lens has the wrong ndim", [](Mamba& s) { s.seq = in_tensor({5, 0}, i32(), {2, 1}); }, nullptr},
+      {"seq_lens of 3", I, "args->seq_lens has the wrong size in dim 0", [](Mamba& s) { s.seq = in_tensor({5, 0, 1}, i32()); }, nullptr},
+      {"out [2, 3]", I, "args->out has the wrong size in dim 1", [](Mamba& s) { s.out = out_tensor({2, 3}, i32()); }, nullptr},
+      {"out [2, 1]", CATTN_INSUFFICIENT_SIZE, "args->out has the wrong size in dim 1", [](Mamba& s) { s.out = out_tensor({2, 1}, i32()); }, nullptr},
+      {"out [1, 2]", CATTN_INSUFFICIENT_SIZE, "args->out has the wrong size in dim 0", [](Mamba& s) { s.out = out_tensor({1, 2}, i32()); }, nullptr},
+      {"out float", I, "args->out has the wrong dtype", nullptr, [](Mamba& s) { s.args->out->dtype = {kDLFloat, 32, 1}; }},
+      {"out zero stride", I, "args->out is an output with a zero stride", nullptr, [](Mamba& s) {
+         s.scratch_strides = {0, 1};
+         s.args->out->strides = s.scratch_strides.data();
+       }},
+      {"block_size 0", I, "args->block_size is out of range", nullptr, [](Mamba& s) { s.args->block_size = 0; }},
+      {"speculative -1", I, "args->num_speculative_blocks is out of range", nullptr, [](Mamba& s) { s.args->num_speculative_blocks = -1; }},
+      {"speculative INT64_MAX", I, "1 + args->num_speculative_blocks overflows int64", nullptr, [](Mamba& s) { s.args->num_speculative_blocks = kI64Max; }},
+      {"column past the row", I, "args->seq_lens selects block-table columns past the end of a row", [](Mamba& s) { s.seq = in_tensor({9, 0}, i32()); }, nullptr},
+      {"value past int32", I, "args->out cannot hold a result value", [](Mamba& s) { s.seq = in_tensor({5, 5}, i32()); }, nullptr},
+      {"out overlapping block_table", I, "args->out overlaps an input", nullptr, [](Mamba& s) { s.args->out = s.overlap_view(s.bt, 1, {2, 2}); }},
+      {"copy: out [2, 5]", I, "args->out has the wrong size in dim 1", [](Mamba& s) { s.out = out_tensor({2, 5}, i64()); }, [](Mamba& s) {
+         s.args->mamba_cache_mode = CATTN_MAMBA_CACHE_MODE_ALL;
+       }},
+      {"copy: value past int32", I, "args->out cannot hold a result value", [](Mamba& s) { s.out = out_tensor({2, 4}, i32()); }, [](Mamba& s) {
+         s.args->mamba_cache_mode = CATTN_MAMBA_CACHE_MODE_NONE;
+       }},
+  };
+  if (cpu_only_build())
+    v.push_back({"every tensor on a GPU", CATTN_NOT_SUPPORTED, "CPU-only", nullptr, [](Mamba& s) {
+                   for (Slot& x : s.slots) x.t->device = {kDLCUDA, 0};
+                 }});
+  sweep<Mamba>("cattn_mamba_get_block_table_tensor", structural<Mamba>() + v);
+}
+
+// An empty table may declare ~2^63 rows of no columns (valid DLPack, no element): the copy
+// modes must finish at once rather than walk the rows.
+TEST(nothing_lost, MambaCopyOfAnEmptyTableWithHugeRowCountReturnsAtOnce) {
+  int64_t shape[2] = {kI64Max, 0};
+  DLTensor bt{nullptr, {kDLCPU, 0}, 2, i64(), shape, nullptr, 0};
+  DLTensor out{nullptr, {kDLCPU, 0}, 2, i32(), shape, nullptr, 0};
+  cattn_mamba_block_table_args_t a = CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT;
+  a.block_table = &bt;
+  a.out = &out;
+  a.mamba_cache_mode = CATTN_MAMBA_CACHE_MODE_ALL;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_CATTN_OK(cattn_mamba_get_block_table_tensor(&a));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+}  // namespace

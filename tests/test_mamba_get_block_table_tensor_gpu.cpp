@@ -29,35 +29,17 @@ cattn_mamba_block_table_args_t make_args(DLTensor* bt, DLTensor* seq, DLTensor* 
   return a;
 }
 
-// A CUDA-labelled view of host memory, for calls that must fail on the host before the device
-// is touched (so these checks run on machines without a GPU too).
-DLTensor fake_cuda(HostTensor& t) {
-  DLTensor d = *t.dl();
-  d.device = {kDLCUDA, 0};
-  return d;
-}
-
 }  // namespace
 
 #if defined(CATTN_TEST_WITH_CUDA)
 namespace {
 
-struct Layout {
-  DLDataType t = i32();
-  int64_t step = 1, offset = 0, inner_pad = 0;
-};
-
-HostTensor make(const std::vector<int64_t>& values, std::vector<int64_t> shape, const Layout& l) {
-  HostTensor h(std::move(shape), l.t, l.step, l.offset, l.inner_pad);
-  for (int64_t i = 0; i < h.numel(); ++i) h.set(i, values[static_cast<size_t>(i)]);
-  return h;
-}
 
 struct Case {
   std::vector<int64_t> table, seq;  // table row-major [B, cols]
   int64_t cols = 1, bs = 16, nspec = 0;
   int32_t mode = CATTN_MAMBA_CACHE_MODE_ALIGN;
-  Layout bt, sl, out;
+  TensorLayout bt, sl, out;
 };
 
 void check_case(const Case& c) {
@@ -65,14 +47,14 @@ void check_case(const Case& c) {
                                    : static_cast<int64_t>(c.seq.size());
   const bool align = c.mode == CATTN_MAMBA_CACHE_MODE_ALIGN;
   const int64_t out_cols = align ? 1 + c.nspec : c.cols;
-  HostTensor bt = make(c.table, {batch, c.cols}, c.bt);
-  HostTensor seq = make(c.seq, {static_cast<int64_t>(c.seq.size())}, c.sl);
+  HostTensor bt = laid_out(c.table, {batch, c.cols}, c.bt);
+  HostTensor seq = laid_out(c.seq, {static_cast<int64_t>(c.seq.size())}, c.sl);
   HostTensor expect({batch, out_cols}, c.out.t, c.out.step, c.out.offset, c.out.inner_pad);
   HostTensor got({batch, out_cols}, c.out.t, c.out.step, c.out.offset, c.out.inner_pad);
-  const auto poison = got.bytes();
   auto h = make_args(bt.dl(), align ? seq.dl() : nullptr, expect.dl(), c.mode, c.bs, c.nspec);
   ASSERT_CATTN_OK(cattn_mamba_get_block_table_tensor(&h));
-  DeviceTensor bt_d(bt), seq_d(seq), out_d(got);
+  DeviceTensor bt_d(bt), seq_d(seq);
+  PoisonedOutput out_d(got);
   run_three_ways(
       [&](cudaStream_t s) {
         auto d = make_args(bt_d.dl(), align ? seq_d.dl() : nullptr, out_d.dl(), c.mode, c.bs,
@@ -80,19 +62,11 @@ void check_case(const Case& c) {
         d.stream = reinterpret_cast<cattn_stream_t>(s);
         return cattn_mamba_get_block_table_tensor(&d);
       },
-      // From the pristine poison each time, so every way has to write every element itself.
-      [&] {
-        got.raw() = poison;
-        out_d.upload();
-      },
-      [&](const char* way) {
-        out_d.download();
-        ASSERT_TRUE(got.bytes() == expect.bytes()) << way;
-      });
+      {{&out_d, &expect}});
 }
 
-Layout random_layout(std::mt19937_64& g, bool allow_i32 = true) {
-  Layout l;
+TensorLayout random_layout(std::mt19937_64& g, bool allow_i32 = true) {
+  TensorLayout l;
   l.t = allow_i32 && g() % 2 ? i32() : i64();
   switch (g() % 3) {
     case 0: break;

@@ -16,6 +16,7 @@
 #include "cattn.h"
 #include "support/host_tensor.h"
 #include "support/status_matchers.h"
+#include "support/nothing_lost.h"
 
 #if defined(CATTN_TEST_WITH_CUDA)
 #include <dlfcn.h>
@@ -399,3 +400,140 @@ TEST(pcp_kv_allgather_and_restore_no_nccl, ClearStatusWhenNcclIsAbsent) {
   EXPECT_CATTN_OK(cattn_get_pcp_query_restore_idx_size(cu.dl(), &size));
   EXPECT_EQ(size, 6);
 }
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): PCP all-gather + restore, and the communicator calls. No communicator exists in these
+// tests, so the valid call is one with tensors marked as device memory and a NULL comm; every
+// variant breaks something that is checked before the communicator.
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct Allgather : Base {
+  HostTensor key{{4, 2}, dtype_bits(16)}, value{{4, 3}, dtype_bits(16)};
+  HostTensor idx = in_tensor({0, 1, 2}, i32());
+  HostTensor key_out = out_tensor({3, 2}, dtype_bits(16)), value_out = out_tensor({3, 3}, dtype_bits(16));
+  Guarded<cattn_pcp_kv_allgather_and_restore_args_t> args{CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_INIT};
+  Guarded<size_t> ws{77};
+  bool null_args = false, null_size = false, query = false;
+  Allgather() {
+    tensors = {&key, &value, &idx, &key_out, &value_out};
+    structs = {&args.bytes(), &ws.bytes()};
+    args->num_actual_tokens = 4;
+  }
+  void wire() {
+    cattn_pcp_kv_allgather_and_restore_args_t* a = args.get();
+    a->key = key.dl();
+    a->value = value.dl();
+    a->restore_idx = idx.dl();
+    a->key_out = key_out.dl();
+    a->value_out = value_out.dl();
+    for (HostTensor* t : tensors) t->dl()->device = {kDLCUDA, 0};  // never launched: comm is NULL
+    slots = {{"args->key", key.dl(), [a] { a->key = nullptr; }, false},
+             {"args->value", value.dl(), [a] { a->value = nullptr; }, false},
+             {"args->restore_idx", idx.dl(), [a] { a->restore_idx = nullptr; }, false},
+             {"args->key_out", key_out.dl(), [a] { a->key_out = nullptr; }, false},
+             {"args->value_out", value_out.dl(), [a] { a->value_out = nullptr; }, false}};
+    for (HostTensor* t : tensors) t->dl()->device = {kDLCUDA, 0};
+  }
+  cattn_status_t call() {
+    if (query)
+      return cattn_pcp_kv_allgather_and_restore_workspace_size(null_args ? nullptr : args.get(),
+                                                               null_size ? nullptr : ws.get());
+    return cattn_pcp_kv_allgather_and_restore(null_args ? nullptr : args.get());
+  }
+};
+struct AllgatherQuery : Allgather {
+  AllgatherQuery() { query = true; }
+};
+
+TEST(nothing_lost, PcpKvAllgatherAndRestore) {
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  {
+    using V = Variant<AllgatherQuery>;
+    std::vector<V> v = {
+        {"NULL args", I, "args is NULL", [](AllgatherQuery& s) { s.null_args = true; }, nullptr},
+        {"small struct_size", I, "args has struct_size too small", nullptr, [](AllgatherQuery& s) { s.args->struct_size = 8; }},
+        {"size NULL", I, "size is NULL", [](AllgatherQuery& s) { s.null_size = true; }, nullptr},
+        {"key NULL", I, "args->key is NULL", nullptr, [](AllgatherQuery& s) { s.args->key = nullptr; }},
+        {"value 7-bit", CATTN_NOT_SUPPORTED, "args->value has an unsupported dtype", nullptr, [](AllgatherQuery& s) { s.slots[1].t->dtype.bits = 7; }},
+        {"key 0-D", I, "args->key has no token dimension", nullptr, [](AllgatherQuery& s) { s.slots[0].t->ndim = 0; }},
+        {"value rows differ", I, "args->value has the wrong size in dim 0", [](AllgatherQuery& s) { s.value = HostTensor({5, 3}, dtype_bits(16)); }, nullptr},
+        {"num_actual_tokens 5", I, "args->num_actual_tokens is out of range", nullptr, [](AllgatherQuery& s) { s.args->num_actual_tokens = 5; }},
+        {"num_actual_tokens -1", I, "args->num_actual_tokens is out of range", nullptr, [](AllgatherQuery& s) { s.args->num_actual_tokens = -1; }},
+    };
+    sweep<AllgatherQuery>("cattn_pcp_kv_allgather_and_restore_workspace_size", v, I, "args->comm is NULL");
+  }
+  using V = Variant<Allgather>;
+  std::vector<V> v = {
+      {"NULL args", I, "args is NULL", [](Allgather& s) { s.null_args = true; }, nullptr},
+      {"small struct_size", I, "args has struct_size too small", nullptr, [](Allgather& s) { s.args->struct_size = 8; }},
+      {"restore_idx 2-D", I, "args->restore_idx has the wrong ndim", [](Allgather& s) { s.idx = in_tensor({0, 1, 2, 3}, i32(), {2, 2}); }, nullptr},
+      {"restore_idx float", I, "args->restore_idx has the wrong dtype", nullptr, [](Allgather& s) { s.slots[2].t->dtype = {kDLFloat, 32, 1}; }},
+      {"key_out 2 rows", CATTN_INSUFFICIENT_SIZE, "args->key_out has the wrong size in dim 0", [](Allgather& s) { s.key_out = out_tensor({2, 2}, dtype_bits(16)); }, nullptr},
+      {"value_out 4 rows", I, "args->value_out has the wrong size in dim 0", [](Allgather& s) { s.value_out = out_tensor({4, 3}, dtype_bits(16)); }, nullptr},
+      {"key_out trailing dim", I, "args->key_out has the wrong size in dim 1", [](Allgather& s) { s.key_out = out_tensor({3, 3}, dtype_bits(16)); }, nullptr},
+      {"value_out 1-D", I, "args->value_out has the wrong ndim", [](Allgather& s) { s.value_out = out_tensor({9}, dtype_bits(16)); }, nullptr},
+      {"key_out dtype", I, "args->key_out has the wrong dtype", nullptr, [](Allgather& s) { s.slots[3].t->dtype = {kDLInt, 16, 1}; }},
+      {"key_out strided", I, "args->key_out is not contiguous", [](Allgather& s) { s.key_out = HostTensor({3, 2}, dtype_bits(16), 2); }, nullptr},
+      {"value on another GPU", I, "args->value is on a different device", nullptr, [](Allgather& s) { s.slots[1].t->device = {kDLCUDA, 1}; }},
+      {"host tensors", CATTN_NOT_SUPPORTED, "args->key is host memory", nullptr, [](Allgather& s) {
+         for (Slot& x : s.slots) x.t->device = {kDLCPU, 0};
+       }},
+  };
+  sweep<Allgather>("cattn_pcp_kv_allgather_and_restore", v, I, "args->comm is NULL");
+}
+
+TEST(nothing_lost, CommunicatorCalls) {
+  auto expect = [](cattn_status_t st, cattn_status_t code, const char* fn, const char* needle) {
+    const std::string msg = cattn_last_error_message();
+    EXPECT_EQ(st, code) << fn << ": " << msg;
+    EXPECT_NE(msg.find(fn), std::string::npos) << msg;
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+    ++g_variants;
+  };
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  Guarded<cattn_comm_unique_id_t> id;
+  Guarded<cattn_comm_t*> out;
+  Guarded<int32_t> value{-5};
+  const auto id0 = id.bytes(), out0 = out.bytes(), value0 = value.bytes();
+  expect(cattn_comm_get_unique_id(nullptr), I, "cattn_comm_get_unique_id", "id is NULL");
+  expect(cattn_comm_create(nullptr, 1, 0, 0, out.get()), I, "cattn_comm_create", "id is NULL");
+  expect(cattn_comm_create(id.get(), 1, 0, 0, nullptr), I, "cattn_comm_create", "out is NULL");
+  expect(cattn_comm_create(id.get(), 0, 0, 0, out.get()), I, "cattn_comm_create", "nranks is out of range");
+  expect(cattn_comm_create(id.get(), 2, 2, 0, out.get()), I, "cattn_comm_create", "rank is out of range");
+  expect(cattn_comm_create(id.get(), 2, -1, 0, out.get()), I, "cattn_comm_create", "rank is out of range");
+  expect(cattn_comm_create(id.get(), 2, 1, -1, out.get()), I, "cattn_comm_create", "cuda_device is negative");
+  int token = 0;  // stands for an ncclComm_t; never reached past the NULL checks
+  expect(cattn_comm_create_borrowed(nullptr, out.get()), I, "cattn_comm_create_borrowed", "nccl_comm is NULL");
+  expect(cattn_comm_create_borrowed(&token, nullptr), I, "cattn_comm_create_borrowed", "out is NULL");
+  expect(cattn_comm_get_rank(nullptr, value.get()), I, "cattn_comm_get_rank", "comm is NULL");
+  expect(cattn_comm_get_size(nullptr, value.get()), I, "cattn_comm_get_size", "comm is NULL");
+  if (cpu_only_build()) {
+    // Well-formed calls that a CPU-only build cannot serve; the handle is never looked at.
+    auto* fake = reinterpret_cast<cattn_comm_t*>(&token);
+    expect(cattn_comm_get_unique_id(id.get()), CATTN_NOT_SUPPORTED, "cattn_comm_get_unique_id", "CPU-only");
+    expect(cattn_comm_create(id.get(), 2, 1, 0, out.get()), CATTN_NOT_SUPPORTED, "cattn_comm_create", "CPU-only");
+    expect(cattn_comm_create_borrowed(&token, out.get()), CATTN_NOT_SUPPORTED, "cattn_comm_create_borrowed", "CPU-only");
+    expect(cattn_comm_get_rank(fake, nullptr), I, "cattn_comm_get_rank", "rank is NULL");
+    expect(cattn_comm_get_size(fake, nullptr), I, "cattn_comm_get_size", "size is NULL");
+    expect(cattn_comm_get_rank(fake, value.get()), CATTN_NOT_SUPPORTED, "cattn_comm_get_rank", "CPU-only");
+    expect(cattn_comm_get_size(fake, value.get()), CATTN_NOT_SUPPORTED, "cattn_comm_get_size", "CPU-only");
+    cattn_pcp_kv_allgather_and_restore_args_t a = CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_INIT;
+    HostTensor key({4, 2}, dtype_bits(16)), val({4, 2}, dtype_bits(16));
+    a.key = key.dl();
+    a.value = val.dl();
+    a.comm = fake;
+    Guarded<size_t> ws{9};
+    const auto ws0 = ws.bytes();
+    expect(cattn_pcp_kv_allgather_and_restore_workspace_size(&a, ws.get()), CATTN_NOT_SUPPORTED,
+           "cattn_pcp_kv_allgather_and_restore_workspace_size", "CPU-only");
+    EXPECT_EQ(ws.bytes(), ws0);
+  }
+  cattn_comm_destroy(nullptr);
+  EXPECT_EQ(id.bytes(), id0);
+  EXPECT_EQ(out.bytes(), out0);
+  EXPECT_EQ(value.bytes(), value0);
+}
+
+}  // namespace

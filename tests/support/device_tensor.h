@@ -7,6 +7,18 @@
 #include "cattn.h"
 #include "support/host_tensor.h"
 
+namespace cattn_test {
+
+// A CUDA-labelled view of host memory, for calls that must fail on the host before the device
+// is touched (so these checks run on machines without a GPU too).
+inline DLTensor fake_cuda(HostTensor& t) {
+  DLTensor d = *t.dl();
+  d.device = {kDLCUDA, 0};
+  return d;
+}
+
+}  // namespace cattn_test
+
 #if defined(CATTN_TEST_WITH_CUDA)
 #include <cuda_runtime_api.h>
 

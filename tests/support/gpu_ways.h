@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <initializer_list>
+#include <utility>
+#include <vector>
 
 #include "support/device_tensor.h"
 #include "support/status_matchers.h"
@@ -41,6 +44,39 @@ inline void run_three_ways(const std::function<cattn_status_t(cudaStream_t)>& ca
   cudaGraphDestroy(g);
   cudaStreamDestroy(s);
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+// A device output whose storage is set back to the host tensor's bytes at construction (its
+// poison) before every way, and compared byte for byte, padding included, after each: every way
+// has to write every element itself.
+class PoisonedOutput {
+ public:
+  explicit PoisonedOutput(HostTensor& got) : got_(&got), poison_(got.bytes()), dev_(got) {}
+  DLTensor* dl() { return dev_.dl(); }
+  void reset() {
+    got_->raw() = poison_;
+    dev_.upload();
+  }
+  bool equals(const HostTensor& want) {
+    dev_.download();
+    return got_->bytes() == want.bytes();
+  }
+
+ private:
+  HostTensor* got_;
+  std::vector<uint8_t> poison_;
+  DeviceTensor dev_;
+};
+
+// run_three_ways for calls whose only outputs are device tensors: each output is reset to its
+// poison before every way and must equal its host run's tensor after each.
+inline void run_three_ways(const std::function<cattn_status_t(cudaStream_t)>& call,
+                           std::initializer_list<std::pair<PoisonedOutput*, const HostTensor*>> outs) {
+  run_three_ways(
+      call, [&] { for (const auto& o : outs) o.first->reset(); },
+      [&](const char* way) {
+        for (const auto& o : outs) EXPECT_TRUE(o.first->equals(*o.second)) << way;
+      });
 }
 
 }  // namespace cattn_test

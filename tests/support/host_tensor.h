@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace cattn_test {
@@ -107,5 +108,20 @@ class HostTensor {
   std::vector<uint8_t> bytes_;
   DLTensor t_{};
 };
+
+// A tensor's dtype and layout as HostTensor's constructor takes them, for tests that draw
+// layouts at random.
+struct TensorLayout {
+  DLDataType t = i32();
+  int64_t step = 1, offset = 0, inner_pad = 0;
+};
+
+// `values` (row-major) in a tensor of `shape` laid out as `l`.
+inline HostTensor laid_out(const std::vector<int64_t>& values, std::vector<int64_t> shape,
+                           const TensorLayout& l) {
+  HostTensor h(std::move(shape), l.t, l.step, l.offset, l.inner_pad);
+  for (int64_t i = 0; i < h.numel(); ++i) h.set(i, values[static_cast<size_t>(i)]);
+  return h;
+}
 
 }  // namespace cattn_test
