@@ -1,7 +1,8 @@
 // Tuning harness for the fused select kernel: one executable per configuration (the knobs are
 // the CATTN_SELECT_* macros of kernels/fused_pcp_qkv_select.cuh), each timing the benchmark's
 // shapes straight through the launcher, after the ceiling an index-free copy kernel reaches at
-// the same read/write mixes. scripts/tune_fused_select.sh builds and runs the grid.
+// the same read/write mixes. CMake builds it with the shipped knobs (target tune_fused_select);
+// scripts/tune_fused_select.sh builds and runs a grid of others.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -9,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/fused_pcp_qkv_select.cu"
+#include "kernels/fused_pcp_qkv_select.cuh"
 
 using namespace cattn::kernels;
 
@@ -61,19 +62,20 @@ static bool run(const char* name, int64_t W, int64_t r, int64_t reqs, int64_t T,
       return x;
     };
     p.q = op(q, dq, o[0], o[1]); p.k = op(k, dk, o[2], o[3]); p.v = op(v, dv, o[4], o[5]);
-    p.query_start_loc.data = qsl; p.query_start_loc.step = 1; p.query_start_loc.size = reqs + 1;
+    p.query_start_loc.data = qsl; p.query_start_loc.step[0] = 1; p.query_start_loc.size[0] = reqs + 1;
     p.num_reqs = reqs; p.world = W; p.rank = r; p.heads = static_cast<int32_t>(H);
     return p;
   };
   const FusedSelectParams p = params(out);
   DeviceShape dev;
   cudaDeviceGetAttribute(&dev.sm_count, cudaDevAttrMultiProcessorCount, 0);
+  cudaDeviceGetAttribute(&dev.max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, 0);
   cudaEvent_t a, b;
   cudaEventCreate(&a); cudaEventCreate(&b);
   std::vector<float> t;
   for (int i = 0; i < 25; ++i) {
     cudaEventRecord(a);
-    launch_fused_pcp_qkv_select(p, dev, nullptr);
+    launch_fused_pcp_qkv_select_kernel(p, dev, nullptr);
     cudaEventRecord(b);
     cudaEventSynchronize(b);
     float ms; cudaEventElapsedTime(&ms, a, b);
