@@ -19,7 +19,7 @@
  * C99 and the C standard library; the CUDA runtime's C header only in a CUDA build, and only in
  * the device layer below ("Device layer").
  *
- * Utility 5 (the NCCL all-gather + restore) needs GPUs and NCCL. On the GPU it runs in a
+ * pcp_kv_allgather_and_restore (the NCCL all-gather + restore) needs GPUs and NCCL. On the GPU it runs in a
  * one-rank NCCL group on the demo's device (NCCL is loaded at run time; where it cannot be, the
  * demo prints why and does not count the utility). On the host it shows the status a host
  * caller gets and is not counted.
@@ -618,7 +618,7 @@ static void demo_fused_pcp_qkv_select(void) {
  * 5. PCP all-gather + restore
  * ========================================================================================== */
 
-/* Prints a call's status without counting it (utility 5 where it cannot run). */
+/* Prints a call's status without counting it (pcp_kv_allgather_and_restore where it cannot run). */
 static void print_status(const char* call, cattn_status_t status) {
   printf("  %s -> %s\n      message: \"%s\"\n", call, cattn_status_string(status),
          status == CATTN_OK ? "" : cattn_last_error_message());
@@ -687,7 +687,7 @@ static void demo_pcp_kv_allgather_and_restore(void) {
   st = cattn_comm_get_unique_id(&id);
   if (st == CATTN_NOT_SUPPORTED) {
     print_status("cattn_comm_get_unique_id", st);
-    printf("  NCCL could not be loaded: utility 5 is not counted (not a failure of the demo).\n");
+    printf("  NCCL could not be loaded: pcp_kv_allgather_and_restore is not counted (not a failure of the demo).\n");
     record_failure(5, st);
     g_not_counted[5] = "not counted: NCCL could not be loaded";
     return;
@@ -1043,7 +1043,7 @@ int main(void) {
            (unsigned)cattn_version(), CATTN_VERSION_NUMBER);
   check(0, "cattn_cuda_device_count", count_status);
   printf("Batch tensors live in %s memory; host mirrors (*_cpu) in host memory.\n"
-         "Utilities 1 and 11 take no tensors and always run on the host.\n",
+         "get_kv_cache_layout and get_per_layer_parameters take no tensors and always run on the host.\n",
          g_batch_memory->name);
 
   make_batch(&batch);

@@ -1,55 +1,70 @@
 /*
  * cattn.h - libcattn: vLLM's attention-backend metadata utilities behind a C ABI.
  *
- * This is the only public header. It compiles as C99 and as C++ and needs no CUDA header:
- * tensors are borrowed DLPack views (<dlpack/dlpack.h>) and streams are forward-declared.
+ * This is the only public header and its manual. It compiles as C99 and as C++ and needs no
+ * CUDA header: tensors are borrowed DLPack views (<dlpack/dlpack.h>) and streams are
+ * forward-declared. How the calls are implemented, and what they were measured at, is in the
+ * source tree's docs/design.md and docs/performance.md.
  *
- * Conventions that hold for every call below (each declaration only states what differs):
- *  - Every fallible call returns cattn_status_t; CATTN_OK (0) means success. On failure
- *    cattn_last_error_message() names the function, the argument, the value given and the
- *    value expected, and the call has written nothing to any output.
- *  - Tensors are borrowed for the duration of the call only. Inputs are `const DLTensor*`,
- *    outputs are `DLTensor*` allocated by the caller. byte_offset and strides are honoured
- *    (NULL strides = compact row-major); no alignment is assumed. Negative strides are
- *    rejected; outputs must not have zero strides. A tensor without elements may have any
- *    strides (they are ignored). An input a call reads in full while writing fewer outputs -
- *    query_start_loc, cu_num_tokens, the *_cpu mirrors of the conv1d metadata and the
- *    local-attention plan, logits_indices_padded - may be a broadcast view (a zero stride in a
- *    dimension of more than one element) of at most CATTN_MAX_BROADCAST_ELEMENTS elements, so
- *    that no call works in proportion to a size no memory backs; a larger one is
- *    CATTN_INVALID_ARGUMENT. Elsewhere work is bounded by the outputs, which are real memory.
- *  - No output may share memory with an input or with another output (the byte ranges their
- *    elements span are compared), except where a call documents an exact in-place alias; an
- *    overlap is CATTN_INVALID_ARGUMENT before anything is written.
- *  - Inputs must not change while a call reads them. If another thread writes one anyway (a
- *    data race of the caller's), the outputs' values are unspecified and the call may fail,
- *    but it never writes outside its outputs or reads outside its inputs: no value is read
- *    twice to place a write, and every write position is bounded by the checked sizes again.
- *  - Device types, dtypes and enum-typed fields are read as integers, so any value a caller
- *    stores in them (a newer DLPack's device type, say) is refused with a status, never
- *    undefined behaviour.
- *  - Index and length tensors may be int32 or int64; each output keeps its own dtype, and a
- *    value that does not fit it is an error (host) or is documented per call (device).
- *  - Device dispatch follows the tensors: when every tensor argument is host memory (kDLCPU or
- *    kDLCUDAHost) the host implementation runs synchronously; when they are kDLCUDA the work is
- *    enqueued on `stream` (cattn_stream_t is ABI-identical to cudaStream_t; NULL = the legacy
- *    default stream), never synchronises the host, never allocates, and may be captured in a
- *    CUDA graph. Arguments documented as host mirrors (`*_cpu`) must be host memory always.
- *    Mixing devices otherwise is CATTN_INVALID_ARGUMENT.
- *  - Structs that cross the ABI begin with `size_t struct_size`; set it with the *_INIT macro.
- *    A struct_size smaller than the oldest supported size is rejected with
- *    CATTN_INVALID_ARGUMENT; a larger one (from a newer header) is accepted.
- *  - Thread safety: every call may be made from any number of threads at once, provided no two
- *    threads write the same output tensor or handle. Handles are safe to share for reading.
- *  - Handles (contexts, plans, communicators) are checked on every use: a destroyed handle, a
- *    pointer no create call returned, or a handle of another kind is CATTN_INVALID_ARGUMENT,
- *    and destroying one of them frees nothing (its destroy call only sets the message).
- *    Undefined, because it cannot be detected: destroying a handle while another thread uses
- *    it, and using a destroyed handle whose address a later create call has reused (it then
- *    names the new object).
- *  - Host memory is allocated only by the calls that create handles, each bounded by what its
- *    size query reports (or a fixed size), and for error messages.
- *  - No C++ exception ever leaves the library.
+ * Promises every call keeps (each declaration below states only what it adds):
+ *
+ *  1. Status. Every fallible call returns cattn_status_t; CATTN_OK (0) means success. On
+ *     failure cattn_last_error_message() names the function, the argument, the value given and
+ *     the value expected, and the call has written nothing to any output: no tensor byte, no
+ *     field of an output struct. No C++ exception ever leaves the library.
+ *  2. Tensors. Tensors are borrowed for the duration of the call: inputs are `const DLTensor*`,
+ *     outputs `DLTensor*` allocated by the caller. byte_offset and strides are honoured (NULL
+ *     strides = compact row-major); no alignment is assumed. Negative strides are refused, and
+ *     outputs may not have zero strides. A tensor without elements may have any strides (they
+ *     are ignored). Index and length tensors may be int32 or int64; each output keeps its own
+ *     dtype, and a value that does not fit it is an error (host) or is documented per call
+ *     (device).
+ *  3. Broadcast inputs. An input a call reads in full while writing fewer outputs -
+ *     query_start_loc, cu_num_tokens, the *_cpu mirrors of the conv1d metadata and of the
+ *     local-attention plan, logits_indices_padded - may be a broadcast view (a zero stride in a
+ *     dimension of more than one element) of at most CATTN_MAX_BROADCAST_ELEMENTS elements, so
+ *     that no call works in proportion to a size no memory backs; a larger one is
+ *     CATTN_INVALID_ARGUMENT. Elsewhere the work is bounded by the outputs, which are real
+ *     memory.
+ *  4. Overlap. No output may share memory with an input or with another output (the byte
+ *     ranges their elements span are compared), except where a call documents an exact
+ *     in-place alias; an overlap is CATTN_INVALID_ARGUMENT before anything is written.
+ *  5. Inputs that change. Inputs must not change while a call reads them. If another thread
+ *     writes one anyway (a data race of the caller's), the outputs' values are unspecified and
+ *     the call may fail, but it never writes outside its outputs or reads outside its inputs:
+ *     no value is read twice to place a write, and every write position is bounded by the
+ *     checked sizes again.
+ *  6. Integers, not enums. Device types, dtypes and enum-typed fields are read as integers, so
+ *     any value a caller stores in them (a newer DLPack's device type, say) is refused with a
+ *     status, never undefined behaviour.
+ *  7. Devices. Dispatch follows the tensors: when every tensor argument is host memory
+ *     (kDLCPU or kDLCUDAHost) the host implementation runs synchronously; when they are
+ *     kDLCUDA the work is enqueued on the call's `stream` (cattn_stream_t is ABI-identical to
+ *     cudaStream_t; NULL = the legacy default stream) and the call returns before it completes,
+ *     never synchronising the host, never allocating, and capturable in a CUDA graph.
+ *     Arguments documented as host mirrors (`*_cpu`) are host memory on every path. Mixing
+ *     devices otherwise is CATTN_INVALID_ARGUMENT. Device data is never read back, so checks
+ *     that need its values happen on the device as each call documents (never an access out
+ *     of bounds). A CPU-only build (CATTN_WITH_CUDA=OFF) answers CUDA tensors with
+ *     CATTN_NOT_SUPPORTED after every other check; so does a machine without a usable device.
+ *  8. Memory. Host memory is allocated only by the calls that create handles (each bounded by
+ *     what its size query reports, or of a fixed size) and for error messages; device memory
+ *     is never allocated (a workspace comes from the caller).
+ *  9. Versioned structs. Structs that cross the ABI begin with `size_t struct_size`; set it
+ *     with the *_INIT macro. A struct_size smaller than the oldest supported size is
+ *     CATTN_INVALID_ARGUMENT; a larger one (from a newer header) is accepted, and only the
+ *     fields this header knows are read or written.
+ * 10. Threads. Every call may be made from any number of threads at once, provided no two
+ *     threads write the same output tensor or handle; handles are safe to share for reading.
+ *     The last-error message is per thread.
+ * 11. Handles (contexts, plans, communicators) are opaque and checked on every use: a
+ *     destroyed handle, a pointer no create call returned, or a handle of another kind is
+ *     CATTN_INVALID_ARGUMENT, and destroying one of them frees nothing (the destroy call sets
+ *     the message). Undefined, because it cannot be detected: destroying a handle while another
+ *     thread uses it, and using a destroyed handle whose address a later create call reused.
+ *
+ * Each declaration: what it computes; its parameters; Reads / Writes / Allocates; Returns
+ * (every status it can return); Stream; Lifetime; Thread safety; Since.
  */
 #ifndef CATTN_H
 #define CATTN_H
@@ -83,14 +98,15 @@ extern "C" {
   (CATTN_VERSION_MAJOR * 10000 + CATTN_VERSION_MINOR * 100 + CATTN_VERSION_PATCH)
 #define CATTN_VERSION_STRING "1.1.0"
 
-/* Returns the version the library was built as, CATTN_VERSION_NUMBER of its header.
- * Compare it with the macro to detect a header/library mismatch.
- * Returns: the version number; cannot fail. Stream: synchronous. Thread safety: any thread.
- * Since: 1.0 */
+/* Returns the version the library was built as, CATTN_VERSION_NUMBER of its header; compare it
+ * with the macro to detect a header/library mismatch.
+ * Returns: the version number; cannot fail. Stream: synchronous. Lifetime: -.
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API uint32_t cattn_version(void);
 
-/* Returns the library's version as a static "MAJOR.MINOR.PATCH" string; never NULL.
- * Since: 1.0 */
+/* Returns the library's version as "MAJOR.MINOR.PATCH"; never NULL.
+ * Returns: the string; cannot fail. Stream: synchronous. Lifetime: static.
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API const char* cattn_version_string(void);
 
 /* ============================================================================================
@@ -102,28 +118,35 @@ typedef enum cattn_status_e {
   CATTN_OK = 0,
   CATTN_INVALID_ARGUMENT = 1,  /* an argument is NULL, malformed, inconsistent or out of range */
   CATTN_CUDA_ERROR = 2,        /* the CUDA runtime reported an error (message has its name) */
-  CATTN_OUT_OF_MEMORY = 3,     /* a host allocation (plan handles only) failed */
+  CATTN_OUT_OF_MEMORY = 3,     /* an allocation failed: a handle's host memory, or the CUDA
+                                  runtime's own */
   CATTN_INSUFFICIENT_SIZE = 4, /* an output tensor or workspace is too small */
   CATTN_NOT_SUPPORTED = 5,     /* valid request this build or machine cannot serve */
   CATTN_INTERNAL = 6,          /* a bug in libcattn; please report the message */
-  CATTN_NOT_IMPLEMENTED = 7,   /* declared in the ABI but not implemented by this release */
+  CATTN_NOT_IMPLEMENTED = 7,   /* reserved for calls declared before they are implemented; no
+                                  call of this release returns it */
   CATTN_NCCL_ERROR = 8,        /* NCCL reported an error (message has ncclGetErrorString's text) */
   CATTN_STATUS_COUNT_ = 9      /* internal: number of codes; not a status */
 } cattn_status_t;
 
-/* Returns a static, human-readable name for `status` ("CATTN_OK", ...); unknown values give
- * "CATTN_UNKNOWN_STATUS". Never NULL. Thread safety: any thread. Since: 1.0 */
+/* Returns a static, human-readable name for `status` ("CATTN_OK", ...); an unknown value gives
+ * "CATTN_UNKNOWN_STATUS". Never NULL.
+ * Returns: the name; cannot fail. Stream: synchronous. Lifetime: static.
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API const char* cattn_status_string(cattn_status_t status);
 
-/* The longest message cattn_last_error_message returns, in bytes with its NUL. A caller's
- * value shown in a message (a string, a long list) is cut short, ending in "...". */
+/* The longest message cattn_last_error_message returns, in bytes with its NUL. A caller's value
+ * shown in a message (a string, a long list) is cut short, ending in "...". Since: 1.1 */
 #define CATTN_LAST_ERROR_MESSAGE_MAX 1024
 
-/* Returns the detail of the last failed call made by the calling thread, in the form
+/* Returns the detail of the calling thread's last failed call, in the form
  * "<function>: <argument> <problem> (got X, expected Y)", or "" when no call has failed; at
- * most CATTN_LAST_ERROR_MESSAGE_MAX bytes with its NUL.
- * Lifetime: thread-local storage owned by the library; valid until the next libcattn call on
- * this thread. Copy it before calling again. Since: 1.0 */
+ * most CATTN_LAST_ERROR_MESSAGE_MAX bytes with its NUL. A successful call may leave an older
+ * message in place.
+ * Returns: the message; cannot fail. Stream: synchronous.
+ * Lifetime: thread-local storage owned by the library, valid until the next libcattn call on
+ *   this thread; copy it before calling again.
+ * Thread safety: any thread (each thread has its own). Since: 1.0 */
 CATTN_API const char* cattn_last_error_message(void);
 
 /* ============================================================================================
@@ -131,7 +154,7 @@ CATTN_API const char* cattn_last_error_message(void);
  * ========================================================================================== */
 
 /* The most elements a broadcast view (a zero stride over a dimension of more than one element)
- * may hold where a call reads an input in full; see the conventions at the top. Since: 1.1 */
+ * may hold where a call reads an input in full (promise 3 above). Since: 1.1 */
 #define CATTN_MAX_BROADCAST_ELEMENTS ((int64_t)1 << 24)
 
 /* ABI-identical to cudaStream_t; declared here so this header needs no CUDA header. */
@@ -139,9 +162,10 @@ typedef struct CUstream_st* cattn_stream_t;
 
 /* Reports how many CUDA devices the library can use.
  * count: host pointer, not NULL; receives 0 when the build has no CUDA support, when no driver
- *        is installed, or when no device is visible.
- * Returns: CATTN_OK (also when there is no GPU); CATTN_INVALID_ARGUMENT if count is NULL.
- * Stream: synchronous. Thread safety: any thread. Since: 1.0 */
+ *   is installed, or when no device is visible.
+ * Reads: the CUDA runtime. Writes: *count. Allocates: nothing.
+ * Returns: CATTN_OK (also when there is no GPU); CATTN_INVALID_ARGUMENT (count NULL).
+ * Stream: synchronous. Lifetime: -. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_cuda_device_count(int32_t* count);
 
 /* A context carries state that vLLM keeps in module globals (today: the KV-cache layout
@@ -149,21 +173,26 @@ CATTN_API cattn_status_t cattn_cuda_device_count(int32_t* count);
 typedef struct cattn_context_s cattn_context_t;
 
 /* Creates a context with no layout override.
- * out: host pointer, not NULL; receives the handle.
+ * out: host pointer, not NULL; receives the handle on success.
+ * Writes: *out. Allocates: the context (a few bytes of host memory).
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (out NULL); CATTN_OUT_OF_MEMORY.
+ * Stream: synchronous.
  * Lifetime: the caller owns the handle and frees it with cattn_context_destroy.
  * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_context_create(cattn_context_t** out);
 
-/* Destroys a context; NULL is a no-op. No call may use the context concurrently. A context
- * that is not live (destroyed already, or never created) is left alone, and this thread's
- * last-error message says so. Since: 1.0 */
+/* Destroys a context; NULL is a no-op, and so is a context that is not live (destroyed already,
+ * or never created), which this thread's last-error message then reports.
+ * Returns: nothing. Stream: synchronous. Lifetime: the handle is invalid afterwards.
+ * Thread safety: no call may use the context concurrently. Since: 1.0 */
 CATTN_API void cattn_context_destroy(cattn_context_t* ctx);
 
-/* The metadata of one batch, equivalent to vLLM's CommonAttentionMetadata. All tensor fields are
- * borrowed DLTensor pointers; utilities 7-9 read one and write another (see each call for which
- * fields it reads and writes). Host mirrors (`*_cpu`) are host tensors; the others live on the
- * batch's device. Set struct_size with CATTN_COMMON_ATTN_METADATA_INIT. Since: 1.0 */
+/* The metadata of one batch, equivalent to vLLM's CommonAttentionMetadata. Tensor fields are
+ * borrowed DLTensor pointers; extend_all_queries_by_n,
+ * make_kv_sharing_fast_prefill_common_attn_metadata and make_local_attention_virtual_batches
+ * read one such struct and write another (each call says which fields). Host mirrors (`*_cpu`)
+ * are host tensors; the others live on the batch's device. Set struct_size with
+ * CATTN_COMMON_ATTN_METADATA_INIT. Since: 1.0 */
 typedef struct cattn_common_attn_metadata {
   size_t struct_size;
   DLTensor* query_start_loc;         /* [num_reqs + 1] cumulative query lengths */
@@ -188,7 +217,7 @@ typedef struct cattn_common_attn_metadata {
     0, 0, 0, 0, 0, 1, 0 }
 
 /* ============================================================================================
- * 1. KV-cache layout (get_kv_cache_layout, is_valid_kv_cache_layout)
+ * KV-cache layout (get_kv_cache_layout, is_valid_kv_cache_layout)
  * ========================================================================================== */
 
 typedef enum cattn_kv_cache_layout_e {
@@ -205,18 +234,24 @@ typedef enum cattn_kv_cache_layout_e {
 
 /* Checks whether `value` names a KV-cache layout ("NHD" or "HND", exact and case-sensitive,
  * as vLLM's is_valid_kv_cache_layout).
- * value: NUL-terminated host string, not NULL.
- * valid: host pointer, not NULL; receives 1 or 0.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer). Stream: synchronous.
+ * value: NUL-terminated host string, not NULL. valid: host pointer, not NULL.
+ * Reads: value. Writes: *valid (1 or 0). Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer).
+ * Stream: synchronous. Lifetime: value is read during the call only.
  * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_is_valid_kv_cache_layout(const char* value, int32_t* valid);
 
-/* Returns the static name of a layout ("NHD", "HND"), or NULL for any other value. Since: 1.0 */
+/* Returns the name of a layout ("NHD", "HND"), or NULL for any other value.
+ * Returns: the name or NULL; cannot fail. Stream: synchronous. Lifetime: static.
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API const char* cattn_kv_cache_layout_name(cattn_kv_cache_layout_t layout);
 
 /* Sets (or, with CATTN_KV_CACHE_LAYOUT_UNSET, clears) the context's layout override, vLLM's
  * _KV_CACHE_LAYOUT_OVERRIDE. Unlike vLLM's lru_cache, later resolutions see the new value.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or layout out of range).
+ * ctx: a live context. layout: UNSET, NHD or HND.
+ * Writes: the context. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or not live, layout out of range).
+ * Stream: synchronous. Lifetime: -.
  * Thread safety: any thread; the value is published atomically. Since: 1.0 */
 CATTN_API cattn_status_t cattn_context_set_kv_cache_layout_override(
     cattn_context_t* ctx, cattn_kv_cache_layout_t layout);
@@ -241,20 +276,21 @@ typedef struct cattn_kv_cache_layout_args {
 
 /* Resolves the KV-cache layout with vLLM's precedence: the context's override > the user's
  * setting (env_value, or the environment) > the connector's preference > NHD.
- * ctx: may be NULL (no override).
- * args: host pointer, not NULL; `layout` is written on success.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, small struct_size, a user setting that
- *   is not a valid layout - vLLM asserts here -, connector_layout out of range);
- *   CATTN_NOT_SUPPORTED (the resolved layout is not in supported_mask).
+ * ctx: a live context, or NULL (no override). args: host pointer, not NULL.
+ * Reads: the context, args, and with read_environment the environment (getenv).
+ * Writes: args->layout. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (args NULL, small struct_size, ctx not live, a user
+ *   setting that is not a valid layout - vLLM asserts here -, connector_layout out of range,
+ *   supported_mask bits that name no layout); CATTN_NOT_SUPPORTED (the resolved layout is not
+ *   in supported_mask).
  * Stream: synchronous. Lifetime: env_value is read during the call only.
- * Thread safety: any thread. With read_environment the process environment is read (getenv),
- *   which races with a concurrent setenv/putenv elsewhere in the process; pass env_value to
- *   avoid that. Since: 1.0 */
+ * Thread safety: any thread. Reading the environment races with a concurrent setenv/putenv
+ *   elsewhere in the process; pass env_value to avoid that. Since: 1.0 */
 CATTN_API cattn_status_t cattn_get_kv_cache_layout(const cattn_context_t* ctx,
                                                    cattn_kv_cache_layout_args_t* args);
 
 /* ============================================================================================
- * 2. DCP local sequence lengths (get_dcp_local_seq_lens)
+ * DCP local sequence lengths (get_dcp_local_seq_lens)
  * ========================================================================================== */
 
 /* dcp_rank value that asks for the lengths of every rank (vLLM's dcp_rank=None). */
@@ -276,26 +312,23 @@ typedef struct cattn_dcp_local_seq_lens_args {
   { CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE, NULL, 1, CATTN_DCP_ALL_RANKS, 1, NULL, NULL }
 
 /* Computes how many KV tokens of each request each DCP rank stores, with the KV cache dealt out
- * round-robin in runs of `dcp_kv_cache_interleave_size` tokens.
- * vLLM computes in int32, so the inputs are bounded to where that is exact: the product
- * dcp_size * dcp_kv_cache_interleave_size must not exceed INT32_MAX (vLLM's rank offsets wrap
- * past it) and host seq_lens must lie in [0, INT32_MAX] (vLLM's cast wraps larger ones, and a
- * negative length has no meaning). A [B] out may be the very same view as seq_lens (same
- * dtype and layout), computing in place; any other overlap with seq_lens is rejected.
+ * round-robin in runs of dcp_kv_cache_interleave_size tokens. vLLM computes in int32, so the
+ * inputs are bounded to where that is exact: dcp_size * dcp_kv_cache_interleave_size at most
+ * INT32_MAX (vLLM's rank offsets wrap past it), host seq_lens in [0, INT32_MAX]. A [B] out may
+ * be the very same view as seq_lens (same dtype and layout), computing in place.
+ * Reads: args, seq_lens. Writes: out. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, shapes, dtypes, size/rank/interleave out of
- *   range, a host seq_len negative or above INT32_MAX); CATTN_INSUFFICIENT_SIZE (out too small);
- *   CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED (CUDA tensors this build cannot serve);
- *   CATTN_CUDA_ERROR.
- * Stream: host tensors - synchronous; CUDA tensors - enqueued on `stream` (one kernel),
- *   returns before completion. Every scalar, shape and overlap check happens on the host, but
- *   device seq_lens cannot be range-checked without a sync: one outside [0, INT32_MAX] is
- *   computed as vLLM does, wrapped to int32 first (a negative length gives vLLM's floor-division
- *   results, which may be negative); every result fits either output dtype.
- * Lifetime: tensors borrowed for the call. Thread safety: see file header. Since: 1.0 */
+ *   range, a host seq_len negative or above INT32_MAX, out overlapping seq_lens other than as
+ *   the same view); CATTN_INSUFFICIENT_SIZE (out too small); CATTN_NOT_SUPPORTED (CUDA tensors
+ *   this build or machine cannot serve); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - one kernel on args->stream. The device seq_lens cannot be
+ *   range-checked: one outside [0, INT32_MAX] is computed as vLLM does, wrapped to int32 first
+ *   (a negative length gives vLLM's floor-division results); every result fits either dtype.
+ * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_get_dcp_local_seq_lens(const cattn_dcp_local_seq_lens_args_t* args);
 
 /* ============================================================================================
- * 3. PCP query restore index (get_pcp_query_restore_idx)
+ * PCP query restore index (get_pcp_query_restore_idx)
  * ========================================================================================== */
 
 typedef struct cattn_pcp_query_restore_idx_args {
@@ -309,34 +342,38 @@ typedef struct cattn_pcp_query_restore_idx_args {
 #define CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT \
   { CATTN_PCP_QUERY_RESTORE_IDX_ARGS_SIZE, NULL, NULL, NULL }
 
-/* Computes the exact length of the restore index for a host cu_num_tokens: twice the sum of
- * the per-request half lengths (a length-1 decode request contributes nothing).
- * cu_num_tokens: host tensor [R + 1] int32/int64. size: host pointer, not NULL.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (device tensor, decreasing, odd length > 1).
- * Stream: synchronous. Since: 1.0 */
+/* Computes the exact length of the restore index for a host cu_num_tokens: twice the sum of the
+ * per-request half lengths (a length-1 decode request contributes nothing).
+ * cu_num_tokens: host [R + 1] int32/int64. size: host pointer, not NULL.
+ * Reads: cu_num_tokens. Writes: *size. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, shape, dtype, device tensor, decreasing, an
+ *   odd length above 1, a broadcast of more than CATTN_MAX_BROADCAST_ELEMENTS).
+ * Stream: synchronous. Lifetime: cu_num_tokens borrowed for the call.
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx_size(const DLTensor* cu_num_tokens,
                                                               int64_t* size);
 
 /* Computes the index that restores the original token order after every request's tokens were
- * split into a head half and a tail half and concatenated as [all heads, all tails]; vLLM's
- * argsort result, computed in O(n) without sorting. Requests of length 1 (decode) take no part
- * (a decode-only batch gives an empty index); odd lengths above 1 are rejected on the host.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shape, dtype, decreasing cu_num_tokens, odd length,
- *   value that does not fit the output dtype, restore_idx overlapping cu_num_tokens);
- *   CATTN_INSUFFICIENT_SIZE (capacity < size);
- *   CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED (CUDA tensors this build cannot serve);
- *   CATTN_CUDA_ERROR.
- * Stream: host - synchronous; CUDA - enqueued on `stream`, reading the device cu_num_tokens
- *   (no copy to the host). On the device the data cannot be checked without a sync: the size
- *   is not compared with the capacity (a capacity of cu_num_tokens[R] - cu_num_tokens[0] always
- *   suffices; a smaller one truncates), an odd length gives vLLM's answer (its middle token is
- *   left out), and a decreasing entry counts as an empty request.
- * Since: 1.0 */
+ * split into a head half and a tail half and concatenated as [all heads, all tails]: vLLM's
+ * argsort result. Requests of length 1 (decode) take no part (a decode-only batch gives an
+ * empty index).
+ * Reads: args, cu_num_tokens. Writes: restore_idx. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shape, dtype, decreasing cu_num_tokens, an odd
+ *   length above 1, a value that does not fit the output dtype, restore_idx overlapping
+ *   cu_num_tokens, a broadcast cu_num_tokens of more than CATTN_MAX_BROADCAST_ELEMENTS);
+ *   CATTN_INSUFFICIENT_SIZE (capacity < size); CATTN_NOT_SUPPORTED (CUDA tensors this build or
+ *   machine cannot serve, a device tensor off its element alignment); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - one kernel on args->stream, reading the device
+ *   cu_num_tokens. There the data cannot be checked: the size is not compared with the
+ *   capacity (cu_num_tokens[R] - cu_num_tokens[0] entries always suffice; fewer truncate), an
+ *   odd length gives vLLM's answer (its middle token is left out), and a decreasing entry
+ *   counts as an empty request.
+ * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_get_pcp_query_restore_idx(
     const cattn_pcp_query_restore_idx_args_t* args);
 
 /* ============================================================================================
- * 4. Fused PCP Q/K/V select (fused_pcp_qkv_select)
+ * Fused PCP Q/K/V select (fused_pcp_qkv_select)
  * ========================================================================================== */
 
 typedef struct cattn_fused_pcp_qkv_select_args {
@@ -365,37 +402,36 @@ typedef struct cattn_fused_pcp_qkv_select_args {
     NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /* Selects, for every request, the head and tail halves of this rank's queries and the K/V rows
- * each half attends to, as vLLM's Triton kernel does, in one pass. Element width 1, 2, 4 or 8
- * bytes; Dq, Dk and Dv may differ; inputs may be strided in their first two dimensions.
- * Output rows past query_start_loc[B] / 2 (CUDA-graph padding) are not written.
- * For request i with start s = query_start_loc[i] and half = (query_start_loc[i+1] - s) / 2:
- * q_head/q_tail rows [s/2, s/2 + half) get q rows [s, s + half) / [s + half, s + 2 half); the
- * request's K/V segment, rows [W s, W s + 2W half), is cut into 2W blocks of `half` rows, and
- * blocks 0..r go to k_head/v_head rows from s/2 * (r + 1) on, blocks 0..2W-r-1 to
- * k_tail/v_tail rows from s/2 * (2W - r) on. vLLM drops the last token of an odd-length request
- * and reads out of bounds past the end of q, k or v; the host path rejects both. Outputs must
- * not overlap the inputs or each other. Byte offsets are 64-bit.
+ * each half attends to, as vLLM's Triton kernel does, in one pass. For request i with start
+ * s = query_start_loc[i] and half = (query_start_loc[i+1] - s) / 2: q_head/q_tail rows
+ * [s/2, s/2 + half) get q rows [s, s + half) / [s + half, s + 2 half); the request's K/V
+ * segment, rows [W s, W s + 2W half), is cut into 2W blocks of `half` rows, and blocks 0..r go
+ * to k_head/v_head rows from s/2 * (r + 1) on, blocks 0..2W-r-1 to k_tail/v_tail rows from
+ * s/2 * (2W - r) on. Output rows past query_start_loc[B] / 2 (CUDA-graph padding) are not
+ * written. Elements of 1, 2, 4 or 8 bytes (fp8 to fp64); Dq, Dk and Dv may differ (MLA);
+ * tensors past 2^31 elements are fine (offsets are 64-bit). vLLM drops the last token of an
+ * odd-length request and reads out of bounds past the end of q, k or v; the host path refuses
+ * both.
+ * Reads: args, q, k, v, query_start_loc. Writes: the six outputs. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or tensor, small struct_size, ndim, H
  *   differing between q, k and v, a last-dim stride other than 1, query_start_loc empty or not
  *   int32/int64, W < 1, r outside [0, W), an output whose dtype, H or D differs from its input,
  *   a non-compact output, an output with more rows than above, tensors on different devices,
  *   an output overlapping an input or another output, a broadcast query_start_loc of more than
  *   CATTN_MAX_BROADCAST_ELEMENTS entries, sizes overflowing int64; on the host also a
- *   negative, odd or decreasing query_start_loc,
- *   query_start_loc[B] > Nq, k or v shorter than W * query_start_loc[B]);
- *   CATTN_INSUFFICIENT_SIZE (an output with fewer rows than above); CATTN_NOT_SUPPORTED
- *   (element width not 1, 2, 4 or 8 bytes, an unsupported device, or CUDA tensors in a
- *   CPU-only build, a token row of 2 GiB or more on the device); CATTN_CUDA_ERROR.
- * Stream: host - synchronous; CUDA - one kernel enqueued on `stream`, no host sync, no
- *   allocation, capturable in a CUDA graph. The device query_start_loc is not read back, so it
- *   cannot be checked: there every row is bounds-checked against the tensors' shapes instead,
- *   and a row that would fall outside them is skipped (never read or written out of bounds).
- *   16-byte accesses when every pointer, stride and head size allows, else 8/4/2/1.
- * Since: 1.0 */
+ *   negative, odd or decreasing query_start_loc, query_start_loc[B] > Nq, k or v shorter than
+ *   W * query_start_loc[B]); CATTN_INSUFFICIENT_SIZE (an output with fewer rows than above);
+ *   CATTN_NOT_SUPPORTED (an element width not 1, 2, 4 or 8 bytes, an unsupported device, CUDA
+ *   tensors this build or machine cannot serve, on the device a token row of 2 GiB or more or a
+ *   query_start_loc off its element alignment); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - one kernel on args->stream. The device query_start_loc is
+ *   not read back, so it cannot be checked: every row is bounds-checked against the tensors'
+ *   shapes instead, and a row that would fall outside them is skipped.
+ * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_select_args_t* args);
 
 /* ============================================================================================
- * 5. PCP all-gather + restore (pcp_kv_allgather_and_restore)
+ * PCP all-gather + restore (pcp_kv_allgather_and_restore)
  * ========================================================================================== */
 
 /* A communicator over the PCP group: one rank's handle of an NCCL communicator that libcattn
@@ -403,21 +439,19 @@ CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_se
  * (cattn_comm_create). It is bound to one CUDA device. Opaque.
  *
  * NCCL is not a link-time dependency. On the first call that needs it, libcattn dlopen()s
- * "libnccl.so.2" (or the file named by the environment variable CATTN_NCCL_LIBRARY, see
- * CATTN_NCCL_LIBRARY_ENV; read once per process) and resolves every NCCL symbol it uses; a
- * libnccl.so.2 the process has already loaded, such as the engine's, is the one used. NCCL 2.13
- * or newer is required. When NCCL cannot be loaded, the calls of this section return
- * CATTN_NOT_SUPPORTED with the library's name and the loader's error, and the rest of libcattn
- * works as before. In a CPU-only build (CATTN_WITH_CUDA=OFF) every call of this section returns
- * CATTN_NOT_SUPPORTED after its argument checks.
+ * "libnccl.so.2" (or the file named by CATTN_NCCL_LIBRARY_ENV, read once per process) and
+ * resolves every NCCL symbol it uses; a libnccl.so.2 the process has already loaded, such as
+ * the engine's, is the one used. NCCL 2.13 or newer is required. When NCCL cannot be loaded,
+ * the calls of this section return CATTN_NOT_SUPPORTED with the library's name and the
+ * loader's error, and the rest of libcattn works as before. A CPU-only build answers every call
+ * of this section with CATTN_NOT_SUPPORTED after its argument checks.
  *
  * NCCL communicators are not thread-safe: a cattn_comm_t may be used by one thread at a time
  * (any thread), and all ranks must make the same collective calls in the same order. Drive the
  * ranks of a group from separate threads or processes: each call completes its own NCCL group
- * before it returns, so one thread cannot interleave several ranks.
- * Each handle also owns one non-blocking CUDA stream and two events on its device, made when
- * the handle is created and freed with it; cattn_pcp_kv_allgather_and_restore forks work onto
- * that stream and joins it back to the caller's stream. */
+ * before it returns, so one thread cannot interleave several ranks. Each handle also owns one
+ * non-blocking CUDA stream and two events on its device, made with the handle and freed with
+ * it, onto which cattn_pcp_kv_allgather_and_restore forks work and from which it joins back. */
 typedef struct cattn_comm_s cattn_comm_t;
 
 /* Name of the environment variable that replaces "libnccl.so.2" as the library to dlopen (a
@@ -435,28 +469,29 @@ typedef struct cattn_comm_unique_id {
 
 /* Creates the unique id of a new communicator (ncclGetUniqueId). Call it on one rank and send
  * the bytes to every other rank before they call cattn_comm_create.
- * id: host pointer, not NULL; receives the id.
+ * id: host pointer, not NULL.
+ * Writes: *id (on success only). Allocates: nothing of libcattn's (NCCL's bootstrap may).
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (id NULL); CATTN_NOT_SUPPORTED (CPU-only build, NCCL
- *   cannot be loaded); CATTN_NCCL_ERROR (NCCL failed, e.g. it found no network interface for
- *   its bootstrap).
- * Stream: synchronous; needs no GPU. Lifetime: *id is written on success only; one id serves
- *   one communicator (all of its ranks), so make a fresh one for each communicator.
- * Thread safety: any thread. Since: 1.0 */
+ *   cannot be loaded); CATTN_NCCL_ERROR (NCCL failed, e.g. no network interface for its
+ *   bootstrap).
+ * Stream: synchronous; needs no GPU. Lifetime: one id serves one communicator (all of its
+ *   ranks); make a fresh one for each. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_comm_get_unique_id(cattn_comm_unique_id_t* id);
 
 /* Creates a communicator of `nranks` ranks from a unique id and owns it (ncclCommInitRank on
  * `cuda_device`). Blocks until all nranks ranks have called it with the same id: call it for
  * every rank concurrently, from one thread or process per rank. It does not time out by itself.
- * id: host pointer, not NULL, from cattn_comm_get_unique_id; read during the call.
- * nranks: >= 1. rank: in [0, nranks), distinct on every rank.
- * cuda_device: the CUDA device ordinal this rank uses (as cudaSetDevice counts), >= 0 and below
- *   the device count. The caller's current device is restored before returning.
- * out: host pointer, not NULL; receives the handle on success.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer, nranks < 1, rank outside [0, nranks),
- *   cuda_device negative or not below the device count); CATTN_NOT_SUPPORTED (CPU-only build,
- *   NCCL cannot be loaded, no usable CUDA device or driver); CATTN_NCCL_ERROR (ncclCommInitRank
- *   failed: an inconsistent rank or size, an unreachable peer, ...); CATTN_CUDA_ERROR;
- *   CATTN_OUT_OF_MEMORY.
+ * id: host pointer, not NULL, from cattn_comm_get_unique_id. nranks: >= 1. rank: in
+ * [0, nranks), distinct on every rank. cuda_device: the device ordinal this rank uses (as
+ * cudaSetDevice counts), >= 0 and below the device count; the caller's current device is
+ * restored before returning. out: host pointer, not NULL.
+ * Reads: id. Writes: *out (on success only). Allocates: the handle, its stream and two events,
+ *   and NCCL's communicator.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer, nranks < 1, rank outside
+ *   [0, nranks), cuda_device negative or not below the device count); CATTN_NOT_SUPPORTED
+ *   (CPU-only build, NCCL cannot be loaded, no usable CUDA device or driver);
+ *   CATTN_NCCL_ERROR (ncclCommInitRank failed: an inconsistent rank or size, an unreachable
+ *   peer, ...); CATTN_CUDA_ERROR; CATTN_OUT_OF_MEMORY.
  * Stream: synchronous. Lifetime: the caller owns the handle and frees it with
  *   cattn_comm_destroy, which also destroys the NCCL communicator.
  * Thread safety: any thread; the ranks of one group must call it concurrently. Since: 1.0 */
@@ -465,37 +500,42 @@ CATTN_API cattn_status_t cattn_comm_create(const cattn_comm_unique_id_t* id, int
 
 /* Wraps an NCCL communicator that the engine owns; libcattn never destroys it.
  * nccl_comm: an ncclComm_t (blocking or nonblocking) made by the NCCL library libcattn loads
- *   (see cattn_comm_t), not NULL. Its rank, size and CUDA device are read now, once.
- * out: host pointer, not NULL; receives the handle on success.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer); CATTN_NOT_SUPPORTED (CPU-only build,
- *   NCCL cannot be loaded, no usable CUDA device or driver); CATTN_NCCL_ERROR (NCCL rejects the
- *   communicator, or its nonblocking initialisation failed); CATTN_CUDA_ERROR (the handle's
- *   stream or events); CATTN_OUT_OF_MEMORY.
- * Stream: synchronous; a nonblocking communicator that is still initialising is waited for.
- * Lifetime: nccl_comm is borrowed and must outlive the handle; cattn_comm_destroy frees only
- *   the handle. Thread safety: any thread. Since: 1.0 */
+ *   (see cattn_comm_t), not NULL; a nonblocking one still initialising is waited for.
+ * out: host pointer, not NULL.
+ * Reads: the communicator's rank, size and CUDA device, once. Writes: *out (on success only).
+ *   Allocates: the handle, its stream and two events.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer); CATTN_NOT_SUPPORTED (CPU-only
+ *   build, NCCL cannot be loaded, no usable CUDA device or driver); CATTN_NCCL_ERROR (NCCL
+ *   rejects the communicator, or its nonblocking initialisation failed); CATTN_CUDA_ERROR (the
+ *   handle's stream or events); CATTN_OUT_OF_MEMORY.
+ * Stream: synchronous. Lifetime: nccl_comm is borrowed and must outlive the handle;
+ *   cattn_comm_destroy frees only the handle. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_comm_create_borrowed(void* nccl_comm, cattn_comm_t** out);
 
 /* Destroys a communicator handle; NULL is a no-op, and so is a handle that is not live
- * (destroyed already, or never created), which this thread's last-error message reports. An owned NCCL communicator is destroyed
- * with it (ncclCommDestroy, which waits for the communicator's outstanding work; errors are
- * ignored); a borrowed one is left to its owner.
- * Stream: synchronous. Thread safety: no call may use the handle concurrently or afterwards.
- * Since: 1.0 */
+ * (destroyed already, or never created), which this thread's last-error message reports. An
+ * owned NCCL communicator is destroyed with it (ncclCommDestroy, which waits for the
+ * communicator's outstanding work; errors are ignored); a borrowed one is left to its owner.
+ * Returns: nothing. Stream: synchronous. Lifetime: the handle is invalid afterwards.
+ * Thread safety: no call may use the handle concurrently. Since: 1.0 */
 CATTN_API void cattn_comm_destroy(cattn_comm_t* comm);
 
 /* Reports the communicator's rank within its group.
- * comm: not NULL. rank: host pointer, not NULL; receives a value in [0, size).
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer); CATTN_NOT_SUPPORTED (CPU-only build).
- * Stream: synchronous (a value read at creation). Thread safety: any thread, also while another
- *   thread uses the communicator. Since: 1.0 */
+ * comm: a live communicator. rank: host pointer, not NULL; receives a value in [0, size).
+ * Reads: the handle (a value read at creation). Writes: *rank. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer, comm not live);
+ *   CATTN_NOT_SUPPORTED (CPU-only build).
+ * Stream: synchronous. Lifetime: -. Thread safety: any thread, also while another thread uses
+ *   the communicator. Since: 1.0 */
 CATTN_API cattn_status_t cattn_comm_get_rank(const cattn_comm_t* comm, int32_t* rank);
 
 /* Reports the number of ranks in the communicator's group (the PCP world size W).
- * comm: not NULL. size: host pointer, not NULL; receives a value >= 1.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer); CATTN_NOT_SUPPORTED (CPU-only build).
- * Stream: synchronous (a value read at creation). Thread safety: any thread, also while another
- *   thread uses the communicator. Since: 1.0 */
+ * comm: a live communicator. size: host pointer, not NULL; receives a value >= 1.
+ * Reads: the handle (a value read at creation). Writes: *size. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer, comm not live);
+ *   CATTN_NOT_SUPPORTED (CPU-only build).
+ * Stream: synchronous. Lifetime: -. Thread safety: any thread, also while another thread uses
+ *   the communicator. Since: 1.0 */
 CATTN_API cattn_status_t cattn_comm_get_size(const cattn_comm_t* comm, int32_t* size);
 
 typedef struct cattn_pcp_kv_allgather_and_restore_args {
@@ -525,68 +565,59 @@ typedef struct cattn_pcp_kv_allgather_and_restore_args {
     NULL, 0, NULL }
 
 /* Reports the device workspace cattn_pcp_kv_allgather_and_restore needs for these arguments:
- * the gathered key and value, W * n rows each, every piece rounded up to 256 bytes. It reads
- * only comm (its size W), key's and value's shapes and dtypes, and num_actual_tokens; the other
- * fields are ignored. The result does not depend on layouts (a strided key is packed into its
- * own rank's slot of the gathered buffer, which then takes part in the all-gather in place).
- * args: host pointer, not NULL. size: host pointer, not NULL; receives the byte count.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL pointer, small struct_size, NULL key or value,
- *   ndim 0, value's dim 0 differing from key's, num_actual_tokens outside [0, key's dim 0],
- *   comm NULL, a size overflowing); CATTN_NOT_SUPPORTED (CPU-only build; a dtype that is not
- *   one lane of 8, 16, 32 or 64 bits).
- * Stream: synchronous; touches no device memory. Thread safety: any thread. Since: 1.0 */
+ * the gathered key and value, W * n rows each, every piece rounded up to 256 bytes. It depends
+ * only on comm's size, key's and value's shapes and dtypes, and num_actual_tokens (not on
+ * layouts); the other fields are ignored.
+ * args: host pointer, not NULL. size: host pointer, not NULL.
+ * Reads: args, the handle. Writes: *size. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer, small struct_size, NULL key or
+ *   value, ndim 0, value's dim 0 differing from key's, num_actual_tokens outside
+ *   [0, key's dim 0], comm NULL or not live, a size overflowing); CATTN_NOT_SUPPORTED
+ *   (CPU-only build; a dtype that is not one lane of 8, 16, 32 or 64 bits).
+ * Stream: synchronous; touches no device memory. Lifetime: tensors borrowed for the call.
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
     const cattn_pcp_kv_allgather_and_restore_args_t* args, size_t* size);
 
 /* All-gathers this rank's first n = num_actual_tokens rows of key and value across the PCP
  * group and restores the original token order, as vLLM's pcp_kv_allgather_and_restore: with
  * K_all = [key[:n] of rank 0; ...; key[:n] of rank W-1] (W * n rows), key_out[i] =
- * K_all[restore_idx[i]], and the same for value. Rows may repeat (decode tokens do).
- * Every rank must call it with the same n, the same trailing shapes and dtypes, and in the same
- * order relative to its other collectives on the communicator; that cannot be checked locally.
- * How: key[:n] is sent as it is when its rows are contiguous; otherwise one kernel first packs
- * it (and value[:n], the same) into this rank's slot of the gathered buffer in the workspace.
- * One NCCL group then holds both all-gathers, as bytes (ncclUint8, so any element type works:
- * bf16, fp8, ...), and one kernel restores key_out and value_out, with 16-byte accesses where
- * rows and pointers allow (else 8, 4, 2, 1) and 64-bit offsets. An all-gather of 0 bytes (n = 0,
- * or an empty row) is left out, on every rank alike. From 8 MiB of key + value rows per rank,
- * the group holds the same transfer as point-to-point ncclSend/ncclRecv to and from every peer
- * (ncclAllGather would also copy this rank's rows into its own slot, where nothing reads them),
- * and the restore kernel runs as two launches: this rank's own rows (read from what it sent)
- * on the communicator's internal stream while the transfer is in flight, on half a CTA per SM
- * so that NCCL keeps its SMs, and the other ranks' rows on `stream` after it; events fork that
- * stream from `stream` and join it back, so the sequence stays asynchronous and capturable.
- * (On two H200s this takes 256 MiB per rank from 1.21x to 0.97-0.99x the time of two bare
- * all-gathers.)
- * Device data cannot be checked without a sync: a restore_idx entry outside [0, W * n)
- * (negative included) makes that output row all zero bytes instead of reading out of bounds
- * (vLLM's index_select raises).
+ * K_all[restore_idx[i]], and the same for value. Rows may repeat (decode tokens do). Every rank
+ * must call it with the same n, the same trailing shapes and dtypes, and in the same order
+ * relative to its other collectives on the communicator; that cannot be checked locally. K and
+ * V travel in one NCCL group, as bytes (any element type: bf16, fp8, ...), and one restore
+ * serves both; rows past 2^31 elements are fine.
+ * Reads: args, key[:n], value[:n], restore_idx, and the other ranks' rows through NCCL.
+ * Writes: key_out, value_out, the workspace. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or tensor, small struct_size, ndim 0,
  *   value's dim 0 differing from key's, num_actual_tokens outside [0, key's dim 0],
  *   restore_idx not 1-D int32/int64, an output with the wrong ndim, trailing dims or dtype or
  *   more than M rows, a non-compact output, tensors on different devices or not on the comm's
- *   device, comm NULL, a NULL or unaligned workspace where one is needed, outputs overlapping
- *   each other, an input or the workspace, sizes overflowing); CATTN_INSUFFICIENT_SIZE (an
- *   output with fewer than M rows, workspace_size below the query's result);
- *   CATTN_NOT_SUPPORTED (host tensors - NCCL needs device memory -, CPU-only build, NCCL cannot
- *   be loaded, a dtype that is not one lane of 8-64 bits, restore_idx off its element alignment,
- *   no usable CUDA device); CATTN_NCCL_ERROR; CATTN_CUDA_ERROR.
- * Stream: enqueued on `stream` (the pack kernel when needed, the NCCL group, the restore
- *   kernel, and from 8 MiB per rank the own-rows launch on the comm's stream joined back to
- *   `stream`); returns before completion, with no host sync and no allocation, and can be
- *   captured in a CUDA graph as NCCL collectives can. NCCL itself may block the host: the first
- *   collective on a communicator waits until every rank reaches it (NCCL connects lazily), and
- *   with a nonblocking NCCL communicator the call waits until NCCL has enqueued the group. Do
- *   not call it inside an open ncclGroupStart()/ncclGroupEnd(): the restore kernel would be
- *   enqueued before the all-gathers it reads.
+ *   device, comm NULL or not live, a NULL or unaligned workspace where one is needed, outputs
+ *   overlapping each other, an input or the workspace, sizes overflowing);
+ *   CATTN_INSUFFICIENT_SIZE (an output with fewer than M rows, workspace_size below the
+ *   query's result); CATTN_NOT_SUPPORTED (host tensors - NCCL needs device memory -, CPU-only
+ *   build, NCCL cannot be loaded, a dtype that is not one lane of 8-64 bits, restore_idx off
+ *   its element alignment, no usable CUDA device); CATTN_NCCL_ERROR; CATTN_CUDA_ERROR.
+ * Stream: enqueued on args->stream - a pack kernel when key or value rows are strided, one NCCL
+ *   group, the restore kernel - and, for large transfers, part of the restore on the comm's
+ *   own stream, forked from args->stream and joined back to it with the comm's events; the call
+ *   returns before completion, with no host sync and no allocation, and can be captured in a
+ *   CUDA graph as NCCL collectives can. NCCL itself may block the host: the first collective on
+ *   a communicator waits until every rank reaches it (NCCL connects lazily), and with a
+ *   nonblocking NCCL communicator the call waits until NCCL has enqueued the group. Do not call
+ *   it inside an open ncclGroupStart()/ncclGroupEnd(): the restore kernel would be enqueued
+ *   before the all-gathers it reads. Device data cannot be checked: a restore_idx entry
+ *   outside [0, W * n) (negative included) makes that output row all zero bytes instead of
+ *   reading out of bounds (vLLM's index_select raises).
  * Lifetime: tensors and workspace are borrowed; the workspace must not be reused until the
- *   enqueued work has completed. Thread safety: one thread at a time per comm (see
- *   cattn_comm_t). Since: 1.0 */
+ *   enqueued work has completed.
+ * Thread safety: one thread at a time per comm (see cattn_comm_t). Since: 1.0 */
 CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore(
     const cattn_pcp_kv_allgather_and_restore_args_t* args);
 
 /* ============================================================================================
- * 6. Causal-conv1d metadata (compute_causal_conv1d_metadata)
+ * Causal-conv1d metadata (compute_causal_conv1d_metadata)
  * ========================================================================================== */
 
 /* Value written to batch_ptr and token_chunk_offset_ptr past the programs in use. */
@@ -615,46 +646,55 @@ typedef struct cattn_causal_conv1d_metadata_args {
   ((size_t)sizeof(cattn_causal_conv1d_metadata_args_t))
 #define CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT \
   { CATTN_CAUSAL_CONV1D_METADATA_ARGS_SIZE, NULL, 8, NULL, NULL, NULL, NULL, NULL, 0, NULL }
+/* The same struct under its utility's name; the name above stays. Since: 1.1 */
+typedef cattn_causal_conv1d_metadata_args_t cattn_compute_causal_conv1d_metadata_args_t;
+#define CATTN_COMPUTE_CAUSAL_CONV1D_METADATA_ARGS_SIZE CATTN_CAUSAL_CONV1D_METADATA_ARGS_SIZE
+#define CATTN_COMPUTE_CAUSAL_CONV1D_METADATA_ARGS_INIT CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT
 
 /* Computes the number of programs `tot` and the capacity vLLM allocates for batch_ptr and
- * token_chunk_offset_ptr, max(1024, tot) * 2 (any capacity >= tot is accepted below).
- * query_start_loc_cpu: host [B + 1] int32/int64, non-decreasing. block_m: >= 1.
- * tot, capacity: host pointers; either may be NULL.
+ * token_chunk_offset_ptr, max(1024, tot) * 2 (any capacity >= tot is accepted by the compute
+ * call).
+ * query_start_loc_cpu: host [B + 1] int32/int64. block_m: >= 1. tot, capacity: host pointers;
+ *   either may be NULL.
+ * Reads: query_start_loc_cpu. Writes: *tot, *capacity. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, ndim, dtype or device of
  *   query_start_loc_cpu, a broadcast one of more than CATTN_MAX_BROADCAST_ELEMENTS entries,
  *   block_m < 1, a decreasing query_start_loc_cpu, a length overflowing int64, more than
  *   2^62 - 1 programs, so that the capacity fits int64 - the compute call refuses the same).
- *   Nothing is written on failure. Stream: synchronous. Since: 1.0 */
+ * Stream: synchronous. Lifetime: query_start_loc_cpu borrowed for the call.
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_size(
     const DLTensor* query_start_loc_cpu, int64_t block_m, int64_t* tot, int64_t* capacity);
 
 /* Computes causal_conv1d's launch metadata: per-request program counts ceil(len / block_m),
  * the request and chunk index of every program, and the padded launch arrays. Request i owns
- * nums[i] consecutive programs; a zero-length request owns none.
- * Every tensor output is optional; all present ones are 1-D int32/int64 (each its own dtype)
- * on one device, and are validated before any is written. query_start_loc_cpu is a host
- * mirror on every path. vLLM gives 0 programs to a decrease of query_start_loc smaller than
- * block_m and fails on a larger one; libcattn rejects any decrease.
+ * nums[i] consecutive programs; a zero-length request owns none. Every tensor output is
+ * optional; the present ones are 1-D int32/int64 (each its own dtype) on one device.
+ * query_start_loc_cpu is a host mirror on every path. vLLM gives 0 programs to a decrease of
+ * query_start_loc smaller than block_m and fails on a larger one; libcattn refuses any.
+ * Reads: args, query_start_loc_cpu. Writes: the present outputs, args->tot. Allocates:
+ *   nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or query_start_loc_cpu, small
  *   struct_size, ndim/dtype/device of any tensor, outputs on different devices, an output with
  *   a zero stride, an output overlapping query_start_loc_cpu or another output, block_m < 1, a
- *   decreasing query_start_loc_cpu, more than 2^62 - 1 programs (as the size query), nums
- *   longer than B, a value that does not fit an int32 output); CATTN_INSUFFICIENT_SIZE (nums
- *   shorter than B, another output shorter than tot); CATTN_NOT_SUPPORTED /
- *   CATTN_NOT_IMPLEMENTED (CUDA outputs this build cannot serve, reported after every other
- *   check); CATTN_CUDA_ERROR.
- * Stream: host outputs - synchronous. CUDA outputs - the host validates query_start_loc_cpu in
+ *   decreasing query_start_loc_cpu, a broadcast one of more than CATTN_MAX_BROADCAST_ELEMENTS
+ *   entries, more than 2^62 - 1 programs (as the size query), nums longer than B, a value that
+ *   does not fit an int32 output); CATTN_INSUFFICIENT_SIZE (nums shorter than B, another
+ *   output shorter than tot); CATTN_NOT_SUPPORTED (CUDA outputs this build or machine cannot
+ *   serve, a device output off its element alignment, reported after every other check);
+ *   CATTN_CUDA_ERROR.
+ * Stream: host outputs - synchronous. CUDA outputs - the host checks query_start_loc_cpu in
  *   full and plans the program offsets from it (tot is written before returning), then
- *   enqueues on `stream` kernels that write the device outputs from that plan, carried in the
- *   kernel parameters (one launch per 3839 requests, plus one PAD fill per launch array): no
- *   device-to-host read, no host sync, no allocation, capturable. A captured graph replays the
- *   values planned at capture time. Results equal the host path's, including what is left
- *   unwritten. Since: 1.0 */
+ *   enqueues on args->stream kernels that carry the plan in their parameters: no
+ *   device-to-host read, no host sync, no allocation, capturable - and a captured graph
+ *   replays the values planned when it was captured. Results equal the host path's, including
+ *   what is left unwritten.
+ * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
     cattn_causal_conv1d_metadata_args_t* args);
 
 /* ============================================================================================
- * 7. Extend queries (extend_all_queries_by_1, generalised to N)
+ * Extend queries (extend_all_queries_by_1, generalised to N)
  * ========================================================================================== */
 
 typedef struct cattn_extend_all_queries_by_n_args {
@@ -678,36 +718,37 @@ typedef struct cattn_extend_all_queries_by_n_args {
 /* Extends every request's query and sequence by n tokens (vLLM's extend_all_queries_by_1 for
  * n = 1): query_start_loc[i] += i * n, seq_lens += n, num_actual_tokens += n * B,
  * max_query_len += n, max_seq_len += n, slot_mapping = new_slot_mapping. Unlike vLLM it also
- * updates the seq_lens_cpu mirror (vLLM leaves it at the old lengths).
- * B is seq_lens' length and query_start_loc must have B + 1 entries (num_reqs is copied, not
- * checked). A mirror is written exactly when the input has it: out->query_start_loc_cpu /
- * out->seq_lens_cpu must be set when the input's are and NULL when they are not.
- * num_computed_tokens_cpu (unchanged by construction), block_table_tensor,
- * logits_indices_padded, num_logits_indices and causal are copied. `out` may be the metadata
- * struct itself, each output tensor may be the very view of its input tensor or of that
- * tensor's mirror, and a tensor's output and its mirror's output may be one view (every element
- * is extended once); every other overlap is refused. On the host path a mirror must hold its
- * tensor's values (a mirror of a device tensor cannot be compared without a sync).
- * new_slot_mapping, when given, must be 1-D on the batch's device; it is not read.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shapes, devices, a mirror on one side only,
- *   a host mirror disagreeing with its tensor, an overlap other than those above, n < 0, int64
- *   overflow, a host value that does not fit its output dtype - checked before anything is
- *   written); CATTN_INSUFFICIENT_SIZE (an output shorter than its input);
- *   CATTN_NOT_SUPPORTED (CUDA tensors in a CPU-only build or without a usable device);
- *   CATTN_CUDA_ERROR.
- * Stream: host - synchronous; CUDA - query_start_loc and seq_lens are updated by one kernel
- *   enqueued on `stream` (no host sync, no allocation, capturable); the host mirrors, which
- *   stay host tensors, are checked before the launch and updated on the host before return
- *   (a captured graph replays only the device part). Every scalar, shape, overlap and mirror
- *   check happens on the host, but the device values are not read back, so they cannot be
- *   checked: a device result that overflows int64 wraps, and one that does not fit an int32
- *   output is stored truncated to its low 32 bits instead of being rejected. Since: 1.0 */
+ * updates the seq_lens_cpu mirror (vLLM leaves it at the old lengths). B is seq_lens' length and
+ * query_start_loc must have B + 1 entries (num_reqs is copied, not checked). A mirror is
+ * written exactly when the input has it: out->query_start_loc_cpu / out->seq_lens_cpu must be
+ * set when the input's are and NULL when they are not. num_computed_tokens_cpu (unchanged by
+ * construction), block_table_tensor, logits_indices_padded, num_logits_indices and causal are
+ * copied. `out` may be the metadata struct itself; each output tensor may be the very view of
+ * its input tensor or of that tensor's mirror, and a tensor's output and its mirror's output may
+ * be one view (every element is extended once); every other overlap is refused. On the host
+ * path a mirror must hold its tensor's values (a device tensor's mirror cannot be compared
+ * without a sync). new_slot_mapping, when given, must be 1-D on the batch's device; it is not
+ * read.
+ * Reads: args, the metadata struct and its four tensors. Writes: out's tensors and fields.
+ *   Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shapes, devices, a mirror on one side only, a host
+ *   mirror disagreeing with its tensor, an overlap other than those above, n < 0, int64
+ *   overflow, a host value that does not fit its output dtype); CATTN_INSUFFICIENT_SIZE (an
+ *   output shorter than its input); CATTN_NOT_SUPPORTED (CUDA tensors this build or machine
+ *   cannot serve, a device tensor off its element alignment); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - query_start_loc and seq_lens are updated by one kernel on
+ *   args->stream; the host mirrors, which stay host tensors, are checked before the launch and
+ *   updated on the host before return (a captured graph replays only the device part). The
+ *   device values are not read back, so they cannot be checked: a device result that
+ *   overflows int64 wraps, and one that does not fit an int32 output keeps its low 32 bits.
+ * Lifetime: tensors borrowed for the call; out->slot_mapping keeps new_slot_mapping's pointer.
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
     const cattn_extend_all_queries_by_n_args_t* args);
 
 /* ============================================================================================
- * 8. KV-sharing fast-prefill metadata (make_kv_sharing_fast_prefill_common_attn_metadata,
- *    create_fast_prefill_custom_backend)
+ * KV-sharing fast-prefill metadata (make_kv_sharing_fast_prefill_common_attn_metadata,
+ * create_fast_prefill_custom_backend)
  * ========================================================================================== */
 
 typedef struct cattn_fast_prefill_metadata_args {
@@ -732,43 +773,52 @@ typedef struct cattn_fast_prefill_metadata_args {
 #define CATTN_FAST_PREFILL_METADATA_ARGS_SIZE ((size_t)sizeof(cattn_fast_prefill_metadata_args_t))
 #define CATTN_FAST_PREFILL_METADATA_ARGS_INIT \
   { CATTN_FAST_PREFILL_METADATA_ARGS_SIZE, NULL, NULL, NULL, 0, 0, NULL }
+/* The same struct under its utility's name; the name above stays. Since: 1.1 */
+typedef cattn_fast_prefill_metadata_args_t
+    cattn_make_kv_sharing_fast_prefill_common_attn_metadata_args_t;
+#define CATTN_MAKE_KV_SHARING_FAST_PREFILL_COMMON_ATTN_METADATA_ARGS_SIZE \
+  CATTN_FAST_PREFILL_METADATA_ARGS_SIZE
+#define CATTN_MAKE_KV_SHARING_FAST_PREFILL_COMMON_ATTN_METADATA_ARGS_INIT \
+  CATTN_FAST_PREFILL_METADATA_ARGS_INIT
 
 /* Builds the decode-only metadata of KV-sharing fast prefill: each request keeps only the
  * tokens whose logits are needed. request(i) = number of query_start_loc[1:] entries <= the
- * i-th logits index; decode query_start_loc = [0, cumsum(bincount)].
- * Only the first num_logits_indices entries of logits_indices_padded are read (0 allowed); they
- * may be unsorted (sorted input is the fast case), and a negative index counts for request 0.
- * When metadata->max_query_len == 1 nothing is read: *out receives the input's fields (its
- * struct_size is kept), passthrough = 1, and no tensor is written. Otherwise passthrough = 0
- * and out gets: query_start_loc(_cpu) as above, num_actual_tokens = num_logits_indices,
- * max_query_len = the largest count, causal = 1, logits_indices_padded = NULL and
- * num_logits_indices = 0 (vLLM's new metadata drops them), the other fields copied.
- * The outputs may not overlap query_start_loc or logits_indices_padded (the output doubles as
- * the counting space), so `out` cannot be the metadata struct itself except for passthrough.
+ * i-th logits index; decode query_start_loc = [0, cumsum(bincount)]. Only the first
+ * num_logits_indices entries of logits_indices_padded are read (0 allowed); they may be
+ * unsorted, and a negative index counts for request 0. When metadata->max_query_len == 1
+ * nothing is read: *out receives the input's fields (its struct_size is kept), passthrough = 1,
+ * and no tensor is written. Otherwise passthrough = 0 and out gets: query_start_loc(_cpu) as
+ * above, num_actual_tokens = num_logits_indices, max_query_len = the largest count, causal = 1,
+ * logits_indices_padded = NULL and num_logits_indices = 0 (vLLM's new metadata drops them), the
+ * other fields copied. The outputs may not overlap query_start_loc, logits_indices_padded or
+ * each other, so `out` cannot be the metadata struct itself except for passthrough.
  * create_fast_prefill_custom_backend is this call followed by passing logits_indices_padded and
  * num_logits_indices through to the backend's metadata.
+ * Reads: args, the metadata struct, query_start_loc, logits_indices_padded. Writes: out's
+ *   fields and tensors, decode_max_and_total, passthrough. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (no logits indices when max_query_len != 1,
- *   num_logits_indices outside [0, length], num_reqs < 1, query_start_loc not of
- *   num_reqs + 1 entries or (host) decreasing, a host logits index at or past
- *   query_start_loc[num_reqs], overlapping outputs - vLLM asserts or fails on the first, the
- *   num_reqs and the past-the-end cases -; with CUDA tensors also decode_max_and_total NULL or
- *   out->query_start_loc_cpu set); CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED (CUDA tensors
- *   in a CPU-only build or without a usable device); CATTN_CUDA_ERROR.
- * Stream: host - synchronous; CUDA - one kernel enqueued on `stream`, no device-to-host read,
- *   no host sync, no allocation, capturable (the passthrough enqueues nothing). The device
- *   results stay on the device: out->max_query_len and out->num_actual_tokens are -1 (read
- *   decode_max_and_total instead), and out->query_start_loc_cpu must be NULL (it is left
- *   NULL; copy query_start_loc to the host when needed). The device data cannot be checked
- *   without a sync: a logits index at or past query_start_loc[num_reqs] is left out of every
- *   count (so the total falls short of num_logits_indices), and a decreasing query_start_loc
- *   gives counts of no meaning, never an out-of-bounds access. Every value fits any output
- *   dtype accepted on the host path (they are bounded by num_logits_indices).
- * Since: 1.0 */
+ *   num_logits_indices outside [0, length], num_reqs < 1, query_start_loc not of num_reqs + 1
+ *   entries or (host) decreasing, a host logits index at or past query_start_loc[num_reqs],
+ *   overlapping outputs, a broadcast input of more than CATTN_MAX_BROADCAST_ELEMENTS entries -
+ *   vLLM asserts or fails on the first, the num_reqs and the past-the-end cases -; with CUDA
+ *   tensors also decode_max_and_total NULL or out->query_start_loc_cpu set);
+ *   CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED (CUDA tensors this build or machine cannot
+ *   serve, a device tensor off its element alignment); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - one kernel on args->stream, no device-to-host read (the
+ *   passthrough enqueues nothing). The device results stay on the device: out->max_query_len
+ *   and out->num_actual_tokens are -1 (read decode_max_and_total instead), and
+ *   out->query_start_loc_cpu must be NULL. The device data cannot be checked: a logits index at
+ *   or past query_start_loc[num_reqs] is left out of every count (so the total falls short of
+ *   num_logits_indices), and a decreasing query_start_loc gives counts of no meaning, never an
+ *   access out of bounds. Every value fits any output dtype the host path accepts (they are
+ *   bounded by num_logits_indices).
+ * Lifetime: tensors borrowed for the call; out keeps the input's pointers it copies.
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata(
     cattn_fast_prefill_metadata_args_t* args);
 
 /* ============================================================================================
- * 9. Local-attention virtual batches (make_local_attention_virtual_batches)
+ * Local-attention virtual batches (make_local_attention_virtual_batches)
  * ========================================================================================== */
 
 /* The result of splitting a batch into attention-chunk-local virtual batches: vLLM's returned
@@ -791,46 +841,59 @@ typedef struct cattn_local_attention_args {
 } cattn_local_attention_args_t;
 #define CATTN_LOCAL_ATTENTION_ARGS_SIZE ((size_t)sizeof(cattn_local_attention_args_t))
 #define CATTN_LOCAL_ATTENTION_ARGS_INIT { CATTN_LOCAL_ATTENTION_ARGS_SIZE, 0, 0, NULL, NULL, 0 }
+/* The same struct under its utility's name; the name above stays. Since: 1.1 */
+typedef cattn_local_attention_args_t cattn_make_local_attention_virtual_batches_args_t;
+#define CATTN_MAKE_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_SIZE CATTN_LOCAL_ATTENTION_ARGS_SIZE
+#define CATTN_MAKE_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_INIT CATTN_LOCAL_ATTENTION_ARGS_INIT
 
 /* Reports, without allocating, what cattn_make_local_attention_virtual_batches would plan for
- * the same args: the virtual batches V, the pages per virtual batch P, and plan_bytes, the
- * most host memory the create call allocates (the plan holds 40 bytes per virtual batch).
- * It makes every check the create call makes, the cap included, and fails where it fails.
+ * the same args: the virtual batches V, the pages per virtual batch P, and the most host memory
+ * the create call allocates (the plan holds 40 bytes per virtual batch). It makes every check
+ * the create call makes, the cap included, and fails where it fails.
  * args: as for the create call (args->plan is ignored). Each output pointer may be NULL.
+ * Reads: args, the metadata struct, its mirrors once. Writes: the outputs. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (as for the create call).
- * Stream: synchronous; reads the host mirrors once. Thread safety: any thread. Since: 1.1 */
+ * Stream: synchronous. Lifetime: the metadata is not retained.
+ * Thread safety: any thread. Since: 1.1 */
 CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_size(
     const cattn_local_attention_args_t* args, int64_t* virtual_batches, int64_t* pages,
     size_t* plan_bytes);
 
-/* Plans the virtual batches of chunked local attention (host work, O(B + virtual batches),
- * allocating at most what cattn_make_local_attention_virtual_batches_size reports).
- * Each request is cut at attention-chunk boundaries exactly as vLLM does, including a virtual
- * batch of query length 0 for a zero-length request. block_table_tensor must be [B, cols] with
- * cols >= 1; page indices are clipped to cols - 1 as in vLLM.
- * Unlike vLLM, a zero-length request never produces a negative block index: with seq_len 0 its
- * keys would start at -attn_chunk_size, which vLLM turns into negative page indices that wrap
- * around to the end of the block-table row (or fail when the row has fewer than P columns);
- * here its pages start at column 0. Every other value matches vLLM.
- * The virtual batches are counted before anything is allocated, and a batch that needs more
- * than args->max_virtual_batches (or the cap derived from num_actual_tokens) is refused then.
+/* Plans the virtual batches of chunked local attention. Each request is cut at attention-chunk
+ * boundaries exactly as vLLM does, including a virtual batch of query length 0 for a
+ * zero-length request. block_table_tensor must be [B, cols] with cols >= 1; page indices are
+ * clipped to cols - 1 as in vLLM. Unlike vLLM, a zero-length request never produces a negative
+ * block index: with seq_len 0 its keys would start at -attn_chunk_size, which vLLM turns into
+ * negative page indices that wrap around to the end of the block-table row (or fail when the
+ * row has fewer than P columns); here its pages start at column 0. Every other value matches
+ * vLLM. The virtual batches are counted before anything is allocated, and a batch that needs
+ * more than args->max_virtual_batches (or the cap derived from num_actual_tokens) is refused.
+ * Reads: args, the metadata struct, its mirrors (twice: a count, then the plan, which checks
+ *   them again) and the block table's column count. Writes: args->plan.
+ *   Allocates: the plan, at most what cattn_make_local_attention_virtual_batches_size reports.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (chunk/block sizes, missing or non-host mirrors,
  *   shapes, decreasing query_start_loc_cpu, seq_len < query_len, empty batch - vLLM fails -,
- *   block table NULL, not 2-D, not B rows or without columns, a negative max_virtual_batches,
- *   more virtual batches than the cap, mirrors that another thread changed during the call);
- *   CATTN_OUT_OF_MEMORY. On failure args->plan is not written.
+ *   block table NULL, not 2-D, not B rows or without columns, a broadcast mirror of more than
+ *   CATTN_MAX_BROADCAST_ELEMENTS entries, a negative max_virtual_batches, more virtual batches
+ *   than the cap, mirrors that another thread changed during the call); CATTN_OUT_OF_MEMORY.
+ *   On failure args->plan is not written.
  * Stream: synchronous. Lifetime: args->plan is owned by the caller
  *   (cattn_local_attention_plan_destroy); the metadata is not retained.
- * Since: 1.0 */
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches(
     cattn_local_attention_args_t* args);
 
-/* Destroys a plan; NULL is a no-op. A plan that is not live (destroyed already, or never
- * created) is left alone, and this thread's last-error message says so. Since: 1.0 */
+/* Destroys a plan; NULL is a no-op, and so is a plan that is not live (destroyed already, or
+ * never created), which this thread's last-error message reports.
+ * Returns: nothing. Stream: synchronous. Lifetime: the plan is invalid afterwards.
+ * Thread safety: no call may use the plan concurrently. Since: 1.0 */
 CATTN_API void cattn_local_attention_plan_destroy(cattn_local_attention_plan_t* plan);
 
-/* Reports the plan's sizes: virtual batches V and block-table pages per virtual batch P; either
- * pointer may be NULL. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan NULL). Since: 1.0 */
+/* Reports the plan's sizes: virtual batches V and block-table pages per virtual batch P.
+ * plan: a live plan. virtual_batches, pages: host pointers; either may be NULL.
+ * Reads: the plan. Writes: the outputs. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan NULL or not live).
+ * Stream: synchronous. Lifetime: -. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_local_attention_plan_get_shape(
     const cattn_local_attention_plan_t* plan, int64_t* virtual_batches, int64_t* pages);
 
@@ -849,41 +912,50 @@ typedef struct cattn_local_attention_fill_args {
 #define CATTN_LOCAL_ATTENTION_FILL_ARGS_INIT \
   { CATTN_LOCAL_ATTENTION_FILL_ARGS_SIZE, NULL, NULL, NULL }
 
-/* Writes the virtual batch metadata of a plan: the tensors above (each int32 or int64; the
+/* Writes the virtual-batch metadata of a plan: the tensors above (each int32 or int64; the
  * gathered block table has the dtype of args->metadata->block_table_tensor, which needs B rows
- * and at least the planned columns and may not overlap any output), num_reqs = V,
- * num_actual_tokens (the planned batch's), max_query_len, max_seq_len, causal = 1,
- * slot_mapping = args->metadata->slot_mapping, logits_indices_padded = NULL and
- * num_logits_indices = 0. Other fields of out are left as they are.
- * Every output value comes from the plan, so every check (output dtypes included) happens on
- * the host for device outputs too, before anything is written.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT; CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED (CUDA
- * tensors in a CPU-only build or without a usable device; on the device, a planned batch of
- * more than 2^31 requests or a block table of more than 2^31 planned columns); CATTN_CUDA_ERROR.
- * Stream: host outputs synchronous; device outputs (the gathered block table and the optional
- * query_start_loc and seq_lens copies) enqueued on `stream` as kernels that carry the planned
- * values in their parameters - one launch per 3840 virtual batches and per output - with no
- * host sync, no allocation, capturable (a captured graph replays the values planned when it
- * was captured); the host mirrors are written on the host, after the launches.
- * Thread safety: the plan may be used by many threads at once. Since: 1.0 */
+ * and at least the planned columns), num_reqs = V, num_actual_tokens (the planned batch's),
+ * max_query_len, max_seq_len, causal = 1, slot_mapping = args->metadata->slot_mapping,
+ * logits_indices_padded = NULL and num_logits_indices = 0. Other fields of out are left as they
+ * are. Every output value comes from the plan, so every check (output dtypes included) happens
+ * on the host, device outputs too, before anything is written.
+ * plan: a live plan.
+ * Reads: the plan, args, the metadata's block table. Writes: out's tensors and fields.
+ *   Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan NULL or not live, NULL args, shapes, dtypes,
+ *   devices, an output overlapping the block table or another output, a value that does not
+ *   fit an output dtype); CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED (CUDA tensors this build
+ *   or machine cannot serve; on the device a planned batch of more than 2^31 requests or a
+ *   block table of more than 2^31 planned columns, or a tensor off its element alignment);
+ *   CATTN_CUDA_ERROR.
+ * Stream: host outputs - synchronous; device outputs (the gathered block table and the optional
+ *   query_start_loc and seq_lens copies) - kernels on args->stream that carry the planned
+ *   values in their parameters, with no host sync and no allocation, capturable (a captured
+ *   graph replays the values planned when it was captured); the host mirrors are written on
+ *   the host, after the launches.
+ * Lifetime: tensors borrowed for the call. Thread safety: the plan may be used by many threads
+ *   at once. Since: 1.0 */
 CATTN_API cattn_status_t cattn_local_attention_plan_fill(
     const cattn_local_attention_plan_t* plan, const cattn_local_attention_fill_args_t* args);
 
 /* Gathers a (new) block table into the virtual batches' table, vLLM's make_block_table:
  * out[v, p] = block_table[batch(v), min(start(v) + p, cols - 1)] with the plan's cols.
- * block_table: [B, >= cols], int32 or int64; out: [V, P], the same device and dtype, not
- * overlapping block_table.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT; CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED (as
- *   for cattn_local_attention_plan_fill); CATTN_CUDA_ERROR.
- * Stream: host - synchronous; CUDA - enqueued on `stream`, one launch per 3840 virtual batches
- *   carrying the plan's rows and first pages in its parameters; no host sync, no allocation,
- *   capturable. Since: 1.0 */
+ * plan: a live plan. block_table: [B, >= cols], int32 or int64. out: [V, P], the same device
+ * and dtype, not overlapping block_table.
+ * Reads: the plan, block_table. Writes: out. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan NULL or not live, shapes, dtypes, devices,
+ *   out overlapping block_table); CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED (as for
+ *   cattn_local_attention_plan_fill); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - kernels on `stream` that carry the plan's rows and first
+ *   pages in their parameters; no host sync, no allocation, capturable.
+ * Lifetime: tensors borrowed for the call. Thread safety: the plan may be used by many threads
+ *   at once. Since: 1.0 */
 CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(
     const cattn_local_attention_plan_t* plan, const DLTensor* block_table, DLTensor* out,
     cattn_stream_t stream);
 
 /* ============================================================================================
- * 10. Mamba block table (mamba_get_block_table_tensor)
+ * Mamba block table (mamba_get_block_table_tensor)
  * ========================================================================================== */
 
 typedef enum cattn_mamba_cache_mode_e {
@@ -912,25 +984,32 @@ typedef struct cattn_mamba_block_table_args {
 #define CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT \
   { CATTN_MAMBA_BLOCK_TABLE_ARGS_SIZE, NULL, NULL, 0, 0, CATTN_MAMBA_CACHE_MODE_NONE, 0, \
     NULL, NULL }
+/* The same struct under its utility's name; the name above stays. Since: 1.1 */
+typedef cattn_mamba_block_table_args_t cattn_mamba_get_block_table_tensor_args_t;
+#define CATTN_MAMBA_GET_BLOCK_TABLE_TENSOR_ARGS_SIZE CATTN_MAMBA_BLOCK_TABLE_ARGS_SIZE
+#define CATTN_MAMBA_GET_BLOCK_TABLE_TENSOR_ARGS_INIT CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT
 
 /* Selects the block-table columns Mamba kernels use. ALIGN: out[b, j] =
  * block_table[b, max((seq_lens[b] - 1) // block_size, 0) + j] for j <= nspec (floor division).
- * A seq_len <= 0 (CUDA-graph padding rows) starts at column 0, as in vLLM.
- * Unlike vLLM this never reads past a row: on the host a column >= M is
- * CATTN_INVALID_ARGUMENT; on the device that element is written as CATTN_PAD_SLOT_ID (-1).
+ * A seq_len <= 0 (CUDA-graph padding rows) starts at column 0, as in vLLM. Unlike vLLM this
+ * never reads past a row: on the host a column >= M is CATTN_INVALID_ARGUMENT; on the device
+ * that element is written as CATTN_PAD_SLOT_ID (-1). NONE/ALL: out is a copy of block_table
+ * (vLLM returns the tensor itself).
+ * Reads: args, block_table, seq_lens (ALIGN). Writes: out. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, shapes, dtypes, unknown mode, nonzero
  *   reserved0, block_size/num_speculative_blocks out of range, a column past a row, a value
  *   that does not fit out's dtype, out overlapping an input); CATTN_INSUFFICIENT_SIZE (out
- *   smaller than the result); CATTN_NOT_SUPPORTED / CATTN_NOT_IMPLEMENTED; CATTN_CUDA_ERROR.
- * Stream: host - synchronous; CUDA - enqueued on `stream` (one kernel, for the copy modes
- *   too). Device data is not read on the host: besides the PAD for a column past a row, a
- *   block_table value that does not fit an int32 out is stored truncated to its low 32 bits
- *   instead of being rejected. Since: 1.0 */
+ *   smaller than the result); CATTN_NOT_SUPPORTED (CUDA tensors this build or machine cannot
+ *   serve, a device tensor off its element alignment); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - one kernel on args->stream, for the copy modes too. Device
+ *   data is not read on the host: besides the PAD for a column past a row, a block_table value
+ *   that does not fit an int32 out keeps its low 32 bits instead of being refused.
+ * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_mamba_get_block_table_tensor(
     const cattn_mamba_block_table_args_t* args);
 
 /* ============================================================================================
- * 11. Per-layer parameters (get_per_layer_parameters, infer_global_hyperparameters)
+ * Per-layer parameters (get_per_layer_parameters, infer_global_hyperparameters)
  * ========================================================================================== */
 
 /* What vLLM reads from one attention layer's impl. */
@@ -981,12 +1060,14 @@ typedef struct cattn_global_hyperparameters {
  * layers: host array of num_layers descriptors, each with the same struct_size (it is the
  *   array's stride); the has_* flags must be 0 or 1 and reserved0 0. out: host array of
  *   num_layers parameter structs whose struct_size the caller has set (the same in every
- *   element, it is the stride); only the fields this header knows are written. Both may be
- *   NULL when num_layers == 0, which is a successful no-op. No alignment is assumed.
+ *   element, it is the stride). Both may be NULL when num_layers == 0, a successful no-op.
+ *   No alignment is assumed.
+ * Reads: layers. Writes: the known fields of every out element. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL arrays, a struct_size below the known size
  *   or different from element 0's, a flag not 0/1, nonzero reserved0, the output array
  *   overlapping the input array).
- * Stream: synchronous. Since: 1.0 */
+ * Stream: synchronous. Lifetime: the arrays are borrowed for the call.
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_get_per_layer_parameters(const cattn_attention_layer_desc_t* layers,
                                                         size_t num_layers,
                                                         cattn_per_layer_parameters_t* out);
@@ -994,16 +1075,17 @@ CATTN_API cattn_status_t cattn_get_per_layer_parameters(const cattn_attention_la
 /* Takes the first layer's parameters as global and reports whether every layer shares its
  * window_left, and whether every layer equals it in all four fields (window_left, soft cap,
  * sm_scale, has_sinks with ==, as vLLM's dataclass equality: a missing soft cap equals only a
- * missing soft cap, -0.0 equals 0.0, NaN equals nothing). The first layer always equals
- * itself (vLLM compares the object with itself), so one layer gives 1 for both flags even
- * with a NaN scale; a NaN in any later layer clears has_same_all_params. (Python would call
- * two layers sharing one NaN object equal; a C value has no identity, so that never happens
- * here.)
+ * missing soft cap, -0.0 equals 0.0, NaN equals nothing). The first layer always equals itself
+ * (vLLM compares the object with itself), so one layer gives 1 for both flags even with a NaN
+ * scale; a NaN in any later layer clears has_same_all_params. (Python would call two layers
+ * sharing one NaN object equal; a C value has no identity, so that never happens here.)
  * params: host array (stride = params[0].struct_size, the same in every element; has_* flags
- *   0 or 1). out: host pointer, not NULL, struct_size set; only the known fields are written.
+ *   0 or 1). out: host pointer, not NULL, struct_size set.
+ * Reads: params. Writes: the known fields of *out. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, num_layers == 0 - vLLM asserts "No attention
  *   layers found" -, struct sizes, a flag not 0/1, out overlapping params).
- * Stream: synchronous. Since: 1.0 */
+ * Stream: synchronous. Lifetime: the arrays are borrowed for the call.
+ * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
     const cattn_per_layer_parameters_t* params, size_t num_layers,
     cattn_global_hyperparameters_t* out);
@@ -1073,7 +1155,8 @@ typedef struct cattn_api {
 #define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))
 
 /* Returns the function table for ABI `abi_major`, or NULL when this library does not implement
- * that major version. The one symbol a dlopen user needs to resolve.
+ * that major version: the one symbol a dlopen user needs to resolve.
+ * Returns: the table or NULL; cannot fail. Stream: synchronous.
  * Lifetime: static; valid while the library stays loaded. Thread safety: any thread.
  * Since: 1.0 */
 CATTN_API const cattn_api_t* cattn_get_api(uint32_t abi_major);

@@ -230,7 +230,7 @@ func (f *frame) cudaDeviceCount() (int32, error) {
 	return int32(n), err
 }
 
-// --- Context and KV-cache layout (utility 1) --------------------------------------------------
+// --- Context and KV-cache layout (get_kv_cache_layout) --------------------------------------------------
 
 func (f *frame) contextCreate() (cContext, error) {
 	out := (*cContext)(f.alloc(unsafe.Sizeof(cContext(nil))))
@@ -276,7 +276,7 @@ func (f *frame) getKVCacheLayout(ctx cContext, mask uint32, readEnv bool, env *s
 	return KVCacheLayout(a.layout), nil
 }
 
-// --- DCP local sequence lengths (utility 2) ---------------------------------------------------
+// --- DCP local sequence lengths (get_dcp_local_seq_lens) ---------------------------------------------------
 
 func (f *frame) getDCPLocalSeqLens(seqLens cTensor, size, rank, interleave int64, out cTensor,
 	stream Stream) error {
@@ -290,7 +290,7 @@ func (f *frame) getDCPLocalSeqLens(seqLens cTensor, size, rank, interleave int64
 	return f.status(C.gocattn_get_dcp_local_seq_lens(a, C.uintptr_t(stream), f.msg, msgCap))
 }
 
-// --- PCP query restore index (utility 3) ------------------------------------------------------
+// --- PCP query restore index (get_pcp_query_restore_idx) ------------------------------------------------------
 
 func (f *frame) getPCPQueryRestoreIdxSize(cu cTensor) (int64, error) {
 	var size C.int64_t
@@ -306,7 +306,7 @@ func (f *frame) getPCPQueryRestoreIdx(cu, out cTensor, stream Stream) error {
 	return f.status(C.gocattn_get_pcp_query_restore_idx(a, C.uintptr_t(stream), f.msg, msgCap))
 }
 
-// --- Fused PCP Q/K/V select (utility 4) -------------------------------------------------------
+// --- Fused PCP Q/K/V select (fused_pcp_qkv_select) -------------------------------------------------------
 
 // t holds q, k, v, query_start_loc, q_head, k_head, v_head, q_tail, k_tail, v_tail.
 func (f *frame) fusedPCPQKVSelect(t [10]cTensor, world, rank int64, stream Stream) error {
@@ -320,7 +320,7 @@ func (f *frame) fusedPCPQKVSelect(t [10]cTensor, world, rank int64, stream Strea
 	return f.status(C.gocattn_fused_pcp_qkv_select(a, C.uintptr_t(stream), f.msg, msgCap))
 }
 
-// --- Communicators and the PCP all-gather (utility 5) -----------------------------------------
+// --- Communicators and the PCP all-gather (pcp_kv_allgather_and_restore) -----------------------------------------
 
 func (f *frame) commGetUniqueID() (CommUniqueID, error) {
 	var id CommUniqueID
@@ -400,7 +400,7 @@ func (f *frame) pcpKVAllgatherAndRestore(comm cComm, t [5]cTensor, n int64, work
 		C.uintptr_t(stream), f.msg, msgCap))
 }
 
-// --- Causal-conv1d metadata (utility 6) -------------------------------------------------------
+// --- Causal-conv1d metadata (compute_causal_conv1d_metadata) -------------------------------------------------------
 
 func (f *frame) computeCausalConv1dMetadataSize(qsl cTensor, blockM int64) (int64, int64, error) {
 	var tot, capacity C.int64_t
@@ -422,7 +422,7 @@ func (f *frame) computeCausalConv1dMetadata(t [6]cTensor, blockM int64, stream S
 	return int64(a.tot), err
 }
 
-// --- Extend queries (utility 7) ---------------------------------------------------------------
+// --- Extend queries (extend_all_queries_by_n) ---------------------------------------------------------------
 
 func (f *frame) extendAllQueriesByN(in cMetadata, n int64, slots cTensor, out cMetadata,
 	stream Stream) error {
@@ -436,7 +436,7 @@ func (f *frame) extendAllQueriesByN(in cMetadata, n int64, slots cTensor, out cM
 	return f.status(C.gocattn_extend_all_queries_by_n(a, C.uintptr_t(stream), f.msg, msgCap))
 }
 
-// --- KV-sharing fast prefill (utility 8) ------------------------------------------------------
+// --- KV-sharing fast prefill (make_kv_sharing_fast_prefill_common_attn_metadata) ------------------------------------------------------
 
 func (f *frame) makeKVSharingFastPrefill(in, out cMetadata, maxAndTotal cTensor,
 	stream Stream) (bool, error) {
@@ -451,7 +451,7 @@ func (f *frame) makeKVSharingFastPrefill(in, out cMetadata, maxAndTotal cTensor,
 	return a.passthrough != 0, err
 }
 
-// --- Local-attention virtual batches (utility 9) ----------------------------------------------
+// --- Local-attention virtual batches (make_local_attention_virtual_batches) ----------------------------------------------
 
 func (f *frame) makeLocalAttentionVirtualBatches(chunk, block int64, md cMetadata) (cPlan, error) {
 	a := (*C.cattn_local_attention_args_t)(f.alloc(C.sizeof_cattn_local_attention_args_t))
@@ -486,7 +486,7 @@ func (f *frame) localAttentionPlanMakeBlockTable(p cPlan, table, out cTensor, st
 		C.uintptr_t(stream), f.msg, msgCap))
 }
 
-// --- Mamba block table (utility 10) -----------------------------------------------------------
+// --- Mamba block table (mamba_get_block_table_tensor) -----------------------------------------------------------
 
 func (f *frame) mambaGetBlockTableTensor(table, seqLens cTensor, blockSize, nspec int64,
 	mode MambaCacheMode, out cTensor, stream Stream) error {
@@ -501,7 +501,7 @@ func (f *frame) mambaGetBlockTableTensor(table, seqLens cTensor, blockSize, nspe
 	return f.status(C.gocattn_mamba_get_block_table_tensor(a, C.uintptr_t(stream), f.msg, msgCap))
 }
 
-// --- Per-layer parameters (utility 11) --------------------------------------------------------
+// --- Per-layer parameters (get_per_layer_parameters) --------------------------------------------------------
 
 func (f *frame) perLayerArray(n int) []C.cattn_per_layer_parameters_t {
 	if n == 0 {

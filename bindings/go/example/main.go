@@ -1,7 +1,7 @@
 // Command example runs every libcattn utility (1-11) through the Go binding on the batch of
 // examples/demo.c, with host tensors, and prints the inputs, the results and the status of
 // every call in the demo's format (the sections match its host run line for line, except
-// utility 5, which needs NCCL and GPUs).
+// pcp_kv_allgather_and_restore, which needs NCCL and GPUs).
 //
 // The batch: 4 requests mixing prefill and decode, KV block size 4, 10 blocks per request.
 //
@@ -669,7 +669,7 @@ func main() {
 	}
 	check(0, "cattn_cuda_device_count", countErr)
 	fmt.Printf("Batch tensors live in host memory; host mirrors (*_cpu) in host memory.\n" +
-		"Utilities 1 and 11 take no tensors and always run on the host.\n")
+		"get_kv_cache_layout and get_per_layer_parameters take no tensors and always run on the host.\n")
 
 	b := makeBatch()
 	b.print()

@@ -1853,6 +1853,7 @@ fn bindgen_test_layout_cattn_causal_conv1d_metadata_args() {
     test_field_stream();
 }
 pub type cattn_causal_conv1d_metadata_args_t = cattn_causal_conv1d_metadata_args;
+pub type cattn_compute_causal_conv1d_metadata_args_t = cattn_causal_conv1d_metadata_args_t;
 extern "C" {
     pub fn cattn_compute_causal_conv1d_metadata_size(
         query_start_loc_cpu: *const DLTensor,
@@ -2153,6 +2154,8 @@ fn bindgen_test_layout_cattn_fast_prefill_metadata_args() {
     test_field_stream();
 }
 pub type cattn_fast_prefill_metadata_args_t = cattn_fast_prefill_metadata_args;
+pub type cattn_make_kv_sharing_fast_prefill_common_attn_metadata_args_t =
+    cattn_fast_prefill_metadata_args_t;
 extern "C" {
     pub fn cattn_make_kv_sharing_fast_prefill_common_attn_metadata(
         args: *mut cattn_fast_prefill_metadata_args_t,
@@ -2290,6 +2293,7 @@ fn bindgen_test_layout_cattn_local_attention_args() {
     test_field_max_virtual_batches();
 }
 pub type cattn_local_attention_args_t = cattn_local_attention_args;
+pub type cattn_make_local_attention_virtual_batches_args_t = cattn_local_attention_args_t;
 extern "C" {
     pub fn cattn_make_local_attention_virtual_batches_size(
         args: *const cattn_local_attention_args_t,
@@ -2602,6 +2606,7 @@ fn bindgen_test_layout_cattn_mamba_block_table_args() {
     test_field_stream();
 }
 pub type cattn_mamba_block_table_args_t = cattn_mamba_block_table_args;
+pub type cattn_mamba_get_block_table_tensor_args_t = cattn_mamba_block_table_args_t;
 extern "C" {
     pub fn cattn_mamba_get_block_table_tensor(
         args: *const cattn_mamba_block_table_args_t,

@@ -13,7 +13,7 @@
 //! (device tensors would come in through `TensorRef::from_raw_parts`).
 //!
 //! Run: `CATTN_LIB_DIR=<build> LD_LIBRARY_PATH=<build> cargo run --example demo`.
-//! Utility 5 (the NCCL all-gather + restore) needs GPUs and NCCL: as the C demo's host run,
+//! pcp_kv_allgather_and_restore (the NCCL all-gather + restore) needs GPUs and NCCL: as the C demo's host run,
 //! this shows the status a host caller gets and does not count it.
 //!
 //! Exit status: 0 when every counted utility returned CATTN_OK, 1 otherwise.
@@ -977,11 +977,11 @@ fn demo() -> Result<bool> {
             version()?
         );
     }
-    // Utility 0 is the runtime query.
+    // Row 0 is the runtime query.
     tally.check(0, "cattn_cuda_device_count", count);
     println!(
         "Batch tensors live in host memory; host mirrors (*_cpu) in host memory.\n\
-         Utilities 1 and 11 take no tensors and always run on the host."
+         get_kv_cache_layout and get_per_layer_parameters take no tensors and always run on the host."
     );
 
     let batch = make_batch();

@@ -1,4 +1,4 @@
-//! The communicator of utility 5 (`cattn_comm_t`): one rank's handle of an NCCL communicator
+//! The communicator of pcp_kv_allgather_and_restore (`cattn_comm_t`): one rank's handle of an NCCL communicator
 //! over the PCP group.
 
 use std::ffi::c_void;

@@ -1,4 +1,4 @@
-//! Utility 6: causal-conv1d launch metadata (vLLM's compute_causal_conv1d_metadata).
+//! Causal-conv1d launch metadata (vLLM's compute_causal_conv1d_metadata).
 
 use std::mem::size_of;
 

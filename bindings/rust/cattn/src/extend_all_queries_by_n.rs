@@ -1,4 +1,4 @@
-//! Utility 7: extend every query by n tokens (vLLM's extend_all_queries_by_1, for any n).
+//! Extend every query by n tokens (vLLM's extend_all_queries_by_1, for any n).
 
 use std::mem::size_of;
 

@@ -1,4 +1,4 @@
-//! Utility 4: the fused PCP Q/K/V select (vLLM's fused_pcp_qkv_select).
+//! The fused PCP Q/K/V select (vLLM's fused_pcp_qkv_select).
 
 use std::mem::size_of;
 

@@ -1,4 +1,4 @@
-//! Utility 2: DCP local sequence lengths (vLLM's get_dcp_local_seq_lens).
+//! DCP local sequence lengths (vLLM's get_dcp_local_seq_lens).
 
 use std::mem::size_of;
 

@@ -1,4 +1,4 @@
-//! Utility 1: the KV-cache layout (vLLM's get_kv_cache_layout, is_valid_kv_cache_layout).
+//! The KV-cache layout (vLLM's get_kv_cache_layout, is_valid_kv_cache_layout).
 
 use std::ffi::CString;
 use std::fmt;

@@ -1,4 +1,4 @@
-//! Utility 3: the PCP query restore index (vLLM's get_pcp_query_restore_idx).
+//! The PCP query restore index (vLLM's get_pcp_query_restore_idx).
 
 use std::mem::size_of;
 

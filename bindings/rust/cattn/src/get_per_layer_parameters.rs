@@ -1,4 +1,4 @@
-//! Utility 11: per-layer and global attention parameters (vLLM's get_per_layer_parameters,
+//! Per-layer and global attention parameters (vLLM's get_per_layer_parameters,
 //! infer_global_hyperparameters).
 
 use std::mem::size_of;

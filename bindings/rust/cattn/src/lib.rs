@@ -97,8 +97,8 @@ pub use pcp_kv_allgather_and_restore::{
     PcpKvAllgatherOutputs, Workspace,
 };
 
-/// `CATTN_PAD_SLOT_ID`: the value written past the programs in use (utility 6) and for a
-/// column past a row on the device (utility 10).
+/// `CATTN_PAD_SLOT_ID`: the value written past the programs in use (compute_causal_conv1d_metadata) and for a
+/// column past a row on the device (mamba_get_block_table_tensor).
 pub const PAD_SLOT_ID: i64 = sys::CATTN_PAD_SLOT_ID as i64;
 
 /// The version of the header these bindings were generated from, MAJOR * 10000 + MINOR * 100

@@ -1,4 +1,4 @@
-//! Utility 8: KV-sharing fast-prefill metadata (vLLM's
+//! KV-sharing fast-prefill metadata (vLLM's
 //! make_kv_sharing_fast_prefill_common_attn_metadata).
 
 use std::mem::size_of;

@@ -1,4 +1,4 @@
-//! Utility 9: local-attention virtual batches (vLLM's make_local_attention_virtual_batches),
+//! Local-attention virtual batches (vLLM's make_local_attention_virtual_batches),
 //! as a plan handle.
 
 use std::fmt;

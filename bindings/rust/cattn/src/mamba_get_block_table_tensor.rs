@@ -1,4 +1,4 @@
-//! Utility 10: the Mamba block table (vLLM's mamba_get_block_table_tensor).
+//! The Mamba block table (vLLM's mamba_get_block_table_tensor).
 
 use std::mem::size_of;
 

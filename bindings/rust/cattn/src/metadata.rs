@@ -1,5 +1,5 @@
 //! The metadata of one batch (`cattn_common_attn_metadata_t`, vLLM's
-//! CommonAttentionMetadata), as utilities 7-9 read it.
+//! CommonAttentionMetadata), as extend_all_queries_by_n, make_kv_sharing_fast_prefill_common_attn_metadata and make_local_attention_virtual_batches read it.
 
 use std::mem::size_of;
 

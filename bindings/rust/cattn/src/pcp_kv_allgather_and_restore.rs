@@ -1,4 +1,4 @@
-//! Utility 5: the PCP all-gather + restore (vLLM's pcp_kv_allgather_and_restore), over a
+//! The PCP all-gather + restore (vLLM's pcp_kv_allgather_and_restore), over a
 //! [`Comm`].
 
 use std::ffi::c_void;

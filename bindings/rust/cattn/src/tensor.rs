@@ -121,7 +121,7 @@ mod sealed {
 ///
 /// Sealed: the DLPack type of each is fixed here. Other element types (bf16, fp8, ...) have
 /// the same width as one of these and can be viewed as such where only the width matters
-/// (utilities 4 and 5), or through [`TensorRef::from_raw_parts`].
+/// (fused_pcp_qkv_select and pcp_kv_allgather_and_restore), or through [`TensorRef::from_raw_parts`].
 pub trait Element: Copy + sealed::Sealed {
     /// The DLPack type of the element.
     const DTYPE: DataType;

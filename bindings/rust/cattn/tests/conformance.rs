@@ -1,7 +1,7 @@
 //! Conformance: every utility against the seed oracle's vectors in tests/vectors, through the
 //! safe API, with int32 and int64 tensors and compact and strided views.
 //!
-//! Utility 5 (the NCCL all-gather) has no vectors: it needs GPUs and NCCL; its argument checks
+//! pcp_kv_allgather_and_restore (the NCCL all-gather) has no vectors: it needs GPUs and NCCL; its argument checks
 //! and handle plumbing are in errors.rs and handles.rs.
 
 mod support;

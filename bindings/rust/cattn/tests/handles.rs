@@ -3,7 +3,7 @@
 //! are validated before use.
 //!
 //! The communicator cannot be created without GPUs and NCCL, so the counting table also fakes
-//! the communicator entries: that exercises the Rust side (Drop, rank/size, the utility 5
+//! the communicator entries: that exercises the Rust side (Drop, rank/size, the pcp_kv_allgather_and_restore
 //! argument plumbing) on any machine.
 
 mod support;
@@ -80,7 +80,7 @@ unsafe extern "C" fn fake_comm_get_size(
     sys::CATTN_OK
 }
 
-/// Checks what the wrapper passes for utility 5 and answers with a size derived from it.
+/// Checks what the wrapper passes for pcp_kv_allgather_and_restore and answers with a size derived from it.
 unsafe extern "C" fn fake_workspace_size(
     args: *const sys::cattn_pcp_kv_allgather_and_restore_args_t,
     size: *mut usize,
