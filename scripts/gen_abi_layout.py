@@ -107,7 +107,7 @@ def ctype(t, struct_names):
     raise SystemExit(f"gen_abi_layout: no ctypes mapping for C type '{t}'")
 
 
-def compiler_layout(found, cc):
+def compiler_layout(found, cc, include_dirs):
     lines = ["#include <stddef.h>", "#include <stdio.h>", '#include "cattn.h"', "int main(void) {"]
     for name, fields in found:
         lines.append(f'  printf("S {name} %zu\\n", sizeof({name}));')
@@ -117,8 +117,8 @@ def compiler_layout(found, cc):
     with tempfile.TemporaryDirectory() as d:
         src, exe = os.path.join(d, "l.c"), os.path.join(d, "l")
         open(src, "w").write("\n".join(lines))
-        subprocess.run([cc, "-std=c99", "-I", os.path.join(REPO, "include"), src, "-o", exe],
-                       check=True)
+        flags = [f"-I{p}" for p in [os.path.join(REPO, "include")] + include_dirs if p]
+        subprocess.run([cc, "-std=c99", *flags, src, "-o", exe], check=True)
         return subprocess.run([exe], check=True, capture_output=True, text=True).stdout.split("\n")
 
 
@@ -245,13 +245,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
+    ap.add_argument("--include", action="append", default=[],
+                    help="another folder to search for headers (dlpack/dlpack.h); repeatable")
     a = ap.parse_args()
     text = open(HEADER).read()
     found = structs(text)
     if "CATTN_COMM_UNIQUE_ID_BYTES 128" not in text:
         raise SystemExit("gen_abi_layout: CATTN_COMM_UNIQUE_ID_BYTES is no longer 128")
     want = {
-        "layout": gen_layout(compiler_layout(found, a.cc)),
+        "layout": gen_layout(compiler_layout(found, a.cc, a.include)),
         "print_sizes": gen_print_sizes(found),
         "ctypes": gen_ctypes(found, functions(text)),
     }

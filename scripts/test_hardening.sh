@@ -4,19 +4,33 @@
 #   tsan  the whole test suite built with ThreadSanitizer (g++), test_concurrency among it
 #   fuzz  every libFuzzer target (clang, tests/fuzz) for CATTN_FUZZ_SECONDS each, starting from
 #         its committed corpus (tests/fuzz/corpus/<target>); new inputs go to the build folder
+#   fuzz-long
+#         a campaign: every target for CATTN_FUZZ_SECONDS (default 600) with CATTN_FUZZ_WORKERS
+#         processes (libFuzzer -fork; default: the number of cores), carrying on past crashes
+#         (-ignore_crashes; each one is kept in <prefix>-fuzz/fuzz-artifacts/<target>/), then
+#         merging the new inputs that add coverage into tests/fuzz/corpus/<target> (-merge=1)
+#         and printing a table: target, executions (summed over the workers), crashes,
+#         timeouts, out-of-memory runs, corpus units added. (CATTN_FUZZ_LONG=1 makes `fuzz`
+#         this mode.)
 #
-#   scripts/test_hardening.sh [asan] [tsan] [fuzz]      (default: all three)
+#   scripts/test_hardening.sh [asan] [tsan] [fuzz | fuzz-long]      (default: asan tsan fuzz)
 #
-# Environment: CATTN_FUZZ_SECONDS (default 15, per target), CATTN_JOBS (default 2),
+# Environment: CATTN_FUZZ_SECONDS (default 15 per target; fuzz-long: 600), CATTN_FUZZ_WORKERS
+# (fuzz-long only; default: nproc), CATTN_FUZZ_TARGETS (default: every tests/fuzz/fuzz_*.cpp;
+# e.g. "fuzz_concurrent_mutation fuzz_extend_all_queries_by_n"), CATTN_JOBS (default 2),
 # CATTN_HARDENING_BUILD_PREFIX (default build-hardening: folders <prefix>-asan, -tsan, -fuzz),
 # CATTN_TSAN_FILTER (a gtest filter for the TSan run; default: every test).
 # Sanitizers stop at the first report (halt_on_error, -fno-sanitize-recover=undefined); no
 # suppression file is needed. Exits non-zero when any step fails or any fuzz target crashes.
+# A crash of fuzz_concurrent_mutation depends on timing: rerun its reproducer many times
+# (<target> -runs=1000 <crash file>).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 steps=${*:-asan tsan fuzz}
+if [ "${CATTN_FUZZ_LONG:-0}" = 1 ] && [[ " $steps " == *" fuzz "* ]]; then
+  steps=${steps/fuzz/fuzz-long}
+fi
 jobs=${CATTN_JOBS:-2}
-seconds=${CATTN_FUZZ_SECONDS:-15}
 prefix=${CATTN_HARDENING_BUILD_PREFIX:-build-hardening}
 has() { [[ " $steps " == *" $1 "* ]]; }
 log() { echo; echo "=== $*"; }
@@ -91,15 +105,29 @@ if has tsan; then
   fi
 fi
 
+# The fuzz targets: tests/fuzz/fuzz_*.cpp, or the ones CATTN_FUZZ_TARGETS names.
+fuzz_targets() {
+  if [ -n "${CATTN_FUZZ_TARGETS:-}" ]; then
+    echo "$CATTN_FUZZ_TARGETS"
+  else
+    for src in tests/fuzz/fuzz_*.cpp; do basename "$src" .cpp; done
+  fi
+}
+fuzz_build() {
+  configure_build "$1" cattn_fuzzers -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCATTN_BUILD_FUZZERS=ON
+}
+
 if has fuzz; then
+  seconds=${CATTN_FUZZ_SECONDS:-15}
   log "libFuzzer targets (clang, ASan + UBSan, CPU-only), ${seconds}s each"
   dir="$prefix-fuzz"
-  if configure_build "$dir" cattn_fuzzers -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-       -DCATTN_BUILD_FUZZERS=ON; then
+  if fuzz_build "$dir"; then
     total=0
     crashed=0
-    for src in tests/fuzz/fuzz_*.cpp; do
-      name=$(basename "$src" .cpp)
+    count=0
+    for name in $(fuzz_targets); do
+      count=$((count + 1))
       bin="$dir/tests/fuzz/$name"
       corpus="tests/fuzz/corpus/$name"
       work="$dir/fuzz-work/$name"
@@ -122,9 +150,79 @@ if has fuzz; then
         status=1
       fi
     done
-    summary+=("fuzz: $(ls tests/fuzz/fuzz_*.cpp | wc -l) targets x ${seconds}s, $total execs, $crashed crashed")
+    summary+=("fuzz: $count targets x ${seconds}s, $total execs, $crashed crashed")
   else
     summary+=("fuzz: BUILD FAILED"); status=1
+  fi
+fi
+
+if has fuzz-long; then
+  seconds=${CATTN_FUZZ_SECONDS:-600}
+  workers=${CATTN_FUZZ_WORKERS:-$(nproc)}
+  log "libFuzzer campaign (clang, ASan + UBSan, CPU-only), ${seconds}s x $workers workers per target"
+  dir="$prefix-fuzz"
+  if fuzz_build "$dir"; then
+    total=0
+    total_crashes=0
+    crashed=0
+    count=0
+    rows=()
+    for name in $(fuzz_targets); do
+      count=$((count + 1))
+      bin="$dir/tests/fuzz/$name"
+      corpus="tests/fuzz/corpus/$name"
+      work="$dir/fuzz-long/$name"
+      artifacts="$dir/fuzz-artifacts/$name"
+      log_file="$dir/fuzz-long/$name.log"
+      rm -rf "$work"
+      mkdir -p "$work" "$artifacts" "$corpus"
+      echo "  $name: fuzzing (log: $log_file)"
+      # -fork runs the workers as child processes of one parent, which merges what each finds
+      # into the first corpus folder (scratch) and reports every job it merges in a line
+      # "#<executions so far, all workers>: cov: ... oom/timeout/crash: <o>/<t>/<c> ...".
+      # -print_final_stats reports only the parent's own (zero) executions in this mode, so the
+      # totals come from the last such line. Crashes, timeouts and OOMs do not stop the run.
+      "$bin" -fork="$workers" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix="$artifacts/" "$work" "$corpus" > "$log_file" 2>&1
+      rc=$?
+      last=$(grep -E "^#[0-9]+: cov: " "$log_file" | tail -1)
+      execs=$(echo "$last" | grep -oE "^#[0-9]+" | tr -d '#')
+      counts=$(echo "$last" | grep -oE "oom/timeout/crash: [0-9]+/[0-9]+/[0-9]+" | grep -oE "[0-9]+/[0-9]+/[0-9]+")
+      ooms=$(echo "${counts:-0/0/0}" | cut -d/ -f1)
+      timeouts=$(echo "${counts:-0/0/0}" | cut -d/ -f2)
+      crashes=$(echo "${counts:-0/0/0}" | cut -d/ -f3)
+      execs=${execs:-0}
+      # A parent that stopped on its own (not at the time limit) failed: count it as a crash.
+      if [ $rc != 0 ] && [ "$crashes$timeouts$ooms" = 000 ]; then crashes=1; fi
+      # New coverage from the scratch folder into the committed corpus.
+      before=$(find "$corpus" -type f | wc -l)
+      "$bin" -merge=1 -timeout=10 -rss_limit_mb=2048 "$corpus" "$work" > "$work.merge.log" 2>&1 ||
+        echo "    (merge failed: $work.merge.log)"
+      added=$(( $(find "$corpus" -type f | wc -l) - before ))
+      total=$((total + execs))
+      total_crashes=$((total_crashes + crashes))
+      if [ "$crashes" != 0 ]; then
+        crashed=$((crashed + 1))
+        status=1
+        # What the (up to 20) newest reproducers fail on, grouped.
+        # (A harness check names the library's message on its "last error" line.)
+        for f in $(ls -t "$artifacts" 2>/dev/null | grep -E "^(crash|leak)-" | head -20); do
+          "$bin" -timeout=10 "$artifacts/$f" 2>&1 |
+            grep -E "check failed|runtime error|ERROR: (Address|Leak|Undefined)|last error" |
+            sed -E 's/^==[0-9]+==//; s/^ +//; s/0x[0-9a-f]+/0x.../g; s/\(got .*//' | head -3 | tr '\n' ' '
+          echo
+        done | sort | uniq -c | sort -rn | head -6 | cut -c1-300 | sed 's/^/    /'
+        echo "    reproducers: $artifacts/"
+      fi
+      rows+=("$(printf "%-56s %14s %8s %8s %6s %6s" "$name" "$execs" "$crashes" "$timeouts" "$ooms" "$added")")
+    done
+    echo
+    printf "  %-56s %14s %8s %8s %6s %6s\n" target execs crashes timeouts ooms added
+    for row in "${rows[@]}"; do echo "  $row"; done
+    summary+=("fuzz-long: $count targets x ${seconds}s x $workers workers, $total execs, $total_crashes crashes in $crashed targets")
+  else
+    summary+=("fuzz-long: BUILD FAILED"); status=1
   fi
 fi
 

@@ -335,6 +335,7 @@ TEST(make_local_attention_virtual_batches_gpu, ManyVirtualBatchesTakeSeveralLaun
     in.query_start_loc_cpu = q.dl();
     in.seq_lens_cpu = s.dl();
     in.block_table_tensor = t.dl();
+    in.num_actual_tokens = 20000;
     cattn_local_attention_args_t pa = CATTN_LOCAL_ATTENTION_ARGS_INIT;
     pa.attn_chunk_size = 4;
     pa.block_size = 2;

@@ -1,6 +1,7 @@
 #include "common/tensor_arg.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -114,6 +115,7 @@ TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, bool o
   // Integer arithmetic: an empty tensor may have NULL data and a nonzero byte_offset, and
   // offsetting a null pointer is undefined even when the result is never dereferenced.
   data_ = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(t->data) + t->byte_offset);
+  span_bytes_ = span;
 }
 
 bool TensorArg::is_contiguous() const {
@@ -184,6 +186,14 @@ const TensorArg& TensorArg::expect_host() const {
     fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_, "is not host memory",
              "device_type " + std::to_string(device_type_of(t_->device)),
              "kDLCPU or kDLCUDAHost (a host mirror)");
+  return *this;
+}
+
+const TensorArg& TensorArg::expect_cuda(const char* host_call) const {
+  if (where_ != Where::Cuda)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_, "is not device memory",
+             "device_type " + std::to_string(device_type_of(t_->device)),
+             std::string("kDLCUDA or kDLCUDAManaged (host tensors go to ") + host_call + ")");
   return *this;
 }
 
@@ -261,18 +271,23 @@ void fail_does_not_fit(const char* fn, const TensorArg& a, int64_t value) {
 namespace {
 // [first, last) addresses a tensor's elements can touch; empty tensors touch nothing.
 std::pair<uintptr_t, uintptr_t> byte_range(const TensorArg& a) {
+  // The constructor checked the span against the address space.
   const uintptr_t first = reinterpret_cast<uintptr_t>(a.data());
-  if (a.numel() == 0) return {first, first};
-  uintptr_t span = 1;  // fits: the constructor checked the span against the address space
-  for (int i = 0; i < a.ndim(); ++i) span += static_cast<uintptr_t>((a.size(i) - 1) * a.stride(i));
-  return {first, first + span * static_cast<uintptr_t>(a.elem_bytes())};
+  return {first, first + static_cast<uintptr_t>(a.span_bytes())};
 }
 }  // namespace
 
 bool overlap(const TensorArg& a, const TensorArg& b) {
-  if (!a.present() || !b.present() || a.where() != b.where() ||
-      (a.is_cuda() && a.device_id() != b.device_id()))
+  // An empty tensor touches no memory, wherever its data pointer points.
+  if (!a.present() || !b.present() || a.span_bytes() == 0 || b.span_bytes() == 0 ||
+      a.where() != b.where() || (a.is_cuda() && a.device_id() != b.device_id()))
     return false;
+  const auto x = byte_range(a), y = byte_range(b);
+  return x.first < y.second && y.first < x.second;
+}
+
+bool overlap_in_address_space(const TensorArg& a, const TensorArg& b) {
+  if (!a.present() || !b.present() || a.span_bytes() == 0 || b.span_bytes() == 0) return false;
   const auto x = byte_range(a), y = byte_range(b);
   return x.first < y.second && y.first < x.second;
 }
@@ -283,8 +298,40 @@ void require_disjoint(const char* fn, const TensorArg& out, const TensorArg& in)
              std::string("memory shared with ") + in.name(), "a separate output buffer");
 }
 
+namespace {
+// True when no output shares an address with an input or another output, whatever their
+// devices (one address space holds them all, so this can only err towards "maybe"): the
+// outputs sorted by address must be disjoint neighbours, and each input is looked up among
+// them. O(n log n) instead of every pair, for calls with many tensors (the step plan).
+bool surely_disjoint(std::initializer_list<const TensorArg*> outs,
+                     std::initializer_list<const TensorArg*> ins) {
+  using Range = std::pair<uintptr_t, uintptr_t>;
+  std::array<Range, 32> o;
+  size_t n = 0;
+  for (const TensorArg* t : outs) {
+    if (!t->present() || t->span_bytes() == 0) continue;
+    if (n == o.size()) return false;
+    o[n++] = byte_range(*t);
+  }
+  std::sort(o.begin(), o.begin() + n);
+  for (size_t i = 1; i < n; ++i)
+    if (o[i].first < o[i - 1].second) return false;
+  for (const TensorArg* t : ins) {
+    if (!t->present() || t->span_bytes() == 0) continue;
+    const Range r = byte_range(*t);
+    // The first output ending after r starts is the only one that can overlap it, since the
+    // sorted outputs are disjoint.
+    const Range* it = std::upper_bound(o.begin(), o.begin() + n, r.first,
+                                       [](uintptr_t a, const Range& b) { return a < b.second; });
+    if (it != o.begin() + n && it->first < r.second) return false;
+  }
+  return true;
+}
+}  // namespace
+
 void require_disjoint_outputs(const char* fn, std::initializer_list<const TensorArg*> outs,
                               std::initializer_list<const TensorArg*> ins) {
+  if (surely_disjoint(outs, ins)) return;
   for (const TensorArg* o : outs) {
     for (const TensorArg* i : ins) require_disjoint(fn, *o, *i);
     for (const TensorArg* other : outs) {

@@ -48,6 +48,7 @@ class TensorArg {
   bool is_int64() const { return t_->dtype.code == kDLInt && t_->dtype.bits == 64; }
   // First element's address (data + byte_offset).
   char* data() const { return data_; }
+  int64_t span_bytes() const { return span_bytes_; }
   // True when the tensor is compact row-major.
   bool is_contiguous() const;
 
@@ -62,6 +63,8 @@ class TensorArg {
   const TensorArg& expect_index_dtype() const;
   const TensorArg& expect_same_dtype(const TensorArg& other) const;
   const TensorArg& expect_host() const;
+  // Device memory (kDLCUDA or kDLCUDAManaged); `host_call` names what serves host tensors.
+  const TensorArg& expect_cuda(const char* host_call) const;
   // Outputs: no zero strides, so no two elements share memory.
   const TensorArg& expect_writable() const;
   const TensorArg& expect_contiguous() const;
@@ -81,6 +84,7 @@ class TensorArg {
   Where where_ = Where::Host;
   bool broadcast_ = false;  // a zero stride over a dimension of more than one element
   char* data_ = nullptr;
+  int64_t span_bytes_ = 0;  // bytes from data_ to one past the last element (0 if empty)
 };
 
 // Fails unless every present tensor lives on the same device (all host, or all on one GPU).
@@ -136,6 +140,11 @@ inline void require_fits(const char* fn, const TensorArg& a, int64_t value) {
 // True when `a` and `b` (both present, on the same device) share a byte of the memory their
 // elements span.
 bool overlap(const TensorArg& a, const TensorArg& b);
+
+// As overlap, but comparing addresses whatever the devices: with unified addressing a host
+// and a device view share one address space, and a kDLCUDA view may point at pinned host
+// memory.
+bool overlap_in_address_space(const TensorArg& a, const TensorArg& b);
 
 // Fails (CATTN_INVALID_ARGUMENT) if output `out` shares any byte with `in`. For calls that read
 // `in` after they begin writing `out`, where aliasing would silently corrupt the result.

@@ -17,9 +17,10 @@ kernels::SelectOperand operand(const char* fn, const TensorArg& src, const Tenso
   o.src_rows = src.size(0);
   o.src_row_stride = src.stride(0) * e;
   o.src_head_stride = src.stride(1) * e;
-  o.head_bytes = src.size(2) * e;
+  // An empty tensor's sizes are unbounded ([0, 0, INT64_MAX] is valid); it has no bytes.
+  o.head_bytes = src.numel() == 0 ? 0 : src.size(2) * e;
   // The kernel counts a row's vectors in 32 bits; a token row over 2 GiB is not a real shape.
-  if (src.size(1) * o.head_bytes > INT32_MAX)
+  if (src.numel() > 0 && src.size(1) * o.head_bytes > INT32_MAX)
     fail_arg(CATTN_NOT_SUPPORTED, fn, src.name(), "has token rows too large for the kernel",
              std::to_string(src.size(1) * o.head_bytes) + " bytes", "< 2^31 bytes");
   o.dst_head = head.data();

@@ -27,6 +27,8 @@ struct RowSource {
 };
 
 RowSource rows_of(const TensorArg& t) {
+  // An empty tensor's sizes are unbounded ([0, 0, INT64_MAX] is valid): it has no rows to copy.
+  if (t.numel() == 0) return {t.data(), 0, 0, 0, 0};
   const int64_t e = t.elem_bytes();
   return {t.data(), t.stride(0) * e, t.stride(1) * e, t.size(1), t.size(2) * e};
 }
@@ -54,6 +56,7 @@ void copy_rows(char* dst, const RowSource& src, int64_t first, int64_t count) {
 
 // Address of token `row` in a compact [rows, H, D] output.
 char* out_row(const TensorArg& out, int64_t row) {
+  if (out.numel() == 0) return out.data();  // nothing is written to it
   return out.data() + row * out.size(1) * out.size(2) * out.elem_bytes();
 }
 

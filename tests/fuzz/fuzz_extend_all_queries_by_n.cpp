@@ -1,8 +1,12 @@
 // Fuzz target for utility 7: cattn_extend_all_queries_by_n. Random batches and n, host mirrors
-// present or not (and sharing memory with their main tensor), outputs that are new tensors or
-// the inputs themselves, `out` that is the metadata struct itself, scalars near int64's limits
-// and values that do not fit int32 outputs. The reference is the definition: query_start_loc[i]
-// + i * n, seq_lens + n, the scalars shifted, the other fields copied.
+// present or not (separate tensors holding the same values or disagreeing ones, or the main
+// tensor itself or its very view), outputs that are new tensors, the inputs themselves, views of
+// them or of each other, or placed over any tensor's memory (new_slot_mapping's included, which
+// takes no part), `out` that is the metadata struct itself, scalars near int64's limits and
+// values that do not fit int32 outputs. Every alias is predicted from the rules (the very view
+// of a tensor or of its mirror is allowed, any other shared byte refused). The reference is the
+// definition: query_start_loc[i] + i * n, seq_lens + n, the scalars shifted, the other fields
+// copied.
 #include "fuzz_support.h"
 
 using namespace cattn_fuzz;
@@ -25,46 +29,89 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<int64_t> seq_values(static_cast<size_t>(batch));
   for (auto& v : seq_values) v = pick_value(fdp, 200);
 
-  // Inputs: main tensors, and mirrors that are separate, the main tensor itself, or absent.
+  // Inputs: main tensors, and mirrors that are separate (holding the same values, or one value
+  // off), the main tensor's own DLTensor, another DLTensor over the main tensor, or absent.
   Tensor qsl = make_tensor(fdp, {batch + 1}, dtype(), false);
   Tensor seq = make_tensor(fdp, {batch}, dtype(), false);
   qsl.fill(qsl_values);
   seq.fill(seq_values);
-  const int qsl_mirror = fdp.ConsumeIntegralInRange<int>(0, 2);  // 0 none, 1 own, 2 = main
-  const int seq_mirror = fdp.ConsumeIntegralInRange<int>(0, 2);
-  Tensor qsl_cpu = qsl_mirror == 1 ? make_tensor(fdp, {batch + 1}, dtype(), false, {true, false}) : Tensor();
-  Tensor seq_cpu = seq_mirror == 1 ? make_tensor(fdp, {batch}, dtype(), false, {true, false}) : Tensor();
-  if (qsl_mirror == 1) qsl_cpu.fill(qsl_values);
-  if (seq_mirror == 1) seq_cpu.fill(seq_values);
+  const int qsl_mirror = fdp.ConsumeIntegralInRange<int>(0, 3);  // 0 none, 1 own, 2 = main, 3 view of main
+  const int seq_mirror = fdp.ConsumeIntegralInRange<int>(0, 3);
+  auto make_mirror = [&](int mode, Tensor& main, int64_t len, std::vector<int64_t> values) {
+    if (mode == 3) return view_of(fdp, main, false);
+    if (mode != 1) return Tensor();
+    Tensor t = make_tensor(fdp, {len}, dtype(), false, {true, false});
+    if (!values.empty() && fdp.ConsumeIntegralInRange<int>(0, 15) == 0) {  // a mirror that disagrees
+      int64_t& v = values[fdp.ConsumeIntegralInRange<size_t>(0, values.size() - 1)];
+      v = static_cast<int64_t>(static_cast<uint64_t>(v) + (fdp.ConsumeBool() ? 1 : uint64_t{1} << 32));
+    }
+    t.fill(values);
+    return t;
+  };
+  Tensor qsl_cpu = make_mirror(qsl_mirror, qsl, batch + 1, qsl_values);
+  Tensor seq_cpu = make_mirror(seq_mirror, seq, batch, seq_values);
+  const bool slot_given = fdp.ConsumeBool();
+  Tensor slot = slot_given ? make_tensor(fdp, {fdp.ConsumeIntegralInRange<int64_t>(0, 9)}, dtype(), false) : Tensor();
 
-  // Outputs: new tensors or the inputs (in place); a mirror output exists when its input does
-  // (or, mutated, when it does not).
-  const bool qsl_in_place = fdp.ConsumeIntegralInRange<int>(0, 3) == 0;
-  const bool seq_in_place = fdp.ConsumeIntegralInRange<int>(0, 3) == 0;
-  Tensor out_qsl = qsl_in_place ? Tensor() : make_tensor(fdp, {batch + 1}, dtype(), true);
-  Tensor out_seq = seq_in_place ? Tensor() : make_tensor(fdp, {batch}, dtype(), true);
+  // DLTensor pointers of the inputs as the caller passes them.
+  DLTensor* in_qsl_cpu_p = qsl_mirror == 0 ? nullptr : qsl_mirror == 2 ? qsl.ptr() : qsl_cpu.ptr();
+  DLTensor* in_seq_cpu_p = seq_mirror == 0 ? nullptr : seq_mirror == 2 ? seq.ptr() : seq_cpu.ptr();
+
+  // Outputs: in place (an input's own DLTensor: the main tensor's or its mirror's), a tensor of
+  // their own (sometimes over another tensor's memory), or another DLTensor over an input or an
+  // earlier output (mostly the same view). A mirror output exists when its input does (or,
+  // mutated, when it does not).
+  Tensor out_qsl, out_seq, out_qsl_cpu, out_seq_cpu;
+  // kind: 0 the main input's DLTensor, 1 the mirror input's DLTensor, 2 a new tensor, 3 a view
+  // of an input or earlier output.
+  auto pick_out = [&](Tensor& out, int64_t len, bool host, std::initializer_list<Tensor*> views,
+                      std::initializer_list<Tensor*> alias) -> int {
+    const int c = fdp.ConsumeIntegralInRange<int>(0, 9);
+    if (c <= 1) return c;
+    if (c <= 3) {
+      std::vector<Tensor*> v;
+      for (Tensor* t : views)
+        if (t && t->exists && t->mem) v.push_back(t);
+      if (!v.empty()) {
+        out = view_of(fdp, *v[fdp.ConsumeIntegralInRange<size_t>(0, v.size() - 1)], true);
+        return 3;
+      }
+    }
+    out = make_tensor(fdp, {len}, dtype(), true, {true, !host});
+    maybe_alias(fdp, out, alias, 3);
+    return 2;
+  };
+  Tensor* qsl_cpu_t = qsl_mirror == 1 || qsl_mirror == 3 ? &qsl_cpu : nullptr;
+  Tensor* seq_cpu_t = seq_mirror == 1 || seq_mirror == 3 ? &seq_cpu : nullptr;
+  int out_qsl_kind = pick_out(out_qsl, batch + 1, false, {&qsl, qsl_cpu_t}, {&qsl, &seq, qsl_cpu_t, seq_cpu_t, &slot});
+  if (out_qsl_kind == 1 && qsl_mirror == 0) out_qsl_kind = 0;
+  int out_seq_kind = pick_out(out_seq, batch, false, {&seq, seq_cpu_t},
+                              {&qsl, &seq, qsl_cpu_t, seq_cpu_t, &slot, out_qsl_kind >= 2 ? &out_qsl : nullptr});
+  if (out_seq_kind == 1 && seq_mirror == 0) out_seq_kind = 0;
+  DLTensor* out_qsl_p = out_qsl_kind == 0 ? qsl.ptr() : out_qsl_kind == 1 ? in_qsl_cpu_p : out_qsl.ptr();
+  DLTensor* out_seq_p = out_seq_kind == 0 ? seq.ptr() : out_seq_kind == 1 ? in_seq_cpu_p : out_seq.ptr();
   const bool flip_qsl_mirror = fdp.ConsumeIntegralInRange<int>(0, 31) == 0;
   const bool flip_seq_mirror = fdp.ConsumeIntegralInRange<int>(0, 31) == 0;
   const bool want_out_qsl_cpu = (qsl_mirror != 0) != flip_qsl_mirror;
   const bool want_out_seq_cpu = (seq_mirror != 0) != flip_seq_mirror;
-  Tensor out_qsl_cpu = want_out_qsl_cpu && !(qsl_in_place && qsl_mirror != 0)
-                           ? make_tensor(fdp, {batch + 1}, dtype(), true, {true, false}) : Tensor();
-  Tensor out_seq_cpu = want_out_seq_cpu && !(seq_in_place && seq_mirror != 0)
-                           ? make_tensor(fdp, {batch}, dtype(), true, {true, false}) : Tensor();
-  const bool slot_given = fdp.ConsumeBool();
-  Tensor slot = slot_given ? make_tensor(fdp, {fdp.ConsumeIntegralInRange<int64_t>(0, 9)}, dtype(), false) : Tensor();
-
-  // DLTensor pointers as the caller passes them, and the tensor each stands for.
-  auto p = [](Tensor& t, bool given) -> DLTensor* { return given ? t.ptr() : nullptr; };
-  DLTensor* in_qsl_cpu_p = qsl_mirror == 0 ? nullptr : qsl_mirror == 2 ? qsl.ptr() : qsl_cpu.ptr();
-  DLTensor* in_seq_cpu_p = seq_mirror == 0 ? nullptr : seq_mirror == 2 ? seq.ptr() : seq_cpu.ptr();
-  DLTensor* out_qsl_p = qsl_in_place ? qsl.ptr() : out_qsl.ptr();
-  DLTensor* out_seq_p = seq_in_place ? seq.ptr() : out_seq.ptr();
-  // In place, the mirror output is its own input mirror (or the main tensor it shares).
-  DLTensor* out_qsl_cpu_p = !want_out_qsl_cpu ? nullptr
-                            : (qsl_in_place && qsl_mirror != 0) ? in_qsl_cpu_p : out_qsl_cpu.ptr();
-  DLTensor* out_seq_cpu_p = !want_out_seq_cpu ? nullptr
-                            : (seq_in_place && seq_mirror != 0) ? in_seq_cpu_p : out_seq_cpu.ptr();
+  int out_qsl_cpu_kind = -1, out_seq_cpu_kind = -1;
+  if (want_out_qsl_cpu)
+    out_qsl_cpu_kind = pick_out(out_qsl_cpu, batch + 1, true, {&qsl, qsl_cpu_t, out_qsl_kind >= 2 ? &out_qsl : nullptr},
+                                {&qsl, &seq, qsl_cpu_t, seq_cpu_t, &slot, out_qsl_kind >= 2 ? &out_qsl : nullptr,
+                                 out_seq_kind >= 2 ? &out_seq : nullptr});
+  if (want_out_seq_cpu)
+    out_seq_cpu_kind = pick_out(out_seq_cpu, batch, true, {&seq, seq_cpu_t, out_seq_kind >= 2 ? &out_seq : nullptr},
+                                {&qsl, &seq, qsl_cpu_t, seq_cpu_t, &slot, out_qsl_kind >= 2 ? &out_qsl : nullptr,
+                                 out_seq_kind >= 2 ? &out_seq : nullptr, out_qsl_cpu_kind >= 2 ? &out_qsl_cpu : nullptr});
+  // The mirror output in place: the mirror input's DLTensor (else the main input's).
+  auto mirror_out_p = [](int kind, DLTensor* main, DLTensor* mirror, Tensor& own) -> DLTensor* {
+    if (kind < 0) return nullptr;
+    if (kind == 0) return main;
+    if (kind == 1) return mirror ? mirror : main;
+    return own.ptr();
+  };
+  DLTensor* out_qsl_cpu_p = mirror_out_p(out_qsl_cpu_kind, qsl.ptr(), in_qsl_cpu_p, out_qsl_cpu);
+  DLTensor* out_seq_cpu_p = mirror_out_p(out_seq_cpu_kind, seq.ptr(), in_seq_cpu_p, out_seq_cpu);
   std::vector<Tensor*> all = {&qsl, &seq, &qsl_cpu, &seq_cpu, &out_qsl, &out_seq, &out_qsl_cpu, &out_seq_cpu, &slot};
   auto of = [&](const DLTensor* d) -> Tensor* {
     for (Tensor* t : all) if (t->mem && t->exists && &t->t == d) return t;
@@ -93,7 +140,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   in->causal = fdp.ConsumeIntegralInRange<int32_t>(0, 1);
   // `out` may be the metadata struct itself when every output is its own input (then the
   // pointers the caller sets in out are the inputs' ones).
-  const bool same_struct = qsl_in_place && seq_in_place && !flip_qsl_mirror && !flip_seq_mirror &&
+  const bool same_struct = out_qsl_p == in->query_start_loc && out_seq_p == in->seq_lens &&
+                           out_qsl_cpu_p == in->query_start_loc_cpu && out_seq_cpu_p == in->seq_lens_cpu &&
                            fdp.ConsumeIntegralInRange<int>(0, 1) == 0;
   Struct<cattn_common_attn_metadata_t> out_meta(CATTN_COMMON_ATTN_METADATA_INIT,
                                                 pick_struct_size(fdp, CATTN_COMMON_ATTN_METADATA_SIZE));
@@ -109,7 +157,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cattn_extend_all_queries_by_n_args_t* a = args.get();
   a->metadata = in;
   a->n = n;
-  a->new_slot_mapping = p(slot, slot_given);
+  a->new_slot_mapping = slot_given ? slot.ptr() : nullptr;
   a->out = out;
   const bool null_args = fdp.ConsumeIntegralInRange<int>(0, 63) == 0;
   const cattn_common_attn_metadata_t in_before = meta.value();
@@ -144,9 +192,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ok = ok && mirror_ok(in_qsl_cpu_p, out_qsl_cpu_p, tqc, toqc, b + 1) &&
        mirror_ok(in_seq_cpu_p, out_seq_cpu_p, tsc, tosc, b);
   if (ok && slot_given && slot.exists) ok = slot.usable() && slot.ndim() == 1;
+  // Aliases: an output of query_start_loc (or its mirror) may be the very view of
+  // query_start_loc or of its mirror, otherwise it shares no byte with them; it never shares one
+  // with seq_lens or its mirror; the same the other way round. Outputs of different tensors
+  // never share a byte; a tensor's output and its mirror's output may be one view.
+  if (ok) {
+    const std::vector<Tensor*> in_q = {tq, tqc}, in_s = {ts, tsc}, out_q = {toq, toqc}, out_s = {tos, tosc};
+    auto safe = [](Tensor* o, const std::vector<Tensor*>& own, const std::vector<Tensor*>& others) {
+      if (!o) return true;
+      for (Tensor* i : own)
+        if (i && !same_view(*o, *i) && overlaps(*o, *i)) return false;
+      for (Tensor* i : others)
+        if (i && overlaps(*o, *i)) return false;
+      return true;
+    };
+    for (Tensor* o : out_q) ok = ok && safe(o, in_q, in_s);
+    for (Tensor* o : out_s) ok = ok && safe(o, in_s, in_q);
+    for (Tensor* a : out_s)
+      for (Tensor* b : out_q) ok = ok && !(a && b && overlaps(*a, *b));
+    ok = ok && !(toqc && !same_view(*toq, *toqc) && overlaps(*toq, *toqc));
+    ok = ok && !(tosc && !same_view(*tos, *tosc) && overlaps(*tos, *tosc));
+  }
   // One device for the main tensors and the slot mapping: this build serves only the host.
   for (Tensor* t : {tq, ts, toq, tos}) ok = ok && !t->device;
   if (ok && slot_given && slot.exists) ok = !slot.device;
+  // On the host a mirror must hold its tensor's values, unless it is that very view.
+  auto mirror_agrees = [](Tensor* main, Tensor* mirror) {
+    if (!mirror || same_view(*main, *mirror)) return true;
+    const std::vector<int64_t> a = main->values(), b = mirror->values();
+    return a == b;
+  };
+  ok = ok && mirror_agrees(tq, tqc) && mirror_agrees(ts, tsc);
   int64_t tokens = 0, mq = 0, ms = 0, nb = 0;
   ok = ok && !__builtin_mul_overflow(n, b, &nb) && add_fits(in_before.num_actual_tokens, nb, &tokens) &&
        add_fits(in_before.max_query_len, n, &mq) && add_fits(in_before.max_seq_len, n, &ms);
@@ -170,8 +246,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     results.push_back(r);
   }
-  FZ_LOG("n %ld b %ld mirrors %d/%d in_place %d/%d same_struct %d predicted %d\n", (long)n, (long)b,
-         qsl_mirror, seq_mirror, qsl_in_place, seq_in_place, same_struct, ok);
+  FZ_LOG("n %ld b %ld mirrors %d/%d outputs %d/%d/%d/%d same_struct %d predicted %d\n", (long)n, (long)b,
+         qsl_mirror, seq_mirror, out_qsl_kind, out_seq_kind, out_qsl_cpu_kind, out_seq_cpu_kind, same_struct, ok);
+  FZ_LOG("  shared buffers: %d\n", [&] {
+    int shared = 0;
+    for (Tensor* t : {&out_qsl, &out_seq, &out_qsl_cpu, &out_seq_cpu}) shared += t->mem && t->mem.use_count() > 1;
+    return shared;
+  }());
 
   for (DLTensor* d : {qsl.ptr(), seq.ptr(), in_qsl_cpu_p, in_seq_cpu_p, out_qsl_p, out_seq_p, out_qsl_cpu_p, out_seq_cpu_p})
     FZ_LOG("  %s\n", of(d) ? describe(*of(d)).c_str() : d ? "(unlisted)" : "NULL");
@@ -186,22 +267,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FZ_CHECK(meta.unchanged(meta_snap) && out_meta.unchanged(out_meta_snap), "a failed call wrote a metadata struct");
     return 0;
   }
-  // Tensors: each output gets its job's values (a tensor shared by two jobs gets the same ones).
-  std::vector<std::pair<Tensor*, std::vector<uint8_t>>> images;
-  auto image_of = [&](Tensor* t) -> std::vector<uint8_t>& {
-    for (auto& i : images) if (i.first == t) return i.second;
-    images.push_back({t, w.before(t)});
-    return images.back().second;
-  };
+  // Tensors: each output gets its job's values (memory shared by two jobs gets the same ones);
+  // every other byte of every buffer stays.
   for (size_t k = 0; k < jobs.size(); ++k)
-    for (size_t i = 0; i < results[k].size(); ++i) Tensor::put(image_of(jobs[k].dst), *jobs[k].dst, static_cast<int64_t>(i), results[k][i]);
-  for (auto& i : images) FZ_CHECK(i.first->mem->all() == i.second, "an output differs: " + first_difference(i.first->mem->all(), i.second));
-  for (Tensor* t : all)
-    if (t->mem) {
-      bool written = false;
-      for (auto& i : images) written = written || i.first == t;
-      if (!written) FZ_CHECK(t->unchanged(w.before(t)), "a tensor that is no output changed");
-    }
+    for (size_t i = 0; i < results[k].size(); ++i) w.put(*jobs[k].dst, static_cast<int64_t>(i), results[k][i]);
+  check_images(w, kFn);
   // The struct: documented fields set, the rest (the caller's tensors, struct_size) as it was.
   cattn_common_attn_metadata_t expect = same_struct ? in_before : out_meta.value();
   if (!same_struct) {

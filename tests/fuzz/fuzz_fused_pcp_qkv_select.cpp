@@ -4,7 +4,10 @@
 // last-dim strides the call must refuse), outputs with too few or too many rows or a
 // non-compact layout. A success is compared byte for byte with the unit tests' reference
 // (tests/ref/fused_pcp_qkv_select_ref.cpp), including the rows past query_start_loc[B] / 2
-// that must stay unwritten.
+// that must stay unwritten. Outputs may lie over the inputs' or each other's memory (refused
+// when they share a byte); query_start_loc may be a broadcast view claiming 2^24 - 1 .. 2^40
+// entries (more than CATTN_MAX_BROADCAST_ELEMENTS is refused), q/k/v broadcast views of any
+// size (not refused: the outputs bound the work).
 #include "fuzz_support.h"
 #include "ref/fused_pcp_qkv_select_ref.h"
 
@@ -24,12 +27,13 @@ bool compact(const Tensor& t) {
   return true;
 }
 
-bool same_dtype(const Tensor& a, const Tensor& b) {
-  return a.t.dtype.code == b.t.dtype.code && a.t.dtype.bits == b.t.dtype.bits && a.t.dtype.lanes == b.t.dtype.lanes;
-}
+bool same_dtype(const Tensor& a, const Tensor& b) { return cattn_fuzz::same_dtype(a.t.dtype, b.t.dtype); }
 
-cattn_test::RefView3 view(const Tensor& t, uint8_t* base) {
-  return {base + t.t.byte_offset, t.dim(0), t.dim(1), t.dim(2), t.stride(0), t.stride(1), t.stride(2),
+// `data`: where the tensor's data pointer points (in its memory, or in an image of it).
+cattn_test::RefView3 view(const Tensor& t, uint8_t* data) {
+  static uint8_t nothing[1];  // for an empty tensor without data (never read or written)
+  if (t.t.data == nullptr) return {nothing, t.dim(0), t.dim(1), t.dim(2), 0, 0, 0, static_cast<int>(t.elem)};
+  return {data + t.t.byte_offset, t.dim(0), t.dim(1), t.dim(2), t.stride(0), t.stride(1), t.stride(2),
           static_cast<int>(t.elem)};
 }
 
@@ -60,12 +64,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t nq = end + (fdp.ConsumeIntegralInRange<int>(0, 3) == 3 ? fdp.ConsumeIntegralInRange<int64_t>(0, 3) : 0);
   const int64_t kv_rows = std::max<int64_t>(0, w * end + (fdp.ConsumeIntegralInRange<int>(0, 7) == 7 ? fdp.ConsumeIntegralInRange<int64_t>(-2, 2) : 0));
 
-  Tensor q = make_tensor(fdp, {nq, heads, dq}, tq, false);
-  Tensor k = make_tensor(fdp, {kv_rows, heads, dk}, tk, false);
-  Tensor v = make_tensor(fdp, {kv_rows, heads, dv}, tv, false);
+  const Allow huge{true, true, true};
+  Tensor q = make_tensor(fdp, {nq, heads, dq}, tq, false, huge);
+  Tensor k = make_tensor(fdp, {kv_rows, heads, dk}, tk, false, huge);
+  Tensor v = make_tensor(fdp, {kv_rows, heads, dv}, tv, false, huge);
   for (Tensor* t : {&q, &k, &v})  // any bytes will do: rows are moved as bytes
     for (size_t i = 0; i < t->mem->payload_size(); ++i) t->mem->payload()[i] = static_cast<uint8_t>(i * 131 + 7);
-  Tensor qsl = make_tensor(fdp, {batch + 1}, fdp.ConsumeBool() ? i64() : i32(), false);
+  Tensor qsl = make_tensor(fdp, {batch + 1}, fdp.ConsumeBool() ? i64() : i32(), false, huge);
   qsl.fill(qsl_values);
 
   const int64_t half = nq / 2;
@@ -81,6 +86,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Tensor v_tail = make_tensor(fdp, {rows(half * (2 * w - r)), heads, dv}, tv, true);
   Tensor* outs[6] = {&q_head, &k_head, &v_head, &q_tail, &k_tail, &v_tail};
   const Tensor* srcs[6] = {&q, &k, &v, &q, &k, &v};
+  // Outputs over an input's or an earlier output's memory.
+  for (int i = 0; i < 6; ++i)
+    maybe_alias(fdp, *outs[i], {&q, &k, &v, &qsl, i > 0 ? outs[0] : nullptr, i > 1 ? outs[1] : nullptr,
+                                i > 2 ? outs[2] : nullptr, i > 3 ? outs[3] : nullptr, i > 4 ? outs[4] : nullptr},
+                12);
 
   const size_t args_size = pick_struct_size(fdp, CATTN_FUSED_PCP_QKV_SELECT_ARGS_SIZE);
   Struct<cattn_fused_pcp_qkv_select_args_t> args(CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT, args_size);
@@ -107,7 +117,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const Tensor* t : {&q, &k, &v})
     ok = ok && t->ndim() == 3 && (t->dim(2) <= 1 || t->stride(2) == 1);
   ok = ok && k.dim(1) == q.dim(1) && v.dim(1) == q.dim(1) && qsl.ndim() == 1 && qsl.index() && qsl.numel >= 1 &&
-       world >= 1 && rank >= 0 && rank < world;
+       scan_bounded(qsl) && world >= 1 && rank >= 0 && rank < world;
   int64_t head_rows = 0, tail_rows = 0;
   if (ok) {
     const int64_t hr = q.dim(0) / 2;
@@ -121,17 +131,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
            o.dim(2) == srcs[i]->dim(2) && o.dim(0) == want[i] && compact(o);
     }
   }
+  // Every output disjoint from every input and from every other output.
+  for (int i = 0; i < 6 && ok; ++i) {
+    for (const Tensor* in : {&q, &k, &v, &qsl}) ok = ok && !overlaps(*outs[i], *in);
+    for (int j = 0; j < i; ++j) ok = ok && !overlaps(*outs[i], *outs[j]);
+  }
   std::vector<int64_t> starts;
   if (ok) {
-    starts = qsl.values();
+    // A huge query_start_loc is a broadcast view: every start the same, as two such entries.
+    starts = values_or_pair(qsl);
     for (size_t i = 0; ok && i < starts.size(); ++i)
       ok = starts[i] >= 0 && starts[i] % 2 == 0 && (i == 0 || starts[i] >= starts[i - 1]);
     int64_t need = 0;
     ok = ok && starts.back() <= q.dim(0) && !__builtin_mul_overflow(world, starts.back(), &need) &&
          k.dim(0) >= need && v.dim(0) >= need;
   }
-  FZ_LOG("W %ld r %ld predicted %d\n  q %s\n  k %s\n  qsl %s\n  k_tail %s\n", (long)world, (long)rank, ok,
-         describe(q).c_str(), describe(k).c_str(), describe(qsl).c_str(), describe(k_tail).c_str());
+  FZ_LOG("W %ld r %ld predicted %d\n  q %s\n  k %s\n  v %s\n  qsl %s\n", (long)world, (long)rank, ok,
+         describe(q).c_str(), describe(k).c_str(), describe(v).c_str(), describe(qsl).c_str());
+  for (int i = 0; i < 6; ++i) FZ_LOG("  out %d %s\n", i, describe(*outs[i]).c_str());
 
   Watch watch;
   for (const Tensor* t : {&q, &k, &v, &qsl, &q_head, &k_head, &v_head, &q_tail, &k_tail, &v_tail}) watch.add(t);
@@ -139,20 +156,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FZ_CHECK(args.unchanged(args_snap), "the call wrote its args struct");
   if (!check_outcome(s, kFn, ok, watch)) return 0;
 
-  std::vector<uint8_t> images[6];
-  for (int i = 0; i < 6; ++i) images[i] = watch.before(outs[i]);
   if (world > 1024) {
     // Outputs of half * (2W - r) rows fit only with half = 0: no request has a token to move
     // (and the reference would walk 2W empty blocks per request).
-    for (int i = 0; i < 6; ++i) FZ_CHECK(outs[i]->mem->all() == images[i], "an empty batch wrote");
+    check_images(watch, kFn);
     return 0;
   }
-  auto out_view = [&](int i) { return view(*outs[i], images[i].data() + kGuard); };
-  cattn_test::fused_pcp_qkv_select_ref(view(q, q.mem->payload()), view(k, k.mem->payload()), view(v, v.mem->payload()),
-                                       starts, world, rank, out_view(0), out_view(1), out_view(2), out_view(3),
-                                       out_view(4), out_view(5));
-  const char* names[6] = {"q_head", "k_head", "v_head", "q_tail", "k_tail", "v_tail"};
-  for (int i = 0; i < 6; ++i)
-    FZ_CHECK(outs[i]->mem->all() == images[i], std::string(names[i]) + " differs: " + first_difference(outs[i]->mem->all(), images[i]));
+  // Each output's view into the expected image of its buffer (outputs sharing a buffer share it).
+  auto out_view = [&](int i) {
+    const Tensor& o = *outs[i];
+    if (o.t.data == nullptr) return view(o, nullptr);  // empty, nothing to write
+    std::vector<uint8_t>& image = watch.image(o);
+    return view(o, image.data() + (static_cast<uint8_t*>(o.t.data) - o.mem->all().data()));
+  };
+  auto in_view = [](const Tensor& t) { return view(t, static_cast<uint8_t*>(t.t.data)); };
+  cattn_test::fused_pcp_qkv_select_ref(in_view(q), in_view(k), in_view(v), starts, world, rank, out_view(0),
+                                       out_view(1), out_view(2), out_view(3), out_view(4), out_view(5));
+  check_images(watch, kFn);
   return 0;
 }

@@ -1,11 +1,13 @@
 // Fuzz target for utility 2: cattn_get_dcp_local_seq_lens. Random batches, group sizes, ranks
 // (one or all), interleave sizes, output shapes ([B], [B, W], [B, 1]) and layouts, in-place
-// calls on the very view of seq_lens; every outcome is predicted and a success is compared with
-// the definition (ref_get_dcp_local_seq_lens.h).
+// calls on the very view of seq_lens (the same DLTensor, or another one describing that view),
+// outputs over seq_lens' memory at any other offset (refused when they share a byte), broadcast
+// views of seq_lens (no size limit: the output bounds the work); every outcome is predicted and
+// a success is compared with the definition (tests/ref/get_dcp_local_seq_lens_ref.h).
 #include <limits>
 
 #include "fuzz_support.h"
-#include "ref_get_dcp_local_seq_lens.h"
+#include "ref/get_dcp_local_seq_lens_ref.h"
 
 using namespace cattn_fuzz;
 
@@ -22,16 +24,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   std::vector<int64_t> lens(static_cast<size_t>(batch));
   for (auto& l : lens) l = pick_value(fdp, 600);
-  Tensor seq = make_tensor(fdp, {batch}, seq_dtype, false);
+  Tensor seq = make_tensor(fdp, {batch}, seq_dtype, false, {true, true, true});
   seq.fill(lens);
-  const std::vector<int64_t> seen = seq.values();
 
   // All ranks of a group of one may also be asked for as [B, 1].
   const bool two_d = all && (world != 1 || fdp.ConsumeBool());
   const int64_t cols = world >= 1 && world <= 8 ? world : 2;
   std::vector<int64_t> out_shape = two_d ? std::vector<int64_t>{batch, cols} : std::vector<int64_t>{batch};
-  const bool in_place = !two_d && fdp.ConsumeIntegralInRange<int>(0, 7) == 0;
-  Tensor out = in_place ? Tensor() : make_tensor(fdp, out_shape, out_dtype, true);
+  // out: seq_lens' own DLTensor (in place), another DLTensor over seq_lens' memory (mostly the
+  // same view), or a tensor of its own, sometimes placed over seq_lens' memory.
+  const int out_kind = fdp.ConsumeIntegralInRange<int>(0, 15);
+  const bool in_place = !two_d && out_kind == 0;
+  const bool as_view = out_kind == 1 || out_kind == 2;
+  Tensor out = in_place ? Tensor() : as_view ? view_of(fdp, seq, true) : make_tensor(fdp, out_shape, out_dtype, true);
+  if (!in_place && !as_view) maybe_alias(fdp, out, {&seq});
   DLTensor* out_dl = in_place ? seq.ptr() : out.ptr();
   if (in_place) seq.output = true;  // written in place
   const Tensor& o = in_place ? seq : out;
@@ -57,7 +63,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     else
       ok = o.ndim() == 1 && o.dim(0) == seq.dim(0);
   }
-  if (ok && !in_place) ok = !overlaps(out, seq);
+  // The one alias allowed: out is the very view of seq_lens.
+  if (ok && !in_place) ok = same_view(out, seq) || !overlaps(out, seq);
+  // Values only once the (owned) output bounds the batch.
+  const std::vector<int64_t> seen = ok ? seq.values() : std::vector<int64_t>();
   if (ok)
     for (int64_t v : seen) ok = ok && v >= 0 && v <= std::numeric_limits<int32_t>::max();
 
@@ -71,14 +80,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FZ_CHECK(args.unchanged(args_before), "the call wrote its args struct");
   if (!check_outcome(s, fn, ok, w)) return 0;
 
-  std::vector<uint8_t> image = w.before(&o);
   const int64_t ranks = all ? world : 1;
   // The batch the library saw (a mutation may have resized seq_lens and out alike).
   for (int64_t b = 0; b < static_cast<int64_t>(seen.size()); ++b)
     for (int64_t c = 0; c < ranks; ++c)
-      Tensor::put(image, o, b * ranks + c,
-                  ref_dcp_local_len(seen[static_cast<size_t>(b)], world, all ? c : rank, interleave));
+      w.put(o, b * ranks + c, ref_dcp_local_len(seen[static_cast<size_t>(b)], world, all ? c : rank, interleave));
   FZ_LOG("  result %s\n", describe(o).c_str());
-  FZ_CHECK(o.mem->all() == image, "out differs from the reference: " + first_difference(o.mem->all(), image));
+  check_images(w, fn);
   return 0;
 }

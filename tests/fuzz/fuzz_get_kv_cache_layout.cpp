@@ -3,7 +3,8 @@
 // the version/status/API-table/device-count calls. Layouts arrive as arbitrary ints (a C
 // caller may store any value in an enum field), user settings as arbitrary strings, in args or
 // in the process environment. The reference is vLLM's precedence: override > user setting >
-// connector preference > NHD, then the backend's supported mask.
+// connector preference > NHD, then the backend's supported mask. A destroyed context (or a
+// pointer no create call returned) is refused, and destroying it again frees nothing.
 #include <cstdlib>
 
 #include "fuzz_support.h"
@@ -161,5 +162,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cattn_context_destroy(ctx);
   cattn_context_destroy(nullptr);
   FZ_CHECK(cattn_last_error_message() != nullptr, "last error message");
+  // A destroyed context is refused wherever it is used, and destroying it again frees nothing
+  // (AddressSanitizer would report a double free) but leaves a message; so is a pointer that no
+  // create call returned.
+  if (fdp.ConsumeBool()) {
+    cattn_context_t* dead = fdp.ConsumeBool() ? ctx : reinterpret_cast<cattn_context_t*>(args.get());
+    const auto before = args.snapshot();
+    const cattn_status_t o = cattn_fuzz_set_override(dead, CATTN_KV_CACHE_LAYOUT_NHD);
+    check_status_valid(o);
+    check_failure_message(o, "cattn_context_set_kv_cache_layout_override");
+    FZ_CHECK(o == CATTN_INVALID_ARGUMENT, std::string("override on a dead context: ") + cattn_status_string(o));
+    const cattn_status_t g = cattn_get_kv_cache_layout(dead, a);
+    check_status_valid(g);
+    check_failure_message(g, "cattn_get_kv_cache_layout");
+    FZ_CHECK(g == CATTN_INVALID_ARGUMENT, std::string("get_kv_cache_layout with a dead context: ") + cattn_status_string(g));
+    FZ_CHECK(args.unchanged(before), "a call with a dead context wrote args");
+    cattn_context_destroy(dead);
+    FZ_CHECK(std::strstr(cattn_last_error_message(), "cattn_context_destroy") != nullptr,
+             "destroying a dead context leaves no message");
+  }
   return 0;
 }

@@ -2,8 +2,11 @@
 // cattn_get_pcp_query_restore_idx. The harness predicts from the tensors it built whether each
 // call must succeed, checks the status against that, and compares a successful result with an
 // argsort reference; a failed call must leave every output byte (guards included) as it was.
+// cu_num_tokens may be a broadcast view claiming 2^24 - 1 .. 2^40 elements (more than
+// CATTN_MAX_BROADCAST_ELEMENTS is refused), restore_idx may lie over cu_num_tokens' memory
+// (refused when they share a byte).
 #include "fuzz_support.h"
-#include "ref_get_pcp_query_restore_idx.h"
+#include "ref/get_pcp_query_restore_idx_ref.h"
 
 using namespace cattn_fuzz;
 
@@ -33,10 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       },
       true);
 
-  Tensor cu = make_tensor(fdp, {reqs + 1}, cu_dtype, false);
+  Tensor cu = make_tensor(fdp, {reqs + 1}, cu_dtype, false, {true, true, true});
   cu.fill(values);
-  const std::vector<int64_t> seen = cu.values();  // what the library reads (dtype-truncated)
-  const bool cu_ok = good_index_1d(cu);
+  // What the library reads (dtype-truncated); a huge view is a 1-D broadcast, every entry the
+  // same, which gives the result of two such entries.
+  const std::vector<int64_t> seen = values_or_pair(cu);
+  const bool cu_ok = good_index_1d(cu) && scan_bounded(cu);
   const auto ref_size = cu_ok ? ref_pcp_query_restore_size(seen) : std::nullopt;
 
   // Size query, with the result in guarded memory (or NULL).
@@ -70,7 +75,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The index itself, into a capacity around the exact size.
   int64_t want = ref_size && *ref_size <= (1 << 12) ? static_cast<int64_t>(*ref_size) : 4;
   want += fdp.ConsumeIntegralInRange<int64_t>(0, 3) == 3 ? fdp.ConsumeIntegralInRange<int64_t>(-2, 3) : 0;
-  Tensor out = make_tensor(fdp, {std::max<int64_t>(want, 0)}, out_dtype, true);
+  // restore_idx: its own memory, sometimes placed over cu_num_tokens', or another DLTensor over
+  // cu_num_tokens (its very view is refused too).
+  Tensor out = fdp.ConsumeIntegralInRange<int>(0, 31) == 0 ? view_of(fdp, cu, true)
+                                                           : make_tensor(fdp, {std::max<int64_t>(want, 0)}, out_dtype, true);
+  maybe_alias(fdp, out, {&cu});
   const size_t struct_size = pick_struct_size(fdp, CATTN_PCP_QUERY_RESTORE_IDX_ARGS_SIZE);
   Struct<cattn_pcp_query_restore_idx_args_t> args(CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT,
                                                   struct_size);
@@ -82,6 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   w.add(&cu);
   w.add(&out);
 
+  FZ_LOG("cu %s\nout %s\n", describe(cu).c_str(), describe(out).c_str());
   const cattn_status_t s = cattn_get_pcp_query_restore_idx(null_args ? nullptr : args.get());
   check_status_valid(s);
   check_failure_message(s, "cattn_get_pcp_query_restore_idx");
@@ -93,7 +103,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                       (out.numel <= 1 || out.stride(0) != 0);
   std::optional<std::vector<int64_t>> expect;
   if (!null_args && struct_size >= CATTN_PCP_QUERY_RESTORE_IDX_ARGS_SIZE && cu_ok && out_ok &&
-      ref_size && *ref_size <= out.numel && (*ref_size == 0 || fits(out, static_cast<int64_t>(*ref_size) - 1)))
+      ref_size && *ref_size <= out.numel && (*ref_size == 0 || fits(out, static_cast<int64_t>(*ref_size) - 1)) &&
+      !overlaps(out, cu))
     expect = ref_pcp_query_restore_idx(seen);
   FZ_CHECK((s == CATTN_OK) == expect.has_value(),
            std::string("status ") + cattn_status_string(s) + " vs expected " +
@@ -102,9 +113,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FZ_CHECK(w.all_unchanged(), "a failed call wrote an output");
     return 0;
   }
-  std::vector<uint8_t> image = w.before(&out);
   for (int64_t i = 0; i < out.numel; ++i)
-    Tensor::put(image, out, i, i < static_cast<int64_t>(expect->size()) ? (*expect)[i] : -1);
-  FZ_CHECK(out.mem->all() == image, "restore_idx differs from the reference (or bytes outside it changed)");
+    w.put(out, i, i < static_cast<int64_t>(expect->size()) ? (*expect)[i] : -1);
+  check_images(w, "cattn_get_pcp_query_restore_idx");
   return 0;
 }

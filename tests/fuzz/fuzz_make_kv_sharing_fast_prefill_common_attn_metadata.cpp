@@ -2,7 +2,10 @@
 // batches, logits indices (sorted, unsorted, negative, past the last request), counts, the
 // optional host mirror and decode_max_and_total, the all-decode passthrough (also with `out` as
 // the metadata struct itself). The reference counts, for every logits index, the request ends
-// at or below it (vLLM's bucketize with right=True), then takes the cumulative sum.
+// at or below it (vLLM's bucketize with right=True), then takes the cumulative sum. Outputs may
+// lie over the inputs' or each other's memory (refused when they share a byte, except in the
+// passthrough, which reads nothing); query_start_loc and logits_indices_padded may be broadcast
+// views claiming 2^24 - 1 .. 2^40 entries (more than CATTN_MAX_BROADCAST_ELEMENTS is refused).
 #include "fuzz_support.h"
 
 using namespace cattn_fuzz;
@@ -35,15 +38,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                     : fdp.ConsumeIntegralInRange<int64_t>(0, std::max<int64_t>(end - 1, 0));
   if (sorted) std::sort(logits_values.begin(), logits_values.end());
 
-  Tensor qsl = make_tensor(fdp, {reqs + 1}, dtype(), false);
+  Tensor qsl = make_tensor(fdp, {reqs + 1}, dtype(), false, {true, true, true});
   qsl.fill(qsl_values);
-  Tensor logits = make_tensor(fdp, {nlogits}, dtype(), false);
+  Tensor logits = make_tensor(fdp, {nlogits}, dtype(), false, {true, true, true});
   logits.fill(logits_values);
-  Tensor out_qsl = make_tensor(fdp, {reqs + 1}, dtype(), true);
+  // Outputs: their own memory, sometimes over an input's or an earlier output's, or
+  // query_start_loc's very view (refused too).
+  Tensor out_qsl = fdp.ConsumeIntegralInRange<int>(0, 31) == 0 ? view_of(fdp, qsl, true)
+                                                               : make_tensor(fdp, {reqs + 1}, dtype(), true);
+  maybe_alias(fdp, out_qsl, {&qsl, &logits});
   const bool with_mirror = fdp.ConsumeBool();
   Tensor out_qsl_cpu = with_mirror ? make_tensor(fdp, {reqs + 1}, dtype(), true, {true, false}) : Tensor();
+  if (with_mirror) maybe_alias(fdp, out_qsl_cpu, {&qsl, &logits, &out_qsl});
   const bool with_mt = fdp.ConsumeBool();
   Tensor max_total = with_mt ? make_tensor(fdp, {2}, dtype(), true) : Tensor();
+  if (with_mt) maybe_alias(fdp, max_total, {&qsl, &logits, &out_qsl, &out_qsl_cpu});
 
   static DLTensor dummy[4] = {};  // copied through, never read
   cattn_common_attn_metadata_t init = CATTN_COMMON_ATTN_METADATA_INIT;
@@ -92,17 +101,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t count = in_before.num_logits_indices, nreq = in_before.num_reqs;
   if (ok && !passthrough) {
     auto index1 = [](const Tensor& t) { return t.usable() && t.ndim() == 1 && t.index(); };
-    ok = index1(logits) && count >= 0 && count <= logits.numel && nreq >= 1 && nreq < INT64_MAX &&
-         index1(qsl) && qsl.dim(0) == nreq + 1 && index1(out_qsl) && writable(out_qsl) &&
-         out_qsl.dim(0) == nreq + 1;
+    ok = index1(logits) && scan_bounded(logits) && count >= 0 && count <= logits.numel && nreq >= 1 &&
+         nreq < INT64_MAX && index1(qsl) && scan_bounded(qsl) && qsl.dim(0) == nreq + 1 && index1(out_qsl) &&
+         writable(out_qsl) && out_qsl.dim(0) == nreq + 1;
     if (ok && with_mirror && out_qsl_cpu.exists)
       ok = index1(out_qsl_cpu) && !out_qsl_cpu.device && writable(out_qsl_cpu) && out_qsl_cpu.dim(0) == nreq + 1;
     if (ok && with_mt && max_total.exists)
       ok = index1(max_total) && writable(max_total) && max_total.dim(0) == 2;
     // Host only in this build: a device tensor is either a mismatch or unservable.
     ok = ok && !qsl.device && !logits.device && !out_qsl.device && !(with_mt && max_total.exists && max_total.device);
+    // Every present output disjoint from both inputs and from each other.
+    const Tensor* outs[3] = {&out_qsl, with_mirror ? &out_qsl_cpu : nullptr, with_mt ? &max_total : nullptr};
+    for (int i = 0; i < 3 && ok; ++i) {
+      if (!outs[i]) continue;
+      ok = !overlaps(*outs[i], qsl) && !overlaps(*outs[i], logits);
+      for (int j = 0; j < i && ok; ++j) ok = !outs[j] || !overlaps(*outs[i], *outs[j]);
+    }
     if (ok) {
-      const std::vector<int64_t> q = qsl.values(), l = logits.values();
+      // The output bounds nreq; only the first `count` logits indices are read (the rest of a
+      // broadcast view may claim any number).
+      std::vector<int64_t> q, l;
+      for (int64_t i = 0; i <= nreq; ++i) q.push_back(qsl.get(i));
+      for (int64_t i = 0; i < count; ++i) l.push_back(logits.get(i));
       for (int64_t i = 0; ok && i < nreq; ++i) ok = q[static_cast<size_t>(i)] <= q[static_cast<size_t>(i + 1)];
       counts.assign(static_cast<size_t>(nreq), 0);
       for (int64_t i = 0; ok && i < count; ++i) {
@@ -144,16 +164,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     for (Tensor* t : {&out_qsl, &out_qsl_cpu}) {
       if (!t->mem || !t->exists) continue;
-      std::vector<uint8_t> image = w.before(t);
-      for (size_t i = 0; i < cum.size(); ++i) Tensor::put(image, *t, static_cast<int64_t>(i), cum[i]);
-      FZ_CHECK(t->mem->all() == image, "query_start_loc differs: " + first_difference(t->mem->all(), image));
+      for (size_t i = 0; i < cum.size(); ++i) w.put(*t, static_cast<int64_t>(i), cum[i]);
     }
     if (with_mt && max_total.exists) {
-      std::vector<uint8_t> image = w.before(&max_total);
-      Tensor::put(image, max_total, 0, largest);
-      Tensor::put(image, max_total, 1, count);
-      FZ_CHECK(max_total.mem->all() == image, "decode_max_and_total differs");
+      w.put(max_total, 0, largest);
+      w.put(max_total, 1, count);
     }
+    check_images(w, kFn);
     expect.seq_lens = in_before.seq_lens;
     expect.seq_lens_cpu = in_before.seq_lens_cpu;
     expect.num_computed_tokens_cpu = in_before.num_computed_tokens_cpu;

@@ -81,6 +81,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ko[0] = vo[0] = m;
   Tensor key_out = make_tensor(fdp, ko, kd, true, allow);
   Tensor value_out = make_tensor(fdp, vo, vd, true, allow);
+  // Outputs over the inputs' or each other's memory: the overlap checks belong to the device
+  // path, so here too the well-formed call is CATTN_NOT_SUPPORTED, and nothing is written.
+  maybe_alias(fdp, key_out, {&key, &value, &idx});
+  maybe_alias(fdp, value_out, {&key, &value, &idx, &key_out});
   if (on_device)
     for (Tensor* t : {&key, &value, &idx, &key_out, &value_out}) {
       t->t.device = {kDLCUDA, 0};

@@ -15,8 +15,9 @@ struct Conv1dRef {
   int64_t max_num = 0;
 };
 
-// nullopt when the library must refuse the batch (a decrease, or a length or total past int64).
-// Programs are listed only while the total stays small (`list_limit`); counts are always exact.
+// nullopt when the library must refuse the batch (a decrease, a length past int64, or a total
+// past INT64_MAX / 2: the launch arrays' capacity 2 * tot must fit int64). Programs are listed
+// only while the total stays small (`list_limit`); counts are always exact.
 inline std::optional<Conv1dRef> ref_causal_conv1d(const std::vector<int64_t>& qsl, int64_t block_m,
                                                   int64_t list_limit) {
   Conv1dRef r;
@@ -34,6 +35,7 @@ inline std::optional<Conv1dRef> ref_causal_conv1d(const std::vector<int64_t>& qs
       r.offsetlist.push_back(o);
     }
   }
+  if (r.tot > INT64_MAX / 2) return std::nullopt;
   return r;
 }
 
