@@ -20,7 +20,8 @@
 
 #include "cattn.h"
 
-cudaError_t bench_launch_empty(cudaStream_t s);  // launch_floor.cu
+cudaError_t bench_launch_empty(cudaStream_t s);      // launch_floor.cu
+cudaError_t bench_launch_empty_big(cudaStream_t s);  // launch_floor.cu: 1472 B of parameters
 
 namespace {
 
@@ -256,6 +257,9 @@ void bench_small_utilities(cudaStream_t s) {
   if (wanted("empty kernel launch"))
     small_row("empty kernel launch <<<1, 32>>> (floor)",
               per_call_us(s, [&] { CK(bench_launch_empty(s)); }), 0);
+  if (wanted("empty kernel launch"))
+    small_row("empty kernel launch <<<1, 32>>>, 1472 B of parameters",
+              per_call_us(s, [&] { CK(bench_launch_empty_big(s)); }), 0);
   const DLDataType i32{kDLInt, 32, 1};
   std::mt19937 g(5);
   auto cs = reinterpret_cast<cattn_stream_t>(s);
@@ -346,6 +350,86 @@ void bench_small_utilities(cudaStream_t s) {
 
 }  // namespace
 
+// The step plan with all seven products from a C caller, at bench/step_side_by_side.py's
+// batch shapes: mixed decode/prefill, contexts up to 12k, Llama 4 chunked attention.
+void bench_step_plan(cudaStream_t s, int64_t B) {
+  std::mt19937 g(static_cast<uint32_t>(B));
+  const int64_t prefills = B == 8 ? 3 : (B == 256 ? 16 : 24);
+  const int64_t plen = B == 8 ? 4096 : (B == 256 ? 2048 : 2560);
+  std::vector<int32_t> q(B, 1), qsl(B + 1, 0), seq(B), cu(B + 1, 0), logits;
+  for (int64_t i = 0; i < prefills; ++i) q[static_cast<size_t>(i * (B / prefills))] = plen - g() % 64;
+  for (int64_t i = 0; i < B; ++i) {
+    qsl[i + 1] = qsl[i] + q[i];
+    seq[i] = q[i] + static_cast<int32_t>(g() % 12288);
+    cu[i + 1] = cu[i] + (q[i] > 1 ? q[i] - q[i] % 2 : q[i]);
+    logits.push_back(qsl[i + 1] - 1);
+  }
+  const int64_t T = qsl[B], cols = 16384 / 16 + 4, L = static_cast<int64_t>(logits.size());
+  std::vector<int32_t> table(B * cols);
+  for (auto& x : table) x = static_cast<int32_t>(g() % (1 << 20));
+  cattn_step_plan_desc_t d = CATTN_STEP_PLAN_DESC_INIT;
+  d.products = CATTN_STEP_ALL_PRODUCTS;
+  d.max_num_reqs = B;
+  d.max_num_tokens = T;
+  d.max_num_blocks_per_req = cols;
+  d.max_num_logits = L;
+  d.dcp = {4, CATTN_DCP_ALL_RANKS, 1};
+  d.mamba = {16, 2, CATTN_MAMBA_CACHE_MODE_ALIGN, 0};
+  d.local_attention = {8192, 16};
+  cattn_step_plan_t* plan = nullptr;
+  CATTN_CK(cattn_step_plan_create(&d, &plan));
+  cattn_step_plan_shape_t sh = CATTN_STEP_PLAN_SHAPE_INIT;
+  CATTN_CK(cattn_step_plan_get_shape(plan, &sh));
+  const DLDataType i32{kDLInt, 32, 1}, i64{kDLInt, 64, 1};
+  std::vector<std::unique_ptr<DevBuf>> bufs;
+  std::vector<std::unique_ptr<Tensor>> ts;
+  auto dev = [&](const std::vector<int32_t>* v, std::vector<int64_t> shape, DLDataType dt) {
+    int64_t n = 1;
+    for (int64_t x : shape) n *= x;
+    bufs.emplace_back(v ? upload(*v) : new DevBuf(static_cast<size_t>(n) * dt.bits / 8));
+    ts.push_back(std::make_unique<Tensor>(bufs.back()->p, shape, dt));
+    return &ts.back()->t;
+  };
+  cattn_step_batch_t b = CATTN_STEP_BATCH_INIT;
+  b.query_start_loc = dev(&qsl, {B + 1}, i32);
+  b.seq_lens = dev(&seq, {B}, i32);
+  b.block_table = dev(&table, {B, cols}, i32);
+  b.cu_num_tokens = dev(&cu, {B + 1}, i32);
+  b.logits_indices = dev(&logits, {L}, i32);
+  cattn_step_outputs_t o = CATTN_STEP_OUTPUTS_INIT;
+  o.dcp_local_seq_lens = dev(nullptr, {B, 4}, i32);
+  o.pcp_query_restore_idx = dev(nullptr, {sh.restore_capacity}, i32);
+  o.mamba_block_table = dev(nullptr, {B, 3}, i32);
+  o.conv1d_nums = dev(nullptr, {B}, i32);
+  o.conv1d_mlist = dev(nullptr, {sh.conv1d_capacity}, i32);
+  o.conv1d_offsetlist = dev(nullptr, {sh.conv1d_capacity}, i32);
+  o.conv1d_batch_ptr = dev(nullptr, {sh.conv1d_capacity}, i32);
+  o.conv1d_token_chunk_offset_ptr = dev(nullptr, {sh.conv1d_capacity}, i32);
+  o.local_query_start_loc = dev(nullptr, {sh.local_capacity + 1}, i32);
+  o.local_seq_lens = dev(nullptr, {sh.local_capacity}, i32);
+  o.local_num_computed_tokens = dev(nullptr, {sh.local_capacity}, i32);
+  o.local_block_table = dev(nullptr, {sh.local_capacity, sh.local_pages}, i32);
+  o.decode_query_start_loc = dev(nullptr, {B + 1}, i32);
+  o.extend_query_start_loc = dev(nullptr, {B + 1}, i32);
+  o.extend_seq_lens = dev(nullptr, {B}, i32);
+  o.counts = dev(nullptr, {CATTN_STEP_NUM_COUNTS}, i64);
+  int64_t* pinned = nullptr;
+  CK(cudaHostAlloc(reinterpret_cast<void**>(&pinned), 8 * sizeof(int64_t), cudaHostAllocMapped));
+  Tensor mirror(pinned, {CATTN_STEP_NUM_COUNTS}, i64);
+  mirror.t.device = {kDLCUDAHost, 0};
+  const auto cs = reinterpret_cast<cattn_stream_t>(s);
+  for (bool with_mirror : {true, false}) {
+    o.counts_host = with_mirror ? &mirror.t : nullptr;
+    const std::string name = "step plan, all 7 products, B" + std::to_string(B) + " T" +
+                             std::to_string(T) + (with_mirror ? " + counts_host" : "");
+    if (wanted(name))
+      small_row(name, per_call_us(s, [&] { CATTN_CK(cattn_step_plan_run(plan, &b, &o, cs)); }),
+                0);
+  }
+  cattn_step_plan_destroy(plan);
+  cudaFreeHost(pinned);
+}
+
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::atoi(argv[++i]);
@@ -377,6 +461,7 @@ int main(int argc, char** argv) {
   bench_fused_select(s, copy, 4, 1, 8, 32768, 128, 192, 192, 128, 2, "bf16");
   bench_fused_select(s, copy, 8, 5, 4, 16384, 128, 192, 192, 128, 2, "bf16");
   bench_small_utilities(s);
+  for (int64_t B : {8, 256, 1024}) bench_step_plan(s, B);
   CK(cudaStreamDestroy(s));
   return 0;
 }

@@ -1,15 +1,42 @@
-/* Calls one libcattn entry point n times back to back from C. bench/gpu_side_by_side.py times
- * it to report the per-call rate a C caller sees, in the same process as the seed, without
- * ctypes' overhead on every call. */
+/* Calls libcattn entry points back to back from C, so that the Python runners
+ * (bench/gpu_side_by_side.py, bench/step_side_by_side.py) time the rate a C caller sees, in the
+ * same process as the seed, without ctypes' overhead on every call. */
 #include <stdint.h>
 
 #include "cattn.h"
 
 typedef cattn_status_t (*cattn_bench_entry_t)(const void* args);
 
+/* One entry point, n times. */
 int32_t cattn_bench_call_loop(cattn_bench_entry_t fn, const void* args, int32_t n) {
   for (int32_t i = 0; i < n; ++i) {
     const cattn_status_t s = fn(args);
+    if (s != CATTN_OK) return (int32_t)s;
+  }
+  return 0;
+}
+
+/* A step of `count` calls (fns[i] on args[i], in order), n times. */
+int32_t cattn_bench_call_list(const cattn_bench_entry_t* fns, const void* const* args,
+                              int32_t count, int32_t n) {
+  for (int32_t i = 0; i < n; ++i)
+    for (int32_t c = 0; c < count; ++c) {
+      const cattn_status_t s = fns[c](args[c]);
+      if (s != CATTN_OK) return (int32_t)s;
+    }
+  return 0;
+}
+
+typedef cattn_status_t (*cattn_bench_run_t)(const cattn_step_plan_t*, const cattn_step_batch_t*,
+                                            const cattn_step_outputs_t*, cattn_stream_t);
+
+/* cattn_step_plan_run (passed as `run`, so this module needs no link to libcattn), n times. */
+int32_t cattn_bench_step_plan_loop(cattn_bench_run_t run, const cattn_step_plan_t* plan,
+                                   const cattn_step_batch_t* batch,
+                                   const cattn_step_outputs_t* outputs, cattn_stream_t stream,
+                                   int32_t n) {
+  for (int32_t i = 0; i < n; ++i) {
+    const cattn_status_t s = run(plan, batch, outputs, stream);
     if (s != CATTN_OK) return (int32_t)s;
   }
   return 0;

@@ -134,6 +134,21 @@ class cattn_causal_conv1d_metadata_args_t(ctypes.Structure):
     ]
 
 
+class cattn_causal_conv1d_metadata_device_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("block_m", ctypes.c_int64),
+        ("nums", ctypes.POINTER(DLTensor)),
+        ("mlist", ctypes.POINTER(DLTensor)),
+        ("offsetlist", ctypes.POINTER(DLTensor)),
+        ("batch_ptr", ctypes.POINTER(DLTensor)),
+        ("token_chunk_offset_ptr", ctypes.POINTER(DLTensor)),
+        ("tot", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
 class cattn_extend_all_queries_by_n_args_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -173,6 +188,23 @@ class cattn_local_attention_fill_args_t(ctypes.Structure):
         ("struct_size", ctypes.c_size_t),
         ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
         ("out", ctypes.POINTER(cattn_common_attn_metadata_t)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_local_attention_device_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("attn_chunk_size", ctypes.c_int64),
+        ("block_size", ctypes.c_int64),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("seq_lens", ctypes.POINTER(DLTensor)),
+        ("block_table", ctypes.POINTER(DLTensor)),
+        ("query_start_loc_out", ctypes.POINTER(DLTensor)),
+        ("seq_lens_out", ctypes.POINTER(DLTensor)),
+        ("num_computed_tokens_out", ctypes.POINTER(DLTensor)),
+        ("block_table_out", ctypes.POINTER(DLTensor)),
+        ("counts", ctypes.POINTER(DLTensor)),
         ("stream", ctypes.c_void_p),
     ]
 
@@ -229,6 +261,107 @@ class cattn_global_hyperparameters_t(ctypes.Structure):
     ]
 
 
+class cattn_step_dcp_params_t(ctypes.Structure):
+    _fields_ = [
+        ("dcp_size", ctypes.c_int64),
+        ("dcp_rank", ctypes.c_int64),
+        ("dcp_kv_cache_interleave_size", ctypes.c_int64),
+    ]
+
+
+class cattn_step_mamba_params_t(ctypes.Structure):
+    _fields_ = [
+        ("block_size", ctypes.c_int64),
+        ("num_speculative_blocks", ctypes.c_int64),
+        ("mamba_cache_mode", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+    ]
+
+
+class cattn_step_conv1d_params_t(ctypes.Structure):
+    _fields_ = [
+        ("block_m", ctypes.c_int64),
+    ]
+
+
+class cattn_step_local_attention_params_t(ctypes.Structure):
+    _fields_ = [
+        ("attn_chunk_size", ctypes.c_int64),
+        ("block_size", ctypes.c_int64),
+    ]
+
+
+class cattn_step_extend_params_t(ctypes.Structure):
+    _fields_ = [
+        ("n", ctypes.c_int64),
+    ]
+
+
+class cattn_step_plan_desc_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("products", ctypes.c_uint32),
+        ("reserved0", ctypes.c_uint32),
+        ("max_num_reqs", ctypes.c_int64),
+        ("max_num_tokens", ctypes.c_int64),
+        ("max_num_blocks_per_req", ctypes.c_int64),
+        ("max_num_logits", ctypes.c_int64),
+        ("dcp", cattn_step_dcp_params_t),
+        ("mamba", cattn_step_mamba_params_t),
+        ("conv1d", cattn_step_conv1d_params_t),
+        ("local_attention", cattn_step_local_attention_params_t),
+        ("extend", cattn_step_extend_params_t),
+    ]
+
+
+class cattn_step_plan_shape_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("restore_capacity", ctypes.c_int64),
+        ("conv1d_capacity", ctypes.c_int64),
+        ("local_capacity", ctypes.c_int64),
+        ("local_pages", ctypes.c_int64),
+        ("mamba_columns", ctypes.c_int64),
+    ]
+
+
+class cattn_step_batch_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("seq_lens", ctypes.POINTER(DLTensor)),
+        ("block_table", ctypes.POINTER(DLTensor)),
+        ("cu_num_tokens", ctypes.POINTER(DLTensor)),
+        ("logits_indices", ctypes.POINTER(DLTensor)),
+        ("num_logits_indices", ctypes.POINTER(DLTensor)),
+    ]
+
+
+class cattn_step_outputs_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("dcp_local_seq_lens", ctypes.POINTER(DLTensor)),
+        ("pcp_query_restore_idx", ctypes.POINTER(DLTensor)),
+        ("mamba_block_table", ctypes.POINTER(DLTensor)),
+        ("conv1d_nums", ctypes.POINTER(DLTensor)),
+        ("conv1d_mlist", ctypes.POINTER(DLTensor)),
+        ("conv1d_offsetlist", ctypes.POINTER(DLTensor)),
+        ("conv1d_batch_ptr", ctypes.POINTER(DLTensor)),
+        ("conv1d_token_chunk_offset_ptr", ctypes.POINTER(DLTensor)),
+        ("local_query_start_loc", ctypes.POINTER(DLTensor)),
+        ("local_seq_lens", ctypes.POINTER(DLTensor)),
+        ("local_num_computed_tokens", ctypes.POINTER(DLTensor)),
+        ("local_block_table", ctypes.POINTER(DLTensor)),
+        ("decode_query_start_loc", ctypes.POINTER(DLTensor)),
+        ("extend_query_start_loc", ctypes.POINTER(DLTensor)),
+        ("extend_seq_lens", ctypes.POINTER(DLTensor)),
+        ("counts", ctypes.POINTER(DLTensor)),
+        ("counts_host", ctypes.POINTER(DLTensor)),
+        ("workspace", ctypes.c_void_p),
+        ("workspace_bytes", ctypes.c_size_t),
+    ]
+
+
 class cattn_api_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -270,10 +403,17 @@ class cattn_api_t(ctypes.Structure):
         ("comm_get_rank", ctypes.c_void_p),
         ("comm_get_size", ctypes.c_void_p),
         ("make_local_attention_virtual_batches_size", ctypes.c_void_p),
+        ("compute_causal_conv1d_metadata_device", ctypes.c_void_p),
+        ("make_local_attention_virtual_batches_device", ctypes.c_void_p),
+        ("step_plan_create", ctypes.c_void_p),
+        ("step_plan_destroy", ctypes.c_void_p),
+        ("step_plan_get_shape", ctypes.c_void_p),
+        ("step_plan_workspace_size", ctypes.c_void_p),
+        ("step_plan_run", ctypes.c_void_p),
     ]
 
 
-STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_causal_conv1d_metadata_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_mamba_block_table_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_api_t]
+STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_device_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_local_attention_device_args_t, cattn_mamba_block_table_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
 
 # name: (restype, argtypes)
 SIGNATURES = {
@@ -302,6 +442,7 @@ SIGNATURES = {
     "cattn_pcp_kv_allgather_and_restore": (ctypes.c_int, [ctypes.POINTER(cattn_pcp_kv_allgather_and_restore_args_t)]),
     "cattn_compute_causal_conv1d_metadata_size": (ctypes.c_int, [ctypes.POINTER(DLTensor), ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64)]),
     "cattn_compute_causal_conv1d_metadata": (ctypes.c_int, [ctypes.POINTER(cattn_causal_conv1d_metadata_args_t)]),
+    "cattn_compute_causal_conv1d_metadata_device": (ctypes.c_int, [ctypes.POINTER(cattn_causal_conv1d_metadata_device_args_t)]),
     "cattn_extend_all_queries_by_n": (ctypes.c_int, [ctypes.POINTER(cattn_extend_all_queries_by_n_args_t)]),
     "cattn_make_kv_sharing_fast_prefill_common_attn_metadata": (ctypes.c_int, [ctypes.POINTER(cattn_fast_prefill_metadata_args_t)]),
     "cattn_make_local_attention_virtual_batches_size": (ctypes.c_int, [ctypes.POINTER(cattn_local_attention_args_t), ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_size_t)]),
@@ -310,8 +451,14 @@ SIGNATURES = {
     "cattn_local_attention_plan_get_shape": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64)]),
     "cattn_local_attention_plan_fill": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_local_attention_fill_args_t)]),
     "cattn_local_attention_plan_make_block_table": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(DLTensor), ctypes.POINTER(DLTensor), ctypes.c_void_p]),
+    "cattn_make_local_attention_virtual_batches_device": (ctypes.c_int, [ctypes.POINTER(cattn_local_attention_device_args_t)]),
     "cattn_mamba_get_block_table_tensor": (ctypes.c_int, [ctypes.POINTER(cattn_mamba_block_table_args_t)]),
     "cattn_get_per_layer_parameters": (ctypes.c_int, [ctypes.POINTER(cattn_attention_layer_desc_t), ctypes.c_size_t, ctypes.POINTER(cattn_per_layer_parameters_t)]),
     "cattn_infer_global_hyperparameters": (ctypes.c_int, [ctypes.POINTER(cattn_per_layer_parameters_t), ctypes.c_size_t, ctypes.POINTER(cattn_global_hyperparameters_t)]),
+    "cattn_step_plan_create": (ctypes.c_int, [ctypes.POINTER(cattn_step_plan_desc_t), ctypes.c_void_p]),
+    "cattn_step_plan_destroy": (None, [ctypes.c_void_p]),
+    "cattn_step_plan_get_shape": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_step_plan_shape_t)]),
+    "cattn_step_plan_workspace_size": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]),
+    "cattn_step_plan_run": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_step_batch_t), ctypes.POINTER(cattn_step_outputs_t), ctypes.c_void_p]),
     "cattn_get_api": (ctypes.POINTER(cattn_api_t), [ctypes.c_uint32]),
 }

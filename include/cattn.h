@@ -693,6 +693,51 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_size(
 CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
     cattn_causal_conv1d_metadata_args_t* args);
 
+typedef struct cattn_causal_conv1d_metadata_device_args {
+  size_t struct_size;
+  const DLTensor* query_start_loc; /* in: [B + 1] int32/int64 on the device, non-decreasing;
+                                      zero-length requests pad a batch to its capacity */
+  int64_t block_m;                 /* in: tokens per program (vLLM: 8), >= 1 */
+  DLTensor* nums;                  /* out, may be NULL: [B], programs per request */
+  DLTensor* mlist;                 /* out, may be NULL: [capacity] request of each program,
+                                      CATTN_PAD_SLOT_ID past tot */
+  DLTensor* offsetlist;            /* out, may be NULL: [capacity] chunk index within its
+                                      request, CATTN_PAD_SLOT_ID past tot */
+  DLTensor* batch_ptr;             /* out, may be NULL: [capacity], as mlist */
+  DLTensor* token_chunk_offset_ptr; /* out, may be NULL: [capacity], as offsetlist */
+  DLTensor* tot;                   /* out, may be NULL: [1] the number of programs */
+  cattn_stream_t stream;
+} cattn_causal_conv1d_metadata_device_args_t;
+#define CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_SIZE \
+  ((size_t)sizeof(cattn_causal_conv1d_metadata_device_args_t))
+#define CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_INIT \
+  { CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_SIZE, NULL, 8, NULL, NULL, NULL, NULL, NULL, NULL, \
+    NULL }
+
+/* Computes causal_conv1d's launch metadata on the device from the device query_start_loc, so
+ * that a captured CUDA graph computes it afresh from the batch written into the same buffers
+ * before every replay (cattn_compute_causal_conv1d_metadata plans on the host and replays the
+ * values planned at capture). Values equal the host call's; every per-program output is filled
+ * to its own length, with CATTN_PAD_SLOT_ID past tot. A capacity of
+ * cdiv(max_num_tokens, block_m) + max_num_reqs holds every batch of at most max_num_tokens
+ * tokens and max_num_reqs requests; a batch of more programs than an output holds writes the
+ * first ones, and tot still reports them all.
+ * Reads: args, query_start_loc. Writes: the present outputs. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or query_start_loc, small struct_size,
+ *   ndim/dtype of any tensor, a tensor not on query_start_loc's device, host tensors (this
+ *   call is for the device; the host has cattn_compute_causal_conv1d_metadata), nums or tot
+ *   longer than B entries or one, block_m < 1, an output with a zero stride, overlapping or
+ *   overlapping query_start_loc, a broadcast query_start_loc of more than
+ *   CATTN_MAX_BROADCAST_ELEMENTS entries); CATTN_INSUFFICIENT_SIZE (nums or tot shorter);
+ *   CATTN_NOT_SUPPORTED (CPU-only build, no usable
+ *   device, a tensor off its element alignment); CATTN_CUDA_ERROR.
+ * Stream: one kernel on args->stream, reading query_start_loc on the device: no host sync, no
+ *   allocation, capturable and correct on replay. The data cannot be checked there: a
+ *   decreasing entry counts as an empty request, and an int32 output keeps the low 32 bits.
+ * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_device(
+    const cattn_causal_conv1d_metadata_device_args_t* args);
+
 /* ============================================================================================
  * Extend queries (extend_all_queries_by_1, generalised to N)
  * ========================================================================================== */
@@ -954,6 +999,55 @@ CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(
     const cattn_local_attention_plan_t* plan, const DLTensor* block_table, DLTensor* out,
     cattn_stream_t stream);
 
+typedef struct cattn_local_attention_device_args {
+  size_t struct_size;
+  int64_t attn_chunk_size;         /* in: C >= 1 */
+  int64_t block_size;              /* in: >= 1 and divides attn_chunk_size */
+  const DLTensor* query_start_loc; /* in: [B + 1] int32/int64 on the device; zero-length
+                                      requests pad a batch to its capacity */
+  const DLTensor* seq_lens;        /* in: [B] int32/int64 on the device */
+  const DLTensor* block_table;     /* in: [B, cols >= 1] int32/int64 on the device */
+  DLTensor* query_start_loc_out;   /* out: [capacity + 1] the virtual batches' cu_seqlens_q;
+                                      past V it repeats the total */
+  DLTensor* seq_lens_out;          /* out: [capacity] their key lengths; 0 past V */
+  DLTensor* num_computed_tokens_out; /* out, may be NULL: [capacity]; 0 past V */
+  DLTensor* block_table_out;       /* out, may be NULL: [capacity, C / block_size], the
+                                      block_table's dtype; rows past V are 0 */
+  DLTensor* counts;                /* out, may be NULL: [3] {V, max_query_len, max_seq_len} */
+  cattn_stream_t stream;
+} cattn_local_attention_device_args_t;
+#define CATTN_LOCAL_ATTENTION_DEVICE_ARGS_SIZE ((size_t)sizeof(cattn_local_attention_device_args_t))
+#define CATTN_LOCAL_ATTENTION_DEVICE_ARGS_INIT \
+  { CATTN_LOCAL_ATTENTION_DEVICE_ARGS_SIZE, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+    NULL, NULL }
+
+/* Computes the local-attention virtual batches on the device from the device query_start_loc
+ * and seq_lens - cu_seqlens_q, key lengths, computed tokens, the gathered block table and the
+ * counts - so that a captured CUDA graph computes them afresh on every replay (vLLM marks
+ * chunked local attention as graph NEVER; the plan calls above replay the values planned at
+ * capture). Values equal the plan's for every batch the host accepts; the capacity is the
+ * outputs' length. min(2 * max_num_reqs + cdiv(max_num_tokens, C), max_num_tokens +
+ * max_num_reqs) holds every batch of at most max_num_reqs requests (padding rows included) and
+ * max_num_tokens tokens: vLLM's max_local_attention_virtual_batches caps at max_num_tokens,
+ * which a zero-length padding row (one virtual batch of no tokens) can exceed. A batch of more
+ * virtual batches than the capacity writes the first ones and reports its V in counts.
+ * Reads: args and its input tensors. Writes: the outputs. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or required tensor, small struct_size,
+ *   chunk/block sizes, shapes, dtypes, a tensor not on query_start_loc's device, host tensors
+ *   (the host has the plan calls), outputs of different capacities, a block_table_out of
+ *   other columns or dtype, an output with a zero stride, overlapping or overlapping an input,
+ *   a broadcast query_start_loc or seq_lens of more than CATTN_MAX_BROADCAST_ELEMENTS
+ *   entries); CATTN_INSUFFICIENT_SIZE (query_start_loc_out or counts shorter than
+ *   seq_lens_out + 1 or 3 entries); CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a tensor off its element
+ *   alignment); CATTN_CUDA_ERROR.
+ * Stream: one kernel on args->stream, reading the inputs on the device: no host sync, no
+ *   allocation, capturable and correct on replay. The data cannot be checked there: a
+ *   decreasing query_start_loc entry counts as an empty request, a seq_len shorter than its
+ *   query is taken as the query's length, and an int32 output keeps the low 32 bits.
+ * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_device(
+    const cattn_local_attention_device_args_t* args);
+
 /* ============================================================================================
  * Mamba block table (mamba_get_block_table_tensor)
  * ========================================================================================== */
@@ -1091,6 +1185,243 @@ CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
     cattn_global_hyperparameters_t* out);
 
 /* ============================================================================================
+ * Step plan: a whole step's metadata in one launch, replayable in a CUDA graph
+ * ========================================================================================== */
+
+/* A step plan computes the selected products of one engine step from the batch's device
+ * tensors in a single kernel launch. It is made for CUDA graphs: a graph fixes every host value
+ * at capture, so the plan keeps only capacities and parameters on the host, and every per-step
+ * count (requests in use, tokens, programs, virtual batches, logits indices) is derived on the
+ * device from the tensors, or read from a device scalar the caller writes. Capture
+ * cattn_step_plan_run once per batch-size bucket, write each step's batch into the same
+ * buffers, and replay: every output is recomputed from the new contents. Engines pad a batch to
+ * its graph's size with zero-length requests (query_start_loc repeating its last entry,
+ * seq_len 0); each product treats those as its utility does an empty request.
+ *
+ * Every product gives the values of its own call (the device paths of the 1.0 utilities, and
+ * cattn_compute_causal_conv1d_metadata_device / cattn_make_local_attention_virtual_batches_device
+ * for the two that plan on the host elsewhere), with the same sentinels and the same behaviour
+ * for data the host cannot check. */
+
+/* The products (cattn_step_plan_desc_t.products is an OR of them) and the utility each one
+ * computes. */
+#define CATTN_STEP_DCP_LOCAL_SEQ_LENS (1u << 0)      /* cattn_get_dcp_local_seq_lens */
+#define CATTN_STEP_PCP_QUERY_RESTORE_IDX (1u << 1)   /* cattn_get_pcp_query_restore_idx */
+#define CATTN_STEP_MAMBA_BLOCK_TABLE (1u << 2)       /* cattn_mamba_get_block_table_tensor */
+#define CATTN_STEP_CAUSAL_CONV1D_METADATA (1u << 3)  /* ..._causal_conv1d_metadata_device */
+#define CATTN_STEP_LOCAL_ATTENTION (1u << 4)         /* ..._virtual_batches_device */
+#define CATTN_STEP_FAST_PREFILL (1u << 5) /* cattn_make_kv_sharing_fast_prefill_..._metadata */
+#define CATTN_STEP_EXTEND_QUERIES (1u << 6)          /* cattn_extend_all_queries_by_n */
+#define CATTN_STEP_ALL_PRODUCTS (0x7fu)
+
+/* The entries of the plan's counts vector: per-step values derived on the device. An entry of
+ * a product the plan does not compute is 0. */
+#define CATTN_STEP_COUNT_TOKENS 0                /* query_start_loc[B] - query_start_loc[0] */
+#define CATTN_STEP_COUNT_RESTORE_SIZE 1          /* restore-index entries in use */
+#define CATTN_STEP_COUNT_CONV1D_PROGRAMS 2       /* causal-conv1d programs (tot) */
+#define CATTN_STEP_COUNT_LOCAL_VIRTUAL_BATCHES 3 /* V */
+#define CATTN_STEP_COUNT_LOCAL_MAX_QUERY_LEN 4   /* over the virtual batches */
+#define CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN 5     /* over the virtual batches */
+#define CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN 6  /* fast prefill's decode batch */
+#define CATTN_STEP_COUNT_DECODE_TOKENS 7         /* fast prefill's decode batch */
+#define CATTN_STEP_NUM_COUNTS 8
+
+/* Each product's parameters, as its utility takes them. */
+typedef struct cattn_step_dcp_params {
+  int64_t dcp_size;                     /* >= 1 */
+  int64_t dcp_rank;                     /* [0, dcp_size) or CATTN_DCP_ALL_RANKS */
+  int64_t dcp_kv_cache_interleave_size; /* >= 1, and dcp_size * this <= INT32_MAX */
+} cattn_step_dcp_params_t;
+typedef struct cattn_step_mamba_params {
+  int64_t block_size;             /* >= 1 (ALIGN) */
+  int64_t num_speculative_blocks; /* >= 0 (ALIGN) */
+  int32_t mamba_cache_mode;       /* a cattn_mamba_cache_mode_t */
+  int32_t reserved0;              /* set to 0 */
+} cattn_step_mamba_params_t;
+typedef struct cattn_step_conv1d_params {
+  int64_t block_m; /* tokens per program, >= 1 (vLLM: 8) */
+} cattn_step_conv1d_params_t;
+typedef struct cattn_step_local_attention_params {
+  int64_t attn_chunk_size; /* C >= 1 */
+  int64_t block_size;      /* >= 1, divides attn_chunk_size */
+} cattn_step_local_attention_params_t;
+typedef struct cattn_step_extend_params {
+  int64_t n; /* tokens added to every request, >= 0 */
+} cattn_step_extend_params_t;
+
+typedef struct cattn_step_plan_desc {
+  size_t struct_size;
+  uint32_t products;               /* CATTN_STEP_* bits, at least one */
+  uint32_t reserved0;              /* set to 0 */
+  int64_t max_num_reqs;            /* >= 1: rows of a batch's per-request tensors (B) */
+  int64_t max_num_tokens;          /* >= 0: tokens a batch holds (T) */
+  int64_t max_num_blocks_per_req;  /* columns of a batch's block_table: >= 1 when mamba or
+                                      local attention is selected, else >= 0 */
+  int64_t max_num_logits;          /* >= 0: entries of a batch's logits_indices (fast prefill) */
+  cattn_step_dcp_params_t dcp;                         /* CATTN_STEP_DCP_LOCAL_SEQ_LENS */
+  cattn_step_mamba_params_t mamba;                     /* CATTN_STEP_MAMBA_BLOCK_TABLE */
+  cattn_step_conv1d_params_t conv1d;                   /* CATTN_STEP_CAUSAL_CONV1D_METADATA */
+  cattn_step_local_attention_params_t local_attention; /* CATTN_STEP_LOCAL_ATTENTION */
+  cattn_step_extend_params_t extend;                   /* CATTN_STEP_EXTEND_QUERIES */
+} cattn_step_plan_desc_t;
+#define CATTN_STEP_PLAN_DESC_SIZE ((size_t)sizeof(cattn_step_plan_desc_t))
+/* Zero capacities and no product; each product's parameters at vLLM's defaults where vLLM has
+ * one (DCP one rank group of 1, Mamba NONE, conv1d block_m 8, extend n 1). Local attention has
+ * none: set attn_chunk_size and block_size when selecting it. */
+#define CATTN_STEP_PLAN_DESC_INIT \
+  { CATTN_STEP_PLAN_DESC_SIZE, 0, 0, 0, 0, 0, 0, {1, CATTN_DCP_ALL_RANKS, 1}, \
+    {1, 0, CATTN_MAMBA_CACHE_MODE_NONE, 0}, {8}, {0, 0}, {1} }
+
+/* The capacities a plan's outputs must hold, derived from its desc; the fields of products
+ * the plan does not compute are 0. */
+typedef struct cattn_step_plan_shape {
+  size_t struct_size;
+  int64_t restore_capacity;        /* max_num_tokens: restore-index entries */
+  int64_t conv1d_capacity;         /* cdiv(max_num_tokens, block_m) + max_num_reqs programs */
+  int64_t local_capacity;          /* min(2 * max_num_reqs + cdiv(max_num_tokens, C),
+                                      max_num_tokens + max_num_reqs) virtual batches (see
+                                      cattn_make_local_attention_virtual_batches_device) */
+  int64_t local_pages;             /* C / block_size: columns of the local block table */
+  int64_t mamba_columns;           /* ALIGN: 1 + num_speculative_blocks; copy modes: 0 (the
+                                      batch's block_table columns) */
+} cattn_step_plan_shape_t;
+#define CATTN_STEP_PLAN_SHAPE_SIZE ((size_t)sizeof(cattn_step_plan_shape_t))
+#define CATTN_STEP_PLAN_SHAPE_INIT { CATTN_STEP_PLAN_SHAPE_SIZE, 0, 0, 0, 0, 0 }
+
+/* One step's batch, every tensor int32/int64 in device memory of one GPU. B is
+ * query_start_loc's length - 1, at most max_num_reqs; padding rows included. A tensor a
+ * selected product needs is required; the others may be NULL and are not read. */
+typedef struct cattn_step_batch {
+  size_t struct_size;
+  const DLTensor* query_start_loc;    /* [B + 1], 1 <= B + 1 <= max_num_reqs + 1 (all but
+                                         DCP and mamba) */
+  const DLTensor* seq_lens;           /* [B] (DCP, mamba ALIGN, local attention, extend) */
+  const DLTensor* block_table;        /* [B, cols], 1 <= cols <= max_num_blocks_per_req
+                                         (mamba, local attention) */
+  const DLTensor* cu_num_tokens;      /* [R + 1], R <= max_num_reqs: the PCP restore index's
+                                         input; NULL = query_start_loc */
+  const DLTensor* logits_indices;     /* [L], L <= max_num_logits (fast prefill) */
+  const DLTensor* num_logits_indices; /* [1]: how many of logits_indices to read, clamped to
+                                         [0, L] on the device; NULL = all L (fast prefill) */
+} cattn_step_batch_t;
+#define CATTN_STEP_BATCH_SIZE ((size_t)sizeof(cattn_step_batch_t))
+#define CATTN_STEP_BATCH_INIT { CATTN_STEP_BATCH_SIZE, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/* Where a run writes. Every output of a selected product is required unless marked "may be
+ * NULL"; every output of a product the plan does not compute must be NULL. int32/int64, in
+ * device memory on the batch's GPU except counts_host. Capacities come from
+ * cattn_step_plan_get_shape; a capacity output may be longer, and every entry past the step's
+ * values is written with its sentinel. */
+typedef struct cattn_step_outputs {
+  size_t struct_size;
+  DLTensor* dcp_local_seq_lens;    /* [B] one rank, [B, dcp_size] all ranks */
+  DLTensor* pcp_query_restore_idx; /* [>= restore_capacity]; -1 past the size */
+  DLTensor* mamba_block_table;     /* ALIGN: [B, 1 + nspec]; copy modes: [B, cols] */
+  DLTensor* conv1d_nums;           /* [B], may be NULL */
+  DLTensor* conv1d_mlist;          /* [>= conv1d_capacity], may be NULL; past tot
+                                      CATTN_PAD_SLOT_ID, as the next three */
+  DLTensor* conv1d_offsetlist;     /* as conv1d_mlist */
+  DLTensor* conv1d_batch_ptr;      /* as conv1d_mlist */
+  DLTensor* conv1d_token_chunk_offset_ptr; /* as conv1d_mlist */
+  DLTensor* local_query_start_loc; /* [V_cap + 1], V_cap >= local_capacity; past V it
+                                      repeats the total */
+  DLTensor* local_seq_lens;        /* [V_cap]; 0 past V */
+  DLTensor* local_num_computed_tokens; /* [V_cap], may be NULL; 0 past V */
+  DLTensor* local_block_table;     /* [V_cap, local_pages], the batch block_table's dtype, may
+                                      be NULL; rows past V are 0 */
+  DLTensor* decode_query_start_loc; /* [B + 1]: fast prefill's decode query_start_loc */
+  DLTensor* extend_query_start_loc; /* [B + 1] */
+  DLTensor* extend_seq_lens;       /* [B] */
+  DLTensor* counts;                /* [CATTN_STEP_NUM_COUNTS], may be NULL */
+  DLTensor* counts_host;           /* [CATTN_STEP_NUM_COUNTS] kDLCUDAHost: a host mirror of
+                                      counts in pinned memory mapped for the device
+                                      (cudaHostAlloc, cudaMallocHost, or cudaHostRegister
+                                      with cudaHostRegisterMapped), written by the kernel and
+                                      valid once the caller has synchronised the stream; may
+                                      be NULL */
+  void* workspace;                 /* device memory of cattn_step_plan_workspace_size bytes;
+                                      may be NULL when that is 0 */
+  size_t workspace_bytes;
+} cattn_step_outputs_t;
+#define CATTN_STEP_OUTPUTS_SIZE ((size_t)sizeof(cattn_step_outputs_t))
+#define CATTN_STEP_OUTPUTS_INIT \
+  { CATTN_STEP_OUTPUTS_SIZE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 }
+
+/* A step plan: the products, their parameters and the capacities, and the launch layout they
+ * fix. Opaque; immutable after creation. */
+typedef struct cattn_step_plan_s cattn_step_plan_t;
+
+/* Creates a step plan from `desc`. The launch layout is fixed here from the capacities alone
+ * (no device is queried, so creation needs no GPU), which is what lets a captured run keep its
+ * grid on every replay. The parameters of the products not selected are ignored.
+ * Reads: desc. Writes: *out, on success only. Allocates: the plan, one host object of fixed
+ *   size (under 1 KiB), and its registry entry.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL desc or out, small struct_size, no product or
+ *   an unknown bit, nonzero reserved0, a capacity out of range, a selected product's parameter
+ *   out of range - named as desc->dcp.dcp_size and the like -, a capacity whose derived sizes
+ *   overflow int64); CATTN_OUT_OF_MEMORY.
+ * Stream: synchronous, no CUDA call. Lifetime: the plan lives until cattn_step_plan_destroy
+ *   and does not borrow desc. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_step_plan_create(const cattn_step_plan_desc_t* desc,
+                                                cattn_step_plan_t** out);
+
+/* Destroys a plan; NULL is a no-op, and a handle that is not a live plan is left alone (the
+ * message says so). Not while a run on it is being enqueued; runs already enqueued do not need
+ * the plan.
+ * Reads, writes: the plan. Allocates: nothing. Stream: synchronous. Since: 1.1 */
+CATTN_API void cattn_step_plan_destroy(cattn_step_plan_t* plan);
+
+/* The capacities the plan's outputs must hold.
+ * Reads: plan. Writes: *shape (its struct_size is kept; fields past it are not written).
+ * Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan not live, NULL or small shape).
+ * Stream: synchronous. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_step_plan_get_shape(const cattn_step_plan_t* plan,
+                                                   cattn_step_plan_shape_t* shape);
+
+/* The device workspace a run needs, in bytes. It is 0 for every plan of this version: each of
+ * the kernel's blocks derives the prefix sums it needs itself, so the run keeps no state
+ * between blocks or between replays. The query exists so that a later version may need a
+ * workspace without a new entry point: pass outputs->workspace of the size it reports.
+ * Reads: plan. Writes: *bytes. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan not live, bytes NULL).
+ * Stream: synchronous. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_step_plan_workspace_size(const cattn_step_plan_t* plan,
+                                                        size_t* bytes);
+
+/* Computes every product of the plan from the batch's device tensors in one kernel launch on
+ * `stream`. Everything that needs no device data is checked on the host first: shapes,
+ * dtypes, devices, the capacities, the outputs' sizes, and that no output overlaps an input or
+ * another output (the products run side by side in one grid, so unlike the utilities no
+ * output may alias its input in place). What needs the data is handled on the device, by
+ * each product as its utility documents: a batch of more tokens than max_num_tokens fills a
+ * capacity output with what fits while counts still report the step's full values; a
+ * decreasing query_start_loc entry counts as an empty request; seq_lens shorter than their
+ * queries are taken as the queries' lengths (local attention); an int32 output keeps a value's
+ * low 32 bits. The fast-prefill product always computes the decode batch (the utility's
+ * max_query_len == 1 passthrough is a host decision the caller makes).
+ * Reads: plan, batch and its tensors on the device. Writes: the outputs on the device, and
+ *   counts_host through its mapping. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan not live, NULL or small structs, a required
+ *   tensor NULL, an output of an unselected product set, shapes, dtypes, devices - a tensor
+ *   not on the others' device, host tensors other than counts_host, a counts_host that is
+ *   not mapped pinned memory -, a batch past a capacity, an overlap, a broadcast
+ *   query_start_loc, seq_lens, cu_num_tokens or logits_indices of more than
+ *   CATTN_MAX_BROADCAST_ELEMENTS entries); CATTN_INSUFFICIENT_SIZE (an output shorter than
+ *   its capacity or than the batch needs); CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a tensor off its element
+ *   alignment); CATTN_CUDA_ERROR.
+ * Stream: one kernel on `stream` and no other CUDA work: no host sync, no allocation,
+ *   capturable, and correct on every replay with new tensor contents.
+ * Lifetime: tensors borrowed for the call; a captured graph keeps their addresses, so they
+ *   must outlive it. Thread safety: any thread; one plan may run on several threads at once.
+ * Since: 1.1 */
+CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
+                                             const cattn_step_batch_t* batch,
+                                             const cattn_step_outputs_t* outputs,
+                                             cattn_stream_t stream);
+
+/* ============================================================================================
  * Function table for dlopen users (append-only)
  * ========================================================================================== */
 
@@ -1151,6 +1482,16 @@ typedef struct cattn_api {
   /* 1.1 */
   cattn_status_t (*make_local_attention_virtual_batches_size)(const cattn_local_attention_args_t*,
                                                               int64_t*, int64_t*, size_t*);
+  cattn_status_t (*compute_causal_conv1d_metadata_device)(
+      const cattn_causal_conv1d_metadata_device_args_t*);
+  cattn_status_t (*make_local_attention_virtual_batches_device)(
+      const cattn_local_attention_device_args_t*);
+  cattn_status_t (*step_plan_create)(const cattn_step_plan_desc_t*, cattn_step_plan_t**);
+  void (*step_plan_destroy)(cattn_step_plan_t*);
+  cattn_status_t (*step_plan_get_shape)(const cattn_step_plan_t*, cattn_step_plan_shape_t*);
+  cattn_status_t (*step_plan_workspace_size)(const cattn_step_plan_t*, size_t*);
+  cattn_status_t (*step_plan_run)(const cattn_step_plan_t*, const cattn_step_batch_t*,
+                                  const cattn_step_outputs_t*, cattn_stream_t);
 } cattn_api_t;
 #define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))
 

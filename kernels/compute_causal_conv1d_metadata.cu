@@ -3,7 +3,7 @@
 // its request index and chunk index into every requested output.
 #include <cuda_runtime.h>
 
-#include "kernels/compute_causal_conv1d_metadata.h"
+#include "kernels/compute_causal_conv1d_metadata.cuh"
 #include "kernels/index_access.cuh"
 #include "kernels/launch_common.cuh"
 
@@ -38,6 +38,24 @@ int launch_compute_causal_conv1d_metadata(const CausalConv1dParams& p, const Dev
   if (p.prefix.count < 2) return cudaSuccess;
   const int64_t work = p.prefix.v[p.prefix.count - 1] - p.prefix.v[0] + p.prefix.count;
   return launch_elementwise(compute_causal_conv1d_metadata_kernel, work, dev, stream, p);
+}
+
+__global__ void __launch_bounds__(kBlockThreads)
+    compute_causal_conv1d_metadata_device_kernel(const CausalConv1dDeviceParams p) {
+  __shared__ CausalConv1dShared<kBlockThreads> sh;
+  compute_causal_conv1d_metadata_device_blocks<kBlockThreads>(p, whole_grid(), sh);
+}
+
+int launch_compute_causal_conv1d_metadata_device(const CausalConv1dDeviceParams& p,
+                                                 const DeviceShape& dev, void* stream) {
+  int64_t n = p.nums.data != nullptr ? p.nums.size[0] : 0;
+  for (const MutIndexSpan* o : {&p.mlist, &p.offsetlist, &p.batch_ptr, &p.token_chunk_offset_ptr})
+    if (o->data != nullptr && o->size[0] > n) n = o->size[0];
+  // One more block than the walk takes: the one that counts the totals.
+  compute_causal_conv1d_metadata_device_kernel<<<segment_walk_grid(n > 0 ? n : 1, dev) + 1,
+                                                 kBlockThreads, 0,
+                                                 static_cast<cudaStream_t>(stream)>>>(p);
+  return cudaGetLastError();
 }
 
 }  // namespace kernels

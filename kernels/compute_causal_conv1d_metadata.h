@@ -15,8 +15,20 @@ struct CausalConv1dParams {
   ParamChunk prefix;
 };
 
+// From the device query_start_loc [B + 1] (graph-replayable): nums [B], the per-program outputs
+// over their own sizes (CATTN_PAD_SLOT_ID past tot) and tot [1]; absent outputs have
+// data == nullptr.
+struct CausalConv1dDeviceParams {
+  IndexSpan query_start_loc;
+  MutIndexSpan nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr;
+  CountOut tot;  // [1]
+  int64_t block_m = 8;
+};
+
 int launch_compute_causal_conv1d_metadata(const CausalConv1dParams& p, const DeviceShape& dev,
                                           void* stream);
+int launch_compute_causal_conv1d_metadata_device(const CausalConv1dDeviceParams& p,
+                                                 const DeviceShape& dev, void* stream);
 
 }  // namespace kernels
 }  // namespace cattn

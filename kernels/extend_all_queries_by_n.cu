@@ -1,21 +1,14 @@
-// Extend every query by n tokens: one thread per request updates both tensors, so one launch
-// serves query_start_loc and seq_lens (in place is fine: each element is read, then written,
-// by the same thread).
+// extend_all_queries_by_n as a kernel of its own; the work is in
+// extend_all_queries_by_n.cuh, which the step plan shares.
 #include <cuda_runtime.h>
 
-#include "kernels/extend_all_queries_by_n.h"
-#include "kernels/index_access.cuh"
-#include "kernels/launch_common.cuh"
+#include "kernels/extend_all_queries_by_n.cuh"
 
 namespace cattn {
 namespace kernels {
 
 __global__ void extend_all_queries_by_n_kernel(const ExtendQueriesParams p) {
-  const int64_t n = p.query_start_loc.size[0];
-  for (int64_t i = grid_thread(); i < n; i += grid_threads()) {
-    store_index(p.out_query_start_loc, i, load_index(p.query_start_loc, i) + i * p.n);
-    if (i < p.seq_lens.size[0]) store_index(p.out_seq_lens, i, load_index(p.seq_lens, i) + p.n);
-  }
+  extend_all_queries_by_n_blocks(p, whole_grid());
 }
 
 int launch_extend_all_queries_by_n(const ExtendQueriesParams& p, const DeviceShape& dev,

@@ -38,9 +38,23 @@ __device__ __forceinline__ void store_index(const MutIndexMatrix& m, int64_t r, 
   store_at(m, r * m.step[0] + c * m.step[1], v);
 }
 
-// Torch/numpy floor division for a positive divisor.
-__device__ __forceinline__ int64_t floor_div(int64_t a, int64_t b) {
-  const int64_t q = a / b;
+// Entry i of a count output, to each of its views that holds it.
+__device__ __forceinline__ void store_count(const CountOut& c, int64_t i, int64_t v) {
+  if (c.device.data != nullptr && i < c.device.size[0]) store_index(c.device, i, v);
+  if (c.mirror.data != nullptr && i < c.mirror.size[0]) store_index(c.mirror, i, v);
+}
+
+// a / b for a >= 0 and b > 0, in 32 bits when both fit: a 64-bit division is a long software
+// sequence on the GPU, and kernels divide for every element.
+__device__ __forceinline__ int64_t div_nonneg(int64_t a, int64_t b) {
+  if (((a | b) >> 31) == 0)
+    return static_cast<int64_t>(static_cast<uint32_t>(a) / static_cast<uint32_t>(b));
+  return a / b;
+}
+
+// Torch/numpy floor division for a positive divisor, in 32 bits.
+__device__ __forceinline__ int32_t floor_div32(int32_t a, int32_t b) {
+  const int32_t q = a / b;
   return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 

@@ -24,6 +24,13 @@ using MutIndexSpan = IndexView<void*, 1>;
 using IndexMatrix = IndexView<const void*, 2>;
 using MutIndexMatrix = IndexView<void*, 2>;
 
+// Counts a kernel derives from device data for the caller to read later: written to `device`
+// and to `mirror`, a view of mapped pinned host memory the kernel writes through (valid once the
+// caller has synchronised the stream). Either may be absent (data == nullptr).
+struct CountOut {
+  MutIndexSpan device, mirror;
+};
+
 // Launch configuration the host side reads off the device once per call.
 struct DeviceShape {
   int sm_count = 1;

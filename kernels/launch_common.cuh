@@ -59,7 +59,40 @@ __device__ __forceinline__ int64_t grid_threads() {
   return static_cast<int64_t>(gridDim.x) * blockDim.x;
 }
 
+// Runs over i = first, first + stride, ... < n in rounds of kBatch: gather(i) for the whole
+// round, its loads in flight together, then scatter(i, gathered). A loop that loads and stores
+// in each iteration otherwise waits out every load's latency in turn, since the compiler cannot
+// move a load above an earlier store through a pointer that may alias it.
+template <int kBatch, class Gather, class Scatter>
+__device__ __forceinline__ void batched_for(int64_t first, int64_t n, int64_t stride,
+                                            Gather gather, Scatter scatter) {
+  using V = decltype(gather(first));
+  for (int64_t base = first; base < n; base += kBatch * stride) {
+    V v[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u)
+      if (base + u * stride < n) v[u] = gather(base + u * stride);
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u)
+      if (base + u * stride < n) scatter(base + u * stride, v[u]);
+  }
+}
+
+// The blocks that work on one product: block `block` of `blocks`. A kernel of its own hands its
+// whole grid to the product; the step plan's kernel hands each product a range of its blocks.
+struct BlockSlice {
+  int64_t block = 0, blocks = 1;
+  __device__ int64_t thread() const { return block * blockDim.x + threadIdx.x; }
+  __device__ int64_t threads() const { return blocks * blockDim.x; }
+};
+__device__ __forceinline__ BlockSlice whole_grid() { return {blockIdx.x, gridDim.x}; }
+
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The reduction operator of a block-wide maximum (cub::BlockReduce).
+struct MaxOp {
+  __device__ int64_t operator()(int64_t a, int64_t b) const { return a > b ? a : b; }
+};
 
 inline unsigned grid_size(int64_t blocks) {
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 0x7fffffff ? 0x7fffffff : blocks));

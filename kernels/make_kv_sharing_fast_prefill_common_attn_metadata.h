@@ -11,7 +11,10 @@ struct FastPrefillParams {
   IndexSpan logits_indices;          // the first num_logits_indices entries
   IndexSpan query_start_loc;         // [num_reqs + 1]
   MutIndexSpan decode_query_start_loc; // [num_reqs + 1]; also the counting scratch
-  MutIndexSpan max_and_total;        // [2]
+  CountOut max_and_total;            // [2]
+  // [1] on the device: how many of logits_indices to read (clamped to [0, its size]); absent
+  // (data == nullptr): all of them.
+  IndexSpan num_logits_indices;
 };
 
 int launch_make_kv_sharing_fast_prefill_common_attn_metadata(const FastPrefillParams& p,

@@ -4,7 +4,7 @@
 
 #include "kernels/index_access.cuh"
 #include "kernels/launch_common.cuh"
-#include "kernels/make_local_attention_virtual_batches.h"
+#include "kernels/make_local_attention_virtual_batches.cuh"
 
 namespace cattn {
 namespace kernels {
@@ -27,6 +27,23 @@ int launch_make_local_attention_virtual_batches(const LocalBlockTableParams& p,
                                                 const DeviceShape& dev, void* stream) {
   const int64_t n = static_cast<int64_t>(p.batch_and_start.count) * p.out.size[1];
   return launch_elementwise(make_local_attention_virtual_batches_kernel, n, dev, stream, p);
+}
+
+__global__ void __launch_bounds__(kBlockThreads) make_local_attention_virtual_batches_device_kernel(
+    const LocalAttentionDeviceParams p) {
+  __shared__ LocalAttentionShared<kBlockThreads> sh;
+  make_local_attention_virtual_batches_device_blocks<kBlockThreads>(p, whole_grid(), sh);
+}
+
+int launch_make_local_attention_virtual_batches_device(const LocalAttentionDeviceParams& p,
+                                                       const DeviceShape& dev, void* stream) {
+  const int64_t n = p.out_table.data != nullptr ? p.out_table.size[0] * p.pages
+                                                : p.seqlens_k.size[0];
+  // One more block than the walk takes: the one that counts the totals.
+  make_local_attention_virtual_batches_device_kernel<<<segment_walk_grid(n > 0 ? n : 1, dev) + 1,
+                                                       kBlockThreads, 0,
+                                                       static_cast<cudaStream_t>(stream)>>>(p);
+  return cudaGetLastError();
 }
 
 }  // namespace kernels

@@ -16,8 +16,23 @@ struct LocalBlockTableParams {
   ParamChunk batch_and_start;
 };
 
+// The virtual batches from the device query_start_loc [B + 1] and seq_lens [B] (graph-
+// replayable): cu_seqlens_q [cap + 1], seqlens_k [cap], num_computed [cap] and out_table
+// [cap, pages] (the last two may be absent), counts [3] = {V, max_query_len, max_seq_len}
+// (may be absent).
+struct LocalAttentionDeviceParams {
+  IndexSpan query_start_loc, seq_lens;
+  IndexMatrix block_table;  // [B, cols]
+  MutIndexSpan cu_seqlens_q, seqlens_k, num_computed;
+  CountOut counts;
+  MutIndexMatrix out_table;
+  int64_t chunk = 1, block_size = 1, pages = 1, cols = 1;
+};
+
 int launch_make_local_attention_virtual_batches(const LocalBlockTableParams& p,
                                                 const DeviceShape& dev, void* stream);
+int launch_make_local_attention_virtual_batches_device(const LocalAttentionDeviceParams& p,
+                                                       const DeviceShape& dev, void* stream);
 
 }  // namespace kernels
 }  // namespace cattn

@@ -2,14 +2,14 @@
 # One call on the GPU machine: build (sm_90 + sm_80), run every test, run the GPU tests under
 # compute-sanitizer (memcheck, racecheck, initcheck, synccheck), then the GPU benchmarks.
 # Logs go to $OUT (or ./device-out).
-#   scripts/device_check.sh [build|test|sanitize|bench|side|demo|nccl]...   (default: all)
+#   scripts/device_check.sh [build|test|sanitize|bench|side|step|demo|nccl]...   (default: all)
 # Expects .deps/include (dlpack/dlpack.h, nlohmann/json.hpp) carried with the call, and the seed
 # oracle in .oracle/ for the side-by-side run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
-steps=${*:-build test sanitize bench side demo nccl}
+steps=${*:-build test sanitize bench side step demo nccl}
 export PATH="/usr/local/cuda/bin:$PATH"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 B=build-device
@@ -57,21 +57,25 @@ if has sanitize; then
     # for those libnccl does not ship for this GPU (20 such reports, every one inside
     # libnccl.so.2); memory errors are still reported there, and every other test keeps API
     # errors on.
+    # The four tools run side by side (one GPU, many cores); each has its own log.
     run_sanitizer() {  # tool, log name, gtest filter, extra options...
       local tool=$1 name=$2 filter=$3
       shift 3
-      log "compute-sanitizer --tool $tool $* ($filter)"
-      compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 "$@" \
+      timeout "${CATTN_SANITIZE_TIMEOUT:-1800}" compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 "$@" \
         $B/tests/cattn_tests --gtest_filter="$filter" > "$OUT/sanitize_$name.log" 2>&1
-      local rc=$?
-      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tests ran|PASSED|FAILED" "$OUT/sanitize_$name.log" | tail -4
-      [ $rc = 0 ] || { status=1; grep -m20 -E "Invalid|Race|Error|Uninitialized|Barrier" "$OUT/sanitize_$name.log"; }
+      echo $? > "$OUT/sanitize_$name.rc"
     }
     gpu='*gpu*:-*PastTwoToThe31*:*TwoGpus*'
-    run_sanitizer memcheck memcheck "$gpu:pcp_kv_allgather_and_restore_gpu.*"
+    run_sanitizer memcheck memcheck "$gpu:pcp_kv_allgather_and_restore_gpu.*" &
     run_sanitizer memcheck memcheck_nccl 'pcp_kv_allgather_and_restore_gpu.*:-*TwoGpus*' \
-      --report-api-errors no
-    for tool in racecheck initcheck synccheck; do run_sanitizer $tool $tool "$gpu"; done
+      --report-api-errors no &
+    for tool in racecheck initcheck synccheck; do run_sanitizer $tool $tool "$gpu" & done
+    wait
+    for name in memcheck memcheck_nccl racecheck initcheck synccheck; do
+      log "compute-sanitizer $name"
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tests ran|PASSED|FAILED" "$OUT/sanitize_$name.log" | tail -4
+      [ "$(cat "$OUT/sanitize_$name.rc")" = 0 ] || { status=1; grep -m20 -E "Invalid|Race|Error|Uninitialized|Barrier" "$OUT/sanitize_$name.log"; }
+    done
   fi
 fi
 
@@ -84,6 +88,11 @@ if has side; then
   log "side by side with the seed (Triton kernel, torch chains)"
   PYTHONUNBUFFERED=1 python3 bench/gpu_side_by_side.py --reference .oracle --lib $B/libcattn.so \
     | tee "$OUT/side_by_side_gpu.txt" || status=1
+fi
+if has step; then
+  log "step plan side by side with the seed (B = 8, 256, 1024)"
+  PYTHONUNBUFFERED=1 python3 bench/step_side_by_side.py --reference .oracle --lib $B/libcattn.so \
+    | tee "$OUT/step_side_by_side.txt" || status=1
 fi
 if has demo; then
   log "demo (GPU when present)"

@@ -37,7 +37,7 @@ const cattn_api_t kApi = {
     cattn_mamba_get_block_table_tensor,
     cattn_get_per_layer_parameters,
     cattn_infer_global_hyperparameters,
-    /* 0.1, NCCL */
+    /* 1.0, NCCL */
     cattn_comm_get_unique_id,
     cattn_comm_create,
     cattn_comm_create_borrowed,
@@ -46,6 +46,13 @@ const cattn_api_t kApi = {
     cattn_comm_get_size,
     /* 1.1 */
     cattn_make_local_attention_virtual_batches_size,
+    cattn_compute_causal_conv1d_metadata_device,
+    cattn_make_local_attention_virtual_batches_device,
+    cattn_step_plan_create,
+    cattn_step_plan_destroy,
+    cattn_step_plan_get_shape,
+    cattn_step_plan_workspace_size,
+    cattn_step_plan_run,
 };
 
 }  // namespace

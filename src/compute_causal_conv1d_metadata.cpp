@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/product_checks.h"
 #include "common/tensor_arg.h"
 #include "device/compute_causal_conv1d_metadata_device.h"
 #include "host/compute_causal_conv1d_metadata_host.h"
@@ -14,13 +15,26 @@ namespace {
 constexpr int64_t kMinPrograms = 1024;
 
 const cattn::TensorArg& check_query_start_loc(const char* fn, const cattn::TensorArg& q,
-                                              int64_t block_m) {
+                                              const char* prefix, int64_t block_m) {
   q.expect_ndim(1).expect_index_dtype().expect_host().expect_scan_bounded();
-  if (block_m < 1)
-    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "block_m", "is out of range",
-                    std::to_string(block_m), ">= 1");
+  cattn::check_block_m(fn, prefix, block_m);
   return q;
 }
+
+// The five outputs both compute calls take, as their args structs name them.
+struct Conv1dOutputs {
+  template <class Args>
+  Conv1dOutputs(const char* fn, const Args* args)
+      : nums(fn, "args->nums", args->nums, true),
+        mlist(fn, "args->mlist", args->mlist, true),
+        offsetlist(fn, "args->offsetlist", args->offsetlist, true),
+        batch_ptr(fn, "args->batch_ptr", args->batch_ptr, true),
+        chunk_ptr(fn, "args->token_chunk_offset_ptr", args->token_chunk_offset_ptr, true) {}
+  Conv1dOutputs(const Conv1dOutputs&) = delete;
+  Conv1dOutputs& operator=(const Conv1dOutputs&) = delete;
+  const cattn::TensorArg nums, mlist, offsetlist, batch_ptr, chunk_ptr;
+  const cattn::TensorArg* const all[5] = {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr};
+};
 
 }  // namespace
 
@@ -31,7 +45,7 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_size(
   constexpr const char* fn = "cattn_compute_causal_conv1d_metadata_size";
   return cattn::guarded(fn, [&] {
     const cattn::TensorArg q(fn, "query_start_loc_cpu", query_start_loc_cpu);
-    check_query_start_loc(fn, q, block_m);
+    check_query_start_loc(fn, q, "", block_m);
     const auto c = cattn::compute_causal_conv1d_metadata_count_host(fn, q, block_m);
     const int64_t cap = cattn::checked_mul(fn, "capacity", std::max(kMinPrograms, c.tot), 2);
     if (tot != nullptr) *tot = c.tot;
@@ -45,14 +59,12 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
   return cattn::guarded(fn, [&] {
     cattn::require_struct(fn, "args", args, sizeof(cattn_causal_conv1d_metadata_args_t));
     const cattn::TensorArg q(fn, "args->query_start_loc_cpu", args->query_start_loc_cpu);
-    check_query_start_loc(fn, q, args->block_m);
-    const cattn::TensorArg nums(fn, "args->nums", args->nums, true);
-    const cattn::TensorArg mlist(fn, "args->mlist", args->mlist, true);
-    const cattn::TensorArg offsetlist(fn, "args->offsetlist", args->offsetlist, true);
-    const cattn::TensorArg batch_ptr(fn, "args->batch_ptr", args->batch_ptr, true);
-    const cattn::TensorArg chunk_ptr(fn, "args->token_chunk_offset_ptr",
-                                     args->token_chunk_offset_ptr, true);
-    const cattn::TensorArg* outs[] = {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr};
+    check_query_start_loc(fn, q, "args->", args->block_m);
+    const Conv1dOutputs given(fn, args);
+    const cattn::TensorArg &nums = given.nums, &mlist = given.mlist;
+    const cattn::TensorArg &offsetlist = given.offsetlist, &batch_ptr = given.batch_ptr,
+                           &chunk_ptr = given.chunk_ptr;
+    const auto& outs = given.all;
     for (const cattn::TensorArg* o : outs)
       if (o->present()) o->expect_ndim(1).expect_index_dtype().expect_writable();
     // The host path rereads query_start_loc_cpu while it writes each output.
@@ -88,6 +100,35 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
     cattn::compute_causal_conv1d_metadata_host(q, args->block_m, c, nums, mlist, offsetlist,
                                                batch_ptr, chunk_ptr);
     args->tot = c.tot;
+  });
+}
+
+CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_device(
+    const cattn_causal_conv1d_metadata_device_args_t* args) {
+  constexpr const char* fn = "cattn_compute_causal_conv1d_metadata_device";
+  return cattn::guarded(fn, [&] {
+    cattn::require_struct(fn, "args", args, sizeof(cattn_causal_conv1d_metadata_device_args_t));
+    const cattn::TensorArg q(fn, "args->query_start_loc", args->query_start_loc);
+    q.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
+    if (q.size(0) < 1)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->query_start_loc", "is empty",
+                      q.shape_string(), "B + 1 >= 1 entries");
+    cattn::check_block_m(fn, "args->", args->block_m);
+    const Conv1dOutputs given(fn, args);
+    const cattn::TensorArg &nums = given.nums, &mlist = given.mlist;
+    const cattn::TensorArg &offsetlist = given.offsetlist, &batch_ptr = given.batch_ptr,
+                           &chunk_ptr = given.chunk_ptr;
+    const cattn::TensorArg tot(fn, "args->tot", args->tot, true);
+    const auto& outs = given.all;
+    cattn::check_causal_conv1d_device_outputs(outs, tot, q.size(0) - 1);
+    // Every block reads all of query_start_loc while others write.
+    cattn::require_disjoint_outputs(fn, {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr, &tot},
+                                    {&q});
+    cattn::require_same_device(fn, {&q, &nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr, &tot});
+    q.expect_cuda("cattn_compute_causal_conv1d_metadata");
+    if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
+    else cattn::compute_causal_conv1d_metadata_device(fn, q, args->block_m, outs, tot,
+                                                       args->stream);
   });
 }
 

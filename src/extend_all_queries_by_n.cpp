@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/product_checks.h"
 #include "common/tensor_arg.h"
 #include "device/extend_all_queries_by_n_device.h"
 #include "host/extend_all_queries_by_n_host.h"
@@ -54,9 +55,7 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
     const cattn_common_attn_metadata_t in = *args->metadata;
     cattn_common_attn_metadata_t* const out = args->out;
     const int64_t n = args->n;
-    if (n < 0)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->n", "is negative", std::to_string(n),
-                      ">= 0");
+    cattn::check_extend_n(fn, "args->", n);
 
     const cattn::TensorArg seq_lens(fn, "args->metadata->seq_lens", in.seq_lens);
     const cattn::TensorArg qsl(fn, "args->metadata->query_start_loc", in.query_start_loc);

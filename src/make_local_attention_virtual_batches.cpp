@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/product_checks.h"
 #include "common/tensor_arg.h"
 #include "device/make_local_attention_virtual_batches_device.h"
 #include "host/make_local_attention_virtual_batches_host.h"
@@ -40,17 +41,7 @@ LocalAttentionRequest check_local_attention(const char* fn,
   LocalAttentionRequest r;
   r.chunk = args->attn_chunk_size;
   r.block_size = args->block_size;
-  if (r.chunk < 1)
-    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->attn_chunk_size", "is not positive",
-                    std::to_string(r.chunk), ">= 1");
-  if (r.block_size < 1)
-    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->block_size", "is not positive",
-                    std::to_string(r.block_size), ">= 1");
-  if (r.chunk % r.block_size != 0)
-    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->block_size",
-                    "does not divide args->attn_chunk_size",
-                    std::to_string(r.block_size) + " for a chunk of " + std::to_string(r.chunk),
-                    "a divisor of the chunk size");
+  cattn::check_local_attention_sizes(fn, "args->", r.chunk, r.block_size);
   const int64_t cap_field = args->struct_size >= sizeof(cattn_local_attention_args_t)
                                 ? args->max_virtual_batches
                                 : 0;
@@ -284,6 +275,39 @@ CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(
       return;
     }
     cattn::gather_local_block_table_host(*plan, table, gathered);
+  });
+}
+
+CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_device(
+    const cattn_local_attention_device_args_t* args) {
+  constexpr const char* fn = "cattn_make_local_attention_virtual_batches_device";
+  return cattn::guarded(fn, [&] {
+    cattn::require_struct(fn, "args", args, sizeof(cattn_local_attention_device_args_t));
+    cattn::check_local_attention_sizes(fn, "args->", args->attn_chunk_size, args->block_size);
+    const TensorArg qsl(fn, "args->query_start_loc", args->query_start_loc);
+    const TensorArg seq_lens(fn, "args->seq_lens", args->seq_lens);
+    const TensorArg table(fn, "args->block_table", args->block_table);
+    const TensorArg qsl_out(fn, "args->query_start_loc_out", args->query_start_loc_out);
+    const TensorArg seq_lens_out(fn, "args->seq_lens_out", args->seq_lens_out);
+    const TensorArg computed(fn, "args->num_computed_tokens_out", args->num_computed_tokens_out,
+                             true);
+    const TensorArg table_out(fn, "args->block_table_out", args->block_table_out, true);
+    const TensorArg counts(fn, "args->counts", args->counts, true);
+    const cattn::LocalAttentionDeviceTensors t{qsl,     seq_lens,     table,   qsl_out,
+                                               seq_lens_out, computed, table_out};
+    cattn::check_local_attention_device_tensors(t, args->attn_chunk_size / args->block_size);
+    if (counts.present())
+      counts.expect_ndim(1).expect_index_dtype().expect_writable().expect_out_size(0, 3);
+    // Every block reads all of the inputs while others write.
+    cattn::require_disjoint_outputs(fn, {&qsl_out, &seq_lens_out, &computed, &table_out, &counts},
+                                    {&qsl, &seq_lens, &table});
+    cattn::require_same_device(
+        fn, {&qsl, &seq_lens, &table, &qsl_out, &seq_lens_out, &computed, &table_out, &counts});
+    qsl.expect_cuda("cattn_make_local_attention_virtual_batches and the plan calls");
+    if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
+    else cattn::make_local_attention_virtual_batches_device(fn, t, args->attn_chunk_size,
+                                                            args->block_size, counts,
+                                                            args->stream);
   });
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/product_checks.h"
 #include "common/tensor_arg.h"
 #include "device/mamba_get_block_table_tensor_device.h"
 #include "host/mamba_get_block_table_tensor_host.h"
@@ -14,16 +15,10 @@ cattn_mamba_get_block_table_tensor(const cattn_mamba_block_table_args_t* args) {
   constexpr const char* fn = "cattn_mamba_get_block_table_tensor";
   return cattn::guarded(fn, [&] {
     cattn::require_struct(fn, "args", args, sizeof(cattn_mamba_block_table_args_t));
-    const int32_t mode = args->mamba_cache_mode;
-    if (mode != CATTN_MAMBA_CACHE_MODE_NONE && mode != CATTN_MAMBA_CACHE_MODE_ALL &&
-        mode != CATTN_MAMBA_CACHE_MODE_ALIGN)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->mamba_cache_mode", "is not a cache mode",
-                      std::to_string(mode),
-                      "CATTN_MAMBA_CACHE_MODE_NONE (0), _ALL (1) or _ALIGN (2)");
-    const bool align = mode == CATTN_MAMBA_CACHE_MODE_ALIGN;
-    if (args->reserved0 != 0)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->reserved0", "is not zero",
-                      std::to_string(args->reserved0), "0");
+    const int64_t align_cols =
+        cattn::check_mamba_params(fn, "args->", args->mamba_cache_mode, args->reserved0,
+                                  args->block_size, args->num_speculative_blocks);
+    const bool align = args->mamba_cache_mode == CATTN_MAMBA_CACHE_MODE_ALIGN;
     const cattn::TensorArg bt(fn, "args->block_table", args->block_table);
     const cattn::TensorArg seq(fn, "args->seq_lens", args->seq_lens, /*optional=*/!align);
     const cattn::TensorArg out(fn, "args->out", args->out);
@@ -33,17 +28,7 @@ cattn_mamba_get_block_table_tensor(const cattn_mamba_block_table_args_t* args) {
     // seq_lens is only read by ALIGN, but a tensor that is passed must still be a sane one.
     if (seq.present()) seq.expect_ndim(1).expect_index_dtype().expect_size(0, batch);
 
-    int64_t num_cols = bt.size(1);
-    if (align) {
-      if (args->block_size < 1)
-        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->block_size", "is out of range",
-                        std::to_string(args->block_size), ">= 1");
-      if (args->num_speculative_blocks < 0)
-        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->num_speculative_blocks",
-                        "is out of range", std::to_string(args->num_speculative_blocks), ">= 0");
-      num_cols = cattn::checked_add(fn, "1 + args->num_speculative_blocks", 1,
-                                    args->num_speculative_blocks);
-    }
+    const int64_t num_cols = align ? align_cols : bt.size(1);
     out.expect_out_size(0, batch).expect_out_size(1, num_cols);
 
     const cattn::Where where = cattn::require_same_device(fn, {&bt, &seq, &out});

@@ -27,6 +27,7 @@ const char* kind_name(HandleKind kind) {
     case HandleKind::Context: return "a context";
     case HandleKind::LocalAttentionPlan: return "a local-attention plan";
     case HandleKind::Comm: return "a communicator";
+    case HandleKind::StepPlan: return "a step plan";
   }
   return "a handle";
 }

@@ -1,7 +1,7 @@
 // The live-handle registry behind every opaque handle (context, local-attention plan,
-// communicator). A handle is registered when it is created and forgotten when it is destroyed,
-// so a destroyed handle, a pointer no create call returned, or a handle of another kind is
-// recognised without reading the memory it points to (which may already be freed). Each
+// communicator, step plan). A handle is registered when it is created and forgotten when it is
+// destroyed, so a destroyed handle, a pointer no create call returned, or a handle of another
+// kind is recognised without reading the memory it points to (which may already be freed). Each
 // handle also carries its kind's magic value, checked once the registry has vouched for the
 // pointer, so a corrupted handle is caught too.
 #pragma once
@@ -15,6 +15,7 @@ enum class HandleKind : uint64_t {
   Context = 0x63617474'6e637478ull,             // "cattnctx"
   LocalAttentionPlan = 0x63617474'6e6c6170ull,  // "cattnlap"
   Comm = 0x63617474'6e636f6dull,                // "cattncom"
+  StepPlan = 0x63617474'6e737470ull,            // "cattnstp"
 };
 
 // What a destroyed handle's magic is overwritten with before its memory is freed.

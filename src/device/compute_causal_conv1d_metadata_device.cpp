@@ -64,4 +64,27 @@ void compute_causal_conv1d_metadata_device(const char* fn, const TensorArg& q, i
                    stream);
 }
 
+kernels::CausalConv1dDeviceParams causal_conv1d_device_params(const TensorArg& q, int64_t block_m,
+                                                              const TensorArg* const (&outs)[5],
+                                                              const TensorArg& tot) {
+  kernels::CausalConv1dDeviceParams p;
+  p.query_start_loc = index_view(q);
+  p.block_m = block_m;
+  kernels::MutIndexSpan* spans[5] = {&p.nums, &p.mlist, &p.offsetlist, &p.batch_ptr,
+                                     &p.token_chunk_offset_ptr};
+  for (int i = 0; i < 5; ++i)
+    if (outs[i]->present()) *spans[i] = index_view(*outs[i]);
+  if (tot.present()) p.tot.device = index_view(tot);
+  return p;
+}
+
+void compute_causal_conv1d_metadata_device(const char* fn, const TensorArg& q, int64_t block_m,
+                                           const TensorArg* const (&outs)[5], const TensorArg& tot,
+                                           void* stream) {
+  DeviceScope dev(fn, q);
+  const kernels::CausalConv1dDeviceParams p = causal_conv1d_device_params(q, block_m, outs, tot);
+  check_launch(fn, kernels::launch_compute_causal_conv1d_metadata_device(p, dev.shape(), stream),
+               stream);
+}
+
 }  // namespace cattn

@@ -2,6 +2,7 @@
 #include "common/tensor_arg.h"
 #include "device/device.h"
 #include "host/compute_causal_conv1d_metadata_host.h"
+#include "kernels/compute_causal_conv1d_metadata.h"
 
 namespace cattn {
 
@@ -13,5 +14,16 @@ namespace cattn {
 void compute_causal_conv1d_metadata_device(const char* fn, const TensorArg& query_start_loc_cpu,
                                            int64_t block_m, const CausalConv1dCounts& counts,
                                            const TensorArg* const (&outs)[5], void* stream);
+
+// The device side of cattn_compute_causal_conv1d_metadata_device: the kernel parameters from
+// checked CUDA tensors (outs as above, absent ones and an absent tot skipped), and the one
+// launch that computes everything from the device query_start_loc.
+kernels::CausalConv1dDeviceParams causal_conv1d_device_params(const TensorArg& query_start_loc,
+                                                              int64_t block_m,
+                                                              const TensorArg* const (&outs)[5],
+                                                              const TensorArg& tot);
+void compute_causal_conv1d_metadata_device(const char* fn, const TensorArg& query_start_loc,
+                                           int64_t block_m, const TensorArg* const (&outs)[5],
+                                           const TensorArg& tot, void* stream);
 
 }  // namespace cattn

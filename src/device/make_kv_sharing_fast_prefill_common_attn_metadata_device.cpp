@@ -15,7 +15,7 @@ void make_kv_sharing_fast_prefill_common_attn_metadata_device(
   p.logits_indices.size[0] = count;
   p.query_start_loc = index_view(qsl);
   p.decode_query_start_loc = index_view(out_qsl);
-  p.max_and_total = index_view(max_and_total);
+  p.max_and_total.device = index_view(max_and_total);
   check_launch(fn,
                kernels::launch_make_kv_sharing_fast_prefill_common_attn_metadata(p, stream),
                stream);

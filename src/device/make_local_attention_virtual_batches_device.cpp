@@ -60,4 +60,33 @@ void make_local_attention_virtual_batches_device(const char* fn, const LocalAtte
   }
 }
 
+kernels::LocalAttentionDeviceParams local_attention_device_params(
+    const LocalAttentionDeviceTensors& t, int64_t chunk, int64_t block_size) {
+  kernels::LocalAttentionDeviceParams p;
+  p.query_start_loc = index_view(t.query_start_loc);
+  p.seq_lens = index_view(t.seq_lens);
+  p.block_table = index_view(t.block_table);
+  p.cu_seqlens_q = index_view(t.query_start_loc_out);
+  p.seqlens_k = index_view(t.seq_lens_out);
+  if (t.num_computed_tokens_out.present()) p.num_computed = index_view(t.num_computed_tokens_out);
+  if (t.block_table_out.present()) p.out_table = index_view(t.block_table_out);
+  p.chunk = chunk;
+  p.block_size = block_size;
+  p.pages = chunk / block_size;
+  p.cols = t.block_table.size(1);
+  return p;
+}
+
+void make_local_attention_virtual_batches_device(const char* fn,
+                                                 const LocalAttentionDeviceTensors& t,
+                                                 int64_t chunk, int64_t block_size,
+                                                 const TensorArg& counts, void* stream) {
+  DeviceScope dev(fn, t.query_start_loc);
+  kernels::LocalAttentionDeviceParams p = local_attention_device_params(t, chunk, block_size);
+  if (counts.present()) p.counts.device = index_view(counts);
+  check_launch(fn,
+               kernels::launch_make_local_attention_virtual_batches_device(p, dev.shape(), stream),
+               stream);
+}
+
 }  // namespace cattn

@@ -14,6 +14,23 @@ pub const CATTN_DCP_ALL_RANKS: i32 = -1;
 pub const CATTN_NCCL_LIBRARY_ENV: &[u8; 19usize] = b"CATTN_NCCL_LIBRARY\0";
 pub const CATTN_COMM_UNIQUE_ID_BYTES: u32 = 128;
 pub const CATTN_PAD_SLOT_ID: i32 = -1;
+pub const CATTN_STEP_DCP_LOCAL_SEQ_LENS: u32 = 1;
+pub const CATTN_STEP_PCP_QUERY_RESTORE_IDX: u32 = 2;
+pub const CATTN_STEP_MAMBA_BLOCK_TABLE: u32 = 4;
+pub const CATTN_STEP_CAUSAL_CONV1D_METADATA: u32 = 8;
+pub const CATTN_STEP_LOCAL_ATTENTION: u32 = 16;
+pub const CATTN_STEP_FAST_PREFILL: u32 = 32;
+pub const CATTN_STEP_EXTEND_QUERIES: u32 = 64;
+pub const CATTN_STEP_ALL_PRODUCTS: u32 = 127;
+pub const CATTN_STEP_COUNT_TOKENS: u32 = 0;
+pub const CATTN_STEP_COUNT_RESTORE_SIZE: u32 = 1;
+pub const CATTN_STEP_COUNT_CONV1D_PROGRAMS: u32 = 2;
+pub const CATTN_STEP_COUNT_LOCAL_VIRTUAL_BATCHES: u32 = 3;
+pub const CATTN_STEP_COUNT_LOCAL_MAX_QUERY_LEN: u32 = 4;
+pub const CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN: u32 = 5;
+pub const CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN: u32 = 6;
+pub const CATTN_STEP_COUNT_DECODE_TOKENS: u32 = 7;
+pub const CATTN_STEP_NUM_COUNTS: u32 = 8;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -1869,6 +1886,225 @@ extern "C" {
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct cattn_causal_conv1d_metadata_device_args {
+    pub struct_size: usize,
+    pub query_start_loc: *const DLTensor,
+    pub block_m: i64,
+    pub nums: *mut DLTensor,
+    pub mlist: *mut DLTensor,
+    pub offsetlist: *mut DLTensor,
+    pub batch_ptr: *mut DLTensor,
+    pub token_chunk_offset_ptr: *mut DLTensor,
+    pub tot: *mut DLTensor,
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_causal_conv1d_metadata_device_args>(),
+        80usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_causal_conv1d_metadata_device_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_causal_conv1d_metadata_device_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_causal_conv1d_metadata_device_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_block_m() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_m) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(block_m)
+            )
+        );
+    }
+    test_field_block_m();
+    fn test_field_nums() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).nums) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(nums)
+            )
+        );
+    }
+    test_field_nums();
+    fn test_field_mlist() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mlist) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(mlist)
+            )
+        );
+    }
+    test_field_mlist();
+    fn test_field_offsetlist() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).offsetlist) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(offsetlist)
+            )
+        );
+    }
+    test_field_offsetlist();
+    fn test_field_batch_ptr() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).batch_ptr) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(batch_ptr)
+            )
+        );
+    }
+    test_field_batch_ptr();
+    fn test_field_token_chunk_offset_ptr() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).token_chunk_offset_ptr) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(token_chunk_offset_ptr)
+            )
+        );
+    }
+    test_field_token_chunk_offset_ptr();
+    fn test_field_tot() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tot) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(tot)
+            )
+        );
+    }
+    test_field_tot();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+pub type cattn_causal_conv1d_metadata_device_args_t = cattn_causal_conv1d_metadata_device_args;
+extern "C" {
+    pub fn cattn_compute_causal_conv1d_metadata_device(
+        args: *const cattn_causal_conv1d_metadata_device_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct cattn_extend_all_queries_by_n_args {
     pub struct_size: usize,
     pub metadata: *const cattn_common_attn_metadata_t,
@@ -2419,6 +2655,248 @@ extern "C" {
         block_table: *const DLTensor,
         out: *mut DLTensor,
         stream: cattn_stream_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_local_attention_device_args {
+    pub struct_size: usize,
+    pub attn_chunk_size: i64,
+    pub block_size: i64,
+    pub query_start_loc: *const DLTensor,
+    pub seq_lens: *const DLTensor,
+    pub block_table: *const DLTensor,
+    pub query_start_loc_out: *mut DLTensor,
+    pub seq_lens_out: *mut DLTensor,
+    pub num_computed_tokens_out: *mut DLTensor,
+    pub block_table_out: *mut DLTensor,
+    pub counts: *mut DLTensor,
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_local_attention_device_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_local_attention_device_args>(),
+        96usize,
+        concat!("Size of: ", stringify!(cattn_local_attention_device_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_local_attention_device_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_local_attention_device_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_device_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_attn_chunk_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).attn_chunk_size) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_device_args),
+                "::",
+                stringify!(attn_chunk_size)
+            )
+        );
+    }
+    test_field_attn_chunk_size();
+    fn test_field_block_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_size) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_device_args),
+                "::",
+                stringify!(block_size)
+            )
+        );
+    }
+    test_field_block_size();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_device_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_device_args),
+                "::",
+                stringify!(seq_lens)
+            )
+        );
+    }
+    test_field_seq_lens();
+    fn test_field_block_table() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_table) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_device_args),
+                "::",
+                stringify!(block_table)
+            )
+        );
+    }
+    test_field_block_table();
+    fn test_field_query_start_loc_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc_out) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_device_args),
+                "::",
+                stringify!(query_start_loc_out)
+            )
+        );
+    }
+    test_field_query_start_loc_out();
+    fn test_field_seq_lens_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens_out) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_device_args),
+                "::",
+                stringify!(seq_lens_out)
+            )
+        );
+    }
+    test_field_seq_lens_out();
+    fn test_field_num_computed_tokens_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_computed_tokens_out) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_device_args),
+                "::",
+                stringify!(num_computed_tokens_out)
+            )
+        );
+    }
+    test_field_num_computed_tokens_out();
+    fn test_field_block_table_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_table_out) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_device_args),
+                "::",
+                stringify!(block_table_out)
+            )
+        );
+    }
+    test_field_block_table_out();
+    fn test_field_counts() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).counts) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_device_args),
+                "::",
+                stringify!(counts)
+            )
+        );
+    }
+    test_field_counts();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_local_attention_device_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+pub type cattn_local_attention_device_args_t = cattn_local_attention_device_args;
+extern "C" {
+    pub fn cattn_make_local_attention_virtual_batches_device(
+        args: *const cattn_local_attention_device_args_t,
     ) -> cattn_status_t;
 }
 pub const CATTN_MAMBA_CACHE_MODE_NONE: cattn_mamba_cache_mode_e = 0;
@@ -3096,6 +3574,1214 @@ extern "C" {
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct cattn_step_dcp_params {
+    pub dcp_size: i64,
+    pub dcp_rank: i64,
+    pub dcp_kv_cache_interleave_size: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_dcp_params() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_dcp_params>(),
+        24usize,
+        concat!("Size of: ", stringify!(cattn_step_dcp_params))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_dcp_params>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_step_dcp_params))
+    );
+    fn test_field_dcp_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_dcp_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_dcp_params),
+                "::",
+                stringify!(dcp_size)
+            )
+        );
+    }
+    test_field_dcp_size();
+    fn test_field_dcp_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_dcp_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_rank) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_dcp_params),
+                "::",
+                stringify!(dcp_rank)
+            )
+        );
+    }
+    test_field_dcp_rank();
+    fn test_field_dcp_kv_cache_interleave_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_dcp_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_kv_cache_interleave_size) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_dcp_params),
+                "::",
+                stringify!(dcp_kv_cache_interleave_size)
+            )
+        );
+    }
+    test_field_dcp_kv_cache_interleave_size();
+}
+pub type cattn_step_dcp_params_t = cattn_step_dcp_params;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_mamba_params {
+    pub block_size: i64,
+    pub num_speculative_blocks: i64,
+    pub mamba_cache_mode: i32,
+    pub reserved0: i32,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_mamba_params() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_mamba_params>(),
+        24usize,
+        concat!("Size of: ", stringify!(cattn_step_mamba_params))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_mamba_params>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_step_mamba_params))
+    );
+    fn test_field_block_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_mamba_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_mamba_params),
+                "::",
+                stringify!(block_size)
+            )
+        );
+    }
+    test_field_block_size();
+    fn test_field_num_speculative_blocks() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_mamba_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_speculative_blocks) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_mamba_params),
+                "::",
+                stringify!(num_speculative_blocks)
+            )
+        );
+    }
+    test_field_num_speculative_blocks();
+    fn test_field_mamba_cache_mode() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_mamba_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mamba_cache_mode) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_mamba_params),
+                "::",
+                stringify!(mamba_cache_mode)
+            )
+        );
+    }
+    test_field_mamba_cache_mode();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_mamba_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_mamba_params),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+}
+pub type cattn_step_mamba_params_t = cattn_step_mamba_params;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_conv1d_params {
+    pub block_m: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_conv1d_params() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_conv1d_params>(),
+        8usize,
+        concat!("Size of: ", stringify!(cattn_step_conv1d_params))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_conv1d_params>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_step_conv1d_params))
+    );
+    fn test_field_block_m() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_conv1d_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_m) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_conv1d_params),
+                "::",
+                stringify!(block_m)
+            )
+        );
+    }
+    test_field_block_m();
+}
+pub type cattn_step_conv1d_params_t = cattn_step_conv1d_params;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_local_attention_params {
+    pub attn_chunk_size: i64,
+    pub block_size: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_local_attention_params() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_local_attention_params>(),
+        16usize,
+        concat!("Size of: ", stringify!(cattn_step_local_attention_params))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_local_attention_params>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_step_local_attention_params)
+        )
+    );
+    fn test_field_attn_chunk_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_local_attention_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).attn_chunk_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_local_attention_params),
+                "::",
+                stringify!(attn_chunk_size)
+            )
+        );
+    }
+    test_field_attn_chunk_size();
+    fn test_field_block_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_local_attention_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_size) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_local_attention_params),
+                "::",
+                stringify!(block_size)
+            )
+        );
+    }
+    test_field_block_size();
+}
+pub type cattn_step_local_attention_params_t = cattn_step_local_attention_params;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_extend_params {
+    pub n: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_extend_params() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_extend_params>(),
+        8usize,
+        concat!("Size of: ", stringify!(cattn_step_extend_params))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_extend_params>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_step_extend_params))
+    );
+    fn test_field_n() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_extend_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).n) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_extend_params),
+                "::",
+                stringify!(n)
+            )
+        );
+    }
+    test_field_n();
+}
+pub type cattn_step_extend_params_t = cattn_step_extend_params;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_plan_desc {
+    pub struct_size: usize,
+    pub products: u32,
+    pub reserved0: u32,
+    pub max_num_reqs: i64,
+    pub max_num_tokens: i64,
+    pub max_num_blocks_per_req: i64,
+    pub max_num_logits: i64,
+    pub dcp: cattn_step_dcp_params_t,
+    pub mamba: cattn_step_mamba_params_t,
+    pub conv1d: cattn_step_conv1d_params_t,
+    pub local_attention: cattn_step_local_attention_params_t,
+    pub extend: cattn_step_extend_params_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_plan_desc() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_plan_desc>(),
+        128usize,
+        concat!("Size of: ", stringify!(cattn_step_plan_desc))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_plan_desc>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_step_plan_desc))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_products() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).products) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(products)
+            )
+        );
+    }
+    test_field_products();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+    fn test_field_max_num_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_num_reqs) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(max_num_reqs)
+            )
+        );
+    }
+    test_field_max_num_reqs();
+    fn test_field_max_num_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_num_tokens) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(max_num_tokens)
+            )
+        );
+    }
+    test_field_max_num_tokens();
+    fn test_field_max_num_blocks_per_req() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_num_blocks_per_req) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(max_num_blocks_per_req)
+            )
+        );
+    }
+    test_field_max_num_blocks_per_req();
+    fn test_field_max_num_logits() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_num_logits) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(max_num_logits)
+            )
+        );
+    }
+    test_field_max_num_logits();
+    fn test_field_dcp() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(dcp)
+            )
+        );
+    }
+    test_field_dcp();
+    fn test_field_mamba() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mamba) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(mamba)
+            )
+        );
+    }
+    test_field_mamba();
+    fn test_field_conv1d() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).conv1d) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(conv1d)
+            )
+        );
+    }
+    test_field_conv1d();
+    fn test_field_local_attention() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).local_attention) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(local_attention)
+            )
+        );
+    }
+    test_field_local_attention();
+    fn test_field_extend() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).extend) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(extend)
+            )
+        );
+    }
+    test_field_extend();
+}
+pub type cattn_step_plan_desc_t = cattn_step_plan_desc;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_plan_shape {
+    pub struct_size: usize,
+    pub restore_capacity: i64,
+    pub conv1d_capacity: i64,
+    pub local_capacity: i64,
+    pub local_pages: i64,
+    pub mamba_columns: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_plan_shape() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_plan_shape>(),
+        48usize,
+        concat!("Size of: ", stringify!(cattn_step_plan_shape))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_plan_shape>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_step_plan_shape))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_shape>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_shape),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_restore_capacity() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_shape>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).restore_capacity) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_shape),
+                "::",
+                stringify!(restore_capacity)
+            )
+        );
+    }
+    test_field_restore_capacity();
+    fn test_field_conv1d_capacity() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_shape>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).conv1d_capacity) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_shape),
+                "::",
+                stringify!(conv1d_capacity)
+            )
+        );
+    }
+    test_field_conv1d_capacity();
+    fn test_field_local_capacity() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_shape>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).local_capacity) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_shape),
+                "::",
+                stringify!(local_capacity)
+            )
+        );
+    }
+    test_field_local_capacity();
+    fn test_field_local_pages() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_shape>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).local_pages) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_shape),
+                "::",
+                stringify!(local_pages)
+            )
+        );
+    }
+    test_field_local_pages();
+    fn test_field_mamba_columns() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_shape>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mamba_columns) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_shape),
+                "::",
+                stringify!(mamba_columns)
+            )
+        );
+    }
+    test_field_mamba_columns();
+}
+pub type cattn_step_plan_shape_t = cattn_step_plan_shape;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_batch {
+    pub struct_size: usize,
+    pub query_start_loc: *const DLTensor,
+    pub seq_lens: *const DLTensor,
+    pub block_table: *const DLTensor,
+    pub cu_num_tokens: *const DLTensor,
+    pub logits_indices: *const DLTensor,
+    pub num_logits_indices: *const DLTensor,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_batch() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_batch>(),
+        56usize,
+        concat!("Size of: ", stringify!(cattn_step_batch))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_batch>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_step_batch))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(seq_lens)
+            )
+        );
+    }
+    test_field_seq_lens();
+    fn test_field_block_table() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_table) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(block_table)
+            )
+        );
+    }
+    test_field_block_table();
+    fn test_field_cu_num_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cu_num_tokens) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(cu_num_tokens)
+            )
+        );
+    }
+    test_field_cu_num_tokens();
+    fn test_field_logits_indices() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).logits_indices) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(logits_indices)
+            )
+        );
+    }
+    test_field_logits_indices();
+    fn test_field_num_logits_indices() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_logits_indices) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(num_logits_indices)
+            )
+        );
+    }
+    test_field_num_logits_indices();
+}
+pub type cattn_step_batch_t = cattn_step_batch;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_outputs {
+    pub struct_size: usize,
+    pub dcp_local_seq_lens: *mut DLTensor,
+    pub pcp_query_restore_idx: *mut DLTensor,
+    pub mamba_block_table: *mut DLTensor,
+    pub conv1d_nums: *mut DLTensor,
+    pub conv1d_mlist: *mut DLTensor,
+    pub conv1d_offsetlist: *mut DLTensor,
+    pub conv1d_batch_ptr: *mut DLTensor,
+    pub conv1d_token_chunk_offset_ptr: *mut DLTensor,
+    pub local_query_start_loc: *mut DLTensor,
+    pub local_seq_lens: *mut DLTensor,
+    pub local_num_computed_tokens: *mut DLTensor,
+    pub local_block_table: *mut DLTensor,
+    pub decode_query_start_loc: *mut DLTensor,
+    pub extend_query_start_loc: *mut DLTensor,
+    pub extend_seq_lens: *mut DLTensor,
+    pub counts: *mut DLTensor,
+    pub counts_host: *mut DLTensor,
+    pub workspace: *mut ::std::os::raw::c_void,
+    pub workspace_bytes: usize,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_outputs() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_outputs>(),
+        160usize,
+        concat!("Size of: ", stringify!(cattn_step_outputs))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_outputs>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_step_outputs))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_dcp_local_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_local_seq_lens) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(dcp_local_seq_lens)
+            )
+        );
+    }
+    test_field_dcp_local_seq_lens();
+    fn test_field_pcp_query_restore_idx() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).pcp_query_restore_idx) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(pcp_query_restore_idx)
+            )
+        );
+    }
+    test_field_pcp_query_restore_idx();
+    fn test_field_mamba_block_table() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mamba_block_table) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(mamba_block_table)
+            )
+        );
+    }
+    test_field_mamba_block_table();
+    fn test_field_conv1d_nums() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).conv1d_nums) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(conv1d_nums)
+            )
+        );
+    }
+    test_field_conv1d_nums();
+    fn test_field_conv1d_mlist() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).conv1d_mlist) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(conv1d_mlist)
+            )
+        );
+    }
+    test_field_conv1d_mlist();
+    fn test_field_conv1d_offsetlist() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).conv1d_offsetlist) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(conv1d_offsetlist)
+            )
+        );
+    }
+    test_field_conv1d_offsetlist();
+    fn test_field_conv1d_batch_ptr() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).conv1d_batch_ptr) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(conv1d_batch_ptr)
+            )
+        );
+    }
+    test_field_conv1d_batch_ptr();
+    fn test_field_conv1d_token_chunk_offset_ptr() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).conv1d_token_chunk_offset_ptr) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(conv1d_token_chunk_offset_ptr)
+            )
+        );
+    }
+    test_field_conv1d_token_chunk_offset_ptr();
+    fn test_field_local_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).local_query_start_loc) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(local_query_start_loc)
+            )
+        );
+    }
+    test_field_local_query_start_loc();
+    fn test_field_local_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).local_seq_lens) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(local_seq_lens)
+            )
+        );
+    }
+    test_field_local_seq_lens();
+    fn test_field_local_num_computed_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).local_num_computed_tokens) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(local_num_computed_tokens)
+            )
+        );
+    }
+    test_field_local_num_computed_tokens();
+    fn test_field_local_block_table() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).local_block_table) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(local_block_table)
+            )
+        );
+    }
+    test_field_local_block_table();
+    fn test_field_decode_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_query_start_loc) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(decode_query_start_loc)
+            )
+        );
+    }
+    test_field_decode_query_start_loc();
+    fn test_field_extend_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).extend_query_start_loc) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(extend_query_start_loc)
+            )
+        );
+    }
+    test_field_extend_query_start_loc();
+    fn test_field_extend_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).extend_seq_lens) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(extend_seq_lens)
+            )
+        );
+    }
+    test_field_extend_seq_lens();
+    fn test_field_counts() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).counts) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(counts)
+            )
+        );
+    }
+    test_field_counts();
+    fn test_field_counts_host() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).counts_host) as usize - ptr as usize
+            },
+            136usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(counts_host)
+            )
+        );
+    }
+    test_field_counts_host();
+    fn test_field_workspace() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).workspace) as usize - ptr as usize
+            },
+            144usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(workspace)
+            )
+        );
+    }
+    test_field_workspace();
+    fn test_field_workspace_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).workspace_bytes) as usize - ptr as usize
+            },
+            152usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(workspace_bytes)
+            )
+        );
+    }
+    test_field_workspace_bytes();
+}
+pub type cattn_step_outputs_t = cattn_step_outputs;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_plan_s {
+    _unused: [u8; 0],
+}
+pub type cattn_step_plan_t = cattn_step_plan_s;
+extern "C" {
+    pub fn cattn_step_plan_create(
+        desc: *const cattn_step_plan_desc_t,
+        out: *mut *mut cattn_step_plan_t,
+    ) -> cattn_status_t;
+}
+extern "C" {
+    pub fn cattn_step_plan_destroy(plan: *mut cattn_step_plan_t);
+}
+extern "C" {
+    pub fn cattn_step_plan_get_shape(
+        plan: *const cattn_step_plan_t,
+        shape: *mut cattn_step_plan_shape_t,
+    ) -> cattn_status_t;
+}
+extern "C" {
+    pub fn cattn_step_plan_workspace_size(
+        plan: *const cattn_step_plan_t,
+        bytes: *mut usize,
+    ) -> cattn_status_t;
+}
+extern "C" {
+    pub fn cattn_step_plan_run(
+        plan: *const cattn_step_plan_t,
+        batch: *const cattn_step_batch_t,
+        outputs: *const cattn_step_outputs_t,
+        stream: cattn_stream_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct cattn_api {
     pub struct_size: usize,
     pub abi_major: u32,
@@ -3248,12 +4934,45 @@ pub struct cattn_api {
             arg4: *mut usize,
         ) -> cattn_status_t,
     >,
+    pub compute_causal_conv1d_metadata_device: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_causal_conv1d_metadata_device_args_t,
+        ) -> cattn_status_t,
+    >,
+    pub make_local_attention_virtual_batches_device: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *const cattn_local_attention_device_args_t) -> cattn_status_t,
+    >,
+    pub step_plan_create: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_step_plan_desc_t,
+            arg2: *mut *mut cattn_step_plan_t,
+        ) -> cattn_status_t,
+    >,
+    pub step_plan_destroy:
+        ::std::option::Option<unsafe extern "C" fn(arg1: *mut cattn_step_plan_t)>,
+    pub step_plan_get_shape: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_step_plan_t,
+            arg2: *mut cattn_step_plan_shape_t,
+        ) -> cattn_status_t,
+    >,
+    pub step_plan_workspace_size: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *const cattn_step_plan_t, arg2: *mut usize) -> cattn_status_t,
+    >,
+    pub step_plan_run: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_step_plan_t,
+            arg2: *const cattn_step_batch_t,
+            arg3: *const cattn_step_outputs_t,
+            arg4: cattn_stream_t,
+        ) -> cattn_status_t,
+    >,
 }
 #[test]
 fn bindgen_test_layout_cattn_api() {
     assert_eq!(
         ::std::mem::size_of::<cattn_api>(),
-        304usize,
+        360usize,
         concat!("Size of: ", stringify!(cattn_api))
     );
     assert_eq!(
@@ -3932,6 +5651,127 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_make_local_attention_virtual_batches_size();
+    fn test_field_compute_causal_conv1d_metadata_device() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_causal_conv1d_metadata_device) as usize
+                    - ptr as usize
+            },
+            304usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(compute_causal_conv1d_metadata_device)
+            )
+        );
+    }
+    test_field_compute_causal_conv1d_metadata_device();
+    fn test_field_make_local_attention_virtual_batches_device() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).make_local_attention_virtual_batches_device) as usize
+                    - ptr as usize
+            },
+            312usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(make_local_attention_virtual_batches_device)
+            )
+        );
+    }
+    test_field_make_local_attention_virtual_batches_device();
+    fn test_field_step_plan_create() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).step_plan_create) as usize - ptr as usize
+            },
+            320usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(step_plan_create)
+            )
+        );
+    }
+    test_field_step_plan_create();
+    fn test_field_step_plan_destroy() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).step_plan_destroy) as usize - ptr as usize
+            },
+            328usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(step_plan_destroy)
+            )
+        );
+    }
+    test_field_step_plan_destroy();
+    fn test_field_step_plan_get_shape() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).step_plan_get_shape) as usize - ptr as usize
+            },
+            336usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(step_plan_get_shape)
+            )
+        );
+    }
+    test_field_step_plan_get_shape();
+    fn test_field_step_plan_workspace_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).step_plan_workspace_size) as usize - ptr as usize
+            },
+            344usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(step_plan_workspace_size)
+            )
+        );
+    }
+    test_field_step_plan_workspace_size();
+    fn test_field_step_plan_run() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).step_plan_run) as usize - ptr as usize
+            },
+            352usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(step_plan_run)
+            )
+        );
+    }
+    test_field_step_plan_run();
 }
 pub type cattn_api_t = cattn_api;
 extern "C" {

@@ -1,0 +1,31 @@
+// DCP local sequence lengths: one thread per (request, rank) output element.
+#pragma once
+
+#include "kernels/get_dcp_local_seq_lens.h"
+#include "kernels/index_access.cuh"
+#include "kernels/launch_common.cuh"
+
+namespace cattn {
+namespace kernels {
+
+__device__ __forceinline__ void get_dcp_local_seq_lens_blocks(const DcpLocalSeqLensParams& p,
+                                                              const BlockSlice& slice) {
+  const int64_t n = p.out.size[0] * p.out.size[1];
+  for (int64_t i = slice.thread(); i < n; i += slice.threads()) {
+    const int64_t b = div_nonneg(i, p.out.size[1]), c = i - b * p.out.size[1];
+    // vLLM computes in int32 after seq_lens.to(torch.int32): wrap the same way. The divisors
+    // are positive int32 values too (dcp_size * interleave <= INT32_MAX is checked).
+    const int32_t s = static_cast<int32_t>(load_index(p.seq_lens, b));
+    const int64_t rank = p.dcp_rank < 0 ? c : p.dcp_rank;
+    const int64_t base =
+        int64_t{floor_div32(floor_div32(s, static_cast<int32_t>(p.interleave)),
+                            static_cast<int32_t>(p.dcp_size))} *
+        p.interleave;
+    int64_t rem = s - base * p.dcp_size - rank * p.interleave;
+    rem = rem < 0 ? 0 : (rem > p.interleave ? p.interleave : rem);
+    store_index(p.out, b, c, base + rem);
+  }
+}
+
+}  // namespace kernels
+}  // namespace cattn

@@ -1,0 +1,215 @@
+// Local-attention virtual batches computed on the device from the device query_start_loc and
+// seq_lens, so that a captured graph computes them afresh on every replay. Request i with query
+// length q and sequence length s (s < q, which the host path refuses, is taken as s = q) is cut
+// at attention-chunk boundaries as on the host: q_first = min(C - (s - q) % C, q) query tokens
+// in the first chunk, `last` keys in the last one (s % C, or C), 1 + cdiv(q - q_first, C)
+// virtual batches. Each block of the slice but the last owns a range of virtual batches: it
+// counts the requests' virtual batches (segment_walk.cuh) up to the end of its range, then
+// writes the range's vectors and block-table rows, a tile at a time (a thread per virtual batch
+// decodes its request once, then a thread per table element copies); entries past the batch's V
+// are padding (cu_seqlens_q repeats the total, seqlens_k and num_computed are 0, block-table
+// rows are 0), and a batch of more virtual batches than the outputs hold writes the first ones
+// and reports its V. The last block reduces the counts.
+#pragma once
+
+#include <cub/block/block_reduce.cuh>
+
+#include "kernels/index_access.cuh"
+#include "kernels/launch_common.cuh"
+#include "kernels/make_local_attention_virtual_batches.h"
+#include "kernels/segment_walk.cuh"
+
+namespace cattn {
+namespace kernels {
+
+// A request's split (plain data: it is staged in shared memory).
+struct LocalSplit {
+  int64_t q_start, q, s, q_first, last, blocks;
+};
+
+__device__ __forceinline__ int64_t mod_nonneg(int64_t a, int64_t b) {
+  return a - div_nonneg(a, b) * b;
+}
+
+__device__ __forceinline__ LocalSplit local_attention_split(const LocalAttentionDeviceParams& p,
+                                                            int64_t i) {
+  LocalSplit r;
+  const int64_t c = p.chunk;
+  r.q_start = load_index(p.query_start_loc, i);
+  const int64_t q = load_index(p.query_start_loc, i + 1) - r.q_start;
+  r.q = q > 0 ? q : 0;
+  const int64_t s = load_index(p.seq_lens, i);
+  r.s = s > r.q ? s : r.q;
+  const int64_t first = c - mod_nonneg(r.s - r.q, c);
+  r.q_first = first < r.q ? first : r.q;
+  const int64_t tail = mod_nonneg(r.s, c);
+  r.last = tail == 0 ? c : tail;
+  const int64_t rest = r.q - r.q_first;
+  r.blocks = rest > 0 ? div_nonneg(rest - 1, c) + 2 : 1;
+  return r;
+}
+
+template <int kThreads>
+struct LocalAttentionShared {
+  SegmentScratch<kThreads> walk;
+  int64_t row_source[kThreads];  // a tile's block-table rows: the request each comes from
+  int64_t row_start[kThreads];   // and its first page
+};
+
+// The counts {V, max_query_len, max_seq_len} over every request, and cu_seqlens_q[0].
+template <int kThreads>
+__device__ void local_attention_counts(const LocalAttentionDeviceParams& p,
+                                       LocalAttentionShared<kThreads>& sh) {
+  const int64_t reqs = p.seq_lens.size[0], c = p.chunk;
+  int64_t v = 0, max_q = 0, max_k = 0;
+  batched_for<4>(threadIdx.x, reqs, kThreads,
+                 [&](int64_t i) { return local_attention_split(p, i); },
+                 [&](int64_t, const LocalSplit& r) {
+                   const int64_t rest = r.q - r.q_first;
+                   const int64_t mq =
+                       r.blocks == 1 ? r.q_first
+                                     : (r.blocks >= 3 ? c : (r.q_first > rest ? r.q_first : rest));
+                   const int64_t mk = r.blocks > 1 ? c : r.last;
+                   v += r.blocks;
+                   max_q = mq > max_q ? mq : max_q;
+                   max_k = mk > max_k ? mk : max_k;
+                 });
+  using Reduce = cub::BlockReduce<int64_t, kThreads>;
+  const int64_t sv = Reduce(sh.walk.reduce).Sum(v);
+  __syncthreads();
+  const int64_t bq = Reduce(sh.walk.reduce).Reduce(max_q, MaxOp());
+  __syncthreads();
+  const int64_t bk = Reduce(sh.walk.reduce).Reduce(max_k, MaxOp());
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    store_count(p.counts, 0, sv);
+    store_count(p.counts, 1, bq);
+    store_count(p.counts, 2, bk);
+    store_index(p.cu_seqlens_q, 0, 0);
+  }
+}
+
+// Copies rows [t0, t0 + rows) of the gathered block table (at most kThreads, a tile):
+// out[t0 + r, j] = block_table[source[r], min(start[r] + j, cols - 1)], or 0 when source is
+// null (padding). A thread takes the tile's elements kThreads apart, so its row and column
+// advance by fixed steps (no division per element), and kBatch of its loads are in flight
+// together. T is both tables' element type (the host checks they match).
+template <class T, int kThreads>
+__device__ __forceinline__ void copy_table_rows(const LocalAttentionDeviceParams& p,
+                                                const int64_t* source, const int64_t* start,
+                                                int64_t t0, int64_t rows) {
+  const int64_t pages = p.pages, n = rows > 0 ? rows * pages : 0;
+  if (n == 0) return;
+  const T* bt = static_cast<const T*>(p.block_table.data);
+  T* out = static_cast<T*>(p.out_table.data);
+  const int64_t bs0 = p.block_table.step[0], bs1 = p.block_table.step[1];
+  const int64_t os0 = p.out_table.step[0], os1 = p.out_table.step[1], last = p.cols - 1;
+  const int64_t row_step = kThreads / pages, j_step = kThreads - row_step * pages;
+  auto advance = [&](int64_t& row, int64_t& j) {
+    j += j_step;
+    row += row_step;
+    if (j >= pages) {
+      j -= pages;
+      ++row;
+    }
+  };
+  int64_t row = threadIdx.x / pages, j = threadIdx.x - row * pages;
+  constexpr int kBatch = 8;
+  for (int64_t e = threadIdx.x; e < n; e += kBatch * kThreads) {
+    // Loads first (the round's row and column are stepped through twice rather than kept).
+    T v[kBatch];
+    int64_t r = row, c = j;
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      v[u] = 0;
+      if (source != nullptr && e + u * kThreads < n) {
+        const int64_t s0 = start[r];
+        v[u] = bt[source[r] * bs0 + (s0 < last - c ? s0 + c : last) * bs1];
+      }
+      advance(r, c);
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      if (e + u * kThreads < n) out[(t0 + row) * os0 + j * os1] = v[u];
+      advance(row, j);
+    }
+  }
+}
+
+template <int kThreads>
+__device__ __forceinline__ void copy_table_rows(const LocalAttentionDeviceParams& p,
+                                                const int64_t* source, const int64_t* start,
+                                                int64_t t0, int64_t rows) {
+  if (p.out_table.i64)
+    copy_table_rows<int64_t, kThreads>(p, source, start, t0, rows);
+  else
+    copy_table_rows<int32_t, kThreads>(p, source, start, t0, rows);
+}
+
+template <int kThreads>
+__device__ __forceinline__ void make_local_attention_virtual_batches_device_blocks(
+    const LocalAttentionDeviceParams& p, const BlockSlice& slice,
+    LocalAttentionShared<kThreads>& sh) {
+  // The last block of several reduces the counts while the others write the batches.
+  const bool counter = slice.block == slice.blocks - 1;
+  if (counter) local_attention_counts(p, sh);
+  if (counter && slice.blocks > 1) return;
+  const BlockSlice writers{slice.block, slice.blocks > 1 ? slice.blocks - 1 : 1};
+  const int64_t reqs = p.seq_lens.size[0];
+  const int64_t c = p.chunk;
+  const int64_t q0 = reqs > 0 ? load_index(p.query_start_loc, 0) : 0;
+  const int64_t cap = p.seqlens_k.size[0];
+  const int64_t table_cap = p.out_table.data == nullptr ? 0
+                            : (p.out_table.size[0] < cap ? p.out_table.size[0] : cap);
+  int64_t v0, v1;
+  block_range(cap, writers, v0, v1);
+  const WalkEnd end = segment_chunks(
+      sh.walk, reqs, v1, [&](int64_t i) { return local_attention_split(p, i).blocks; },
+      [&](int64_t c0, int cnt) {
+        const int64_t begin = sh.walk.prefix[0], end_v = sh.walk.prefix[cnt];
+        const int64_t lo = v0 > begin ? v0 : begin, hi = v1 < end_v ? v1 : end_v;
+        // Tiles of kThreads virtual batches: a thread per virtual batch decodes its request,
+        // writes its vectors and notes where its block-table row comes from; then every
+        // thread copies the tile's rows, a thread per element.
+        for (int64_t t0 = lo; t0 < hi; t0 += kThreads) {
+          const int64_t v = t0 + threadIdx.x, t1 = hi < t0 + kThreads ? hi : t0 + kThreads;
+          if (v < t1) {
+            const int slot = segment_slot(sh.walk, cnt, v);
+            const LocalSplit r = local_attention_split(p, c0 + slot);
+            const int64_t a = v - sh.walk.prefix[slot];
+            const int64_t rest = r.q - r.q_first;
+            const int64_t q_local = a == 0 ? r.q_first
+                                           : (rest - c * (a - 1) < c ? rest - c * (a - 1) : c);
+            const int64_t through = a == 0 ? r.q_first
+                                           : (r.q_first + c * a < r.q ? r.q_first + c * a : r.q);
+            const int64_t k_local = a == r.blocks - 1 ? r.last : c;
+            store_index(p.cu_seqlens_q, v + 1, r.q_start - q0 + through);
+            store_index(p.seqlens_k, v, k_local);
+            if (p.num_computed.data != nullptr) store_index(p.num_computed, v, k_local - q_local);
+            const int64_t first_key = r.s - ((r.blocks - 1 - a) * c + r.last);
+            sh.row_source[threadIdx.x] = c0 + slot;
+            sh.row_start[threadIdx.x] = first_key < 0 ? 0 : div_nonneg(first_key, p.block_size);
+          }
+          __syncthreads();
+          copy_table_rows<kThreads>(p, sh.row_source, sh.row_start, t0,
+                                    (t1 < table_cap ? t1 : table_cap) - t0);
+          __syncthreads();
+        }
+      });
+  if (!end.complete) return;
+  // The padding past V (the walk ran off the end, so it knows V).
+  const int64_t v_total = end.running, pad = v0 > v_total ? v0 : v_total;
+  const int64_t total_q = reqs > 0 ? load_index(p.query_start_loc, reqs) - q0 : 0;
+  for (int64_t v = pad + threadIdx.x; v < v1; v += kThreads) {
+    store_index(p.cu_seqlens_q, v + 1, total_q);
+    store_index(p.seqlens_k, v, 0);
+    if (p.num_computed.data != nullptr) store_index(p.num_computed, v, 0);
+  }
+  const int64_t rows_end = v1 < table_cap ? v1 : table_cap;
+  for (int64_t t0 = pad; t0 < rows_end; t0 += kThreads)
+    copy_table_rows<kThreads>(p, nullptr, nullptr, t0,
+                              (rows_end < t0 + kThreads ? rows_end : t0 + kThreads) - t0);
+}
+
+}  // namespace kernels
+}  // namespace cattn

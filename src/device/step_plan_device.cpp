@@ -1,0 +1,112 @@
+// Device side of the step plan: the kernel parameters of every selected product from the
+// run's checked tensors (the same builders the products' own calls use), the counts vector
+// sliced among them, and the one launch.
+#include "device/step_plan_device.h"
+
+#include <cuda_runtime_api.h>
+
+#include "device/compute_causal_conv1d_metadata_device.h"
+#include "device/cuda_launch.h"
+#include "device/make_local_attention_virtual_batches_device.h"
+#include "kernels/step_plan.h"
+
+namespace cattn {
+namespace {
+
+namespace k = kernels;
+
+// Entries [first, first + n) of a count view (absent stays absent).
+k::MutIndexSpan count_slice(const k::MutIndexSpan& v, int64_t first, int64_t n) {
+  if (v.data == nullptr) return v;
+  k::MutIndexSpan s = v;
+  s.data = static_cast<char*>(v.data) + first * v.step[0] * (v.i64 ? 8 : 4);
+  s.size[0] = n;
+  return s;
+}
+k::CountOut count_slice(const k::CountOut& c, int64_t first, int64_t n) {
+  return {count_slice(c.device, first, n), count_slice(c.mirror, first, n)};
+}
+
+// The view the kernel writes counts_host through: its address for the device, which must exist
+// (pinned memory mapped into the device's address space).
+k::MutIndexSpan mirror_view(const char* fn, const TensorArg& t) {
+  k::MutIndexSpan v = index_view(t);
+  cudaPointerAttributes attr{};
+  const cudaError_t e = cudaPointerGetAttributes(&attr, t.data());
+  if (e != cudaSuccess) (void)cudaGetLastError();
+  if (e != cudaSuccess || attr.type != cudaMemoryTypeHost || attr.devicePointer == nullptr)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, t.name(),
+             "is not pinned host memory mapped for the device",
+             e != cudaSuccess ? cudaGetErrorName(e)
+                              : "memory type " + std::to_string(static_cast<int>(attr.type)),
+             "memory from cudaHostAlloc, cudaMallocHost or cudaHostRegister(Mapped)");
+  v.data = attr.devicePointer;
+  return v;
+}
+
+}  // namespace
+
+void step_plan_run_device(const char* fn, const StepPlan& plan, const StepRunTensors& t,
+                          void* stream) {
+  DeviceScope dev(fn, t.any);
+  const cattn_step_plan_desc_t& d = plan.desc;
+  // About 1 KiB of views: built on the stack, copied into the launch.
+  k::StepPlanParams p;
+  for (int i = 0; i < k::kStepProducts; ++i) p.block_end[i] = plan.block_end[i];
+  if (t.counts.present()) p.counts.device = index_view(t.counts);
+  if (t.counts_host.present()) p.counts.mirror = mirror_view(fn, t.counts_host);
+  if (t.query_start_loc.present()) p.query_start_loc = index_view(t.query_start_loc);
+
+  if (plan.has(k::kStepDcpLocalSeqLens)) {
+    p.dcp.seq_lens = index_view(t.seq_lens);
+    p.dcp.out = index_view(t.dcp_local_seq_lens);
+    p.dcp.dcp_size = d.dcp.dcp_size;
+    p.dcp.dcp_rank = d.dcp.dcp_rank == CATTN_DCP_ALL_RANKS ? -1 : d.dcp.dcp_rank;
+    p.dcp.interleave = d.dcp.dcp_kv_cache_interleave_size;
+  }
+  if (plan.has(k::kStepPcpQueryRestoreIdx)) {
+    p.restore.cu_num_tokens = index_view(t.cu_num_tokens);
+    p.restore.restore_idx = index_view(t.pcp_query_restore_idx);
+    p.restore.size = count_slice(p.counts, k::kCountRestoreSize, 1);
+  }
+  if (plan.has(k::kStepMambaBlockTable)) {
+    const bool align = plan.shape.mamba_columns > 0;
+    p.mamba.block_table = index_view(t.block_table);
+    if (align) p.mamba.seq_lens = index_view(t.seq_lens);
+    p.mamba.out = index_view(t.mamba_block_table);
+    p.mamba.block_size = align ? d.mamba.block_size : 1;
+    p.mamba.align = align;
+  }
+  if (plan.has(k::kStepCausalConv1d)) {
+    const TensorArg none(fn, "(none)", nullptr, true);
+    p.conv1d = causal_conv1d_device_params(t.query_start_loc, d.conv1d.block_m, t.conv1d, none);
+    p.conv1d.tot = count_slice(p.counts, k::kCountConv1dPrograms, 1);
+  }
+  if (plan.has(k::kStepLocalAttention)) {
+    const LocalAttentionDeviceTensors local{t.query_start_loc,       t.seq_lens,
+                                            t.block_table,           t.local_query_start_loc,
+                                            t.local_seq_lens,        t.local_num_computed_tokens,
+                                            t.local_block_table};
+    p.local = local_attention_device_params(local, d.local_attention.attn_chunk_size,
+                                            d.local_attention.block_size);
+    p.local.counts = count_slice(p.counts, k::kCountLocalVirtualBatches, 3);
+  }
+  if (plan.has(k::kStepFastPrefill)) {
+    p.fast_prefill.logits_indices = index_view(t.logits_indices);
+    if (t.num_logits_indices.present())
+      p.fast_prefill.num_logits_indices = index_view(t.num_logits_indices);
+    p.fast_prefill.query_start_loc = index_view(t.query_start_loc);
+    p.fast_prefill.decode_query_start_loc = index_view(t.decode_query_start_loc);
+    p.fast_prefill.max_and_total = count_slice(p.counts, k::kCountDecodeMaxQueryLen, 2);
+  }
+  if (plan.has(k::kStepExtend)) {
+    p.extend.query_start_loc = index_view(t.query_start_loc);
+    p.extend.seq_lens = index_view(t.seq_lens);
+    p.extend.out_query_start_loc = index_view(t.extend_query_start_loc);
+    p.extend.out_seq_lens = index_view(t.extend_seq_lens);
+    p.extend.n = d.extend.n;
+  }
+  check_launch(fn, k::launch_step_plan(p, stream), stream);
+}
+
+}  // namespace cattn

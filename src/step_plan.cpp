@@ -1,0 +1,407 @@
+// The step plan (cattn_step_plan_*): every selected product of an engine step from the batch's
+// device tensors in one launch. Entry points: the desc's checks and the capacities and launch
+// layout they fix (creation), the run's argument checks, and dispatch to
+// device/step_plan_device.cpp.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "common/error.h"
+#include "common/product_checks.h"
+#include "common/step_plan.h"
+#include "common/tensor_arg.h"
+#include "device/step_plan_device.h"
+
+namespace {
+
+using cattn::StepPlan;
+using cattn::TensorArg;
+namespace k = cattn::kernels;
+
+void require_plan(const char* fn, const StepPlan* plan) {
+  cattn::require_live_handle(fn, "plan", plan, cattn::HandleKind::StepPlan,
+                             plan ? &plan->magic : nullptr);
+}
+
+void expect_at_least(const char* fn, const char* name, int64_t v, int64_t min) {
+  if (v < min)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "is out of range", std::to_string(v),
+                    ">= " + std::to_string(min));
+}
+
+int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+std::string hex(uint32_t v) {
+  char s[16];
+  std::snprintf(s, sizeof s, "0x%x", v);
+  return s;
+}
+
+// Checks the desc and derives the capacities and, from them, each product's blocks.
+void plan_step(const char* fn, const cattn_step_plan_desc_t& d, StepPlan& plan) {
+  if (d.products == 0 || (d.products & ~CATTN_STEP_ALL_PRODUCTS) != 0)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->products", "is not a set of products",
+                    hex(d.products),
+                    "a nonzero OR of CATTN_STEP_* bits (CATTN_STEP_ALL_PRODUCTS = 0x7f)");
+  if (d.reserved0 != 0)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->reserved0", "is not zero",
+                    std::to_string(d.reserved0), "0");
+  expect_at_least(fn, "desc->max_num_reqs", d.max_num_reqs, 1);
+  expect_at_least(fn, "desc->max_num_tokens", d.max_num_tokens, 0);
+  // Only the products that read a block table need room for one.
+  const bool reads_table = (d.products & (CATTN_STEP_MAMBA_BLOCK_TABLE | CATTN_STEP_LOCAL_ATTENTION));
+  expect_at_least(fn, "desc->max_num_blocks_per_req", d.max_num_blocks_per_req,
+                  reads_table ? 1 : 0);
+  expect_at_least(fn, "desc->max_num_logits", d.max_num_logits, 0);
+  plan.desc = d;
+  plan.desc.struct_size = sizeof(cattn_step_plan_desc_t);
+  const int64_t reqs = d.max_num_reqs, tokens = d.max_num_tokens;
+  // Per-request outputs take B + 1 entries; every size below is a product of these and must
+  // stay within int64 (checked_* name what overflowed).
+  const int64_t rows = cattn::checked_add(fn, "desc->max_num_reqs + 1", reqs, 1);
+  cattn_step_plan_shape_t& s = plan.shape;
+  s.struct_size = sizeof(cattn_step_plan_shape_t);
+  int64_t elements[k::kStepProducts] = {};
+  if (plan.has(k::kStepDcpLocalSeqLens)) {
+    const cattn_step_dcp_params_t& p = d.dcp;
+    cattn::check_dcp_params(fn, "desc->dcp.", p.dcp_size, p.dcp_rank,
+                            p.dcp_kv_cache_interleave_size);
+    elements[k::kStepDcpLocalSeqLens] =
+        p.dcp_rank == CATTN_DCP_ALL_RANKS
+            ? cattn::checked_mul(fn, "desc->max_num_reqs * desc->dcp.dcp_size", reqs, p.dcp_size)
+            : reqs;
+  }
+  if (plan.has(k::kStepPcpQueryRestoreIdx)) {
+    s.restore_capacity = tokens;
+    elements[k::kStepPcpQueryRestoreIdx] = tokens;
+  }
+  if (plan.has(k::kStepMambaBlockTable)) {
+    const cattn_step_mamba_params_t& p = d.mamba;
+    s.mamba_columns = cattn::check_mamba_params(fn, "desc->mamba.", p.mamba_cache_mode,
+                                                p.reserved0, p.block_size,
+                                                p.num_speculative_blocks);
+    elements[k::kStepMambaBlockTable] = cattn::checked_mul(
+        fn, "desc->max_num_reqs * the mamba columns", reqs,
+        s.mamba_columns > 0 ? s.mamba_columns : d.max_num_blocks_per_req);
+  }
+  if (plan.has(k::kStepCausalConv1d)) {
+    cattn::check_block_m(fn, "desc->conv1d.", d.conv1d.block_m);
+    s.conv1d_capacity = cattn::checked_add(fn, "the conv1d capacity",
+                                           cdiv(tokens, d.conv1d.block_m), reqs);
+    elements[k::kStepCausalConv1d] = std::max(s.conv1d_capacity, reqs);
+  }
+  if (plan.has(k::kStepLocalAttention)) {
+    const cattn_step_local_attention_params_t& p = d.local_attention;
+    cattn::check_local_attention_sizes(fn, "desc->local_attention.", p.attn_chunk_size,
+                                       p.block_size);
+    // A request of q >= 1 query tokens makes at most min(2 + (q - 1) / C, q) virtual batches
+    // and a zero-length one makes one, so B requests of T tokens make at most both bounds.
+    const int64_t by_chunks = cattn::checked_add(
+        fn, "the local-attention capacity",
+        cattn::checked_mul(fn, "the local-attention capacity", reqs, 2),
+        cdiv(tokens, p.attn_chunk_size));
+    const int64_t by_tokens = cattn::checked_add(fn, "the local-attention capacity", tokens, reqs);
+    s.local_capacity = std::min(by_chunks, by_tokens);
+    s.local_pages = p.attn_chunk_size / p.block_size;
+    elements[k::kStepLocalAttention] = cattn::checked_mul(
+        fn, "the local-attention capacity * pages", s.local_capacity, s.local_pages);
+  }
+  if (plan.has(k::kStepFastPrefill)) elements[k::kStepFastPrefill] = 1;
+  if (plan.has(k::kStepExtend)) {
+    cattn::check_extend_n(fn, "desc->extend.", d.extend.n);
+    elements[k::kStepExtend] = rows;
+  }
+  int64_t end = 0;
+  for (int i = 0; i < k::kStepProducts; ++i) {
+    if (plan.has(static_cast<k::StepProduct>(i)))
+      end += k::step_plan_blocks(static_cast<k::StepProduct>(i), elements[i]);
+    plan.block_end[i] = end;
+  }
+}
+
+// An output of a product: required when the plan computes it, refused when it does not.
+void expect_output_use(const StepPlan& plan, k::StepProduct product, const TensorArg& t,
+                       bool optional = false) {
+  if (plan.has(product)) {
+    if (!t.present() && !optional)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "is NULL", "NULL",
+                      "an output: the plan computes its product");
+  } else if (t.present()) {
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(),
+                    "is set for a product the plan does not compute", "a tensor",
+                    "NULL (desc->products selects " + std::to_string(plan.desc.products) + ")");
+  }
+}
+
+void expect_needed(const TensorArg& t, const char* why) {
+  if (!t.present())
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "is NULL", "NULL",
+                    std::string("a tensor: ") + why);
+}
+
+void expect_vector(const TensorArg& t) { t.expect_ndim(1).expect_index_dtype(); }
+void expect_output(const TensorArg& t, int64_t size) {
+  t.expect_ndim(1).expect_index_dtype().expect_writable().expect_out_size(0, size);
+}
+
+void expect_within(const TensorArg& t, int64_t n, const char* what, const char* cap_name,
+                   int64_t cap) {
+  if (n > cap)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "exceeds the plan's capacity",
+                    std::to_string(n) + " " + what + " " + t.shape_string(),
+                    std::string("at most ") + cap_name + " = " + std::to_string(cap));
+}
+
+}  // namespace
+
+extern "C" {
+
+CATTN_API cattn_status_t cattn_step_plan_create(const cattn_step_plan_desc_t* desc,
+                                                cattn_step_plan_t** out) {
+  constexpr const char* fn = "cattn_step_plan_create";
+  return cattn::guarded(fn, [&] {
+    cattn::require_struct(fn, "desc", desc, sizeof(cattn_step_plan_desc_t));
+    if (out == nullptr)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "out", "is NULL", "NULL", "a pointer");
+    auto plan = std::make_unique<StepPlan>();
+    plan_step(fn, *desc, *plan);
+    cattn::register_handle(plan.get(), cattn::HandleKind::StepPlan);
+    *out = plan.release();
+  });
+}
+
+CATTN_API void cattn_step_plan_destroy(cattn_step_plan_t* plan) {
+  if (plan == nullptr) return;
+  if (!cattn::release_handle("cattn_step_plan_destroy", plan, cattn::HandleKind::StepPlan))
+    return;
+  plan->magic = cattn::kDeadHandleMagic;
+  delete plan;
+}
+
+CATTN_API cattn_status_t cattn_step_plan_get_shape(const cattn_step_plan_t* plan,
+                                                   cattn_step_plan_shape_t* shape) {
+  constexpr const char* fn = "cattn_step_plan_get_shape";
+  return cattn::guarded(fn, [&] {
+    require_plan(fn, plan);
+    cattn::require_struct(fn, "shape", shape, sizeof(cattn_step_plan_shape_t));
+    const size_t size = shape->struct_size;
+    *shape = plan->shape;
+    shape->struct_size = size;
+  });
+}
+
+CATTN_API cattn_status_t cattn_step_plan_workspace_size(const cattn_step_plan_t* plan,
+                                                        size_t* bytes) {
+  constexpr const char* fn = "cattn_step_plan_workspace_size";
+  return cattn::guarded(fn, [&] {
+    require_plan(fn, plan);
+    if (bytes == nullptr)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "bytes", "is NULL", "NULL", "a pointer");
+    *bytes = 0;
+  });
+}
+
+CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
+                                             const cattn_step_batch_t* batch,
+                                             const cattn_step_outputs_t* outputs,
+                                             cattn_stream_t stream) {
+  constexpr const char* fn = "cattn_step_plan_run";
+  return cattn::guarded(fn, [&] {
+    require_plan(fn, plan);
+    cattn::require_struct(fn, "batch", batch, sizeof(cattn_step_batch_t));
+    cattn::require_struct(fn, "outputs", outputs, sizeof(cattn_step_outputs_t));
+    const cattn_step_plan_desc_t& d = plan->desc;
+    const cattn_step_plan_shape_t& shape = plan->shape;
+    const bool dcp = plan->has(k::kStepDcpLocalSeqLens);
+    const bool restore = plan->has(k::kStepPcpQueryRestoreIdx);
+    const bool mamba = plan->has(k::kStepMambaBlockTable);
+    const bool conv1d = plan->has(k::kStepCausalConv1d);
+    const bool local = plan->has(k::kStepLocalAttention);
+    const bool fast = plan->has(k::kStepFastPrefill);
+    const bool extend = plan->has(k::kStepExtend);
+    const bool align = mamba && shape.mamba_columns > 0;
+
+    // The batch: what the selected products read must be there; whatever is there is checked.
+    const TensorArg qsl(fn, "batch->query_start_loc", batch->query_start_loc, true);
+    const TensorArg seq_lens(fn, "batch->seq_lens", batch->seq_lens, true);
+    const TensorArg table(fn, "batch->block_table", batch->block_table, true);
+    const TensorArg cu_given(fn, "batch->cu_num_tokens", batch->cu_num_tokens, true);
+    const TensorArg logits(fn, "batch->logits_indices", batch->logits_indices, true);
+    const TensorArg num_logits(fn, "batch->num_logits_indices", batch->num_logits_indices, true);
+    if ((restore && !cu_given.present()) || conv1d || local || fast || extend)
+      expect_needed(qsl, "the plan's products read it");
+    if (dcp || align || local || extend) expect_needed(seq_lens, "the plan's products read it");
+    if (mamba || local) expect_needed(table, "the plan's products read it");
+    if (fast) expect_needed(logits, "the fast-prefill product reads it");
+    int64_t reqs = -1;
+    if (qsl.present()) {
+      expect_vector(qsl);
+      qsl.expect_scan_bounded();
+      if (qsl.size(0) < 1)
+        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "is empty", qsl.shape_string(),
+                        "B + 1 >= 1 entries");
+      reqs = qsl.size(0) - 1;
+      expect_within(qsl, reqs, "requests", "desc->max_num_reqs", d.max_num_reqs);
+    }
+    if (seq_lens.present()) {
+      expect_vector(seq_lens);
+      seq_lens.expect_scan_bounded();
+      if (reqs < 0) reqs = seq_lens.size(0);
+      seq_lens.expect_size(0, reqs);
+      expect_within(seq_lens, reqs, "requests", "desc->max_num_reqs", d.max_num_reqs);
+    }
+    if (table.present()) {
+      table.expect_ndim(2).expect_index_dtype();
+      if (reqs < 0) reqs = table.size(0);
+      table.expect_size(0, reqs);
+      expect_within(table, reqs, "requests", "desc->max_num_reqs", d.max_num_reqs);
+      if (table.size(1) < 1)
+        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, table.name(), "has no columns",
+                        table.shape_string(), "at least one column");
+      expect_within(table, table.size(1), "columns", "desc->max_num_blocks_per_req",
+                    d.max_num_blocks_per_req);
+    }
+    if (cu_given.present()) {
+      expect_vector(cu_given);
+      cu_given.expect_scan_bounded();
+      if (cu_given.size(0) < 1)
+        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, cu_given.name(), "is empty",
+                        cu_given.shape_string(), "R + 1 >= 1 entries");
+      expect_within(cu_given, cu_given.size(0) - 1, "requests", "desc->max_num_reqs",
+                    d.max_num_reqs);
+    }
+    const TensorArg& cu = cu_given.present() ? cu_given : qsl;
+    if (logits.present()) {
+      expect_vector(logits);
+      logits.expect_scan_bounded();
+      expect_within(logits, logits.size(0), "indices", "desc->max_num_logits", d.max_num_logits);
+    }
+    if (num_logits.present()) {
+      expect_vector(num_logits);
+      num_logits.expect_size(0, 1);
+    }
+
+    // The outputs.
+    const TensorArg dcp_out(fn, "outputs->dcp_local_seq_lens", outputs->dcp_local_seq_lens, true);
+    const TensorArg restore_out(fn, "outputs->pcp_query_restore_idx",
+                                outputs->pcp_query_restore_idx, true);
+    const TensorArg mamba_out(fn, "outputs->mamba_block_table", outputs->mamba_block_table, true);
+    const TensorArg nums(fn, "outputs->conv1d_nums", outputs->conv1d_nums, true);
+    const TensorArg mlist(fn, "outputs->conv1d_mlist", outputs->conv1d_mlist, true);
+    const TensorArg offsetlist(fn, "outputs->conv1d_offsetlist", outputs->conv1d_offsetlist, true);
+    const TensorArg batch_ptr(fn, "outputs->conv1d_batch_ptr", outputs->conv1d_batch_ptr, true);
+    const TensorArg chunk_ptr(fn, "outputs->conv1d_token_chunk_offset_ptr",
+                              outputs->conv1d_token_chunk_offset_ptr, true);
+    const TensorArg local_qsl(fn, "outputs->local_query_start_loc", outputs->local_query_start_loc,
+                              true);
+    const TensorArg local_seq(fn, "outputs->local_seq_lens", outputs->local_seq_lens, true);
+    const TensorArg local_computed(fn, "outputs->local_num_computed_tokens",
+                                   outputs->local_num_computed_tokens, true);
+    const TensorArg local_table(fn, "outputs->local_block_table", outputs->local_block_table,
+                                true);
+    const TensorArg decode_qsl(fn, "outputs->decode_query_start_loc",
+                               outputs->decode_query_start_loc, true);
+    const TensorArg ext_qsl(fn, "outputs->extend_query_start_loc",
+                            outputs->extend_query_start_loc, true);
+    const TensorArg ext_seq(fn, "outputs->extend_seq_lens", outputs->extend_seq_lens, true);
+    const TensorArg counts(fn, "outputs->counts", outputs->counts, true);
+    const TensorArg counts_host(fn, "outputs->counts_host", outputs->counts_host, true);
+    const TensorArg* conv1d_outs[] = {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr};
+
+    expect_output_use(*plan, k::kStepDcpLocalSeqLens, dcp_out);
+    expect_output_use(*plan, k::kStepPcpQueryRestoreIdx, restore_out);
+    expect_output_use(*plan, k::kStepMambaBlockTable, mamba_out);
+    for (const TensorArg* o : conv1d_outs) expect_output_use(*plan, k::kStepCausalConv1d, *o, true);
+    expect_output_use(*plan, k::kStepLocalAttention, local_qsl);
+    expect_output_use(*plan, k::kStepLocalAttention, local_seq);
+    expect_output_use(*plan, k::kStepLocalAttention, local_computed, true);
+    expect_output_use(*plan, k::kStepLocalAttention, local_table, true);
+    expect_output_use(*plan, k::kStepFastPrefill, decode_qsl);
+    expect_output_use(*plan, k::kStepExtend, ext_qsl);
+    expect_output_use(*plan, k::kStepExtend, ext_seq);
+
+    if (dcp)
+      cattn::check_dcp_out(dcp_out, reqs, d.dcp.dcp_size, d.dcp.dcp_rank == CATTN_DCP_ALL_RANKS);
+    if (restore) {
+      restore_out.expect_ndim(1).expect_index_dtype().expect_writable();
+      restore_out.expect_capacity(shape.restore_capacity);
+      // Every entry is an index below the output's length, or -1.
+      cattn::require_fits(fn, restore_out, restore_out.numel());
+    }
+    if (mamba) {
+      mamba_out.expect_ndim(2).expect_index_dtype().expect_writable();
+      mamba_out.expect_out_size(0, reqs).expect_out_size(1, align ? shape.mamba_columns
+                                                                  : table.size(1));
+    }
+    if (conv1d) {
+      cattn::check_causal_conv1d_device_outputs(conv1d_outs, TensorArg(fn, "", nullptr, true),
+                                                reqs);
+      for (int i = 1; i < 5; ++i)
+        if (conv1d_outs[i]->present()) conv1d_outs[i]->expect_capacity(shape.conv1d_capacity);
+    }
+    const cattn::LocalAttentionDeviceTensors local_tensors{qsl,       seq_lens,  table,
+                                                           local_qsl, local_seq, local_computed,
+                                                           local_table};
+    if (local) {
+      cattn::check_local_attention_device_tensors(local_tensors, shape.local_pages);
+      local_seq.expect_capacity(shape.local_capacity);
+    }
+    if (fast) expect_output(decode_qsl, reqs + 1);
+    if (extend) {
+      expect_output(ext_qsl, reqs + 1);
+      expect_output(ext_seq, reqs);
+    }
+    if (counts.present()) expect_output(counts, CATTN_STEP_NUM_COUNTS);
+    if (counts_host.present()) {
+      expect_output(counts_host, CATTN_STEP_NUM_COUNTS);
+      if (cattn::device_type_of(counts_host.raw()->device) != kDLCUDAHost)
+        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, counts_host.name(),
+                        "is not pinned host memory",
+                        "device_type " +
+                            std::to_string(cattn::device_type_of(counts_host.raw()->device)),
+                        "kDLCUDAHost (pinned memory mapped for the device)");
+    }
+    // The products run side by side, so no output may touch an input or another output.
+    cattn::require_disjoint_outputs(
+        fn,
+        {&dcp_out, &restore_out, &mamba_out, &nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr,
+         &local_qsl, &local_seq, &local_computed, &local_table, &decode_qsl, &ext_qsl, &ext_seq,
+         &counts},
+        {&qsl, &seq_lens, &table, &cu_given, &logits, &num_logits});
+    // counts_host is host memory, the rest device memory, but one virtual address space holds
+    // both, and a kDLCUDA view may point into pinned host memory.
+    for (const TensorArg* t :
+         {&qsl, &seq_lens, &table, &cu_given, &logits, &num_logits, &dcp_out, &restore_out,
+          &mamba_out, &nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr, &local_qsl,
+          &local_seq, &local_computed, &local_table, &decode_qsl, &ext_qsl, &ext_seq, &counts})
+      if (cattn::overlap_in_address_space(counts_host, *t))
+        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, counts_host.name(), "overlaps another tensor",
+                        std::string("memory shared with ") + t->name(),
+                        "a separate host buffer");
+    const cattn::Where where = cattn::require_same_device(
+        fn, {&qsl, &seq_lens, &table, &cu_given, &logits, &num_logits, &dcp_out, &restore_out,
+             &mamba_out, &nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr, &local_qsl,
+             &local_seq, &local_computed, &local_table, &decode_qsl, &ext_qsl, &ext_seq,
+             &counts});
+    // A plan computes at least one product, so some output is there to name the device.
+    const TensorArg* any = nullptr;
+    for (const TensorArg* t :
+         {&qsl, &seq_lens, &table, &cu_given, &logits, &num_logits, &dcp_out, &restore_out,
+          &mamba_out, &nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr, &local_qsl,
+          &local_seq, &local_computed, &local_table, &decode_qsl, &ext_qsl, &ext_seq, &counts})
+      if (any == nullptr && t->present()) any = t;
+    if (where != cattn::Where::Cuda) any->expect_cuda("the utilities' own calls");
+    if constexpr (!cattn::kCudaBuild) {
+      cattn::fail_no_cuda_path(fn);
+    } else {
+      const cattn::StepRunTensors t{*any,       qsl,        seq_lens,   table,      cu,
+                                    logits,     num_logits, dcp_out,    restore_out, mamba_out,
+                                    conv1d_outs, local_qsl, local_seq,  local_computed,
+                                    local_table, decode_qsl, ext_qsl,   ext_seq,    counts,
+                                    counts_host};
+      cattn::step_plan_run_device(fn, *plan, t, stream);
+    }
+  });
+}
+
+}  // extern "C"
