@@ -134,6 +134,12 @@ static cattn_status_t gocattn_compute_causal_conv1d_metadata(
   GOCATTN_RETURN(cattn_compute_causal_conv1d_metadata(a));
 }
 
+static cattn_status_t gocattn_compute_causal_conv1d_metadata_device(
+    cattn_causal_conv1d_metadata_device_args_t* a, uintptr_t stream, char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_compute_causal_conv1d_metadata_device(a));
+}
+
 static cattn_status_t gocattn_extend_all_queries_by_n(cattn_extend_all_queries_by_n_args_t* a,
                                                       uintptr_t stream, char* msg, size_t cap) {
   a->stream = (cattn_stream_t)stream;
@@ -172,6 +178,12 @@ static cattn_status_t gocattn_local_attention_plan_make_block_table(
       cattn_local_attention_plan_make_block_table(plan, table, out, (cattn_stream_t)stream));
 }
 
+static cattn_status_t gocattn_make_local_attention_virtual_batches_device(
+    cattn_local_attention_device_args_t* a, uintptr_t stream, char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_make_local_attention_virtual_batches_device(a));
+}
+
 static cattn_status_t gocattn_mamba_get_block_table_tensor(cattn_mamba_block_table_args_t* a,
                                                            uintptr_t stream, char* msg,
                                                            size_t cap) {
@@ -190,15 +202,63 @@ static cattn_status_t gocattn_infer_global_hyperparameters(
     char* msg, size_t cap) {
   GOCATTN_RETURN(cattn_infer_global_hyperparameters(params, n, out));
 }
+
+static cattn_status_t gocattn_step_plan_create(const cattn_step_plan_desc_t* desc,
+                                               cattn_step_plan_t** out, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_step_plan_create(desc, out));
+}
+
+static cattn_status_t gocattn_step_plan_get_shape(const cattn_step_plan_t* plan,
+                                                  cattn_step_plan_shape_t* shape, char* msg,
+                                                  size_t cap) {
+  GOCATTN_RETURN(cattn_step_plan_get_shape(plan, shape));
+}
+
+static cattn_status_t gocattn_step_plan_workspace_size(const cattn_step_plan_t* plan,
+                                                       size_t* bytes, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_step_plan_workspace_size(plan, bytes));
+}
+
+static cattn_status_t gocattn_step_plan_run(const cattn_step_plan_t* plan,
+                                            const cattn_step_batch_t* batch,
+                                            cattn_step_outputs_t* outputs, uintptr_t workspace,
+                                            uintptr_t stream, char* msg, size_t cap) {
+  outputs->workspace = (void*)workspace;
+  GOCATTN_RETURN(cattn_step_plan_run(plan, batch, outputs, (cattn_stream_t)stream));
+}
+
+// The header's defaults, for the test that holds DefaultStepPlanDesc to them.
+static cattn_step_plan_desc_t gocattn_step_plan_desc_init(void) {
+  cattn_step_plan_desc_t d = CATTN_STEP_PLAN_DESC_INIT;
+  return d;
+}
+
+// The header's product bits and count indices, for the test that holds the Go constants to
+// them: products[0..6] are the bits in declaration order, products[7] CATTN_STEP_ALL_PRODUCTS;
+// counts[0..7] the CATTN_STEP_COUNT_* indices in order, counts[8] CATTN_STEP_NUM_COUNTS.
+static void gocattn_step_constants(uint32_t* products, int32_t* counts) {
+  const uint32_t p[8] = {CATTN_STEP_DCP_LOCAL_SEQ_LENS, CATTN_STEP_PCP_QUERY_RESTORE_IDX,
+                         CATTN_STEP_MAMBA_BLOCK_TABLE, CATTN_STEP_CAUSAL_CONV1D_METADATA,
+                         CATTN_STEP_LOCAL_ATTENTION, CATTN_STEP_FAST_PREFILL,
+                         CATTN_STEP_EXTEND_QUERIES, CATTN_STEP_ALL_PRODUCTS};
+  const int32_t c[9] = {CATTN_STEP_COUNT_TOKENS, CATTN_STEP_COUNT_RESTORE_SIZE,
+                        CATTN_STEP_COUNT_CONV1D_PROGRAMS, CATTN_STEP_COUNT_LOCAL_VIRTUAL_BATCHES,
+                        CATTN_STEP_COUNT_LOCAL_MAX_QUERY_LEN, CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN,
+                        CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN, CATTN_STEP_COUNT_DECODE_TOKENS,
+                        CATTN_STEP_NUM_COUNTS};
+  memcpy(products, p, sizeof p);
+  memcpy(counts, c, sizeof c);
+}
 */
 import "C"
 
 import "unsafe"
 
 type (
-	cContext = *C.cattn_context_t
-	cPlan    = *C.cattn_local_attention_plan_t
-	cComm    = *C.cattn_comm_t
+	cContext  = *C.cattn_context_t
+	cPlan     = *C.cattn_local_attention_plan_t
+	cComm     = *C.cattn_comm_t
+	cStepPlan = *C.cattn_step_plan_t
 )
 
 // The header the package was compiled against.
@@ -422,6 +482,19 @@ func (f *frame) computeCausalConv1dMetadata(t [6]cTensor, blockM int64, stream S
 	return int64(a.tot), err
 }
 
+// t holds query_start_loc, nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr, tot.
+func (f *frame) computeCausalConv1dMetadataDevice(t [7]cTensor, blockM int64, stream Stream) error {
+	a := (*C.cattn_causal_conv1d_metadata_device_args_t)(
+		f.alloc(C.sizeof_cattn_causal_conv1d_metadata_device_args_t))
+	a.struct_size = C.sizeof_cattn_causal_conv1d_metadata_device_args_t
+	a.query_start_loc = t[0]
+	a.block_m = C.int64_t(blockM)
+	a.nums, a.mlist, a.offsetlist = t[1], t[2], t[3]
+	a.batch_ptr, a.token_chunk_offset_ptr, a.tot = t[4], t[5], t[6]
+	return f.status(C.gocattn_compute_causal_conv1d_metadata_device(a, C.uintptr_t(stream), f.msg,
+		msgCap))
+}
+
 // --- Extend queries (extend_all_queries_by_n) ---------------------------------------------------------------
 
 func (f *frame) extendAllQueriesByN(in cMetadata, n int64, slots cTensor, out cMetadata,
@@ -484,6 +557,22 @@ func (f *frame) localAttentionPlanFill(p cPlan, in, out cMetadata, stream Stream
 func (f *frame) localAttentionPlanMakeBlockTable(p cPlan, table, out cTensor, stream Stream) error {
 	return f.status(C.gocattn_local_attention_plan_make_block_table(p, table, out,
 		C.uintptr_t(stream), f.msg, msgCap))
+}
+
+// t holds query_start_loc, seq_lens, block_table, query_start_loc_out, seq_lens_out,
+// num_computed_tokens_out, block_table_out, counts.
+func (f *frame) makeLocalAttentionVirtualBatchesDevice(chunk, block int64, t [8]cTensor,
+	stream Stream) error {
+	a := (*C.cattn_local_attention_device_args_t)(
+		f.alloc(C.sizeof_cattn_local_attention_device_args_t))
+	a.struct_size = C.sizeof_cattn_local_attention_device_args_t
+	a.attn_chunk_size = C.int64_t(chunk)
+	a.block_size = C.int64_t(block)
+	a.query_start_loc, a.seq_lens, a.block_table = t[0], t[1], t[2]
+	a.query_start_loc_out, a.seq_lens_out = t[3], t[4]
+	a.num_computed_tokens_out, a.block_table_out, a.counts = t[5], t[6], t[7]
+	return f.status(C.gocattn_make_local_attention_virtual_batches_device(a, C.uintptr_t(stream),
+		f.msg, msgCap))
 }
 
 // --- Mamba block table (mamba_get_block_table_tensor) -----------------------------------------------------------
@@ -580,4 +669,115 @@ func (f *frame) inferGlobalHyperparameters(params []PerLayerParameters) (GlobalH
 		HasSameWindowLefts: out.has_same_window_lefts != 0,
 		HasSameAllParams:   out.has_same_all_params != 0,
 	}, nil
+}
+
+// --- Step plan (cattn_step_plan_*) ------------------------------------------------------------
+
+func (f *frame) stepPlanCreate(d *StepPlanDesc) (cStepPlan, error) {
+	c := (*C.cattn_step_plan_desc_t)(f.alloc(C.sizeof_cattn_step_plan_desc_t))
+	c.struct_size = C.sizeof_cattn_step_plan_desc_t
+	c.products = C.uint32_t(d.Products)
+	c.max_num_reqs = C.int64_t(d.MaxNumReqs)
+	c.max_num_tokens = C.int64_t(d.MaxNumTokens)
+	c.max_num_blocks_per_req = C.int64_t(d.MaxNumBlocksPerReq)
+	c.max_num_logits = C.int64_t(d.MaxNumLogits)
+	c.dcp.dcp_size = C.int64_t(d.DCP.DCPSize)
+	c.dcp.dcp_rank = C.int64_t(d.DCP.DCPRank)
+	c.dcp.dcp_kv_cache_interleave_size = C.int64_t(d.DCP.InterleaveSize)
+	c.mamba.block_size = C.int64_t(d.Mamba.BlockSize)
+	c.mamba.num_speculative_blocks = C.int64_t(d.Mamba.NumSpeculativeBlocks)
+	c.mamba.mamba_cache_mode = C.int32_t(d.Mamba.Mode)
+	c.conv1d.block_m = C.int64_t(d.Conv1d.BlockM)
+	c.local_attention.attn_chunk_size = C.int64_t(d.LocalAttention.AttnChunkSize)
+	c.local_attention.block_size = C.int64_t(d.LocalAttention.BlockSize)
+	c.extend.n = C.int64_t(d.Extend.N)
+	out := (*cStepPlan)(f.alloc(unsafe.Sizeof(cStepPlan(nil))))
+	if err := f.status(C.gocattn_step_plan_create(c, out, f.msg, msgCap)); err != nil {
+		return nil, err
+	}
+	return *out, nil
+}
+
+func cStepPlanDestroy(p cStepPlan) { C.cattn_step_plan_destroy(p) }
+
+func (f *frame) stepPlanGetShape(p cStepPlan) (StepPlanShape, error) {
+	s := (*C.cattn_step_plan_shape_t)(f.alloc(C.sizeof_cattn_step_plan_shape_t))
+	s.struct_size = C.sizeof_cattn_step_plan_shape_t
+	if err := f.status(C.gocattn_step_plan_get_shape(p, s, f.msg, msgCap)); err != nil {
+		return StepPlanShape{}, err
+	}
+	return StepPlanShape{
+		RestoreCapacity: int64(s.restore_capacity),
+		Conv1dCapacity:  int64(s.conv1d_capacity),
+		LocalCapacity:   int64(s.local_capacity),
+		LocalPages:      int64(s.local_pages),
+		MambaColumns:    int64(s.mamba_columns),
+	}, nil
+}
+
+func (f *frame) stepPlanWorkspaceSize(p cStepPlan) (uint64, error) {
+	var bytes C.size_t
+	err := f.status(C.gocattn_step_plan_workspace_size(p, &bytes, f.msg, msgCap))
+	return uint64(bytes), err
+}
+
+// b holds the batch's tensors in cattn_step_batch_t order (stepBatchFields), o the outputs'
+// in cattn_step_outputs_t order (stepOutputFields).
+func (f *frame) stepPlanRun(p cStepPlan, b [6]cTensor, o [17]cTensor, workspace uintptr,
+	workspaceBytes uint64, stream Stream) error {
+	cb := (*C.cattn_step_batch_t)(f.alloc(C.sizeof_cattn_step_batch_t))
+	cb.struct_size = C.sizeof_cattn_step_batch_t
+	cb.query_start_loc, cb.seq_lens, cb.block_table = b[0], b[1], b[2]
+	cb.cu_num_tokens, cb.logits_indices, cb.num_logits_indices = b[3], b[4], b[5]
+	co := (*C.cattn_step_outputs_t)(f.alloc(C.sizeof_cattn_step_outputs_t))
+	co.struct_size = C.sizeof_cattn_step_outputs_t
+	co.dcp_local_seq_lens, co.pcp_query_restore_idx, co.mamba_block_table = o[0], o[1], o[2]
+	co.conv1d_nums, co.conv1d_mlist, co.conv1d_offsetlist = o[3], o[4], o[5]
+	co.conv1d_batch_ptr, co.conv1d_token_chunk_offset_ptr = o[6], o[7]
+	co.local_query_start_loc, co.local_seq_lens = o[8], o[9]
+	co.local_num_computed_tokens, co.local_block_table = o[10], o[11]
+	co.decode_query_start_loc, co.extend_query_start_loc, co.extend_seq_lens = o[12], o[13], o[14]
+	co.counts, co.counts_host = o[15], o[16]
+	co.workspace_bytes = C.size_t(workspaceBytes)
+	return f.status(C.gocattn_step_plan_run(p, cb, co, C.uintptr_t(workspace),
+		C.uintptr_t(stream), f.msg, msgCap))
+}
+
+// cStepPlanDescInit returns CATTN_STEP_PLAN_DESC_INIT as a StepPlanDesc (tests compare it with
+// DefaultStepPlanDesc).
+func cStepPlanDescInit() StepPlanDesc {
+	d := C.gocattn_step_plan_desc_init()
+	return StepPlanDesc{
+		Products:           StepProduct(d.products),
+		MaxNumReqs:         int64(d.max_num_reqs),
+		MaxNumTokens:       int64(d.max_num_tokens),
+		MaxNumBlocksPerReq: int64(d.max_num_blocks_per_req),
+		MaxNumLogits:       int64(d.max_num_logits),
+		DCP: StepDCPParams{DCPSize: int64(d.dcp.dcp_size), DCPRank: int64(d.dcp.dcp_rank),
+			InterleaveSize: int64(d.dcp.dcp_kv_cache_interleave_size)},
+		Mamba: StepMambaParams{BlockSize: int64(d.mamba.block_size),
+			NumSpeculativeBlocks: int64(d.mamba.num_speculative_blocks),
+			Mode:                 MambaCacheMode(d.mamba.mamba_cache_mode)},
+		Conv1d: StepConv1dParams{BlockM: int64(d.conv1d.block_m)},
+		LocalAttention: StepLocalAttentionParams{
+			AttnChunkSize: int64(d.local_attention.attn_chunk_size),
+			BlockSize:     int64(d.local_attention.block_size)},
+		Extend: StepExtendParams{N: int64(d.extend.n)},
+	}
+}
+
+// cStepConstants returns the header's CATTN_STEP_* product bits (the seven, then
+// CATTN_STEP_ALL_PRODUCTS) and CATTN_STEP_COUNT_* indices (the eight, then
+// CATTN_STEP_NUM_COUNTS), for the test that holds the Go constants to them.
+func cStepConstants() (products [8]uint32, counts [9]int32) {
+	var p [8]C.uint32_t
+	var c [9]C.int32_t
+	C.gocattn_step_constants(&p[0], &c[0])
+	for i := range p {
+		products[i] = uint32(p[i])
+	}
+	for i := range c {
+		counts[i] = int32(c[i])
+	}
+	return products, counts
 }

@@ -58,3 +58,52 @@ func ComputeCausalConv1dMetadata(args CausalConv1dMetadataArgs) (tot int64, err 
 	}
 	return tot, nil
 }
+
+// CausalConv1dMetadataDeviceArgs are the arguments of ComputeCausalConv1dMetadataDevice
+// (cattn_causal_conv1d_metadata_device_args_t). Every tensor is 1-D int32/int64 (each output
+// its own dtype) in device memory on QueryStartLoc's device (UnsafeDeviceTensor); every output
+// is optional (nil). Unlike CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_INIT the zero value has
+// BlockM 0: set it (vLLM: 8). Since 1.1.
+type CausalConv1dMetadataDeviceArgs struct {
+	// QueryStartLoc: in, [B + 1] on the device, non-decreasing; zero-length requests pad a
+	// batch to its capacity.
+	QueryStartLoc *Tensor
+	BlockM        int64   // tokens per program (vLLM: 8), >= 1
+	Nums          *Tensor // out: [B], programs per request
+	MList         *Tensor // out: [capacity], request of each program, PadSlotID past tot
+	OffsetList    *Tensor // out: [capacity], chunk index within its request, PadSlotID past tot
+	BatchPtr      *Tensor // out: [capacity], as MList
+	// TokenChunkOffsetPtr: out, [capacity], as OffsetList.
+	TokenChunkOffsetPtr *Tensor
+	Tot                 *Tensor // out: [1], the number of programs
+	Stream              Stream
+}
+
+// ComputeCausalConv1dMetadataDevice computes causal_conv1d's launch metadata on the device from
+// the device QueryStartLoc, as vLLM's compute_causal_conv1d_metadata
+// (cattn_compute_causal_conv1d_metadata_device), in one kernel enqueued on args.Stream: no
+// host sync, no allocation, so that a captured CUDA graph computes it afresh from the batch
+// written into the same buffers before every replay (ComputeCausalConv1dMetadata plans on the
+// host and replays the values planned at capture). Values equal the host call's; every
+// per-program output is filled to its own length, with PadSlotID past tot. A capacity of
+// cdiv(max_num_tokens, BlockM) + max_num_reqs holds every batch of at most max_num_tokens
+// tokens and max_num_reqs requests; a batch of more programs writes the first ones, and Tot
+// still reports them all. The data is not checked on the device: a decreasing entry counts as
+// an empty request, and an int32 output keeps the low 32 bits. Errors: StatusInvalidArgument
+// (shapes, dtypes, devices, host tensors - the host has ComputeCausalConv1dMetadata -,
+// BlockM < 1, overlaps), StatusInsufficientSize (Nums shorter than B), StatusNotSupported
+// (CPU-only build, no usable device, a tensor off its element alignment), StatusCUDAError.
+// Since 1.1.
+func ComputeCausalConv1dMetadataDevice(args CausalConv1dMetadataDeviceArgs) error {
+	f := newFrame("cattn_compute_causal_conv1d_metadata_device")
+	defer f.free()
+	var cs [7]cTensor
+	names := [7]string{"args->query_start_loc", "args->nums", "args->mlist", "args->offsetlist",
+		"args->batch_ptr", "args->token_chunk_offset_ptr", "args->tot"}
+	ts := [7]*Tensor{args.QueryStartLoc, args.Nums, args.MList, args.OffsetList, args.BatchPtr,
+		args.TokenChunkOffsetPtr, args.Tot}
+	if err := f.tensorsInto(cs[:], names[:], ts[:]); err != nil {
+		return err
+	}
+	return f.computeCausalConv1dMetadataDevice(cs, args.BlockM, args.Stream)
+}

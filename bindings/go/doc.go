@@ -13,7 +13,8 @@
 // Each utility is in a file named after vLLM's function (get_pcp_query_restore_idx.go, ...).
 // Go names are the C names without the cattn_ prefix in Go case (GetPCPQueryRestoreIdx for
 // cattn_get_pcp_query_restore_idx); creators are New..., and calls on a handle are its methods
-// (LocalAttentionPlan.Fill for cattn_local_attention_plan_fill). Argument structs carry the C
+// (LocalAttentionPlan.Fill for cattn_local_attention_plan_fill, StepPlan.Run for
+// cattn_step_plan_run). Argument structs carry the C
 // struct's fields in Go case; their zero values are not always the C *_INIT defaults, as each
 // struct says.
 //
@@ -35,10 +36,19 @@
 // function, so it belongs to the call even though goroutines move between OS threads. A
 // failed call has written nothing to its outputs.
 //
+// # Device calls and the step plan
+//
+// Since libcattn 1.1, ComputeCausalConv1dMetadataDevice and
+// MakeLocalAttentionVirtualBatchesDevice compute from device tensors alone, and a StepPlan
+// (NewStepPlan, StepPlan.Run) computes several utilities' values for one engine step in a
+// single launch; all three are capturable in a CUDA graph and correct on every replay. They
+// take device tensors only (UnsafeDeviceTensor): host tensors are StatusInvalidArgument (the
+// utilities have host calls), and a CPU-only libcattn answers StatusNotSupported.
+//
 // # Handles and concurrency
 //
-// Context, LocalAttentionPlan and Comm own C handles: Close them (Close is idempotent, and a
-// finalizer is only a safety net). Every function may be called from any number of goroutines
+// Context, LocalAttentionPlan, StepPlan and Comm own C handles: Close them (Close is
+// idempotent, and a finalizer is only a safety net). Every function may be called from any number of goroutines
 // at once, provided no two write the same output tensor; a handle may be shared, and Close
 // waits for calls in progress on it. A Comm serialises its collectives, as NCCL requires.
 package cattn

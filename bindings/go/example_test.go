@@ -212,6 +212,64 @@ func ExampleGetPerLayerParameters() {
 	// {PerLayerParameters:{WindowLeft:4095 LogitsSoftCap:0 HasLogitsSoftCap:false SMScale:0.125 HasSinks:false} HasSameWindowLefts:false HasSameAllParams:false}
 }
 
+func ExampleNewStepPlan() {
+	// Capacities of a vLLM engine: 256 requests, 8192 batched tokens, 512 blocks per request,
+	// chunked local attention over chunks of 8192 tokens in KV blocks of 16.
+	desc := cattn.DefaultStepPlanDesc()
+	desc.Products = cattn.StepCausalConv1dMetadata | cattn.StepLocalAttention | cattn.StepExtendQueries
+	desc.MaxNumReqs, desc.MaxNumTokens, desc.MaxNumBlocksPerReq = 256, 8192, 512
+	desc.LocalAttention = cattn.StepLocalAttentionParams{AttnChunkSize: 8192, BlockSize: 16}
+	plan, err := cattn.NewStepPlan(desc)
+	if err != nil {
+		panic(err)
+	}
+	defer plan.Close()
+	shape, _ := plan.Shape()
+	workspace, _ := plan.WorkspaceSize()
+	fmt.Println(shape.Conv1dCapacity, shape.LocalCapacity, shape.LocalPages, workspace)
+
+	// The zero value of a parameter is not its default: BlockM 0 is refused, by its C name
+	// ("desc->conv1d.block_m is out of range (got 0, expected >= 1)").
+	desc.Conv1d.BlockM = 0
+	_, err = cattn.NewStepPlan(desc)
+	fmt.Println(errors.Is(err, cattn.StatusInvalidArgument))
+	// Output:
+	// 1280 513 512 0
+	// true
+}
+
+// A run needs a GPU: the batch and the outputs are device buffers (by address) that the engine
+// rewrites before every replay of the CUDA graph the run was captured in. Not run here.
+func ExampleStepPlan_Run() {
+	desc := cattn.DefaultStepPlanDesc()
+	desc.Products = cattn.StepCausalConv1dMetadata | cattn.StepExtendQueries
+	desc.MaxNumReqs, desc.MaxNumTokens, desc.MaxNumBlocksPerReq = 8, 512, 1
+	plan, err := cattn.NewStepPlan(desc)
+	if err != nil {
+		panic(err)
+	}
+	defer plan.Close()
+	shape, _ := plan.Shape()
+	const b = 8                                                  // the graph's batch size
+	var qsl, seqLens, batchPtr, chunkPtr, extQsl, extSeq uintptr // cudaMalloc'd
+	var counts uintptr                                           // cudaHostAlloc'd (mapped)
+	var stream cattn.Stream                                      // a cudaStream_t, capturing
+	dev := func(p uintptr, shape ...int64) *cattn.Tensor {
+		return cattn.UnsafeDeviceTensor(p, cattn.CUDA(0), cattn.Int32, shape...)
+	}
+	err = plan.Run(cattn.StepBatch{QueryStartLoc: dev(qsl, b+1), SeqLens: dev(seqLens, b)},
+		cattn.StepOutputs{
+			Conv1dBatchPtr:            dev(batchPtr, shape.Conv1dCapacity),
+			Conv1dTokenChunkOffsetPtr: dev(chunkPtr, shape.Conv1dCapacity),
+			ExtendQueryStartLoc:       dev(extQsl, b+1),
+			ExtendSeqLens:             dev(extSeq, b),
+			CountsHost: cattn.UnsafeDeviceTensor(counts, cattn.Device{Type: cattn.DeviceCUDAHost},
+				cattn.Int64, cattn.StepNumCounts),
+		}, stream)
+	fmt.Println(err)
+	// After the stream is synchronised, counts[cattn.StepCountConv1dPrograms] holds tot.
+}
+
 func ExampleError() {
 	restore := make([]int64, 10)
 	err := cattn.GetPCPQueryRestoreIdx(cattn.Int64Tensor([]int64{0, 8, 20}), cattn.Int64Tensor(restore), 0)

@@ -30,6 +30,13 @@ func TestCloseEveryHandle(t *testing.T) {
 	mustOK(t, plan.Close())
 	mustOK(t, plan.Close())
 
+	step, err := NewStepPlan(stepDesc(StepAllProducts))
+	mustOK(t, err)
+	mustOK(t, step.Close())
+	mustOK(t, step.Close())
+	var nilStep *StepPlan
+	mustOK(t, nilStep.Close())
+
 	// Comm: see TestCommLifecycle (a real one needs NCCL and a GPU) and TestCommErrors.
 	var comm *Comm
 	mustOK(t, comm.Close())
@@ -45,6 +52,8 @@ func TestFinalizersReleaseForgottenHandles(t *testing.T) {
 		_, err := NewContext()
 		mustOK(t, err)
 		_, err = MakeLocalAttentionVirtualBatches(4, 2, &in)
+		mustOK(t, err)
+		_, err = NewStepPlan(stepDesc(StepAllProducts))
 		mustOK(t, err)
 	}
 	for i := 0; i < 3; i++ {

@@ -134,3 +134,59 @@ func (plan *LocalAttentionPlan) MakeBlockTable(blockTable, out *Tensor, stream S
 	}
 	return f.localAttentionPlanMakeBlockTable(p, bt, o, stream)
 }
+
+// LocalAttentionDeviceArgs are the arguments of MakeLocalAttentionVirtualBatchesDevice
+// (cattn_local_attention_device_args_t). Every tensor is int32/int64 in device memory on
+// QueryStartLoc's device (UnsafeDeviceTensor). The capacity is SeqLensOut's length; every
+// output holds it. Since 1.1.
+type LocalAttentionDeviceArgs struct {
+	AttnChunkSize int64 // C >= 1
+	BlockSize     int64 // >= 1, divides AttnChunkSize
+	// QueryStartLoc: in, [B + 1]; zero-length requests pad a batch to its capacity.
+	QueryStartLoc *Tensor
+	SeqLens       *Tensor // in: [B]
+	BlockTable    *Tensor // in: [B, cols >= 1]
+	// QueryStartLocOut: out, [capacity + 1], the virtual batches' cu_seqlens_q; past V it
+	// repeats the total.
+	QueryStartLocOut *Tensor
+	SeqLensOut       *Tensor // out: [capacity], their key lengths; 0 past V
+	// NumComputedTokensOut: out, may be nil, [capacity]; 0 past V.
+	NumComputedTokensOut *Tensor
+	// BlockTableOut: out, may be nil, [capacity, C / BlockSize], BlockTable's dtype; rows
+	// past V are 0.
+	BlockTableOut *Tensor
+	// Counts: out, may be nil, [3]: {V, max_query_len, max_seq_len}.
+	Counts *Tensor
+	Stream Stream
+}
+
+// MakeLocalAttentionVirtualBatchesDevice computes the local-attention virtual batches on the
+// device from the device QueryStartLoc and SeqLens, as vLLM's
+// make_local_attention_virtual_batches (cattn_make_local_attention_virtual_batches_device), in
+// one kernel enqueued on args.Stream: no host sync, no allocation, so that a captured CUDA
+// graph computes them afresh on every replay (a LocalAttentionPlan replays the values planned
+// at capture). Values equal the plan's for every batch the host accepts. A capacity of
+// min(2 * max_num_reqs + cdiv(max_num_tokens, C), max_num_tokens + max_num_reqs) holds every
+// batch of at most max_num_reqs requests (padding rows included) and max_num_tokens tokens; a
+// batch of more virtual batches writes the first ones and reports its V in Counts. The data is
+// not checked on the device: a decreasing QueryStartLoc entry counts as an empty request, a
+// seq_len shorter than its query is taken as the query's length, and an int32 output keeps
+// the low 32 bits. Errors: StatusInvalidArgument (sizes, shapes, dtypes, devices, host
+// tensors - the host has MakeLocalAttentionVirtualBatches -, outputs of different capacities,
+// overlaps), StatusNotSupported (CPU-only build, no usable device, a tensor off its element
+// alignment), StatusCUDAError. Since 1.1.
+func MakeLocalAttentionVirtualBatchesDevice(args LocalAttentionDeviceArgs) error {
+	f := newFrame("cattn_make_local_attention_virtual_batches_device")
+	defer f.free()
+	var cs [8]cTensor
+	names := [8]string{"args->query_start_loc", "args->seq_lens", "args->block_table",
+		"args->query_start_loc_out", "args->seq_lens_out", "args->num_computed_tokens_out",
+		"args->block_table_out", "args->counts"}
+	ts := [8]*Tensor{args.QueryStartLoc, args.SeqLens, args.BlockTable, args.QueryStartLocOut,
+		args.SeqLensOut, args.NumComputedTokensOut, args.BlockTableOut, args.Counts}
+	if err := f.tensorsInto(cs[:], names[:], ts[:]); err != nil {
+		return err
+	}
+	return f.makeLocalAttentionVirtualBatchesDevice(args.AttnChunkSize, args.BlockSize, cs,
+		args.Stream)
+}

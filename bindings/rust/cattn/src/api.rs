@@ -36,8 +36,8 @@ pub(crate) use entry;
 /// call and no handle outlives the library).
 ///
 /// Every free function of this crate is a method of `Api` called on [`Api::linked`]; handles
-/// ([`crate::Context`], [`crate::LocalAttentionPlan`], [`crate::Comm`]) remember the `Api`
-/// that made them and are only accepted by that same library.
+/// ([`crate::Context`], [`crate::LocalAttentionPlan`], [`crate::StepPlan`], [`crate::Comm`])
+/// remember the `Api` that made them and are only accepted by that same library.
 #[derive(Clone, Copy)]
 pub struct Api<'l> {
     table: NonNull<sys::cattn_api_t>,

@@ -1,4 +1,5 @@
-//! Causal-conv1d launch metadata (vLLM's compute_causal_conv1d_metadata).
+//! Causal-conv1d launch metadata (vLLM's compute_causal_conv1d_metadata), planned on the host
+//! or (since 1.1) computed on the device.
 
 use std::mem::size_of;
 
@@ -31,6 +32,29 @@ pub struct CausalConv1dOutputs<'a> {
     pub batch_ptr: Option<TensorMut<'a>>,
     /// `[capacity >= tot]`: offsetlist, then `PAD_SLOT_ID` (-1) up to the capacity.
     pub token_chunk_offset_ptr: Option<TensorMut<'a>>,
+}
+
+/// The outputs of [`compute_causal_conv1d_metadata_device`]; each is optional, 1-D int32/int64
+/// on `query_start_loc`'s device.
+///
+/// The per-program outputs hold a capacity of their own length each: `cdiv(max_num_tokens,
+/// block_m) + max_num_reqs` holds every batch of at most that many tokens and requests.
+#[derive(Debug, Default)]
+pub struct CausalConv1dDeviceOutputs<'a> {
+    /// `[B]`: programs per request, `ceil(len / block_m)`.
+    pub nums: Option<TensorMut<'a>>,
+    /// `[capacity]`: the request of each program, then `PAD_SLOT_ID` (-1) past `tot`.
+    pub mlist: Option<TensorMut<'a>>,
+    /// `[capacity]`: the chunk index of each program within its request, then `PAD_SLOT_ID`
+    /// (-1) past `tot`.
+    pub offsetlist: Option<TensorMut<'a>>,
+    /// `[capacity]`: as `mlist`.
+    pub batch_ptr: Option<TensorMut<'a>>,
+    /// `[capacity]`: as `offsetlist`.
+    pub token_chunk_offset_ptr: Option<TensorMut<'a>>,
+    /// `[1]`: the number of programs, vLLM's `nums.sum()` (all of them, also when they do not
+    /// fit the capacity).
+    pub tot: Option<TensorMut<'a>>,
 }
 
 /// The sizes of the metadata for a host `query_start_loc_cpu` (`[B + 1]`, int32/int64,
@@ -73,6 +97,72 @@ pub fn compute_causal_conv1d_metadata(
     stream: Stream,
 ) -> Result<i64> {
     Api::linked()?.compute_causal_conv1d_metadata(query_start_loc_cpu, block_m, out, stream)
+}
+
+/// Computes causal_conv1d's launch metadata on the device from the device `query_start_loc`
+/// (`[B + 1]` int32/int64, non-decreasing), so that a captured CUDA graph computes it afresh
+/// from the batch written into the same buffers before every replay
+/// ([`compute_causal_conv1d_metadata`] plans on the host and replays the values planned at
+/// capture). The values equal the host call's; every per-program output is filled to its own
+/// length, with [`crate::PAD_SLOT_ID`] past `tot`, and a batch of more programs than an output
+/// holds writes the first ones while `tot` still reports them all. Zero-length requests (a
+/// batch padded to its graph's size) own no programs.
+///
+/// One kernel on `stream`: no host sync, no allocation, capturable. The data cannot be checked
+/// on the device: a decreasing entry counts as an empty request, and an int32 output keeps the
+/// low 32 bits.
+///
+/// Errors: [`crate::Status::InvalidArgument`] for host tensors (the host has
+/// [`compute_causal_conv1d_metadata`]), shapes, dtypes, tensors on different devices, overlaps,
+/// `block_m < 1`; [`crate::Status::NotSupported`] in a CPU-only build or without a usable
+/// device; [`crate::Status::CudaError`]. Since 1.1.
+///
+/// ```
+/// use cattn::{compute_causal_conv1d_metadata_device, CausalConv1dDeviceOutputs, Status,
+///             Stream, TensorMut};
+/// // Host tensors are refused: this call is for the device.
+/// let qsl = [0i32, 10, 16, 17];
+/// let mut nums = [0i32; 3];
+/// let err = compute_causal_conv1d_metadata_device(&(&qsl).into(), 8,
+///     &mut CausalConv1dDeviceOutputs {
+///         nums: Some(TensorMut::from_slice(&mut nums)),
+///         ..Default::default()
+///     }, Stream::DEFAULT).unwrap_err();
+/// assert_eq!(err.status(), Status::InvalidArgument);
+/// assert!(err.message().contains("args->query_start_loc is not device memory"));
+/// ```
+///
+/// On the device (the pointers are CUDA allocations of the caller's):
+///
+/// ```no_run
+/// # use std::ffi::c_void;
+/// use cattn::{compute_causal_conv1d_metadata_device, CausalConv1dDeviceOutputs, DataType,
+///             Device, Stream, TensorMut, TensorRef};
+/// # let (d_qsl, d_mlist, d_tot): (*const c_void, *mut c_void, *mut c_void) = unimplemented!();
+/// # let stream = Stream::DEFAULT;
+/// let (max_num_reqs, max_num_tokens, block_m) = (256i64, 8192i64, 8i64);
+/// let capacity = (max_num_tokens + block_m - 1) / block_m + max_num_reqs;
+/// // SAFETY: device memory of these shapes, alive until the stream's work has completed.
+/// let (qsl, mlist, tot) = unsafe {(
+///     TensorRef::from_raw_parts(d_qsl, Device::Cuda(0), DataType::I32, &[max_num_reqs + 1],
+///                               None, 0),
+///     TensorMut::from_raw_parts(d_mlist, Device::Cuda(0), DataType::I32, &[capacity], None, 0),
+///     TensorMut::from_raw_parts(d_tot, Device::Cuda(0), DataType::I64, &[1], None, 0),
+/// )};
+/// compute_causal_conv1d_metadata_device(&qsl, block_m, &mut CausalConv1dDeviceOutputs {
+///     mlist: Some(mlist),
+///     tot: Some(tot),
+///     ..Default::default()
+/// }, stream)?;
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn compute_causal_conv1d_metadata_device(
+    query_start_loc: &TensorRef<'_>,
+    block_m: i64,
+    out: &mut CausalConv1dDeviceOutputs<'_>,
+    stream: Stream,
+) -> Result<()> {
+    Api::linked()?.compute_causal_conv1d_metadata_device(query_start_loc, block_m, out, stream)
 }
 
 impl Api<'_> {
@@ -120,5 +210,31 @@ impl Api<'_> {
         // SAFETY: the views live through the call; the outputs are borrowed mutably.
         self.check(unsafe { f(&mut raw) })?;
         Ok(raw.tot)
+    }
+
+    /// [`compute_causal_conv1d_metadata_device`] in this library.
+    pub fn compute_causal_conv1d_metadata_device(
+        self,
+        query_start_loc: &TensorRef<'_>,
+        block_m: i64,
+        out: &mut CausalConv1dDeviceOutputs<'_>,
+        stream: Stream,
+    ) -> Result<()> {
+        let raw = sys::cattn_causal_conv1d_metadata_device_args_t {
+            struct_size: size_of::<sys::cattn_causal_conv1d_metadata_device_args_t>(),
+            query_start_loc: query_start_loc.as_raw(),
+            block_m,
+            nums: raw_out(out.nums.as_mut()),
+            mlist: raw_out(out.mlist.as_mut()),
+            offsetlist: raw_out(out.offsetlist.as_mut()),
+            batch_ptr: raw_out(out.batch_ptr.as_mut()),
+            token_chunk_offset_ptr: raw_out(out.token_chunk_offset_ptr.as_mut()),
+            tot: raw_out(out.tot.as_mut()),
+            stream: stream.as_raw(),
+        };
+        let f = entry!(self, compute_causal_conv1d_metadata_device)?;
+        // SAFETY: the views live through the call; the outputs are borrowed mutably, and their
+        // device memory is vouched for by whoever made the views (from_raw_parts).
+        self.check(unsafe { f(&raw) })
     }
 }

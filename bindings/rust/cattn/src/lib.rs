@@ -10,8 +10,12 @@
 //!   safely from host slices (shapes are checked against the slice) or, `unsafe`ly, from device
 //!   pointers. Host tensors run the host implementation synchronously; CUDA tensors are
 //!   enqueued on the call's [`Stream`].
-//! - Handles ([`Context`], [`LocalAttentionPlan`], [`Comm`]) free themselves when dropped and
-//!   are `Send`/`Sync` as the header's thread-safety rules allow.
+//! - Handles ([`Context`], [`LocalAttentionPlan`], [`StepPlan`], [`Comm`]) free themselves when
+//!   dropped and are `Send`/`Sync` as the header's thread-safety rules allow.
+//! - For CUDA graphs (since 1.1): [`compute_causal_conv1d_metadata_device`] and
+//!   [`make_local_attention_virtual_batches_device`] compute on the device what their host
+//!   calls plan on the host, and a [`StepPlan`] computes a whole step's metadata in one launch
+//!   (module [`step_plan`]).
 //! - Calls go through the library's function table ([`Api`]): the linked library's for the
 //!   free functions, or one loaded at run time with [`dynamic::Library`].
 //!
@@ -48,6 +52,7 @@ pub mod make_kv_sharing_fast_prefill_common_attn_metadata;
 pub mod make_local_attention_virtual_batches;
 pub mod mamba_get_block_table_tensor;
 pub mod pcp_kv_allgather_and_restore;
+pub mod step_plan;
 
 #[cfg(unix)]
 pub mod dynamic;
@@ -62,7 +67,8 @@ pub use metadata::{CommonAttnMetadata, MetadataScalars};
 pub use tensor::{DataType, Device, Element, Stream, TensorMut, TensorRef};
 
 pub use compute_causal_conv1d_metadata::{
-    compute_causal_conv1d_metadata, compute_causal_conv1d_metadata_size, CausalConv1dOutputs,
+    compute_causal_conv1d_metadata, compute_causal_conv1d_metadata_device,
+    compute_causal_conv1d_metadata_size, CausalConv1dDeviceOutputs, CausalConv1dOutputs,
     CausalConv1dSize,
 };
 pub use extend_all_queries_by_n::{
@@ -87,7 +93,9 @@ pub use make_kv_sharing_fast_prefill_common_attn_metadata::{
     make_kv_sharing_fast_prefill_common_attn_metadata, FastPrefillMetadata, FastPrefillOutputs,
 };
 pub use make_local_attention_virtual_batches::{
-    make_local_attention_virtual_batches, LocalAttentionOutputs, LocalAttentionPlan, PlanShape,
+    make_local_attention_virtual_batches, make_local_attention_virtual_batches_device,
+    LocalAttentionDeviceArgs, LocalAttentionDeviceOutputs, LocalAttentionOutputs,
+    LocalAttentionPlan, PlanShape,
 };
 pub use mamba_get_block_table_tensor::{
     mamba_get_block_table_tensor, MambaBlockTableArgs, MambaCacheMode,
@@ -95,6 +103,11 @@ pub use mamba_get_block_table_tensor::{
 pub use pcp_kv_allgather_and_restore::{
     pcp_kv_allgather_and_restore, pcp_kv_allgather_and_restore_workspace_size, PcpKvAllgatherArgs,
     PcpKvAllgatherOutputs, Workspace,
+};
+pub use step_plan::{
+    step_plan_create, StepBatch, StepConv1dParams, StepCount, StepDcpParams, StepExtendParams,
+    StepLocalAttentionParams, StepMambaParams, StepOutputs, StepPlan, StepPlanDesc, StepPlanShape,
+    StepProducts, STEP_NUM_COUNTS,
 };
 
 /// `CATTN_PAD_SLOT_ID`: the value written past the programs in use (compute_causal_conv1d_metadata) and for a

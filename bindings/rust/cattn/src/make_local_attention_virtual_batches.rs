@@ -1,5 +1,5 @@
 //! Local-attention virtual batches (vLLM's make_local_attention_virtual_batches),
-//! as a plan handle.
+//! as a plan handle made on the host or (since 1.1) computed on the device.
 
 use std::fmt;
 use std::mem::size_of;
@@ -11,6 +11,41 @@ use crate::api::{entry, Api};
 use crate::error::{Error, Result, Status};
 use crate::metadata::{raw_init, CommonAttnMetadata, MetadataScalars};
 use crate::tensor::{raw_out, Stream, TensorMut, TensorRef};
+
+/// The inputs of [`make_local_attention_virtual_batches_device`], int32/int64 on one CUDA
+/// device.
+#[derive(Clone, Debug)]
+pub struct LocalAttentionDeviceArgs<'a> {
+    /// C, `>= 1`.
+    pub attn_chunk_size: i64,
+    /// `>= 1`, divides `attn_chunk_size`.
+    pub block_size: i64,
+    /// `[B + 1]`; zero-length requests pad a batch to its capacity.
+    pub query_start_loc: TensorRef<'a>,
+    /// `[B]`.
+    pub seq_lens: TensorRef<'a>,
+    /// `[B, cols >= 1]`.
+    pub block_table: TensorRef<'a>,
+    /// The stream the kernel is enqueued on.
+    pub stream: Stream,
+}
+
+/// The outputs of [`make_local_attention_virtual_batches_device`], int32/int64 on the inputs'
+/// device. Their capacity is their length: every per-virtual-batch output has the same one.
+#[derive(Debug)]
+pub struct LocalAttentionDeviceOutputs<'a> {
+    /// `[capacity + 1]`: the virtual batches' cu_seqlens_q; past V it repeats the total.
+    pub query_start_loc_out: TensorMut<'a>,
+    /// `[capacity]`: their key lengths; 0 past V.
+    pub seq_lens_out: TensorMut<'a>,
+    /// Optional `[capacity]`: their computed tokens; 0 past V.
+    pub num_computed_tokens_out: Option<TensorMut<'a>>,
+    /// Optional `[capacity, C / block_size]` of the block table's dtype: the gathered block
+    /// table; rows past V are 0.
+    pub block_table_out: Option<TensorMut<'a>>,
+    /// Optional `[3]`: `{V, max_query_len, max_seq_len}`.
+    pub counts: Option<TensorMut<'a>>,
+}
 
 /// The sizes of a plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -90,6 +125,59 @@ pub fn make_local_attention_virtual_batches(
     block_size: i64,
 ) -> Result<LocalAttentionPlan<'static>> {
     LocalAttentionPlan::new(metadata, attn_chunk_size, block_size)
+}
+
+/// Computes the local-attention virtual batches on the device from the device
+/// `query_start_loc` and `seq_lens` - cu_seqlens_q, key lengths, computed tokens, the gathered
+/// block table and the counts - so that a captured CUDA graph computes them afresh on every
+/// replay (the [`LocalAttentionPlan`] calls replay the values planned at capture). The values
+/// equal the plan's for every batch the host accepts.
+///
+/// The capacity is the outputs' length: `min(2 * max_num_reqs + cdiv(max_num_tokens, C),
+/// max_num_tokens + max_num_reqs)` holds every batch of at most `max_num_reqs` requests
+/// (padding rows included) and `max_num_tokens` tokens. A batch of more virtual batches than
+/// the capacity writes the first ones and reports its V in `counts`.
+///
+/// One kernel on `args.stream`: no host sync, no allocation, capturable. The data cannot be
+/// checked on the device: a decreasing `query_start_loc` entry counts as an empty request, a
+/// seq_len shorter than its query is taken as the query's length, and an int32 output keeps
+/// the low 32 bits.
+///
+/// Errors: [`Status::InvalidArgument`] for host tensors (the host has
+/// [`LocalAttentionPlan`]), chunk/block sizes, shapes, dtypes, tensors on different devices,
+/// outputs of different capacities, overlaps; [`Status::NotSupported`] in a CPU-only build or
+/// without a usable device; [`Status::CudaError`]. Since 1.1.
+///
+/// ```
+/// use cattn::{make_local_attention_virtual_batches_device, LocalAttentionDeviceArgs,
+///             LocalAttentionDeviceOutputs, Status, Stream, TensorMut, TensorRef};
+/// // Host tensors are refused: the host has LocalAttentionPlan.
+/// let (qsl, seq) = ([0i32, 4, 14, 19], [6i32, 17, 9]);
+/// let table: Vec<i32> = (0..27).collect();
+/// let (mut q, mut s) = ([0i32; 9], [0i32; 8]);
+/// let err = make_local_attention_virtual_batches_device(&LocalAttentionDeviceArgs {
+///     attn_chunk_size: 4,
+///     block_size: 2,
+///     query_start_loc: TensorRef::from_slice(&qsl),
+///     seq_lens: TensorRef::from_slice(&seq),
+///     block_table: TensorRef::new(&table, &[3, 9])?,
+///     stream: Stream::DEFAULT,
+/// }, &mut LocalAttentionDeviceOutputs {
+///     query_start_loc_out: TensorMut::from_slice(&mut q),
+///     seq_lens_out: TensorMut::from_slice(&mut s),
+///     num_computed_tokens_out: None,
+///     block_table_out: None,
+///     counts: None,
+/// }).unwrap_err();
+/// assert_eq!(err.status(), Status::InvalidArgument);
+/// assert!(err.message().contains("args->query_start_loc is not device memory"));
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn make_local_attention_virtual_batches_device(
+    args: &LocalAttentionDeviceArgs<'_>,
+    out: &mut LocalAttentionDeviceOutputs<'_>,
+) -> Result<()> {
+    Api::linked()?.make_local_attention_virtual_batches_device(args, out)
 }
 
 impl LocalAttentionPlan<'static> {
@@ -211,6 +299,34 @@ impl<'l> Api<'l> {
             )
         })?;
         Ok(LocalAttentionPlan { raw, api: self })
+    }
+}
+
+impl Api<'_> {
+    /// [`make_local_attention_virtual_batches_device`] in this library.
+    pub fn make_local_attention_virtual_batches_device(
+        self,
+        args: &LocalAttentionDeviceArgs<'_>,
+        out: &mut LocalAttentionDeviceOutputs<'_>,
+    ) -> Result<()> {
+        let raw = sys::cattn_local_attention_device_args_t {
+            struct_size: size_of::<sys::cattn_local_attention_device_args_t>(),
+            attn_chunk_size: args.attn_chunk_size,
+            block_size: args.block_size,
+            query_start_loc: args.query_start_loc.as_raw(),
+            seq_lens: args.seq_lens.as_raw(),
+            block_table: args.block_table.as_raw(),
+            query_start_loc_out: out.query_start_loc_out.as_raw(),
+            seq_lens_out: out.seq_lens_out.as_raw(),
+            num_computed_tokens_out: raw_out(out.num_computed_tokens_out.as_mut()),
+            block_table_out: raw_out(out.block_table_out.as_mut()),
+            counts: raw_out(out.counts.as_mut()),
+            stream: args.stream.as_raw(),
+        };
+        let f = entry!(self, make_local_attention_virtual_batches_device)?;
+        // SAFETY: the views live through the call; the outputs are borrowed mutably, and their
+        // device memory is vouched for by whoever made the views (from_raw_parts).
+        self.check(unsafe { f(&raw) })
     }
 }
 

@@ -21,7 +21,7 @@ pub enum MambaCacheMode {
 }
 
 impl MambaCacheMode {
-    fn to_raw(self) -> i32 {
+    pub(crate) fn to_raw(self) -> i32 {
         let raw = match self {
             MambaCacheMode::None => sys::CATTN_MAMBA_CACHE_MODE_NONE,
             MambaCacheMode::All => sys::CATTN_MAMBA_CACHE_MODE_ALL,

@@ -27,7 +27,8 @@ pub struct PcpKvAllgatherArgs<'a> {
     pub stream: Stream,
 }
 
-/// Device scratch memory for [`pcp_kv_allgather_and_restore`].
+/// Device scratch memory for a call that takes a workspace: [`pcp_kv_allgather_and_restore`]
+/// and [`crate::StepPlan::run`]. The default is no workspace ([`Workspace::none`]).
 #[derive(Debug)]
 pub struct Workspace<'a> {
     ptr: *mut c_void,
@@ -40,7 +41,9 @@ pub struct Workspace<'a> {
 unsafe impl Send for Workspace<'_> {}
 
 impl Workspace<'_> {
-    /// No workspace, for when [`pcp_kv_allgather_and_restore_workspace_size`] reports 0.
+    /// No workspace, for when the call's size query
+    /// ([`pcp_kv_allgather_and_restore_workspace_size`], [`crate::StepPlan::workspace_size`])
+    /// reports 0.
     pub fn none() -> Workspace<'static> {
         Workspace {
             ptr: std::ptr::null_mut(),
@@ -52,14 +55,27 @@ impl Workspace<'_> {
     /// `size` bytes of device memory at `ptr`.
     ///
     /// # Safety
-    /// For `'a`, `ptr` must be `size` bytes of device memory on the communicator's device,
-    /// 256-byte aligned, used by nothing else until the work enqueued with it has completed.
+    /// For `'a`, `ptr` must be `size` bytes of device memory on the device the call runs on
+    /// (for [`pcp_kv_allgather_and_restore`] the communicator's, 256-byte aligned), used by
+    /// nothing else until the work enqueued with it has completed.
     pub unsafe fn from_raw<'a>(ptr: *mut c_void, size: usize) -> Workspace<'a> {
         Workspace {
             ptr,
             size,
             _memory: PhantomData,
         }
+    }
+}
+
+impl Default for Workspace<'_> {
+    fn default() -> Self {
+        Workspace::none()
+    }
+}
+
+impl Workspace<'_> {
+    pub(crate) fn as_raw(&self) -> (*mut c_void, usize) {
+        (self.ptr, self.size)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Creating and dropping handles of the real library in a loop does not grow the process: a
-//! Drop that forgot its destroy call would leak every context and plan. Alone in its test
-//! binary so that no other test's allocations blur the measurement.
+//! Drop that forgot its destroy call would leak every context and plan (local-attention and
+//! step plans). Alone in its test binary so that no other test's allocations blur the
+//! measurement.
 
 use cattn::*;
 
@@ -23,6 +24,17 @@ fn create_and_drop_in_a_loop() {
         num_actual_tokens: 19,
         ..Default::default()
     };
+    let desc = StepPlanDesc {
+        products: StepProducts::ALL,
+        max_num_reqs: 8,
+        max_num_tokens: 256,
+        max_num_blocks_per_req: 16,
+        local_attention: StepLocalAttentionParams {
+            attn_chunk_size: 16,
+            block_size: 4,
+        },
+        ..Default::default()
+    };
     let round = |n: usize| {
         for _ in 0..n {
             let ctx = Context::new().unwrap();
@@ -30,6 +42,8 @@ fn create_and_drop_in_a_loop() {
                 .unwrap();
             let plan = LocalAttentionPlan::new(&md, 4, 2).unwrap();
             assert_eq!(plan.shape().unwrap().virtual_batches, 8);
+            let step = StepPlan::new(&desc).unwrap();
+            assert_eq!(step.shape().restore_capacity, 256);
         }
     };
     // Warm up the allocator, then measure a much longer run.
@@ -37,6 +51,7 @@ fn create_and_drop_in_a_loop() {
     let before = rss();
     round(200_000);
     let grown = rss().saturating_sub(before);
-    // 200k leaked contexts alone would be over 6 MiB (plans far more).
+    // 200k leaked contexts alone would be over 6 MiB (plans far more: a step plan is about
+    // 2 KiB).
     assert!(grown < 1 << 20, "RSS grew by {grown} bytes");
 }

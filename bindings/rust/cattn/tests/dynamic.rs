@@ -141,6 +141,124 @@ fn handles_of_a_loaded_library() {
     assert!(again.api().is_valid_kv_cache_layout("NHD").unwrap());
 }
 
+/// The 1.1 entries (the step plan and the two device calls) through a loaded copy's table.
+#[test]
+fn the_step_plan_and_device_calls_of_a_loaded_library() {
+    let copy = Copy::new("step");
+    let lib = Library::open(&copy.0).unwrap();
+    let api = lib.api();
+    let desc = StepPlanDesc {
+        products: StepProducts::ALL,
+        max_num_reqs: 8,
+        max_num_tokens: 100,
+        max_num_blocks_per_req: 16,
+        conv1d: StepConv1dParams { block_m: 8 },
+        local_attention: StepLocalAttentionParams {
+            attn_chunk_size: 32,
+            block_size: 8,
+        },
+        mamba: StepMambaParams {
+            block_size: 16,
+            num_speculative_blocks: 1,
+            mode: MambaCacheMode::Align,
+        },
+        ..Default::default()
+    };
+    let plan = api.step_plan_create(&desc).unwrap();
+    assert!(plan.api().same_library(api));
+    // The same shape as the linked library's plan.
+    assert_eq!(plan.shape(), StepPlan::new(&desc).unwrap().shape());
+    assert_eq!(
+        plan.shape(),
+        StepPlanShape {
+            restore_capacity: 100,
+            conv1d_capacity: 13 + 8,
+            // min(2 * 8 + cdiv(100, 32), 100 + 8)
+            local_capacity: 20,
+            local_pages: 4,
+            mamba_columns: 2,
+        }
+    );
+    assert_eq!(plan.workspace_size(), 0);
+    // Errors come from the copy's own thread-local state.
+    expect_error(
+        api.step_plan_create(&StepPlanDesc {
+            max_num_tokens: -1,
+            ..desc
+        }),
+        Status::InvalidArgument,
+        "cattn_step_plan_create: desc->max_num_tokens",
+    );
+    let qsl = HostInts::of(&[0, 10, 16, 17], Int::I32, 1);
+    let seq = HostInts::of(&[10, 6, 1], Int::I32, 1);
+    let mut eq = HostInts::new(&[4], Int::I32, 1);
+    let mut es = HostInts::new(&[3], Int::I32, 1);
+    let extend_only = api
+        .step_plan_create(&StepPlanDesc {
+            products: StepProducts::EXTEND_QUERIES,
+            ..desc
+        })
+        .unwrap();
+    expect_error(
+        extend_only.run(
+            &StepBatch {
+                query_start_loc: Some(qsl.view()),
+                seq_lens: Some(seq.view()),
+                ..Default::default()
+            },
+            &mut StepOutputs {
+                extend_query_start_loc: Some(eq.view_mut()),
+                extend_seq_lens: Some(es.view_mut()),
+                ..Default::default()
+            },
+            Stream::DEFAULT,
+        ),
+        Status::InvalidArgument,
+        "cattn_step_plan_run: batch->query_start_loc is not device memory",
+    );
+    let mut nums = HostInts::new(&[3], Int::I32, 1);
+    expect_error(
+        api.compute_causal_conv1d_metadata_device(
+            &qsl.view(),
+            8,
+            &mut CausalConv1dDeviceOutputs {
+                nums: Some(nums.view_mut()),
+                ..Default::default()
+            },
+            Stream::DEFAULT,
+        ),
+        Status::InvalidArgument,
+        "cattn_compute_causal_conv1d_metadata_device: args->query_start_loc",
+    );
+    let table = HostInts::shaped(&(0..12).collect::<Vec<_>>(), &[3, 4], Int::I32, 1);
+    let mut qo = HostInts::new(&[9], Int::I32, 1);
+    let mut so = HostInts::new(&[8], Int::I32, 1);
+    expect_error(
+        api.make_local_attention_virtual_batches_device(
+            &LocalAttentionDeviceArgs {
+                attn_chunk_size: 4,
+                block_size: 2,
+                query_start_loc: qsl.view(),
+                seq_lens: seq.view(),
+                block_table: table.view(),
+                stream: Stream::DEFAULT,
+            },
+            &mut LocalAttentionDeviceOutputs {
+                query_start_loc_out: qo.view_mut(),
+                seq_lens_out: so.view_mut(),
+                num_computed_tokens_out: None,
+                block_table_out: None,
+                counts: None,
+            },
+        ),
+        Status::InvalidArgument,
+        "cattn_make_local_attention_virtual_batches_device: args->query_start_loc",
+    );
+    // Plans are dropped (destroyed in the copy) before the library is unloaded.
+    drop((plan, extend_only));
+    drop(lib);
+}
+
 #[test]
 fn what_is_not_a_libcattn_is_refused() {
     let e = Library::open("/nonexistent/libcattn.so").unwrap_err();

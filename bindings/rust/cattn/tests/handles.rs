@@ -20,6 +20,7 @@ use support::{HostInts, Int};
 static CONTEXTS_DESTROYED: AtomicUsize = AtomicUsize::new(0);
 static PLANS_DESTROYED: AtomicUsize = AtomicUsize::new(0);
 static COMMS_DESTROYED: AtomicUsize = AtomicUsize::new(0);
+static STEP_PLANS_DESTROYED: AtomicUsize = AtomicUsize::new(0);
 // The counting table is used by one test at a time, so that the counts are its own.
 static COUNTING: Mutex<()> = Mutex::new(());
 
@@ -33,6 +34,12 @@ unsafe extern "C" fn counting_plan_destroy(plan: *mut sys::cattn_local_attention
     PLANS_DESTROYED.fetch_add(1, SeqCst);
     // SAFETY: forwarded from the Drop of a plan the real library made.
     unsafe { sys::cattn_local_attention_plan_destroy(plan) }
+}
+
+unsafe extern "C" fn counting_step_plan_destroy(plan: *mut sys::cattn_step_plan_t) {
+    STEP_PLANS_DESTROYED.fetch_add(1, SeqCst);
+    // SAFETY: forwarded from the Drop of a step plan the real library made.
+    unsafe { sys::cattn_step_plan_destroy(plan) }
 }
 
 /// What the fake communicator entries hand out as a cattn_comm_t.
@@ -125,6 +132,7 @@ fn counting_api() -> Api<'static> {
     let mut table: sys::cattn_api_t = unsafe { *real.as_raw() };
     table.context_destroy = Some(counting_context_destroy);
     table.local_attention_plan_destroy = Some(counting_plan_destroy);
+    table.step_plan_destroy = Some(counting_step_plan_destroy);
     table.comm_create_borrowed = Some(fake_comm_create_borrowed);
     table.comm_destroy = Some(fake_comm_destroy);
     table.comm_get_rank = Some(fake_comm_get_rank);
@@ -175,6 +183,37 @@ fn every_drop_destroys_its_handle_once() {
     // A failed creation makes no handle, so nothing is destroyed.
     assert!(api.make_local_attention_virtual_batches(&md, 4, 3).is_err());
     assert_eq!(PLANS_DESTROYED.load(SeqCst) - before, 100);
+
+    let desc = StepPlanDesc {
+        products: StepProducts::ALL,
+        max_num_reqs: 8,
+        max_num_tokens: 256,
+        max_num_blocks_per_req: 16,
+        local_attention: StepLocalAttentionParams {
+            attn_chunk_size: 16,
+            block_size: 4,
+        },
+        ..Default::default()
+    };
+    let before = STEP_PLANS_DESTROYED.load(SeqCst);
+    let plans: Vec<_> = (0..100)
+        .map(|_| api.step_plan_create(&desc).unwrap())
+        .collect();
+    assert_eq!(
+        STEP_PLANS_DESTROYED.load(SeqCst),
+        before,
+        "no plan freed early"
+    );
+    assert!(plans.iter().all(|p| p.api().same_library(api)));
+    drop(plans);
+    assert_eq!(STEP_PLANS_DESTROYED.load(SeqCst) - before, 100);
+    // A refused desc makes no plan, so nothing is destroyed.
+    let bad = StepPlanDesc {
+        max_num_reqs: 0,
+        ..desc
+    };
+    assert!(api.step_plan_create(&bad).is_err());
+    assert_eq!(STEP_PLANS_DESTROYED.load(SeqCst) - before, 100);
 
     let before = COMMS_DESTROYED.load(SeqCst);
     for rank in 1..=50usize {
@@ -298,6 +337,40 @@ fn tables_are_validated() {
     );
     assert!(api.is_valid_kv_cache_layout("HND").unwrap());
 
+    // A 1.1 table from before the device calls and the step plan: those calls fail cleanly.
+    let mut pre_step = table;
+    pre_step.struct_size = offset_of!(sys::cattn_api_t, compute_causal_conv1d_metadata_device);
+    // SAFETY: a prefix of a valid table; the wrapper must not read past struct_size.
+    let api = unsafe { Api::from_raw(&pre_step) }.unwrap();
+    let desc = StepPlanDesc {
+        products: StepProducts::CAUSAL_CONV1D_METADATA,
+        max_num_reqs: 1,
+        max_num_blocks_per_req: 1,
+        ..Default::default()
+    };
+    let e = api.step_plan_create(&desc).unwrap_err();
+    assert_eq!(e.status(), Status::NotSupported);
+    assert!(
+        e.message()
+            .contains("predates its `step_plan_create` entry"),
+        "{e}"
+    );
+    let qsl = [0i32, 4];
+    let e = api
+        .compute_causal_conv1d_metadata_device(
+            &TensorRef::from_slice(&qsl),
+            8,
+            &mut CausalConv1dDeviceOutputs::default(),
+            Stream::DEFAULT,
+        )
+        .unwrap_err();
+    assert!(
+        e.message()
+            .contains("predates its `compute_causal_conv1d_metadata_device` entry"),
+        "{e}"
+    );
+    assert!(api.is_valid_kv_cache_layout("HND").unwrap());
+
     let mut hole = table;
     hole.get_per_layer_parameters = None;
     // SAFETY: a valid table with one entry missing.
@@ -309,6 +382,35 @@ fn tables_are_validated() {
     );
 }
 
+/// A table that has step_plan_create but not step_plan_get_shape (cut between them): the plan
+/// is made, its shape cannot be read, and the half-made StepPlan still destroys it.
+#[test]
+fn a_step_plan_whose_shape_cannot_be_read_is_destroyed() {
+    let _serial = COUNTING.lock().unwrap();
+    let counting = counting_api();
+    // SAFETY: the counting table is valid and leaked ('static).
+    let mut table: sys::cattn_api_t = unsafe { *counting.as_raw() };
+    table.struct_size = offset_of!(sys::cattn_api_t, step_plan_get_shape);
+    let table: &'static sys::cattn_api_t = Box::leak(Box::new(table));
+    // SAFETY: a prefix of a valid table, for 'static.
+    let api = unsafe { Api::from_raw(table) }.unwrap();
+    let desc = StepPlanDesc {
+        products: StepProducts::EXTEND_QUERIES,
+        max_num_reqs: 1,
+        max_num_blocks_per_req: 1,
+        ..Default::default()
+    };
+    let before = STEP_PLANS_DESTROYED.load(SeqCst);
+    let e = api.step_plan_create(&desc).unwrap_err();
+    assert_eq!(e.status(), Status::NotSupported);
+    assert!(
+        e.message()
+            .contains("predates its `step_plan_get_shape` entry"),
+        "{e}"
+    );
+    assert_eq!(STEP_PLANS_DESTROYED.load(SeqCst) - before, 1);
+}
+
 #[test]
 fn send_and_sync_where_the_header_allows() {
     fn send_sync<T: Send + Sync>() {}
@@ -316,6 +418,7 @@ fn send_and_sync_where_the_header_allows() {
     send_sync::<Api<'static>>();
     send_sync::<Context<'static>>();
     send_sync::<LocalAttentionPlan<'static>>();
+    send_sync::<StepPlan<'static>>();
     send_sync::<Comm<'static>>();
     send_sync::<TensorRef<'static>>();
     send_sync::<Stream>();

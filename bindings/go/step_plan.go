@@ -1,0 +1,327 @@
+package cattn
+
+import (
+	"runtime"
+	"sync"
+)
+
+// StepProduct is a set of the products a StepPlan computes (cattn_step_plan_desc_t.products):
+// an OR of the Step* bits below, each named after the utility whose values it gives.
+type StepProduct uint32
+
+// The products (CATTN_STEP_*) and the call each one computes.
+const (
+	StepDCPLocalSeqLens      StepProduct = 1 << 0 // GetDCPLocalSeqLens
+	StepPCPQueryRestoreIdx   StepProduct = 1 << 1 // GetPCPQueryRestoreIdx
+	StepMambaBlockTable      StepProduct = 1 << 2 // MambaGetBlockTableTensor
+	StepCausalConv1dMetadata StepProduct = 1 << 3 // ComputeCausalConv1dMetadataDevice
+	StepLocalAttention       StepProduct = 1 << 4 // MakeLocalAttentionVirtualBatchesDevice
+	StepFastPrefill          StepProduct = 1 << 5 // MakeKVSharingFastPrefillCommonAttnMetadata
+	StepExtendQueries        StepProduct = 1 << 6 // ExtendAllQueriesByN
+	StepAllProducts          StepProduct = 0x7f   // every product (CATTN_STEP_ALL_PRODUCTS)
+)
+
+// The entries of a run's counts vector (StepOutputs.Counts and CountsHost, CATTN_STEP_COUNT_*):
+// per-step values derived on the device. An entry of a product the plan does not compute is 0.
+const (
+	StepCountTokens              = 0 // query_start_loc[B] - query_start_loc[0]
+	StepCountRestoreSize         = 1 // restore-index entries in use
+	StepCountConv1dPrograms      = 2 // causal-conv1d programs (tot)
+	StepCountLocalVirtualBatches = 3 // V
+	StepCountLocalMaxQueryLen    = 4 // over the virtual batches
+	StepCountLocalMaxSeqLen      = 5 // over the virtual batches
+	StepCountDecodeMaxQueryLen   = 6 // fast prefill's decode batch
+	StepCountDecodeTokens        = 7 // fast prefill's decode batch
+	StepNumCounts                = 8 // the entries of the counts vector (CATTN_STEP_NUM_COUNTS)
+)
+
+// StepDCPParams are the parameters of StepDCPLocalSeqLens (cattn_step_dcp_params_t), as
+// DCPLocalSeqLensArgs takes them.
+type StepDCPParams struct {
+	DCPSize int64 // >= 1 (default 1)
+	DCPRank int64 // [0, DCPSize) or DCPAllRanks (default DCPAllRanks)
+	// InterleaveSize is dcp_kv_cache_interleave_size: >= 1, DCPSize * InterleaveSize <=
+	// INT32_MAX (default 1).
+	InterleaveSize int64
+}
+
+// StepMambaParams are the parameters of StepMambaBlockTable (cattn_step_mamba_params_t), as
+// MambaBlockTableArgs takes them.
+type StepMambaParams struct {
+	BlockSize            int64          // Align: >= 1 (default 1)
+	NumSpeculativeBlocks int64          // Align: >= 0 (default 0)
+	Mode                 MambaCacheMode // default MambaCacheModeNone
+}
+
+// StepConv1dParams are the parameters of StepCausalConv1dMetadata
+// (cattn_step_conv1d_params_t).
+type StepConv1dParams struct {
+	BlockM int64 // tokens per program, >= 1 (default 8, vLLM's)
+}
+
+// StepLocalAttentionParams are the parameters of StepLocalAttention
+// (cattn_step_local_attention_params_t). They have no default: set both to use the product.
+type StepLocalAttentionParams struct {
+	AttnChunkSize int64 // C >= 1
+	BlockSize     int64 // >= 1, divides AttnChunkSize
+}
+
+// StepExtendParams are the parameters of StepExtendQueries (cattn_step_extend_params_t).
+type StepExtendParams struct {
+	N int64 // tokens added to every request, >= 0 (default 1, vLLM's extend_all_queries_by_1)
+}
+
+// StepPlanDesc describes a StepPlan (cattn_step_plan_desc_t): the products, the capacities and
+// each product's parameters; those of the products not selected are ignored.
+//
+// Start from DefaultStepPlanDesc, which holds CATTN_STEP_PLAN_DESC_INIT's defaults (vLLM's),
+// and set Products and the capacities. The zero value is not those defaults: its DCP,
+// Conv1d and Extend parameters are zero (DCPSize and BlockM 0 are refused, DCPRank 0 is rank
+// 0, N 0 adds no token).
+type StepPlanDesc struct {
+	Products           StepProduct // at least one bit
+	MaxNumReqs         int64       // >= 1: rows of a batch's per-request tensors (B)
+	MaxNumTokens       int64       // >= 0: tokens a batch holds (T)
+	MaxNumBlocksPerReq int64       // >= 1: block-table columns (mamba, local attention)
+	MaxNumLogits       int64       // >= 0: entries of a batch's logits indices (fast prefill)
+
+	DCP            StepDCPParams            // StepDCPLocalSeqLens
+	Mamba          StepMambaParams          // StepMambaBlockTable
+	Conv1d         StepConv1dParams         // StepCausalConv1dMetadata
+	LocalAttention StepLocalAttentionParams // StepLocalAttention
+	Extend         StepExtendParams         // StepExtendQueries
+}
+
+// DefaultStepPlanDesc returns CATTN_STEP_PLAN_DESC_INIT: no products, zero capacities and
+// every product's parameters at vLLM's defaults - DCP {DCPSize 1, DCPAllRanks,
+// InterleaveSize 1}, Mamba {BlockSize 1, 0, MambaCacheModeNone}, Conv1d {BlockM 8},
+// LocalAttention {0, 0} (to be set), Extend {N 1}. Since 1.1.
+func DefaultStepPlanDesc() StepPlanDesc {
+	return StepPlanDesc{
+		DCP:    StepDCPParams{DCPSize: 1, DCPRank: DCPAllRanks, InterleaveSize: 1},
+		Mamba:  StepMambaParams{BlockSize: 1, Mode: MambaCacheModeNone},
+		Conv1d: StepConv1dParams{BlockM: 8},
+		Extend: StepExtendParams{N: 1},
+	}
+}
+
+// StepPlanShape holds the capacities a StepPlan's outputs must hold, derived from its desc
+// (cattn_step_plan_shape_t); with B = MaxNumReqs, T = MaxNumTokens and C = AttnChunkSize:
+type StepPlanShape struct {
+	RestoreCapacity int64 // T: restore-index entries
+	Conv1dCapacity  int64 // cdiv(T, BlockM) + B: causal-conv1d programs
+	LocalCapacity   int64 // min(2 * B + cdiv(T, C), T + B): virtual batches
+	LocalPages      int64 // C / BlockSize: columns of the local block table
+	// MambaColumns: Align - 1 + NumSpeculativeBlocks; copy modes - 0 (the batch's block-table
+	// columns).
+	MambaColumns int64
+}
+
+// StepBatch is one step's batch (cattn_step_batch_t): int32/int64 tensors in device memory of
+// one GPU (UnsafeDeviceTensor). B is QueryStartLoc's length - 1, at most MaxNumReqs, padding
+// rows included. A tensor a selected product reads is required; the others may be nil and
+// are not read.
+type StepBatch struct {
+	// QueryStartLoc: [B + 1], 1 <= B + 1 <= MaxNumReqs + 1 (all products but DCP and mamba).
+	QueryStartLoc *Tensor
+	SeqLens       *Tensor // [B] (DCP, mamba Align, local attention, extend)
+	// BlockTable: [B, cols], 1 <= cols <= MaxNumBlocksPerReq (mamba, local attention).
+	BlockTable *Tensor
+	// CuNumTokens: [R + 1], R <= MaxNumReqs, the PCP restore index's input; nil =
+	// QueryStartLoc.
+	CuNumTokens   *Tensor
+	LogitsIndices *Tensor // [L], L <= MaxNumLogits (fast prefill)
+	// NumLogitsIndices: [1], how many of LogitsIndices to read, clamped to [0, L] on the
+	// device; nil = all L (fast prefill).
+	NumLogitsIndices *Tensor
+}
+
+// StepOutputs are where a run writes (cattn_step_outputs_t). Every output of a selected
+// product is required unless marked "may be nil"; every output of a product the plan does not
+// compute must be nil. int32/int64, in device memory on the batch's GPU except CountsHost.
+// Capacities come from StepPlan.Shape; a capacity output may be longer, and every entry past
+// the step's values is written with its sentinel.
+type StepOutputs struct {
+	DCPLocalSeqLens    *Tensor // [B] one rank, [B, DCPSize] all ranks
+	PCPQueryRestoreIdx *Tensor // [>= RestoreCapacity]; -1 past the size
+	MambaBlockTable    *Tensor // Align: [B, 1 + NumSpeculativeBlocks]; copy modes: [B, cols]
+	Conv1dNums         *Tensor // [B], may be nil
+	// Conv1dMList: [>= Conv1dCapacity], may be nil; PadSlotID past tot, as the next three.
+	Conv1dMList               *Tensor
+	Conv1dOffsetList          *Tensor // as Conv1dMList
+	Conv1dBatchPtr            *Tensor // as Conv1dMList
+	Conv1dTokenChunkOffsetPtr *Tensor // as Conv1dMList
+	// LocalQueryStartLoc: [V_cap + 1], V_cap >= LocalCapacity; past V it repeats the total.
+	LocalQueryStartLoc     *Tensor
+	LocalSeqLens           *Tensor // [V_cap]; 0 past V
+	LocalNumComputedTokens *Tensor // [V_cap], may be nil; 0 past V
+	// LocalBlockTable: [V_cap, LocalPages], the batch BlockTable's dtype, may be nil; rows
+	// past V are 0.
+	LocalBlockTable     *Tensor
+	DecodeQueryStartLoc *Tensor // [B + 1]: fast prefill's decode query_start_loc
+	ExtendQueryStartLoc *Tensor // [B + 1]
+	ExtendSeqLens       *Tensor // [B]
+	Counts              *Tensor // [StepNumCounts], may be nil
+	// CountsHost: [StepNumCounts], may be nil: a host mirror of Counts in pinned host memory
+	// mapped for the device (cudaHostAlloc, cudaMallocHost, or cudaHostRegister with
+	// cudaHostRegisterMapped), described by address with Device{Type: DeviceCUDAHost}. The
+	// kernel writes it after Run returns, valid once the caller has synchronised the stream,
+	// so it cannot be Go memory: a slice-backed tensor is refused.
+	CountsHost *Tensor
+	// Workspace is device memory of StepPlan.WorkspaceSize bytes, given as WorkspaceBytes; 0
+	// when that is 0 (it is for every plan of libcattn 1.1).
+	Workspace      uintptr
+	WorkspaceBytes uint64
+}
+
+// StepPlan computes the selected products of one engine step from the batch's device tensors
+// in a single kernel launch (cattn_step_plan_t). It is made for CUDA graphs: it keeps only
+// capacities and parameters on the host, and every per-step count is derived on the device
+// from the tensors, so a run captured once per batch-size bucket is correct on every replay
+// with new tensor contents. Engines pad a batch to its graph's size with zero-length requests;
+// each product treats those as its utility does an empty request.
+//
+// A StepPlan is immutable and may be used from many goroutines at once. Close it when done; a
+// finalizer closes an unreachable one, but only as a safety net. Since 1.1.
+type StepPlan struct {
+	mu sync.RWMutex // read: calls; write: Close
+	p  cStepPlan
+}
+
+// NewStepPlan creates a step plan from desc (cattn_step_plan_create). The launch layout is
+// fixed here from the capacities alone (no device is queried, so creation needs no GPU).
+// Errors: StatusInvalidArgument (no product or an unknown bit, a capacity out of range, a
+// selected product's parameter out of range - named as desc->dcp.dcp_size and the like -, a
+// capacity whose derived sizes overflow int64), StatusOutOfMemory. Since 1.1.
+func NewStepPlan(desc StepPlanDesc) (*StepPlan, error) {
+	f := newFrame("cattn_step_plan_create")
+	defer f.free()
+	p, err := f.stepPlanCreate(&desc)
+	if err != nil {
+		return nil, err
+	}
+	plan := &StepPlan{p: p}
+	runtime.SetFinalizer(plan, (*StepPlan).Close)
+	return plan, nil
+}
+
+// Close destroys the plan (cattn_step_plan_destroy). It waits for calls using the plan to
+// return; later calls fail with StatusInvalidArgument. Runs already enqueued do not need the
+// plan. Closing again, or a nil plan, is a no-op. The error is always nil.
+func (plan *StepPlan) Close() error {
+	if plan == nil {
+		return nil
+	}
+	plan.mu.Lock()
+	defer plan.mu.Unlock()
+	if plan.p != nil {
+		cStepPlanDestroy(plan.p)
+		plan.p = nil
+		runtime.SetFinalizer(plan, nil)
+	}
+	return nil
+}
+
+func (plan *StepPlan) acquire(fn string) (cStepPlan, error) {
+	if plan == nil {
+		return nil, argError(fn, "plan", "is NULL", "a nil *StepPlan", "a plan")
+	}
+	plan.mu.RLock()
+	if plan.p == nil {
+		plan.mu.RUnlock()
+		return nil, argError(fn, "plan", "is closed", "a closed StepPlan", "an open plan")
+	}
+	return plan.p, nil
+}
+
+// Shape returns the capacities the plan's outputs must hold (cattn_step_plan_get_shape).
+// Since 1.1.
+func (plan *StepPlan) Shape() (StepPlanShape, error) {
+	const fn = "cattn_step_plan_get_shape"
+	p, err := plan.acquire(fn)
+	if err != nil {
+		return StepPlanShape{}, err
+	}
+	defer plan.mu.RUnlock()
+	f := newFrame(fn)
+	defer f.free()
+	return f.stepPlanGetShape(p)
+}
+
+// WorkspaceSize returns the device workspace a run needs, in bytes
+// (cattn_step_plan_workspace_size): 0 for every plan of libcattn 1.1, the query existing so
+// that a later version may need one. Pass StepOutputs.Workspace of that size. Since 1.1.
+func (plan *StepPlan) WorkspaceSize() (uint64, error) {
+	const fn = "cattn_step_plan_workspace_size"
+	p, err := plan.acquire(fn)
+	if err != nil {
+		return 0, err
+	}
+	defer plan.mu.RUnlock()
+	f := newFrame(fn)
+	defer f.free()
+	return f.stepPlanWorkspaceSize(p)
+}
+
+// The C names of StepBatch's and StepOutputs' tensors, in the order stepPlanRun takes them.
+var (
+	stepBatchFields = [6]string{"batch->query_start_loc", "batch->seq_lens",
+		"batch->block_table", "batch->cu_num_tokens", "batch->logits_indices",
+		"batch->num_logits_indices"}
+	stepOutputFields = [17]string{"outputs->dcp_local_seq_lens",
+		"outputs->pcp_query_restore_idx", "outputs->mamba_block_table", "outputs->conv1d_nums",
+		"outputs->conv1d_mlist", "outputs->conv1d_offsetlist", "outputs->conv1d_batch_ptr",
+		"outputs->conv1d_token_chunk_offset_ptr", "outputs->local_query_start_loc",
+		"outputs->local_seq_lens", "outputs->local_num_computed_tokens",
+		"outputs->local_block_table", "outputs->decode_query_start_loc",
+		"outputs->extend_query_start_loc", "outputs->extend_seq_lens", "outputs->counts",
+		"outputs->counts_host"}
+)
+
+// Run computes every product of the plan from batch's device tensors in one kernel launch on
+// stream (cattn_step_plan_run): no host sync, no allocation, capturable, and correct on every
+// replay with new tensor contents. Everything that needs no device data is checked first:
+// shapes, dtypes, devices, the capacities, the outputs' sizes, and that no output overlaps an
+// input or another output (the products run side by side, so unlike the utilities no output
+// may alias its input). What needs the data is handled on the device as each product's
+// utility does: a batch of more tokens than MaxNumTokens fills a capacity output with what
+// fits while the counts still report the step's full values; a decreasing QueryStartLoc entry
+// counts as an empty request; an int32 output keeps a value's low 32 bits. The fast-prefill
+// product always computes the decode batch (the utility's MaxQueryLen == 1 passthrough is a
+// host decision the caller makes). A captured graph keeps the tensors' addresses, so they
+// must outlive it. Errors: StatusInvalidArgument (a required tensor nil, an output of an
+// unselected product set, shapes, dtypes, devices - host tensors other than CountsHost, a
+// CountsHost that is not mapped pinned memory -, a batch past a capacity, an overlap),
+// StatusInsufficientSize (an output below its capacity), StatusNotSupported (CPU-only build,
+// no usable device, a tensor off its element alignment), StatusCUDAError. Since 1.1.
+func (plan *StepPlan) Run(batch StepBatch, out StepOutputs, stream Stream) error {
+	const fn = "cattn_step_plan_run"
+	p, err := plan.acquire(fn)
+	if err != nil {
+		return err
+	}
+	defer plan.mu.RUnlock()
+	if out.CountsHost != nil && out.CountsHost.slice {
+		// The kernel writes it after the call returns, when Go no longer pins it.
+		return argError(fn, "outputs->counts_host", "is Go memory", "a slice-backed Tensor",
+			"pinned host memory mapped for the device, by address (UnsafeDeviceTensor)")
+	}
+	f := newFrame(fn)
+	defer f.free()
+	var bs [6]cTensor
+	bts := [6]*Tensor{batch.QueryStartLoc, batch.SeqLens, batch.BlockTable, batch.CuNumTokens,
+		batch.LogitsIndices, batch.NumLogitsIndices}
+	if err := f.tensorsInto(bs[:], stepBatchFields[:], bts[:]); err != nil {
+		return err
+	}
+	var outs [17]cTensor
+	ots := [17]*Tensor{out.DCPLocalSeqLens, out.PCPQueryRestoreIdx, out.MambaBlockTable,
+		out.Conv1dNums, out.Conv1dMList, out.Conv1dOffsetList, out.Conv1dBatchPtr,
+		out.Conv1dTokenChunkOffsetPtr, out.LocalQueryStartLoc, out.LocalSeqLens,
+		out.LocalNumComputedTokens, out.LocalBlockTable, out.DecodeQueryStartLoc,
+		out.ExtendQueryStartLoc, out.ExtendSeqLens, out.Counts, out.CountsHost}
+	if err := f.tensorsInto(outs[:], stepOutputFields[:], ots[:]); err != nil {
+		return err
+	}
+	return f.stepPlanRun(p, bs, outs, out.Workspace, out.WorkspaceBytes, stream)
+}

@@ -1,0 +1,440 @@
+package cattn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+// --- Fake device tensors ----------------------------------------------------------------------
+
+// skipWithGPU skips a test that passes fake device addresses: with a usable GPU a call that
+// passes its checks would enqueue work on them. Without one (the CPU-only test build) libcattn
+// refuses them after its checks, never touching them.
+func skipWithGPU(t *testing.T) {
+	t.Helper()
+	if n, err := CUDADeviceCount(); err != nil || n > 0 {
+		t.Skipf("a GPU is visible (%d): fake device addresses would be dereferenced", n)
+	}
+}
+
+// fakeDevice hands out CUDA-labelled views of fake addresses, each 16 MiB apart (aligned, and
+// disjoint for every view these tests make, so overlap checks pass).
+type fakeDevice struct{ next uintptr }
+
+func (d *fakeDevice) tensor(dt DType, shape ...int64) *Tensor {
+	if d.next == 0 {
+		d.next = 1 << 32
+	}
+	t := UnsafeDeviceTensor(d.next, CUDA(0), dt, shape...)
+	d.next += 1 << 24
+	return t
+}
+
+// --- Descs and shapes -------------------------------------------------------------------------
+
+// stepDesc is a desc of the given products with small capacities and valid parameters.
+func stepDesc(products StepProduct) StepPlanDesc {
+	d := DefaultStepPlanDesc()
+	d.Products = products
+	d.MaxNumReqs, d.MaxNumTokens, d.MaxNumBlocksPerReq, d.MaxNumLogits = 4, 64, 8, 16
+	d.DCP = StepDCPParams{DCPSize: 2, DCPRank: DCPAllRanks, InterleaveSize: 4}
+	d.Mamba = StepMambaParams{BlockSize: 16, NumSpeculativeBlocks: 1, Mode: MambaCacheModeAlign}
+	d.LocalAttention = StepLocalAttentionParams{AttnChunkSize: 8, BlockSize: 2}
+	return d
+}
+
+func TestStepPlanDescDefaultsMatchTheHeader(t *testing.T) {
+	wantEqual(t, "DefaultStepPlanDesc = CATTN_STEP_PLAN_DESC_INIT", DefaultStepPlanDesc(),
+		cStepPlanDescInit())
+	wantEqual(t, "DefaultStepPlanDesc", DefaultStepPlanDesc(), StepPlanDesc{
+		DCP:    StepDCPParams{DCPSize: 1, DCPRank: DCPAllRanks, InterleaveSize: 1},
+		Mamba:  StepMambaParams{BlockSize: 1, NumSpeculativeBlocks: 0, Mode: MambaCacheModeNone},
+		Conv1d: StepConv1dParams{BlockM: 8},
+		Extend: StepExtendParams{N: 1},
+	})
+}
+
+func TestStepConstantsMatchTheHeader(t *testing.T) {
+	products, counts := cStepConstants()
+	wantEqual(t, "CATTN_STEP_* products", products, [8]uint32{
+		uint32(StepDCPLocalSeqLens), uint32(StepPCPQueryRestoreIdx), uint32(StepMambaBlockTable),
+		uint32(StepCausalConv1dMetadata), uint32(StepLocalAttention), uint32(StepFastPrefill),
+		uint32(StepExtendQueries), uint32(StepAllProducts)})
+	wantEqual(t, "CATTN_STEP_COUNT_* indices", counts, [9]int32{StepCountTokens,
+		StepCountRestoreSize, StepCountConv1dPrograms, StepCountLocalVirtualBatches,
+		StepCountLocalMaxQueryLen, StepCountLocalMaxSeqLen, StepCountDecodeMaxQueryLen,
+		StepCountDecodeTokens, StepNumCounts})
+	var all StepProduct
+	for _, p := range products[:7] {
+		all |= StepProduct(p)
+	}
+	wantEqual(t, "StepAllProducts is every bit", all, StepAllProducts)
+}
+
+func TestStepPlanDescErrors(t *testing.T) {
+	const fn = "cattn_step_plan_create"
+	cases := []struct {
+		name    string
+		edit    func(d *StepPlanDesc)
+		needles []string
+	}{
+		{"no product", func(d *StepPlanDesc) { d.Products = 0 }, []string{"desc->products"}},
+		{"unknown bit", func(d *StepPlanDesc) { d.Products = StepAllProducts | 1<<7 },
+			[]string{"desc->products", "got 0xff"}},
+		{"max_num_reqs", func(d *StepPlanDesc) { d.MaxNumReqs = 0 },
+			[]string{"desc->max_num_reqs", "got 0"}},
+		{"max_num_tokens", func(d *StepPlanDesc) { d.MaxNumTokens = -1 },
+			[]string{"desc->max_num_tokens", "got -1"}},
+		{"max_num_blocks_per_req", func(d *StepPlanDesc) { d.MaxNumBlocksPerReq = 0 },
+			[]string{"desc->max_num_blocks_per_req"}},
+		{"max_num_logits", func(d *StepPlanDesc) { d.MaxNumLogits = -1 },
+			[]string{"desc->max_num_logits"}},
+		{"max_num_reqs overflows", func(d *StepPlanDesc) { d.MaxNumReqs = math.MaxInt64 },
+			[]string{"desc->max_num_reqs"}},
+		{"dcp_size", func(d *StepPlanDesc) { d.DCP.DCPSize = 0 },
+			[]string{"desc->dcp.dcp_size", "got 0"}},
+		{"dcp_rank", func(d *StepPlanDesc) { d.DCP.DCPRank = 2 },
+			[]string{"desc->dcp.dcp_rank", "got 2"}},
+		{"interleave", func(d *StepPlanDesc) { d.DCP.InterleaveSize = 0 },
+			[]string{"desc->dcp.dcp_kv_cache_interleave_size"}},
+		{"interleave times size", func(d *StepPlanDesc) { d.DCP.InterleaveSize = 1 << 30 },
+			[]string{"desc->dcp.dcp_kv_cache_interleave_size", "INT32_MAX"}},
+		{"mamba mode", func(d *StepPlanDesc) { d.Mamba.Mode = 3 },
+			[]string{"desc->mamba.mamba_cache_mode", "got 3"}},
+		{"mamba block_size", func(d *StepPlanDesc) { d.Mamba.BlockSize = 0 },
+			[]string{"desc->mamba.block_size"}},
+		{"mamba num_speculative_blocks", func(d *StepPlanDesc) { d.Mamba.NumSpeculativeBlocks = -1 },
+			[]string{"desc->mamba.num_speculative_blocks"}},
+		{"block_m", func(d *StepPlanDesc) { d.Conv1d.BlockM = 0 },
+			[]string{"desc->conv1d.block_m", "got 0"}},
+		{"attn_chunk_size", func(d *StepPlanDesc) { d.LocalAttention.AttnChunkSize = 0 },
+			[]string{"desc->local_attention.attn_chunk_size"}},
+		{"local block_size", func(d *StepPlanDesc) { d.LocalAttention.BlockSize = 0 },
+			[]string{"desc->local_attention.block_size"}},
+		{"local block_size divides", func(d *StepPlanDesc) { d.LocalAttention.BlockSize = 3 },
+			[]string{"desc->local_attention.block_size", "does not divide"}},
+		{"extend n", func(d *StepPlanDesc) { d.Extend.N = -1 },
+			[]string{"desc->extend.n", "got -1"}},
+	}
+	for _, c := range cases {
+		d := stepDesc(StepAllProducts)
+		c.edit(&d)
+		plan, err := NewStepPlan(d)
+		if err == nil {
+			t.Fatalf("%s: created a plan", c.name)
+		}
+		wantError(t, err, StatusInvalidArgument, append([]string{fn}, c.needles...)...)
+		if plan != nil {
+			t.Fatalf("%s: a failed create returned a plan", c.name)
+		}
+	}
+
+	// The parameters of the products not selected are ignored, the zero desc's included.
+	for _, products := range []StepProduct{StepPCPQueryRestoreIdx, StepFastPrefill,
+		StepPCPQueryRestoreIdx | StepFastPrefill} {
+		plan, err := NewStepPlan(StepPlanDesc{Products: products, MaxNumReqs: 1,
+			MaxNumBlocksPerReq: 1})
+		mustOK(t, err)
+		mustOK(t, plan.Close())
+	}
+	d := stepDesc(StepCausalConv1dMetadata)
+	d.DCP, d.Mamba, d.LocalAttention, d.Extend = StepDCPParams{}, StepMambaParams{Mode: 7},
+		StepLocalAttentionParams{}, StepExtendParams{N: -1}
+	plan, err := NewStepPlan(d)
+	mustOK(t, err)
+	mustOK(t, plan.Close())
+}
+
+func cdiv(a, b int64) int64 { return (a + b - 1) / b }
+
+func TestStepPlanShape(t *testing.T) {
+	cases := []struct {
+		reqs, tokens, blockM, chunk, blockSize, nspec int64
+		mode                                          MambaCacheMode
+	}{
+		{4, 64, 8, 8, 2, 2, MambaCacheModeAlign},
+		{3, 10, 3, 1, 1, 0, MambaCacheModeNone}, // local capacity: T + B is the smaller
+		{1, 0, 8, 16, 4, 0, MambaCacheModeAll},  // no tokens
+		{256, 8192, 8, 8192, 16, 0, MambaCacheModeAlign},
+		{1024, 1 << 20, 1, 3, 3, 4, MambaCacheModeAlign},
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("%+v", c)
+		want := StepPlanShape{
+			RestoreCapacity: c.tokens,
+			Conv1dCapacity:  cdiv(c.tokens, c.blockM) + c.reqs,
+			LocalCapacity:   min(2*c.reqs+cdiv(c.tokens, c.chunk), c.tokens+c.reqs),
+			LocalPages:      c.chunk / c.blockSize,
+		}
+		if c.mode == MambaCacheModeAlign {
+			want.MambaColumns = 1 + c.nspec
+		}
+		d := DefaultStepPlanDesc()
+		d.Products = StepAllProducts
+		d.MaxNumReqs, d.MaxNumTokens, d.MaxNumBlocksPerReq, d.MaxNumLogits = c.reqs, c.tokens, 4, 0
+		d.Conv1d.BlockM = c.blockM
+		d.LocalAttention = StepLocalAttentionParams{AttnChunkSize: c.chunk, BlockSize: c.blockSize}
+		d.Mamba = StepMambaParams{BlockSize: 16, NumSpeculativeBlocks: c.nspec, Mode: c.mode}
+		plan, err := NewStepPlan(d)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		shape, err := plan.Shape()
+		mustOK(t, err)
+		wantEqual(t, name+" shape", shape, want)
+		mustOK(t, plan.Close())
+
+		// A product on its own has its capacity.
+		for _, p := range []struct {
+			product StepProduct
+			got     func(StepPlanShape) int64
+			want    int64
+		}{
+			{StepPCPQueryRestoreIdx, func(s StepPlanShape) int64 { return s.RestoreCapacity }, want.RestoreCapacity},
+			{StepCausalConv1dMetadata, func(s StepPlanShape) int64 { return s.Conv1dCapacity }, want.Conv1dCapacity},
+			{StepLocalAttention, func(s StepPlanShape) int64 { return s.LocalCapacity }, want.LocalCapacity},
+			{StepLocalAttention, func(s StepPlanShape) int64 { return s.LocalPages }, want.LocalPages},
+			{StepMambaBlockTable, func(s StepPlanShape) int64 { return s.MambaColumns }, want.MambaColumns},
+		} {
+			d.Products = p.product
+			plan, err := NewStepPlan(d)
+			mustOK(t, err)
+			shape, err := plan.Shape()
+			mustOK(t, err)
+			wantEqual(t, fmt.Sprintf("%s product %#x alone", name, p.product), p.got(shape), p.want)
+			mustOK(t, plan.Close())
+		}
+	}
+}
+
+func TestStepPlanWorkspaceSize(t *testing.T) {
+	for _, products := range []StepProduct{StepAllProducts, StepDCPLocalSeqLens,
+		StepLocalAttention | StepFastPrefill} {
+		plan, err := NewStepPlan(stepDesc(products))
+		mustOK(t, err)
+		size, err := plan.WorkspaceSize()
+		mustOK(t, err)
+		wantEqual(t, fmt.Sprintf("workspace of %#x", products), size, uint64(0))
+		mustOK(t, plan.Close())
+	}
+}
+
+func TestStepPlanClose(t *testing.T) {
+	plan, err := NewStepPlan(stepDesc(StepAllProducts))
+	mustOK(t, err)
+	mustOK(t, plan.Close())
+	mustOK(t, plan.Close()) // idempotent
+	_, err = plan.Shape()
+	wantError(t, err, StatusInvalidArgument, "cattn_step_plan_get_shape", "plan is closed")
+	_, err = plan.WorkspaceSize()
+	wantError(t, err, StatusInvalidArgument, "cattn_step_plan_workspace_size", "plan is closed")
+	wantError(t, plan.Run(StepBatch{}, StepOutputs{}, 0), StatusInvalidArgument,
+		"cattn_step_plan_run", "plan is closed")
+
+	var none *StepPlan
+	mustOK(t, none.Close())
+	_, err = none.Shape()
+	wantError(t, err, StatusInvalidArgument, "cattn_step_plan_get_shape", "plan is NULL")
+	_, err = none.WorkspaceSize()
+	wantError(t, err, StatusInvalidArgument, "cattn_step_plan_workspace_size", "plan is NULL")
+	wantError(t, none.Run(StepBatch{}, StepOutputs{}, 0), StatusInvalidArgument,
+		"cattn_step_plan_run", "plan is NULL")
+}
+
+// --- Runs -------------------------------------------------------------------------------------
+
+// stepRun is a valid run of stepDesc(StepAllProducts) for a batch of 3 requests, with every
+// tensor made by mk (dtype, shape).
+type stepRun struct {
+	batch StepBatch
+	out   StepOutputs
+}
+
+func newStepRun(t *testing.T, plan *StepPlan, mk func(DType, ...int64) *Tensor) stepRun {
+	t.Helper()
+	s, err := plan.Shape()
+	mustOK(t, err)
+	const b, cols = 3, 8
+	return stepRun{
+		batch: StepBatch{
+			QueryStartLoc: mk(Int32, b+1), SeqLens: mk(Int32, b), BlockTable: mk(Int32, b, cols),
+			LogitsIndices: mk(Int64, 5), NumLogitsIndices: mk(Int64, 1),
+		},
+		out: StepOutputs{
+			DCPLocalSeqLens:    mk(Int32, b, 2),
+			PCPQueryRestoreIdx: mk(Int64, s.RestoreCapacity),
+			MambaBlockTable:    mk(Int32, b, s.MambaColumns),
+			Conv1dNums:         mk(Int32, b), Conv1dMList: mk(Int32, s.Conv1dCapacity),
+			Conv1dOffsetList: mk(Int32, s.Conv1dCapacity), Conv1dBatchPtr: mk(Int64, s.Conv1dCapacity),
+			Conv1dTokenChunkOffsetPtr: mk(Int64, s.Conv1dCapacity),
+			LocalQueryStartLoc:        mk(Int32, s.LocalCapacity+1), LocalSeqLens: mk(Int32, s.LocalCapacity),
+			LocalNumComputedTokens: mk(Int32, s.LocalCapacity),
+			LocalBlockTable:        mk(Int32, s.LocalCapacity, s.LocalPages),
+			DecodeQueryStartLoc:    mk(Int32, b+1),
+			ExtendQueryStartLoc:    mk(Int32, b+1), ExtendSeqLens: mk(Int32, b),
+			Counts: mk(Int64, StepNumCounts),
+		},
+	}
+}
+
+// Host tensors are refused: the step plan is for the device (each utility has a host path).
+func TestStepPlanRunHostTensors(t *testing.T) {
+	const fn = "cattn_step_plan_run"
+	plan, err := NewStepPlan(stepDesc(StepAllProducts))
+	mustOK(t, err)
+	defer plan.Close()
+	var bufs []*ibuf
+	host := func(dt DType, shape ...int64) *Tensor {
+		b := newIBuf(dt, shape, 1, 0)
+		bufs = append(bufs, b)
+		return b.t
+	}
+	r := newStepRun(t, plan, host)
+	var before [][]int64
+	for _, b := range bufs {
+		before = append(before, b.raw())
+	}
+	wantError(t, plan.Run(r.batch, r.out, 0), StatusInvalidArgument, fn,
+		"batch->query_start_loc is not device memory")
+
+	// counts_host is written after the call returns: Go memory is refused before the call.
+	withMirror := r.out
+	withMirror.CountsHost = host(Int64, StepNumCounts)
+	before = append(before, bufs[len(bufs)-1].raw())
+	wantError(t, plan.Run(r.batch, withMirror, 0), StatusInvalidArgument, fn,
+		"outputs->counts_host is Go memory")
+	for i, b := range bufs {
+		wantEqual(t, "a failed run wrote nothing", b.raw(), before[i])
+	}
+}
+
+// A valid run with CUDA tensors reaches the device path, which a CPU-only libcattn (or a
+// machine without a usable GPU) refuses after every other check.
+func TestStepPlanRunNotSupported(t *testing.T) {
+	skipWithGPU(t)
+	const fn = "cattn_step_plan_run"
+	plan, err := NewStepPlan(stepDesc(StepAllProducts))
+	mustOK(t, err)
+	defer plan.Close()
+	var dev fakeDevice
+	r := newStepRun(t, plan, dev.tensor)
+	wantError(t, plan.Run(r.batch, r.out, Stream(0x1234)), StatusNotSupported, fn)
+	// With the mirror in pinned host memory (by address) and optional outputs left out.
+	r.out.CountsHost = UnsafeDeviceTensor(dev.next, Device{Type: DeviceCUDAHost}, Int64, StepNumCounts)
+	r.out.Conv1dNums, r.out.LocalBlockTable, r.out.Counts = nil, nil, nil
+	wantError(t, plan.Run(r.batch, r.out, 0), StatusNotSupported, fn)
+
+	// One product alone needs only its own tensors.
+	conv1d, err := NewStepPlan(stepDesc(StepCausalConv1dMetadata))
+	mustOK(t, err)
+	defer conv1d.Close()
+	s, err := conv1d.Shape()
+	mustOK(t, err)
+	wantError(t, conv1d.Run(StepBatch{QueryStartLoc: dev.tensor(Int64, 5)},
+		StepOutputs{Conv1dBatchPtr: dev.tensor(Int32, s.Conv1dCapacity)}, 0), StatusNotSupported, fn)
+}
+
+func TestStepPlanRunErrors(t *testing.T) {
+	skipWithGPU(t)
+	const fn = "cattn_step_plan_run"
+	plan, err := NewStepPlan(stepDesc(StepAllProducts))
+	mustOK(t, err)
+	defer plan.Close()
+	shape, err := plan.Shape()
+	mustOK(t, err)
+	var dev fakeDevice
+	run := func(edit func(r *stepRun), code Status, needles ...string) {
+		t.Helper()
+		r := newStepRun(t, plan, dev.tensor)
+		edit(&r)
+		wantError(t, plan.Run(r.batch, r.out, 0), code, append([]string{fn}, needles...)...)
+	}
+	run(func(r *stepRun) { r.batch.QueryStartLoc = nil }, StatusInvalidArgument,
+		"batch->query_start_loc is NULL")
+	run(func(r *stepRun) { r.batch.SeqLens = nil }, StatusInvalidArgument, "batch->seq_lens is NULL")
+	run(func(r *stepRun) { r.out.LocalSeqLens = nil }, StatusInvalidArgument,
+		"outputs->local_seq_lens is NULL")
+	run(func(r *stepRun) { r.out.ExtendSeqLens = dev.tensor(Int32, 4) }, StatusInvalidArgument,
+		"outputs->extend_seq_lens has the wrong size")
+	run(func(r *stepRun) { r.batch.QueryStartLoc = dev.tensor(Int32, 6) }, StatusInvalidArgument,
+		"batch->query_start_loc exceeds the plan's capacity")
+	run(func(r *stepRun) { r.batch.BlockTable = dev.tensor(Int32, 3, 9) }, StatusInvalidArgument,
+		"batch->block_table exceeds the plan's capacity")
+	run(func(r *stepRun) { r.batch.LogitsIndices = dev.tensor(Int32, 17) }, StatusInvalidArgument,
+		"batch->logits_indices exceeds the plan's capacity")
+	run(func(r *stepRun) { r.batch.SeqLens = dev.tensor(Float32, 3) }, StatusInvalidArgument,
+		"batch->seq_lens", "dtype")
+	run(func(r *stepRun) { r.out.Conv1dMList = dev.tensor(Int32, shape.Conv1dCapacity-1) },
+		StatusInsufficientSize, "outputs->conv1d_mlist")
+	run(func(r *stepRun) { r.out.PCPQueryRestoreIdx = dev.tensor(Int32, shape.RestoreCapacity-1) },
+		StatusInsufficientSize, "outputs->pcp_query_restore_idx")
+	// No output may alias its input, unlike ExtendAllQueriesByN in place.
+	run(func(r *stepRun) { r.out.ExtendSeqLens = r.batch.SeqLens }, StatusInvalidArgument,
+		"outputs->extend_seq_lens overlaps an input", "batch->seq_lens")
+	run(func(r *stepRun) {
+		r.out.Counts = UnsafeDeviceTensor(r.out.LocalSeqLens.addr+8, CUDA(0), Int64, StepNumCounts)
+	}, StatusInvalidArgument, "outputs->counts overlaps another output", "outputs->local_seq_lens")
+	run(func(r *stepRun) { r.out.ExtendSeqLens = Int32Tensor(make([]int32, 3)) },
+		StatusInvalidArgument, "outputs->extend_seq_lens is on a different device")
+	run(func(r *stepRun) {
+		r.out.CountsHost = UnsafeDeviceTensor(dev.next, CPU, Int64, StepNumCounts)
+	}, StatusInvalidArgument, "outputs->counts_host is not pinned host memory")
+
+	// Outputs of products the plan does not compute must be absent.
+	conv1d, err := NewStepPlan(stepDesc(StepCausalConv1dMetadata))
+	mustOK(t, err)
+	defer conv1d.Close()
+	wantError(t, conv1d.Run(StepBatch{QueryStartLoc: dev.tensor(Int64, 5)},
+		StepOutputs{DCPLocalSeqLens: dev.tensor(Int32, 4)}, 0), StatusInvalidArgument, fn,
+		"outputs->dcp_local_seq_lens is set for a product the plan does not compute")
+}
+
+// One plan is shared by many goroutines, each checking its own results and error messages,
+// while Close waits for the calls in progress and later calls report the closed plan.
+func TestStepPlanConcurrentUse(t *testing.T) {
+	plan, err := NewStepPlan(stepDesc(StepCausalConv1dMetadata))
+	mustOK(t, err)
+	want, err := plan.Shape()
+	mustOK(t, err)
+	const goroutines, iterations = 16, 50
+	failures := make(chan string, goroutines)
+	done := make(chan struct{})
+	for g := 0; g < goroutines; g++ {
+		go func(g int) {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < iterations; i++ {
+				shape, err := plan.Shape()
+				if err != nil || shape != want {
+					failures <- fmt.Sprintf("goroutine %d: shape %+v, %v", g, shape, err)
+					return
+				}
+				// Each goroutine's own batch, past the plan's 4 requests: refused with a
+				// message naming its size.
+				n := int64(100*g + i + 6)
+				err = plan.Run(StepBatch{QueryStartLoc: Int64Tensor(make([]int64, n))},
+					StepOutputs{}, 0)
+				var e *Error
+				if !errors.As(err, &e) || e.Code != StatusInvalidArgument ||
+					!strings.Contains(e.Message, fmt.Sprintf("cattn_step_plan_run: "+
+						"batch->query_start_loc exceeds the plan's capacity (got %d requests [%d]",
+						n-1, n)) {
+					failures <- fmt.Sprintf("goroutine %d: run with %d entries: %v", g, n, err)
+					return
+				}
+			}
+		}(g)
+	}
+	for g := 0; g < goroutines; g++ {
+		<-done
+	}
+	close(failures)
+	for f := range failures {
+		t.Error(f)
+	}
+	mustOK(t, plan.Close())
+	_, err = plan.Shape()
+	wantError(t, err, StatusInvalidArgument, "plan is closed")
+}

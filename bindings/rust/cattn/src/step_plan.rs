@@ -1,0 +1,762 @@
+//! The step plan (`cattn_step_plan_*`, since 1.1): a whole engine step's metadata in one kernel
+//! launch, replayable in a CUDA graph.
+//!
+//! A [`StepPlan`] is made from a [`StepPlanDesc`] - the [`StepProducts`] to compute, their
+//! parameters and the capacities of a batch - on the host, without a GPU. It keeps only those on
+//! the host; every per-step count (requests in use, tokens, programs, virtual batches, logits
+//! indices) is derived on the device from the batch's tensors. Capture [`StepPlan::run`] once
+//! per batch-size bucket, write each step's batch into the same buffers, and replay: every
+//! output is recomputed from the new contents. Engines pad a batch to its graph's size with
+//! zero-length requests (`query_start_loc` repeating its last entry, seq_len 0); each product
+//! treats those as its utility does an empty request.
+//!
+//! Each product gives the values of its own utility's device path:
+//!
+//! | [`StepProducts`] | the utility |
+//! |---|---|
+//! | `DCP_LOCAL_SEQ_LENS` | [`crate::get_dcp_local_seq_lens()`] |
+//! | `PCP_QUERY_RESTORE_IDX` | [`crate::get_pcp_query_restore_idx()`] |
+//! | `MAMBA_BLOCK_TABLE` | [`crate::mamba_get_block_table_tensor()`] |
+//! | `CAUSAL_CONV1D_METADATA` | [`crate::compute_causal_conv1d_metadata_device()`] |
+//! | `LOCAL_ATTENTION` | [`crate::make_local_attention_virtual_batches_device()`] |
+//! | `FAST_PREFILL` | [`crate::make_kv_sharing_fast_prefill_common_attn_metadata()`] |
+//! | `EXTEND_QUERIES` | [`crate::extend_all_queries_by_n()`] |
+
+use std::fmt;
+use std::mem::size_of;
+use std::ops::{BitAnd, BitOr, BitOrAssign};
+use std::ptr::NonNull;
+
+use cattn_sys as sys;
+
+use crate::api::{entry, Api};
+use crate::error::{Error, Result, Status};
+use crate::get_dcp_local_seq_lens::DcpRank;
+use crate::mamba_get_block_table_tensor::MambaCacheMode;
+use crate::pcp_kv_allgather_and_restore::Workspace;
+use crate::tensor::{raw_in, raw_out, Stream, TensorMut, TensorRef};
+
+/// A set of step-plan products (`CATTN_STEP_*` bits), combined with `|`.
+///
+/// ```
+/// use cattn::StepProducts;
+/// let p = StepProducts::CAUSAL_CONV1D_METADATA | StepProducts::LOCAL_ATTENTION;
+/// assert!(p.contains(StepProducts::LOCAL_ATTENTION));
+/// assert!(!p.contains(StepProducts::FAST_PREFILL));
+/// assert_eq!(p.bits(), cattn::sys::CATTN_STEP_CAUSAL_CONV1D_METADATA
+///                      | cattn::sys::CATTN_STEP_LOCAL_ATTENTION);
+/// assert_eq!(StepProducts::from_bits(0x80), None);
+/// ```
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct StepProducts(u32);
+
+impl StepProducts {
+    /// `CATTN_STEP_DCP_LOCAL_SEQ_LENS`: get_dcp_local_seq_lens.
+    pub const DCP_LOCAL_SEQ_LENS: StepProducts = StepProducts(sys::CATTN_STEP_DCP_LOCAL_SEQ_LENS);
+    /// `CATTN_STEP_PCP_QUERY_RESTORE_IDX`: get_pcp_query_restore_idx.
+    pub const PCP_QUERY_RESTORE_IDX: StepProducts =
+        StepProducts(sys::CATTN_STEP_PCP_QUERY_RESTORE_IDX);
+    /// `CATTN_STEP_MAMBA_BLOCK_TABLE`: mamba_get_block_table_tensor.
+    pub const MAMBA_BLOCK_TABLE: StepProducts = StepProducts(sys::CATTN_STEP_MAMBA_BLOCK_TABLE);
+    /// `CATTN_STEP_CAUSAL_CONV1D_METADATA`: compute_causal_conv1d_metadata_device.
+    pub const CAUSAL_CONV1D_METADATA: StepProducts =
+        StepProducts(sys::CATTN_STEP_CAUSAL_CONV1D_METADATA);
+    /// `CATTN_STEP_LOCAL_ATTENTION`: make_local_attention_virtual_batches_device.
+    pub const LOCAL_ATTENTION: StepProducts = StepProducts(sys::CATTN_STEP_LOCAL_ATTENTION);
+    /// `CATTN_STEP_FAST_PREFILL`: make_kv_sharing_fast_prefill_common_attn_metadata (always the
+    /// decode batch: the utility's `max_query_len == 1` passthrough is the caller's decision).
+    pub const FAST_PREFILL: StepProducts = StepProducts(sys::CATTN_STEP_FAST_PREFILL);
+    /// `CATTN_STEP_EXTEND_QUERIES`: extend_all_queries_by_n.
+    pub const EXTEND_QUERIES: StepProducts = StepProducts(sys::CATTN_STEP_EXTEND_QUERIES);
+    /// `CATTN_STEP_ALL_PRODUCTS`: every product of this header.
+    pub const ALL: StepProducts = StepProducts(sys::CATTN_STEP_ALL_PRODUCTS);
+
+    const NAMED: [(StepProducts, &'static str); 7] = [
+        (StepProducts::DCP_LOCAL_SEQ_LENS, "DCP_LOCAL_SEQ_LENS"),
+        (StepProducts::PCP_QUERY_RESTORE_IDX, "PCP_QUERY_RESTORE_IDX"),
+        (StepProducts::MAMBA_BLOCK_TABLE, "MAMBA_BLOCK_TABLE"),
+        (
+            StepProducts::CAUSAL_CONV1D_METADATA,
+            "CAUSAL_CONV1D_METADATA",
+        ),
+        (StepProducts::LOCAL_ATTENTION, "LOCAL_ATTENTION"),
+        (StepProducts::FAST_PREFILL, "FAST_PREFILL"),
+        (StepProducts::EXTEND_QUERIES, "EXTEND_QUERIES"),
+    ];
+
+    /// No product (which a plan refuses: it needs at least one).
+    pub const fn empty() -> StepProducts {
+        StepProducts(0)
+    }
+
+    /// The set of these bits, or `None` when one of them is not a product of this header.
+    pub const fn from_bits(bits: u32) -> Option<StepProducts> {
+        if bits & !sys::CATTN_STEP_ALL_PRODUCTS == 0 {
+            Some(StepProducts(bits))
+        } else {
+            None
+        }
+    }
+
+    /// The set of these bits, unknown ones kept (a newer library's product; this one refuses
+    /// them when the plan is created).
+    pub const fn from_bits_retain(bits: u32) -> StepProducts {
+        StepProducts(bits)
+    }
+
+    /// The raw `CATTN_STEP_*` bits.
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// Whether no bit is set.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether every product of `other` is in `self`.
+    pub const fn contains(self, other: StepProducts) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl BitOr for StepProducts {
+    type Output = StepProducts;
+    fn bitor(self, rhs: StepProducts) -> StepProducts {
+        StepProducts(self.0 | rhs.0)
+    }
+}
+
+impl BitOrAssign for StepProducts {
+    fn bitor_assign(&mut self, rhs: StepProducts) {
+        self.0 |= rhs.0;
+    }
+}
+
+impl BitAnd for StepProducts {
+    type Output = StepProducts;
+    fn bitand(self, rhs: StepProducts) -> StepProducts {
+        StepProducts(self.0 & rhs.0)
+    }
+}
+
+impl fmt::Debug for StepProducts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StepProducts(")?;
+        let mut rest = self.0;
+        let mut first = true;
+        for (product, name) in StepProducts::NAMED {
+            if self.contains(product) {
+                f.write_str(if first { "" } else { " | " })?;
+                f.write_str(name)?;
+                rest &= !product.0;
+                first = false;
+            }
+        }
+        if rest != 0 || first {
+            write!(f, "{}{rest:#x}", if first { "" } else { " | " })?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// The number of entries of a plan's counts vector (`CATTN_STEP_NUM_COUNTS`).
+pub const STEP_NUM_COUNTS: usize = sys::CATTN_STEP_NUM_COUNTS as usize;
+
+/// An entry of a plan's counts vector ([`StepOutputs::counts`] and `counts_host`): a per-step
+/// value derived on the device (`CATTN_STEP_COUNT_*`). The entry of a product the plan does not
+/// compute is 0.
+///
+/// ```
+/// use cattn::StepCount;
+/// let counts = [19i64, 0, 4, 8, 2, 4, 0, 0];
+/// assert_eq!(counts[StepCount::LocalVirtualBatches.index()], 8);
+/// assert_eq!(StepCount::ALL.len(), cattn::STEP_NUM_COUNTS);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StepCount {
+    /// `CATTN_STEP_COUNT_TOKENS`: `query_start_loc[B] - query_start_loc[0]`.
+    Tokens,
+    /// `CATTN_STEP_COUNT_RESTORE_SIZE`: restore-index entries in use.
+    RestoreSize,
+    /// `CATTN_STEP_COUNT_CONV1D_PROGRAMS`: causal-conv1d programs (`tot`).
+    Conv1dPrograms,
+    /// `CATTN_STEP_COUNT_LOCAL_VIRTUAL_BATCHES`: V.
+    LocalVirtualBatches,
+    /// `CATTN_STEP_COUNT_LOCAL_MAX_QUERY_LEN`: over the virtual batches.
+    LocalMaxQueryLen,
+    /// `CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN`: over the virtual batches.
+    LocalMaxSeqLen,
+    /// `CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN`: of fast prefill's decode batch.
+    DecodeMaxQueryLen,
+    /// `CATTN_STEP_COUNT_DECODE_TOKENS`: of fast prefill's decode batch.
+    DecodeTokens,
+}
+
+impl StepCount {
+    /// Every entry, in the order of the counts vector.
+    pub const ALL: [StepCount; STEP_NUM_COUNTS] = [
+        StepCount::Tokens,
+        StepCount::RestoreSize,
+        StepCount::Conv1dPrograms,
+        StepCount::LocalVirtualBatches,
+        StepCount::LocalMaxQueryLen,
+        StepCount::LocalMaxSeqLen,
+        StepCount::DecodeMaxQueryLen,
+        StepCount::DecodeTokens,
+    ];
+
+    /// The entry's index in the counts vector.
+    pub const fn index(self) -> usize {
+        (match self {
+            StepCount::Tokens => sys::CATTN_STEP_COUNT_TOKENS,
+            StepCount::RestoreSize => sys::CATTN_STEP_COUNT_RESTORE_SIZE,
+            StepCount::Conv1dPrograms => sys::CATTN_STEP_COUNT_CONV1D_PROGRAMS,
+            StepCount::LocalVirtualBatches => sys::CATTN_STEP_COUNT_LOCAL_VIRTUAL_BATCHES,
+            StepCount::LocalMaxQueryLen => sys::CATTN_STEP_COUNT_LOCAL_MAX_QUERY_LEN,
+            StepCount::LocalMaxSeqLen => sys::CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN,
+            StepCount::DecodeMaxQueryLen => sys::CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN,
+            StepCount::DecodeTokens => sys::CATTN_STEP_COUNT_DECODE_TOKENS,
+        }) as usize
+    }
+}
+
+/// The parameters of [`StepProducts::DCP_LOCAL_SEQ_LENS`] (`cattn_step_dcp_params_t`), as
+/// [`crate::get_dcp_local_seq_lens()`] takes them. The default is vLLM's: one rank, every rank,
+/// interleave 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StepDcpParams {
+    /// `>= 1`.
+    pub dcp_size: i64,
+    /// One rank in `[0, dcp_size)` (output `[B]`) or every rank (output `[B, dcp_size]`).
+    pub dcp_rank: DcpRank,
+    /// `>= 1`, and `dcp_size * dcp_kv_cache_interleave_size <= i32::MAX`.
+    pub dcp_kv_cache_interleave_size: i64,
+}
+
+impl Default for StepDcpParams {
+    fn default() -> Self {
+        StepDcpParams {
+            dcp_size: 1,
+            dcp_rank: DcpRank::All,
+            dcp_kv_cache_interleave_size: 1,
+        }
+    }
+}
+
+/// The parameters of [`StepProducts::MAMBA_BLOCK_TABLE`] (`cattn_step_mamba_params_t`), as
+/// [`crate::mamba_get_block_table_tensor()`] takes them. The default: block size 1, no
+/// speculative blocks, mode none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StepMambaParams {
+    /// `>= 1` (align only).
+    pub block_size: i64,
+    /// `>= 0` (align only).
+    pub num_speculative_blocks: i64,
+    pub mode: MambaCacheMode,
+}
+
+impl Default for StepMambaParams {
+    fn default() -> Self {
+        StepMambaParams {
+            block_size: 1,
+            num_speculative_blocks: 0,
+            mode: MambaCacheMode::None,
+        }
+    }
+}
+
+/// The parameters of [`StepProducts::CAUSAL_CONV1D_METADATA`] (`cattn_step_conv1d_params_t`).
+/// The default is vLLM's `block_m` of 8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StepConv1dParams {
+    /// Tokens per program, `>= 1`.
+    pub block_m: i64,
+}
+
+impl Default for StepConv1dParams {
+    fn default() -> Self {
+        StepConv1dParams { block_m: 8 }
+    }
+}
+
+/// The parameters of [`StepProducts::LOCAL_ATTENTION`]
+/// (`cattn_step_local_attention_params_t`). They have no default: the default (0, 0) is
+/// refused when the product is selected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StepLocalAttentionParams {
+    /// C, `>= 1`.
+    pub attn_chunk_size: i64,
+    /// `>= 1`, divides `attn_chunk_size`.
+    pub block_size: i64,
+}
+
+/// The parameters of [`StepProducts::EXTEND_QUERIES`] (`cattn_step_extend_params_t`). The
+/// default adds 1 token, as vLLM's extend_all_queries_by_1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StepExtendParams {
+    /// Tokens added to every request, `>= 0`.
+    pub n: i64,
+}
+
+impl Default for StepExtendParams {
+    fn default() -> Self {
+        StepExtendParams { n: 1 }
+    }
+}
+
+/// What a [`StepPlan`] computes and the capacities of the batches it takes
+/// (`cattn_step_plan_desc_t`). The default is `CATTN_STEP_PLAN_DESC_INIT`: every product's
+/// parameters at vLLM's defaults, no product and zero capacities - set `products` and the
+/// capacities. The parameters of the products not selected are ignored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StepPlanDesc {
+    /// At least one product.
+    pub products: StepProducts,
+    /// `>= 1`: rows of a batch's per-request tensors (B, padding rows included).
+    pub max_num_reqs: i64,
+    /// `>= 0`: tokens a batch holds (T).
+    pub max_num_tokens: i64,
+    /// `>= 1`: columns of a batch's block table (mamba, local attention).
+    pub max_num_blocks_per_req: i64,
+    /// `>= 0`: entries of a batch's logits indices (fast prefill).
+    pub max_num_logits: i64,
+    pub dcp: StepDcpParams,
+    pub mamba: StepMambaParams,
+    pub conv1d: StepConv1dParams,
+    pub local_attention: StepLocalAttentionParams,
+    pub extend: StepExtendParams,
+}
+
+impl StepPlanDesc {
+    /// The raw struct. Fails only for a negative [`DcpRank::Rank`] (in C a rank of -1 means
+    /// every rank, which here is [`DcpRank::All`]).
+    pub fn to_raw(&self) -> Result<sys::cattn_step_plan_desc_t> {
+        let dcp_rank = match self.dcp.dcp_rank {
+            DcpRank::All => i64::from(sys::CATTN_DCP_ALL_RANKS),
+            DcpRank::Rank(r) if r >= 0 => r,
+            DcpRank::Rank(r) => {
+                return Err(Error::invalid(format!(
+                    "desc.dcp.dcp_rank is negative (got {r}, expected [0, dcp_size) or \
+                     DcpRank::All)"
+                )))
+            }
+        };
+        Ok(sys::cattn_step_plan_desc_t {
+            struct_size: size_of::<sys::cattn_step_plan_desc_t>(),
+            products: self.products.bits(),
+            reserved0: 0,
+            max_num_reqs: self.max_num_reqs,
+            max_num_tokens: self.max_num_tokens,
+            max_num_blocks_per_req: self.max_num_blocks_per_req,
+            max_num_logits: self.max_num_logits,
+            dcp: sys::cattn_step_dcp_params_t {
+                dcp_size: self.dcp.dcp_size,
+                dcp_rank,
+                dcp_kv_cache_interleave_size: self.dcp.dcp_kv_cache_interleave_size,
+            },
+            mamba: sys::cattn_step_mamba_params_t {
+                block_size: self.mamba.block_size,
+                num_speculative_blocks: self.mamba.num_speculative_blocks,
+                mamba_cache_mode: self.mamba.mode.to_raw(),
+                reserved0: 0,
+            },
+            conv1d: sys::cattn_step_conv1d_params_t {
+                block_m: self.conv1d.block_m,
+            },
+            local_attention: sys::cattn_step_local_attention_params_t {
+                attn_chunk_size: self.local_attention.attn_chunk_size,
+                block_size: self.local_attention.block_size,
+            },
+            extend: sys::cattn_step_extend_params_t { n: self.extend.n },
+        })
+    }
+}
+
+/// The capacities a plan's outputs must hold, derived from its desc
+/// (`cattn_step_plan_shape_t`). An output may be longer; every entry past the step's values is
+/// written with its sentinel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StepPlanShape {
+    /// `max_num_tokens`: restore-index entries.
+    pub restore_capacity: i64,
+    /// `cdiv(max_num_tokens, block_m) + max_num_reqs`: causal-conv1d programs.
+    pub conv1d_capacity: i64,
+    /// `min(2 * max_num_reqs + cdiv(max_num_tokens, C), max_num_tokens + max_num_reqs)`:
+    /// virtual batches (see [`crate::make_local_attention_virtual_batches_device()`]).
+    pub local_capacity: i64,
+    /// `C / block_size`: columns of the local block table.
+    pub local_pages: i64,
+    /// Align: `1 + num_speculative_blocks`; the copy modes: 0 (the batch block table's
+    /// columns).
+    pub mamba_columns: i64,
+}
+
+/// One step's batch (`cattn_step_batch_t`): int32/int64 tensors in device memory of one GPU.
+/// B is `query_start_loc`'s length - 1, at most `max_num_reqs`, padding rows included. A tensor
+/// a selected product needs is required; the others may be `None` and are not read.
+#[derive(Clone, Debug, Default)]
+pub struct StepBatch<'a> {
+    /// `[B + 1]`, `1 <= B + 1 <= max_num_reqs + 1` (all products but DCP and mamba).
+    pub query_start_loc: Option<TensorRef<'a>>,
+    /// `[B]` (DCP, mamba align, local attention, extend).
+    pub seq_lens: Option<TensorRef<'a>>,
+    /// `[B, cols]`, `1 <= cols <= max_num_blocks_per_req` (mamba, local attention).
+    pub block_table: Option<TensorRef<'a>>,
+    /// `[R + 1]`, `R <= max_num_reqs`: the PCP restore index's input; `None` =
+    /// `query_start_loc`.
+    pub cu_num_tokens: Option<TensorRef<'a>>,
+    /// `[L]`, `L <= max_num_logits` (fast prefill).
+    pub logits_indices: Option<TensorRef<'a>>,
+    /// `[1]`: how many of `logits_indices` to read, clamped to `[0, L]` on the device; `None` =
+    /// all L (fast prefill).
+    pub num_logits_indices: Option<TensorRef<'a>>,
+}
+
+/// Where a [`StepPlan::run`] writes (`cattn_step_outputs_t`): int32/int64 tensors in device
+/// memory on the batch's GPU, except `counts_host`. Every output of a selected product is
+/// required unless marked optional; every output of a product the plan does not compute must be
+/// `None`. Capacities come from [`StepPlan::shape`]; a capacity output may be longer, and every
+/// entry past the step's values is written with its sentinel. No output may overlap an input
+/// or another output (the products run side by side in one grid, so none may alias its input
+/// in place).
+#[derive(Debug, Default)]
+pub struct StepOutputs<'a> {
+    /// `[B]` one rank, `[B, dcp_size]` every rank.
+    pub dcp_local_seq_lens: Option<TensorMut<'a>>,
+    /// `[>= restore_capacity]`; -1 past the size.
+    pub pcp_query_restore_idx: Option<TensorMut<'a>>,
+    /// Align: `[B, 1 + num_speculative_blocks]`; the copy modes: `[B, cols]`.
+    pub mamba_block_table: Option<TensorMut<'a>>,
+    /// Optional `[B]`.
+    pub conv1d_nums: Option<TensorMut<'a>>,
+    /// Optional `[>= conv1d_capacity]`; [`crate::PAD_SLOT_ID`] past `tot`, as the next three.
+    pub conv1d_mlist: Option<TensorMut<'a>>,
+    /// Optional, as `conv1d_mlist`.
+    pub conv1d_offsetlist: Option<TensorMut<'a>>,
+    /// Optional, as `conv1d_mlist`.
+    pub conv1d_batch_ptr: Option<TensorMut<'a>>,
+    /// Optional, as `conv1d_mlist`.
+    pub conv1d_token_chunk_offset_ptr: Option<TensorMut<'a>>,
+    /// `[V_cap + 1]`, `V_cap >= local_capacity`; past V it repeats the total.
+    pub local_query_start_loc: Option<TensorMut<'a>>,
+    /// `[V_cap]`; 0 past V.
+    pub local_seq_lens: Option<TensorMut<'a>>,
+    /// Optional `[V_cap]`; 0 past V.
+    pub local_num_computed_tokens: Option<TensorMut<'a>>,
+    /// Optional `[V_cap, local_pages]` of the batch block table's dtype; rows past V are 0.
+    pub local_block_table: Option<TensorMut<'a>>,
+    /// `[B + 1]`: fast prefill's decode query_start_loc.
+    pub decode_query_start_loc: Option<TensorMut<'a>>,
+    /// `[B + 1]`.
+    pub extend_query_start_loc: Option<TensorMut<'a>>,
+    /// `[B]`.
+    pub extend_seq_lens: Option<TensorMut<'a>>,
+    /// Optional `[STEP_NUM_COUNTS]` on the device, indexed by [`StepCount`].
+    pub counts: Option<TensorMut<'a>>,
+    /// Optional `[STEP_NUM_COUNTS]` host mirror of `counts` in pinned memory mapped for the
+    /// device ([`crate::Device::CudaHost`]: `cudaHostAlloc`, `cudaMallocHost`, or
+    /// `cudaHostRegister` with `cudaHostRegisterMapped`), written by the kernel and valid once
+    /// the caller has synchronised the stream. Such a view comes from the unsafe
+    /// [`TensorMut::from_raw_parts`], whose contract then covers the kernel's writes: nothing
+    /// else may read or write the memory until the stream's work is done.
+    pub counts_host: Option<TensorMut<'a>>,
+    /// At least [`StepPlan::workspace_size`] bytes (0 for every plan of 1.1: the default, no
+    /// workspace, will do).
+    pub workspace: Workspace<'a>,
+}
+
+/// A step plan (`cattn_step_plan_t`): the products, their parameters, the capacities and the
+/// launch layout they fix. Immutable; destroyed when dropped. Creation needs no GPU.
+///
+/// ```
+/// use cattn::{MambaCacheMode, StepLocalAttentionParams, StepMambaParams, StepPlan,
+///             StepPlanDesc, StepProducts};
+/// let plan = StepPlan::new(&StepPlanDesc {
+///     products: StepProducts::CAUSAL_CONV1D_METADATA
+///         | StepProducts::LOCAL_ATTENTION
+///         | StepProducts::MAMBA_BLOCK_TABLE,
+///     max_num_reqs: 4,
+///     max_num_tokens: 64,
+///     max_num_blocks_per_req: 16,
+///     local_attention: StepLocalAttentionParams { attn_chunk_size: 16, block_size: 4 },
+///     mamba: StepMambaParams { block_size: 16, num_speculative_blocks: 2,
+///                              mode: MambaCacheMode::Align },
+///     ..Default::default()
+/// })?;
+/// let shape = plan.shape();
+/// assert_eq!(shape.conv1d_capacity, 64 / 8 + 4);
+/// assert_eq!(shape.local_capacity, (2 * 4 + 64 / 16).min(64 + 4));
+/// assert_eq!((shape.local_pages, shape.mamba_columns), (4, 3));
+/// assert_eq!(plan.workspace_size(), 0);
+///
+/// // A parameter out of range is named in the message.
+/// let err = StepPlan::new(&StepPlanDesc {
+///     products: StepProducts::CAUSAL_CONV1D_METADATA,
+///     max_num_reqs: 4,
+///     max_num_blocks_per_req: 1,
+///     conv1d: cattn::StepConv1dParams { block_m: 0 },
+///     ..Default::default()
+/// }).unwrap_err();
+/// assert_eq!(err.status(), cattn::Status::InvalidArgument);
+/// assert!(err.message().contains("desc->conv1d.block_m"));
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub struct StepPlan<'l> {
+    raw: NonNull<sys::cattn_step_plan_t>,
+    api: Api<'l>,
+    // Queried once at creation: the plan is immutable, so they never change.
+    shape: StepPlanShape,
+    workspace_size: usize,
+}
+
+// SAFETY: a plan is immutable after creation and not tied to a thread; Drop destroys it with
+// exclusive access ("not while a run on it is being enqueued; runs already enqueued do not need
+// the plan", cattn.h).
+unsafe impl Send for StepPlan<'_> {}
+// SAFETY: the only call a shared &StepPlan allows is cattn_step_plan_run (the shape and the
+// workspace size are cached), and the header allows it on several threads at once: "one plan
+// may run on several threads at once". Destruction needs ownership (Drop).
+unsafe impl Sync for StepPlan<'_> {}
+
+/// Creates a step plan from `desc` in the linked library; the same as [`StepPlan::new`], under
+/// the C name (`cattn_step_plan_create`).
+///
+/// Errors: [`Status::InvalidArgument`] for no product or an unknown bit, a capacity out of
+/// range, a selected product's parameter out of range (the message names it, as
+/// `desc->dcp.dcp_size`), capacities whose derived sizes overflow i64;
+/// [`Status::OutOfMemory`]. Since 1.1.
+pub fn step_plan_create(desc: &StepPlanDesc) -> Result<StepPlan<'static>> {
+    Api::linked()?.step_plan_create(desc)
+}
+
+impl StepPlan<'static> {
+    /// Creates a step plan from `desc` in the linked library (host work, no CUDA call); see
+    /// [`step_plan_create`].
+    pub fn new(desc: &StepPlanDesc) -> Result<StepPlan<'static>> {
+        Api::linked()?.step_plan_create(desc)
+    }
+}
+
+impl<'l> StepPlan<'l> {
+    /// The capacities the plan's outputs must hold (`cattn_step_plan_get_shape`).
+    pub fn shape(&self) -> StepPlanShape {
+        self.shape
+    }
+
+    /// The device workspace a run needs, in bytes (`cattn_step_plan_workspace_size`): 0 for
+    /// every plan of 1.1, which computes each prefix sum within each block and keeps no state
+    /// between blocks or replays.
+    pub fn workspace_size(&self) -> usize {
+        self.workspace_size
+    }
+
+    /// Computes every product of the plan from the batch's device tensors in one kernel launch
+    /// on `stream` (`cattn_step_plan_run`).
+    ///
+    /// Everything that needs no device data is checked on the host first: shapes, dtypes,
+    /// devices, the capacities, the outputs' sizes, and that no output overlaps an input or
+    /// another output. What needs the data is handled on the device, by each product as its
+    /// utility documents: a batch of more tokens than `max_num_tokens` fills a capacity output
+    /// with what fits while the counts still report the step's full values; a decreasing
+    /// `query_start_loc` entry counts as an empty request; local attention takes seq_lens
+    /// shorter than their queries as the queries' lengths; an int32 output keeps a value's low
+    /// 32 bits.
+    ///
+    /// One kernel and no other CUDA work: no host sync, no allocation, capturable, and correct
+    /// on every replay with new tensor contents. A captured graph keeps the tensors' addresses,
+    /// so their memory must outlive it.
+    ///
+    /// Errors: [`Status::InvalidArgument`] for a required tensor missing, an output of an
+    /// unselected product set, shapes, dtypes, devices (host tensors other than `counts_host`,
+    /// a `counts_host` that is not [`crate::Device::CudaHost`]), a batch past a capacity, an
+    /// overlap, a workspace below the workspace size; [`Status::InsufficientSize`] for an
+    /// output shorter than its capacity; [`Status::NotSupported`] in a CPU-only build or
+    /// without a usable device; [`Status::CudaError`]. Since 1.1.
+    ///
+    /// ```
+    /// use cattn::{StepBatch, StepOutputs, StepPlan, StepPlanDesc, StepProducts, Status,
+    ///             Stream, TensorMut, TensorRef};
+    /// let plan = StepPlan::new(&StepPlanDesc {
+    ///     products: StepProducts::PCP_QUERY_RESTORE_IDX,
+    ///     max_num_reqs: 2, max_num_tokens: 20, max_num_blocks_per_req: 1,
+    ///     ..Default::default()
+    /// })?;
+    /// // Host tensors are refused: the plan runs on the device.
+    /// let cu = [0i32, 8, 20];
+    /// let mut idx = [0i32; 20];
+    /// let err = plan.run(
+    ///     &StepBatch { query_start_loc: Some(TensorRef::from_slice(&cu)), ..Default::default() },
+    ///     &mut StepOutputs {
+    ///         pcp_query_restore_idx: Some(TensorMut::from_slice(&mut idx)),
+    ///         ..Default::default()
+    ///     },
+    ///     Stream::DEFAULT,
+    /// ).unwrap_err();
+    /// assert_eq!(err.status(), Status::InvalidArgument);
+    /// assert!(err.message().contains("batch->query_start_loc is not device memory"));
+    /// # Ok::<(), cattn::Error>(())
+    /// ```
+    ///
+    /// On the device (the pointers are CUDA allocations of the caller's, `counts_host` mapped
+    /// pinned memory):
+    ///
+    /// ```no_run
+    /// # use std::ffi::c_void;
+    /// use cattn::{DataType, Device, StepBatch, StepCount, StepOutputs, StepPlan, StepPlanDesc,
+    ///             StepProducts, Stream, TensorMut, TensorRef, STEP_NUM_COUNTS};
+    /// # let (d_qsl, d_mlist, h_counts): (*const c_void, *mut c_void, *mut c_void) =
+    /// #     unimplemented!();
+    /// # let stream = Stream::DEFAULT;
+    /// let plan = StepPlan::new(&StepPlanDesc {
+    ///     products: StepProducts::CAUSAL_CONV1D_METADATA,
+    ///     max_num_reqs: 256, max_num_tokens: 8192, max_num_blocks_per_req: 1,
+    ///     ..Default::default()
+    /// })?;
+    /// let cap = plan.shape().conv1d_capacity;
+    /// // SAFETY: memory of these shapes and devices, alive until the stream's work (and any
+    /// // graph captured from it) is done with it.
+    /// let (qsl, mlist, counts_host) = unsafe {(
+    ///     TensorRef::from_raw_parts(d_qsl, Device::Cuda(0), DataType::I32, &[257], None, 0),
+    ///     TensorMut::from_raw_parts(d_mlist, Device::Cuda(0), DataType::I32, &[cap], None, 0),
+    ///     TensorMut::from_raw_parts(h_counts, Device::CudaHost, DataType::I64,
+    ///                               &[STEP_NUM_COUNTS as i64], None, 0),
+    /// )};
+    /// plan.run(
+    ///     &StepBatch { query_start_loc: Some(qsl), ..Default::default() },
+    ///     &mut StepOutputs {
+    ///         conv1d_mlist: Some(mlist),
+    ///         counts_host: Some(counts_host),
+    ///         ..Default::default()
+    ///     },
+    ///     stream,
+    /// )?;
+    /// // After synchronising the stream: the programs are at
+    /// // counts_host[StepCount::Conv1dPrograms.index()].
+    /// # Ok::<(), cattn::Error>(())
+    /// ```
+    pub fn run(
+        &self,
+        batch: &StepBatch<'_>,
+        outputs: &mut StepOutputs<'_>,
+        stream: Stream,
+    ) -> Result<()> {
+        let raw_batch = sys::cattn_step_batch_t {
+            struct_size: size_of::<sys::cattn_step_batch_t>(),
+            query_start_loc: raw_in(batch.query_start_loc.as_ref()),
+            seq_lens: raw_in(batch.seq_lens.as_ref()),
+            block_table: raw_in(batch.block_table.as_ref()),
+            cu_num_tokens: raw_in(batch.cu_num_tokens.as_ref()),
+            logits_indices: raw_in(batch.logits_indices.as_ref()),
+            num_logits_indices: raw_in(batch.num_logits_indices.as_ref()),
+        };
+        let o = outputs;
+        let (workspace, workspace_bytes) = o.workspace.as_raw();
+        let raw_outputs = sys::cattn_step_outputs_t {
+            struct_size: size_of::<sys::cattn_step_outputs_t>(),
+            dcp_local_seq_lens: raw_out(o.dcp_local_seq_lens.as_mut()),
+            pcp_query_restore_idx: raw_out(o.pcp_query_restore_idx.as_mut()),
+            mamba_block_table: raw_out(o.mamba_block_table.as_mut()),
+            conv1d_nums: raw_out(o.conv1d_nums.as_mut()),
+            conv1d_mlist: raw_out(o.conv1d_mlist.as_mut()),
+            conv1d_offsetlist: raw_out(o.conv1d_offsetlist.as_mut()),
+            conv1d_batch_ptr: raw_out(o.conv1d_batch_ptr.as_mut()),
+            conv1d_token_chunk_offset_ptr: raw_out(o.conv1d_token_chunk_offset_ptr.as_mut()),
+            local_query_start_loc: raw_out(o.local_query_start_loc.as_mut()),
+            local_seq_lens: raw_out(o.local_seq_lens.as_mut()),
+            local_num_computed_tokens: raw_out(o.local_num_computed_tokens.as_mut()),
+            local_block_table: raw_out(o.local_block_table.as_mut()),
+            decode_query_start_loc: raw_out(o.decode_query_start_loc.as_mut()),
+            extend_query_start_loc: raw_out(o.extend_query_start_loc.as_mut()),
+            extend_seq_lens: raw_out(o.extend_seq_lens.as_mut()),
+            counts: raw_out(o.counts.as_mut()),
+            counts_host: raw_out(o.counts_host.as_mut()),
+            workspace,
+            workspace_bytes,
+        };
+        let f = entry!(self.api, step_plan_run)?;
+        // SAFETY: the plan is alive; the batch's and the outputs' views and the workspace live
+        // through the call, the outputs and the workspace borrowed mutably, and their device
+        // memory is vouched for by whoever made them (from_raw_parts, Workspace::from_raw).
+        self.api
+            .check(unsafe { f(self.raw.as_ptr(), &raw_batch, &raw_outputs, stream.as_raw()) })
+    }
+
+    /// The raw handle, valid while `self` lives.
+    pub fn as_raw(&self) -> *const sys::cattn_step_plan_t {
+        self.raw.as_ptr()
+    }
+
+    /// The library the plan belongs to.
+    pub fn api(&self) -> Api<'l> {
+        self.api
+    }
+}
+
+impl<'l> Api<'l> {
+    /// [`step_plan_create`] in this library.
+    pub fn step_plan_create(self, desc: &StepPlanDesc) -> Result<StepPlan<'l>> {
+        let raw_desc = desc.to_raw()?;
+        let create = entry!(self, step_plan_create)?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the desc and `raw` are valid host pointers for the call; the library does
+        // not keep the desc.
+        self.check(unsafe { create(&raw_desc, &mut raw) })?;
+        let raw = NonNull::new(raw).ok_or_else(|| {
+            Error::new(
+                Status::Internal,
+                "cattn: cattn_step_plan_create returned CATTN_OK and no plan",
+            )
+        })?;
+        // Owned from here: an error below drops (destroys) it.
+        let mut plan = StepPlan {
+            raw,
+            api: self,
+            shape: StepPlanShape::default(),
+            workspace_size: 0,
+        };
+        let get_shape = entry!(self, step_plan_get_shape)?;
+        let mut shape = sys::cattn_step_plan_shape_t {
+            struct_size: size_of::<sys::cattn_step_plan_shape_t>(),
+            restore_capacity: 0,
+            conv1d_capacity: 0,
+            local_capacity: 0,
+            local_pages: 0,
+            mamba_columns: 0,
+        };
+        // SAFETY: a live plan and a valid, sized host struct.
+        self.check(unsafe { get_shape(raw.as_ptr(), &mut shape) })?;
+        plan.shape = StepPlanShape {
+            restore_capacity: shape.restore_capacity,
+            conv1d_capacity: shape.conv1d_capacity,
+            local_capacity: shape.local_capacity,
+            local_pages: shape.local_pages,
+            mamba_columns: shape.mamba_columns,
+        };
+        let workspace_size = entry!(self, step_plan_workspace_size)?;
+        // SAFETY: a live plan and a valid host pointer.
+        self.check(unsafe { workspace_size(raw.as_ptr(), &mut plan.workspace_size) })?;
+        Ok(plan)
+    }
+}
+
+impl Drop for StepPlan<'_> {
+    fn drop(&mut self) {
+        // A table without the destroy entry cannot have made the plan.
+        if let Ok(destroy) = entry!(self.api, step_plan_destroy) {
+            // SAFETY: the plan came from this library and is destroyed once, with exclusive
+            // access; no run is being enqueued on it (that needs &self).
+            unsafe { destroy(self.raw.as_ptr()) }
+        }
+    }
+}
+
+impl fmt::Debug for StepPlan<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StepPlan")
+            .field("raw", &self.raw)
+            .field("shape", &self.shape)
+            .field("workspace_size", &self.workspace_size)
+            .finish()
+    }
+}
