@@ -1,6 +1,7 @@
 // Loads oracle-generated conformance vectors (tests/vectors/<utility>.json).
 #pragma once
 
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -9,8 +10,12 @@
 
 namespace cattn_test {
 
+// The vectors' folder is compiled in; CATTN_TEST_VECTOR_DIR in the environment overrides it, so
+// a test binary carried to another machine (scripts/device_check.sh) finds the checkout's copy.
 inline nlohmann::json load_vectors(const std::string& utility) {
-  const std::string path = std::string(CATTN_TEST_VECTOR_DIR) + "/" + utility + ".json";
+  const char* dir = std::getenv("CATTN_TEST_VECTOR_DIR");
+  const std::string path = std::string(dir && *dir ? dir : CATTN_TEST_VECTOR_DIR) + "/" +
+                           utility + ".json";
   std::ifstream f(path);
   if (!f) throw std::runtime_error("cannot open " + path);
   return nlohmann::json::parse(f);
