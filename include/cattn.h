@@ -449,8 +449,8 @@ typedef struct cattn_get_supported_kv_cache_layouts_args {
  * args: host pointer, not NULL; the arrays are host memory.
  * Reads: the arrays. Writes: out[0..num_out), args->num_out. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (args NULL, small struct_size, a negative count,
- *   a NULL array that must hold entries, a value that is not one of the six layouts, an
- *   empty declared list in step 3 - vLLM fails unpacking it -, an empty intersection - vLLM
+ *   a NULL array that must hold entries, a value that is not one of the six layouts, out
+ *   overlapping args or an input array, an empty declared list in step 3 - vLLM fails unpacking it -, an empty intersection - vLLM
  *   raises ValueError -, the message listing the declared lists); CATTN_INSUFFICIENT_SIZE
  *   (out_capacity below the answer's length, which the message gives; the answer never
  *   exceeds max(6, first declared list's length)).

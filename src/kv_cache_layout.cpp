@@ -2,6 +2,7 @@
 // get_flashinfer_layout_string) and the strides of a KV-cache view in each of them.
 #include "common/kv_cache_layout.h"
 
+#include <cassert>
 #include <string>
 
 #include "common/error.h"
@@ -19,9 +20,12 @@ const Layout kLayouts[CATTN_KV_CACHE_LAYOUT_COUNT] = {
 };
 
 const Layout* find(int value) {
-  for (const Layout& l : kLayouts)
-    if (l.value == value) return &l;
-  return nullptr;
+  // Indexed by value: the position of each value's entry in kLayouts (-1 for UNSET).
+  static constexpr int kIndex[CATTN_KV_CACHE_LAYOUT_COUNT + 1] = {-1, 1, 0, 2, 3, 4, 5};
+  if (value < 1 || value > CATTN_KV_CACHE_LAYOUT_COUNT) return nullptr;
+  const Layout* l = &kLayouts[kIndex[value]];
+  assert(l->value == value);
+  return l;
 }
 
 const Layout* parse(const char* name) {
