@@ -13,22 +13,11 @@
 #include "cattn.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/kv_layout.h"
 
 using namespace cattn_test;
 
 namespace {
-
-cattn_kv_cache_layout_t layout_named(const std::string& name) {
-  cattn_kv_cache_layout_t l = CATTN_KV_CACHE_LAYOUT_UNSET;
-  EXPECT_CATTN_OK(cattn_kv_cache_layout_from_name(name.c_str(), &l));
-  return l;
-}
-
-std::string name_of(cattn_kv_cache_layout_t l) {
-  cattn_kv_cache_layout_properties_t p = CATTN_KV_CACHE_LAYOUT_PROPERTIES_INIT;
-  if (cattn_kv_cache_layout_get_properties(l, &p) != CATTN_OK) return "?";
-  return p.name;
-}
 
 struct Backends {
   std::vector<int64_t> counts;

@@ -10,24 +10,9 @@
 #include "cattn.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/kv_layout.h"
 
 using namespace cattn_test;
-
-namespace {
-
-cattn_kv_cache_layout_t layout_named(const std::string& name) {
-  cattn_kv_cache_layout_t l = CATTN_KV_CACHE_LAYOUT_UNSET;
-  EXPECT_CATTN_OK(cattn_kv_cache_layout_from_name(name.c_str(), &l));
-  return l;
-}
-
-cattn_kv_cache_layout_t raw_layout(int v) {
-  cattn_kv_cache_layout_t l;
-  std::memcpy(&l, &v, sizeof v);
-  return l;
-}
-
-}  // namespace
 
 TEST(kv_cache_layout, OracleVectors) {
   const auto vec = load_vectors("kv_cache_layout");

@@ -18,50 +18,11 @@
 #include "cattn.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
+#include "support/kv_layout.h"
 
 using namespace cattn_test;
 
 namespace {
-
-using Context = std::unique_ptr<cattn_context_t, void (*)(cattn_context_t*)>;
-
-Context make_context() {
-  cattn_context_t* ctx = nullptr;
-  EXPECT_CATTN_OK(cattn_context_create(&ctx));
-  return Context(ctx, cattn_context_destroy);
-}
-
-std::string name_of(cattn_kv_cache_layout_t l) {
-  cattn_kv_cache_layout_properties_t p = CATTN_KV_CACHE_LAYOUT_PROPERTIES_INIT;
-  if (cattn_kv_cache_layout_get_properties(l, &p) != CATTN_OK) return "?";
-  return p.name;
-}
-
-cattn_kv_cache_layout_t raw_layout(int v) {
-  cattn_kv_cache_layout_t l;
-  std::memcpy(&l, &v, sizeof v);
-  return l;
-}
-
-// Sets (or unsets) CATTN_KV_CACHE_LAYOUT for one scope and restores what was there before.
-class ScopedEnv {
- public:
-  explicit ScopedEnv(const std::optional<std::string>& value) {
-    if (const char* old = std::getenv(CATTN_KV_CACHE_LAYOUT_ENV)) old_ = old;
-    set(value);
-  }
-  ~ScopedEnv() { set(old_); }
-
- private:
-  static void set(const std::optional<std::string>& v) {
-    if (v) {
-      setenv(CATTN_KV_CACHE_LAYOUT_ENV, v->c_str(), 1);
-    } else {
-      unsetenv(CATTN_KV_CACHE_LAYOUT_ENV);
-    }
-  }
-  std::optional<std::string> old_;
-};
 
 // One resolve call's inputs, owned.
 struct Inputs {

@@ -143,24 +143,35 @@ func hasNUL(args *ResolveKVCacheLayoutArgs) bool {
 		(args.Connector != nil && strings.IndexByte(*args.Connector, 0) >= 0)
 }
 
-// ResolveKVCacheLayout resolves one layout for the model with vLLM's precedence
-// (resolve_kv_cache_layout) and stores its canonical name in the context.
-func (ctx *Context) ResolveKVCacheLayout(args ResolveKVCacheLayoutArgs) (ResolvedKVCacheLayout, error) {
-	const fn = "cattn_resolve_kv_cache_layout"
+// withContext runs call with ctx's C handle and a frame for fn, holding the context for the
+// call (a nil or closed Context is an error naming ctx).
+func (ctx *Context) withContext(fn string, call func(f *frame, c cContext) error) error {
 	if ctx == nil {
-		return ResolvedKVCacheLayout{}, argError(fn, "ctx", "is NULL", "a nil *Context", "a Context")
-	}
-	if hasNUL(&args) {
-		return ResolvedKVCacheLayout{}, nulError(fn, "args")
+		return argError(fn, "ctx", "is NULL", "a nil *Context", "a Context")
 	}
 	c, err := ctx.acquire(fn)
 	if err != nil {
-		return ResolvedKVCacheLayout{}, err
+		return err
 	}
 	defer ctx.release()
 	f := newFrame(fn)
 	defer f.free()
-	return f.resolveKVCacheLayout(c, &args)
+	return call(f, c)
+}
+
+// ResolveKVCacheLayout resolves one layout for the model with vLLM's precedence
+// (resolve_kv_cache_layout) and stores its canonical name in the context.
+func (ctx *Context) ResolveKVCacheLayout(args ResolveKVCacheLayoutArgs) (ResolvedKVCacheLayout, error) {
+	const fn = "cattn_resolve_kv_cache_layout"
+	if hasNUL(&args) {
+		return ResolvedKVCacheLayout{}, nulError(fn, "args")
+	}
+	var r ResolvedKVCacheLayout
+	err := ctx.withContext(fn, func(f *frame, c cContext) (err error) {
+		r, err = f.resolveKVCacheLayout(c, &args)
+		return err
+	})
+	return r, err
 }
 
 // ResolveKVCacheLayout is the one-call helper: the layout every worker's supported names
@@ -179,54 +190,28 @@ func ResolveKVCacheLayout(supported []string) (KVCacheLayout, error) {
 // vLLM's explicit cache_config.kv_cache_layout (cattn_context_set_kv_cache_layout_preset).
 func (ctx *Context) SetKVCacheLayoutPreset(name *string) error {
 	const fn = "cattn_context_set_kv_cache_layout_preset"
-	if ctx == nil {
-		return argError(fn, "ctx", "is NULL", "a nil *Context", "a Context")
-	}
 	if name != nil && strings.IndexByte(*name, 0) >= 0 {
 		return nulError(fn, "name")
 	}
-	c, err := ctx.acquire(fn)
-	if err != nil {
-		return err
-	}
-	defer ctx.release()
-	f := newFrame(fn)
-	defer f.free()
-	return f.setKVCacheLayoutPreset(c, name)
+	return ctx.withContext(fn, func(f *frame, c cContext) error { return f.setKVCacheLayoutPreset(c, name) })
 }
 
 // RecordKVCacheLayout adopts a layout resolved elsewhere, as vLLM's record_kv_cache_layout.
 func (ctx *Context) RecordKVCacheLayout(name string) error {
 	const fn = "cattn_record_kv_cache_layout"
-	if ctx == nil {
-		return argError(fn, "ctx", "is NULL", "a nil *Context", "a Context")
-	}
 	if strings.IndexByte(name, 0) >= 0 {
 		return nulError(fn, "name")
 	}
-	c, err := ctx.acquire(fn)
-	if err != nil {
-		return err
-	}
-	defer ctx.release()
-	f := newFrame(fn)
-	defer f.free()
-	return f.recordKVCacheLayout(c, name)
+	return ctx.withContext(fn, func(f *frame, c cContext) error { return f.recordKVCacheLayout(c, name) })
 }
 
 // ResolvedKVCacheLayout is the context's resolved layout, as vLLM's
 // CacheConfig.get_resolved_kv_cache_layout.
 func (ctx *Context) ResolvedKVCacheLayout() (KVCacheLayout, error) {
-	const fn = "cattn_get_resolved_kv_cache_layout"
-	if ctx == nil {
-		return KVCacheLayoutUnset, argError(fn, "ctx", "is NULL", "a nil *Context", "a Context")
-	}
-	c, err := ctx.acquire(fn)
-	if err != nil {
-		return KVCacheLayoutUnset, err
-	}
-	defer ctx.release()
-	f := newFrame(fn)
-	defer f.free()
-	return f.resolvedKVCacheLayout(c)
+	l := KVCacheLayoutUnset
+	err := ctx.withContext("cattn_get_resolved_kv_cache_layout", func(f *frame, c cContext) (err error) {
+		l, err = f.resolvedKVCacheLayout(c)
+		return err
+	})
+	return l, err
 }
