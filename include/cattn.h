@@ -252,7 +252,8 @@ typedef enum cattn_kv_cache_layout_e {
  * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_is_valid_kv_cache_layout(const char* value, int32_t* valid);
 
-/* Returns the name of a layout ("NHD", "HND"), or NULL for any other value.
+/* Returns the name of a layout ("NHD", "HND"), or NULL for any other value, the layouts added
+ * in 1.1 (LHBNC, ...) included: their names come from cattn_kv_cache_layout_get_properties.
  * Returns: the name or NULL; cannot fail. Stream: synchronous. Lifetime: static.
  * Thread safety: any thread. Since: 1.0 */
 CATTN_API const char* cattn_kv_cache_layout_name(cattn_kv_cache_layout_t layout);
