@@ -56,7 +56,7 @@ struct Inputs {
     a.spec_num_heads = heads.empty() ? nullptr : heads.data();
     a.spec_num_states = states.empty() ? nullptr : states.data();
     a.spec_page_size_bytes = pages.empty() ? nullptr : pages.data();
-    a.layout = raw_layout(99);
+    a.layout = kNoLayout;
     a.connector_fell_back = a.from_preset = -1;
     return a;
   }
@@ -70,14 +70,14 @@ const char* opt(const nlohmann::json& j, std::string& keep) {
 
 // The context's state against the oracle's cache_config.kv_cache_layout afterwards.
 void expect_stored(const cattn_context_t* ctx, const nlohmann::json& stored) {
-  cattn_kv_cache_layout_t l = raw_layout(99);
+  cattn_kv_cache_layout_t l = kNoLayout;
   const cattn_status_t s = cattn_get_resolved_kv_cache_layout(ctx, &l);
   const std::string msg = cattn_last_error_message();
   if (stored.is_null()) {
     EXPECT_EQ(s, CATTN_INVALID_ARGUMENT);
     EXPECT_NE(msg.find("has no KV cache layout resolved yet"),
               std::string::npos);
-    EXPECT_EQ(l, raw_layout(99));
+    EXPECT_EQ(l, kNoLayout);
     return;
   }
   cattn_kv_cache_layout_t want;
@@ -121,11 +121,11 @@ TEST(resolve_kv_cache_layout, OracleVectors) {
       Context ctx = make_context();
       std::string keep;
       ASSERT_CATTN_OK(cattn_context_set_kv_cache_layout_preset(ctx.get(), opt(c["initial"], keep)));
-      cattn_kv_cache_layout_t l = raw_layout(99);
+      cattn_kv_cache_layout_t l = kNoLayout;
       const cattn_status_t s = cattn_get_resolved_kv_cache_layout(ctx.get(), &l);
       if (c.contains("error")) {
         EXPECT_EQ(s, CATTN_INVALID_ARGUMENT);
-        EXPECT_EQ(l, raw_layout(99));
+        EXPECT_EQ(l, kNoLayout);
       } else {
         ASSERT_EQ(s, CATTN_OK) << cattn_last_error_message();
         EXPECT_EQ(name_of(l), c["layout"].get<std::string>());
@@ -160,7 +160,7 @@ TEST(resolve_kv_cache_layout, OracleVectors) {
                            msg.find("ctx's preset") != std::string::npos ||
                            msg.find(CATTN_KV_CACHE_LAYOUT_ENV " ") != std::string::npos;
         EXPECT_TRUE(named) << msg;
-        EXPECT_EQ(a.layout, raw_layout(99)) << "a failed call wrote args";
+        EXPECT_EQ(a.layout, kNoLayout) << "a failed call wrote args";
         EXPECT_EQ(a.connector_fell_back, -1);
         EXPECT_EQ(a.from_preset, -1);
         if (!via_environment) ++failed;
@@ -201,7 +201,7 @@ TEST(resolve_kv_cache_layout, MessagesNameTheArgument) {
     a.num_workers = 2;
     a.worker_counts = two;
     a.worker_names = names;
-    a.layout = raw_layout(99);
+    a.layout = kNoLayout;
     return a;
   };
   const int64_t heads[] = {8, 4}, states[] = {16, 32}, pages[] = {4096, 4096};

@@ -59,11 +59,12 @@ inline std::string name_of(cattn_kv_cache_layout_t l) {
   return p.name;
 }
 
-// An arbitrary int in an enum-typed object, without loading it as the enum.
-inline cattn_kv_cache_layout_t raw_layout(int v) {
-  cattn_kv_cache_layout_t l;
-  std::memcpy(&l, &v, sizeof v);
-  return l;
-}
+// An arbitrary int as an enum argument, as a C caller may pass one. Use it only as a prvalue
+// (an argument): a stored enum object outside the enum's range (0..7) is undefined to load,
+// which UBSan's -fsanitize=enum reports.
+inline cattn_kv_cache_layout_t raw_layout(int v) { return static_cast<cattn_kv_cache_layout_t>(v); }
+
+// A stored sentinel that no call writes: inside the enum's range but not a layout.
+constexpr cattn_kv_cache_layout_t kNoLayout = static_cast<cattn_kv_cache_layout_t>(7);
 
 }  // namespace cattn_test
