@@ -41,3 +41,22 @@ int32_t cattn_bench_step_plan_loop(cattn_bench_run_t run, const cattn_step_plan_
   }
   return 0;
 }
+
+/* cattn_resolve_kv_cache_layout n times on one context, clearing the context's resolved layout
+ * (cattn_context_set_kv_cache_layout_preset with NULL) before each call, so that every call
+ * resolves afresh (bench/kv_cache_layout_side_by_side.py). The entry points come as pointers,
+ * as above, so this module needs no link to libcattn. */
+typedef cattn_status_t (*cattn_bench_preset_t)(cattn_context_t*, const char*);
+typedef cattn_status_t (*cattn_bench_resolve_t)(cattn_context_t*,
+                                                cattn_resolve_kv_cache_layout_args_t*);
+
+int32_t cattn_bench_resolve_loop(cattn_bench_preset_t preset, cattn_bench_resolve_t resolve,
+                                 cattn_context_t* ctx, cattn_resolve_kv_cache_layout_args_t* args,
+                                 int32_t n) {
+  for (int32_t i = 0; i < n; ++i) {
+    cattn_status_t s = preset(ctx, NULL);
+    if (s == CATTN_OK) s = resolve(ctx, args);
+    if (s != CATTN_OK) return (int32_t)s;
+  }
+  return 0;
+}

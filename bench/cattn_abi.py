@@ -57,6 +57,66 @@ class cattn_kv_cache_layout_args_t(ctypes.Structure):
     ]
 
 
+class cattn_kv_cache_layout_properties_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("stride_order", ctypes.c_int32 * 5),
+        ("layer_view_order", ctypes.c_int32 * 4),
+        ("is_layer_compact", ctypes.c_int32),
+        ("is_block_contiguous", ctypes.c_int32),
+        ("is_block_compact", ctypes.c_int32),
+        ("is_block_outermost", ctypes.c_int32),
+        ("order", ctypes.c_int32),
+        ("name", ctypes.c_char_p),
+        ("flashinfer_layout", ctypes.c_char_p),
+    ]
+
+
+class cattn_kv_cache_layout_strides_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("layout", ctypes.c_int),
+        ("reserved0", ctypes.c_int32),
+        ("sizes", ctypes.c_int64 * 5),
+        ("strides", ctypes.c_int64 * 5),
+        ("physical_shape", ctypes.c_int64 * 5),
+        ("numel", ctypes.c_int64),
+    ]
+
+
+class cattn_get_supported_kv_cache_layouts_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("num_backends", ctypes.c_int64),
+        ("backend_counts", ctypes.POINTER(ctypes.c_int64)),
+        ("layouts", ctypes.c_void_p),
+        ("out", ctypes.c_void_p),
+        ("out_capacity", ctypes.c_int64),
+        ("num_out", ctypes.c_int64),
+    ]
+
+
+class cattn_resolve_kv_cache_layout_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("num_workers", ctypes.c_int64),
+        ("worker_counts", ctypes.POINTER(ctypes.c_int64)),
+        ("worker_names", ctypes.c_void_p),
+        ("num_specs", ctypes.c_int64),
+        ("spec_num_heads", ctypes.POINTER(ctypes.c_int64)),
+        ("spec_num_states", ctypes.POINTER(ctypes.c_int64)),
+        ("spec_page_size_bytes", ctypes.POINTER(ctypes.c_int64)),
+        ("env_value", ctypes.c_char_p),
+        ("read_environment", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+        ("connector_layout", ctypes.c_char_p),
+        ("layout", ctypes.c_int),
+        ("connector_fell_back", ctypes.c_int32),
+        ("from_preset", ctypes.c_int32),
+        ("reserved1", ctypes.c_int32),
+    ]
+
+
 class cattn_dcp_local_seq_lens_args_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -410,10 +470,19 @@ class cattn_api_t(ctypes.Structure):
         ("step_plan_get_shape", ctypes.c_void_p),
         ("step_plan_workspace_size", ctypes.c_void_p),
         ("step_plan_run", ctypes.c_void_p),
+        ("kv_cache_layout_from_name", ctypes.c_void_p),
+        ("kv_cache_layout_get_properties", ctypes.c_void_p),
+        ("get_flashinfer_layout_string", ctypes.c_void_p),
+        ("kv_cache_layout_strides", ctypes.c_void_p),
+        ("get_supported_kv_cache_layouts", ctypes.c_void_p),
+        ("context_set_kv_cache_layout_preset", ctypes.c_void_p),
+        ("resolve_kv_cache_layout", ctypes.c_void_p),
+        ("record_kv_cache_layout", ctypes.c_void_p),
+        ("get_resolved_kv_cache_layout", ctypes.c_void_p),
     ]
 
 
-STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_device_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_local_attention_device_args_t, cattn_mamba_block_table_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
+STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_device_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_local_attention_device_args_t, cattn_mamba_block_table_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
 
 # name: (restype, argtypes)
 SIGNATURES = {
@@ -428,6 +497,15 @@ SIGNATURES = {
     "cattn_kv_cache_layout_name": (ctypes.c_char_p, [ctypes.c_int]),
     "cattn_context_set_kv_cache_layout_override": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
     "cattn_get_kv_cache_layout": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_kv_cache_layout_args_t)]),
+    "cattn_kv_cache_layout_from_name": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_void_p]),
+    "cattn_kv_cache_layout_get_properties": (ctypes.c_int, [ctypes.c_int, ctypes.POINTER(cattn_kv_cache_layout_properties_t)]),
+    "cattn_get_flashinfer_layout_string": (ctypes.c_int, [ctypes.c_int, ctypes.c_void_p]),
+    "cattn_kv_cache_layout_strides": (ctypes.c_int, [ctypes.POINTER(cattn_kv_cache_layout_strides_args_t)]),
+    "cattn_get_supported_kv_cache_layouts": (ctypes.c_int, [ctypes.POINTER(cattn_get_supported_kv_cache_layouts_args_t)]),
+    "cattn_context_set_kv_cache_layout_preset": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "cattn_resolve_kv_cache_layout": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_resolve_kv_cache_layout_args_t)]),
+    "cattn_record_kv_cache_layout": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "cattn_get_resolved_kv_cache_layout": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
     "cattn_get_dcp_local_seq_lens": (ctypes.c_int, [ctypes.POINTER(cattn_dcp_local_seq_lens_args_t)]),
     "cattn_get_pcp_query_restore_idx_size": (ctypes.c_int, [ctypes.POINTER(DLTensor), ctypes.POINTER(ctypes.c_int64)]),
     "cattn_get_pcp_query_restore_idx": (ctypes.c_int, [ctypes.POINTER(cattn_pcp_query_restore_idx_args_t)]),

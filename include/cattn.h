@@ -220,10 +220,21 @@ typedef struct cattn_common_attn_metadata {
  * KV-cache layout (get_kv_cache_layout, is_valid_kv_cache_layout)
  * ========================================================================================== */
 
+/* The 1.0 values UNSET, NHD and HND keep their numbers and their meaning for the 1.0 calls
+ * below, which accept and return only those. Since 1.1 the enum also names the six physical
+ * layouts of vLLM's KVCacheLayout (see "KV-cache layouts, six kinds" below): NHD is LBNHC and
+ * HND is LBHNC (the same values), and LHBNC, BLHNC, BLNHC and BHLNC are new. */
 typedef enum cattn_kv_cache_layout_e {
   CATTN_KV_CACHE_LAYOUT_UNSET = 0, /* "no preference" in inputs; never a result */
   CATTN_KV_CACHE_LAYOUT_NHD = 1,
-  CATTN_KV_CACHE_LAYOUT_HND = 2
+  CATTN_KV_CACHE_LAYOUT_HND = 2,
+  /* 1.1 */
+  CATTN_KV_CACHE_LAYOUT_LBNHC = CATTN_KV_CACHE_LAYOUT_NHD, /* [L, B, N, H, C] */
+  CATTN_KV_CACHE_LAYOUT_LBHNC = CATTN_KV_CACHE_LAYOUT_HND, /* [L, B, H, N, C] (identity) */
+  CATTN_KV_CACHE_LAYOUT_LHBNC = 3,                         /* [L, H, B, N, C] */
+  CATTN_KV_CACHE_LAYOUT_BLHNC = 4,                         /* [B, L, H, N, C] */
+  CATTN_KV_CACHE_LAYOUT_BLNHC = 5,                         /* [B, L, N, H, C] */
+  CATTN_KV_CACHE_LAYOUT_BHLNC = 6                          /* [B, H, L, N, C] */
 } cattn_kv_cache_layout_t;
 
 /* Bit for `layout` in cattn_kv_cache_layout_args.supported_mask. */
@@ -241,7 +252,8 @@ typedef enum cattn_kv_cache_layout_e {
  * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_is_valid_kv_cache_layout(const char* value, int32_t* valid);
 
-/* Returns the name of a layout ("NHD", "HND"), or NULL for any other value.
+/* Returns the name of a layout ("NHD", "HND"), or NULL for any other value, the layouts added
+ * in 1.1 (LHBNC, ...) included: their names come from cattn_kv_cache_layout_get_properties.
  * Returns: the name or NULL; cannot fail. Stream: synchronous. Lifetime: static.
  * Thread safety: any thread. Since: 1.0 */
 CATTN_API const char* cattn_kv_cache_layout_name(cattn_kv_cache_layout_t layout);
@@ -288,6 +300,274 @@ typedef struct cattn_kv_cache_layout_args {
  *   elsewhere in the process; pass env_value to avoid that. Since: 1.0 */
 CATTN_API cattn_status_t cattn_get_kv_cache_layout(const cattn_context_t* ctx,
                                                    cattn_kv_cache_layout_args_t* args);
+
+/* ============================================================================================
+ * KV-cache layouts, six kinds (KVCacheLayout, get_flashinfer_layout_string,
+ * get_supported_kv_cache_layouts, resolve_kv_cache_layout, record_kv_cache_layout)
+ * ========================================================================================== */
+
+/* The logical shape of a KV-cache group is always [L, B, H, N, C]: axis 0 = L (layer), 1 = B
+ * (block, page), 2 = H (KV head), 3 = N (token slot in the block), 4 = C (content; bytes in
+ * vLLM, any unit here). A layout's stride order is a permutation: stride_order[k] is the logical
+ * axis stored at physical position k, outermost first.
+ *
+ * Iteration order. vLLM iterates its layouts in enum order LBHNC, LBNHC, LHBNC, BLHNC, BLNHC,
+ * BHLNC; that order breaks ties in cattn_get_supported_kv_cache_layouts and lists the valid
+ * names in messages. It is not the numeric order of the values (LBHNC is 2, LBNHC is 1): use
+ * cattn_kv_cache_layout_properties_t.order, or CATTN_KV_CACHE_LAYOUTS_INIT below. */
+
+/* Number of layouts (valid cattn_kv_cache_layout_t values other than UNSET). Since: 1.1 */
+#define CATTN_KV_CACHE_LAYOUT_COUNT 6
+
+/* The layouts in vLLM's iteration order, as an initializer for an array of
+ * CATTN_KV_CACHE_LAYOUT_COUNT elements. Since: 1.1 */
+#define CATTN_KV_CACHE_LAYOUTS_INIT                                                      \
+  { CATTN_KV_CACHE_LAYOUT_LBHNC, CATTN_KV_CACHE_LAYOUT_LBNHC, CATTN_KV_CACHE_LAYOUT_LHBNC, \
+    CATTN_KV_CACHE_LAYOUT_BLHNC, CATTN_KV_CACHE_LAYOUT_BLNHC, CATTN_KV_CACHE_LAYOUT_BHLNC }
+
+/* Parses a layout name, as vLLM's _layout_from_name: "NHD" means LBNHC and "HND" means LBHNC;
+ * otherwise the name must be one of the six canonical names, exactly (case-sensitive, no
+ * surrounding space).
+ * name: NUL-terminated host string, not NULL. layout: host pointer, not NULL.
+ * Reads: name. Writes: *layout. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer; an unknown name - vLLM raises
+ *   ValueError -, the message listing the valid layouts).
+ * Stream: synchronous. Lifetime: name is read during the call only.
+ * Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_kv_cache_layout_from_name(const char* name,
+                                                         cattn_kv_cache_layout_t* layout);
+
+/* The fixed properties of one layout (vLLM's KVCacheLayout members and their properties). */
+typedef struct cattn_kv_cache_layout_properties {
+  size_t struct_size;
+  /* out: the logical axis at each physical position, outermost first (vLLM's value). */
+  int32_t stride_order[5];
+  /* out: the physical order of the per-layer 4-D view [B, H, N, C] (axes 0..3): stride_order
+   * without L, every other axis less one. */
+  int32_t layer_view_order[4];
+  int32_t is_layer_compact;    /* out: 1 when L is outermost */
+  int32_t is_block_contiguous; /* out: 1 when H, N, C are the three innermost, in that order */
+  int32_t is_block_compact;    /* out: 1 when L and B are the two outermost (one page is one
+                                  contiguous run of H*N*C) */
+  int32_t is_block_outermost;  /* out: 1 when B is outermost */
+  int32_t order;               /* out: position in vLLM's iteration order, 0 (LBHNC) to 5 */
+  const char* name;            /* out: the canonical name ("LBNHC", never "NHD"); static */
+  /* out: FlashInfer's name ("NHD" or "HND"); NULL for LHBNC, which has none (see
+   * cattn_get_flashinfer_layout_string). Static. */
+  const char* flashinfer_layout;
+} cattn_kv_cache_layout_properties_t;
+#define CATTN_KV_CACHE_LAYOUT_PROPERTIES_SIZE ((size_t)sizeof(cattn_kv_cache_layout_properties_t))
+#define CATTN_KV_CACHE_LAYOUT_PROPERTIES_INIT \
+  { CATTN_KV_CACHE_LAYOUT_PROPERTIES_SIZE, {0, 0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0, 0, 0, 0, NULL, NULL }
+
+/* Describes `layout`. The six layouts (1 = LBNHC = NHD, ..., see the enum):
+ *   layout stride_order layer_view layer_compact block_contiguous block_compact outermost FI
+ *   LBHNC  0 1 2 3 4    0 1 2 3    1             1                1             0        HND
+ *   LBNHC  0 1 3 2 4    0 2 1 3    1             0                1             0        NHD
+ *   LHBNC  0 2 1 3 4    1 0 2 3    1             0                0             0        -
+ *   BLHNC  1 0 2 3 4    0 1 2 3    0             1                1             1        HND
+ *   BLNHC  1 0 3 2 4    0 2 1 3    0             0                1             1        NHD
+ *   BHLNC  1 2 0 3 4    0 1 2 3    0             0                0             1        HND
+ * layout: one of the six (UNSET is not a layout). props: host pointer, not NULL, struct_size set.
+ * Reads: nothing else. Writes: *props (the fields its struct_size covers). Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (props NULL or small struct_size, layout not one
+ *   of the six).
+ * Stream: synchronous. Lifetime: the strings are static. Thread safety: any thread.
+ * Since: 1.1 */
+CATTN_API cattn_status_t cattn_kv_cache_layout_get_properties(
+    cattn_kv_cache_layout_t layout, cattn_kv_cache_layout_properties_t* props);
+
+/* Gives FlashInfer's name of `layout`, as vLLM's get_flashinfer_layout_string: "NHD" for LBNHC
+ * and BLNHC, "HND" for LBHNC, BLHNC and BHLNC.
+ * layout: one of the six. out: host pointer, not NULL; receives a static string.
+ * Writes: *out. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (out NULL, layout not one of the six);
+ *   CATTN_NOT_SUPPORTED (LHBNC, which FlashInfer has no name for; vLLM asserts).
+ * Stream: synchronous. Lifetime: static. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_get_flashinfer_layout_string(cattn_kv_cache_layout_t layout,
+                                                            const char** out);
+
+typedef struct cattn_kv_cache_layout_strides_args {
+  size_t struct_size;
+  cattn_kv_cache_layout_t layout; /* in: one of the six */
+  int32_t reserved0;              /* set to 0 */
+  int64_t sizes[5];               /* in: the logical sizes L, B, H, N, C, each >= 0 */
+  int64_t strides[5];             /* out: the element stride of each logical axis L..C */
+  int64_t physical_shape[5];      /* out: sizes[stride_order[k]] for k = 0..4 */
+  int64_t numel;                  /* out: L * B * H * N * C */
+} cattn_kv_cache_layout_strides_args_t;
+#define CATTN_KV_CACHE_LAYOUT_STRIDES_ARGS_SIZE \
+  ((size_t)sizeof(cattn_kv_cache_layout_strides_args_t))
+#define CATTN_KV_CACHE_LAYOUT_STRIDES_ARGS_INIT \
+  { CATTN_KV_CACHE_LAYOUT_STRIDES_ARGS_SIZE, CATTN_KV_CACHE_LAYOUT_UNSET, 0, {0, 0, 0, 0, 0}, \
+    {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, 0 }
+
+/* Computes the strides of the logical [L, B, H, N, C] view of a compact buffer stored in
+ * `layout`'s physical order: strides[stride_order[k]] = the product of physical_shape[j] for
+ * j > k, a size of 0 counting as 1 there (as torch's contiguous strides, so a view with an
+ * empty axis still has the strides torch gives it). Strides are in elements of C's unit.
+ * args: host pointer, not NULL.
+ * Reads: args. Writes: args->strides, physical_shape, numel. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (args NULL, small struct_size, layout not one of
+ *   the six, a negative size, a product that overflows int64 - the message names the axis).
+ * Stream: synchronous. Lifetime: -. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_kv_cache_layout_strides(cattn_kv_cache_layout_strides_args_t* args);
+
+/* In cattn_get_supported_kv_cache_layouts_args.backend_counts: the backend declares nothing
+ * (its supported_kv_cache_layouts() returns None; any layout works). Since: 1.1 */
+#define CATTN_KV_CACHE_LAYOUTS_NONE (-1)
+
+typedef struct cattn_get_supported_kv_cache_layouts_args {
+  size_t struct_size;
+  int64_t num_backends; /* in: >= 0 */
+  /* in: [num_backends] host array, NULL when num_backends is 0: how many layouts each backend
+   * declares (>= 0), or CATTN_KV_CACHE_LAYOUTS_NONE. */
+  const int64_t* backend_counts;
+  /* in: the declared lists back to back, most preferred first, in backend order (backends
+   * with NONE take no entries): sum of the non-NONE counts entries; NULL when that is 0. */
+  const cattn_kv_cache_layout_t* layouts;
+  cattn_kv_cache_layout_t* out; /* in: host array of out_capacity entries (NULL when 0) */
+  int64_t out_capacity;         /* in: entries available at out */
+  int64_t num_out;              /* out: entries written to out */
+} cattn_get_supported_kv_cache_layouts_args_t;
+#define CATTN_GET_SUPPORTED_KV_CACHE_LAYOUTS_ARGS_SIZE \
+  ((size_t)sizeof(cattn_get_supported_kv_cache_layouts_args_t))
+#define CATTN_GET_SUPPORTED_KV_CACHE_LAYOUTS_ARGS_INIT \
+  { CATTN_GET_SUPPORTED_KV_CACHE_LAYOUTS_ARGS_SIZE, 0, NULL, NULL, NULL, 0, 0 }
+
+/* Combines one worker's backends' layout preferences, as vLLM's get_supported_kv_cache_layouts:
+ *  1. Backends that declare NONE are skipped; when none declares, the answer is the default
+ *     preference LBNHC, LBHNC, BLNHC, BLHNC, BHLNC, LHBNC.
+ *  2. When every declared list equals the first (same layouts, same order, same length), the
+ *     answer is the first list as given (duplicates included).
+ *  3. Otherwise each declaring backend votes for its first entry; the answer is the
+ *     intersection of the declared sets ordered by votes, most first, ties (zero votes
+ *     included) in the iteration order above. Orders beyond the first entries are ignored.
+ * vLLM compares the lists with Python's ==, under which a tuple never equals a list, so a
+ * tuple and a list of the same layouts take step 3 there (which can reorder them). C has one
+ * kind of sequence: equal contents always take step 2, which is what vLLM does whenever the
+ * backends return the same kind.
+ * args: host pointer, not NULL; the arrays are host memory.
+ * Reads: the arrays. Writes: out[0..num_out), args->num_out. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (args NULL, small struct_size, a negative count,
+ *   a NULL array that must hold entries, a value that is not one of the six layouts, out
+ *   overlapping args or an input array, an empty declared list in step 3 - vLLM fails unpacking it -, an empty intersection - vLLM
+ *   raises ValueError -, the message listing the declared lists); CATTN_INSUFFICIENT_SIZE
+ *   (out_capacity below the answer's length, which the message gives; the answer never
+ *   exceeds max(6, first declared list's length)).
+ * Stream: synchronous. Lifetime: the arrays are read during the call only.
+ * Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_get_supported_kv_cache_layouts(
+    cattn_get_supported_kv_cache_layouts_args_t* args);
+
+typedef struct cattn_resolve_kv_cache_layout_args {
+  size_t struct_size;
+  /* in: one list per worker (vLLM's supported_layouts): num_workers >= 0 lists of layout
+   * names (aliases allowed), worker_counts[w] names each, back to back in worker_names. */
+  int64_t num_workers;
+  const int64_t* worker_counts;   /* [num_workers] host, NULL when num_workers is 0 */
+  const char* const* worker_names; /* [sum of worker_counts] host, NUL-terminated names */
+  /* in: the KV-cache specs' (num_heads, num_states, page_size_bytes), num_specs >= 0 each
+   * (vLLM's kv_cache_specs; 0 = None). Only whether they differ matters. */
+  int64_t num_specs;
+  const int64_t* spec_num_heads;
+  const int64_t* spec_num_states;
+  const int64_t* spec_page_size_bytes;
+  /* in: the user's setting (vLLM's VLLM_KV_CACHE_LAYOUT) as a name; NULL = unset. */
+  const char* env_value;
+  /* in: 1 = read CATTN_KV_CACHE_LAYOUT from the process environment when env_value is NULL. */
+  int32_t read_environment;
+  int32_t reserved0; /* set to 0 */
+  /* in: the KV connector's preferred layout name (vLLM's get_kv_connector_cache_layout);
+   * NULL = no connector or no preference. */
+  const char* connector_layout;
+  cattn_kv_cache_layout_t layout; /* out: the resolved layout */
+  /* out: 1 when the connector's layout was not a candidate and the first candidate was used
+   * instead (vLLM logs a warning then); 0 otherwise. */
+  int32_t connector_fell_back;
+  /* out: 1 when the context already held a layout (a preset, or an earlier resolution), which
+   * won outright; 0 otherwise. */
+  int32_t from_preset;
+  int32_t reserved1; /* set to 0 */
+} cattn_resolve_kv_cache_layout_args_t;
+#define CATTN_RESOLVE_KV_CACHE_LAYOUT_ARGS_SIZE \
+  ((size_t)sizeof(cattn_resolve_kv_cache_layout_args_t))
+#define CATTN_RESOLVE_KV_CACHE_LAYOUT_ARGS_INIT \
+  { CATTN_RESOLVE_KV_CACHE_LAYOUT_ARGS_SIZE, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, \
+    NULL, CATTN_KV_CACHE_LAYOUT_UNSET, 0, 0, 0 }
+
+/* The longest layout name a context stores (cattn_context_set_kv_cache_layout_preset), in
+ * bytes without the NUL. Since: 1.1 */
+#define CATTN_KV_CACHE_LAYOUT_NAME_MAX 31
+
+/* Sets (or, with NULL, clears) the context's resolved KV-cache layout name as written, vLLM's
+ * explicit cache_config.kv_cache_layout: an alias stays "NHD", and a name is not checked until
+ * it is used (cattn_resolve_kv_cache_layout, cattn_get_resolved_kv_cache_layout and
+ * cattn_record_kv_cache_layout report an unknown one, as vLLM does).
+ * ctx: a live context. name: NUL-terminated host string or NULL.
+ * Writes: the context. Allocates: nothing (the name is copied into the context).
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or not live, a name longer than
+ *   CATTN_KV_CACHE_LAYOUT_NAME_MAX bytes, which cannot be a layout).
+ * Stream: synchronous. Lifetime: name is copied. Thread safety: any thread (the context's
+ *   layout state is guarded by a lock). Since: 1.1 */
+CATTN_API cattn_status_t cattn_context_set_kv_cache_layout_preset(cattn_context_t* ctx,
+                                                                  const char* name);
+
+/* Resolves one KV-cache layout for the whole model, as vLLM's resolve_kv_cache_layout, with
+ * its precedence:
+ *  1. A layout the context already holds (a preset, an earlier resolution or record) wins,
+ *     parsed (an alias is accepted), checked against nothing; from_preset = 1.
+ *  2. There must be at least one worker and no worker's list may be empty.
+ *  3. Every worker's list must equal the first's, name by name ("NHD" and "LBNHC" differ).
+ *  4. The candidates are the first list, parsed.
+ *  5. When the specs hold more than one distinct (num_heads, num_states, page_size_bytes),
+ *     only block-compact candidates (LBHNC, LBNHC, BLHNC, BLNHC) remain; none left is an error.
+ *  6. A user setting (env_value, or the environment) must parse and be a candidate.
+ *  7. Otherwise a connector preference must parse; when it is not a candidate the first
+ *     candidate is used and connector_fell_back = 1.
+ *  8. Otherwise the first candidate.
+ * The result's canonical name is stored in the context (step 1 stores nothing; the context
+ * keeps the preset as written).
+ * ctx: a live context (it holds the resolved state; vLLM's cache_config). args: host pointer.
+ * Reads: the context, args and its arrays, the environment with read_environment.
+ * Writes: args->layout, connector_fell_back, from_preset; the context's layout.
+ * Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or not live, args NULL, small
+ *   struct_size, a negative count, a NULL array that must hold entries, a NULL name, and
+ *   every failure vLLM raises: an unknown preset, no worker or an empty list (vLLM asserts),
+ *   workers that disagree (asserts), an unknown name in the first list, mixed specs with no
+ *   block-compact candidate, an unknown user setting or one that is not a candidate, an
+ *   unknown connector layout; the message names the argument and lists what was valid).
+ *   On failure the context is left as it was.
+ * Stream: synchronous. Lifetime: the arrays and strings are read during the call only.
+ * Thread safety: any thread; the whole resolution holds the context's lock, so of concurrent
+ *   resolutions one decides and the others return its result as in step 1. Reading the
+ *   environment races with a concurrent setenv elsewhere; pass env_value to avoid that.
+ * Since: 1.1 */
+CATTN_API cattn_status_t cattn_resolve_kv_cache_layout(
+    cattn_context_t* ctx, cattn_resolve_kv_cache_layout_args_t* args);
+
+/* Adopts a layout resolved elsewhere (the engine core), as vLLM's record_kv_cache_layout: parses
+ * `name`; when the context already holds a name that differs from the parsed layout's canonical
+ * name, as a string, fails (so a preset "NHD" and a record of "LBNHC" conflict, as in vLLM);
+ * otherwise stores the canonical name.
+ * ctx: a live context. name: NUL-terminated host string, not NULL.
+ * Writes: the context. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or not live, name NULL or unknown, a
+ *   context already resolved to another name; the context is then unchanged).
+ * Stream: synchronous. Lifetime: name is read during the call only.
+ * Thread safety: any thread (under the context's lock). Since: 1.1 */
+CATTN_API cattn_status_t cattn_record_kv_cache_layout(cattn_context_t* ctx, const char* name);
+
+/* Gives the context's resolved layout, as vLLM's CacheConfig.get_resolved_kv_cache_layout.
+ * ctx: a live context. layout: host pointer, not NULL.
+ * Reads: the context. Writes: *layout. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or not live, layout NULL, nothing
+ *   resolved yet, a preset that names no layout).
+ * Stream: synchronous. Lifetime: -. Thread safety: any thread (under the context's lock).
+ * Since: 1.1 */
+CATTN_API cattn_status_t cattn_get_resolved_kv_cache_layout(const cattn_context_t* ctx,
+                                                            cattn_kv_cache_layout_t* layout);
 
 /* ============================================================================================
  * DCP local sequence lengths (get_dcp_local_seq_lens)
@@ -1492,6 +1772,18 @@ typedef struct cattn_api {
   cattn_status_t (*step_plan_workspace_size)(const cattn_step_plan_t*, size_t*);
   cattn_status_t (*step_plan_run)(const cattn_step_plan_t*, const cattn_step_batch_t*,
                                   const cattn_step_outputs_t*, cattn_stream_t);
+  cattn_status_t (*kv_cache_layout_from_name)(const char*, cattn_kv_cache_layout_t*);
+  cattn_status_t (*kv_cache_layout_get_properties)(cattn_kv_cache_layout_t,
+                                                   cattn_kv_cache_layout_properties_t*);
+  cattn_status_t (*get_flashinfer_layout_string)(cattn_kv_cache_layout_t, const char**);
+  cattn_status_t (*kv_cache_layout_strides)(cattn_kv_cache_layout_strides_args_t*);
+  cattn_status_t (*get_supported_kv_cache_layouts)(cattn_get_supported_kv_cache_layouts_args_t*);
+  cattn_status_t (*context_set_kv_cache_layout_preset)(cattn_context_t*, const char*);
+  cattn_status_t (*resolve_kv_cache_layout)(cattn_context_t*,
+                                            cattn_resolve_kv_cache_layout_args_t*);
+  cattn_status_t (*record_kv_cache_layout)(cattn_context_t*, const char*);
+  cattn_status_t (*get_resolved_kv_cache_layout)(const cattn_context_t*,
+                                                 cattn_kv_cache_layout_t*);
 } cattn_api_t;
 #define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))
 

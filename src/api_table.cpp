@@ -53,6 +53,15 @@ const cattn_api_t kApi = {
     cattn_step_plan_get_shape,
     cattn_step_plan_workspace_size,
     cattn_step_plan_run,
+    cattn_kv_cache_layout_from_name,
+    cattn_kv_cache_layout_get_properties,
+    cattn_get_flashinfer_layout_string,
+    cattn_kv_cache_layout_strides,
+    cattn_get_supported_kv_cache_layouts,
+    cattn_context_set_kv_cache_layout_preset,
+    cattn_resolve_kv_cache_layout,
+    cattn_record_kv_cache_layout,
+    cattn_get_resolved_kv_cache_layout,
 };
 
 }  // namespace

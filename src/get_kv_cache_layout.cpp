@@ -7,6 +7,7 @@
 
 #include "common/context.h"
 #include "common/error.h"
+#include "common/kv_cache_layout.h"
 
 namespace {
 
@@ -22,15 +23,7 @@ bool in_range(int layout) {
   return layout >= CATTN_KV_CACHE_LAYOUT_UNSET && layout <= CATTN_KV_CACHE_LAYOUT_HND;
 }
 
-// A C caller may store any int in an enum-typed field or argument, but in C++ loading an enum
-// object whose value lies outside the enum's range is undefined (UBSan's -fsanitize=enum flags
-// it), so layouts that come from the caller are read as their int representation first.
-int layout_bits(const cattn_kv_cache_layout_t& layout) {
-  int v;
-  static_assert(sizeof v == sizeof layout, "cattn_kv_cache_layout_t is int-sized");
-  std::memcpy(&v, &layout, sizeof v);
-  return v;
-}
+int layout_bits(const cattn_kv_cache_layout_t& layout) { return cattn::kv_layout::bits(layout); }
 
 }  // namespace
 

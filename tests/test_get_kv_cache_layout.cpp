@@ -16,38 +16,11 @@
 #include "support/status_matchers.h"
 #include "support/vectors.h"
 #include "support/nothing_lost.h"
+#include "support/kv_layout.h"
 
 using namespace cattn_test;
 
 namespace {
-
-using Context = std::unique_ptr<cattn_context_t, void (*)(cattn_context_t*)>;
-
-Context make_context() {
-  cattn_context_t* ctx = nullptr;
-  EXPECT_CATTN_OK(cattn_context_create(&ctx));
-  return Context(ctx, cattn_context_destroy);
-}
-
-// Sets (or unsets) CATTN_KV_CACHE_LAYOUT for one scope and restores what was there before.
-class ScopedEnv {
- public:
-  explicit ScopedEnv(const std::optional<std::string>& value) {
-    if (const char* old = std::getenv(CATTN_KV_CACHE_LAYOUT_ENV)) old_ = old;
-    set(value);
-  }
-  ~ScopedEnv() { set(old_); }
-
- private:
-  static void set(const std::optional<std::string>& v) {
-    if (v) {
-      setenv(CATTN_KV_CACHE_LAYOUT_ENV, v->c_str(), 1);
-    } else {
-      unsetenv(CATTN_KV_CACHE_LAYOUT_ENV);
-    }
-  }
-  std::optional<std::string> old_;
-};
 
 cattn_kv_cache_layout_t layout_of(const nlohmann::json& j) {
   if (j.is_null()) return CATTN_KV_CACHE_LAYOUT_UNSET;

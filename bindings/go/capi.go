@@ -55,6 +55,63 @@ static cattn_status_t gocattn_get_kv_cache_layout(const cattn_context_t* ctx,
   GOCATTN_RETURN(cattn_get_kv_cache_layout(ctx, a));
 }
 
+static cattn_status_t gocattn_kv_cache_layout_from_name(const char* name, int32_t* layout,
+                                                        char* msg, size_t cap) {
+  cattn_kv_cache_layout_t l = CATTN_KV_CACHE_LAYOUT_UNSET;
+  cattn_status_t s_ = cattn_kv_cache_layout_from_name(name, &l);
+  if (s_ != CATTN_OK) gocattn_copy_message(msg, cap);
+  *layout = (int32_t)l;
+  return s_;
+}
+
+static cattn_status_t gocattn_kv_cache_layout_get_properties(
+    int32_t layout, cattn_kv_cache_layout_properties_t* p, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_kv_cache_layout_get_properties((cattn_kv_cache_layout_t)layout, p));
+}
+
+static cattn_status_t gocattn_get_flashinfer_layout_string(int32_t layout, const char** out,
+                                                           char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_get_flashinfer_layout_string((cattn_kv_cache_layout_t)layout, out));
+}
+
+static cattn_status_t gocattn_kv_cache_layout_strides(cattn_kv_cache_layout_strides_args_t* a,
+                                                      int32_t layout, char* msg, size_t cap) {
+  a->layout = (cattn_kv_cache_layout_t)layout;
+  GOCATTN_RETURN(cattn_kv_cache_layout_strides(a));
+}
+
+static cattn_status_t gocattn_get_supported_kv_cache_layouts(
+    cattn_get_supported_kv_cache_layouts_args_t* a, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_get_supported_kv_cache_layouts(a));
+}
+
+static cattn_status_t gocattn_context_set_kv_cache_layout_preset(cattn_context_t* ctx,
+                                                                 const char* name, char* msg,
+                                                                 size_t cap) {
+  GOCATTN_RETURN(cattn_context_set_kv_cache_layout_preset(ctx, name));
+}
+
+static cattn_status_t gocattn_resolve_kv_cache_layout(cattn_context_t* ctx,
+                                                      cattn_resolve_kv_cache_layout_args_t* a,
+                                                      char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_resolve_kv_cache_layout(ctx, a));
+}
+
+static cattn_status_t gocattn_record_kv_cache_layout(cattn_context_t* ctx, const char* name,
+                                                     char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_record_kv_cache_layout(ctx, name));
+}
+
+static cattn_status_t gocattn_get_resolved_kv_cache_layout(const cattn_context_t* ctx,
+                                                           int32_t* layout, char* msg,
+                                                           size_t cap) {
+  cattn_kv_cache_layout_t l = CATTN_KV_CACHE_LAYOUT_UNSET;
+  cattn_status_t s_ = cattn_get_resolved_kv_cache_layout(ctx, &l);
+  if (s_ != CATTN_OK) gocattn_copy_message(msg, cap);
+  *layout = (int32_t)l;
+  return s_;
+}
+
 static cattn_status_t gocattn_get_dcp_local_seq_lens(cattn_dcp_local_seq_lens_args_t* a,
                                                      uintptr_t stream, char* msg, size_t cap) {
   a->stream = (cattn_stream_t)stream;
@@ -334,6 +391,164 @@ func (f *frame) getKVCacheLayout(ctx cContext, mask uint32, readEnv bool, env *s
 		return KVCacheLayoutUnset, err
 	}
 	return KVCacheLayout(a.layout), nil
+}
+
+// --- The six KV-cache layouts (1.1: kv_cache_layout_*, get_supported_kv_cache_layouts,
+// resolve_kv_cache_layout) -----------------------------------------------------------------------
+
+func (f *frame) kvCacheLayoutFromName(name string) (KVCacheLayout, error) {
+	var l C.int32_t
+	err := f.status(C.gocattn_kv_cache_layout_from_name(f.cstring(name), &l, f.msg, msgCap))
+	return KVCacheLayout(l), err
+}
+
+func (f *frame) kvCacheLayoutProperties(l KVCacheLayout) (KVCacheLayoutProperties, error) {
+	p := (*C.cattn_kv_cache_layout_properties_t)(f.alloc(C.sizeof_cattn_kv_cache_layout_properties_t))
+	p.struct_size = C.sizeof_cattn_kv_cache_layout_properties_t
+	if err := f.status(C.gocattn_kv_cache_layout_get_properties(C.int32_t(l), p, f.msg, msgCap)); err != nil {
+		return KVCacheLayoutProperties{}, err
+	}
+	var out KVCacheLayoutProperties
+	for i := range out.StrideOrder {
+		out.StrideOrder[i] = int32(p.stride_order[i])
+	}
+	for i := range out.LayerViewOrder {
+		out.LayerViewOrder[i] = int32(p.layer_view_order[i])
+	}
+	out.IsLayerCompact = p.is_layer_compact != 0
+	out.IsBlockContiguous = p.is_block_contiguous != 0
+	out.IsBlockCompact = p.is_block_compact != 0
+	out.IsBlockOutermost = p.is_block_outermost != 0
+	out.Order = int(p.order)
+	out.Name = C.GoString(p.name)
+	if p.flashinfer_layout != nil {
+		out.FlashInferLayout = C.GoString(p.flashinfer_layout)
+	}
+	return out, nil
+}
+
+func (f *frame) flashInferLayoutString(l KVCacheLayout) (string, error) {
+	out := (**C.char)(f.alloc(unsafe.Sizeof(uintptr(0))))
+	if err := f.status(C.gocattn_get_flashinfer_layout_string(C.int32_t(l), out, f.msg, msgCap)); err != nil {
+		return "", err
+	}
+	return C.GoString(*out), nil
+}
+
+func (f *frame) kvCacheLayoutStrides(l KVCacheLayout, sizes [5]int64) (KVCacheLayoutStrides, error) {
+	a := (*C.cattn_kv_cache_layout_strides_args_t)(f.alloc(C.sizeof_cattn_kv_cache_layout_strides_args_t))
+	a.struct_size = C.sizeof_cattn_kv_cache_layout_strides_args_t
+	for i, s := range sizes {
+		a.sizes[i] = C.int64_t(s)
+	}
+	if err := f.status(C.gocattn_kv_cache_layout_strides(a, C.int32_t(l), f.msg, msgCap)); err != nil {
+		return KVCacheLayoutStrides{}, err
+	}
+	var out KVCacheLayoutStrides
+	for i := range out.Strides {
+		out.Strides[i] = int64(a.strides[i])
+		out.PhysicalShape[i] = int64(a.physical_shape[i])
+	}
+	out.Numel = int64(a.numel)
+	return out, nil
+}
+
+// int64s copies v into the frame's C memory (NULL for an empty slice).
+func (f *frame) int64s(v []int64) *C.int64_t {
+	if len(v) == 0 {
+		return nil
+	}
+	p := (*C.int64_t)(f.alloc(uintptr(len(v)) * 8))
+	copy(unsafe.Slice((*int64)(unsafe.Pointer(p)), len(v)), v)
+	return p
+}
+
+func (f *frame) getSupportedKVCacheLayouts(counts []int64, layouts []int32, capacity int) ([]KVCacheLayout, error) {
+	a := (*C.cattn_get_supported_kv_cache_layouts_args_t)(f.alloc(C.sizeof_cattn_get_supported_kv_cache_layouts_args_t))
+	a.struct_size = C.sizeof_cattn_get_supported_kv_cache_layouts_args_t
+	a.num_backends = C.int64_t(len(counts))
+	a.backend_counts = f.int64s(counts)
+	if len(layouts) > 0 {
+		p := f.alloc(uintptr(len(layouts)) * 4)
+		copy(unsafe.Slice((*int32)(p), len(layouts)), layouts)
+		a.layouts = (*C.cattn_kv_cache_layout_t)(p)
+	}
+	out := f.alloc(uintptr(capacity) * 4)
+	a.out = (*C.cattn_kv_cache_layout_t)(out)
+	a.out_capacity = C.int64_t(capacity)
+	if err := f.status(C.gocattn_get_supported_kv_cache_layouts(a, f.msg, msgCap)); err != nil {
+		return nil, err
+	}
+	got := unsafe.Slice((*int32)(out), int(a.num_out))
+	res := make([]KVCacheLayout, len(got))
+	for i, v := range got {
+		res[i] = KVCacheLayout(v)
+	}
+	return res, nil
+}
+
+func (f *frame) setKVCacheLayoutPreset(ctx cContext, name *string) error {
+	var p *C.char
+	if name != nil {
+		p = f.cstring(*name)
+	}
+	return f.status(C.gocattn_context_set_kv_cache_layout_preset(ctx, p, f.msg, msgCap))
+}
+
+func (f *frame) resolveKVCacheLayout(ctx cContext, args *ResolveKVCacheLayoutArgs) (ResolvedKVCacheLayout, error) {
+	a := (*C.cattn_resolve_kv_cache_layout_args_t)(f.alloc(C.sizeof_cattn_resolve_kv_cache_layout_args_t))
+	a.struct_size = C.sizeof_cattn_resolve_kv_cache_layout_args_t
+	counts := make([]int64, len(args.Workers))
+	total := 0
+	for i, w := range args.Workers {
+		counts[i] = int64(len(w))
+		total += len(w)
+	}
+	a.num_workers = C.int64_t(len(counts))
+	a.worker_counts = f.int64s(counts)
+	if total > 0 {
+		names := unsafe.Slice((**C.char)(f.alloc(uintptr(total)*unsafe.Sizeof(uintptr(0)))), total)
+		k := 0
+		for _, w := range args.Workers {
+			for _, n := range w {
+				names[k] = f.cstring(n)
+				k++
+			}
+		}
+		a.worker_names = &names[0]
+	}
+	heads := make([]int64, len(args.Specs))
+	states := make([]int64, len(args.Specs))
+	pages := make([]int64, len(args.Specs))
+	for i, s := range args.Specs {
+		heads[i], states[i], pages[i] = s.NumHeads, s.NumStates, s.PageSizeBytes
+	}
+	a.num_specs = C.int64_t(len(args.Specs))
+	a.spec_num_heads = f.int64s(heads)
+	a.spec_num_states = f.int64s(states)
+	a.spec_page_size_bytes = f.int64s(pages)
+	if args.UserSetting != nil {
+		a.env_value = f.cstring(*args.UserSetting)
+	}
+	a.read_environment = b2i(args.ReadEnvironment)
+	if args.Connector != nil {
+		a.connector_layout = f.cstring(*args.Connector)
+	}
+	if err := f.status(C.gocattn_resolve_kv_cache_layout(ctx, a, f.msg, msgCap)); err != nil {
+		return ResolvedKVCacheLayout{}, err
+	}
+	return ResolvedKVCacheLayout{Layout: KVCacheLayout(a.layout),
+		ConnectorFellBack: a.connector_fell_back != 0, FromPreset: a.from_preset != 0}, nil
+}
+
+func (f *frame) recordKVCacheLayout(ctx cContext, name string) error {
+	return f.status(C.gocattn_record_kv_cache_layout(ctx, f.cstring(name), f.msg, msgCap))
+}
+
+func (f *frame) resolvedKVCacheLayout(ctx cContext) (KVCacheLayout, error) {
+	var l C.int32_t
+	err := f.status(C.gocattn_get_resolved_kv_cache_layout(ctx, &l, f.msg, msgCap))
+	return KVCacheLayout(l), err
 }
 
 // --- DCP local sequence lengths (get_dcp_local_seq_lens) ---------------------------------------------------

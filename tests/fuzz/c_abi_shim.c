@@ -12,3 +12,9 @@ const char* cattn_fuzz_layout_name(int layout) {
 cattn_status_t cattn_fuzz_set_override(cattn_context_t* ctx, int layout) {
   return cattn_context_set_kv_cache_layout_override(ctx, (cattn_kv_cache_layout_t)layout);
 }
+cattn_status_t cattn_fuzz_layout_properties(int layout, cattn_kv_cache_layout_properties_t* p) {
+  return cattn_kv_cache_layout_get_properties((cattn_kv_cache_layout_t)layout, p);
+}
+cattn_status_t cattn_fuzz_flashinfer_layout(int layout, const char** out) {
+  return cattn_get_flashinfer_layout_string((cattn_kv_cache_layout_t)layout, out);
+}

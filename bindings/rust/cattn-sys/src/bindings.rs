@@ -10,6 +10,9 @@ pub const CATTN_VERSION_NUMBER: u32 = 10100;
 pub const CATTN_VERSION_STRING: &[u8; 6usize] = b"1.1.0\0";
 pub const CATTN_LAST_ERROR_MESSAGE_MAX: u32 = 1024;
 pub const CATTN_KV_CACHE_LAYOUT_ENV: &[u8; 22usize] = b"CATTN_KV_CACHE_LAYOUT\0";
+pub const CATTN_KV_CACHE_LAYOUT_COUNT: u32 = 6;
+pub const CATTN_KV_CACHE_LAYOUTS_NONE: i32 = -1;
+pub const CATTN_KV_CACHE_LAYOUT_NAME_MAX: u32 = 31;
 pub const CATTN_DCP_ALL_RANKS: i32 = -1;
 pub const CATTN_NCCL_LIBRARY_ENV: &[u8; 19usize] = b"CATTN_NCCL_LIBRARY\0";
 pub const CATTN_COMM_UNIQUE_ID_BYTES: u32 = 128;
@@ -677,6 +680,12 @@ pub type cattn_common_attn_metadata_t = cattn_common_attn_metadata;
 pub const CATTN_KV_CACHE_LAYOUT_UNSET: cattn_kv_cache_layout_e = 0;
 pub const CATTN_KV_CACHE_LAYOUT_NHD: cattn_kv_cache_layout_e = 1;
 pub const CATTN_KV_CACHE_LAYOUT_HND: cattn_kv_cache_layout_e = 2;
+pub const CATTN_KV_CACHE_LAYOUT_LBNHC: cattn_kv_cache_layout_e = 1;
+pub const CATTN_KV_CACHE_LAYOUT_LBHNC: cattn_kv_cache_layout_e = 2;
+pub const CATTN_KV_CACHE_LAYOUT_LHBNC: cattn_kv_cache_layout_e = 3;
+pub const CATTN_KV_CACHE_LAYOUT_BLHNC: cattn_kv_cache_layout_e = 4;
+pub const CATTN_KV_CACHE_LAYOUT_BLNHC: cattn_kv_cache_layout_e = 5;
+pub const CATTN_KV_CACHE_LAYOUT_BHLNC: cattn_kv_cache_layout_e = 6;
 pub type cattn_kv_cache_layout_e = u32;
 pub use self::cattn_kv_cache_layout_e as cattn_kv_cache_layout_t;
 extern "C" {
@@ -826,6 +835,895 @@ extern "C" {
     pub fn cattn_get_kv_cache_layout(
         ctx: *const cattn_context_t,
         args: *mut cattn_kv_cache_layout_args_t,
+    ) -> cattn_status_t;
+}
+extern "C" {
+    pub fn cattn_kv_cache_layout_from_name(
+        name: *const ::std::os::raw::c_char,
+        layout: *mut cattn_kv_cache_layout_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_kv_cache_layout_properties {
+    pub struct_size: usize,
+    pub stride_order: [i32; 5usize],
+    pub layer_view_order: [i32; 4usize],
+    pub is_layer_compact: i32,
+    pub is_block_contiguous: i32,
+    pub is_block_compact: i32,
+    pub is_block_outermost: i32,
+    pub order: i32,
+    pub name: *const ::std::os::raw::c_char,
+    pub flashinfer_layout: *const ::std::os::raw::c_char,
+}
+#[test]
+fn bindgen_test_layout_cattn_kv_cache_layout_properties() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_kv_cache_layout_properties>(),
+        80usize,
+        concat!("Size of: ", stringify!(cattn_kv_cache_layout_properties))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_kv_cache_layout_properties>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_kv_cache_layout_properties)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_cache_layout_properties>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_properties),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_stride_order() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_cache_layout_properties>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stride_order) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_properties),
+                "::",
+                stringify!(stride_order)
+            )
+        );
+    }
+    test_field_stride_order();
+    fn test_field_layer_view_order() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_cache_layout_properties>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).layer_view_order) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_properties),
+                "::",
+                stringify!(layer_view_order)
+            )
+        );
+    }
+    test_field_layer_view_order();
+    fn test_field_is_layer_compact() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_cache_layout_properties>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_layer_compact) as usize - ptr as usize
+            },
+            44usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_properties),
+                "::",
+                stringify!(is_layer_compact)
+            )
+        );
+    }
+    test_field_is_layer_compact();
+    fn test_field_is_block_contiguous() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_cache_layout_properties>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_block_contiguous) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_properties),
+                "::",
+                stringify!(is_block_contiguous)
+            )
+        );
+    }
+    test_field_is_block_contiguous();
+    fn test_field_is_block_compact() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_cache_layout_properties>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_block_compact) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_properties),
+                "::",
+                stringify!(is_block_compact)
+            )
+        );
+    }
+    test_field_is_block_compact();
+    fn test_field_is_block_outermost() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_cache_layout_properties>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_block_outermost) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_properties),
+                "::",
+                stringify!(is_block_outermost)
+            )
+        );
+    }
+    test_field_is_block_outermost();
+    fn test_field_order() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_cache_layout_properties>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).order) as usize - ptr as usize
+            },
+            60usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_properties),
+                "::",
+                stringify!(order)
+            )
+        );
+    }
+    test_field_order();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_cache_layout_properties>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_properties),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_flashinfer_layout() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_cache_layout_properties>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).flashinfer_layout) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_properties),
+                "::",
+                stringify!(flashinfer_layout)
+            )
+        );
+    }
+    test_field_flashinfer_layout();
+}
+pub type cattn_kv_cache_layout_properties_t = cattn_kv_cache_layout_properties;
+extern "C" {
+    pub fn cattn_kv_cache_layout_get_properties(
+        layout: cattn_kv_cache_layout_t,
+        props: *mut cattn_kv_cache_layout_properties_t,
+    ) -> cattn_status_t;
+}
+extern "C" {
+    pub fn cattn_get_flashinfer_layout_string(
+        layout: cattn_kv_cache_layout_t,
+        out: *mut *const ::std::os::raw::c_char,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_kv_cache_layout_strides_args {
+    pub struct_size: usize,
+    pub layout: cattn_kv_cache_layout_t,
+    pub reserved0: i32,
+    pub sizes: [i64; 5usize],
+    pub strides: [i64; 5usize],
+    pub physical_shape: [i64; 5usize],
+    pub numel: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_kv_cache_layout_strides_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_kv_cache_layout_strides_args>(),
+        144usize,
+        concat!("Size of: ", stringify!(cattn_kv_cache_layout_strides_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_kv_cache_layout_strides_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_kv_cache_layout_strides_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_kv_cache_layout_strides_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_strides_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_layout() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_kv_cache_layout_strides_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).layout) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_strides_args),
+                "::",
+                stringify!(layout)
+            )
+        );
+    }
+    test_field_layout();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_kv_cache_layout_strides_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_strides_args),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+    fn test_field_sizes() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_kv_cache_layout_strides_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sizes) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_strides_args),
+                "::",
+                stringify!(sizes)
+            )
+        );
+    }
+    test_field_sizes();
+    fn test_field_strides() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_kv_cache_layout_strides_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).strides) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_strides_args),
+                "::",
+                stringify!(strides)
+            )
+        );
+    }
+    test_field_strides();
+    fn test_field_physical_shape() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_kv_cache_layout_strides_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).physical_shape) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_strides_args),
+                "::",
+                stringify!(physical_shape)
+            )
+        );
+    }
+    test_field_physical_shape();
+    fn test_field_numel() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_kv_cache_layout_strides_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).numel) as usize - ptr as usize
+            },
+            136usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_cache_layout_strides_args),
+                "::",
+                stringify!(numel)
+            )
+        );
+    }
+    test_field_numel();
+}
+pub type cattn_kv_cache_layout_strides_args_t = cattn_kv_cache_layout_strides_args;
+extern "C" {
+    pub fn cattn_kv_cache_layout_strides(
+        args: *mut cattn_kv_cache_layout_strides_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_get_supported_kv_cache_layouts_args {
+    pub struct_size: usize,
+    pub num_backends: i64,
+    pub backend_counts: *const i64,
+    pub layouts: *const cattn_kv_cache_layout_t,
+    pub out: *mut cattn_kv_cache_layout_t,
+    pub out_capacity: i64,
+    pub num_out: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_get_supported_kv_cache_layouts_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_get_supported_kv_cache_layouts_args>(),
+        56usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_get_supported_kv_cache_layouts_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_get_supported_kv_cache_layouts_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_get_supported_kv_cache_layouts_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_get_supported_kv_cache_layouts_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_get_supported_kv_cache_layouts_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_num_backends() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_get_supported_kv_cache_layouts_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_backends) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_get_supported_kv_cache_layouts_args),
+                "::",
+                stringify!(num_backends)
+            )
+        );
+    }
+    test_field_num_backends();
+    fn test_field_backend_counts() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_get_supported_kv_cache_layouts_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).backend_counts) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_get_supported_kv_cache_layouts_args),
+                "::",
+                stringify!(backend_counts)
+            )
+        );
+    }
+    test_field_backend_counts();
+    fn test_field_layouts() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_get_supported_kv_cache_layouts_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).layouts) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_get_supported_kv_cache_layouts_args),
+                "::",
+                stringify!(layouts)
+            )
+        );
+    }
+    test_field_layouts();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_get_supported_kv_cache_layouts_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_get_supported_kv_cache_layouts_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_out_capacity() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_get_supported_kv_cache_layouts_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out_capacity) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_get_supported_kv_cache_layouts_args),
+                "::",
+                stringify!(out_capacity)
+            )
+        );
+    }
+    test_field_out_capacity();
+    fn test_field_num_out() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_get_supported_kv_cache_layouts_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_out) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_get_supported_kv_cache_layouts_args),
+                "::",
+                stringify!(num_out)
+            )
+        );
+    }
+    test_field_num_out();
+}
+pub type cattn_get_supported_kv_cache_layouts_args_t = cattn_get_supported_kv_cache_layouts_args;
+extern "C" {
+    pub fn cattn_get_supported_kv_cache_layouts(
+        args: *mut cattn_get_supported_kv_cache_layouts_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_resolve_kv_cache_layout_args {
+    pub struct_size: usize,
+    pub num_workers: i64,
+    pub worker_counts: *const i64,
+    pub worker_names: *const *const ::std::os::raw::c_char,
+    pub num_specs: i64,
+    pub spec_num_heads: *const i64,
+    pub spec_num_states: *const i64,
+    pub spec_page_size_bytes: *const i64,
+    pub env_value: *const ::std::os::raw::c_char,
+    pub read_environment: i32,
+    pub reserved0: i32,
+    pub connector_layout: *const ::std::os::raw::c_char,
+    pub layout: cattn_kv_cache_layout_t,
+    pub connector_fell_back: i32,
+    pub from_preset: i32,
+    pub reserved1: i32,
+}
+#[test]
+fn bindgen_test_layout_cattn_resolve_kv_cache_layout_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_resolve_kv_cache_layout_args>(),
+        104usize,
+        concat!("Size of: ", stringify!(cattn_resolve_kv_cache_layout_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_resolve_kv_cache_layout_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_resolve_kv_cache_layout_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_num_workers() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_workers) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(num_workers)
+            )
+        );
+    }
+    test_field_num_workers();
+    fn test_field_worker_counts() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).worker_counts) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(worker_counts)
+            )
+        );
+    }
+    test_field_worker_counts();
+    fn test_field_worker_names() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).worker_names) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(worker_names)
+            )
+        );
+    }
+    test_field_worker_names();
+    fn test_field_num_specs() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_specs) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(num_specs)
+            )
+        );
+    }
+    test_field_num_specs();
+    fn test_field_spec_num_heads() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).spec_num_heads) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(spec_num_heads)
+            )
+        );
+    }
+    test_field_spec_num_heads();
+    fn test_field_spec_num_states() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).spec_num_states) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(spec_num_states)
+            )
+        );
+    }
+    test_field_spec_num_states();
+    fn test_field_spec_page_size_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).spec_page_size_bytes) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(spec_page_size_bytes)
+            )
+        );
+    }
+    test_field_spec_page_size_bytes();
+    fn test_field_env_value() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).env_value) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(env_value)
+            )
+        );
+    }
+    test_field_env_value();
+    fn test_field_read_environment() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).read_environment) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(read_environment)
+            )
+        );
+    }
+    test_field_read_environment();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            76usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+    fn test_field_connector_layout() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).connector_layout) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(connector_layout)
+            )
+        );
+    }
+    test_field_connector_layout();
+    fn test_field_layout() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).layout) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(layout)
+            )
+        );
+    }
+    test_field_layout();
+    fn test_field_connector_fell_back() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).connector_fell_back) as usize - ptr as usize
+            },
+            92usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(connector_fell_back)
+            )
+        );
+    }
+    test_field_connector_fell_back();
+    fn test_field_from_preset() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).from_preset) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(from_preset)
+            )
+        );
+    }
+    test_field_from_preset();
+    fn test_field_reserved1() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_resolve_kv_cache_layout_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved1) as usize - ptr as usize
+            },
+            100usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_resolve_kv_cache_layout_args),
+                "::",
+                stringify!(reserved1)
+            )
+        );
+    }
+    test_field_reserved1();
+}
+pub type cattn_resolve_kv_cache_layout_args_t = cattn_resolve_kv_cache_layout_args;
+extern "C" {
+    pub fn cattn_context_set_kv_cache_layout_preset(
+        ctx: *mut cattn_context_t,
+        name: *const ::std::os::raw::c_char,
+    ) -> cattn_status_t;
+}
+extern "C" {
+    pub fn cattn_resolve_kv_cache_layout(
+        ctx: *mut cattn_context_t,
+        args: *mut cattn_resolve_kv_cache_layout_args_t,
+    ) -> cattn_status_t;
+}
+extern "C" {
+    pub fn cattn_record_kv_cache_layout(
+        ctx: *mut cattn_context_t,
+        name: *const ::std::os::raw::c_char,
+    ) -> cattn_status_t;
+}
+extern "C" {
+    pub fn cattn_get_resolved_kv_cache_layout(
+        ctx: *const cattn_context_t,
+        layout: *mut cattn_kv_cache_layout_t,
     ) -> cattn_status_t;
 }
 #[repr(C)]
@@ -4967,12 +5865,62 @@ pub struct cattn_api {
             arg4: cattn_stream_t,
         ) -> cattn_status_t,
     >,
+    pub kv_cache_layout_from_name: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const ::std::os::raw::c_char,
+            arg2: *mut cattn_kv_cache_layout_t,
+        ) -> cattn_status_t,
+    >,
+    pub kv_cache_layout_get_properties: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: cattn_kv_cache_layout_t,
+            arg2: *mut cattn_kv_cache_layout_properties_t,
+        ) -> cattn_status_t,
+    >,
+    pub get_flashinfer_layout_string: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: cattn_kv_cache_layout_t,
+            arg2: *mut *const ::std::os::raw::c_char,
+        ) -> cattn_status_t,
+    >,
+    pub kv_cache_layout_strides: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *mut cattn_kv_cache_layout_strides_args_t) -> cattn_status_t,
+    >,
+    pub get_supported_kv_cache_layouts: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut cattn_get_supported_kv_cache_layouts_args_t,
+        ) -> cattn_status_t,
+    >,
+    pub context_set_kv_cache_layout_preset: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut cattn_context_t,
+            arg2: *const ::std::os::raw::c_char,
+        ) -> cattn_status_t,
+    >,
+    pub resolve_kv_cache_layout: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut cattn_context_t,
+            arg2: *mut cattn_resolve_kv_cache_layout_args_t,
+        ) -> cattn_status_t,
+    >,
+    pub record_kv_cache_layout: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut cattn_context_t,
+            arg2: *const ::std::os::raw::c_char,
+        ) -> cattn_status_t,
+    >,
+    pub get_resolved_kv_cache_layout: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_context_t,
+            arg2: *mut cattn_kv_cache_layout_t,
+        ) -> cattn_status_t,
+    >,
 }
 #[test]
 fn bindgen_test_layout_cattn_api() {
     assert_eq!(
         ::std::mem::size_of::<cattn_api>(),
-        360usize,
+        432usize,
         concat!("Size of: ", stringify!(cattn_api))
     );
     assert_eq!(
@@ -5772,6 +6720,160 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_step_plan_run();
+    fn test_field_kv_cache_layout_from_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kv_cache_layout_from_name) as usize - ptr as usize
+            },
+            360usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(kv_cache_layout_from_name)
+            )
+        );
+    }
+    test_field_kv_cache_layout_from_name();
+    fn test_field_kv_cache_layout_get_properties() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kv_cache_layout_get_properties) as usize - ptr as usize
+            },
+            368usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(kv_cache_layout_get_properties)
+            )
+        );
+    }
+    test_field_kv_cache_layout_get_properties();
+    fn test_field_get_flashinfer_layout_string() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).get_flashinfer_layout_string) as usize - ptr as usize
+            },
+            376usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(get_flashinfer_layout_string)
+            )
+        );
+    }
+    test_field_get_flashinfer_layout_string();
+    fn test_field_kv_cache_layout_strides() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kv_cache_layout_strides) as usize - ptr as usize
+            },
+            384usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(kv_cache_layout_strides)
+            )
+        );
+    }
+    test_field_kv_cache_layout_strides();
+    fn test_field_get_supported_kv_cache_layouts() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).get_supported_kv_cache_layouts) as usize - ptr as usize
+            },
+            392usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(get_supported_kv_cache_layouts)
+            )
+        );
+    }
+    test_field_get_supported_kv_cache_layouts();
+    fn test_field_context_set_kv_cache_layout_preset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).context_set_kv_cache_layout_preset) as usize
+                    - ptr as usize
+            },
+            400usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(context_set_kv_cache_layout_preset)
+            )
+        );
+    }
+    test_field_context_set_kv_cache_layout_preset();
+    fn test_field_resolve_kv_cache_layout() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).resolve_kv_cache_layout) as usize - ptr as usize
+            },
+            408usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(resolve_kv_cache_layout)
+            )
+        );
+    }
+    test_field_resolve_kv_cache_layout();
+    fn test_field_record_kv_cache_layout() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).record_kv_cache_layout) as usize - ptr as usize
+            },
+            416usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(record_kv_cache_layout)
+            )
+        );
+    }
+    test_field_record_kv_cache_layout();
+    fn test_field_get_resolved_kv_cache_layout() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).get_resolved_kv_cache_layout) as usize - ptr as usize
+            },
+            424usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(get_resolved_kv_cache_layout)
+            )
+        );
+    }
+    test_field_get_resolved_kv_cache_layout();
 }
 pub type cattn_api_t = cattn_api;
 extern "C" {

@@ -48,6 +48,7 @@ pub mod get_dcp_local_seq_lens;
 pub mod get_kv_cache_layout;
 pub mod get_pcp_query_restore_idx;
 pub mod get_per_layer_parameters;
+pub mod kv_cache_layout;
 pub mod make_kv_sharing_fast_prefill_common_attn_metadata;
 pub mod make_local_attention_virtual_batches;
 pub mod mamba_get_block_table_tensor;
@@ -88,6 +89,10 @@ pub use get_pcp_query_restore_idx::{
 pub use get_per_layer_parameters::{
     get_per_layer_parameters, infer_global_hyperparameters, AttentionLayerDesc,
     GlobalHyperparameters, PerLayerParameters,
+};
+pub use kv_cache_layout::{
+    get_supported_kv_cache_layouts, resolve_kv_cache_layout, resolve_layout, CacheLayout, HncShape,
+    LayoutProperties, LayoutSetting, LayoutStrides, ResolveArgs, Resolved,
 };
 pub use make_kv_sharing_fast_prefill_common_attn_metadata::{
     make_kv_sharing_fast_prefill_common_attn_metadata, FastPrefillMetadata, FastPrefillOutputs,

@@ -850,9 +850,12 @@ fn every_vector_file_is_covered() {
         "get_kv_cache_layout",
         "get_pcp_query_restore_idx",
         "get_per_layer_parameters",
+        "get_supported_kv_cache_layouts", // tests/kv_cache_layout.rs
+        "kv_cache_layout",                // tests/kv_cache_layout.rs
         "make_kv_sharing_fast_prefill_common_attn_metadata",
         "make_local_attention_virtual_batches",
         "mamba_get_block_table_tensor",
+        "resolve_kv_cache_layout", // tests/kv_cache_layout.rs
     ];
     let mut files: Vec<String> = std::fs::read_dir(support::vectors_dir())
         .unwrap()
