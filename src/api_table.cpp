@@ -53,6 +53,12 @@ const cattn_api_t kApi = {
     cattn_step_plan_get_shape,
     cattn_step_plan_workspace_size,
     cattn_step_plan_run,
+    cattn_split_decodes_and_prefills,
+    cattn_split_decodes_and_prefills_device,
+    cattn_split_decodes_prefills_and_extends,
+    cattn_split_decodes_prefills_and_extends_device,
+    cattn_split_prefill_chunks,
+    cattn_reorder_batch_to_split_decodes_and_prefills,
 };
 
 }  // namespace
