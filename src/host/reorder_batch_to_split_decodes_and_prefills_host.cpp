@@ -16,6 +16,8 @@
 // reverse: one walk counts and marks the cycle, a second writes it back to front.
 #include "host/reorder_batch_to_split_decodes_and_prefills_host.h"
 
+#include <cstdint>
+
 namespace cattn {
 namespace {
 
@@ -27,61 +29,62 @@ int region_of(int64_t s, int64_t c, int64_t p, int64_t thr) {
   return c >= p ? 0 : 1;  // decode, or a short extend still prefilling
 }
 
-}  // namespace
+// The index map as working memory: a compact int64 tensor directly, any other through the
+// strided accessors.
+struct CompactMap {
+  int64_t* p;
+  int64_t get(int64_t i) const { return p[i]; }
+  void set(int64_t i, int64_t v) const { p[i] = v; }
+};
+struct StridedMap {
+  IndexReader r;
+  IndexWriter w;
+  int64_t get(int64_t i) const { return r[i]; }
+  void set(int64_t i, int64_t v) const { w.set(i, v); }
+};
 
-ReorderResult reorder_batch_to_split_decodes_and_prefills_host(
-    const TensorArg& scheduled, const TensorArg& computed, const TensorArg& prompt,
-    int64_t threshold, const TensorArg& index_map, const TensorArg& swaps) {
-  const int64_t B = scheduled.numel();
-  const IndexReader s = reader1d(scheduled), c = reader1d(computed), p = reader1d(prompt);
-  const IndexReader wr = reader1d(index_map);
-  const IndexWriter ww = writer1d(index_map);
-  ReorderResult r;
-  for (int64_t i = 0; i < B; ++i) {
-    const int g = region_of(s[i], c[i], p[i], threshold);
-    ++r.counts[g];
-    ww.set(i, g);
-  }
-  int64_t start[5] = {0};
-  for (int g = 0; g < 4; ++g) start[g + 1] = start[g] + r.counts[g];
-  auto target = [&](int64_t i) {
-    int g = 0;
-    while (i >= start[g + 1]) ++g;
-    return g;
-  };
-  auto region = [&](int64_t i) { return static_cast<int>(wr[i] & kRegionMask); };
-  auto misplaced = [&](int64_t i) { return region(i) != target(i); };
-
-  // The permutation: correctly placed positions keep their request; region g's misplaced
-  // requests fill the misplaced positions of g's run in order.
-  for (int64_t i = 0; i < B; ++i)
-    if (!misplaced(i)) ww.set(i, wr[i] | (i << kShift));
-    else r.changed = true;
+template <class Map>
+void plan(const Map& m, int64_t B, const int64_t (&start)[5], const TensorArg& swaps,
+          ReorderResult& r) {
+  auto region = [&](int64_t i) { return static_cast<int>(m.get(i) & kRegionMask); };
+  // Correctly placed positions keep their request.
+  for (int g = 0; g < 4; ++g)
+    for (int64_t i = start[g]; i < start[g + 1]; ++i) {
+      const int64_t w = m.get(i);
+      if ((w & kRegionMask) == g) m.set(i, w | (i << kShift));
+      else r.changed = true;
+    }
   if (!r.changed) {
-    for (int64_t i = 0; i < B; ++i) ww.set(i, i);
-    return r;
+    for (int64_t i = 0; i < B; ++i) m.set(i, i);
+    return;
   }
+  // Region g's misplaced requests (region g outside g's run), in batch order, fill the
+  // misplaced positions of g's run in order.
   for (int g = 0; g < 4; ++g) {
     int64_t src = 0, dst = start[g];
     for (;;) {
-      while (src < B && !(region(src) == g && target(src) != g)) ++src;
+      for (; src < B; ++src) {
+        if (src == start[g]) src = start[g + 1];
+        if (src >= B || region(src) == g) break;
+      }
       while (dst < start[g + 1] && region(dst) == g) ++dst;
       if (src >= B || dst >= start[g + 1]) break;
-      ww.set(dst, wr[dst] | (src << kShift));
+      m.set(dst, m.get(dst) | (src << kShift));
       ++src, ++dst;
     }
   }
-  auto next = [&](int64_t i) { return wr[i] >> kShift; };
-
-  // vLLM's swaps: cycle leaders in dict order (region by region, batch order).
+  auto next = [&](int64_t i) { return m.get(i) >> kShift; };
+  // vLLM's swaps: cycle leaders in its dict order, region by region in batch order.
   for (int g = 0; g < 4; ++g)
     for (int64_t lead = 0; lead < B; ++lead) {
-      const int64_t w = wr[lead];
-      if ((w & kRegionMask) != g || (w & kVisited) || !misplaced(lead)) continue;
+      if (lead == start[g]) lead = start[g + 1];
+      if (lead >= B) break;
+      const int64_t w = m.get(lead);
+      if ((w & kRegionMask) != g || (w & kVisited)) continue;
       int64_t len = 1;
-      ww.set(lead, w | kVisited);
+      m.set(lead, w | kVisited);
       for (int64_t x = next(lead); x != lead && len < B; x = next(x), ++len)
-        ww.set(x, wr[x] | kVisited);
+        m.set(x, m.get(x) | kVisited);
       if (swaps.present()) {
         int64_t k = r.num_swaps + len - 2;  // P^1(lead) is the last swap of the cycle
         for (int64_t x = next(lead); x != lead && k >= r.num_swaps; x = next(x), --k) {
@@ -92,7 +95,30 @@ ReorderResult reorder_batch_to_split_decodes_and_prefills_host(
       }
       r.num_swaps += len - 1;
     }
-  for (int64_t i = 0; i < B; ++i) ww.set(i, next(i));
+  for (int64_t i = 0; i < B; ++i) m.set(i, next(i));
+}
+
+}  // namespace
+
+ReorderResult reorder_batch_to_split_decodes_and_prefills_host(
+    const TensorArg& scheduled, const TensorArg& computed, const TensorArg& prompt,
+    int64_t threshold, const TensorArg& index_map, const TensorArg& swaps) {
+  const int64_t B = scheduled.numel();
+  const IndexReader s = reader1d(scheduled), c = reader1d(computed), p = reader1d(prompt);
+  const IndexWriter ww = writer1d(index_map);
+  ReorderResult r;
+  for (int64_t i = 0; i < B; ++i) {
+    const int g = region_of(s[i], c[i], p[i], threshold);
+    ++r.counts[g];
+    ww.set(i, g);
+  }
+  int64_t start[5] = {0};
+  for (int g = 0; g < 4; ++g) start[g + 1] = start[g] + r.counts[g];
+  const bool aligned = reinterpret_cast<uintptr_t>(index_map.data()) % alignof(int64_t) == 0;
+  if (index_map.is_int64() && aligned && (B <= 1 || index_map.stride(0) == 1))
+    plan(CompactMap{reinterpret_cast<int64_t*>(index_map.data())}, B, start, swaps, r);
+  else
+    plan(StridedMap{reader1d(index_map), ww}, B, start, swaps, r);
   return r;
 }
 
