@@ -853,6 +853,11 @@ fn every_vector_file_is_covered() {
         "make_kv_sharing_fast_prefill_common_attn_metadata",
         "make_local_attention_virtual_batches",
         "mamba_get_block_table_tensor",
+        // Read by tests/split.rs.
+        "reorder_batch_to_split_decodes_and_prefills",
+        "split_decodes_and_prefills",
+        "split_decodes_prefills_and_extends",
+        "split_prefill_chunks",
     ];
     let mut files: Vec<String> = std::fs::read_dir(support::vectors_dir())
         .unwrap()
