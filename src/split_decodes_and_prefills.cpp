@@ -25,11 +25,11 @@ void check_flag(const char* fn, const char* name, int32_t v) {
 }
 
 // query_start_loc of num_reqs + 1 entries: the caller's num_reqs (host calls), or B from the
-// shape when `num_reqs` is kFromShape (device calls). Returns B.
-constexpr int64_t kFromShape = INT64_MIN;
-int64_t check_query_start_loc(const char* fn, const cattn::TensorArg& q, int64_t num_reqs) {
+// shape when `from_shape` (device calls). Returns B.
+int64_t check_query_start_loc(const char* fn, const cattn::TensorArg& q, int64_t num_reqs,
+                              bool from_shape = false) {
   q.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
-  if (num_reqs == kFromShape) {
+  if (from_shape) {
     if (q.size(0) < 1)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, q.name(), "is empty", q.shape_string(),
                       "B + 1 >= 1 entries");
@@ -150,7 +150,7 @@ CATTN_API cattn_status_t cattn_split_decodes_and_prefills_device(
     const cattn::TensorArg tokens(fn, "args->num_actual_tokens", args->num_actual_tokens, true);
     const cattn::TensorArg mql(fn, "args->max_query_len", args->max_query_len, true);
     const cattn::TensorArg out(fn, "args->result", args->result);
-    const int64_t B = check_query_start_loc(fn, q, kFromShape);
+    const int64_t B = check_query_start_loc(fn, q, 0, true);
     if (isp.present()) check_flags_tensor(isp, B);
     check_scalar(tokens);
     check_scalar(mql);
@@ -184,7 +184,7 @@ CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends_device(
     const cattn::TensorArg tokens(fn, "args->num_actual_tokens", args->num_actual_tokens, true);
     const cattn::TensorArg mql(fn, "args->max_query_len", args->max_query_len, true);
     const cattn::TensorArg out(fn, "args->result", args->result);
-    const int64_t B = check_query_start_loc(fn, q, kFromShape);
+    const int64_t B = check_query_start_loc(fn, q, 0, true);
     ub.expect_ndim(1).expect_size(0, B).expect_index_dtype().expect_scan_bounded();
     check_scalar(tokens);
     check_scalar(mql);

@@ -234,6 +234,11 @@ TEST(split_decodes_and_prefills, Errors) {
   a = base();
   a.num_reqs = -5;
   expect(a, CATTN_INVALID_ARGUMENT, "num_reqs");
+  for (int64_t n : {INT64_MIN, INT64_MAX}) {  // the fuzzer's find: no value means "any"
+    a = base();
+    a.num_reqs = n;
+    expect(a, CATTN_INVALID_ARGUMENT, n < 0 ? "num_reqs" : "query_start_loc_cpu");
+  }
   a = base();
   a.decode_threshold = -1;
   expect(a, CATTN_INVALID_ARGUMENT, "decode_threshold");

@@ -92,7 +92,9 @@ void fuzz_split(FuzzedDataProvider& fdp, bool extends) {
     fail_check(r[0] >= 0 && r[1] >= 0 && r[2] >= 0 && r[0] + r[1] + r[2] <= num_reqs,
                "extends split counts out of range");
   else
-    fail_check(r[0] >= 0 && r[1] >= 0 && r[0] + r[1] == num_reqs, "split counts do not sum to B");
+    FZ_CHECK(r[0] >= 0 && r[1] >= 0 && r[0] + r[1] == num_reqs,
+             "split counts do not sum to B: " + std::to_string(r[0]) + " + " +
+                 std::to_string(r[1]) + " for " + std::to_string(num_reqs) + ", " + describe(q));
 }
 
 void fuzz_chunks(FuzzedDataProvider& fdp) {
