@@ -7,6 +7,7 @@
 // is an error instead of a wrong value.
 #include "host/split_decodes_and_prefills_host.h"
 
+#include <cstdint>
 #include <string>
 
 namespace cattn {
@@ -33,6 +34,24 @@ int64_t sub_or_fail(const char* fn, int64_t a, int64_t b) {
            "0", ">= 1");
 }
 
+// A compact, aligned query_start_loc is read through a typed pointer (the common case, and
+// what the loops are fast for); any other layout through IndexReader.
+template <class T>
+struct Compact {
+  const T* p;
+  int64_t operator[](int64_t i) const { return p[i]; }
+};
+
+template <class F>
+void with_reader(const SplitBatch& b, F&& body) {
+  const auto at = reinterpret_cast<uintptr_t>(b.qsl.p);
+  if (b.qsl_i64 && b.qsl.step == 8 && at % alignof(int64_t) == 0)
+    return body(Compact<int64_t>{reinterpret_cast<const int64_t*>(b.qsl.p)});
+  if (!b.qsl_i64 && b.qsl.step == 4 && at % alignof(int32_t) == 0)
+    return body(Compact<int32_t>{reinterpret_cast<const int32_t*>(b.qsl.p)});
+  body(b.qsl);
+}
+
 }  // namespace
 
 void split_decodes_and_prefills_host(const char* fn, const SplitBatch& b, bool require_uniform,
@@ -54,18 +73,27 @@ void split_decodes_and_prefills_host(const char* fn, const SplitBatch& b, bool r
     fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->is_prefilling_cpu",
              "is NULL while treat_short_extends_as_decodes is 0 (vLLM asserts)", "NULL",
              "a [num_reqs] tensor");
-  // One pass: the first prefill, and (require_uniform) whether every row is q[0] or padding.
+  // One pass: the first prefill, and (require_uniform) whether every row is q[0] or padding;
+  // it stops once nothing later can change the result.
   int64_t f = -1, f_start = 0;
   bool uniform_or_padding = true;
-  for (int64_t i = 0; i < B; ++i) {
-    const int64_t next = b.qsl[i + 1];
-    const int64_t q = wrapping_sub(next, prev, b.qsl_i64);
-    bool pre = require_uniform ? q != q0 : q > thr;
-    if (require_uniform && q != q0 && q != 0) uniform_or_padding = false;
-    if (!treat_short_extends_as_decodes) pre = pre || is_prefilling[i];
-    if (pre && f < 0) f = i, f_start = prev;
-    prev = next;
-  }
+  const bool need_uniform = require_uniform && treat_short_extends_as_decodes;
+  with_reader(b, [&](const auto& qsl) {
+    for (int64_t i = 0; i < B; ++i) {
+      const int64_t next = qsl[i + 1];
+      const int64_t q = wrapping_sub(next, prev, b.qsl_i64);
+      bool pre = require_uniform ? q != q0 : q > thr;
+      if (require_uniform && q != q0 && q != 0) uniform_or_padding = false;
+      if (!treat_short_extends_as_decodes) pre = pre || is_prefilling[i];
+      if (pre && f < 0) {
+        f = i, f_start = prev;
+        if (!need_uniform || !uniform_or_padding) break;
+      } else if (need_uniform && f >= 0 && !uniform_or_padding) {
+        break;
+      }
+      prev = next;
+    }
+  });
   if (require_uniform && treat_short_extends_as_decodes && uniform_or_padding)
     return set(B, 0, T, 0);
   if (f < 0) return set(B, 0, T, 0);
@@ -89,15 +117,17 @@ void split_decodes_prefills_and_extends_host(const char* fn, const SplitBatch& b
   int64_t e = -1, p = -1, e_start = 0, p_start = 0;
   int64_t prev = b.qsl[0];
   const int64_t start0 = prev;
-  for (int64_t i = 0; i < B; ++i) {
-    const int64_t next = b.qsl[i + 1];
-    const int64_t q = wrapping_sub(next, prev, b.qsl_i64);
-    if (q > thr) {
-      if (e < 0) e = i, e_start = prev;
-      if (p < 0 && upper_bound[i] == q) p = i, p_start = prev;
+  with_reader(b, [&](const auto& qsl) {
+    for (int64_t i = 0; i < B && p < 0; ++i) {  // p found: e is found too (p implies e)
+      const int64_t next = qsl[i + 1];
+      const int64_t q = wrapping_sub(next, prev, b.qsl_i64);
+      if (q > thr) {
+        if (e < 0) e = i, e_start = prev;
+        if (upper_bound[i] == q) p = i, p_start = prev;
+      }
+      prev = next;
     }
-    prev = next;
-  }
+  });
   // vLLM's argmax of an all-False mask is 0: with no extend the decode count is 0 and the
   // decode tokens are query_start_loc[0].
   if (e < 0) return set(0, 0, 0, start0, 0, 0);
