@@ -75,12 +75,6 @@ struct ExtendsCall {
   }
 };
 
-bool fits_int32(const std::vector<int64_t>& v) {
-  for (int64_t x : v)
-    if (x < INT32_MIN || x > INT32_MAX) return false;
-  return true;
-}
-
 // The name vLLM's failure maps to in the message.
 const char* failing_arg(const std::string& error, bool split) {
   if (error == "AssertionError") return split ? "is_prefilling_cpu" : "seq_lens_cpu_upper_bound";
@@ -131,7 +125,7 @@ TEST(split_decodes_prefills_and_extends, OracleVectors) {
     std::vector<DLDataType> types{dtype_named(c["dtype"])};
     if (c["dtype"] == "int32" && !wraps) types.push_back(i64());
     std::vector<DLDataType> ub_types{dtype_named(c["upper_bound_dtype"])};
-    if (!c["upper_bound"].is_null() && fits_int32(ints(c["upper_bound"])))
+    if (!c["upper_bound"].is_null() && all_fit_int32(ints(c["upper_bound"])))
       ub_types = {i32(), i64()};
     for (DLDataType t : types)
       for (DLDataType ub_t : ub_types)

@@ -186,11 +186,7 @@ TEST(split_decodes_and_prefills_device, OracleVectors) {
     SCOPED_TRACE(c["name"].get<std::string>());
     if (c.contains("error") && c["error"] == "AssertionError") continue;  // refused on the host
     const DLDataType t = c["dtype"] == "int64" ? i64() : i32();
-    const bool fits32 = !c.contains("result") || [&] {
-      for (int64_t v : ints(c["result"]))
-        if (v < INT32_MIN || v > INT32_MAX) return false;
-      return true;
-    }();
+    const bool fits32 = !c.contains("result") || all_fit_int32(ints(c["result"]));
     for (DLDataType out_t : {i32(), i64()})
       for (int64_t step : {1, 2}) {
         if (out_t.bits == 32 && !fits32) continue;

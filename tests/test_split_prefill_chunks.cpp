@@ -17,12 +17,6 @@ namespace {
 
 constexpr int64_t kUnwritten = -777;
 
-bool fits_int32(const std::vector<int64_t>& v) {
-  for (int64_t x : v)
-    if (x < INT32_MIN || x > INT32_MAX) return false;
-  return true;
-}
-
 }  // namespace
 
 TEST(split_prefill_chunks, OracleVectors) {
@@ -36,11 +30,11 @@ TEST(split_prefill_chunks, OracleVectors) {
       for (const auto& r : c["chunks"]) flat.push_back(r[0]), flat.push_back(r[1]);
     const int64_t rows = static_cast<int64_t>(flat.size() / 2);
     std::vector<DLDataType> types{c["dtype"] == "int64" ? i64() : i32()};
-    if (fits_int32(seq)) types = {i32(), i64()};
+    if (all_fit_int32(seq)) types = {i32(), i64()};
     for (DLDataType t : types)
       for (DLDataType out_t : {i32(), i64()})
         for (int64_t step : {1, 3}) {
-          if (out_t.bits == 32 && !fits_int32(flat)) continue;
+          if (out_t.bits == 32 && !all_fit_int32(flat)) continue;
           HostTensor s = HostTensor::of(seq, t, {}, step, step == 1 ? 0 : 1);
           cattn_split_prefill_chunks_args_t a = CATTN_SPLIT_PREFILL_CHUNKS_ARGS_INIT;
           a.seq_lens_cpu = s.dl();
