@@ -59,20 +59,18 @@ void plan(const Map& m, int64_t B, const int64_t (&start)[5], const TensorArg& s
     return;
   }
   // Region g's misplaced requests (region g outside g's run), in batch order, fill the
-  // misplaced positions of g's run in order.
-  for (int g = 0; g < 4; ++g) {
-    int64_t src = 0, dst = start[g];
-    for (;;) {
-      for (; src < B; ++src) {
-        if (src == start[g]) src = start[g + 1];
-        if (src >= B || region(src) == g) break;
-      }
-      while (dst < start[g + 1] && region(dst) == g) ++dst;
-      if (src >= B || dst >= start[g + 1]) break;
-      m.set(dst, m.get(dst) | (src << kShift));
-      ++src, ++dst;
+  // misplaced positions of g's run in order: one pass over the batch, a cursor per region.
+  int64_t dst[4] = {start[0], start[1], start[2], start[3]};
+  for (int t = 0; t < 4; ++t)
+    for (int64_t i = start[t]; i < start[t + 1]; ++i) {
+      const int g = region(i);
+      if (g == t) continue;
+      int64_t& d = dst[g];
+      while (d < start[g + 1] && region(d) == g) ++d;
+      if (d >= start[g + 1]) continue;  // cannot happen: the counts match by construction
+      m.set(d, m.get(d) | (i << kShift));
+      ++d;
     }
-  }
   auto next = [&](int64_t i) { return m.get(i) >> kShift; };
   // vLLM's swaps: cycle leaders in its dict order, region by region in batch order.
   for (int g = 0; g < 4; ++g)
@@ -98,28 +96,58 @@ void plan(const Map& m, int64_t B, const int64_t (&start)[5], const TensorArg& s
   for (int64_t i = 0; i < B; ++i) m.set(i, next(i));
 }
 
+// An input read through a typed pointer when it is compact and aligned, else IndexReader.
+template <class T>
+struct CompactIn {
+  const T* p;
+  int64_t operator[](int64_t i) const { return p[i]; }
+};
+
+template <class F>
+void with_input(const TensorArg& t, F&& body) {
+  const bool compact = t.numel() <= 1 || t.stride(0) == 1;
+  const auto at = reinterpret_cast<uintptr_t>(t.data());
+  if (compact && t.is_int64() && at % alignof(int64_t) == 0)
+    return body(CompactIn<int64_t>{reinterpret_cast<const int64_t*>(t.data())});
+  if (compact && !t.is_int64() && at % alignof(int32_t) == 0)
+    return body(CompactIn<int32_t>{reinterpret_cast<const int32_t*>(t.data())});
+  body(reader1d(t));
+}
+
+template <class Map>
+ReorderResult reorder(const Map& m, const TensorArg& scheduled, const TensorArg& computed,
+                      const TensorArg& prompt, int64_t threshold, const TensorArg& swaps) {
+  const int64_t B = scheduled.numel();
+  ReorderResult r;
+  with_input(scheduled, [&](const auto& s) {
+    with_input(computed, [&](const auto& c) {
+      with_input(prompt, [&](const auto& p) {
+        for (int64_t i = 0; i < B; ++i) {
+          const int g = region_of(s[i], c[i], p[i], threshold);
+          ++r.counts[g];
+          m.set(i, g);
+        }
+      });
+    });
+  });
+  int64_t start[5] = {0};
+  for (int g = 0; g < 4; ++g) start[g + 1] = start[g] + r.counts[g];
+  plan(m, B, start, swaps, r);
+  return r;
+}
+
 }  // namespace
 
 ReorderResult reorder_batch_to_split_decodes_and_prefills_host(
     const TensorArg& scheduled, const TensorArg& computed, const TensorArg& prompt,
     int64_t threshold, const TensorArg& index_map, const TensorArg& swaps) {
-  const int64_t B = scheduled.numel();
-  const IndexReader s = reader1d(scheduled), c = reader1d(computed), p = reader1d(prompt);
-  const IndexWriter ww = writer1d(index_map);
-  ReorderResult r;
-  for (int64_t i = 0; i < B; ++i) {
-    const int g = region_of(s[i], c[i], p[i], threshold);
-    ++r.counts[g];
-    ww.set(i, g);
-  }
-  int64_t start[5] = {0};
-  for (int g = 0; g < 4; ++g) start[g + 1] = start[g] + r.counts[g];
   const bool aligned = reinterpret_cast<uintptr_t>(index_map.data()) % alignof(int64_t) == 0;
-  if (index_map.is_int64() && aligned && (B <= 1 || index_map.stride(0) == 1))
-    plan(CompactMap{reinterpret_cast<int64_t*>(index_map.data())}, B, start, swaps, r);
-  else
-    plan(StridedMap{reader1d(index_map), ww}, B, start, swaps, r);
-  return r;
+  const bool compact = index_map.numel() <= 1 || index_map.stride(0) == 1;
+  if (index_map.is_int64() && aligned && compact)
+    return reorder(CompactMap{reinterpret_cast<int64_t*>(index_map.data())}, scheduled, computed,
+                   prompt, threshold, swaps);
+  return reorder(StridedMap{reader1d(index_map), writer1d(index_map)}, scheduled, computed,
+                 prompt, threshold, swaps);
 }
 
 }  // namespace cattn
