@@ -23,10 +23,13 @@ namespace {
 
 constexpr int64_t kRegionMask = 3, kVisited = 4, kShift = 3;
 
+// No context yet: a prefill (3), whatever its length; else a long extend (2) above the
+// threshold, a decode (0) once the prompt is computed, a short extend (1) before. Branch-free:
+// the regions of a batch come in no predictable order.
 int region_of(int64_t s, int64_t c, int64_t p, int64_t thr) {
-  if (c <= 0) return 3;   // no context yet: a prefill, whatever its length
-  if (s > thr) return 2;  // long extend
-  return c >= p ? 0 : 1;  // decode, or a short extend still prefilling
+  const int has_context = c > 0, long_extend = s > thr, done = c >= p;
+  const int with_context = long_extend * 2 + (1 - long_extend) * (1 - done);
+  return 3 - has_context * (3 - with_context);
 }
 
 // The index map as working memory: a compact int64 tensor directly, any other through the
@@ -72,21 +75,28 @@ void plan(const Map& m, int64_t B, const int64_t (&start)[5], const TensorArg& s
       ++d;
     }
   auto next = [&](int64_t i) { return m.get(i) >> kShift; };
-  // vLLM's swaps: cycle leaders in its dict order, region by region in batch order.
+  // vLLM's swaps: cycle leaders in its dict order, region by region in batch order. Region g's
+  // misplaced requests in batch order are the requests assigned to the misplaced positions of
+  // g's run in ascending order, so one walk over each run visits them in that order.
+  const bool write_swaps = swaps.present();
+  char* const swap_base = write_swaps ? swaps.data() : nullptr;
+  const int64_t row_bytes = write_swaps ? swaps.stride(0) * swaps.elem_bytes() : 0;
+  const int64_t col_bytes = write_swaps ? swaps.stride(1) * swaps.elem_bytes() : 0;
+  const bool swaps_i64 = write_swaps && swaps.is_int64();
   for (int g = 0; g < 4; ++g)
-    for (int64_t lead = 0; lead < B; ++lead) {
-      if (lead == start[g]) lead = start[g + 1];
-      if (lead >= B) break;
+    for (int64_t d = start[g]; d < start[g + 1]; ++d) {
+      if (region(d) == g) continue;  // correctly placed
+      const int64_t lead = next(d);
       const int64_t w = m.get(lead);
-      if ((w & kRegionMask) != g || (w & kVisited)) continue;
+      if (w & kVisited) continue;
       int64_t len = 1;
       m.set(lead, w | kVisited);
       for (int64_t x = next(lead); x != lead && len < B; x = next(x), ++len)
         m.set(x, m.get(x) | kVisited);
-      if (swaps.present()) {
+      if (write_swaps) {
         int64_t k = r.num_swaps + len - 2;  // P^1(lead) is the last swap of the cycle
         for (int64_t x = next(lead); x != lead && k >= r.num_swaps; x = next(x), --k) {
-          const IndexWriter row = writer_row(swaps, k);
+          const IndexWriter row{swap_base + k * row_bytes, col_bytes, swaps_i64};
           row.set(0, lead);
           row.set(1, x);
         }
