@@ -1518,9 +1518,10 @@ typedef struct cattn_split_decodes_and_prefills_device_args {
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, query_start_loc or result, small
  *   struct_size, ndim/dtype of a tensor, a host tensor, tensors on different devices, shapes
  *   other than above, is_prefilling NULL with treat_short_extends_as_decodes 0,
- *   decode_threshold or a flag out of range, result overlapping an input, a broadcast
- *   query_start_loc of more than CATTN_MAX_BROADCAST_ELEMENTS entries);
- *   CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a tensor off its element
+ *   decode_threshold or a flag out of range, result longer than 4 entries or with a zero
+ *   stride, result overlapping an input, a broadcast query_start_loc of more than
+ *   CATTN_MAX_BROADCAST_ELEMENTS entries); CATTN_INSUFFICIENT_SIZE (result shorter than 4
+ *   entries); CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a tensor off its element
  *   alignment); CATTN_CUDA_ERROR.
  * Stream: one kernel on args->stream: no host sync, no allocation, capturable and correct on
  *   replay. The data cannot be checked there: where the host call fails on the values (B = 0
@@ -1605,9 +1606,11 @@ typedef struct cattn_split_decodes_prefills_and_extends_device_args {
  * Reads: args, the input tensors. Writes: result. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, query_start_loc, seq_lens_upper_bound
  *   or result, small struct_size, ndim/dtype/shape of a tensor, a host tensor, tensors on
- *   different devices, decode_threshold out of range, result overlapping an input, a
- *   broadcast input of more than CATTN_MAX_BROADCAST_ELEMENTS entries); CATTN_NOT_SUPPORTED
- *   (CPU-only build, no usable device, a tensor off its element alignment); CATTN_CUDA_ERROR.
+ *   different devices, decode_threshold out of range, result longer than 6 entries or with a
+ *   zero stride, result overlapping an input, a broadcast input of more than
+ *   CATTN_MAX_BROADCAST_ELEMENTS entries); CATTN_INSUFFICIENT_SIZE (result shorter than 6
+ *   entries); CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a tensor off its element
+ *   alignment); CATTN_CUDA_ERROR.
  * Stream: one kernel on args->stream: no host sync, no allocation, capturable and correct on
  *   replay. Where the host call fails on the values (B = 0 past step 1, an int64 count that
  *   overflows) all six entries are -1; an int32 result keeps the low 32 bits.
@@ -1687,16 +1690,18 @@ typedef cattn_reorder_batch_args_t cattn_reorder_batch_to_split_decodes_and_pref
  * when its region differs from the target's. None misplaced: changed = 0, index_map the
  * identity, no swap. Otherwise the misplaced requests, taken region by region and in batch
  * order within a region, move to the misplaced positions in ascending order; correctly placed
- * requests stay (this is not a stable sort of the batch: [P, D, P, D] becomes [D3, D1, P2, P0]
- * named by their old positions). swaps lists vLLM's in-place swap_states(a, b) calls, which give the same
- * order when applied first to last to every per-request array: at most B - 1.
+ * requests stay (this is not a stable sort of the batch: [P0, D1, P2, D3], named by their old
+ * positions, becomes [D3, D1, P2, P0]). swaps lists vLLM's in-place swap_states(a, b) calls,
+ * which give the same order when applied first to last to every per-request array: at most
+ * B - 1 of them. In vLLM this function also reorders the batch; libcattn only plans it.
  * Reads: args and the three inputs (each element once). Writes: index_map, swaps and the
  *   outputs of args. Allocates: nothing (index_map is the working memory).
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, an input or index_map, small
- *   struct_size, ndim/dtype/device of a tensor, inputs of different lengths, index_map not of
- *   B entries, swaps not of 2 columns, an output with a zero stride or overlapping an input or
- *   the other output, decode_threshold out of range, reserved0 != 0, an int32 index_map of more
- *   than 2^28 entries); CATTN_INSUFFICIENT_SIZE (swaps of fewer than B - 1 rows).
+ *   struct_size, ndim/dtype/device of a tensor, inputs of different lengths, index_map longer
+ *   than B entries, swaps not of 2 columns, an output with a zero stride or overlapping an
+ *   input or the other output, decode_threshold out of range, reserved0 != 0, an int32
+ *   index_map of more than 2^28 entries); CATTN_INSUFFICIENT_SIZE (index_map shorter than B,
+ *   swaps of fewer than B - 1 rows).
  * Stream: synchronous. Lifetime: tensors borrowed for the call. Thread safety: any thread.
  * Since: 1.1 */
 CATTN_API cattn_status_t cattn_reorder_batch_to_split_decodes_and_prefills(
