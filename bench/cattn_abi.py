@@ -422,6 +422,100 @@ class cattn_step_outputs_t(ctypes.Structure):
     ]
 
 
+class cattn_split_decodes_and_prefills_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("query_start_loc_cpu", ctypes.POINTER(DLTensor)),
+        ("is_prefilling_cpu", ctypes.POINTER(DLTensor)),
+        ("num_reqs", ctypes.c_int64),
+        ("num_actual_tokens", ctypes.c_int64),
+        ("max_query_len", ctypes.c_int64),
+        ("decode_threshold", ctypes.c_int64),
+        ("require_uniform", ctypes.c_int32),
+        ("treat_short_extends_as_decodes", ctypes.c_int32),
+        ("num_decodes", ctypes.c_int64),
+        ("num_prefills", ctypes.c_int64),
+        ("num_decode_tokens", ctypes.c_int64),
+        ("num_prefill_tokens", ctypes.c_int64),
+    ]
+
+
+class cattn_split_decodes_and_prefills_device_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("is_prefilling", ctypes.POINTER(DLTensor)),
+        ("num_actual_tokens", ctypes.POINTER(DLTensor)),
+        ("max_query_len", ctypes.POINTER(DLTensor)),
+        ("decode_threshold", ctypes.c_int64),
+        ("require_uniform", ctypes.c_int32),
+        ("treat_short_extends_as_decodes", ctypes.c_int32),
+        ("result", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_split_decodes_prefills_and_extends_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("query_start_loc_cpu", ctypes.POINTER(DLTensor)),
+        ("seq_lens_cpu_upper_bound", ctypes.POINTER(DLTensor)),
+        ("num_reqs", ctypes.c_int64),
+        ("num_actual_tokens", ctypes.c_int64),
+        ("max_query_len", ctypes.c_int64),
+        ("decode_threshold", ctypes.c_int64),
+        ("num_decodes", ctypes.c_int64),
+        ("num_extends", ctypes.c_int64),
+        ("num_prefills", ctypes.c_int64),
+        ("num_decode_tokens", ctypes.c_int64),
+        ("num_extend_tokens", ctypes.c_int64),
+        ("num_prefill_tokens", ctypes.c_int64),
+    ]
+
+
+class cattn_split_decodes_prefills_and_extends_device_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("seq_lens_upper_bound", ctypes.POINTER(DLTensor)),
+        ("num_actual_tokens", ctypes.POINTER(DLTensor)),
+        ("max_query_len", ctypes.POINTER(DLTensor)),
+        ("decode_threshold", ctypes.c_int64),
+        ("result", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_split_prefill_chunks_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("seq_lens_cpu", ctypes.POINTER(DLTensor)),
+        ("workspace_size", ctypes.c_int64),
+        ("request_offset", ctypes.c_int64),
+        ("chunks", ctypes.POINTER(DLTensor)),
+        ("num_chunks", ctypes.c_int64),
+    ]
+
+
+class cattn_reorder_batch_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("num_scheduled_tokens", ctypes.POINTER(DLTensor)),
+        ("num_computed_tokens", ctypes.POINTER(DLTensor)),
+        ("num_prompt_tokens", ctypes.POINTER(DLTensor)),
+        ("decode_threshold", ctypes.c_int64),
+        ("index_map", ctypes.POINTER(DLTensor)),
+        ("swaps", ctypes.POINTER(DLTensor)),
+        ("changed", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+        ("num_swaps", ctypes.c_int64),
+        ("num_decodes", ctypes.c_int64),
+        ("num_short_extends", ctypes.c_int64),
+        ("num_long_extends", ctypes.c_int64),
+        ("num_prefills", ctypes.c_int64),
+    ]
+
+
 class cattn_api_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -479,10 +573,16 @@ class cattn_api_t(ctypes.Structure):
         ("resolve_kv_cache_layout", ctypes.c_void_p),
         ("record_kv_cache_layout", ctypes.c_void_p),
         ("get_resolved_kv_cache_layout", ctypes.c_void_p),
+        ("split_decodes_and_prefills", ctypes.c_void_p),
+        ("split_decodes_and_prefills_device", ctypes.c_void_p),
+        ("split_decodes_prefills_and_extends", ctypes.c_void_p),
+        ("split_decodes_prefills_and_extends_device", ctypes.c_void_p),
+        ("split_prefill_chunks", ctypes.c_void_p),
+        ("reorder_batch_to_split_decodes_and_prefills", ctypes.c_void_p),
     ]
 
 
-STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_device_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_local_attention_device_args_t, cattn_mamba_block_table_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
+STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_device_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_local_attention_device_args_t, cattn_mamba_block_table_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_device_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_device_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_api_t]
 
 # name: (restype, argtypes)
 SIGNATURES = {
@@ -538,5 +638,11 @@ SIGNATURES = {
     "cattn_step_plan_get_shape": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_step_plan_shape_t)]),
     "cattn_step_plan_workspace_size": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]),
     "cattn_step_plan_run": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_step_batch_t), ctypes.POINTER(cattn_step_outputs_t), ctypes.c_void_p]),
+    "cattn_split_decodes_and_prefills": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_and_prefills_args_t)]),
+    "cattn_split_decodes_and_prefills_device": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_and_prefills_device_args_t)]),
+    "cattn_split_decodes_prefills_and_extends": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_prefills_and_extends_args_t)]),
+    "cattn_split_decodes_prefills_and_extends_device": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_prefills_and_extends_device_args_t)]),
+    "cattn_split_prefill_chunks": (ctypes.c_int, [ctypes.POINTER(cattn_split_prefill_chunks_args_t)]),
+    "cattn_reorder_batch_to_split_decodes_and_prefills": (ctypes.c_int, [ctypes.POINTER(cattn_reorder_batch_args_t)]),
     "cattn_get_api": (ctypes.POINTER(cattn_api_t), [ctypes.c_uint32]),
 }

@@ -1702,6 +1702,292 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
                                              cattn_stream_t stream);
 
 /* ============================================================================================
+ * Batch splitting and reordering (split_decodes_and_prefills,
+ * split_decodes_prefills_and_extends, split_prefill_chunks,
+ * reorder_batch_to_split_decodes_and_prefills)
+ *
+ * vLLM's backends split a batch ordered decode -> short extend -> long extend -> prefill at
+ * the first request that is not a decode, and reorder the persistent batch into that order
+ * before each step. These calls take the batch as explicit tensors and scalars (the fields of
+ * CommonAttentionMetadata that vLLM reads) and return the same numbers. With q[i] =
+ * query_start_loc[i + 1] - query_start_loc[i], computed in query_start_loc's dtype and
+ * wrapping as vLLM's tensor arithmetic does (an int32 difference past INT32_MAX wraps), and a
+ * query_start_loc that need not start at 0 (its entries are used as given, as vLLM does).
+ * ========================================================================================== */
+
+typedef struct cattn_split_decodes_and_prefills_args {
+  size_t struct_size;
+  const DLTensor* query_start_loc_cpu; /* in: host [num_reqs + 1] int32/int64 */
+  const DLTensor* is_prefilling_cpu;   /* in, may be NULL: host [num_reqs], one byte per
+                                          request (kDLBool, kDLUInt or kDLInt of 8 bits;
+                                          nonzero = still prefilling); read only when
+                                          treat_short_extends_as_decodes is 0 */
+  int64_t num_reqs;                    /* in: B >= 0 */
+  int64_t num_actual_tokens;           /* in: T, may include CUDA-graph padding; used as given */
+  int64_t max_query_len;               /* in: the metadata's max_query_len; used as given */
+  int64_t decode_threshold;            /* in: [0, INT32_MAX]; vLLM's default 1 */
+  int32_t require_uniform;             /* in: 0 or 1 */
+  int32_t treat_short_extends_as_decodes; /* in: 0 or 1; vLLM's default 1 */
+  int64_t num_decodes;                 /* out */
+  int64_t num_prefills;                /* out */
+  int64_t num_decode_tokens;           /* out */
+  int64_t num_prefill_tokens;          /* out */
+} cattn_split_decodes_and_prefills_args_t;
+#define CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_SIZE \
+  ((size_t)sizeof(cattn_split_decodes_and_prefills_args_t))
+#define CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_INIT \
+  { CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_SIZE, NULL, NULL, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0 }
+
+/* Splits an ordered batch into its leading decodes and the prefills after them (vLLM's
+ * split_decodes_and_prefills), with thr = decode_threshold:
+ *  1. max_query_len <= thr and (require_uniform is 0 or thr <= 1) and
+ *     treat_short_extends_as_decodes: all decodes, (B, 0, T, 0).
+ *  2. q[0] > thr: all prefills, (0, B, 0, T). With B = 0 vLLM raises IndexError here; libcattn
+ *     returns CATTN_INVALID_ARGUMENT naming num_reqs (only when step 1 did not return).
+ *  3. require_uniform: when treat_short_extends_as_decodes and every q[i] equals q[0] or is 0
+ *     (the padding rows of a full CUDA graph), all decodes; otherwise a request is a prefill
+ *     when q[i] != q[0] (a zero-length row then counts as a prefill). Without require_uniform
+ *     a request is a prefill when q[i] > thr.
+ *  4. treat_short_extends_as_decodes == 0: a request is also a prefill when is_prefilling_cpu
+ *     says so; is_prefilling_cpu NULL here is CATTN_INVALID_ARGUMENT (vLLM's assert).
+ *  5. No prefill: (B, 0, T, 0). Otherwise, f = the first prefill: (f, B - f,
+ *     query_start_loc[f], T - query_start_loc[f]); every request after f counts as a prefill,
+ *     whatever its length (the batch is assumed ordered; an unordered one is not reported).
+ * T and max_query_len are used as given, not checked against query_start_loc_cpu.
+ * Reads: args, query_start_loc_cpu, is_prefilling_cpu (step 4). Writes: the four outputs of
+ *   args. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or query_start_loc_cpu, small
+ *   struct_size, ndim/dtype/device of a tensor, query_start_loc_cpu not of num_reqs + 1
+ *   entries, is_prefilling_cpu not of num_reqs entries, num_reqs < 0, decode_threshold outside
+ *   [0, INT32_MAX], a flag other than 0 or 1, a broadcast query_start_loc_cpu of more than
+ *   CATTN_MAX_BROADCAST_ELEMENTS entries, the B = 0 and assert cases above, a token count that
+ *   overflows int64).
+ * Stream: synchronous. Lifetime: tensors borrowed for the call. Thread safety: any thread.
+ * Since: 1.1 */
+CATTN_API cattn_status_t cattn_split_decodes_and_prefills(
+    cattn_split_decodes_and_prefills_args_t* args);
+
+typedef struct cattn_split_decodes_and_prefills_device_args {
+  size_t struct_size;
+  const DLTensor* query_start_loc;   /* in: device [B + 1] int32/int64 (B from its shape; pad
+                                        a captured batch with zero-length rows) */
+  const DLTensor* is_prefilling;     /* in, may be NULL: device [B], one byte per request as in
+                                        the host call; required when
+                                        treat_short_extends_as_decodes is 0 */
+  const DLTensor* num_actual_tokens; /* in, may be NULL: device [1] int32/int64, T; NULL means
+                                        query_start_loc[B] */
+  const DLTensor* max_query_len;     /* in, may be NULL: device [1] int32/int64; NULL means the
+                                        largest q[i] (0 when B = 0) */
+  int64_t decode_threshold;          /* in: [0, INT32_MAX] */
+  int32_t require_uniform;           /* in: 0 or 1 */
+  int32_t treat_short_extends_as_decodes; /* in: 0 or 1 */
+  DLTensor* result;                  /* out: device [4] int32/int64: num_decodes, num_prefills,
+                                        num_decode_tokens, num_prefill_tokens */
+  cattn_stream_t stream;
+} cattn_split_decodes_and_prefills_device_args_t;
+#define CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_SIZE \
+  ((size_t)sizeof(cattn_split_decodes_and_prefills_device_args_t))
+#define CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_INIT \
+  { CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_SIZE, NULL, NULL, NULL, NULL, 1, 0, 1, NULL, \
+    NULL }
+
+/* cattn_split_decodes_and_prefills for a batch on the device: the same steps and values,
+ * read from the device tensors and written to `result`, so that a captured CUDA graph splits
+ * the batch written into the same buffers before every replay.
+ * Reads: args, the input tensors. Writes: result. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, query_start_loc or result, small
+ *   struct_size, ndim/dtype of a tensor, a host tensor, tensors on different devices, shapes
+ *   other than above, is_prefilling NULL with treat_short_extends_as_decodes 0,
+ *   decode_threshold or a flag out of range, result longer than 4 entries or with a zero
+ *   stride, result overlapping an input, a broadcast query_start_loc of more than
+ *   CATTN_MAX_BROADCAST_ELEMENTS entries); CATTN_INSUFFICIENT_SIZE (result shorter than 4
+ *   entries); CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a tensor off its element
+ *   alignment); CATTN_CUDA_ERROR.
+ * Stream: one kernel on args->stream: no host sync, no allocation, capturable and correct on
+ *   replay. The data cannot be checked there: where the host call fails on the values (B = 0
+ *   past step 1, a count overflowing int64) all four entries are -1, and an int32 result keeps
+ *   the low 32 bits of each count.
+ * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_split_decodes_and_prefills_device(
+    const cattn_split_decodes_and_prefills_device_args_t* args);
+
+typedef struct cattn_split_decodes_prefills_and_extends_args {
+  size_t struct_size;
+  const DLTensor* query_start_loc_cpu;      /* in: host [num_reqs + 1] int32/int64 */
+  const DLTensor* seq_lens_cpu_upper_bound; /* in, may be NULL: host [num_reqs] int32/int64;
+                                               read only past step 1 (vLLM asserts it) */
+  int64_t num_reqs;                         /* in: B >= 0 */
+  int64_t num_actual_tokens;                /* in: T, may include padding; used as given */
+  int64_t max_query_len;                    /* in: used as given */
+  int64_t decode_threshold;                 /* in: [0, INT32_MAX]; vLLM's default 1 */
+  int64_t num_decodes;                      /* out */
+  int64_t num_extends;                      /* out */
+  int64_t num_prefills;                     /* out */
+  int64_t num_decode_tokens;                /* out */
+  int64_t num_extend_tokens;                /* out */
+  int64_t num_prefill_tokens;               /* out */
+} cattn_split_decodes_prefills_and_extends_args_t;
+#define CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_SIZE \
+  ((size_t)sizeof(cattn_split_decodes_prefills_and_extends_args_t))
+#define CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_INIT \
+  { CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_SIZE, NULL, NULL, 0, 0, 0, 1, 0, 0, 0, 0, 0, \
+    0 }
+
+/* Splits an ordered batch into decodes, extends (chunked prefills with context) and prefills
+ * (no context: seq_lens_cpu_upper_bound[i] == q[i]), vLLM's split_decodes_prefills_and_extends,
+ * with thr = decode_threshold:
+ *  1. max_query_len <= thr: (B, 0, 0, T, 0, 0).
+ *  2. seq_lens_cpu_upper_bound NULL: CATTN_INVALID_ARGUMENT (vLLM's assert). B = 0:
+ *     CATTN_INVALID_ARGUMENT naming num_reqs (vLLM's argmax of an empty tensor raises).
+ *  3. e = the first i with q[i] > thr, p = the first i with q[i] > thr and
+ *     seq_lens_cpu_upper_bound[i] == q[i]; 0 when there is none (vLLM's argmax).
+ *  4. No q[i] > thr: (e, 0, 0, query_start_loc[e], 0, 0) with e = 0. This is vLLM's result
+ *     when max_query_len over-estimates, kept as is: all zeros when query_start_loc[0] is 0,
+ *     where cattn_split_decodes_and_prefills would report every request a decode.
+ *  5. No prefill: (e, B - e, 0, query_start_loc[e], T - query_start_loc[e], 0).
+ *  6. Otherwise (e, p - e, B - p, query_start_loc[e], (T - query_start_loc[e]) -
+ *     (T - query_start_loc[p]), T - query_start_loc[p]). vLLM computes the last two as
+ *     tensors of query_start_loc's dtype, so with an int32 query_start_loc they wrap modulo
+ *     2^32 as vLLM's do. In a batch that is not ordered (a prefill before an extend) p - e is 0
+ *     and everything from p on counts as prefill, as in vLLM.
+ * Reads: args, query_start_loc_cpu, seq_lens_cpu_upper_bound. Writes: the six outputs of args.
+ *   Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or query_start_loc_cpu, small
+ *   struct_size, ndim/dtype/device of a tensor, query_start_loc_cpu not of num_reqs + 1
+ *   entries, seq_lens_cpu_upper_bound not of num_reqs, num_reqs < 0, decode_threshold out of
+ *   range, a broadcast input of more than CATTN_MAX_BROADCAST_ELEMENTS entries, the cases of
+ *   step 2, an int64 count that overflows).
+ * Stream: synchronous. Lifetime: tensors borrowed for the call. Thread safety: any thread.
+ * Since: 1.1 */
+CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends(
+    cattn_split_decodes_prefills_and_extends_args_t* args);
+
+typedef struct cattn_split_decodes_prefills_and_extends_device_args {
+  size_t struct_size;
+  const DLTensor* query_start_loc;      /* in: device [B + 1] int32/int64 */
+  const DLTensor* seq_lens_upper_bound; /* in: device [B] int32/int64 */
+  const DLTensor* num_actual_tokens;    /* in, may be NULL: device [1]; NULL means
+                                           query_start_loc[B] */
+  const DLTensor* max_query_len;        /* in, may be NULL: device [1]; NULL means the largest
+                                           q[i] (0 when B = 0) */
+  int64_t decode_threshold;             /* in: [0, INT32_MAX] */
+  DLTensor* result;                     /* out: device [6] int32/int64: num_decodes,
+                                           num_extends, num_prefills, num_decode_tokens,
+                                           num_extend_tokens, num_prefill_tokens */
+  cattn_stream_t stream;
+} cattn_split_decodes_prefills_and_extends_device_args_t;
+#define CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_SIZE \
+  ((size_t)sizeof(cattn_split_decodes_prefills_and_extends_device_args_t))
+#define CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_INIT \
+  { CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_SIZE, NULL, NULL, NULL, NULL, 1, NULL, \
+    NULL }
+
+/* cattn_split_decodes_prefills_and_extends for a batch on the device, results in `result`.
+ * Reads: args, the input tensors. Writes: result. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, query_start_loc, seq_lens_upper_bound
+ *   or result, small struct_size, ndim/dtype/shape of a tensor, a host tensor, tensors on
+ *   different devices, decode_threshold out of range, result longer than 6 entries or with a
+ *   zero stride, result overlapping an input, a broadcast input of more than
+ *   CATTN_MAX_BROADCAST_ELEMENTS entries); CATTN_INSUFFICIENT_SIZE (result shorter than 6
+ *   entries); CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a tensor off its element
+ *   alignment); CATTN_CUDA_ERROR.
+ * Stream: one kernel on args->stream: no host sync, no allocation, capturable and correct on
+ *   replay. Where the host call fails on the values (B = 0 past step 1, an int64 count that
+ *   overflows) all six entries are -1; an int32 result keeps the low 32 bits.
+ * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends_device(
+    const cattn_split_decodes_prefills_and_extends_device_args_t* args);
+
+typedef struct cattn_split_prefill_chunks_args {
+  size_t struct_size;
+  const DLTensor* seq_lens_cpu; /* in: host [n] int32/int64, the prefill requests' lengths */
+  int64_t workspace_size;       /* in: tokens per chunk, >= 0 */
+  int64_t request_offset;       /* in: added to every bound */
+  DLTensor* chunks;             /* out, may be NULL: host [capacity >= num_chunks, 2]
+                                   int32/int64, row k = {start, end} of chunk k; rows past
+                                   num_chunks are not written */
+  int64_t num_chunks;           /* out: the number of chunks, also when chunks is NULL */
+} cattn_split_prefill_chunks_args_t;
+#define CATTN_SPLIT_PREFILL_CHUNKS_ARGS_SIZE ((size_t)sizeof(cattn_split_prefill_chunks_args_t))
+#define CATTN_SPLIT_PREFILL_CHUNKS_ARGS_INIT \
+  { CATTN_SPLIT_PREFILL_CHUNKS_ARGS_SIZE, NULL, 0, 0, NULL, 0 }
+
+/* Splits prefill requests into chunks whose total length fits the workspace (vLLM's
+ * split_prefill_chunks): greedy, a chunk starts at request i and takes requests while the
+ * running sum stays <= workspace_size; chunk bounds are half-open [start + request_offset,
+ * end + request_offset). An empty seq_lens_cpu gives no chunk. Every length must be <=
+ * workspace_size (vLLM asserts; compared exactly, where vLLM's tensor comparison wraps a
+ * workspace_size past INT32_MAX for an int32 tensor). Call with chunks NULL to learn
+ * num_chunks (the size query), then with a tensor of at least that many rows.
+ * Reads: args, seq_lens_cpu. Writes: chunks, num_chunks. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args or seq_lens_cpu, small struct_size,
+ *   ndim/dtype/device of a tensor, chunks not of 2 columns or with a zero stride or
+ *   overlapping seq_lens_cpu, workspace_size < 0, a length > workspace_size (vLLM's assert), a
+ *   bound that overflows int64 or does not fit an int32 chunks); CATTN_INSUFFICIENT_SIZE
+ *   (chunks of fewer than num_chunks rows).
+ * Stream: synchronous. Lifetime: tensors borrowed for the call. Thread safety: any thread.
+ * Since: 1.1 */
+CATTN_API cattn_status_t cattn_split_prefill_chunks(cattn_split_prefill_chunks_args_t* args);
+
+/* The regions of cattn_reorder_batch_to_split_decodes_and_prefills, in batch order. */
+#define CATTN_REGION_DECODE 0
+#define CATTN_REGION_SHORT_EXTEND 1
+#define CATTN_REGION_LONG_EXTEND 2
+#define CATTN_REGION_PREFILL 3
+
+typedef struct cattn_reorder_batch_args {
+  size_t struct_size;
+  const DLTensor* num_scheduled_tokens; /* in: host [B] int32/int64, per request in batch
+                                           order */
+  const DLTensor* num_computed_tokens;  /* in: host [B] int32/int64 */
+  const DLTensor* num_prompt_tokens;    /* in: host [B] int32/int64 */
+  int64_t decode_threshold;             /* in: [0, INT32_MAX]; vLLM's default 1 */
+  DLTensor* index_map;  /* out: host [B] int32/int64: index_map[i] = the position before the
+                           reorder of the request at position i after it (the identity when
+                           nothing changes); an int32 one holds at most 2^28 requests */
+  DLTensor* swaps;      /* out, may be NULL: host [capacity >= max(B - 1, 0), 2] int32/int64:
+                           the swaps vLLM makes, in its order; rows past num_swaps are not
+                           written */
+  int32_t changed;      /* out: 1 when the batch must be reordered (vLLM returns True) */
+  int32_t reserved0;    /* set to 0 */
+  int64_t num_swaps;    /* out */
+  int64_t num_decodes;       /* out: requests of region CATTN_REGION_DECODE */
+  int64_t num_short_extends; /* out */
+  int64_t num_long_extends;  /* out */
+  int64_t num_prefills;      /* out */
+} cattn_reorder_batch_args_t;
+#define CATTN_REORDER_BATCH_ARGS_SIZE ((size_t)sizeof(cattn_reorder_batch_args_t))
+#define CATTN_REORDER_BATCH_ARGS_INIT \
+  { CATTN_REORDER_BATCH_ARGS_SIZE, NULL, NULL, NULL, 1, NULL, NULL, 0, 0, 0, 0, 0, 0, 0 }
+/* The same struct under its utility's name. Since: 1.1 */
+typedef cattn_reorder_batch_args_t cattn_reorder_batch_to_split_decodes_and_prefills_args_t;
+
+/* Computes how vLLM's reorder_batch_to_split_decodes_and_prefills reorders a batch; the engine
+ * applies it. With s, c, p the scheduled, computed and prompt tokens and thr =
+ * decode_threshold, request i is in region decode (c > 0, s <= thr, c >= p), short extend
+ * (c > 0, s <= thr, c < p), long extend (c > 0, s > thr) or prefill (c <= 0, whatever s; a
+ * one-token prompt is a prefill). The target is the regions sorted; a position is misplaced
+ * when its region differs from the target's. None misplaced: changed = 0, index_map the
+ * identity, no swap. Otherwise the misplaced requests, taken region by region and in batch
+ * order within a region, move to the misplaced positions in ascending order; correctly placed
+ * requests stay (this is not a stable sort of the batch: [P0, D1, P2, D3], named by their old
+ * positions, becomes [D3, D1, P2, P0]). swaps lists vLLM's in-place swap_states(a, b) calls,
+ * which give the same order when applied first to last to every per-request array: at most
+ * B - 1 of them. In vLLM this function also reorders the batch; libcattn only plans it.
+ * Reads: args and the three inputs (each element once). Writes: index_map, swaps and the
+ *   outputs of args. Allocates: nothing (index_map is the working memory).
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, an input or index_map, small
+ *   struct_size, ndim/dtype/device of a tensor, inputs of different lengths, index_map longer
+ *   than B entries, swaps not of 2 columns, an output with a zero stride or overlapping an
+ *   input or the other output, decode_threshold out of range, reserved0 != 0, an int32
+ *   index_map of more than 2^28 entries); CATTN_INSUFFICIENT_SIZE (index_map shorter than B,
+ *   swaps of fewer than B - 1 rows).
+ * Stream: synchronous. Lifetime: tensors borrowed for the call. Thread safety: any thread.
+ * Since: 1.1 */
+CATTN_API cattn_status_t cattn_reorder_batch_to_split_decodes_and_prefills(
+    cattn_reorder_batch_args_t* args);
+
+/* ============================================================================================
  * Function table for dlopen users (append-only)
  * ========================================================================================== */
 
@@ -1784,6 +2070,15 @@ typedef struct cattn_api {
   cattn_status_t (*record_kv_cache_layout)(cattn_context_t*, const char*);
   cattn_status_t (*get_resolved_kv_cache_layout)(const cattn_context_t*,
                                                  cattn_kv_cache_layout_t*);
+  cattn_status_t (*split_decodes_and_prefills)(cattn_split_decodes_and_prefills_args_t*);
+  cattn_status_t (*split_decodes_and_prefills_device)(
+      const cattn_split_decodes_and_prefills_device_args_t*);
+  cattn_status_t (*split_decodes_prefills_and_extends)(
+      cattn_split_decodes_prefills_and_extends_args_t*);
+  cattn_status_t (*split_decodes_prefills_and_extends_device)(
+      const cattn_split_decodes_prefills_and_extends_device_args_t*);
+  cattn_status_t (*split_prefill_chunks)(cattn_split_prefill_chunks_args_t*);
+  cattn_status_t (*reorder_batch_to_split_decodes_and_prefills)(cattn_reorder_batch_args_t*);
 } cattn_api_t;
 #define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))
 

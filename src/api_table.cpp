@@ -62,6 +62,12 @@ const cattn_api_t kApi = {
     cattn_resolve_kv_cache_layout,
     cattn_record_kv_cache_layout,
     cattn_get_resolved_kv_cache_layout,
+    cattn_split_decodes_and_prefills,
+    cattn_split_decodes_and_prefills_device,
+    cattn_split_decodes_prefills_and_extends,
+    cattn_split_decodes_prefills_and_extends_device,
+    cattn_split_prefill_chunks,
+    cattn_reorder_batch_to_split_decodes_and_prefills,
 };
 
 }  // namespace

@@ -233,3 +233,39 @@ TEST(double_fetch, ExtendAllQueriesByN) {
   race(i64_at(seq, 1), {9, INT64_MAX, INT64_MAX - 1, INT64_MIN, 3}, {&oq, &os},
        [&] { return cattn_extend_all_queries_by_n(&a); });
 }
+
+TEST(double_fetch, SplitPrefillChunks) {
+  // Lengths {3, 5, 2, 7, 1}, workspace 8: 3 chunks counted; entry 1 moves to values that make
+  // more or fewer chunks after the count, past the workspace and to the extremes.
+  CanaryBuffer seq(5 * 8), out(3 * 2 * 8);
+  const int64_t values[5] = {3, 5, 2, 7, 1};
+  std::memcpy(seq.payload(), values, sizeof values);
+  View s(seq.payload(), 0, {5}, i64()), o(out.payload(), 0, {3, 2}, i64());
+  cattn_split_prefill_chunks_args_t a = CATTN_SPLIT_PREFILL_CHUNKS_ARGS_INIT;
+  a.seq_lens_cpu = s.dl();
+  a.workspace_size = 8;
+  a.chunks = o.dl();
+  race(i64_at(seq, 1), {5, 0, 8, 9, INT64_MAX, INT64_MIN, -8}, {&out},
+       [&] { return cattn_split_prefill_chunks(&a); });
+}
+
+TEST(double_fetch, ReorderBatchToSplitDecodesAndPrefills) {
+  // A prefill, decodes and an extend; entry 2 of num_computed_tokens flips its request between
+  // regions while the index map and swaps are built.
+  CanaryBuffer sched(6 * 8), comp(6 * 8), prompt(6 * 8), map(6 * 8), swaps(5 * 2 * 8);
+  const int64_t s[6] = {9, 1, 1, 4, 1, 1}, c[6] = {0, 5, 3, 2, 9, 0}, p[6] = {9, 5, 8, 9, 9, 1};
+  std::memcpy(sched.payload(), s, sizeof s);
+  std::memcpy(comp.payload(), c, sizeof c);
+  std::memcpy(prompt.payload(), p, sizeof p);
+  View sv(sched.payload(), 0, {6}, i64()), cv(comp.payload(), 0, {6}, i64()),
+      pv(prompt.payload(), 0, {6}, i64()), mv(map.payload(), 0, {6}, i64()),
+      wv(swaps.payload(), 0, {5, 2}, i64());
+  cattn_reorder_batch_args_t a = CATTN_REORDER_BATCH_ARGS_INIT;
+  a.num_scheduled_tokens = sv.dl();
+  a.num_computed_tokens = cv.dl();
+  a.num_prompt_tokens = pv.dl();
+  a.index_map = mv.dl();
+  a.swaps = wv.dl();
+  race(i64_at(comp, 2), {3, 0, 8, -1, INT64_MAX, INT64_MIN}, {&map, &swaps},
+       [&] { return cattn_reorder_batch_to_split_decodes_and_prefills(&a); });
+}

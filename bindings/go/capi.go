@@ -306,6 +306,38 @@ static void gocattn_step_constants(uint32_t* products, int32_t* counts) {
   memcpy(products, p, sizeof p);
   memcpy(counts, c, sizeof c);
 }
+static cattn_status_t gocattn_split_decodes_and_prefills(
+    cattn_split_decodes_and_prefills_args_t* a, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_split_decodes_and_prefills(a));
+}
+
+static cattn_status_t gocattn_split_decodes_prefills_and_extends(
+    cattn_split_decodes_prefills_and_extends_args_t* a, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_split_decodes_prefills_and_extends(a));
+}
+
+static cattn_status_t gocattn_split_decodes_and_prefills_device(
+    cattn_split_decodes_and_prefills_device_args_t* a, uintptr_t stream, char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_split_decodes_and_prefills_device(a));
+}
+
+static cattn_status_t gocattn_split_decodes_prefills_and_extends_device(
+    cattn_split_decodes_prefills_and_extends_device_args_t* a, uintptr_t stream, char* msg,
+    size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_split_decodes_prefills_and_extends_device(a));
+}
+
+static cattn_status_t gocattn_split_prefill_chunks(cattn_split_prefill_chunks_args_t* a,
+                                                   char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_split_prefill_chunks(a));
+}
+
+static cattn_status_t gocattn_reorder_batch_to_split_decodes_and_prefills(
+    cattn_reorder_batch_args_t* a, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_reorder_batch_to_split_decodes_and_prefills(a));
+}
 */
 import "C"
 
@@ -995,4 +1027,106 @@ func cStepConstants() (products [8]uint32, counts [9]int32) {
 		counts[i] = int32(c[i])
 	}
 	return products, counts
+}
+
+// --- Batch splitting and reordering (split_decodes_and_prefills, ...) ---------------------------
+
+func (f *frame) splitDecodesAndPrefills(qsl, isp cTensor, b SplitBatch, o SplitOptions) (
+	DecodePrefillSplit, error) {
+	a := (*C.cattn_split_decodes_and_prefills_args_t)(
+		f.alloc(C.sizeof_cattn_split_decodes_and_prefills_args_t))
+	a.struct_size = C.sizeof_cattn_split_decodes_and_prefills_args_t
+	a.query_start_loc_cpu = qsl
+	a.is_prefilling_cpu = isp
+	a.num_reqs = C.int64_t(b.NumReqs)
+	a.num_actual_tokens = C.int64_t(b.NumActualTokens)
+	a.max_query_len = C.int64_t(b.MaxQueryLen)
+	a.decode_threshold = C.int64_t(o.DecodeThreshold)
+	a.require_uniform = b2i(o.RequireUniform)
+	a.treat_short_extends_as_decodes = b2i(!o.CountShortExtendsAsPrefills)
+	if err := f.status(C.gocattn_split_decodes_and_prefills(a, f.msg, msgCap)); err != nil {
+		return DecodePrefillSplit{}, err
+	}
+	return DecodePrefillSplit{int64(a.num_decodes), int64(a.num_prefills),
+		int64(a.num_decode_tokens), int64(a.num_prefill_tokens)}, nil
+}
+
+func (f *frame) splitDecodesPrefillsAndExtends(qsl, ub cTensor, b SplitBatch, thr int64) (
+	DecodeExtendPrefillSplit, error) {
+	a := (*C.cattn_split_decodes_prefills_and_extends_args_t)(
+		f.alloc(C.sizeof_cattn_split_decodes_prefills_and_extends_args_t))
+	a.struct_size = C.sizeof_cattn_split_decodes_prefills_and_extends_args_t
+	a.query_start_loc_cpu = qsl
+	a.seq_lens_cpu_upper_bound = ub
+	a.num_reqs = C.int64_t(b.NumReqs)
+	a.num_actual_tokens = C.int64_t(b.NumActualTokens)
+	a.max_query_len = C.int64_t(b.MaxQueryLen)
+	a.decode_threshold = C.int64_t(thr)
+	if err := f.status(C.gocattn_split_decodes_prefills_and_extends(a, f.msg, msgCap)); err != nil {
+		return DecodeExtendPrefillSplit{}, err
+	}
+	return DecodeExtendPrefillSplit{int64(a.num_decodes), int64(a.num_extends),
+		int64(a.num_prefills), int64(a.num_decode_tokens), int64(a.num_extend_tokens),
+		int64(a.num_prefill_tokens)}, nil
+}
+
+func (f *frame) splitDecodesAndPrefillsDevice(qsl, isp, tokens, mql, result cTensor,
+	o SplitOptions, stream Stream) error {
+	a := (*C.cattn_split_decodes_and_prefills_device_args_t)(
+		f.alloc(C.sizeof_cattn_split_decodes_and_prefills_device_args_t))
+	a.struct_size = C.sizeof_cattn_split_decodes_and_prefills_device_args_t
+	a.query_start_loc = qsl
+	a.is_prefilling = isp
+	a.num_actual_tokens = tokens
+	a.max_query_len = mql
+	a.decode_threshold = C.int64_t(o.DecodeThreshold)
+	a.require_uniform = b2i(o.RequireUniform)
+	a.treat_short_extends_as_decodes = b2i(!o.CountShortExtendsAsPrefills)
+	a.result = result
+	return f.status(C.gocattn_split_decodes_and_prefills_device(a, C.uintptr_t(stream), f.msg,
+		msgCap))
+}
+
+func (f *frame) splitDecodesPrefillsAndExtendsDevice(qsl, ub, tokens, mql, result cTensor,
+	thr int64, stream Stream) error {
+	a := (*C.cattn_split_decodes_prefills_and_extends_device_args_t)(
+		f.alloc(C.sizeof_cattn_split_decodes_prefills_and_extends_device_args_t))
+	a.struct_size = C.sizeof_cattn_split_decodes_prefills_and_extends_device_args_t
+	a.query_start_loc = qsl
+	a.seq_lens_upper_bound = ub
+	a.num_actual_tokens = tokens
+	a.max_query_len = mql
+	a.decode_threshold = C.int64_t(thr)
+	a.result = result
+	return f.status(C.gocattn_split_decodes_prefills_and_extends_device(a, C.uintptr_t(stream),
+		f.msg, msgCap))
+}
+
+func (f *frame) splitPrefillChunks(seq, chunks cTensor, ws, off int64) (int64, error) {
+	a := (*C.cattn_split_prefill_chunks_args_t)(f.alloc(C.sizeof_cattn_split_prefill_chunks_args_t))
+	a.struct_size = C.sizeof_cattn_split_prefill_chunks_args_t
+	a.seq_lens_cpu = seq
+	a.workspace_size = C.int64_t(ws)
+	a.request_offset = C.int64_t(off)
+	a.chunks = chunks
+	err := f.status(C.gocattn_split_prefill_chunks(a, f.msg, msgCap))
+	return int64(a.num_chunks), err
+}
+
+func (f *frame) reorderBatch(s, c, p, indexMap, swaps cTensor, thr int64) (ReorderResult, error) {
+	a := (*C.cattn_reorder_batch_args_t)(f.alloc(C.sizeof_cattn_reorder_batch_args_t))
+	a.struct_size = C.sizeof_cattn_reorder_batch_args_t
+	a.num_scheduled_tokens = s
+	a.num_computed_tokens = c
+	a.num_prompt_tokens = p
+	a.decode_threshold = C.int64_t(thr)
+	a.index_map = indexMap
+	a.swaps = swaps
+	if err := f.status(C.gocattn_reorder_batch_to_split_decodes_and_prefills(a, f.msg,
+		msgCap)); err != nil {
+		return ReorderResult{}, err
+	}
+	return ReorderResult{Changed: a.changed != 0, NumSwaps: int64(a.num_swaps),
+		Counts: [4]int64{int64(a.num_decodes), int64(a.num_short_extends),
+			int64(a.num_long_extends), int64(a.num_prefills)}}, nil
 }

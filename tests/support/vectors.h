@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdlib>
+#include <climits>
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -22,5 +24,12 @@ inline nlohmann::json load_vectors(const std::string& utility) {
 }
 
 inline std::vector<int64_t> ints(const nlohmann::json& j) { return j.get<std::vector<int64_t>>(); }
+
+// Whether every value fits int32 (a vector that may also run in int32 tensors).
+inline bool all_fit_int32(const std::vector<int64_t>& v) {
+  for (int64_t x : v)
+    if (x < INT32_MIN || x > INT32_MAX) return false;
+  return true;
+}
 
 }  // namespace cattn_test

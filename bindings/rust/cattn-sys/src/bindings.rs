@@ -34,6 +34,10 @@ pub const CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN: u32 = 5;
 pub const CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN: u32 = 6;
 pub const CATTN_STEP_COUNT_DECODE_TOKENS: u32 = 7;
 pub const CATTN_STEP_NUM_COUNTS: u32 = 8;
+pub const CATTN_REGION_DECODE: u32 = 0;
+pub const CATTN_REGION_SHORT_EXTEND: u32 = 1;
+pub const CATTN_REGION_LONG_EXTEND: u32 = 2;
+pub const CATTN_REGION_PREFILL: u32 = 3;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -5680,6 +5684,1373 @@ extern "C" {
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct cattn_split_decodes_and_prefills_args {
+    pub struct_size: usize,
+    pub query_start_loc_cpu: *const DLTensor,
+    pub is_prefilling_cpu: *const DLTensor,
+    pub num_reqs: i64,
+    pub num_actual_tokens: i64,
+    pub max_query_len: i64,
+    pub decode_threshold: i64,
+    pub require_uniform: i32,
+    pub treat_short_extends_as_decodes: i32,
+    pub num_decodes: i64,
+    pub num_prefills: i64,
+    pub num_decode_tokens: i64,
+    pub num_prefill_tokens: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_split_decodes_and_prefills_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_split_decodes_and_prefills_args>(),
+        96usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_split_decodes_and_prefills_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_split_decodes_and_prefills_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_split_decodes_and_prefills_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc_cpu) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(query_start_loc_cpu)
+            )
+        );
+    }
+    test_field_query_start_loc_cpu();
+    fn test_field_is_prefilling_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_prefilling_cpu) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(is_prefilling_cpu)
+            )
+        );
+    }
+    test_field_is_prefilling_cpu();
+    fn test_field_num_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(num_reqs)
+            )
+        );
+    }
+    test_field_num_reqs();
+    fn test_field_num_actual_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(num_actual_tokens)
+            )
+        );
+    }
+    test_field_num_actual_tokens();
+    fn test_field_max_query_len() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(max_query_len)
+            )
+        );
+    }
+    test_field_max_query_len();
+    fn test_field_decode_threshold() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(decode_threshold)
+            )
+        );
+    }
+    test_field_decode_threshold();
+    fn test_field_require_uniform() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).require_uniform) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(require_uniform)
+            )
+        );
+    }
+    test_field_require_uniform();
+    fn test_field_treat_short_extends_as_decodes() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).treat_short_extends_as_decodes) as usize - ptr as usize
+            },
+            60usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(treat_short_extends_as_decodes)
+            )
+        );
+    }
+    test_field_treat_short_extends_as_decodes();
+    fn test_field_num_decodes() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_decodes) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(num_decodes)
+            )
+        );
+    }
+    test_field_num_decodes();
+    fn test_field_num_prefills() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_prefills) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(num_prefills)
+            )
+        );
+    }
+    test_field_num_prefills();
+    fn test_field_num_decode_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_decode_tokens) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(num_decode_tokens)
+            )
+        );
+    }
+    test_field_num_decode_tokens();
+    fn test_field_num_prefill_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_prefill_tokens) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(num_prefill_tokens)
+            )
+        );
+    }
+    test_field_num_prefill_tokens();
+}
+pub type cattn_split_decodes_and_prefills_args_t = cattn_split_decodes_and_prefills_args;
+extern "C" {
+    pub fn cattn_split_decodes_and_prefills(
+        args: *mut cattn_split_decodes_and_prefills_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_split_decodes_and_prefills_device_args {
+    pub struct_size: usize,
+    pub query_start_loc: *const DLTensor,
+    pub is_prefilling: *const DLTensor,
+    pub num_actual_tokens: *const DLTensor,
+    pub max_query_len: *const DLTensor,
+    pub decode_threshold: i64,
+    pub require_uniform: i32,
+    pub treat_short_extends_as_decodes: i32,
+    pub result: *mut DLTensor,
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_split_decodes_and_prefills_device_args>(),
+        72usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_split_decodes_and_prefills_device_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_split_decodes_and_prefills_device_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_split_decodes_and_prefills_device_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_is_prefilling() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_prefilling) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(is_prefilling)
+            )
+        );
+    }
+    test_field_is_prefilling();
+    fn test_field_num_actual_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(num_actual_tokens)
+            )
+        );
+    }
+    test_field_num_actual_tokens();
+    fn test_field_max_query_len() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(max_query_len)
+            )
+        );
+    }
+    test_field_max_query_len();
+    fn test_field_decode_threshold() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(decode_threshold)
+            )
+        );
+    }
+    test_field_decode_threshold();
+    fn test_field_require_uniform() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).require_uniform) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(require_uniform)
+            )
+        );
+    }
+    test_field_require_uniform();
+    fn test_field_treat_short_extends_as_decodes() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).treat_short_extends_as_decodes) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(treat_short_extends_as_decodes)
+            )
+        );
+    }
+    test_field_treat_short_extends_as_decodes();
+    fn test_field_result() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).result) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(result)
+            )
+        );
+    }
+    test_field_result();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+pub type cattn_split_decodes_and_prefills_device_args_t =
+    cattn_split_decodes_and_prefills_device_args;
+extern "C" {
+    pub fn cattn_split_decodes_and_prefills_device(
+        args: *const cattn_split_decodes_and_prefills_device_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_split_decodes_prefills_and_extends_args {
+    pub struct_size: usize,
+    pub query_start_loc_cpu: *const DLTensor,
+    pub seq_lens_cpu_upper_bound: *const DLTensor,
+    pub num_reqs: i64,
+    pub num_actual_tokens: i64,
+    pub max_query_len: i64,
+    pub decode_threshold: i64,
+    pub num_decodes: i64,
+    pub num_extends: i64,
+    pub num_prefills: i64,
+    pub num_decode_tokens: i64,
+    pub num_extend_tokens: i64,
+    pub num_prefill_tokens: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_split_decodes_prefills_and_extends_args>(),
+        104usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_split_decodes_prefills_and_extends_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_split_decodes_prefills_and_extends_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_split_decodes_prefills_and_extends_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc_cpu) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(query_start_loc_cpu)
+            )
+        );
+    }
+    test_field_query_start_loc_cpu();
+    fn test_field_seq_lens_cpu_upper_bound() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens_cpu_upper_bound) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(seq_lens_cpu_upper_bound)
+            )
+        );
+    }
+    test_field_seq_lens_cpu_upper_bound();
+    fn test_field_num_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_reqs)
+            )
+        );
+    }
+    test_field_num_reqs();
+    fn test_field_num_actual_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_actual_tokens)
+            )
+        );
+    }
+    test_field_num_actual_tokens();
+    fn test_field_max_query_len() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(max_query_len)
+            )
+        );
+    }
+    test_field_max_query_len();
+    fn test_field_decode_threshold() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(decode_threshold)
+            )
+        );
+    }
+    test_field_decode_threshold();
+    fn test_field_num_decodes() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_decodes) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_decodes)
+            )
+        );
+    }
+    test_field_num_decodes();
+    fn test_field_num_extends() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_extends) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_extends)
+            )
+        );
+    }
+    test_field_num_extends();
+    fn test_field_num_prefills() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_prefills) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_prefills)
+            )
+        );
+    }
+    test_field_num_prefills();
+    fn test_field_num_decode_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_decode_tokens) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_decode_tokens)
+            )
+        );
+    }
+    test_field_num_decode_tokens();
+    fn test_field_num_extend_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_extend_tokens) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_extend_tokens)
+            )
+        );
+    }
+    test_field_num_extend_tokens();
+    fn test_field_num_prefill_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_prefill_tokens) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_prefill_tokens)
+            )
+        );
+    }
+    test_field_num_prefill_tokens();
+}
+pub type cattn_split_decodes_prefills_and_extends_args_t =
+    cattn_split_decodes_prefills_and_extends_args;
+extern "C" {
+    pub fn cattn_split_decodes_prefills_and_extends(
+        args: *mut cattn_split_decodes_prefills_and_extends_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_split_decodes_prefills_and_extends_device_args {
+    pub struct_size: usize,
+    pub query_start_loc: *const DLTensor,
+    pub seq_lens_upper_bound: *const DLTensor,
+    pub num_actual_tokens: *const DLTensor,
+    pub max_query_len: *const DLTensor,
+    pub decode_threshold: i64,
+    pub result: *mut DLTensor,
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_split_decodes_prefills_and_extends_device_args>(),
+        64usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_split_decodes_prefills_and_extends_device_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_split_decodes_prefills_and_extends_device_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_split_decodes_prefills_and_extends_device_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_seq_lens_upper_bound() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens_upper_bound) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(seq_lens_upper_bound)
+            )
+        );
+    }
+    test_field_seq_lens_upper_bound();
+    fn test_field_num_actual_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(num_actual_tokens)
+            )
+        );
+    }
+    test_field_num_actual_tokens();
+    fn test_field_max_query_len() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(max_query_len)
+            )
+        );
+    }
+    test_field_max_query_len();
+    fn test_field_decode_threshold() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(decode_threshold)
+            )
+        );
+    }
+    test_field_decode_threshold();
+    fn test_field_result() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).result) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(result)
+            )
+        );
+    }
+    test_field_result();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+pub type cattn_split_decodes_prefills_and_extends_device_args_t =
+    cattn_split_decodes_prefills_and_extends_device_args;
+extern "C" {
+    pub fn cattn_split_decodes_prefills_and_extends_device(
+        args: *const cattn_split_decodes_prefills_and_extends_device_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_split_prefill_chunks_args {
+    pub struct_size: usize,
+    pub seq_lens_cpu: *const DLTensor,
+    pub workspace_size: i64,
+    pub request_offset: i64,
+    pub chunks: *mut DLTensor,
+    pub num_chunks: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_split_prefill_chunks_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_split_prefill_chunks_args>(),
+        48usize,
+        concat!("Size of: ", stringify!(cattn_split_prefill_chunks_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_split_prefill_chunks_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_split_prefill_chunks_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_prefill_chunks_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_seq_lens_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens_cpu) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_prefill_chunks_args),
+                "::",
+                stringify!(seq_lens_cpu)
+            )
+        );
+    }
+    test_field_seq_lens_cpu();
+    fn test_field_workspace_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).workspace_size) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_prefill_chunks_args),
+                "::",
+                stringify!(workspace_size)
+            )
+        );
+    }
+    test_field_workspace_size();
+    fn test_field_request_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).request_offset) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_prefill_chunks_args),
+                "::",
+                stringify!(request_offset)
+            )
+        );
+    }
+    test_field_request_offset();
+    fn test_field_chunks() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).chunks) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_prefill_chunks_args),
+                "::",
+                stringify!(chunks)
+            )
+        );
+    }
+    test_field_chunks();
+    fn test_field_num_chunks() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_chunks) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_prefill_chunks_args),
+                "::",
+                stringify!(num_chunks)
+            )
+        );
+    }
+    test_field_num_chunks();
+}
+pub type cattn_split_prefill_chunks_args_t = cattn_split_prefill_chunks_args;
+extern "C" {
+    pub fn cattn_split_prefill_chunks(
+        args: *mut cattn_split_prefill_chunks_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_reorder_batch_args {
+    pub struct_size: usize,
+    pub num_scheduled_tokens: *const DLTensor,
+    pub num_computed_tokens: *const DLTensor,
+    pub num_prompt_tokens: *const DLTensor,
+    pub decode_threshold: i64,
+    pub index_map: *mut DLTensor,
+    pub swaps: *mut DLTensor,
+    pub changed: i32,
+    pub reserved0: i32,
+    pub num_swaps: i64,
+    pub num_decodes: i64,
+    pub num_short_extends: i64,
+    pub num_long_extends: i64,
+    pub num_prefills: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_reorder_batch_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_reorder_batch_args>(),
+        104usize,
+        concat!("Size of: ", stringify!(cattn_reorder_batch_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_reorder_batch_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_reorder_batch_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_num_scheduled_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_scheduled_tokens) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_scheduled_tokens)
+            )
+        );
+    }
+    test_field_num_scheduled_tokens();
+    fn test_field_num_computed_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_computed_tokens) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_computed_tokens)
+            )
+        );
+    }
+    test_field_num_computed_tokens();
+    fn test_field_num_prompt_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_prompt_tokens) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_prompt_tokens)
+            )
+        );
+    }
+    test_field_num_prompt_tokens();
+    fn test_field_decode_threshold() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(decode_threshold)
+            )
+        );
+    }
+    test_field_decode_threshold();
+    fn test_field_index_map() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).index_map) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(index_map)
+            )
+        );
+    }
+    test_field_index_map();
+    fn test_field_swaps() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).swaps) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(swaps)
+            )
+        );
+    }
+    test_field_swaps();
+    fn test_field_changed() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).changed) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(changed)
+            )
+        );
+    }
+    test_field_changed();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            60usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+    fn test_field_num_swaps() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_swaps) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_swaps)
+            )
+        );
+    }
+    test_field_num_swaps();
+    fn test_field_num_decodes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_decodes) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_decodes)
+            )
+        );
+    }
+    test_field_num_decodes();
+    fn test_field_num_short_extends() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_short_extends) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_short_extends)
+            )
+        );
+    }
+    test_field_num_short_extends();
+    fn test_field_num_long_extends() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_long_extends) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_long_extends)
+            )
+        );
+    }
+    test_field_num_long_extends();
+    fn test_field_num_prefills() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_prefills) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_prefills)
+            )
+        );
+    }
+    test_field_num_prefills();
+}
+pub type cattn_reorder_batch_args_t = cattn_reorder_batch_args;
+pub type cattn_reorder_batch_to_split_decodes_and_prefills_args_t = cattn_reorder_batch_args_t;
+extern "C" {
+    pub fn cattn_reorder_batch_to_split_decodes_and_prefills(
+        args: *mut cattn_reorder_batch_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct cattn_api {
     pub struct_size: usize,
     pub abi_major: u32,
@@ -5915,12 +7286,36 @@ pub struct cattn_api {
             arg2: *mut cattn_kv_cache_layout_t,
         ) -> cattn_status_t,
     >,
+    pub split_decodes_and_prefills: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *mut cattn_split_decodes_and_prefills_args_t) -> cattn_status_t,
+    >,
+    pub split_decodes_and_prefills_device: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_split_decodes_and_prefills_device_args_t,
+        ) -> cattn_status_t,
+    >,
+    pub split_decodes_prefills_and_extends: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut cattn_split_decodes_prefills_and_extends_args_t,
+        ) -> cattn_status_t,
+    >,
+    pub split_decodes_prefills_and_extends_device: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_split_decodes_prefills_and_extends_device_args_t,
+        ) -> cattn_status_t,
+    >,
+    pub split_prefill_chunks: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *mut cattn_split_prefill_chunks_args_t) -> cattn_status_t,
+    >,
+    pub reorder_batch_to_split_decodes_and_prefills: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *mut cattn_reorder_batch_args_t) -> cattn_status_t,
+    >,
 }
 #[test]
 fn bindgen_test_layout_cattn_api() {
     assert_eq!(
         ::std::mem::size_of::<cattn_api>(),
-        432usize,
+        480usize,
         concat!("Size of: ", stringify!(cattn_api))
     );
     assert_eq!(
@@ -6874,6 +8269,112 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_get_resolved_kv_cache_layout();
+    fn test_field_split_decodes_and_prefills() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).split_decodes_and_prefills) as usize - ptr as usize
+            },
+            432usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(split_decodes_and_prefills)
+            )
+        );
+    }
+    test_field_split_decodes_and_prefills();
+    fn test_field_split_decodes_and_prefills_device() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).split_decodes_and_prefills_device) as usize
+                    - ptr as usize
+            },
+            440usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(split_decodes_and_prefills_device)
+            )
+        );
+    }
+    test_field_split_decodes_and_prefills_device();
+    fn test_field_split_decodes_prefills_and_extends() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).split_decodes_prefills_and_extends) as usize
+                    - ptr as usize
+            },
+            448usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(split_decodes_prefills_and_extends)
+            )
+        );
+    }
+    test_field_split_decodes_prefills_and_extends();
+    fn test_field_split_decodes_prefills_and_extends_device() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).split_decodes_prefills_and_extends_device) as usize
+                    - ptr as usize
+            },
+            456usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(split_decodes_prefills_and_extends_device)
+            )
+        );
+    }
+    test_field_split_decodes_prefills_and_extends_device();
+    fn test_field_split_prefill_chunks() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).split_prefill_chunks) as usize - ptr as usize
+            },
+            464usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(split_prefill_chunks)
+            )
+        );
+    }
+    test_field_split_prefill_chunks();
+    fn test_field_reorder_batch_to_split_decodes_and_prefills() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reorder_batch_to_split_decodes_and_prefills) as usize
+                    - ptr as usize
+            },
+            472usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(reorder_batch_to_split_decodes_and_prefills)
+            )
+        );
+    }
+    test_field_reorder_batch_to_split_decodes_and_prefills();
 }
 pub type cattn_api_t = cattn_api;
 extern "C" {

@@ -53,6 +53,7 @@ pub mod make_kv_sharing_fast_prefill_common_attn_metadata;
 pub mod make_local_attention_virtual_batches;
 pub mod mamba_get_block_table_tensor;
 pub mod pcp_kv_allgather_and_restore;
+pub mod split_decodes_and_prefills;
 pub mod step_plan;
 
 #[cfg(unix)]
@@ -108,6 +109,13 @@ pub use mamba_get_block_table_tensor::{
 pub use pcp_kv_allgather_and_restore::{
     pcp_kv_allgather_and_restore, pcp_kv_allgather_and_restore_workspace_size, PcpKvAllgatherArgs,
     PcpKvAllgatherOutputs, Workspace,
+};
+pub use split_decodes_and_prefills::{
+    reorder_batch_to_split_decodes_and_prefills, split_decodes_and_prefills,
+    split_decodes_and_prefills_device, split_decodes_prefills_and_extends,
+    split_decodes_prefills_and_extends_device, split_prefill_chunks, split_query_start_loc,
+    DecodeExtendPrefillSplit, DecodePrefillSplit, ReorderPlan, SplitBatch, SplitDeviceArgs,
+    SplitOptions,
 };
 pub use step_plan::{
     step_plan_create, StepBatch, StepConv1dParams, StepCount, StepDcpParams, StepExtendParams,

@@ -856,6 +856,11 @@ fn every_vector_file_is_covered() {
         "make_local_attention_virtual_batches",
         "mamba_get_block_table_tensor",
         "resolve_kv_cache_layout", // tests/kv_cache_layout.rs
+        // Read by tests/split.rs.
+        "reorder_batch_to_split_decodes_and_prefills",
+        "split_decodes_and_prefills",
+        "split_decodes_prefills_and_extends",
+        "split_prefill_chunks",
     ];
     let mut files: Vec<String> = std::fs::read_dir(support::vectors_dir())
         .unwrap()
