@@ -53,6 +53,11 @@ const cattn_api_t kApi = {
     cattn_step_plan_get_shape,
     cattn_step_plan_workspace_size,
     cattn_step_plan_run,
+    /* 1.1, metadata v2 */
+    cattn_naive_query_lens,
+    cattn_compute_num_computed_tokens,
+    cattn_token_to_req_indices,
+    cattn_unpadded,
 };
 
 }  // namespace
