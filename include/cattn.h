@@ -215,7 +215,7 @@ typedef struct cattn_common_attn_metadata {
    * struct (CATTN_COMMON_ATTN_METADATA_SIZE_1_0) behaves as these fields were NULL / not given,
    * and nothing past its end is read or written. Each tensor may be NULL (vLLM's None). */
   DLTensor* positions;               /* [num_actual_tokens (+ padding)] token positions */
-  DLTensor* is_prefilling;           /* [num_reqs] bool (kDLBool or kDLUInt 8): 1 while the
+  DLTensor* is_prefilling;           /* [num_reqs] bool (8-bit, e.g. kDLUInt 8): 1 while the
                                         request is still in its prompt */
   DLTensor* causal_per_req;          /* [num_reqs] bool: vLLM's `causal` when it is a tensor;
                                         when set it takes precedence over the int `causal` */

@@ -19,7 +19,12 @@ int64_t check_token_to_req_indices_host(const char* fn, const TensorArg& qsl,
   for (int64_t r = 0; r < batch; ++r) {
     const int64_t end = q[r + 1];
     int64_t len;
-    if (__builtin_sub_overflow(end, start, &len) || len < 0)
+    if (__builtin_sub_overflow(end, start, &len))
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "gives a query length that overflows int64",
+               "[" + std::to_string(r) + "] = " + std::to_string(start) + ", [" +
+                   std::to_string(r + 1) + "] = " + std::to_string(end),
+               "entries whose differences fit int64");
+    if (len < 0)
       fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "gives a negative query length",
                "[" + std::to_string(r) + "] = " + std::to_string(start) + ", [" +
                    std::to_string(r + 1) + "] = " + std::to_string(end),
