@@ -58,9 +58,10 @@ int fuzz_token_to_req_indices(FuzzedDataProvider& fdp) {
   bool ok = args_size >= CATTN_TOKEN_TO_REQ_INDICES_ARGS_SIZE &&
             meta.get()->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0;
   ok = ok && index1(qsl) && scan_bounded(qsl) && qsl.dim(0) >= 1;
-  if (ok && mirror_mode > 0) ok = index1(mirror) && mirror.dim(0) == qsl.dim(0);
+  const bool has_mirror = mirror_mode > 0 && mirror.exists;  // a NULL mirror is no mirror
+  if (ok && has_mirror) ok = index1(mirror) && mirror.dim(0) == qsl.dim(0);
   ok = ok && index1(buf) && writable(buf) && num_tokens >= 0;
-  ok = ok && !overlaps(buf, qsl) && !(mirror_mode > 0 && mirror.usable() && overlaps(buf, mirror));
+  ok = ok && !overlaps(buf, qsl) && !(has_mirror && overlaps(buf, mirror));
   int64_t mapped = 0;
   std::vector<int64_t> qv;
   if (ok) {
@@ -72,10 +73,13 @@ int fuzz_token_to_req_indices(FuzzedDataProvider& fdp) {
       ok = !__builtin_sub_overflow(qv[r + 1], qv[r], &len) && len >= 0 &&
            !__builtin_add_overflow(mapped, len, &mapped);
     }
-    if (ok && mirror_mode > 0) ok = mirror.get(mirror.numel - 1) == mapped;
+    if (ok && has_mirror) ok = mirror.get(mirror.numel - 1) == mapped;
     ok = ok && buf.numel >= std::max(mapped, num_tokens);
     if (ok && mapped > 0) ok = fits(buf, b - 1);
   }
+  FZ_LOG("token_to_req_indices: sizes %zu %zu mirror %d T %ld mapped %ld predicted %d\n", args_size,
+         (size_t)meta.get()->struct_size, mirror_mode, (long)num_tokens, (long)mapped, ok);
+  for (Tensor* t : {&qsl, &mirror, &buf}) FZ_LOG("  %s\n", describe(*t).c_str());
   Watch w;
   for (Tensor* t : {&qsl, &mirror, &buf}) w.add(t);
   const cattn_status_t s = cattn_token_to_req_indices(args.get());
