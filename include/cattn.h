@@ -225,8 +225,9 @@ typedef struct cattn_common_attn_metadata {
                                          prefill rows) */
   DLTensor* encoder_seq_lens;        /* [num_reqs] cross-attention encoder lengths */
   DLTensor* encoder_seq_lens_cpu;    /* host mirror of encoder_seq_lens */
-  int64_t max_logits_per_req;        /* the most logits indices of one request;
-                                        CATTN_NOT_GIVEN (-1, any negative) = vLLM's None */
+  int64_t max_logits_per_req;        /* the most logits indices of one request; 0 or
+                                        negative (CATTN_NOT_GIVEN, the _INIT value) = vLLM's
+                                        None, so a zero-initialised struct means "not given" */
 } cattn_common_attn_metadata_t;
 /* A negative int64 field documented as optional: vLLM's None. Since: 1.1 */
 #define CATTN_NOT_GIVEN ((int64_t)-1)
@@ -918,11 +919,11 @@ typedef cattn_fast_prefill_metadata_args_t
  *   num_logits_indices), and a decreasing query_start_loc gives counts of no meaning, never an
  *   access out of bounds. Every value fits any output dtype the host path accepts (they are
  *   bounded by num_logits_indices).
- * Since 1.1, with 1.1 metadata structs: when metadata->max_logits_per_req is given (>= 0),
+ * Since 1.1, with 1.1 metadata structs: when metadata->max_logits_per_req is given (> 0),
  * out->max_query_len is that value on both paths, trusted as vLLM trusts it (not compared with
  * the counts; decode_max_and_total still receives the computed largest count). vLLM asserts
- * that it is given; libcattn computes the maximum instead when it is not (CATTN_NOT_GIVEN), as
- * in 1.0. Of the newer fields out keeps seq_lens_cpu_upper_bound, as vLLM does; positions,
+ * that it is given; libcattn computes the maximum instead when it is not (0 or negative), as
+ * in 1.0. (vLLM would also trust a given 0, which no batch with logits indices has.) Of the newer fields out keeps seq_lens_cpu_upper_bound, as vLLM does; positions,
  * is_prefilling, causal_per_req, the DCP and encoder lengths become NULL and
  * max_logits_per_req CATTN_NOT_GIVEN (vLLM's defaults). The passthrough copies every field.
  * Lifetime: tensors borrowed for the call; out keeps the input's pointers it copies.

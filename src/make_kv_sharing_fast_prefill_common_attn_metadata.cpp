@@ -131,8 +131,9 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
     out->num_reqs = num_reqs;
     out->num_actual_tokens = total;
     // Since 1.1, a given max_logits_per_req is trusted as vLLM does (not compared with the
-    // counts); decode_max_and_total still receives the computed maximum.
-    out->max_query_len = in.max_logits_per_req >= 0 ? in.max_logits_per_req : largest;
+    // counts); decode_max_and_total still receives the computed maximum. 0 counts as not given,
+    // so that a zero-initialised struct behaves as in 1.0.
+    out->max_query_len = in.max_logits_per_req > 0 ? in.max_logits_per_req : largest;
     out->max_seq_len = in.max_seq_len;
     out->num_logits_indices = 0;
     out->causal = 1;

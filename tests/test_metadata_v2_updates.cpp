@@ -4,6 +4,7 @@
 // structs, whose callers' memory past the 1.0 fields is never read or written.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -235,7 +236,16 @@ TEST(metadata_v2_updates, FastPrefillOracleVectors) {
       ASSERT_CATTN_OK(cattn_make_kv_sharing_fast_prefill_common_attn_metadata(&a));
       EXPECT_EQ(out_qsl.values(), ints(e["query_start_loc"]));
       EXPECT_EQ(out.num_actual_tokens, e["num_actual_tokens"].get<int64_t>());
-      if (given) EXPECT_EQ(out.max_query_len, e["max_query_len"].get<int64_t>());
+      const int64_t trusted = c["max_logits_per_req"];
+      if (given && trusted > 0) {
+        EXPECT_EQ(out.max_query_len, e["max_query_len"].get<int64_t>());
+      } else {
+        // Not given (or 0, read as not given): the largest decode query, as in 1.0.
+        const auto dq = out_qsl.values();
+        int64_t largest = 0;
+        for (size_t i = 0; i + 1 < dq.size(); ++i) largest = std::max(largest, dq[i + 1] - dq[i]);
+        EXPECT_EQ(out.max_query_len, largest);
+      }
       EXPECT_EQ(out.seq_lens_cpu_upper_bound != nullptr, e["keeps_upper_bound"].get<bool>());
       EXPECT_EQ(out.positions != nullptr, e["keeps_positions"].get<bool>());
       EXPECT_EQ(out.is_prefilling != nullptr, e["keeps_is_prefilling"].get<bool>());
