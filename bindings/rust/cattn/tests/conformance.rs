@@ -839,6 +839,100 @@ fn get_per_layer_parameters_vectors() {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Metadata v2 helpers (upstream oracle)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn naive_query_lens_vectors() {
+    let cases = load_cases("naive_query_lens");
+    assert!(cases.len() > 40);
+    let mut checked = 0;
+    for c in &cases {
+        let name = c.get("name").str();
+        let qsl = c.get("query_start_loc").ints();
+        let seq = c.get("seq_lens").ints();
+        let mut inputs = qsl.clone();
+        inputs.extend(&seq);
+        for (computed, key) in [
+            (false, "naive_query_lens"),
+            (true, "compute_num_computed_tokens"),
+        ] {
+            let want = c.get("expect").get(key).ints();
+            for in_t in dtypes_for(&inputs) {
+                for out_t in dtypes_for(&want) {
+                    for step in [1, 3] {
+                        let q = HostInts::of(&qsl, in_t, step);
+                        let s = HostInts::of(&seq, in_t, 1);
+                        let mut out = HostInts::new(&[want.len() as i64], out_t, step);
+                        let md = CommonAttnMetadata {
+                            query_start_loc: Some(q.view()),
+                            seq_lens: Some(s.view()),
+                            ..Default::default()
+                        };
+                        let r = if computed {
+                            compute_num_computed_tokens(&md, &mut out.view_mut(), Stream::DEFAULT)
+                        } else {
+                            naive_query_lens(&md, &mut out.view_mut(), Stream::DEFAULT)
+                        };
+                        r.unwrap_or_else(|e| panic!("{name}: {e}"));
+                        assert_eq!(out.values(), want, "{name} {key} {in_t:?}->{out_t:?}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 200, "{checked}");
+}
+
+#[test]
+fn token_to_req_indices_vectors() {
+    let cases = load_cases("token_to_req_indices");
+    let (mut ok, mut failed) = (0, 0);
+    for c in &cases {
+        let name = c.get("name").str();
+        let qsl = c.get("query_start_loc").ints();
+        let qsl_cpu = c.get("query_start_loc_cpu").ints();
+        let len = c.get("buffer_len").i64();
+        for in_t in dtypes_for(&qsl) {
+            for buf_t in [Int::I32, Int::I64] {
+                let q = HostInts::of(&qsl, in_t, 2);
+                let q_cpu = HostInts::of(&qsl_cpu, in_t, 1);
+                let mut buf = HostInts::new(&[len], buf_t, 2);
+                let md = CommonAttnMetadata {
+                    query_start_loc: Some(q.view()),
+                    query_start_loc_cpu: Some(q_cpu.view()),
+                    num_actual_tokens: c.get("num_actual_tokens").i64(),
+                    ..Default::default()
+                };
+                let r = token_to_req_indices(&md, &mut buf.view_mut(), Stream::DEFAULT);
+                if c.has("error") {
+                    assert!(
+                        r.is_err(),
+                        "{name}: upstream raises {}",
+                        c.get("error").str()
+                    );
+                    assert!(buf.values().iter().all(|&v| v == POISON), "{name}: written");
+                    failed += 1;
+                    continue;
+                }
+                r.unwrap_or_else(|e| panic!("{name}: {e}"));
+                let mut want = c.get("expect").ints();
+                want.resize(len as usize, POISON);
+                assert_eq!(buf.values(), want, "{name} {in_t:?}->{buf_t:?}");
+                ok += 1;
+            }
+        }
+    }
+    assert!(ok > 50 && failed > 10, "{ok} {failed}");
+    assert_eq!(
+        token_to_req_indices_vec(&[0, 2, 2, 5], 7).unwrap(),
+        [0, 0, 2, 2, 2, 0, 0]
+    );
+    assert_eq!(num_computed_tokens(&[0, 3, 4], &[10, 1]).unwrap(), [7, 0]);
+}
+
 /// Every vector file is read by one of the tests above (a new utility's vectors need a test).
 #[test]
 fn every_vector_file_is_covered() {
@@ -853,6 +947,17 @@ fn every_vector_file_is_covered() {
         "make_kv_sharing_fast_prefill_common_attn_metadata",
         "make_local_attention_virtual_batches",
         "mamba_get_block_table_tensor",
+        "naive_query_lens",
+        "token_to_req_indices",
+    ];
+    // Metadata v2 vectors whose calls or fields this crate does not bind yet: cattn_unpadded,
+    // and the 1.1 metadata fields of extend, fast prefill and the local-attention fill
+    // (CommonAttnMetadata keeps its 1.0 fields). The C suites test them.
+    let not_bound_yet = [
+        "extend_all_queries_by_n_upstream",
+        "make_kv_sharing_fast_prefill_common_attn_metadata_upstream",
+        "make_local_attention_virtual_batches_upstream",
+        "unpadded",
     ];
     let mut files: Vec<String> = std::fs::read_dir(support::vectors_dir())
         .unwrap()
@@ -861,6 +966,7 @@ fn every_vector_file_is_covered() {
             name.strip_suffix(".json").map(str::to_owned)
         })
         .collect();
+    files.retain(|f| !not_bound_yet.contains(&f.as_str()));
     files.sort();
     assert_eq!(
         files, covered,
