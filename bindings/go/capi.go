@@ -146,6 +146,18 @@ static cattn_status_t gocattn_extend_all_queries_by_n(cattn_extend_all_queries_b
   GOCATTN_RETURN(cattn_extend_all_queries_by_n(a));
 }
 
+static cattn_status_t gocattn_naive_query_lens(cattn_naive_query_lens_args_t* a, int computed,
+                                               uintptr_t stream, char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(computed ? cattn_compute_num_computed_tokens(a) : cattn_naive_query_lens(a));
+}
+
+static cattn_status_t gocattn_token_to_req_indices(cattn_token_to_req_indices_args_t* a,
+                                                   uintptr_t stream, char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_token_to_req_indices(a));
+}
+
 static cattn_status_t gocattn_make_kv_sharing_fast_prefill_common_attn_metadata(
     cattn_fast_prefill_metadata_args_t* a, uintptr_t stream, char* msg, size_t cap) {
   a->stream = (cattn_stream_t)stream;
@@ -507,6 +519,29 @@ func (f *frame) extendAllQueriesByN(in cMetadata, n int64, slots cTensor, out cM
 	a.new_slot_mapping = slots
 	a.out = out
 	return f.status(C.gocattn_extend_all_queries_by_n(a, C.uintptr_t(stream), f.msg, msgCap))
+}
+
+// --- Metadata v2 helpers (naive_query_lens, compute_num_computed_tokens, token_to_req_indices) ---
+
+func (f *frame) naiveQueryLens(md cMetadata, out cTensor, computed bool, stream Stream) error {
+	a := (*C.cattn_naive_query_lens_args_t)(f.alloc(C.sizeof_cattn_naive_query_lens_args_t))
+	a.struct_size = C.sizeof_cattn_naive_query_lens_args_t
+	a.metadata = md
+	a.out = out
+	var c C.int
+	if computed {
+		c = 1
+	}
+	return f.status(C.gocattn_naive_query_lens(a, c, C.uintptr_t(stream), f.msg, msgCap))
+}
+
+func (f *frame) tokenToReqIndices(md cMetadata, buffer cTensor, stream Stream) error {
+	a := (*C.cattn_token_to_req_indices_args_t)(
+		f.alloc(C.sizeof_cattn_token_to_req_indices_args_t))
+	a.struct_size = C.sizeof_cattn_token_to_req_indices_args_t
+	a.metadata = md
+	a.buffer = buffer
+	return f.status(C.gocattn_token_to_req_indices(a, C.uintptr_t(stream), f.msg, msgCap))
 }
 
 // --- KV-sharing fast prefill (make_kv_sharing_fast_prefill_common_attn_metadata) ------------------------------------------------------
