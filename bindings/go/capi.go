@@ -158,6 +158,12 @@ static cattn_status_t gocattn_token_to_req_indices(cattn_token_to_req_indices_ar
   GOCATTN_RETURN(cattn_token_to_req_indices(a));
 }
 
+static cattn_status_t gocattn_unpadded(cattn_unpadded_args_t* a, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_unpadded(a));
+}
+
+static int64_t gocattn_first_dim(const DLTensor* t) { return t->shape[0]; }
+
 static cattn_status_t gocattn_make_kv_sharing_fast_prefill_common_attn_metadata(
     cattn_fast_prefill_metadata_args_t* a, uintptr_t stream, char* msg, size_t cap) {
   a->stream = (cattn_stream_t)stream;
@@ -543,6 +549,29 @@ func (f *frame) tokenToReqIndices(md cMetadata, buffer cTensor, stream Stream) e
 	a.buffer = buffer
 	return f.status(C.gocattn_token_to_req_indices(a, C.uintptr_t(stream), f.msg, msgCap))
 }
+
+// unpadded fills out with views in C storage owned by the frame; the caller reads their
+// first dimensions (firstDim) before the frame is freed.
+func (f *frame) unpadded(in, out cMetadata, tokens, reqs int64) error {
+	st := (*C.cattn_unpadded_storage_t)(f.alloc(C.sizeof_cattn_unpadded_storage_t))
+	st.struct_size = C.sizeof_cattn_unpadded_storage_t
+	a := (*C.cattn_unpadded_args_t)(f.alloc(C.sizeof_cattn_unpadded_args_t))
+	a.struct_size = C.sizeof_cattn_unpadded_args_t
+	a.metadata = in
+	a.out = out
+	a.storage = st
+	a.num_actual_tokens = C.int64_t(tokens)
+	a.num_actual_reqs = C.int64_t(reqs)
+	return f.status(C.gocattn_unpadded(a, f.msg, msgCap))
+}
+
+func (f *frame) newMetadataOut() cMetadata {
+	c := (cMetadata)(f.alloc(C.sizeof_cattn_common_attn_metadata_t))
+	c.struct_size = C.sizeof_cattn_common_attn_metadata_t
+	return c
+}
+
+func firstDim(t cTensor) int64 { return int64(C.gocattn_first_dim(t)) }
 
 // --- KV-sharing fast prefill (make_kv_sharing_fast_prefill_common_attn_metadata) ------------------------------------------------------
 
