@@ -55,6 +55,7 @@ pub mod naive_query_lens;
 pub mod pcp_kv_allgather_and_restore;
 pub mod step_plan;
 pub mod token_to_req_indices;
+pub mod unpadded;
 
 #[cfg(unix)]
 pub mod dynamic;
@@ -113,6 +114,7 @@ pub use step_plan::{
     StepProducts, STEP_NUM_COUNTS,
 };
 pub use token_to_req_indices::{token_to_req_indices, token_to_req_indices_vec};
+pub use unpadded::unpadded;
 
 /// `CATTN_PAD_SLOT_ID`: the value written past the programs in use (compute_causal_conv1d_metadata) and for a
 /// column past a row on the device (mamba_get_block_table_tensor).
