@@ -516,7 +516,7 @@ func (f *frame) computeCausalConv1dMetadataDevice(t [7]cTensor, blockM int64, st
 // --- Extend queries (extend_all_queries_by_n) ---------------------------------------------------------------
 
 func (f *frame) extendAllQueriesByN(in cMetadata, n int64, slots cTensor, out cMetadata,
-	stream Stream) error {
+	dcpSize, dcpRank, dcpInterleave int64, stream Stream) error {
 	a := (*C.cattn_extend_all_queries_by_n_args_t)(
 		f.alloc(C.sizeof_cattn_extend_all_queries_by_n_args_t))
 	a.struct_size = C.sizeof_cattn_extend_all_queries_by_n_args_t
@@ -524,6 +524,9 @@ func (f *frame) extendAllQueriesByN(in cMetadata, n int64, slots cTensor, out cM
 	a.n = C.int64_t(n)
 	a.new_slot_mapping = slots
 	a.out = out
+	a.dcp_size = C.int64_t(dcpSize)
+	a.dcp_rank = C.int64_t(dcpRank)
+	a.dcp_kv_cache_interleave_size = C.int64_t(dcpInterleave)
 	return f.status(C.gocattn_extend_all_queries_by_n(a, C.uintptr_t(stream), f.msg, msgCap))
 }
 
