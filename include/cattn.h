@@ -837,9 +837,10 @@ typedef struct cattn_extend_all_queries_by_n_args {
  *     out->positions is set (1-D, the batch's device, not overlapping anything), it receives
  *     the extended batch's positions: token t of request r (query_start_loc'[r] <= t <
  *     query_start_loc'[r + 1], after the extension) gets seq_lens'[r] - query_len'[r] +
- *     (t - query_start_loc'[r]), and every entry past query_start_loc'[B] gets 0 (padding
- *     tokens, as token_to_req_indices maps them to request 0). When out->positions is NULL it
- *     stays NULL (dropped rather than stale). The input positions are not read.
+ *     (t - query_start_loc'[r]), token t counted from query_start_loc'[0], and every entry
+ *     past the last request's tokens gets 0 (padding tokens, as token_to_req_indices maps
+ *     them to request 0). When out->positions is NULL it stays NULL (dropped rather than
+ *     stale). The input positions are not read.
  *   - every other newer field (is_prefilling, causal_per_req, the encoder lengths,
  *     max_logits_per_req) is copied.
  *   A 1.0 output struct gets none of these; a 1.0 input struct has none of them.
