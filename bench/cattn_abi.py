@@ -43,6 +43,15 @@ class cattn_common_attn_metadata_t(ctypes.Structure):
         ("num_logits_indices", ctypes.c_int64),
         ("causal", ctypes.c_int32),
         ("reserved0", ctypes.c_int32),
+        ("positions", ctypes.POINTER(DLTensor)),
+        ("is_prefilling", ctypes.POINTER(DLTensor)),
+        ("causal_per_req", ctypes.POINTER(DLTensor)),
+        ("dcp_local_seq_lens", ctypes.POINTER(DLTensor)),
+        ("dcp_local_seq_lens_cpu", ctypes.POINTER(DLTensor)),
+        ("seq_lens_cpu_upper_bound", ctypes.POINTER(DLTensor)),
+        ("encoder_seq_lens", ctypes.POINTER(DLTensor)),
+        ("encoder_seq_lens_cpu", ctypes.POINTER(DLTensor)),
+        ("max_logits_per_req", ctypes.c_int64),
     ]
 
 
@@ -217,6 +226,9 @@ class cattn_extend_all_queries_by_n_args_t(ctypes.Structure):
         ("new_slot_mapping", ctypes.POINTER(DLTensor)),
         ("out", ctypes.POINTER(cattn_common_attn_metadata_t)),
         ("stream", ctypes.c_void_p),
+        ("dcp_size", ctypes.c_int64),
+        ("dcp_rank", ctypes.c_int64),
+        ("dcp_kv_cache_interleave_size", ctypes.c_int64),
     ]
 
 
@@ -516,6 +528,42 @@ class cattn_reorder_batch_args_t(ctypes.Structure):
     ]
 
 
+class cattn_naive_query_lens_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
+        ("out", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_token_to_req_indices_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
+        ("buffer", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_unpadded_storage_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("opaque", ctypes.c_int64 * CATTN_UNPADDED_STORAGE_WORDS),
+    ]
+
+
+class cattn_unpadded_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
+        ("num_actual_tokens", ctypes.c_int64),
+        ("num_actual_reqs", ctypes.c_int64),
+        ("out", ctypes.POINTER(cattn_common_attn_metadata_t)),
+        ("storage", ctypes.POINTER(cattn_unpadded_storage_t)),
+    ]
+
+
 class cattn_api_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -579,10 +627,14 @@ class cattn_api_t(ctypes.Structure):
         ("split_decodes_prefills_and_extends_device", ctypes.c_void_p),
         ("split_prefill_chunks", ctypes.c_void_p),
         ("reorder_batch_to_split_decodes_and_prefills", ctypes.c_void_p),
+        ("naive_query_lens", ctypes.c_void_p),
+        ("compute_num_computed_tokens", ctypes.c_void_p),
+        ("token_to_req_indices", ctypes.c_void_p),
+        ("unpadded", ctypes.c_void_p),
     ]
 
 
-STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_device_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_local_attention_device_args_t, cattn_mamba_block_table_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_device_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_device_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_api_t]
+STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_device_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_local_attention_device_args_t, cattn_mamba_block_table_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_device_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_device_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_api_t]
 
 # name: (restype, argtypes)
 SIGNATURES = {
@@ -644,5 +696,9 @@ SIGNATURES = {
     "cattn_split_decodes_prefills_and_extends_device": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_prefills_and_extends_device_args_t)]),
     "cattn_split_prefill_chunks": (ctypes.c_int, [ctypes.POINTER(cattn_split_prefill_chunks_args_t)]),
     "cattn_reorder_batch_to_split_decodes_and_prefills": (ctypes.c_int, [ctypes.POINTER(cattn_reorder_batch_args_t)]),
+    "cattn_naive_query_lens": (ctypes.c_int, [ctypes.POINTER(cattn_naive_query_lens_args_t)]),
+    "cattn_compute_num_computed_tokens": (ctypes.c_int, [ctypes.c_void_p]),
+    "cattn_token_to_req_indices": (ctypes.c_int, [ctypes.POINTER(cattn_token_to_req_indices_args_t)]),
+    "cattn_unpadded": (ctypes.c_int, [ctypes.POINTER(cattn_unpadded_args_t)]),
     "cattn_get_api": (ctypes.POINTER(cattn_api_t), [ctypes.c_uint32]),
 }

@@ -210,11 +210,36 @@ typedef struct cattn_common_attn_metadata {
   int64_t num_logits_indices;        /* meaningful only with logits_indices_padded */
   int32_t causal;                    /* 1 = causal */
   int32_t reserved0;                 /* set to 0 */
+  /* Since 1.1: vLLM's newer CommonAttentionMetadata fields. A call reads and writes them only
+   * when the struct's struct_size covers them (CATTN_COMMON_ATTN_METADATA_SIZE_1_1); a 1.0
+   * struct (CATTN_COMMON_ATTN_METADATA_SIZE_1_0) behaves as these fields were NULL / not given,
+   * and nothing past its end is read or written. Each tensor may be NULL (vLLM's None). */
+  DLTensor* positions;               /* [num_actual_tokens (+ padding)] token positions */
+  DLTensor* is_prefilling;           /* [num_reqs] bool (8-bit, e.g. kDLUInt 8): 1 while the
+                                        request is still in its prompt */
+  DLTensor* causal_per_req;          /* [num_reqs] bool: vLLM's `causal` when it is a tensor;
+                                        when set it takes precedence over the int `causal` */
+  DLTensor* dcp_local_seq_lens;      /* [num_reqs] this DCP rank's sequence lengths */
+  DLTensor* dcp_local_seq_lens_cpu;  /* host mirror of dcp_local_seq_lens */
+  DLTensor* seq_lens_cpu_upper_bound; /* [num_reqs] host: an upper bound of seq_lens (exact for
+                                         prefill rows) */
+  DLTensor* encoder_seq_lens;        /* [num_reqs] cross-attention encoder lengths */
+  DLTensor* encoder_seq_lens_cpu;    /* host mirror of encoder_seq_lens */
+  int64_t max_logits_per_req;        /* the most logits indices of one request; 0 or
+                                        negative (CATTN_NOT_GIVEN, the _INIT value) = vLLM's
+                                        None, so a zero-initialised struct means "not given" */
 } cattn_common_attn_metadata_t;
+/* A negative int64 field documented as optional: vLLM's None. Since: 1.1 */
+#define CATTN_NOT_GIVEN ((int64_t)-1)
 #define CATTN_COMMON_ATTN_METADATA_SIZE ((size_t)sizeof(cattn_common_attn_metadata_t))
+/* The struct_size of a 1.0 struct (ending at reserved0) and of a 1.1 one. Since: 1.1 */
+#define CATTN_COMMON_ATTN_METADATA_SIZE_1_0 \
+  ((size_t)(offsetof(cattn_common_attn_metadata_t, reserved0) + sizeof(int32_t)))
+#define CATTN_COMMON_ATTN_METADATA_SIZE_1_1 \
+  ((size_t)(offsetof(cattn_common_attn_metadata_t, max_logits_per_req) + sizeof(int64_t)))
 #define CATTN_COMMON_ATTN_METADATA_INIT \
   { CATTN_COMMON_ATTN_METADATA_SIZE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
-    0, 0, 0, 0, 0, 1, 0 }
+    0, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CATTN_NOT_GIVEN }
 
 /* ============================================================================================
  * KV-cache layout (get_kv_cache_layout, is_valid_kv_cache_layout)
@@ -1034,11 +1059,21 @@ typedef struct cattn_extend_all_queries_by_n_args {
    * the remaining pointer fields (copied from the input). */
   cattn_common_attn_metadata_t* out;
   cattn_stream_t stream;            /* CUDA tensors only */
+  /* in (since 1.1): the DCP group the metadata's dcp_local_seq_lens belong to, needed only when
+   * the metadata has dcp_local_seq_lens or dcp_local_seq_lens_cpu (as for
+   * cattn_get_dcp_local_seq_lens with one rank). dcp_size 0 (and a 1.0 struct, which lacks the
+   * fields) = not given. */
+  int64_t dcp_size;
+  int64_t dcp_rank;                 /* in [0, dcp_size) */
+  int64_t dcp_kv_cache_interleave_size; /* >= 1 */
 } cattn_extend_all_queries_by_n_args_t;
 #define CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE \
   ((size_t)sizeof(cattn_extend_all_queries_by_n_args_t))
+/* The struct_size of a 1.0 args struct (ending at stream). Since: 1.1 */
+#define CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE_1_0 \
+  ((size_t)(offsetof(cattn_extend_all_queries_by_n_args_t, stream) + sizeof(cattn_stream_t)))
 #define CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT \
-  { CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE, NULL, 1, NULL, NULL, NULL }
+  { CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE, NULL, 1, NULL, NULL, NULL, 0, 0, 1 }
 
 /* Extends every request's query and sequence by n tokens (vLLM's extend_all_queries_by_1 for
  * n = 1): query_start_loc[i] += i * n, seq_lens += n, num_actual_tokens += n * B,
@@ -1066,8 +1101,36 @@ typedef struct cattn_extend_all_queries_by_n_args {
  *   updated on the host before return (a captured graph replays only the device part). The
  *   device values are not read back, so they cannot be checked: a device result that
  *   overflows int64 wraps, and one that does not fit an int32 output keeps its low 32 bits.
+ * Since 1.1, when both metadata structs are 1.1 structs (CATTN_COMMON_ATTN_METADATA_SIZE_1_1),
+ * the newer fields are handled too; vLLM's extend_all_queries_by_N leaves some of them stale,
+ * libcattn writes the right values instead:
+ *   - seq_lens_cpu_upper_bound (host [B]) gets + n, as in vLLM: out->seq_lens_cpu_upper_bound
+ *     must be set exactly when the input's is (it may be the same view, in place).
+ *   - dcp_local_seq_lens (device) and dcp_local_seq_lens_cpu (host): vLLM drops the mirror and
+ *     leaves the device tensor at the old lengths; here each one the input has is rewritten
+ *     from the extended lengths, get_dcp_local_seq_lens(seq_lens + n, args->dcp_size,
+ *     args->dcp_rank, args->dcp_kv_cache_interleave_size), into out's tensor of the same name
+ *     ([B], set exactly when the input's is; the same view is allowed). The DCP parameters
+ *     must then be given (a 1.1 args struct with dcp_size >= 1), and the mirror needs the
+ *     seq_lens_cpu mirror on the CUDA path. The input DCP tensors are not read.
+ *   - positions: vLLM keeps the old tensor, whose length no longer fits the batch. Here, when
+ *     out->positions is set (1-D, the batch's device, not overlapping anything), it receives
+ *     the extended batch's positions: token t of request r (query_start_loc'[r] <= t <
+ *     query_start_loc'[r + 1], after the extension) gets seq_lens'[r] - query_len'[r] +
+ *     (t - query_start_loc'[r]), token t counted from query_start_loc'[0], and every entry
+ *     past the last request's tokens gets 0 (padding tokens, as token_to_req_indices maps
+ *     them to request 0). When out->positions is NULL it stays NULL (dropped rather than
+ *     stale). The input positions are not read.
+ *   - every other newer field (is_prefilling, causal_per_req, the encoder lengths,
+ *     max_logits_per_req) is copied.
+ *   A 1.0 output struct gets none of these; a 1.0 input struct has none of them.
+ *   On the CUDA path the DCP lengths and the positions are each one more kernel on
+ *   args->stream (after the extension kernel, reading its output); the host mirrors are
+ *   written on the host. The extra Returns: CATTN_INVALID_ARGUMENT (an output of these set
+ *   without its input or the reverse, DCP parameters missing or out of range, shapes, dtypes,
+ *   overlaps).
  * Lifetime: tensors borrowed for the call; out->slot_mapping keeps new_slot_mapping's pointer.
- * Thread safety: any thread. Since: 1.0 */
+ * Thread safety: any thread. Since: 1.0 (the newer fields: 1.1) */
 CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
     const cattn_extend_all_queries_by_n_args_t* args);
 
@@ -1137,8 +1200,15 @@ typedef cattn_fast_prefill_metadata_args_t
  *   num_logits_indices), and a decreasing query_start_loc gives counts of no meaning, never an
  *   access out of bounds. Every value fits any output dtype the host path accepts (they are
  *   bounded by num_logits_indices).
+ * Since 1.1, with 1.1 metadata structs: when metadata->max_logits_per_req is given (> 0),
+ * out->max_query_len is that value on both paths, trusted as vLLM trusts it (not compared with
+ * the counts; decode_max_and_total still receives the computed largest count). vLLM asserts
+ * that it is given; libcattn computes the maximum instead when it is not (0 or negative), as
+ * in 1.0. (vLLM would also trust a given 0, which no batch with logits indices has.) Of the newer fields out keeps seq_lens_cpu_upper_bound, as vLLM does; positions,
+ * is_prefilling, causal_per_req, the DCP and encoder lengths become NULL and
+ * max_logits_per_req CATTN_NOT_GIVEN (vLLM's defaults). The passthrough copies every field.
  * Lifetime: tensors borrowed for the call; out keeps the input's pointers it copies.
- * Thread safety: any thread. Since: 1.0 */
+ * Thread safety: any thread. Since: 1.0 (max_logits_per_req: 1.1) */
 CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata(
     cattn_fast_prefill_metadata_args_t* args);
 
@@ -1258,8 +1328,12 @@ typedef struct cattn_local_attention_fill_args {
  *   values in their parameters, with no host sync and no allocation, capturable (a captured
  *   graph replays the values planned when it was captured); the host mirrors are written on
  *   the host, after the launches.
+ * Since 1.1, a 1.1 out struct may set out->seq_lens_cpu_upper_bound to a host [V] int32/int64
+ * tensor: it receives the virtual batches' key lengths (exact, so their own upper bound). vLLM
+ * copies the input's [B] upper bound unchanged, which is mis-shaped for the virtual batches;
+ * NULL leaves it NULL (nothing written). Other newer fields of out are left as they are.
  * Lifetime: tensors borrowed for the call. Thread safety: the plan may be used by many threads
- *   at once. Since: 1.0 */
+ *   at once. Since: 1.0 (seq_lens_cpu_upper_bound: 1.1) */
 CATTN_API cattn_status_t cattn_local_attention_plan_fill(
     const cattn_local_attention_plan_t* plan, const cattn_local_attention_fill_args_t* args);
 
@@ -1988,6 +2062,158 @@ CATTN_API cattn_status_t cattn_reorder_batch_to_split_decodes_and_prefills(
     cattn_reorder_batch_args_t* args);
 
 /* ============================================================================================
+ * Metadata v2 helpers (CommonAttentionMetadata.naive_query_lens, compute_num_computed_tokens,
+ * token_to_req_indices, unpadded)
+ * ========================================================================================== */
+
+typedef struct cattn_naive_query_lens_args {
+  size_t struct_size;
+  /* in: reads query_start_loc ([B + 1]) and, for compute_num_computed_tokens, seq_lens ([B]);
+   * B is seq_lens' length when seq_lens is read, query_start_loc's length - 1 otherwise. Every
+   * other field is ignored; a 1.0 struct will do. */
+  const cattn_common_attn_metadata_t* metadata;
+  DLTensor* out;                   /* out: [B] int32/int64 on the tensors' device */
+  cattn_stream_t stream;           /* CUDA tensors only */
+} cattn_naive_query_lens_args_t;
+#define CATTN_NAIVE_QUERY_LENS_ARGS_SIZE ((size_t)sizeof(cattn_naive_query_lens_args_t))
+#define CATTN_NAIVE_QUERY_LENS_ARGS_INIT { CATTN_NAIVE_QUERY_LENS_ARGS_SIZE, NULL, NULL, NULL }
+/* compute_num_computed_tokens takes the same struct. */
+typedef cattn_naive_query_lens_args_t cattn_compute_num_computed_tokens_args_t;
+#define CATTN_COMPUTE_NUM_COMPUTED_TOKENS_ARGS_SIZE CATTN_NAIVE_QUERY_LENS_ARGS_SIZE
+#define CATTN_COMPUTE_NUM_COMPUTED_TOKENS_ARGS_INIT CATTN_NAIVE_QUERY_LENS_ARGS_INIT
+
+/* Writes the query lengths, out[i] = query_start_loc[i + 1] - query_start_loc[i] (vLLM's
+ * CommonAttentionMetadata.naive_query_lens: "naive" because it assumes each query ends where
+ * the next begins). Values are not checked: a decreasing query_start_loc gives a negative
+ * length, as in vLLM. out may be no view of query_start_loc.
+ * Reads: args, metadata->query_start_loc. Writes: out. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, metadata or tensors, a small
+ *   struct_size, shapes, dtypes, devices, out overlapping query_start_loc, a broadcast
+ *   query_start_loc of more than CATTN_MAX_BROADCAST_ELEMENTS entries, a host difference that
+ *   overflows int64 or does not fit out's dtype); CATTN_INSUFFICIENT_SIZE (out shorter than B);
+ *   CATTN_NOT_SUPPORTED (CUDA tensors this build or machine cannot serve, a device tensor off
+ *   its element alignment); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - one kernel on args->stream, reading query_start_loc on
+ *   the device: no host sync, no allocation, capturable and correct on replay. There a
+ *   difference is computed modulo 2^64 and an int32 out keeps its low 32 bits.
+ * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_naive_query_lens(const cattn_naive_query_lens_args_t* args);
+
+/* Writes the tokens each request has computed before this step, out[i] = seq_lens[i] -
+ * (query_start_loc[i + 1] - query_start_loc[i]) (vLLM's
+ * CommonAttentionMetadata.compute_num_computed_tokens). vLLM caches the tensor in the metadata
+ * object and returns the cached one on later calls, even after a copy made with replace() has
+ * new lengths; libcattn keeps no cache: every call computes from the tensors as they are.
+ * query_start_loc must have B + 1 entries. Values are not checked (vLLM does not), so a
+ * seq_len shorter than its query gives a negative count. out may be the very view of seq_lens
+ * (in place); any other overlap is refused.
+ * Reads: args, metadata->query_start_loc, metadata->seq_lens. Writes: out. Allocates: nothing.
+ * Returns: as cattn_naive_query_lens, seq_lens included in the checks.
+ * Stream: as cattn_naive_query_lens (one kernel, capturable, correct on replay).
+ * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_compute_num_computed_tokens(
+    const cattn_compute_num_computed_tokens_args_t* args);
+
+typedef struct cattn_token_to_req_indices_args {
+  size_t struct_size;
+  /* in: reads query_start_loc ([B + 1], the batch's device), query_start_loc_cpu (its host
+   * mirror, may be NULL) and num_actual_tokens (T, >= 0, padding included). A 1.0 struct will
+   * do. */
+  const cattn_common_attn_metadata_t* metadata;
+  /* out: [>= max(M, T)] int32/int64 on query_start_loc's device, where M = the mapped tokens
+   * (see below); the caller owns it and may reuse it every step. */
+  DLTensor* buffer;
+  cattn_stream_t stream;           /* CUDA tensors only */
+} cattn_token_to_req_indices_args_t;
+#define CATTN_TOKEN_TO_REQ_INDICES_ARGS_SIZE ((size_t)sizeof(cattn_token_to_req_indices_args_t))
+#define CATTN_TOKEN_TO_REQ_INDICES_ARGS_INIT { CATTN_TOKEN_TO_REQ_INDICES_ARGS_SIZE, NULL, NULL, NULL }
+
+/* Writes the request of every token into a caller's buffer (vLLM's
+ * CommonAttentionMetadata.token_to_req_indices): with q[r] = query_start_loc[r + 1] -
+ * query_start_loc[r] and M = the sum of q (the mapped tokens), buffer[0:M] = each r repeated
+ * q[r] times, r = 0 .. B - 1 in order, and buffer[M:T] = 0, so padding tokens map to request 0
+ * (not to -1). The result is buffer[0:T]; entries from max(M, T) on are not written. vLLM
+ * builds the mapping once and caches the slice in the metadata object, returning the cache on
+ * every later call - also on a copy whose batch has changed (extend_all_queries_by_N carries
+ * it over stale). libcattn keeps no cache: each call computes the mapping from the tensors as
+ * they are, so recompute it whenever the batch changes, or keep the buffer as the cache.
+ * Host path: M = query_start_loc_cpu[B] (or query_start_loc[B] - query_start_loc[0] without a
+ *   mirror). As vLLM (torch.repeat_interleave), a negative q and a sum of q other than M are
+ *   CATTN_INVALID_ARGUMENT; a buffer shorter than max(M, T) is CATTN_INSUFFICIENT_SIZE (vLLM
+ *   asserts).
+ * CUDA path: one kernel reads query_start_loc on the device and takes M = query_start_loc[B] -
+ *   query_start_loc[0] there, so a captured graph maps each replay's batch (T is the captured
+ *   value; a padded batch keeps T constant). When the mirror is given, the buffer's length is
+ *   checked against max(mirror M, T) on the host, as vLLM asserts; without it against T only,
+ *   and the kernel writes nothing past the buffer's end. The data cannot be checked on the
+ *   device: a decreasing query_start_loc entry counts as an empty request, never an access out
+ *   of bounds.
+ * Reads: args, the metadata's query_start_loc(_cpu) and num_actual_tokens. Writes: buffer.
+ *   Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, metadata or tensors, small struct_size,
+ *   shapes, dtypes, devices, T < 0, a buffer overlapping query_start_loc(_cpu), a broadcast
+ *   query_start_loc of more than CATTN_MAX_BROADCAST_ELEMENTS entries, the host checks above,
+ *   a request index that does not fit an int32 buffer); CATTN_INSUFFICIENT_SIZE;
+ *   CATTN_NOT_SUPPORTED (CUDA tensors this build or machine cannot serve, a device tensor off
+ *   its element alignment); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - one kernel on args->stream: no host sync, no allocation,
+ *   capturable and correct on replay.
+ * Lifetime: tensors borrowed for the call; nothing is retained. Thread safety: any thread.
+ * Since: 1.1 */
+CATTN_API cattn_status_t cattn_token_to_req_indices(const cattn_token_to_req_indices_args_t* args);
+
+/* The most dimensions a tensor handed to cattn_unpadded may have. Since: 1.1 */
+#define CATTN_UNPADDED_MAX_DIMS 4
+/* The size of cattn_unpadded_storage_t's opaque words: room for the sliced view of every
+ * DLTensor field of the metadata struct, with shapes and strides. Since: 1.1 */
+#define CATTN_UNPADDED_STORAGE_WORDS 256
+
+/* Caller-owned storage for the sliced views cattn_unpadded makes (their DLTensor structs,
+ * shapes and strides); the out metadata's tensor fields point into it. Opaque: read the views
+ * through those fields. Set struct_size to CATTN_UNPADDED_STORAGE_SIZE. Since: 1.1 */
+typedef struct cattn_unpadded_storage {
+  size_t struct_size;
+  int64_t opaque[CATTN_UNPADDED_STORAGE_WORDS];
+} cattn_unpadded_storage_t;
+#define CATTN_UNPADDED_STORAGE_SIZE ((size_t)sizeof(cattn_unpadded_storage_t))
+
+typedef struct cattn_unpadded_args {
+  size_t struct_size;
+  const cattn_common_attn_metadata_t* metadata; /* in: the padded batch */
+  int64_t num_actual_tokens;       /* in: T' in [0, slot_mapping's length] */
+  int64_t num_actual_reqs;         /* in: B' in [0, seq_lens' length] */
+  cattn_common_attn_metadata_t* out; /* out: the unpadded batch (may not be metadata itself) */
+  cattn_unpadded_storage_t* storage; /* out: the views out points into */
+} cattn_unpadded_args_t;
+#define CATTN_UNPADDED_ARGS_SIZE ((size_t)sizeof(cattn_unpadded_args_t))
+#define CATTN_UNPADDED_ARGS_INIT { CATTN_UNPADDED_ARGS_SIZE, NULL, 0, 0, NULL, NULL }
+
+/* Makes the metadata of the first B' requests and T' tokens of a padded batch (vLLM's
+ * CommonAttentionMetadata.unpadded(T', B')) as views: no tensor data is read, copied or
+ * written, and nothing is allocated. Each present tensor field of the input becomes, in out, a
+ * view of its first entries (same data, byte_offset, dtype, device and strides; the first
+ * dimension cut) made in args->storage: query_start_loc(_cpu) [B' + 1]; seq_lens(_cpu),
+ * num_computed_tokens_cpu, block_table_tensor (rows), causal_per_req, is_prefilling,
+ * dcp_local_seq_lens(_cpu), encoder_seq_lens(_cpu) and seq_lens_cpu_upper_bound [B'];
+ * slot_mapping and positions [T']. NULL fields stay NULL. logits_indices_padded is the input's
+ * pointer. num_reqs = B', num_actual_tokens = T'; max_query_len, max_seq_len,
+ * num_logits_indices, max_logits_per_req and causal are copied. vLLM drops positions and
+ * seq_lens_cpu_upper_bound (so split_decodes_prefills_and_extends fails its assert on the
+ * result); libcattn slices them like the other per-token and per-request fields. Python's
+ * slices shorten silently past the end; here a B' or T' past a tensor's length is an error.
+ * The newer fields are read from a 1.1 input and written to a 1.1 out only.
+ * Reads: args, the metadata struct and its tensors' shapes and strides. Writes: *out (its
+ *   struct_size kept), *args->storage (its struct_size kept). Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, metadata, out or storage, small
+ *   struct_size, out equal to metadata, B' or T' negative or past a tensor's first dimension,
+ *   query_start_loc(_cpu) shorter than B' + 1, a tensor of no dimension or of more than
+ *   CATTN_UNPADDED_MAX_DIMS, malformed tensors).
+ * Stream: synchronous; no device work, so it serves host and device tensors alike.
+ * Lifetime: out's tensor fields point into args->storage and into the input tensors' memory;
+ *   they stay valid while both do. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_unpadded(const cattn_unpadded_args_t* args);
+
+/* ============================================================================================
  * Function table for dlopen users (append-only)
  * ========================================================================================== */
 
@@ -2079,6 +2305,11 @@ typedef struct cattn_api {
       const cattn_split_decodes_prefills_and_extends_device_args_t*);
   cattn_status_t (*split_prefill_chunks)(cattn_split_prefill_chunks_args_t*);
   cattn_status_t (*reorder_batch_to_split_decodes_and_prefills)(cattn_reorder_batch_args_t*);
+  /* 1.1, metadata v2 */
+  cattn_status_t (*naive_query_lens)(const cattn_naive_query_lens_args_t*);
+  cattn_status_t (*compute_num_computed_tokens)(const cattn_compute_num_computed_tokens_args_t*);
+  cattn_status_t (*token_to_req_indices)(const cattn_token_to_req_indices_args_t*);
+  cattn_status_t (*unpadded)(const cattn_unpadded_args_t*);
 } cattn_api_t;
 #define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))
 

@@ -7,7 +7,7 @@
 #include "cattn.h"
 
 #if defined(__x86_64__) || defined(__aarch64__)  // LP64: the layouts below
-static_assert(sizeof(cattn_common_attn_metadata_t) == 120, "cattn_common_attn_metadata_t size changed");
+static_assert(sizeof(cattn_common_attn_metadata_t) == 192, "cattn_common_attn_metadata_t size changed");
 static_assert(offsetof(cattn_common_attn_metadata_t, struct_size) == 0, "cattn_common_attn_metadata_t.struct_size moved");
 static_assert(offsetof(cattn_common_attn_metadata_t, query_start_loc) == 8, "cattn_common_attn_metadata_t.query_start_loc moved");
 static_assert(offsetof(cattn_common_attn_metadata_t, query_start_loc_cpu) == 16, "cattn_common_attn_metadata_t.query_start_loc_cpu moved");
@@ -24,6 +24,15 @@ static_assert(offsetof(cattn_common_attn_metadata_t, max_seq_len) == 96, "cattn_
 static_assert(offsetof(cattn_common_attn_metadata_t, num_logits_indices) == 104, "cattn_common_attn_metadata_t.num_logits_indices moved");
 static_assert(offsetof(cattn_common_attn_metadata_t, causal) == 112, "cattn_common_attn_metadata_t.causal moved");
 static_assert(offsetof(cattn_common_attn_metadata_t, reserved0) == 116, "cattn_common_attn_metadata_t.reserved0 moved");
+static_assert(offsetof(cattn_common_attn_metadata_t, positions) == 120, "cattn_common_attn_metadata_t.positions moved");
+static_assert(offsetof(cattn_common_attn_metadata_t, is_prefilling) == 128, "cattn_common_attn_metadata_t.is_prefilling moved");
+static_assert(offsetof(cattn_common_attn_metadata_t, causal_per_req) == 136, "cattn_common_attn_metadata_t.causal_per_req moved");
+static_assert(offsetof(cattn_common_attn_metadata_t, dcp_local_seq_lens) == 144, "cattn_common_attn_metadata_t.dcp_local_seq_lens moved");
+static_assert(offsetof(cattn_common_attn_metadata_t, dcp_local_seq_lens_cpu) == 152, "cattn_common_attn_metadata_t.dcp_local_seq_lens_cpu moved");
+static_assert(offsetof(cattn_common_attn_metadata_t, seq_lens_cpu_upper_bound) == 160, "cattn_common_attn_metadata_t.seq_lens_cpu_upper_bound moved");
+static_assert(offsetof(cattn_common_attn_metadata_t, encoder_seq_lens) == 168, "cattn_common_attn_metadata_t.encoder_seq_lens moved");
+static_assert(offsetof(cattn_common_attn_metadata_t, encoder_seq_lens_cpu) == 176, "cattn_common_attn_metadata_t.encoder_seq_lens_cpu moved");
+static_assert(offsetof(cattn_common_attn_metadata_t, max_logits_per_req) == 184, "cattn_common_attn_metadata_t.max_logits_per_req moved");
 static_assert(sizeof(cattn_kv_cache_layout_args_t) == 32, "cattn_kv_cache_layout_args_t size changed");
 static_assert(offsetof(cattn_kv_cache_layout_args_t, struct_size) == 0, "cattn_kv_cache_layout_args_t.struct_size moved");
 static_assert(offsetof(cattn_kv_cache_layout_args_t, supported_mask) == 8, "cattn_kv_cache_layout_args_t.supported_mask moved");
@@ -139,13 +148,16 @@ static_assert(offsetof(cattn_causal_conv1d_metadata_device_args_t, batch_ptr) ==
 static_assert(offsetof(cattn_causal_conv1d_metadata_device_args_t, token_chunk_offset_ptr) == 56, "cattn_causal_conv1d_metadata_device_args_t.token_chunk_offset_ptr moved");
 static_assert(offsetof(cattn_causal_conv1d_metadata_device_args_t, tot) == 64, "cattn_causal_conv1d_metadata_device_args_t.tot moved");
 static_assert(offsetof(cattn_causal_conv1d_metadata_device_args_t, stream) == 72, "cattn_causal_conv1d_metadata_device_args_t.stream moved");
-static_assert(sizeof(cattn_extend_all_queries_by_n_args_t) == 48, "cattn_extend_all_queries_by_n_args_t size changed");
+static_assert(sizeof(cattn_extend_all_queries_by_n_args_t) == 72, "cattn_extend_all_queries_by_n_args_t size changed");
 static_assert(offsetof(cattn_extend_all_queries_by_n_args_t, struct_size) == 0, "cattn_extend_all_queries_by_n_args_t.struct_size moved");
 static_assert(offsetof(cattn_extend_all_queries_by_n_args_t, metadata) == 8, "cattn_extend_all_queries_by_n_args_t.metadata moved");
 static_assert(offsetof(cattn_extend_all_queries_by_n_args_t, n) == 16, "cattn_extend_all_queries_by_n_args_t.n moved");
 static_assert(offsetof(cattn_extend_all_queries_by_n_args_t, new_slot_mapping) == 24, "cattn_extend_all_queries_by_n_args_t.new_slot_mapping moved");
 static_assert(offsetof(cattn_extend_all_queries_by_n_args_t, out) == 32, "cattn_extend_all_queries_by_n_args_t.out moved");
 static_assert(offsetof(cattn_extend_all_queries_by_n_args_t, stream) == 40, "cattn_extend_all_queries_by_n_args_t.stream moved");
+static_assert(offsetof(cattn_extend_all_queries_by_n_args_t, dcp_size) == 48, "cattn_extend_all_queries_by_n_args_t.dcp_size moved");
+static_assert(offsetof(cattn_extend_all_queries_by_n_args_t, dcp_rank) == 56, "cattn_extend_all_queries_by_n_args_t.dcp_rank moved");
+static_assert(offsetof(cattn_extend_all_queries_by_n_args_t, dcp_kv_cache_interleave_size) == 64, "cattn_extend_all_queries_by_n_args_t.dcp_kv_cache_interleave_size moved");
 static_assert(sizeof(cattn_fast_prefill_metadata_args_t) == 48, "cattn_fast_prefill_metadata_args_t size changed");
 static_assert(offsetof(cattn_fast_prefill_metadata_args_t, struct_size) == 0, "cattn_fast_prefill_metadata_args_t.struct_size moved");
 static_assert(offsetof(cattn_fast_prefill_metadata_args_t, metadata) == 8, "cattn_fast_prefill_metadata_args_t.metadata moved");
@@ -350,7 +362,27 @@ static_assert(offsetof(cattn_reorder_batch_args_t, num_decodes) == 72, "cattn_re
 static_assert(offsetof(cattn_reorder_batch_args_t, num_short_extends) == 80, "cattn_reorder_batch_args_t.num_short_extends moved");
 static_assert(offsetof(cattn_reorder_batch_args_t, num_long_extends) == 88, "cattn_reorder_batch_args_t.num_long_extends moved");
 static_assert(offsetof(cattn_reorder_batch_args_t, num_prefills) == 96, "cattn_reorder_batch_args_t.num_prefills moved");
-static_assert(sizeof(cattn_api_t) == 480, "cattn_api_t size changed");
+static_assert(sizeof(cattn_naive_query_lens_args_t) == 32, "cattn_naive_query_lens_args_t size changed");
+static_assert(offsetof(cattn_naive_query_lens_args_t, struct_size) == 0, "cattn_naive_query_lens_args_t.struct_size moved");
+static_assert(offsetof(cattn_naive_query_lens_args_t, metadata) == 8, "cattn_naive_query_lens_args_t.metadata moved");
+static_assert(offsetof(cattn_naive_query_lens_args_t, out) == 16, "cattn_naive_query_lens_args_t.out moved");
+static_assert(offsetof(cattn_naive_query_lens_args_t, stream) == 24, "cattn_naive_query_lens_args_t.stream moved");
+static_assert(sizeof(cattn_token_to_req_indices_args_t) == 32, "cattn_token_to_req_indices_args_t size changed");
+static_assert(offsetof(cattn_token_to_req_indices_args_t, struct_size) == 0, "cattn_token_to_req_indices_args_t.struct_size moved");
+static_assert(offsetof(cattn_token_to_req_indices_args_t, metadata) == 8, "cattn_token_to_req_indices_args_t.metadata moved");
+static_assert(offsetof(cattn_token_to_req_indices_args_t, buffer) == 16, "cattn_token_to_req_indices_args_t.buffer moved");
+static_assert(offsetof(cattn_token_to_req_indices_args_t, stream) == 24, "cattn_token_to_req_indices_args_t.stream moved");
+static_assert(sizeof(cattn_unpadded_storage_t) == 2056, "cattn_unpadded_storage_t size changed");
+static_assert(offsetof(cattn_unpadded_storage_t, struct_size) == 0, "cattn_unpadded_storage_t.struct_size moved");
+static_assert(offsetof(cattn_unpadded_storage_t, opaque) == 8, "cattn_unpadded_storage_t.opaque moved");
+static_assert(sizeof(cattn_unpadded_args_t) == 48, "cattn_unpadded_args_t size changed");
+static_assert(offsetof(cattn_unpadded_args_t, struct_size) == 0, "cattn_unpadded_args_t.struct_size moved");
+static_assert(offsetof(cattn_unpadded_args_t, metadata) == 8, "cattn_unpadded_args_t.metadata moved");
+static_assert(offsetof(cattn_unpadded_args_t, num_actual_tokens) == 16, "cattn_unpadded_args_t.num_actual_tokens moved");
+static_assert(offsetof(cattn_unpadded_args_t, num_actual_reqs) == 24, "cattn_unpadded_args_t.num_actual_reqs moved");
+static_assert(offsetof(cattn_unpadded_args_t, out) == 32, "cattn_unpadded_args_t.out moved");
+static_assert(offsetof(cattn_unpadded_args_t, storage) == 40, "cattn_unpadded_args_t.storage moved");
+static_assert(sizeof(cattn_api_t) == 512, "cattn_api_t size changed");
 static_assert(offsetof(cattn_api_t, struct_size) == 0, "cattn_api_t.struct_size moved");
 static_assert(offsetof(cattn_api_t, abi_major) == 8, "cattn_api_t.abi_major moved");
 static_assert(offsetof(cattn_api_t, version) == 12, "cattn_api_t.version moved");
@@ -412,4 +444,8 @@ static_assert(offsetof(cattn_api_t, split_decodes_prefills_and_extends) == 448, 
 static_assert(offsetof(cattn_api_t, split_decodes_prefills_and_extends_device) == 456, "cattn_api_t.split_decodes_prefills_and_extends_device moved");
 static_assert(offsetof(cattn_api_t, split_prefill_chunks) == 464, "cattn_api_t.split_prefill_chunks moved");
 static_assert(offsetof(cattn_api_t, reorder_batch_to_split_decodes_and_prefills) == 472, "cattn_api_t.reorder_batch_to_split_decodes_and_prefills moved");
+static_assert(offsetof(cattn_api_t, naive_query_lens) == 480, "cattn_api_t.naive_query_lens moved");
+static_assert(offsetof(cattn_api_t, compute_num_computed_tokens) == 488, "cattn_api_t.compute_num_computed_tokens moved");
+static_assert(offsetof(cattn_api_t, token_to_req_indices) == 496, "cattn_api_t.token_to_req_indices moved");
+static_assert(offsetof(cattn_api_t, unpadded) == 504, "cattn_api_t.unpadded moved");
 #endif

@@ -68,6 +68,11 @@ const cattn_api_t kApi = {
     cattn_split_decodes_prefills_and_extends_device,
     cattn_split_prefill_chunks,
     cattn_reorder_batch_to_split_decodes_and_prefills,
+    /* 1.1, metadata v2 */
+    cattn_naive_query_lens,
+    cattn_compute_num_computed_tokens,
+    cattn_token_to_req_indices,
+    cattn_unpadded,
 };
 
 }  // namespace

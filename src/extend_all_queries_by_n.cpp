@@ -6,10 +6,15 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/metadata.h"
 #include "common/product_checks.h"
 #include "common/tensor_arg.h"
 #include "device/extend_all_queries_by_n_device.h"
+#include "device/get_dcp_local_seq_lens_device.h"
+#include "device/token_to_req_indices_device.h"
 #include "host/extend_all_queries_by_n_host.h"
+#include "host/get_dcp_local_seq_lens_host.h"
+#include "host/token_to_req_indices_host.h"
 
 namespace {
 
@@ -40,6 +45,23 @@ void require_safe_alias(const char* fn, const cattn::TensorArg& out,
   for (const cattn::TensorArg* in : others) cattn::require_disjoint(fn, out, *in);
 }
 
+// The DCP lengths in the output exactly when the input has them (as for the mirrors), [B] of
+// one rank; a host mirror or a tensor on the batch's device.
+void require_dcp_pair(const char* fn, const cattn::TensorArg& in, const cattn::TensorArg& out,
+                      int64_t size, bool host) {
+  if (in.present() != out.present())
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, out.name(),
+                    in.present() ? "is NULL" : "is set without a source",
+                    in.present() ? "NULL" : "a tensor",
+                    std::string(in.present() ? "a tensor of " + std::to_string(size) +
+                                                   " elements, because "
+                                             : "NULL, because ") +
+                        in.name() + (in.present() ? " is set" : " is NULL"));
+  if (!in.present()) return;
+  out.expect_ndim(1).expect_index_dtype().expect_writable().expect_out_size(0, size);
+  if (host) out.expect_host();
+}
+
 }  // namespace
 
 extern "C" {
@@ -48,11 +70,12 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
     const cattn_extend_all_queries_by_n_args_t* args) {
   constexpr const char* fn = "cattn_extend_all_queries_by_n";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_extend_all_queries_by_n_args_t));
-    cattn::require_struct(fn, "args->metadata", args->metadata, CATTN_COMMON_ATTN_METADATA_SIZE);
-    cattn::require_struct(fn, "args->out", args->out, CATTN_COMMON_ATTN_METADATA_SIZE);
+    cattn::require_struct(fn, "args", args, CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE_1_0);
+    const bool args_1_1 = args->struct_size >= sizeof(cattn_extend_all_queries_by_n_args_t);
     // A snapshot of the input, because `out` may be the very same struct.
-    const cattn_common_attn_metadata_t in = *args->metadata;
+    const cattn_common_attn_metadata_t in =
+        cattn::read_metadata(fn, "args->metadata", args->metadata);
+    cattn::require_metadata_out(fn, "args->out", args->out);
     cattn_common_attn_metadata_t* const out = args->out;
     const int64_t n = args->n;
     cattn::check_extend_n(fn, "args->", n);
@@ -91,8 +114,65 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
                              std::make_pair(&out_seq_lens, &out_seq_lens_cpu)})
       if (!cattn::same_view(*pair.first, *pair.second))
         cattn::require_disjoint_outputs(fn, {pair.first, pair.second}, {});
-    const cattn::Where where =
-        cattn::require_same_device(fn, {&qsl, &seq_lens, &out_qsl, &out_seq_lens, &slot});
+
+    // Since 1.1: the newer fields, present only in 1.1 structs (the snapshot `in` has NULLs for
+    // a 1.0 input, and nothing is read from or written to a 1.0 out).
+    const bool out_1_1 = cattn::metadata_has_1_1(out);
+    const cattn::TensorArg upper(fn, "args->metadata->seq_lens_cpu_upper_bound",
+                                 in.seq_lens_cpu_upper_bound, true);
+    const cattn::TensorArg out_upper(fn, "args->out->seq_lens_cpu_upper_bound",
+                                     out_1_1 ? out->seq_lens_cpu_upper_bound : nullptr, true);
+    const cattn::TensorArg dcp(fn, "args->metadata->dcp_local_seq_lens", in.dcp_local_seq_lens,
+                               true);
+    const cattn::TensorArg out_dcp(fn, "args->out->dcp_local_seq_lens",
+                                   out_1_1 ? out->dcp_local_seq_lens : nullptr, true);
+    const cattn::TensorArg dcp_cpu(fn, "args->metadata->dcp_local_seq_lens_cpu",
+                                   in.dcp_local_seq_lens_cpu, true);
+    const cattn::TensorArg out_dcp_cpu(fn, "args->out->dcp_local_seq_lens_cpu",
+                                       out_1_1 ? out->dcp_local_seq_lens_cpu : nullptr, true);
+    const cattn::TensorArg positions(fn, "args->out->positions",
+                                     out_1_1 ? out->positions : nullptr, true);
+    if (out_1_1) {
+      require_mirror_pair(fn, upper, out_upper, batch);
+      require_dcp_pair(fn, dcp, out_dcp, batch, false);
+      require_dcp_pair(fn, dcp_cpu, out_dcp_cpu, batch, true);
+    }
+    const bool any_dcp = out_dcp.present() || out_dcp_cpu.present();
+    if (any_dcp) {
+      if (!args_1_1 || args->dcp_size == 0)
+        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->dcp_size", "is not given",
+                        args_1_1 ? "0" : "a 1.0 args struct",
+                        ">= 1: the metadata has DCP lengths to extend");
+      cattn::check_dcp_params(fn, "args->", args->dcp_size, args->dcp_rank,
+                              args->dcp_kv_cache_interleave_size);
+      if (args->dcp_rank < 0)
+        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->dcp_rank", "is not one rank",
+                        std::to_string(args->dcp_rank),
+                        "0.." + std::to_string(args->dcp_size - 1));
+    }
+    if (positions.present()) positions.expect_ndim(1).expect_index_dtype().expect_writable();
+    // The DCP lengths and positions are computed from the extended outputs, never read from
+    // their inputs, so each may replace its own input; every other overlap is refused.
+    cattn::require_disjoint_outputs(
+        fn, {&out_dcp, &out_dcp_cpu, &positions},
+        {&qsl, &qsl_cpu, &seq_lens, &seq_lens_cpu, &out_qsl, &out_qsl_cpu, &out_seq_lens,
+         &out_seq_lens_cpu, &upper, &out_upper});
+    for (const cattn::TensorArg* o : {&out_upper})
+      if (o->present()) {
+        if (!cattn::same_view(*o, upper)) cattn::require_disjoint(fn, *o, upper);
+        cattn::require_disjoint_outputs(fn, {o}, {&qsl, &qsl_cpu, &seq_lens, &seq_lens_cpu,
+                                                  &out_qsl, &out_qsl_cpu, &out_seq_lens,
+                                                  &out_seq_lens_cpu});
+      }
+    if (out_dcp_cpu.present() && !seq_lens_cpu.present() && seq_lens.is_cuda())
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->metadata->seq_lens_cpu", "is NULL",
+                      "NULL", "the host mirror of seq_lens, to extend dcp_local_seq_lens_cpu");
+    const cattn::Where where = cattn::require_same_device(
+        fn, {&qsl, &seq_lens, &out_qsl, &out_seq_lens, &slot, &dcp, &out_dcp, &positions});
+    // The lengths the DCP split and the positions are computed from, checked before any write.
+    const cattn::TensorArg& host_lens = seq_lens.is_cuda() ? seq_lens_cpu : seq_lens;
+    if (any_dcp && host_lens.present())
+      cattn::check_extended_dcp_lens_host(fn, host_lens, n);
 
     // n * B also bounds i * n for every index the kernel computes.
     const int64_t num_actual_tokens = cattn::checked_add(
@@ -112,21 +192,47 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
       const cattn::ExtendedPair lens{seq_lens_cpu, none, out_seq_lens_cpu, none, n, 0};
       if (qsl_cpu.present()) cattn::check_extended_pair_host(fn, starts);
       if (seq_lens_cpu.present()) cattn::check_extended_pair_host(fn, lens);
+      const cattn::ExtendedPair bound{upper, none, out_upper, none, n, 0};
+      if (out_upper.present()) cattn::check_extended_pair_host(fn, bound);
       if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
-      else cattn::extend_all_queries_by_n_device(fn, qsl, seq_lens, out_qsl, out_seq_lens, n,
-                                                  args->stream);
+      else {
+        cattn::extend_all_queries_by_n_device(fn, qsl, seq_lens, out_qsl, out_seq_lens, n,
+                                              args->stream);
+        // Both read the extended tensors the kernel above writes, in stream order.
+        if (out_dcp.present())
+          cattn::get_dcp_local_seq_lens_device(fn, out_seq_lens, args->dcp_size, args->dcp_rank,
+                                               args->dcp_kv_cache_interleave_size, out_dcp,
+                                               args->stream);
+        if (positions.present())
+          cattn::token_to_req_indices_device(fn, out_qsl, &out_seq_lens, positions.numel(),
+                                             positions, args->stream);
+      }
       if (qsl_cpu.present()) cattn::write_extended_pair_host(starts);
       if (seq_lens_cpu.present()) cattn::write_extended_pair_host(lens);
+      if (out_upper.present()) cattn::write_extended_pair_host(bound);
+      if (out_dcp_cpu.present())
+        cattn::get_dcp_local_seq_lens_host(out_seq_lens_cpu, args->dcp_size, args->dcp_rank, 1,
+                                           args->dcp_kv_cache_interleave_size, out_dcp_cpu);
     } else {
       const cattn::ExtendedPair starts{qsl, qsl_cpu, out_qsl, out_qsl_cpu, 0, n};
       const cattn::ExtendedPair lens{seq_lens, seq_lens_cpu, out_seq_lens, out_seq_lens_cpu, n, 0};
       // Both sides are host memory here, so comparing a mirror with its tensor is cheap.
       cattn::check_mirror_host(fn, qsl, qsl_cpu);
       cattn::check_mirror_host(fn, seq_lens, seq_lens_cpu);
+      const cattn::TensorArg none(fn, "(none)", nullptr, true);
+      const cattn::ExtendedPair bound{upper, none, out_upper, none, n, 0};
       cattn::check_extended_pair_host(fn, starts);
       cattn::check_extended_pair_host(fn, lens);
+      if (out_upper.present()) cattn::check_extended_pair_host(fn, bound);
+      if (positions.present()) cattn::check_token_positions_host(fn, qsl, seq_lens, n, positions);
       cattn::write_extended_pair_host(starts);
       cattn::write_extended_pair_host(lens);
+      if (out_upper.present()) cattn::write_extended_pair_host(bound);
+      for (const cattn::TensorArg* o : {&out_dcp, &out_dcp_cpu})
+        if (o->present())
+          cattn::get_dcp_local_seq_lens_host(out_seq_lens, args->dcp_size, args->dcp_rank, 1,
+                                             args->dcp_kv_cache_interleave_size, *o);
+      if (positions.present()) cattn::token_positions_host(out_qsl, out_seq_lens, positions);
     }
     // out->query_start_loc(_cpu) and out->seq_lens(_cpu) keep the tensors the caller set.
     out->num_computed_tokens_cpu = in.num_computed_tokens_cpu;  // context lengths are unchanged
@@ -140,6 +246,12 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
     out->num_logits_indices = in.num_logits_indices;
     out->causal = in.causal;
     out->reserved0 = 0;
+    cattn_common_attn_metadata_t v11 = in;  // is_prefilling, causal_per_req, encoder, max logits
+    v11.seq_lens_cpu_upper_bound = const_cast<DLTensor*>(out_upper.raw());
+    v11.dcp_local_seq_lens = const_cast<DLTensor*>(out_dcp.raw());
+    v11.dcp_local_seq_lens_cpu = const_cast<DLTensor*>(out_dcp_cpu.raw());
+    v11.positions = const_cast<DLTensor*>(positions.raw());  // NULL: dropped, never stale
+    cattn::write_metadata_1_1(out, v11);
   });
 }
 

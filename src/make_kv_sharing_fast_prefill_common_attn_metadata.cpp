@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/metadata.h"
 #include "common/tensor_arg.h"
 #include "device/make_kv_sharing_fast_prefill_common_attn_metadata_device.h"
 #include "host/make_kv_sharing_fast_prefill_common_attn_metadata_host.h"
@@ -39,14 +40,16 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
   constexpr const char* fn = "cattn_make_kv_sharing_fast_prefill_common_attn_metadata";
   return cattn::guarded(fn, [&] {
     cattn::require_struct(fn, "args", args, sizeof(cattn_fast_prefill_metadata_args_t));
-    cattn::require_struct(fn, "args->metadata", args->metadata, CATTN_COMMON_ATTN_METADATA_SIZE);
-    cattn::require_struct(fn, "args->out", args->out, CATTN_COMMON_ATTN_METADATA_SIZE);
-    const cattn_common_attn_metadata_t in = *args->metadata;  // out may be the same struct
+    // A snapshot, because out may be the same struct.
+    const cattn_common_attn_metadata_t in =
+        cattn::read_metadata(fn, "args->metadata", args->metadata);
+    cattn::require_metadata_out(fn, "args->out", args->out);
     cattn_common_attn_metadata_t* const out = args->out;
 
     // vLLM returns its input untouched for an all-decode batch; nothing is read or checked.
     if (in.max_query_len == 1) {
       copy_known_fields(out, in);
+      cattn::write_metadata_1_1(out, in);
       args->passthrough = 1;
       return;
     }
@@ -127,11 +130,18 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
     out->logits_indices_padded = nullptr;
     out->num_reqs = num_reqs;
     out->num_actual_tokens = total;
-    out->max_query_len = largest;
+    // Since 1.1, a given max_logits_per_req is trusted as vLLM does (not compared with the
+    // counts); decode_max_and_total still receives the computed maximum. 0 counts as not given,
+    // so that a zero-initialised struct behaves as in 1.0.
+    out->max_query_len = in.max_logits_per_req > 0 ? in.max_logits_per_req : largest;
     out->max_seq_len = in.max_seq_len;
     out->num_logits_indices = 0;
     out->causal = 1;
     out->reserved0 = 0;
+    // vLLM keeps only the upper bound of the newer fields; the rest take their defaults.
+    cattn_common_attn_metadata_t v11 = CATTN_COMMON_ATTN_METADATA_INIT;
+    v11.seq_lens_cpu_upper_bound = in.seq_lens_cpu_upper_bound;
+    cattn::write_metadata_1_1(out, v11);
     args->passthrough = 0;
   });
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/metadata.h"
 #include "common/product_checks.h"
 #include "common/tensor_arg.h"
 #include "device/make_local_attention_virtual_batches_device.h"
@@ -48,7 +49,7 @@ LocalAttentionRequest check_local_attention(const char* fn,
   if (cap_field < 0)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->max_virtual_batches", "is negative",
                     std::to_string(cap_field), ">= 0 (0 = derive it from num_actual_tokens)");
-  cattn::require_struct(fn, "args->metadata", args->metadata, CATTN_COMMON_ATTN_METADATA_SIZE);
+  cattn::require_metadata_out(fn, "args->metadata", args->metadata);  // reads 1.0 fields only
   const cattn_common_attn_metadata_t& in = *args->metadata;
 
   const TensorArg qsl(fn, "args->metadata->query_start_loc_cpu", in.query_start_loc_cpu);
@@ -190,9 +191,10 @@ CATTN_API cattn_status_t cattn_local_attention_plan_fill(
   return cattn::guarded(fn, [&] {
     require_plan(fn, plan);
     cattn::require_struct(fn, "args", args, sizeof(cattn_local_attention_fill_args_t));
-    cattn::require_struct(fn, "args->metadata", args->metadata, CATTN_COMMON_ATTN_METADATA_SIZE);
-    cattn::require_struct(fn, "args->out", args->out, CATTN_COMMON_ATTN_METADATA_SIZE);
-    const cattn_common_attn_metadata_t in = *args->metadata;  // out may be the same struct
+    // A snapshot, because out may be the same struct.
+    const cattn_common_attn_metadata_t in =
+        cattn::read_metadata(fn, "args->metadata", args->metadata);
+    cattn::require_metadata_out(fn, "args->out", args->out);
     cattn_common_attn_metadata_t* const out = args->out;
     const int64_t v = plan->virtual_batches;
 
@@ -205,6 +207,10 @@ CATTN_API cattn_status_t cattn_local_attention_plan_fill(
     const TensorArg out_table(fn, "args->out->block_table_tensor", out->block_table_tensor);
     const TensorArg qsl(fn, "args->out->query_start_loc", out->query_start_loc, true);
     const TensorArg seq_lens(fn, "args->out->seq_lens", out->seq_lens, true);
+    // Since 1.1: the virtual batches' upper bound ([V], host), where the caller asks for it.
+    const TensorArg upper(fn, "args->out->seq_lens_cpu_upper_bound",
+                          cattn::metadata_has_1_1(out) ? out->seq_lens_cpu_upper_bound : nullptr,
+                          true);
 
     expect_source_table(fn, *plan, table);
     expect_gathered_table(*plan, out_table, table);
@@ -214,31 +220,37 @@ CATTN_API cattn_status_t cattn_local_attention_plan_fill(
     expect_vector_out(seq_lens_cpu, v);
     expect_vector_out(seq_lens, v);
     expect_vector_out(computed, v);
+    if (upper.present()) upper.expect_host();
+    expect_vector_out(upper, v);
     const cattn::Where where =
         cattn::require_same_device(fn, {&table, &out_table, &qsl, &seq_lens, &slots});
     cattn::require_disjoint_outputs(fn, {&out_table, &qsl_cpu, &seq_lens_cpu, &computed, &qsl,
-                                         &seq_lens},
+                                         &seq_lens, &upper},
                                     {&table});
     // Every value is >= 0, so the maxima decide whether each output dtype can hold them; they
     // are the plan's, so the device copies are checked here just like the host ones.
     for (const TensorArg* t : {&qsl_cpu, &qsl})
       if (t->present()) cattn::require_fits(fn, *t, plan->cu_seqlens_q.back());
-    for (const TensorArg* t : {&seq_lens_cpu, &seq_lens})
+    for (const TensorArg* t : {&seq_lens_cpu, &seq_lens, &upper})
       if (t->present()) cattn::require_fits(fn, *t, plan->max_seq_len);
     cattn::require_fits(fn, computed, plan->max_computed);
 
+    const TensorArg none(fn, "(none)", nullptr, true);
     if (where == cattn::Where::Cuda) {
       require_device_packable(fn, *plan, table);
       if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
       // Device launches first: if one fails, the host mirrors are still untouched.
       else cattn::make_local_attention_virtual_batches_device(fn, *plan, table, out_table, &qsl,
                                                               &seq_lens, args->stream);
-      const TensorArg none(fn, "(none)", nullptr, true);
       cattn::write_local_attention_metadata_host(*plan, qsl_cpu, seq_lens_cpu, computed, none,
                                                  none);
+      // The virtual batches' key lengths are exact, so they are their own upper bound.
+      cattn::write_local_attention_metadata_host(*plan, none, upper, none, none, none);
     } else {
       cattn::write_local_attention_metadata_host(*plan, qsl_cpu, seq_lens_cpu, computed, qsl,
                                                  seq_lens);
+      // The virtual batches' key lengths are exact, so they are their own upper bound.
+      cattn::write_local_attention_metadata_host(*plan, none, upper, none, none, none);
       cattn::gather_local_block_table_host(*plan, table, out_table);
     }
     // vLLM's virtual-batch metadata: causal, the input's slot mapping and token count, no
@@ -267,6 +279,7 @@ CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(
     expect_gathered_table(*plan, gathered, table);
     const cattn::Where where = cattn::require_same_device(fn, {&table, &gathered});
     cattn::require_disjoint(fn, gathered, table);
+    const TensorArg none(fn, "(none)", nullptr, true);
     if (where == cattn::Where::Cuda) {
       require_device_packable(fn, *plan, table);
       if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);

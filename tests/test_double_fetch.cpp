@@ -269,3 +269,63 @@ TEST(double_fetch, ReorderBatchToSplitDecodesAndPrefills) {
   race(i64_at(comp, 2), {3, 0, 8, -1, INT64_MAX, INT64_MIN}, {&map, &swaps},
        [&] { return cattn_reorder_batch_to_split_decodes_and_prefills(&a); });
 }
+
+TEST(double_fetch, TokenToReqIndices) {
+  // The mapping is written a request at a time: a start changed after the checks may move the
+  // runs, never past the buffer (each run is cut at the checked capacity).
+  CanaryBuffer qsl(4 * 8), buf(9 * 4);
+  const int64_t q[4] = {0, 3, 3, 7};
+  std::memcpy(qsl.payload(), q, sizeof q);
+  View qv(qsl.payload(), 0, {4}, i64()), bv(buf.payload(), 0, {9}, i32());
+  cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT;
+  md.query_start_loc = qv.dl();
+  md.num_actual_tokens = 8;
+  cattn_token_to_req_indices_args_t a = CATTN_TOKEN_TO_REQ_INDICES_ARGS_INIT;
+  a.metadata = &md;
+  a.buffer = bv.dl();
+  race(i64_at(qsl, 1), {3, 0, 9, INT64_MAX, INT64_MIN, -1, 7, int64_t{1} << 40}, {&buf},
+       [&] { return cattn_token_to_req_indices(&a); });
+}
+
+TEST(double_fetch, NaiveQueryLensAndComputedTokens) {
+  CanaryBuffer qsl(3 * 8), seq(2 * 8), out(2 * 4);
+  const int64_t q[3] = {0, 3, 7}, s[2] = {5, 9};
+  std::memcpy(qsl.payload(), q, sizeof q);
+  std::memcpy(seq.payload(), s, sizeof s);
+  View qv(qsl.payload(), 0, {3}, i64()), sv(seq.payload(), 0, {2}, i64()),
+      ov(out.payload(), 0, {2}, i32());
+  cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT;
+  md.query_start_loc = qv.dl();
+  md.seq_lens = sv.dl();
+  cattn_naive_query_lens_args_t a = CATTN_NAIVE_QUERY_LENS_ARGS_INIT;
+  a.metadata = &md;
+  a.out = ov.dl();
+  race(i64_at(qsl, 1), {3, INT64_MAX, INT64_MIN, -4, int64_t{1} << 40}, {&out},
+       [&] { return cattn_naive_query_lens(&a); });
+  race(i64_at(seq, 1), {9, INT64_MAX, INT64_MIN, int64_t{1} << 40}, {&out},
+       [&] { return cattn_compute_num_computed_tokens(&a); });
+}
+
+TEST(double_fetch, ExtendAllQueriesByNPositions) {
+  // The positions are written from the extended outputs; a query start changed during the
+  // call may move them, never past the positions buffer.
+  CanaryBuffer qsl(3 * 8), seq(2 * 8), oq(3 * 8), os(2 * 8), pos(12 * 8);
+  const int64_t q[3] = {0, 3, 7}, s[2] = {5, 9};
+  std::memcpy(qsl.payload(), q, sizeof q);
+  std::memcpy(seq.payload(), s, sizeof s);
+  View qv(qsl.payload(), 0, {3}, i64()), sv(seq.payload(), 0, {2}, i64()),
+      oqv(oq.payload(), 0, {3}, i64()), osv(os.payload(), 0, {2}, i64()),
+      pv(pos.payload(), 0, {12}, i64());
+  cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT, res = md;
+  md.query_start_loc = qv.dl();
+  md.seq_lens = sv.dl();
+  res.query_start_loc = oqv.dl();
+  res.seq_lens = osv.dl();
+  res.positions = pv.dl();
+  cattn_extend_all_queries_by_n_args_t a = CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT;
+  a.metadata = &md;
+  a.out = &res;
+  a.n = 2;
+  race(i64_at(qsl, 1), {3, 0, 100, INT64_MAX - 8, INT64_MIN, -3}, {&oq, &os, &pos},
+       [&] { return cattn_extend_all_queries_by_n(&a); });
+}

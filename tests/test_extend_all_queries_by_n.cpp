@@ -271,7 +271,7 @@ TEST(extend_all_queries_by_n, Errors) {
   EXPECT_CATTN_ERROR(cattn_extend_all_queries_by_n(&a), CATTN_INVALID_ARGUMENT,
                      "args->metadata has struct_size");
   in.md.struct_size = CATTN_COMMON_ATTN_METADATA_SIZE;
-  out.md.struct_size = CATTN_COMMON_ATTN_METADATA_SIZE - 8;
+  out.md.struct_size = CATTN_COMMON_ATTN_METADATA_SIZE_1_0 - 8;  // below the oldest
   EXPECT_CATTN_ERROR(cattn_extend_all_queries_by_n(&a), CATTN_INVALID_ARGUMENT,
                      "args->out has struct_size");
   out.md.struct_size = CATTN_COMMON_ATTN_METADATA_SIZE;

@@ -203,6 +203,24 @@ static cattn_status_t gocattn_extend_all_queries_by_n(cattn_extend_all_queries_b
   GOCATTN_RETURN(cattn_extend_all_queries_by_n(a));
 }
 
+static cattn_status_t gocattn_naive_query_lens(cattn_naive_query_lens_args_t* a, int computed,
+                                               uintptr_t stream, char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(computed ? cattn_compute_num_computed_tokens(a) : cattn_naive_query_lens(a));
+}
+
+static cattn_status_t gocattn_token_to_req_indices(cattn_token_to_req_indices_args_t* a,
+                                                   uintptr_t stream, char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_token_to_req_indices(a));
+}
+
+static cattn_status_t gocattn_unpadded(cattn_unpadded_args_t* a, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_unpadded(a));
+}
+
+static int64_t gocattn_first_dim(const DLTensor* t) { return t->shape[0]; }
+
 static cattn_status_t gocattn_make_kv_sharing_fast_prefill_common_attn_metadata(
     cattn_fast_prefill_metadata_args_t* a, uintptr_t stream, char* msg, size_t cap) {
   a->stream = (cattn_stream_t)stream;
@@ -745,7 +763,7 @@ func (f *frame) computeCausalConv1dMetadataDevice(t [7]cTensor, blockM int64, st
 // --- Extend queries (extend_all_queries_by_n) ---------------------------------------------------------------
 
 func (f *frame) extendAllQueriesByN(in cMetadata, n int64, slots cTensor, out cMetadata,
-	stream Stream) error {
+	dcpSize, dcpRank, dcpInterleave int64, stream Stream) error {
 	a := (*C.cattn_extend_all_queries_by_n_args_t)(
 		f.alloc(C.sizeof_cattn_extend_all_queries_by_n_args_t))
 	a.struct_size = C.sizeof_cattn_extend_all_queries_by_n_args_t
@@ -753,8 +771,57 @@ func (f *frame) extendAllQueriesByN(in cMetadata, n int64, slots cTensor, out cM
 	a.n = C.int64_t(n)
 	a.new_slot_mapping = slots
 	a.out = out
+	a.dcp_size = C.int64_t(dcpSize)
+	a.dcp_rank = C.int64_t(dcpRank)
+	a.dcp_kv_cache_interleave_size = C.int64_t(dcpInterleave)
 	return f.status(C.gocattn_extend_all_queries_by_n(a, C.uintptr_t(stream), f.msg, msgCap))
 }
+
+// --- Metadata v2 helpers (naive_query_lens, compute_num_computed_tokens, token_to_req_indices) ---
+
+func (f *frame) naiveQueryLens(md cMetadata, out cTensor, computed bool, stream Stream) error {
+	a := (*C.cattn_naive_query_lens_args_t)(f.alloc(C.sizeof_cattn_naive_query_lens_args_t))
+	a.struct_size = C.sizeof_cattn_naive_query_lens_args_t
+	a.metadata = md
+	a.out = out
+	var c C.int
+	if computed {
+		c = 1
+	}
+	return f.status(C.gocattn_naive_query_lens(a, c, C.uintptr_t(stream), f.msg, msgCap))
+}
+
+func (f *frame) tokenToReqIndices(md cMetadata, buffer cTensor, stream Stream) error {
+	a := (*C.cattn_token_to_req_indices_args_t)(
+		f.alloc(C.sizeof_cattn_token_to_req_indices_args_t))
+	a.struct_size = C.sizeof_cattn_token_to_req_indices_args_t
+	a.metadata = md
+	a.buffer = buffer
+	return f.status(C.gocattn_token_to_req_indices(a, C.uintptr_t(stream), f.msg, msgCap))
+}
+
+// unpadded fills out with views in C storage owned by the frame; the caller reads their
+// first dimensions (firstDim) before the frame is freed.
+func (f *frame) unpadded(in, out cMetadata, tokens, reqs int64) error {
+	st := (*C.cattn_unpadded_storage_t)(f.alloc(C.sizeof_cattn_unpadded_storage_t))
+	st.struct_size = C.sizeof_cattn_unpadded_storage_t
+	a := (*C.cattn_unpadded_args_t)(f.alloc(C.sizeof_cattn_unpadded_args_t))
+	a.struct_size = C.sizeof_cattn_unpadded_args_t
+	a.metadata = in
+	a.out = out
+	a.storage = st
+	a.num_actual_tokens = C.int64_t(tokens)
+	a.num_actual_reqs = C.int64_t(reqs)
+	return f.status(C.gocattn_unpadded(a, f.msg, msgCap))
+}
+
+func (f *frame) newMetadataOut() cMetadata {
+	c := (cMetadata)(f.alloc(C.sizeof_cattn_common_attn_metadata_t))
+	c.struct_size = C.sizeof_cattn_common_attn_metadata_t
+	return c
+}
+
+func firstDim(t cTensor) int64 { return int64(C.gocattn_first_dim(t)) }
 
 // --- KV-sharing fast prefill (make_kv_sharing_fast_prefill_common_attn_metadata) ------------------------------------------------------
 

@@ -172,20 +172,29 @@ func (f *frame) goTensor(c cTensor) (*Tensor, bool) {
 var metadataFields = [...]string{
 	"query_start_loc", "query_start_loc_cpu", "seq_lens", "seq_lens_cpu",
 	"num_computed_tokens_cpu", "block_table_tensor", "slot_mapping", "logits_indices_padded",
+	"positions", "is_prefilling", "causal_per_req", "dcp_local_seq_lens",
+	"dcp_local_seq_lens_cpu", "seq_lens_cpu_upper_bound", "encoder_seq_lens",
+	"encoder_seq_lens_cpu",
 }
 
-func (m *CommonAttnMetadata) tensorFields() [8]**Tensor {
-	return [8]**Tensor{
+const numMetadataTensors = len(metadataFields)
+
+func (m *CommonAttnMetadata) tensorFields() [numMetadataTensors]**Tensor {
+	return [numMetadataTensors]**Tensor{
 		&m.QueryStartLoc, &m.QueryStartLocCPU, &m.SeqLens, &m.SeqLensCPU,
 		&m.NumComputedTokensCPU, &m.BlockTableTensor, &m.SlotMapping, &m.LogitsIndicesPadded,
+		&m.Positions, &m.IsPrefilling, &m.CausalPerReq, &m.DCPLocalSeqLens,
+		&m.DCPLocalSeqLensCPU, &m.SeqLensCPUUpperBound, &m.EncoderSeqLens, &m.EncoderSeqLensCPU,
 	}
 }
 
-func metadataTensorFields(c cMetadata) [8]*cTensor {
-	return [8]*cTensor{
+func metadataTensorFields(c cMetadata) [numMetadataTensors]*cTensor {
+	return [numMetadataTensors]*cTensor{
 		&c.query_start_loc, &c.query_start_loc_cpu, &c.seq_lens, &c.seq_lens_cpu,
 		&c.num_computed_tokens_cpu, &c.block_table_tensor, &c.slot_mapping,
-		&c.logits_indices_padded,
+		&c.logits_indices_padded, &c.positions, &c.is_prefilling, &c.causal_per_req,
+		&c.dcp_local_seq_lens, &c.dcp_local_seq_lens_cpu, &c.seq_lens_cpu_upper_bound,
+		&c.encoder_seq_lens, &c.encoder_seq_lens_cpu,
 	}
 }
 
@@ -215,6 +224,7 @@ func (f *frame) metadata(arg string, m *CommonAttnMetadata) (cMetadata, error) {
 	c.max_query_len = C.int64_t(m.MaxQueryLen)
 	c.max_seq_len = C.int64_t(m.MaxSeqLen)
 	c.num_logits_indices = C.int64_t(m.NumLogitsIndices)
+	c.max_logits_per_req = C.int64_t(m.MaxLogitsPerReq)
 	if m.Causal {
 		c.causal = 1
 	}
@@ -226,7 +236,7 @@ func (f *frame) metadata(arg string, m *CommonAttnMetadata) (cMetadata, error) {
 // field as the *Tensor whose DLTensor it points to.
 func (f *frame) readMetadata(c cMetadata, m *CommonAttnMetadata) error {
 	goFields, cFields := m.tensorFields(), metadataTensorFields(c)
-	var mapped [8]*Tensor
+	var mapped [numMetadataTensors]*Tensor
 	for i := range cFields {
 		t, ok := f.goTensor(*cFields[i])
 		if !ok {
@@ -244,5 +254,9 @@ func (f *frame) readMetadata(c cMetadata, m *CommonAttnMetadata) error {
 	m.MaxSeqLen = int64(c.max_seq_len)
 	m.NumLogitsIndices = int64(c.num_logits_indices)
 	m.Causal = c.causal != 0
+	m.MaxLogitsPerReq = int64(c.max_logits_per_req)
+	if m.MaxLogitsPerReq < 0 {
+		m.MaxLogitsPerReq = 0 // CATTN_NOT_GIVEN
+	}
 	return nil
 }

@@ -16,13 +16,20 @@ type ExtendAllQueriesByNArgs struct {
 	// and the remaining tensor fields (copied from Metadata).
 	Out    *CommonAttnMetadata
 	Stream Stream // CUDA tensors only
+
+	// Since 1.1: the DCP group of Metadata's DCPLocalSeqLens(CPU), needed only when it has
+	// them (Out's DCP tensors then receive the extended batch's lengths). DCPSize 0 = not
+	// given; DCPInterleaveSize 0 means 1.
+	DCPSize, DCPRank, DCPInterleaveSize int64
 }
 
 // ExtendAllQueriesByN extends every request's query and sequence by N tokens, vLLM's
 // extend_all_queries_by_1 generalised (cattn_extend_all_queries_by_n): QueryStartLoc[i] +=
 // i * N, SeqLens += N, NumActualTokens += N * B, MaxQueryLen and MaxSeqLen += N, SlotMapping =
-// NewSlotMapping. Unlike vLLM it also updates the SeqLensCPU mirror. On failure nothing is
-// written, Out included.
+// NewSlotMapping. Unlike vLLM it also updates the SeqLensCPU mirror. Since 1.1 it adds N to
+// SeqLensCPUUpperBound, rewrites the DCP lengths from the extended ones and writes the
+// extended batch's positions into Out.Positions when set (nil: dropped), where vLLM leaves
+// them stale. On failure nothing is written, Out included.
 func ExtendAllQueriesByN(args ExtendAllQueriesByNArgs) error {
 	f := newFrame("cattn_extend_all_queries_by_n")
 	defer f.free()
@@ -38,7 +45,12 @@ func ExtendAllQueriesByN(args ExtendAllQueriesByNArgs) error {
 	if err != nil {
 		return err
 	}
-	if err := f.extendAllQueriesByN(in, args.N, slots, out, args.Stream); err != nil {
+	interleave := args.DCPInterleaveSize
+	if interleave == 0 {
+		interleave = 1
+	}
+	if err := f.extendAllQueriesByN(in, args.N, slots, out, args.DCPSize, args.DCPRank,
+		interleave, args.Stream); err != nil {
 		return err
 	}
 	return f.readMetadata(out, args.Out)

@@ -173,3 +173,68 @@ func TestExtendAllQueriesByNErrors(t *testing.T) {
 	wantError(t, ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: &in.md, N: 1}),
 		StatusInvalidArgument, "args->out")
 }
+
+type extendUpstreamCase struct {
+	Name            string  `json:"name"`
+	N               int64   `json:"n"`
+	QueryStartLoc   []int64 `json:"query_start_loc"`
+	SeqLens         []int64 `json:"seq_lens"`
+	NumActualTokens int64   `json:"num_actual_tokens"`
+	UpperBound      []int64 `json:"seq_lens_cpu_upper_bound"`
+	DCPSize         int64   `json:"dcp_size"`
+	DCPRank         int64   `json:"dcp_rank"`
+	Interleave      int64   `json:"dcp_kv_cache_interleave_size"`
+	PositionsLen    int64   `json:"positions_len"`
+	Expect          struct {
+		QueryStartLoc []int64 `json:"query_start_loc"`
+		SeqLens       []int64 `json:"seq_lens"`
+		UpperBound    []int64 `json:"seq_lens_cpu_upper_bound"`
+		DCP           []int64 `json:"dcp_local_seq_lens"`
+		Positions     []int64 `json:"positions"`
+	} `json:"expect"`
+}
+
+// The metadata v2 fields against the upstream oracle: the upper bound + N as in vLLM, and the
+// DCP lengths and positions that vLLM leaves stale, rewritten.
+func TestExtendAllQueriesByNUpstreamVectors(t *testing.T) {
+	cases := loadCases[extendUpstreamCase](t, "extend_all_queries_by_n_upstream")
+	if len(cases) < 15 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	for _, c := range cases {
+		b := int64(len(c.SeqLens))
+		for _, dt := range indexTypes {
+			name := c.Name + "/" + dtypeName(dt)
+			md := &CommonAttnMetadata{QueryStartLoc: ibufOf(dt, c.QueryStartLoc, 1, 0).t,
+				SeqLens: ibufOf(dt, c.SeqLens, 2, 1).t, SeqLensCPUUpperBound: ibufOf(dt, c.UpperBound, 1, 0).t,
+				DCPLocalSeqLens: newIBuf(dt, []int64{b}, 1, 0).t, NumActualTokens: c.NumActualTokens,
+				Causal: true}
+			oq, os := newIBuf(dt, []int64{b + 1}, 1, 0), newIBuf(dt, []int64{b}, 1, 0)
+			ou, od := newIBuf(dt, []int64{b}, 2, 0), newIBuf(dt, []int64{b}, 1, 0)
+			pos := newIBuf(Int64, []int64{c.PositionsLen}, 1, 0)
+			out := &CommonAttnMetadata{QueryStartLoc: oq.t, SeqLens: os.t,
+				SeqLensCPUUpperBound: ou.t, DCPLocalSeqLens: od.t, Positions: pos.t}
+			err := ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: md, N: c.N, Out: out,
+				DCPSize: c.DCPSize, DCPRank: c.DCPRank, DCPInterleaveSize: c.Interleave})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			wantEqual(t, name+" qsl", oq.values(), c.Expect.QueryStartLoc)
+			wantEqual(t, name+" seq", os.values(), c.Expect.SeqLens)
+			wantEqual(t, name+" upper", ou.values(), c.Expect.UpperBound)
+			wantEqual(t, name+" dcp", od.values(), c.Expect.DCP)
+			wantEqual(t, name+" positions", pos.values(), c.Expect.Positions)
+			if out.Positions != pos.t || out.DCPLocalSeqLens != od.t {
+				t.Fatalf("%s: out's tensors were not kept", name)
+			}
+		}
+		// Without the DCP group the lengths cannot be extended: a status, nothing written.
+		md := &CommonAttnMetadata{QueryStartLoc: ibufOf(Int64, c.QueryStartLoc, 1, 0).t,
+			SeqLens: ibufOf(Int64, c.SeqLens, 1, 0).t, DCPLocalSeqLens: newIBuf(Int64, []int64{b}, 1, 0).t}
+		od := newIBuf(Int64, []int64{b}, 1, 0)
+		out := &CommonAttnMetadata{QueryStartLoc: newIBuf(Int64, []int64{b + 1}, 1, 0).t,
+			SeqLens: newIBuf(Int64, []int64{b}, 1, 0).t, DCPLocalSeqLens: od.t}
+		err := ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: md, N: c.N, Out: out})
+		wantError(t, err, StatusInvalidArgument, "args->dcp_size is not given")
+	}
+}

@@ -28,4 +28,15 @@ type CommonAttnMetadata struct {
 	MaxSeqLen        int64
 	NumLogitsIndices int64 // meaningful only with LogitsIndicesPadded
 	Causal           bool
+
+	// Since 1.1: vLLM's newer fields, each nil when absent.
+	Positions            *Tensor // [num_actual_tokens (+ padding)] token positions
+	IsPrefilling         *Tensor // [num_reqs] 8-bit booleans: still in the prompt
+	CausalPerReq         *Tensor // [num_reqs] 8-bit booleans, vLLM's causal as a tensor
+	DCPLocalSeqLens      *Tensor // [num_reqs] this DCP rank's sequence lengths
+	DCPLocalSeqLensCPU   *Tensor // host mirror of DCPLocalSeqLens
+	SeqLensCPUUpperBound *Tensor // [num_reqs] host upper bound of SeqLens
+	EncoderSeqLens       *Tensor // [num_reqs] cross-attention encoder lengths
+	EncoderSeqLensCPU    *Tensor // host mirror of EncoderSeqLens
+	MaxLogitsPerReq      int64   // the most logits indices of one request; 0 = not given
 }

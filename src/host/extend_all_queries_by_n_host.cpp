@@ -7,6 +7,7 @@
 // i before either output is written there, so no element is shifted twice.
 #include "host/extend_all_queries_by_n_host.h"
 
+#include <climits>
 #include <string>
 
 namespace cattn {
@@ -69,6 +70,18 @@ void write_extended_pair_host(const ExtendedPair& p) {
     const int64_t a = in[i], b = mirror_in[i];
     out.set(i, wrapping_add(a, delta));
     mirror_out.set(i, wrapping_add(b, delta));
+  }
+}
+
+void check_extended_dcp_lens_host(const char* fn, const TensorArg& seq_lens, int64_t n) {
+  const IndexReader in = reader1d(seq_lens);
+  for (int64_t b = 0; b < seq_lens.numel(); ++b) {
+    int64_t s;
+    if (__builtin_add_overflow(in[b], n, &s) || s < 0 || s > INT32_MAX)
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, seq_lens.name(),
+               "gives an extended length outside [0, INT32_MAX]",
+               "[" + std::to_string(b) + "] = " + std::to_string(in[b]) + " + " + std::to_string(n),
+               "0..2147483647 (the DCP lengths are computed in int32, as in vLLM)");
   }
 }
 

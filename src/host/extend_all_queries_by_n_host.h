@@ -27,4 +27,8 @@ void check_mirror_host(const char* fn, const TensorArg& main, const TensorArg& m
 // output is written.
 void write_extended_pair_host(const ExtendedPair& p);
 
+// Fails unless every extended length seq_lens[b] + n lies in [0, INT32_MAX], where the DCP
+// split (get_dcp_local_seq_lens, int32 in vLLM) is exact. Reads only.
+void check_extended_dcp_lens_host(const char* fn, const TensorArg& seq_lens, int64_t n);
+
 }  // namespace cattn

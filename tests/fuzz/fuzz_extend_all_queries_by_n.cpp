@@ -164,9 +164,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto meta_snap = meta.snapshot(), out_meta_snap = out_meta.snapshot(), args_snap = args.snapshot();
 
   // Prediction.
-  bool ok = !null_args && args_size >= CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE &&
-            in_before.struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE &&
-            out->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE && n >= 0;
+  bool ok = !null_args && args_size >= CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE_1_0 &&
+            in_before.struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0 &&
+            out->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0 && n >= 0;
   Tensor* tq = of(qsl.ptr());
   Tensor* ts = of(seq.ptr());
   Tensor* tqc = of(in_qsl_cpu_p);

@@ -95,8 +95,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto meta_snap = meta.snapshot(), out_snap = out_meta.snapshot(), args_snap = args.snapshot();
 
   bool ok = !null_args && args_size >= CATTN_FAST_PREFILL_METADATA_ARGS_SIZE &&
-            in_before.struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE &&
-            out->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE;
+            in_before.struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0 &&
+            out->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0;
   std::vector<int64_t> counts;
   const int64_t count = in_before.num_logits_indices, nreq = in_before.num_reqs;
   if (ok && !passthrough) {

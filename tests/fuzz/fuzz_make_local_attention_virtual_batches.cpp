@@ -207,7 +207,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const __int128 plan_entries_bytes = count >= 0 ? (count * 5 + 1) * 8 : 0;
   const bool bytes_surely_fit = plan_entries_bytes + (g_plan_overhead >= 0 ? g_plan_overhead : 256 + 4096) <= INT64_MAX;
   const bool bytes_surely_overflow = plan_entries_bytes + (g_plan_overhead >= 0 ? g_plan_overhead : 256) > INT64_MAX;
-  const bool base_ok = !null_args && args_size >= kArgsSize10 && m->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE &&
+  const bool base_ok = !null_args && args_size >= kArgsSize10 && m->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0 &&
                        field >= 0 && count >= 0 && count <= cap;
   const bool ok = base_ok && bytes_surely_fit;
   const bool undecided = base_ok && !bytes_surely_fit && !bytes_surely_overflow;
@@ -325,7 +325,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   int64_t cum_q = 0;
   for (const auto& b : ref.batches) cum_q += b.q;
   bool fok = !null_plan && fill_size >= CATTN_LOCAL_ATTENTION_FILL_ARGS_SIZE &&
-             m_now.struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE && o->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE;
+             m_now.struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0 && o->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0;
   fok = fok && index_nd(source, 2) && source.dim(0) == plan_batch && source.dim(1) >= plan_cols && !source.device;
   fok = fok && (!with_slots || !slots.exists || (slots.usable() && !slots.device));
   fok = fok && o_table.usable() && o_table.ndim() == 2 && same_dtype(o_table, source) && writable(o_table) &&

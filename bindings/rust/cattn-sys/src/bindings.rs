@@ -38,6 +38,8 @@ pub const CATTN_REGION_DECODE: u32 = 0;
 pub const CATTN_REGION_SHORT_EXTEND: u32 = 1;
 pub const CATTN_REGION_LONG_EXTEND: u32 = 2;
 pub const CATTN_REGION_PREFILL: u32 = 3;
+pub const CATTN_UNPADDED_MAX_DIMS: u32 = 4;
+pub const CATTN_UNPADDED_STORAGE_WORDS: u32 = 256;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -394,12 +396,21 @@ pub struct cattn_common_attn_metadata {
     pub num_logits_indices: i64,
     pub causal: i32,
     pub reserved0: i32,
+    pub positions: *mut DLTensor,
+    pub is_prefilling: *mut DLTensor,
+    pub causal_per_req: *mut DLTensor,
+    pub dcp_local_seq_lens: *mut DLTensor,
+    pub dcp_local_seq_lens_cpu: *mut DLTensor,
+    pub seq_lens_cpu_upper_bound: *mut DLTensor,
+    pub encoder_seq_lens: *mut DLTensor,
+    pub encoder_seq_lens_cpu: *mut DLTensor,
+    pub max_logits_per_req: i64,
 }
 #[test]
 fn bindgen_test_layout_cattn_common_attn_metadata() {
     assert_eq!(
         ::std::mem::size_of::<cattn_common_attn_metadata>(),
-        120usize,
+        192usize,
         concat!("Size of: ", stringify!(cattn_common_attn_metadata))
     );
     assert_eq!(
@@ -679,6 +690,159 @@ fn bindgen_test_layout_cattn_common_attn_metadata() {
         );
     }
     test_field_reserved0();
+    fn test_field_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_common_attn_metadata>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).positions) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_common_attn_metadata),
+                "::",
+                stringify!(positions)
+            )
+        );
+    }
+    test_field_positions();
+    fn test_field_is_prefilling() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_common_attn_metadata>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_prefilling) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_common_attn_metadata),
+                "::",
+                stringify!(is_prefilling)
+            )
+        );
+    }
+    test_field_is_prefilling();
+    fn test_field_causal_per_req() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_common_attn_metadata>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).causal_per_req) as usize - ptr as usize
+            },
+            136usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_common_attn_metadata),
+                "::",
+                stringify!(causal_per_req)
+            )
+        );
+    }
+    test_field_causal_per_req();
+    fn test_field_dcp_local_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_common_attn_metadata>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_local_seq_lens) as usize - ptr as usize
+            },
+            144usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_common_attn_metadata),
+                "::",
+                stringify!(dcp_local_seq_lens)
+            )
+        );
+    }
+    test_field_dcp_local_seq_lens();
+    fn test_field_dcp_local_seq_lens_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_common_attn_metadata>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_local_seq_lens_cpu) as usize - ptr as usize
+            },
+            152usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_common_attn_metadata),
+                "::",
+                stringify!(dcp_local_seq_lens_cpu)
+            )
+        );
+    }
+    test_field_dcp_local_seq_lens_cpu();
+    fn test_field_seq_lens_cpu_upper_bound() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_common_attn_metadata>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens_cpu_upper_bound) as usize - ptr as usize
+            },
+            160usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_common_attn_metadata),
+                "::",
+                stringify!(seq_lens_cpu_upper_bound)
+            )
+        );
+    }
+    test_field_seq_lens_cpu_upper_bound();
+    fn test_field_encoder_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_common_attn_metadata>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).encoder_seq_lens) as usize - ptr as usize
+            },
+            168usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_common_attn_metadata),
+                "::",
+                stringify!(encoder_seq_lens)
+            )
+        );
+    }
+    test_field_encoder_seq_lens();
+    fn test_field_encoder_seq_lens_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_common_attn_metadata>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).encoder_seq_lens_cpu) as usize - ptr as usize
+            },
+            176usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_common_attn_metadata),
+                "::",
+                stringify!(encoder_seq_lens_cpu)
+            )
+        );
+    }
+    test_field_encoder_seq_lens_cpu();
+    fn test_field_max_logits_per_req() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_common_attn_metadata>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_logits_per_req) as usize - ptr as usize
+            },
+            184usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_common_attn_metadata),
+                "::",
+                stringify!(max_logits_per_req)
+            )
+        );
+    }
+    test_field_max_logits_per_req();
 }
 pub type cattn_common_attn_metadata_t = cattn_common_attn_metadata;
 pub const CATTN_KV_CACHE_LAYOUT_UNSET: cattn_kv_cache_layout_e = 0;
@@ -3014,12 +3178,15 @@ pub struct cattn_extend_all_queries_by_n_args {
     pub new_slot_mapping: *mut DLTensor,
     pub out: *mut cattn_common_attn_metadata_t,
     pub stream: cattn_stream_t,
+    pub dcp_size: i64,
+    pub dcp_rank: i64,
+    pub dcp_kv_cache_interleave_size: i64,
 }
 #[test]
 fn bindgen_test_layout_cattn_extend_all_queries_by_n_args() {
     assert_eq!(
         ::std::mem::size_of::<cattn_extend_all_queries_by_n_args>(),
-        48usize,
+        72usize,
         concat!("Size of: ", stringify!(cattn_extend_all_queries_by_n_args))
     );
     assert_eq!(
@@ -3138,6 +3305,60 @@ fn bindgen_test_layout_cattn_extend_all_queries_by_n_args() {
         );
     }
     test_field_stream();
+    fn test_field_dcp_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_size) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_extend_all_queries_by_n_args),
+                "::",
+                stringify!(dcp_size)
+            )
+        );
+    }
+    test_field_dcp_size();
+    fn test_field_dcp_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_rank) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_extend_all_queries_by_n_args),
+                "::",
+                stringify!(dcp_rank)
+            )
+        );
+    }
+    test_field_dcp_rank();
+    fn test_field_dcp_kv_cache_interleave_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_kv_cache_interleave_size) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_extend_all_queries_by_n_args),
+                "::",
+                stringify!(dcp_kv_cache_interleave_size)
+            )
+        );
+    }
+    test_field_dcp_kv_cache_interleave_size();
 }
 pub type cattn_extend_all_queries_by_n_args_t = cattn_extend_all_queries_by_n_args;
 extern "C" {
@@ -7051,6 +7272,383 @@ extern "C" {
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct cattn_naive_query_lens_args {
+    pub struct_size: usize,
+    pub metadata: *const cattn_common_attn_metadata_t,
+    pub out: *mut DLTensor,
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_naive_query_lens_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_naive_query_lens_args>(),
+        32usize,
+        concat!("Size of: ", stringify!(cattn_naive_query_lens_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_naive_query_lens_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_naive_query_lens_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_naive_query_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_naive_query_lens_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_metadata() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_naive_query_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_naive_query_lens_args),
+                "::",
+                stringify!(metadata)
+            )
+        );
+    }
+    test_field_metadata();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_naive_query_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_naive_query_lens_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_naive_query_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_naive_query_lens_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+pub type cattn_naive_query_lens_args_t = cattn_naive_query_lens_args;
+pub type cattn_compute_num_computed_tokens_args_t = cattn_naive_query_lens_args_t;
+extern "C" {
+    pub fn cattn_naive_query_lens(args: *const cattn_naive_query_lens_args_t) -> cattn_status_t;
+}
+extern "C" {
+    pub fn cattn_compute_num_computed_tokens(
+        args: *const cattn_compute_num_computed_tokens_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_token_to_req_indices_args {
+    pub struct_size: usize,
+    pub metadata: *const cattn_common_attn_metadata_t,
+    pub buffer: *mut DLTensor,
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_token_to_req_indices_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_token_to_req_indices_args>(),
+        32usize,
+        concat!("Size of: ", stringify!(cattn_token_to_req_indices_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_token_to_req_indices_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_token_to_req_indices_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_token_to_req_indices_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_token_to_req_indices_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_metadata() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_token_to_req_indices_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_token_to_req_indices_args),
+                "::",
+                stringify!(metadata)
+            )
+        );
+    }
+    test_field_metadata();
+    fn test_field_buffer() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_token_to_req_indices_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).buffer) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_token_to_req_indices_args),
+                "::",
+                stringify!(buffer)
+            )
+        );
+    }
+    test_field_buffer();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_token_to_req_indices_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_token_to_req_indices_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+pub type cattn_token_to_req_indices_args_t = cattn_token_to_req_indices_args;
+extern "C" {
+    pub fn cattn_token_to_req_indices(
+        args: *const cattn_token_to_req_indices_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_unpadded_storage {
+    pub struct_size: usize,
+    pub opaque: [i64; 256usize],
+}
+#[test]
+fn bindgen_test_layout_cattn_unpadded_storage() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_unpadded_storage>(),
+        2056usize,
+        concat!("Size of: ", stringify!(cattn_unpadded_storage))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_unpadded_storage>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_unpadded_storage))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_storage>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_storage),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_opaque() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_storage>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).opaque) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_storage),
+                "::",
+                stringify!(opaque)
+            )
+        );
+    }
+    test_field_opaque();
+}
+pub type cattn_unpadded_storage_t = cattn_unpadded_storage;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_unpadded_args {
+    pub struct_size: usize,
+    pub metadata: *const cattn_common_attn_metadata_t,
+    pub num_actual_tokens: i64,
+    pub num_actual_reqs: i64,
+    pub out: *mut cattn_common_attn_metadata_t,
+    pub storage: *mut cattn_unpadded_storage_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_unpadded_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_unpadded_args>(),
+        48usize,
+        concat!("Size of: ", stringify!(cattn_unpadded_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_unpadded_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_unpadded_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_metadata() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_args),
+                "::",
+                stringify!(metadata)
+            )
+        );
+    }
+    test_field_metadata();
+    fn test_field_num_actual_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_args),
+                "::",
+                stringify!(num_actual_tokens)
+            )
+        );
+    }
+    test_field_num_actual_tokens();
+    fn test_field_num_actual_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_actual_reqs) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_args),
+                "::",
+                stringify!(num_actual_reqs)
+            )
+        );
+    }
+    test_field_num_actual_reqs();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_storage() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).storage) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_args),
+                "::",
+                stringify!(storage)
+            )
+        );
+    }
+    test_field_storage();
+}
+pub type cattn_unpadded_args_t = cattn_unpadded_args;
+extern "C" {
+    pub fn cattn_unpadded(args: *const cattn_unpadded_args_t) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct cattn_api {
     pub struct_size: usize,
     pub abi_major: u32,
@@ -7310,12 +7908,26 @@ pub struct cattn_api {
     pub reorder_batch_to_split_decodes_and_prefills: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut cattn_reorder_batch_args_t) -> cattn_status_t,
     >,
+    pub naive_query_lens: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *const cattn_naive_query_lens_args_t) -> cattn_status_t,
+    >,
+    pub compute_num_computed_tokens: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_compute_num_computed_tokens_args_t,
+        ) -> cattn_status_t,
+    >,
+    pub token_to_req_indices: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *const cattn_token_to_req_indices_args_t) -> cattn_status_t,
+    >,
+    pub unpadded: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *const cattn_unpadded_args_t) -> cattn_status_t,
+    >,
 }
 #[test]
 fn bindgen_test_layout_cattn_api() {
     assert_eq!(
         ::std::mem::size_of::<cattn_api>(),
-        480usize,
+        512usize,
         concat!("Size of: ", stringify!(cattn_api))
     );
     assert_eq!(
@@ -8375,6 +8987,74 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_reorder_batch_to_split_decodes_and_prefills();
+    fn test_field_naive_query_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).naive_query_lens) as usize - ptr as usize
+            },
+            480usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(naive_query_lens)
+            )
+        );
+    }
+    test_field_naive_query_lens();
+    fn test_field_compute_num_computed_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_num_computed_tokens) as usize - ptr as usize
+            },
+            488usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(compute_num_computed_tokens)
+            )
+        );
+    }
+    test_field_compute_num_computed_tokens();
+    fn test_field_token_to_req_indices() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).token_to_req_indices) as usize - ptr as usize
+            },
+            496usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(token_to_req_indices)
+            )
+        );
+    }
+    test_field_token_to_req_indices();
+    fn test_field_unpadded() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).unpadded) as usize - ptr as usize
+            },
+            504usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(unpadded)
+            )
+        );
+    }
+    test_field_unpadded();
 }
 pub type cattn_api_t = cattn_api;
 extern "C" {

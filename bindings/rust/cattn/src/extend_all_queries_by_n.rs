@@ -158,6 +158,10 @@ impl Api<'_> {
             new_slot_mapping: slot_mapping,
             out: out_md,
             stream: stream.as_raw(),
+            // No DCP lengths travel in this API's metadata, so no DCP group is needed.
+            dcp_size: 0,
+            dcp_rank: 0,
+            dcp_kv_cache_interleave_size: 1,
         };
         let f = entry!(self, extend_all_queries_by_n)?;
         // SAFETY: the input metadata, the output struct and every view they point to live

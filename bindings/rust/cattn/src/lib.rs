@@ -52,9 +52,12 @@ pub mod kv_cache_layout;
 pub mod make_kv_sharing_fast_prefill_common_attn_metadata;
 pub mod make_local_attention_virtual_batches;
 pub mod mamba_get_block_table_tensor;
+pub mod naive_query_lens;
 pub mod pcp_kv_allgather_and_restore;
 pub mod split_decodes_and_prefills;
 pub mod step_plan;
+pub mod token_to_req_indices;
+pub mod unpadded;
 
 #[cfg(unix)]
 pub mod dynamic;
@@ -106,6 +109,7 @@ pub use make_local_attention_virtual_batches::{
 pub use mamba_get_block_table_tensor::{
     mamba_get_block_table_tensor, MambaBlockTableArgs, MambaCacheMode,
 };
+pub use naive_query_lens::{compute_num_computed_tokens, naive_query_lens, num_computed_tokens};
 pub use pcp_kv_allgather_and_restore::{
     pcp_kv_allgather_and_restore, pcp_kv_allgather_and_restore_workspace_size, PcpKvAllgatherArgs,
     PcpKvAllgatherOutputs, Workspace,
@@ -122,6 +126,8 @@ pub use step_plan::{
     StepLocalAttentionParams, StepMambaParams, StepOutputs, StepPlan, StepPlanDesc, StepPlanShape,
     StepProducts, STEP_NUM_COUNTS,
 };
+pub use token_to_req_indices::{token_to_req_indices, token_to_req_indices_vec};
+pub use unpadded::unpadded;
 
 /// `CATTN_PAD_SLOT_ID`: the value written past the programs in use (compute_causal_conv1d_metadata) and for a
 /// column past a row on the device (mamba_get_block_table_tensor).

@@ -7,6 +7,9 @@ use cattn_sys as sys;
 
 use crate::tensor::TensorRef;
 
+/// `CATTN_NOT_GIVEN`, which bindgen cannot evaluate (a cast in the header).
+pub(crate) const NOT_GIVEN: i64 = -1;
+
 /// The metadata of one batch, borrowed by the calls that read it.
 ///
 /// Every tensor is optional because each utility reads only some of them (its documentation
@@ -103,6 +106,17 @@ impl CommonAttnMetadata<'_> {
             num_logits_indices: self.num_logits_indices,
             causal: i32::from(self.causal),
             reserved0: 0,
+            // The 1.1 fields: not given. This type keeps its 1.0 fields (struct literals of
+            // it elsewhere list them all); the calls it serves read none of the newer ones.
+            positions: std::ptr::null_mut(),
+            is_prefilling: std::ptr::null_mut(),
+            causal_per_req: std::ptr::null_mut(),
+            dcp_local_seq_lens: std::ptr::null_mut(),
+            dcp_local_seq_lens_cpu: std::ptr::null_mut(),
+            seq_lens_cpu_upper_bound: std::ptr::null_mut(),
+            encoder_seq_lens: std::ptr::null_mut(),
+            encoder_seq_lens_cpu: std::ptr::null_mut(),
+            max_logits_per_req: NOT_GIVEN,
         }
     }
 }

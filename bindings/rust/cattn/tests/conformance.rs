@@ -839,6 +839,176 @@ fn get_per_layer_parameters_vectors() {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Metadata v2 helpers (upstream oracle)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn naive_query_lens_vectors() {
+    let cases = load_cases("naive_query_lens");
+    assert!(cases.len() > 40);
+    let mut checked = 0;
+    for c in &cases {
+        let name = c.get("name").str();
+        let qsl = c.get("query_start_loc").ints();
+        let seq = c.get("seq_lens").ints();
+        let mut inputs = qsl.clone();
+        inputs.extend(&seq);
+        for (computed, key) in [
+            (false, "naive_query_lens"),
+            (true, "compute_num_computed_tokens"),
+        ] {
+            let want = c.get("expect").get(key).ints();
+            for in_t in dtypes_for(&inputs) {
+                for out_t in dtypes_for(&want) {
+                    for step in [1, 3] {
+                        let q = HostInts::of(&qsl, in_t, step);
+                        let s = HostInts::of(&seq, in_t, 1);
+                        let mut out = HostInts::new(&[want.len() as i64], out_t, step);
+                        let md = CommonAttnMetadata {
+                            query_start_loc: Some(q.view()),
+                            seq_lens: Some(s.view()),
+                            ..Default::default()
+                        };
+                        let r = if computed {
+                            compute_num_computed_tokens(&md, &mut out.view_mut(), Stream::DEFAULT)
+                        } else {
+                            naive_query_lens(&md, &mut out.view_mut(), Stream::DEFAULT)
+                        };
+                        r.unwrap_or_else(|e| panic!("{name}: {e}"));
+                        assert_eq!(out.values(), want, "{name} {key} {in_t:?}->{out_t:?}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 200, "{checked}");
+}
+
+#[test]
+fn token_to_req_indices_vectors() {
+    let cases = load_cases("token_to_req_indices");
+    let (mut ok, mut failed) = (0, 0);
+    for c in &cases {
+        let name = c.get("name").str();
+        let qsl = c.get("query_start_loc").ints();
+        let qsl_cpu = c.get("query_start_loc_cpu").ints();
+        let len = c.get("buffer_len").i64();
+        for in_t in dtypes_for(&qsl) {
+            for buf_t in [Int::I32, Int::I64] {
+                let q = HostInts::of(&qsl, in_t, 2);
+                let q_cpu = HostInts::of(&qsl_cpu, in_t, 1);
+                let mut buf = HostInts::new(&[len], buf_t, 2);
+                let md = CommonAttnMetadata {
+                    query_start_loc: Some(q.view()),
+                    query_start_loc_cpu: Some(q_cpu.view()),
+                    num_actual_tokens: c.get("num_actual_tokens").i64(),
+                    ..Default::default()
+                };
+                let r = token_to_req_indices(&md, &mut buf.view_mut(), Stream::DEFAULT);
+                if c.has("error") {
+                    assert!(
+                        r.is_err(),
+                        "{name}: upstream raises {}",
+                        c.get("error").str()
+                    );
+                    assert!(buf.values().iter().all(|&v| v == POISON), "{name}: written");
+                    failed += 1;
+                    continue;
+                }
+                r.unwrap_or_else(|e| panic!("{name}: {e}"));
+                let mut want = c.get("expect").ints();
+                want.resize(len as usize, POISON);
+                assert_eq!(buf.values(), want, "{name} {in_t:?}->{buf_t:?}");
+                ok += 1;
+            }
+        }
+    }
+    assert!(ok > 50 && failed > 10, "{ok} {failed}");
+    assert_eq!(
+        token_to_req_indices_vec(&[0, 2, 2, 5], 7).unwrap(),
+        [0, 0, 2, 2, 2, 0, 0]
+    );
+    assert_eq!(num_computed_tokens(&[0, 3, 4], &[10, 1]).unwrap(), [7, 0]);
+}
+
+#[test]
+fn unpadded_vectors() {
+    let cases = load_cases("unpadded");
+    assert!(cases.len() > 20);
+    for c in &cases {
+        let name = c.get("name").str();
+        let input = c.get("input");
+        let e = c.get("expect");
+        let qsl = input.get("query_start_loc").ints();
+        let seq = input.get("seq_lens").ints();
+        let slots = input.get("slot_mapping").ints();
+        let table = input.get("block_table_tensor").ints();
+        let cols = c.get("block_table_cols").i64();
+        for step in [1, 2] {
+            let q = HostInts::of(&qsl, Int::I32, step);
+            let s = HostInts::of(&seq, Int::I64, step);
+            let sl = HostInts::of(&slots, Int::I64, 1);
+            let t = HostInts::shaped(&table, &[seq.len() as i64, cols], Int::I32, 1);
+            let md = CommonAttnMetadata {
+                query_start_loc: Some(q.view()),
+                seq_lens: Some(s.view()),
+                slot_mapping: Some(sl.view()),
+                block_table_tensor: Some(t.view()),
+                num_reqs: seq.len() as i64,
+                num_actual_tokens: input.get("num_actual_tokens").i64(),
+                max_query_len: input.get("max_query_len").i64(),
+                max_seq_len: input.get("max_seq_len").i64(),
+                ..Default::default()
+            };
+            let reqs = c.get("num_actual_reqs").i64();
+            let tokens = c.get("num_actual_tokens").i64();
+            let u = unpadded(&md, tokens, reqs).unwrap_or_else(|err| panic!("{name}: {err}"));
+            assert_eq!(u.num_reqs, reqs, "{name}");
+            assert_eq!(u.num_actual_tokens, tokens, "{name}");
+            assert_eq!(u.max_query_len, e.get("max_query_len").i64(), "{name}");
+            let first = |v: &Option<TensorRef<'_>>| v.as_ref().unwrap().shape()[0];
+            assert_eq!(
+                first(&u.query_start_loc) as usize,
+                e.get("query_start_loc").ints().len()
+            );
+            assert_eq!(first(&u.seq_lens) as usize, e.get("seq_lens").ints().len());
+            assert_eq!(
+                first(&u.slot_mapping) as usize,
+                e.get("slot_mapping").ints().len()
+            );
+            assert_eq!(
+                u.block_table_tensor.as_ref().unwrap().shape(),
+                &[reqs, cols]
+            );
+            assert_eq!(
+                u.seq_lens.as_ref().unwrap().strides(),
+                s.view().strides(),
+                "{name}"
+            );
+            // The cut views read the input's memory: their values are the expected slices.
+            let got: Vec<i64> = u
+                .query_start_loc
+                .as_ref()
+                .map(|v| {
+                    let raw = unsafe { &*v.as_raw() };
+                    let base = raw.data as *const i32;
+                    (0..v.shape()[0])
+                        .map(|i| unsafe { i64::from(*base.add((i * step) as usize)) })
+                        .collect()
+                })
+                .unwrap();
+            assert_eq!(got, e.get("query_start_loc").ints(), "{name}");
+        }
+    }
+    support::expect_error(
+        unpadded(&CommonAttnMetadata::default(), -1, 0),
+        Status::InvalidArgument,
+        "args->num_actual_tokens",
+    );
+}
+
 /// Every vector file is read by one of the tests above (a new utility's vectors need a test).
 #[test]
 fn every_vector_file_is_covered() {
@@ -861,6 +1031,17 @@ fn every_vector_file_is_covered() {
         "split_decodes_and_prefills",
         "split_decodes_prefills_and_extends",
         "split_prefill_chunks",
+        "naive_query_lens",
+        "token_to_req_indices",
+        "unpadded",
+    ];
+    // Metadata v2 vectors of the 1.1 metadata fields of extend, fast prefill and the
+    // local-attention fill, which this crate does not bind yet (CommonAttnMetadata keeps its
+    // 1.0 fields). The C suites test them.
+    let not_bound_yet = [
+        "extend_all_queries_by_n_upstream",
+        "make_kv_sharing_fast_prefill_common_attn_metadata_upstream",
+        "make_local_attention_virtual_batches_upstream",
     ];
     let mut files: Vec<String> = std::fs::read_dir(support::vectors_dir())
         .unwrap()
@@ -869,6 +1050,7 @@ fn every_vector_file_is_covered() {
             name.strip_suffix(".json").map(str::to_owned)
         })
         .collect();
+    files.retain(|f| !not_bound_yet.contains(&f.as_str()));
     files.sort();
     assert_eq!(
         files, covered,

@@ -1,0 +1,67 @@
+//! The request of every token (vLLM's CommonAttentionMetadata.token_to_req_indices).
+
+use std::mem::size_of;
+
+use cattn_sys as sys;
+
+use crate::api::{entry, Api};
+use crate::error::Result;
+use crate::metadata::CommonAttnMetadata;
+use crate::tensor::{Stream, TensorMut, TensorRef};
+
+/// Writes the request index of every token into `buffer` (`[>= max(M, T)]`, int32/int64):
+/// `buffer[0:M]` repeats request r `q[r]` times, `buffer[M:T]` is 0 (padding tokens map to
+/// request 0), with M the mapped tokens and T `metadata.num_actual_tokens`. Reads
+/// `query_start_loc`, `query_start_loc_cpu` (the host mirror M is taken from when given) and
+/// `num_actual_tokens`. Nothing is cached: call it again whenever the batch changes.
+pub fn token_to_req_indices(
+    metadata: &CommonAttnMetadata<'_>,
+    buffer: &mut TensorMut<'_>,
+    stream: Stream,
+) -> Result<()> {
+    Api::linked()?.token_to_req_indices(metadata, buffer, stream)
+}
+
+/// One call for a host batch: the request of each of `num_tokens` tokens (padding included).
+///
+/// ```
+/// assert_eq!(cattn::token_to_req_indices_vec(&[0, 2, 2, 5], 7)?, vec![0, 0, 2, 2, 2, 0, 0]);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn token_to_req_indices_vec(query_start_loc: &[i32], num_tokens: usize) -> Result<Vec<i32>> {
+    let mapped = match (query_start_loc.first(), query_start_loc.last()) {
+        (Some(&a), Some(&b)) => usize::try_from(i64::from(b) - i64::from(a)).unwrap_or(0),
+        _ => 0,
+    };
+    let md = CommonAttnMetadata {
+        query_start_loc: Some(TensorRef::from_slice(query_start_loc)),
+        num_actual_tokens: i64::try_from(num_tokens).unwrap_or(i64::MAX),
+        ..Default::default()
+    };
+    let mut out = vec![0i32; mapped.max(num_tokens)];
+    token_to_req_indices(&md, &mut TensorMut::from_slice(&mut out), Stream::DEFAULT)?;
+    out.truncate(num_tokens);
+    Ok(out)
+}
+
+impl Api<'_> {
+    /// [`token_to_req_indices`] in this library.
+    pub fn token_to_req_indices(
+        self,
+        metadata: &CommonAttnMetadata<'_>,
+        buffer: &mut TensorMut<'_>,
+        stream: Stream,
+    ) -> Result<()> {
+        let md = metadata.to_raw();
+        let raw = sys::cattn_token_to_req_indices_args_t {
+            struct_size: size_of::<sys::cattn_token_to_req_indices_args_t>(),
+            metadata: &md,
+            buffer: buffer.as_raw(),
+            stream: stream.as_raw(),
+        };
+        let f = entry!(self, token_to_req_indices)?;
+        // SAFETY: the metadata and every view it points to live through the call; `buffer` is
+        // borrowed mutably.
+        self.check(unsafe { f(&raw) })
+    }
+}
