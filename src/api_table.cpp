@@ -53,6 +53,10 @@ const cattn_api_t kApi = {
     cattn_step_plan_get_shape,
     cattn_step_plan_workspace_size,
     cattn_step_plan_run,
+    cattn_max_local_attention_virtual_batches,
+    cattn_compute_mm_prefix_range_tensor,
+    cattn_fill_mm_prefix_query_ranges,
+    cattn_log2_lse_to_ln,
 };
 
 }  // namespace
