@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "cattn.h"
+#include "support/dcp_nd.h"
 #include "support/host_tensor.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
@@ -13,18 +14,6 @@
 using namespace cattn_test;
 
 namespace {
-
-cattn_status_t run_nd(const DLTensor* seq, DLTensor* out, int64_t size, int64_t rank,
-                      int64_t interleave) {
-  cattn_dcp_local_seq_lens_args_t a = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT;
-  a.seq_lens = seq;
-  a.dcp_size = size;
-  a.dcp_rank = rank;
-  a.dcp_kv_cache_interleave_size = interleave;
-  a.out = out;
-  a.shape_mode = CATTN_DCP_SHAPE_PRESERVE;
-  return cattn_get_dcp_local_seq_lens(&a);
-}
 
 // vLLM's closed form, per element.
 int64_t local_len(int64_t s, int64_t size, int64_t rank, int64_t interleave) {
@@ -50,7 +39,7 @@ TEST(get_dcp_local_seq_lens_nd, OracleVectors) {
         for (int64_t step : {1, 3}) {
           HostTensor s = laid_out(seq, seq_shape, {in_t, step, step == 1 ? 0 : 1, 0});
           HostTensor out(out_shape, out_t, step, step == 1 ? 0 : 2);
-          ASSERT_CATTN_OK(run_nd(s.dl(), out.dl(), size, rank, interleave));
+          ASSERT_CATTN_OK(run_dcp_nd(s.dl(), out.dl(), size, rank, interleave));
           EXPECT_EQ(out.values(), expect);
         }
   }
@@ -59,10 +48,10 @@ TEST(get_dcp_local_seq_lens_nd, OracleVectors) {
 TEST(get_dcp_local_seq_lens_nd, SizeOneGroupKeepsRankAxis) {
   HostTensor s = HostTensor::of({4, 9, 0}, i32());
   HostTensor squeezed({3}, i32());
-  EXPECT_CATTN_ERROR(run_nd(s.dl(), squeezed.dl(), 1, CATTN_DCP_ALL_RANKS, 1),
+  EXPECT_CATTN_ERROR(run_dcp_nd(s.dl(), squeezed.dl(), 1, CATTN_DCP_ALL_RANKS, 1),
                      CATTN_INVALID_ARGUMENT, "args->out has the wrong ndim");
   HostTensor kept({3, 1}, i32());
-  ASSERT_CATTN_OK(run_nd(s.dl(), kept.dl(), 1, CATTN_DCP_ALL_RANKS, 1));
+  ASSERT_CATTN_OK(run_dcp_nd(s.dl(), kept.dl(), 1, CATTN_DCP_ALL_RANKS, 1));
   EXPECT_EQ(kept.values(), (std::vector<int64_t>{4, 9, 0}));
 }
 
@@ -107,7 +96,7 @@ TEST(get_dcp_local_seq_lens_nd, StrideZeroAndTransposed) {
   out.ndim = 3;
   out.shape = out_shape;
   out.strides = out_strides;
-  ASSERT_CATTN_OK(run_nd(&seq, &out, 2, CATTN_DCP_ALL_RANKS, 4));
+  ASSERT_CATTN_OK(run_dcp_nd(&seq, &out, 2, CATTN_DCP_ALL_RANKS, 4));
   const int64_t lens[4] = {0, 5, 17, 64};
   for (int64_t i = 0; i < 3; ++i)
     for (int64_t j = 0; j < 4; ++j)
@@ -117,7 +106,7 @@ TEST(get_dcp_local_seq_lens_nd, StrideZeroAndTransposed) {
 
 TEST(get_dcp_local_seq_lens_nd, InPlaceOneRank) {
   HostTensor s = HostTensor::of({1, 2, 128, 129, 256, 257}, i32(), {3, 2});
-  ASSERT_CATTN_OK(run_nd(s.dl(), s.dl(), 4, 1, 128));
+  ASSERT_CATTN_OK(run_dcp_nd(s.dl(), s.dl(), 4, 1, 128));
   EXPECT_EQ(s.values(), (std::vector<int64_t>{0, 0, 0, 1, 128, 128}));
   // All ranks over the same memory would overwrite lengths not yet read.
   HostTensor t = HostTensor::of({1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0, 0}, i32(), {16});
@@ -128,7 +117,7 @@ TEST(get_dcp_local_seq_lens_nd, InPlaceOneRank) {
   seq.shape = seq_shape;
   over.ndim = 3;
   over.shape = shape;
-  EXPECT_CATTN_ERROR(run_nd(&seq, &over, 2, CATTN_DCP_ALL_RANKS, 1), CATTN_INVALID_ARGUMENT,
+  EXPECT_CATTN_ERROR(run_dcp_nd(&seq, &over, 2, CATTN_DCP_ALL_RANKS, 1), CATTN_INVALID_ARGUMENT,
                      "args->out overlaps");
   EXPECT_EQ(t.bytes(), before);
 }

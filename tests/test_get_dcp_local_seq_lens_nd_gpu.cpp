@@ -8,30 +8,12 @@
 
 #include "cattn.h"
 #include "support/gpu_ways.h"
+#include "support/dcp_nd.h"
 #include "support/host_tensor.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
 
 using namespace cattn_test;
-
-#if defined(CATTN_TEST_WITH_CUDA)
-namespace {
-
-cattn_status_t run_nd(const DLTensor* seq, DLTensor* out, int64_t size, int64_t rank,
-                      int64_t interleave, cudaStream_t s) {
-  cattn_dcp_local_seq_lens_args_t a = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT;
-  a.seq_lens = seq;
-  a.dcp_size = size;
-  a.dcp_rank = rank;
-  a.dcp_kv_cache_interleave_size = interleave;
-  a.out = out;
-  a.shape_mode = CATTN_DCP_SHAPE_PRESERVE;
-  a.stream = reinterpret_cast<cattn_stream_t>(s);
-  return cattn_get_dcp_local_seq_lens(&a);
-}
-
-}  // namespace
-#endif
 
 TEST(get_dcp_local_seq_lens_nd_gpu, OracleVectorsThreeWays) {
   SKIP_WITHOUT_GPU();
@@ -49,13 +31,13 @@ TEST(get_dcp_local_seq_lens_nd_gpu, OracleVectorsThreeWays) {
           HostTensor s = laid_out(seq, seq_shape, {in_t, step, step - 1, 0});
           HostTensor expect(out_shape, out_t, step, 2 * (step - 1));
           HostTensor got(out_shape, out_t, step, 2 * (step - 1));
-          ASSERT_CATTN_OK(run_nd(s.dl(), expect.dl(), size, rank, interleave, nullptr));
+          ASSERT_CATTN_OK(run_dcp_nd(s.dl(), expect.dl(), size, rank, interleave));
           EXPECT_EQ(expect.values(), ints(c["out"]));
           DeviceTensor s_d(s);
           PoisonedOutput out_d(got);
           run_three_ways(
               [&](cudaStream_t st) {
-                return run_nd(s_d.dl(), out_d.dl(), size, rank, interleave, st);
+                return run_dcp_nd(s_d.dl(), out_d.dl(), size, rank, interleave, st);
               },
               {{&out_d, &expect}});
         }
@@ -78,15 +60,15 @@ TEST(get_dcp_local_seq_lens_nd_gpu, StrideZeroAndInPlace) {
   seq_h.shape = shape;
   seq_h.strides = strides;
   HostTensor expect({3, 5, 4}, i32()), got({3, 5, 4}, i32());
-  ASSERT_CATTN_OK(run_nd(&seq_h, expect.dl(), 4, CATTN_DCP_ALL_RANKS, 8, nullptr));
+  ASSERT_CATTN_OK(run_dcp_nd(&seq_h, expect.dl(), 4, CATTN_DCP_ALL_RANKS, 8));
   PoisonedOutput out_d(got);
   run_three_ways(
-      [&](cudaStream_t st) { return run_nd(&seq, out_d.dl(), 4, CATTN_DCP_ALL_RANKS, 8, st); },
+      [&](cudaStream_t st) { return run_dcp_nd(&seq, out_d.dl(), 4, CATTN_DCP_ALL_RANKS, 8, st); },
       {{&out_d, &expect}});
   // In place, one rank, a 2-D strided view.
   HostTensor lens = HostTensor::of({1, 2, 128, 129, 256, 257}, i32(), {2, 3}, 2, 1);
   DeviceTensor lens_d(lens);
-  ASSERT_CATTN_OK(run_nd(lens_d.dl(), lens_d.dl(), 4, 1, 128, nullptr));
+  ASSERT_CATTN_OK(run_dcp_nd(lens_d.dl(), lens_d.dl(), 4, 1, 128));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   lens_d.download();
   EXPECT_EQ(lens.values(), (std::vector<int64_t>{0, 0, 0, 1, 128, 128}));
@@ -104,7 +86,7 @@ TEST(get_dcp_local_seq_lens_nd_gpu, GraphReplaysNewLengths) {
   cudaGraph_t g = nullptr;
   cudaGraphExec_t exec = nullptr;
   ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-  const cattn_status_t st = run_nd(seq_d.dl(), got_d.dl(), 4, CATTN_DCP_ALL_RANKS, 16, s);
+  const cattn_status_t st = run_dcp_nd(seq_d.dl(), got_d.dl(), 4, CATTN_DCP_ALL_RANKS, 16, s);
   ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
   ASSERT_CATTN_OK(st);
   size_t nodes = 0;
@@ -115,7 +97,7 @@ TEST(get_dcp_local_seq_lens_nd_gpu, GraphReplaysNewLengths) {
   for (int step = 0; step < 4; ++step) {
     for (int64_t i = 0; i < seq.numel(); ++i) seq.set(i, static_cast<int64_t>(rng() % 100000));
     seq_d.upload();
-    ASSERT_CATTN_OK(run_nd(seq.dl(), want.dl(), 4, CATTN_DCP_ALL_RANKS, 16, nullptr));
+    ASSERT_CATTN_OK(run_dcp_nd(seq.dl(), want.dl(), 4, CATTN_DCP_ALL_RANKS, 16));
     ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     got_d.download();

@@ -9,6 +9,7 @@
 
 #include "cattn.h"
 #include "support/host_tensor.h"
+#include "support/lse_vectors.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
 
@@ -16,29 +17,7 @@ using namespace cattn_test;
 
 namespace {
 
-DLDataType dtype_named(const std::string& n) {
-  if (n == "float16") return {kDLFloat, 16, 1};
-  if (n == "bfloat16") return {kDLBfloat, 16, 1};
-  if (n == "float32") return {kDLFloat, 32, 1};
-  return {kDLFloat, 64, 1};
-}
-
-// The fixed-width hex digits of a vector string, one element each.
-std::vector<uint64_t> patterns(const std::string& hex, int bits) {
-  const size_t w = static_cast<size_t>(bits / 4);
-  std::vector<uint64_t> out;
-  for (size_t i = 0; i + w <= hex.size(); i += w) out.push_back(std::stoull(hex.substr(i, w), nullptr, 16));
-  return out;
-}
-
 uint64_t mask(int bits) { return bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
-
-bool is_nan(uint64_t v, const DLDataType& t) {
-  if (t.bits == 64) return (v & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull;
-  if (t.bits == 32) return (v & 0x7FFFFFFFu) > 0x7F800000u;
-  if (t.code == kDLBfloat) return (v & 0x7FFFu) > 0x7F80u;
-  return (v & 0x7FFFu) > 0x7C00u;
-}
 
 cattn_status_t run(const DLTensor* in, DLTensor* out, int64_t rounding) {
   cattn_log2_lse_to_ln_args_t a = CATTN_LOG2_LSE_TO_LN_ARGS_INIT;
@@ -55,7 +34,7 @@ int64_t mismatches(HostTensor& got, const std::vector<uint64_t>& want, const DLD
   for (int64_t i = 0; i < got.numel(); ++i) {
     const uint64_t g = static_cast<uint64_t>(got.get(i)) & mask(t.bits);
     const uint64_t w = want[static_cast<size_t>(i)];
-    if (g != w && !(is_nan(w, t) && is_nan(g, t))) ++bad;
+    if (g != w && !(lse_is_nan(w, t) && lse_is_nan(g, t))) ++bad;
   }
   return bad;
 }
@@ -76,11 +55,11 @@ TEST(log2_lse_to_ln, OracleVectors) {
   for (const auto& c : vec["cases"]) {
     const std::string name = c["name"];
     SCOPED_TRACE(name);
-    const DLDataType t = dtype_named(c["dtype"]);
+    const DLDataType t = lse_dtype_named(c["dtype"]);
     const auto shape = ints(c["shape"]);
-    const auto in = patterns(c["in"], t.bits);
-    const auto out_torch1 = patterns(c["out"], t.bits);
-    const auto out_torch = patterns(c["out_torch"], t.bits);
+    const auto in = lse_patterns(c["in"], t.bits);
+    const auto out_torch1 = lse_patterns(c["out"], t.bits);
+    const auto out_torch = lse_patterns(c["out_torch"], t.bits);
     for (const int64_t rounding : {CATTN_LSE_ROUNDING_TORCH, CATTN_LSE_ROUNDING_TORCH1_CPU}) {
       const auto& want = rounding == CATTN_LSE_ROUNDING_TORCH ? out_torch : out_torch1;
       for (int64_t step : {1, 2}) {

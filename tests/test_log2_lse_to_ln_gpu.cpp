@@ -11,6 +11,7 @@
 #include "cattn.h"
 #include "support/gpu_ways.h"
 #include "support/host_tensor.h"
+#include "support/lse_vectors.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
 
@@ -18,28 +19,6 @@ using namespace cattn_test;
 
 #if defined(CATTN_TEST_WITH_CUDA)
 namespace {
-
-DLDataType dtype_named(const std::string& n) {
-  if (n == "float16") return {kDLFloat, 16, 1};
-  if (n == "bfloat16") return {kDLBfloat, 16, 1};
-  if (n == "float32") return {kDLFloat, 32, 1};
-  return {kDLFloat, 64, 1};
-}
-
-std::vector<uint64_t> patterns(const std::string& hex, int bits) {
-  const size_t w = static_cast<size_t>(bits / 4);
-  std::vector<uint64_t> out;
-  for (size_t i = 0; i + w <= hex.size(); i += w)
-    out.push_back(std::stoull(hex.substr(i, w), nullptr, 16));
-  return out;
-}
-
-bool is_nan(uint64_t v, const DLDataType& t) {
-  if (t.bits == 64) return (v & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull;
-  if (t.bits == 32) return (v & 0x7FFFFFFFu) > 0x7F800000u;
-  if (t.code == kDLBfloat) return (v & 0x7FFFu) > 0x7F80u;
-  return (v & 0x7FFFu) > 0x7C00u;
-}
 
 uint64_t bits_at(HostTensor& h, int64_t i, const DLDataType& t) {
   uint64_t v = 0;
@@ -52,7 +31,7 @@ int64_t mismatches(HostTensor& got, HostTensor& want, const DLDataType& t) {
   int64_t bad = 0;
   for (int64_t i = 0; i < got.numel(); ++i) {
     const uint64_t g = bits_at(got, i, t), w = bits_at(want, i, t);
-    if (g != w && !(is_nan(g, t) && is_nan(w, t))) ++bad;
+    if (g != w && !(lse_is_nan(g, t) && lse_is_nan(w, t))) ++bad;
   }
   return bad;
 }
@@ -83,11 +62,11 @@ TEST(log2_lse_to_ln_gpu, OracleVectorsThreeWays) {
   const auto vec = load_vectors("log2_lse_to_ln");
   for (const auto& c : vec["cases"]) {
     SCOPED_TRACE(c["name"].get<std::string>());
-    const DLDataType t = dtype_named(c["dtype"]);
+    const DLDataType t = lse_dtype_named(c["dtype"]);
     const auto shape = ints(c["shape"]);
-    const auto in = patterns(c["in"], t.bits);
+    const auto in = lse_patterns(c["in"], t.bits);
     for (const int64_t rounding : {CATTN_LSE_ROUNDING_TORCH, CATTN_LSE_ROUNDING_TORCH1_CPU}) {
-      const auto want_bits = patterns(c[rounding == CATTN_LSE_ROUNDING_TORCH ? "out_torch" : "out"],
+      const auto want_bits = lse_patterns(c[rounding == CATTN_LSE_ROUNDING_TORCH ? "out_torch" : "out"],
                                       t.bits);
       HostTensor want = filled(want_bits, shape, t, 1, 0);
       for (int64_t step : {1, 2}) {
