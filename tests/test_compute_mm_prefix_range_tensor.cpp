@@ -7,6 +7,7 @@
 
 #include "cattn.h"
 #include "support/host_tensor.h"
+#include "support/nothing_lost.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
 
@@ -317,4 +318,103 @@ TEST(fill_mm_prefix_query_ranges, Errors) {
   const auto v = out.values();
   EXPECT_EQ(std::vector<int64_t>(v.begin(), v.begin() + 10),
             (std::vector<int64_t>{0, 10, 0, 10, 0, 10, -1, -1, -1, -1}));
+}
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): the mm prefix helpers
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct MmTensor : Base {
+  HostTensor off = in_tensor({0, 2, 3}, i32()), rng = in_tensor({1, 4, 6, 9, 2, 3}, i64(), {3, 2}),
+             out = out_tensor({2, 2, 2}, i32());
+  Guarded<cattn_mm_prefix_range_tensor_args_t> args{CATTN_MM_PREFIX_RANGE_TENSOR_ARGS_INIT};
+  bool null_args = false;
+  MmTensor() {
+    tensors = {&off, &rng, &out};
+    structs = {&args.bytes()};
+  }
+  void wire() {
+    args->range_offsets = off.dl();
+    args->ranges = rng.dl();
+    args->out = out.dl();
+    slots = {{"args->range_offsets", off.dl(), [this] { args->range_offsets = nullptr; }},
+             {"args->ranges", rng.dl(), [this] { args->ranges = nullptr; }},
+             {"args->out", out.dl(), {}, false}};
+  }
+  cattn_status_t call() {
+    return cattn_compute_mm_prefix_range_tensor(null_args ? nullptr : args.get());
+  }
+};
+
+struct MmFill : Base {
+  HostTensor off = in_tensor({0, 1, 1}, i32()), rng = in_tensor({0, 10}, i32(), {1, 2}),
+             qsl = in_tensor({0, 3, 5}, i64()), seq = in_tensor({3, 2}, i32()),
+             out = out_tensor({6, 2}, i32());
+  Guarded<cattn_fill_mm_prefix_query_ranges_args_t> args{CATTN_FILL_MM_PREFIX_QUERY_RANGES_ARGS_INIT};
+  bool null_args = false;
+  MmFill() {
+    tensors = {&off, &rng, &qsl, &seq, &out};
+    structs = {&args.bytes()};
+  }
+  void wire() {
+    args->range_offsets = off.dl();
+    args->ranges = rng.dl();
+    args->query_start_loc_cpu = qsl.dl();
+    args->seq_lens_cpu = seq.dl();
+    args->out = out.dl();
+    slots = {{"args->range_offsets", off.dl(), [this] { args->range_offsets = nullptr; }},
+             {"args->ranges", rng.dl(), [this] { args->ranges = nullptr; }},
+             {"args->query_start_loc_cpu", qsl.dl(), [this] { args->query_start_loc_cpu = nullptr; }},
+             {"args->seq_lens_cpu", seq.dl(), [this] { args->seq_lens_cpu = nullptr; }},
+             {"args->out", out.dl(), [this] { args->out = nullptr; }, false}};
+  }
+  cattn_status_t call() {
+    return cattn_fill_mm_prefix_query_ranges(null_args ? nullptr : args.get());
+  }
+};
+
+}  // namespace
+
+TEST(nothing_lost, ComputeMmPrefixRangeTensor) {
+  using V = Variant<MmTensor>;
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  std::vector<V> v = {
+      {"NULL args", I, "args is NULL", [](MmTensor& s) { s.null_args = true; }, nullptr},
+      {"small struct_size", I, "args has struct_size too small", nullptr,
+       [](MmTensor& s) { s.args->struct_size = CATTN_MM_PREFIX_RANGE_TENSOR_ARGS_SIZE - 1; }},
+      {"reserved0 set", I, "args->reserved0 is not 0", nullptr, [](MmTensor& s) { s.args->reserved0 = 7; }},
+      {"offsets from 1", I, "args->range_offsets does not start at 0", [](MmTensor& s) { s.off = in_tensor({1, 2, 3}, i32()); }, nullptr},
+      {"offsets decrease", I, "args->range_offsets decreases", [](MmTensor& s) { s.off = in_tensor({0, 3, 2}, i32()); }, nullptr},
+      {"offsets past ranges", I, "args->range_offsets points past the rows", [](MmTensor& s) { s.off = in_tensor({0, 2, 4}, i32()); }, nullptr},
+      {"ranges [2, 3]", I, "args->ranges has the wrong size in dim 1", [](MmTensor& s) { s.rng = in_tensor({1, 4, 6, 9, 2, 3}, i64(), {2, 3}); }, nullptr},
+      {"range past int32", I, "args->ranges holds a value outside int32", [](MmTensor& s) { s.rng = in_tensor({1, 4, 6, int64_t{1} << 31, 2, 3}, i64(), {3, 2}); }, nullptr},
+      {"out [2, 1, 2]", CATTN_INSUFFICIENT_SIZE, "args->out has the wrong size in dim 1", [](MmTensor& s) { s.out = out_tensor({2, 1, 2}, i32()); }, nullptr},
+      {"out [3, 2, 2]", I, "args->out has the wrong size in dim 0", [](MmTensor& s) { s.out = out_tensor({3, 2, 2}, i32()); }, nullptr},
+      {"out float", I, "args->out has the wrong dtype", nullptr, [](MmTensor& s) { s.args->out->dtype = {kDLFloat, 32, 1}; }},
+      {"out on a GPU", CATTN_NOT_SUPPORTED, "args->out is device memory", nullptr, [](MmTensor& s) { s.args->out->device = {kDLCUDA, 0}; }},
+      {"out over ranges", I, "args->out overlaps", nullptr, [](MmTensor& s) { s.args->out = s.overlap_view(s.rng, 0, {1, 2}); s.alias.ndim = 3; s.alias_shape[0] = 2; s.alias_shape[1] = 2; s.alias_shape[2] = 2; s.alias.dtype = {kDLInt, 32, 1}; }},
+  };
+  sweep<MmTensor>("cattn_compute_mm_prefix_range_tensor", structural<MmTensor>() + v);
+}
+
+TEST(nothing_lost, FillMmPrefixQueryRanges) {
+  using V = Variant<MmFill>;
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  std::vector<V> v = {
+      {"NULL args", I, "args is NULL", [](MmFill& s) { s.null_args = true; }, nullptr},
+      {"small struct_size", I, "args has struct_size too small", nullptr,
+       [](MmFill& s) { s.args->struct_size = CATTN_FILL_MM_PREFIX_QUERY_RANGES_ARGS_SIZE - 1; }},
+      {"qsl from 1", I, "args->query_start_loc_cpu does not start at 0", [](MmFill& s) { s.qsl = in_tensor({1, 3, 5}, i64()); }, nullptr},
+      {"qsl decreases", I, "args->query_start_loc_cpu decreases", [](MmFill& s) { s.qsl = in_tensor({0, 3, 2}, i64()); }, nullptr},
+      {"seq_lens [3]", I, "args->seq_lens_cpu has the wrong size in dim 0", [](MmFill& s) { s.seq = in_tensor({3, 2, 1}, i32()); }, nullptr},
+      {"offsets of 1 request", I, "args->range_offsets has the wrong size in dim 0", [](MmFill& s) { s.off = in_tensor({0, 1}, i32()); }, nullptr},
+      {"capacity 4 < 5 tokens", CATTN_INSUFFICIENT_SIZE, "args->out holds fewer rows than the query tokens", [](MmFill& s) { s.out = out_tensor({4, 2}, i32()); }, nullptr},
+      {"out [6, 3]", I, "args->out has the wrong size in dim 1", [](MmFill& s) { s.out = out_tensor({6, 3}, i32()); }, nullptr},
+      {"out on a GPU", CATTN_NOT_SUPPORTED, "args->out is device memory", nullptr, [](MmFill& s) { s.args->out->device = {kDLCUDA, 0}; }},
+      {"int32 out, value past int32", I, "args->ranges holds a value an int32 out cannot store", [](MmFill& s) { s.rng = in_tensor({0, int64_t{1} << 40}, i64(), {1, 2}); }, nullptr},
+      {"out over query_start_loc_cpu", I, "args->out overlaps", nullptr, [](MmFill& s) { s.args->out = s.overlap_view(s.qsl, 0, {1, 2}); }},
+  };
+  sweep<MmFill>("cattn_fill_mm_prefix_query_ranges", structural<MmFill>() + v);
 }

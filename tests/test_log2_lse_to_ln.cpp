@@ -10,6 +10,7 @@
 #include "cattn.h"
 #include "support/host_tensor.h"
 #include "support/lse_vectors.h"
+#include "support/nothing_lost.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
 
@@ -187,4 +188,58 @@ TEST(log2_lse_to_ln, Errors) {
   EXPECT_EQ(y.bytes(), before);  // nothing written by any failure
   a.out = y.dl();
   ASSERT_CATTN_OK(cattn_log2_lse_to_ln(&a));
+}
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): log2_lse_to_ln
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct Lse : Base {
+  HostTensor lse = HostTensor({2, 3}, f32(), 1, 1), out = out_tensor({2, 3}, f32());
+  Guarded<cattn_log2_lse_to_ln_args_t> args{CATTN_LOG2_LSE_TO_LN_ARGS_INIT};
+  bool null_args = false;
+  Lse() {
+    for (int64_t i = 0; i < lse.numel(); ++i) std::memset(lse.at(i), 0, 4);
+    tensors = {&lse, &out};
+    structs = {&args.bytes()};
+  }
+  void wire() {
+    args->lse = lse.dl();
+    args->out = out.dl();
+    slots = {{"args->lse", lse.dl(), [this] { args->lse = nullptr; }},
+             {"args->out", out.dl(), [this] { args->out = nullptr; }}};
+  }
+  cattn_status_t call() { return cattn_log2_lse_to_ln(null_args ? nullptr : args.get()); }
+};
+
+}  // namespace
+
+TEST(nothing_lost, Log2LseToLn) {
+  using V = Variant<Lse>;
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  std::vector<V> v = {
+      {"NULL args", I, "args is NULL", [](Lse& s) { s.null_args = true; }, nullptr},
+      {"small struct_size", I, "args has struct_size too small", nullptr,
+       [](Lse& s) { s.args->struct_size = CATTN_LOG2_LSE_TO_LN_ARGS_SIZE - 1; }},
+      {"lse int32", I, "args->lse has the wrong dtype", nullptr,
+       [](Lse& s) { const_cast<DLTensor*>(s.args->lse)->dtype = {kDLInt, 32, 1}; }},
+      {"out float64", I, "args->out has the wrong dtype", nullptr,
+       [](Lse& s) { s.args->out->dtype = {kDLFloat, 64, 1}; }},
+      {"out [3, 2]", I, "args->out has the wrong size in dim 0", [](Lse& s) { s.out = out_tensor({3, 2}, f32()); }, nullptr},
+      {"out 1-D", I, "args->out has the wrong ndim", [](Lse& s) { s.out = out_tensor({6}, f32()); }, nullptr},
+      {"out zero stride", I, "args->out is an output with a zero stride", nullptr, [](Lse& s) {
+         s.scratch_strides = {0, 1};
+         s.args->out->strides = s.scratch_strides.data();
+       }},
+      {"half_rounding 2", I, "args->half_rounding is not a known value", nullptr,
+       [](Lse& s) { s.args->half_rounding = 2; }},
+      {"half_rounding INT64_MIN", I, "args->half_rounding", nullptr,
+       [](Lse& s) { s.args->half_rounding = kI64Min; }},
+      {"out over lse shifted", I, "args->out overlaps", nullptr, [](Lse& s) {
+         s.args->out = s.overlap_view(s.lse, 1, {2, 3});
+       }},
+  };
+  sweep<Lse>("cattn_log2_lse_to_ln", structural<Lse>() + v);
 }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "cattn.h"
+#include "support/nothing_lost.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
 
@@ -118,4 +119,45 @@ TEST(max_local_attention_virtual_batches, Errors) {
   a.struct_size = CATTN_MAX_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_SIZE + 32;  // a newer header
   EXPECT_CATTN_OK(cattn_max_local_attention_virtual_batches(&a));
   EXPECT_EQ(a.bound, 4);  // min(2 + 2, 5)
+}
+
+// ------------------------------------------------------------------------------------------
+// Nothing lost (tests/support/nothing_lost.h): max_local_attention_virtual_batches
+
+namespace {
+using namespace cattn_test::nothing_lost;
+
+struct Bound : Base {
+  Guarded<cattn_max_local_attention_virtual_batches_args_t> args{
+      CATTN_MAX_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_INIT};
+  bool null_args = false;
+  Bound() {
+    structs = {&args.bytes()};
+    args->attn_chunk_size = 16;
+    args->max_num_seqs = 4;
+    args->max_num_batched_tokens = 64;
+  }
+  void wire() {}
+  cattn_status_t call() {
+    return cattn_max_local_attention_virtual_batches(null_args ? nullptr : args.get());
+  }
+};
+
+}  // namespace
+
+TEST(nothing_lost, MaxLocalAttentionVirtualBatches) {
+  using V = Variant<Bound>;
+  const cattn_status_t I = CATTN_INVALID_ARGUMENT;
+  std::vector<V> v = {
+      {"NULL args", I, "args is NULL", [](Bound& s) { s.null_args = true; }, nullptr},
+      {"small struct_size", I, "args has struct_size too small", nullptr, [](Bound& s) {
+         s.args->struct_size = CATTN_MAX_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_SIZE - 8;
+       }},
+      {"chunk 0", I, "args->attn_chunk_size is out of range", nullptr, [](Bound& s) { s.args->attn_chunk_size = 0; }},
+      {"chunk INT64_MIN", I, "args->attn_chunk_size", nullptr, [](Bound& s) { s.args->attn_chunk_size = kI64Min; }},
+      {"seqs -1", I, "args->max_num_seqs is out of range", nullptr, [](Bound& s) { s.args->max_num_seqs = -1; }},
+      {"tokens INT64_MIN", I, "args->max_num_batched_tokens", nullptr,
+       [](Bound& s) { s.args->max_num_batched_tokens = kI64Min; }},
+  };
+  sweep<Bound>("cattn_max_local_attention_virtual_batches", v);
 }
