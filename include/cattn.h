@@ -298,7 +298,8 @@ CATTN_API cattn_status_t cattn_get_kv_cache_layout(const cattn_context_t* ctx,
 
 typedef struct cattn_dcp_local_seq_lens_args {
   size_t struct_size;
-  const DLTensor* seq_lens;   /* in: [B] int32/int64, values in [0, INT32_MAX] */
+  const DLTensor* seq_lens;   /* in: [B] int32/int64, values in [0, INT32_MAX] (any shape
+                                 with CATTN_DCP_SHAPE_PRESERVE) */
   int64_t dcp_size;           /* in: >= 1 */
   int64_t dcp_rank;           /* in: [0, dcp_size) or CATTN_DCP_ALL_RANKS */
   int64_t dcp_kv_cache_interleave_size; /* in: >= 1, and dcp_size * this <= INT32_MAX */
@@ -340,7 +341,8 @@ typedef enum cattn_dcp_shape_mode_e {
  * Reads: args, seq_lens. Writes: out. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, shapes, dtypes, size/rank/interleave out of
  *   range, a host seq_len negative or above INT32_MAX, out overlapping seq_lens other than as
- *   the same view); CATTN_INSUFFICIENT_SIZE (out too small); CATTN_NOT_SUPPORTED (CUDA tensors
+ *   the same view; since 1.1 an unknown shape_mode, and a struct_size above the 1.0 struct's
+ *   but below CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE); CATTN_INSUFFICIENT_SIZE (out too small); CATTN_NOT_SUPPORTED (CUDA tensors
  *   this build or machine cannot serve); CATTN_CUDA_ERROR.
  * Stream: host - synchronous; CUDA - one kernel on args->stream. The device seq_lens cannot be
  *   range-checked: one outside [0, INT32_MAX] is computed as vLLM does, wrapped to int32 first
@@ -1545,7 +1547,11 @@ typedef struct cattn_fill_mm_prefix_query_ranges_args {
  * `end` is covered too. When no range covers any row (or None, or T = 0) rows = 0 and out is
  * left untouched: skip the mask. Otherwise rows 0..T-1 of out are set to (-1, -1), every
  * covered row to its range's (start, end) - a later range of the same request overwrites an
- * earlier one where they overlap - and rows = T; rows past T are not touched.
+ * earlier one where they overlap - and rows = T; rows past T are not touched. vLLM reads
+ * query_start_loc_cpu unchecked; libcattn refuses one that does not start at 0 or decreases
+ * (vLLM would then write rows of another request, or wrap negative indices), and computes the
+ * positions in 128 bits, as exact as vLLM's Python integers. With range_offsets NULL the
+ * tensors are checked for shape and dtype only, their values not read.
  * Reads: args and the input tensors. Writes: out, args->rows. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULLs, struct_size, shapes, dtypes, offsets or
  *   query_start_loc_cpu not from 0 or decreasing, a written range value that does not fit
