@@ -135,6 +135,7 @@ class cattn_dcp_local_seq_lens_args_t(ctypes.Structure):
         ("dcp_kv_cache_interleave_size", ctypes.c_int64),
         ("out", ctypes.POINTER(DLTensor)),
         ("stream", ctypes.c_void_p),
+        ("shape_mode", ctypes.c_int64),
     ]
 
 
@@ -564,6 +565,51 @@ class cattn_unpadded_args_t(ctypes.Structure):
     ]
 
 
+class cattn_max_local_attention_virtual_batches_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("attn_chunk_size", ctypes.c_int64),
+        ("max_num_seqs", ctypes.c_int64),
+        ("max_num_batched_tokens", ctypes.c_int64),
+        ("bound", ctypes.c_int64),
+        ("bound_with_empty_rows", ctypes.c_int64),
+    ]
+
+
+class cattn_mm_prefix_range_tensor_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("range_offsets", ctypes.POINTER(DLTensor)),
+        ("ranges", ctypes.POINTER(DLTensor)),
+        ("out", ctypes.POINTER(DLTensor)),
+        ("max_ranges", ctypes.c_int64),
+        ("is_none", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+    ]
+
+
+class cattn_fill_mm_prefix_query_ranges_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("range_offsets", ctypes.POINTER(DLTensor)),
+        ("ranges", ctypes.POINTER(DLTensor)),
+        ("query_start_loc_cpu", ctypes.POINTER(DLTensor)),
+        ("seq_lens_cpu", ctypes.POINTER(DLTensor)),
+        ("out", ctypes.POINTER(DLTensor)),
+        ("rows", ctypes.c_int64),
+    ]
+
+
+class cattn_log2_lse_to_ln_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("lse", ctypes.POINTER(DLTensor)),
+        ("out", ctypes.POINTER(DLTensor)),
+        ("half_rounding", ctypes.c_int64),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
 class cattn_api_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -631,10 +677,14 @@ class cattn_api_t(ctypes.Structure):
         ("compute_num_computed_tokens", ctypes.c_void_p),
         ("token_to_req_indices", ctypes.c_void_p),
         ("unpadded", ctypes.c_void_p),
+        ("max_local_attention_virtual_batches", ctypes.c_void_p),
+        ("compute_mm_prefix_range_tensor", ctypes.c_void_p),
+        ("fill_mm_prefix_query_ranges", ctypes.c_void_p),
+        ("log2_lse_to_ln", ctypes.c_void_p),
     ]
 
 
-STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_device_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_local_attention_device_args_t, cattn_mamba_block_table_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_device_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_device_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_api_t]
+STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_device_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_local_attention_device_args_t, cattn_mamba_block_table_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_device_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_device_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_api_t]
 
 # name: (restype, argtypes)
 SIGNATURES = {
@@ -700,5 +750,9 @@ SIGNATURES = {
     "cattn_compute_num_computed_tokens": (ctypes.c_int, [ctypes.c_void_p]),
     "cattn_token_to_req_indices": (ctypes.c_int, [ctypes.POINTER(cattn_token_to_req_indices_args_t)]),
     "cattn_unpadded": (ctypes.c_int, [ctypes.POINTER(cattn_unpadded_args_t)]),
+    "cattn_max_local_attention_virtual_batches": (ctypes.c_int, [ctypes.POINTER(cattn_max_local_attention_virtual_batches_args_t)]),
+    "cattn_compute_mm_prefix_range_tensor": (ctypes.c_int, [ctypes.POINTER(cattn_mm_prefix_range_tensor_args_t)]),
+    "cattn_fill_mm_prefix_query_ranges": (ctypes.c_int, [ctypes.POINTER(cattn_fill_mm_prefix_query_ranges_args_t)]),
+    "cattn_log2_lse_to_ln": (ctypes.c_int, [ctypes.POINTER(cattn_log2_lse_to_ln_args_t)]),
     "cattn_get_api": (ctypes.POINTER(cattn_api_t), [ctypes.c_uint32]),
 }

@@ -603,7 +603,8 @@ CATTN_API cattn_status_t cattn_get_resolved_kv_cache_layout(const cattn_context_
 
 typedef struct cattn_dcp_local_seq_lens_args {
   size_t struct_size;
-  const DLTensor* seq_lens;   /* in: [B] int32/int64, values in [0, INT32_MAX] */
+  const DLTensor* seq_lens;   /* in: [B] int32/int64, values in [0, INT32_MAX] (any shape
+                                 with CATTN_DCP_SHAPE_PRESERVE) */
   int64_t dcp_size;           /* in: >= 1 */
   int64_t dcp_rank;           /* in: [0, dcp_size) or CATTN_DCP_ALL_RANKS */
   int64_t dcp_kv_cache_interleave_size; /* in: >= 1, and dcp_size * this <= INT32_MAX */
@@ -611,20 +612,42 @@ typedef struct cattn_dcp_local_seq_lens_args {
                                  dcp_size == 1, [B] as vLLM returns, or [B, 1]); int32/int64;
                                  same device as seq_lens */
   cattn_stream_t stream;      /* CUDA tensors only */
+  /* 1.1 */
+  int64_t shape_mode;         /* in: a cattn_dcp_shape_mode_t value; a 1.0 caller's struct
+                                 without this field, and the _INIT value, mean
+                                 CATTN_DCP_SHAPE_1_0 */
 } cattn_dcp_local_seq_lens_args_t;
 #define CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE ((size_t)sizeof(cattn_dcp_local_seq_lens_args_t))
 #define CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT \
-  { CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE, NULL, 1, CATTN_DCP_ALL_RANKS, 1, NULL, NULL }
+  { CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE, NULL, 1, CATTN_DCP_ALL_RANKS, 1, NULL, NULL, \
+    CATTN_DCP_SHAPE_1_0 }
+
+/* How cattn_get_dcp_local_seq_lens shapes its input and output (args->shape_mode, Since: 1.1).
+ * CATTN_DCP_SHAPE_1_0: the 1.0 contract, unchanged: seq_lens is [B]; out is [B] for one rank,
+ *   [B, dcp_size] for all ranks, and [B] or [B, 1] for all ranks of a group of 1 (the seed
+ *   squeezed that axis away).
+ * CATTN_DCP_SHAPE_PRESERVE: vLLM's newest semantics: seq_lens has any shape S of 0 to 7
+ *   dimensions (0-D is one length); out has shape S for one rank and S + [dcp_size] for all
+ *   ranks, the trailing rank axis kept even when dcp_size == 1. Strided and stride-0 seq_lens
+ *   views are read as they are; out may not broadcast. */
+typedef enum cattn_dcp_shape_mode_e {
+  CATTN_DCP_SHAPE_1_0 = 0,
+  CATTN_DCP_SHAPE_PRESERVE = 1
+} cattn_dcp_shape_mode_t;
 
 /* Computes how many KV tokens of each request each DCP rank stores, with the KV cache dealt out
  * round-robin in runs of dcp_kv_cache_interleave_size tokens. vLLM computes in int32, so the
  * inputs are bounded to where that is exact: dcp_size * dcp_kv_cache_interleave_size at most
  * INT32_MAX (vLLM's rank offsets wrap past it), host seq_lens in [0, INT32_MAX]. A [B] out may
  * be the very same view as seq_lens (same dtype and layout), computing in place.
+ * Since 1.1, args->shape_mode = CATTN_DCP_SHAPE_PRESERVE takes seq_lens of any shape (see
+ * cattn_dcp_shape_mode_t); a one-rank out may then be the same view as seq_lens too. An
+ * unknown shape_mode is CATTN_INVALID_ARGUMENT.
  * Reads: args, seq_lens. Writes: out. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, shapes, dtypes, size/rank/interleave out of
  *   range, a host seq_len negative or above INT32_MAX, out overlapping seq_lens other than as
- *   the same view); CATTN_INSUFFICIENT_SIZE (out too small); CATTN_NOT_SUPPORTED (CUDA tensors
+ *   the same view; since 1.1 an unknown shape_mode, and a struct_size above the 1.0 struct's
+ *   but below CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE); CATTN_INSUFFICIENT_SIZE (out too small); CATTN_NOT_SUPPORTED (CUDA tensors
  *   this build or machine cannot serve); CATTN_CUDA_ERROR.
  * Stream: host - synchronous; CUDA - one kernel on args->stream. The device seq_lens cannot be
  *   range-checked: one outside [0, INT32_MAX] is computed as vLLM does, wrapped to int32 first
@@ -2214,6 +2237,162 @@ typedef struct cattn_unpadded_args {
 CATTN_API cattn_status_t cattn_unpadded(const cattn_unpadded_args_t* args);
 
 /* ============================================================================================
+ * Other helpers of vLLM's newest attention utils (1.1): max_local_attention_virtual_batches,
+ * compute_mm_prefix_range_tensor, fill_mm_prefix_query_ranges, log2_lse_to_ln
+ * ========================================================================================== */
+
+typedef struct cattn_max_local_attention_virtual_batches_args {
+  size_t struct_size;
+  int64_t attn_chunk_size;        /* in: C, >= 1 */
+  int64_t max_num_seqs;           /* in: >= 0 */
+  int64_t max_num_batched_tokens; /* in: >= 0 */
+  int64_t bound;                  /* out: vLLM's bound (below) */
+  int64_t bound_with_empty_rows;  /* out: a bound that also holds with zero-length rows */
+} cattn_max_local_attention_virtual_batches_args_t;
+#define CATTN_MAX_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_SIZE \
+  ((size_t)sizeof(cattn_max_local_attention_virtual_batches_args_t))
+#define CATTN_MAX_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_INIT \
+  { CATTN_MAX_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_SIZE, 1, 0, 0, 0, 0 }
+
+/* Gives vLLM's upper bound on the number of virtual batches cattn_make_local_attention_virtual_
+ * batches can produce for a step of at most max_num_seqs requests and max_num_batched_tokens
+ * query tokens, to size per-virtual-batch buffers once:
+ *   bound = min(2 * max_num_seqs + ceil(max_num_batched_tokens / C), max_num_batched_tokens).
+ * The first term holds for every batch (a request of q tokens spans at most 2 + (q - 1) / C
+ * chunks). The token cap assumes every virtual batch holds a query token, which a zero-length
+ * row (q = 0, CUDA-graph padding) breaks: such a row still makes one virtual batch, so
+ * max_num_batched_tokens = 0 gives bound 0 although one empty row makes 1. bound is vLLM's value
+ * exactly, quirk included; bound_with_empty_rows = min(2 * max_num_seqs + ceil(T / C),
+ * T + max_num_seqs) holds whatever the rows, and is what to size with when padded rows occur.
+ * Computed without overflow: any valid input gives exact results (each is at most
+ * max_num_batched_tokens + max_num_seqs, saturated at INT64_MAX).
+ * Reads: args. Writes: args->bound, args->bound_with_empty_rows. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (args NULL, small struct_size, attn_chunk_size < 1 -
+ *   vLLM divides by zero -, a negative max_num_seqs or max_num_batched_tokens); nothing is written
+ *   on failure.
+ * Stream: synchronous. Lifetime: nothing kept. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_max_local_attention_virtual_batches(
+    cattn_max_local_attention_virtual_batches_args_t* args);
+
+/* Multimodal prefix ranges ("mm_prefix_range", vLLM's dict request -> [(start, end), ...]) in
+ * CSR form: request r's ranges are rows range_offsets[r] .. range_offsets[r + 1] - 1 of
+ * ranges, in the dict's list order. range_offsets == NULL (and ranges NULL) stands for vLLM's
+ * None. Both are host tensors, int32 or int64, any strides. */
+typedef struct cattn_mm_prefix_range_tensor_args {
+  size_t struct_size;
+  const DLTensor* range_offsets; /* in: host [num_seqs + 1], offsets[0] = 0, non-decreasing,
+                                    last <= rows of ranges; NULL for None */
+  const DLTensor* ranges;        /* in: host [n, 2] (start, end), values in int32; NULL only
+                                    with range_offsets NULL */
+  DLTensor* out;                 /* out: host [num_seqs, max_ranges, 2] int32/int64, or NULL to
+                                    ask for max_ranges and is_none only */
+  int64_t max_ranges;            /* out: ranges per request after padding (>= 1), 0 for None */
+  int32_t is_none;               /* out: 1 where vLLM returns None (then out is not written) */
+  int32_t reserved0;             /* in: must be 0 */
+} cattn_mm_prefix_range_tensor_args_t;
+#define CATTN_MM_PREFIX_RANGE_TENSOR_ARGS_SIZE \
+  ((size_t)sizeof(cattn_mm_prefix_range_tensor_args_t))
+#define CATTN_MM_PREFIX_RANGE_TENSOR_ARGS_INIT \
+  { CATTN_MM_PREFIX_RANGE_TENSOR_ARGS_SIZE, NULL, NULL, NULL, 0, 0, 0 }
+
+/* Builds vLLM's padded per-request range tensor (compute_mm_prefix_range_tensor): request r's
+ * ranges, a request without ranges as the one range (0, 0), each padded with (0, 0) to
+ * max_ranges = the longest list. Ranges are copied as given; degenerate ones (start >= end) are
+ * kept, as vLLM keeps them. The result is None (is_none = 1, max_ranges = 0, out untouched)
+ * when range_offsets is NULL or when every request's list is empty or exactly [(0, 0)], as in
+ * vLLM. Call with out NULL first to learn max_ranges (the size query), then with an out of
+ * exactly [num_seqs, max_ranges, 2]; num_seqs = 0 gives None.
+ * vLLM builds the tensor on the host and copies it to the device (non-blocking); libcattn
+ * writes host memory only: copy it to the device yourself (a CUDA out is CATTN_NOT_SUPPORTED).
+ * Reads: args, range_offsets, ranges. Writes: max_ranges, is_none, out. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULLs, struct_size, reserved0, shapes, dtypes,
+ *   offsets not starting at 0, decreasing or past the rows of ranges, a range value outside
+ *   int32 - vLLM's int32 conversion raises -, out overlapping an input or of the wrong
+ *   shape); CATTN_INSUFFICIENT_SIZE (out smaller than [num_seqs, max_ranges, 2]);
+ *   CATTN_NOT_SUPPORTED (device tensors). On failure nothing is written.
+ * Stream: synchronous. Lifetime: tensors borrowed for the call. Thread safety: any thread.
+ * Since: 1.1 */
+CATTN_API cattn_status_t cattn_compute_mm_prefix_range_tensor(
+    cattn_mm_prefix_range_tensor_args_t* args);
+
+typedef struct cattn_fill_mm_prefix_query_ranges_args {
+  size_t struct_size;
+  const DLTensor* range_offsets;       /* in: host [B + 1] as above, or NULL for None */
+  const DLTensor* ranges;              /* in: host [n, 2] (start, end), absolute prompt
+                                          positions; NULL only with range_offsets NULL */
+  const DLTensor* query_start_loc_cpu; /* in: host [B + 1], from 0, non-decreasing */
+  const DLTensor* seq_lens_cpu;        /* in: host [B] */
+  DLTensor* out;                       /* out: host [capacity, 2] int32/int64, capacity >=
+                                          query_start_loc_cpu[B] */
+  int64_t rows;                        /* out: rows written: 0 or query_start_loc_cpu[B] */
+} cattn_fill_mm_prefix_query_ranges_args_t;
+#define CATTN_FILL_MM_PREFIX_QUERY_RANGES_ARGS_SIZE \
+  ((size_t)sizeof(cattn_fill_mm_prefix_query_ranges_args_t))
+#define CATTN_FILL_MM_PREFIX_QUERY_RANGES_ARGS_INIT \
+  { CATTN_FILL_MM_PREFIX_QUERY_RANGES_ARGS_SIZE, NULL, NULL, NULL, NULL, NULL, 0 }
+
+/* Maps each scheduled query token to the multimodal prefix range holding it (vLLM's
+ * fill_mm_prefix_query_ranges). With T = query_start_loc_cpu[B], q = the query length of
+ * request r and ctx = seq_lens_cpu[r] - q (the position of its first scheduled token), each
+ * range (start, end) of r with start < end covers the query rows qsl[r] + max(start - ctx, 0)
+ * through qsl[r] + min(end - ctx, q - 1), the end INCLUSIVE as in vLLM: the token at position
+ * `end` is covered too. When no range covers any row (or None, or T = 0) rows = 0 and out is
+ * left untouched: skip the mask. Otherwise rows 0..T-1 of out are set to (-1, -1), every
+ * covered row to its range's (start, end) - a later range of the same request overwrites an
+ * earlier one where they overlap - and rows = T; rows past T are not touched. vLLM reads
+ * query_start_loc_cpu unchecked; libcattn refuses one that does not start at 0 or decreases
+ * (vLLM would then write rows of another request, or wrap negative indices), and computes the
+ * positions in 128 bits, as exact as vLLM's Python integers. With range_offsets NULL the
+ * tensors are checked for shape and dtype only, their values not read.
+ * Reads: args and the input tensors. Writes: out, args->rows. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULLs, struct_size, shapes, dtypes, offsets or
+ *   query_start_loc_cpu not from 0 or decreasing, a written range value that does not fit
+ *   out's dtype, out overlapping an input); CATTN_INSUFFICIENT_SIZE (capacity < T, which vLLM
+ *   asserts, checked even when no range covers a row); CATTN_NOT_SUPPORTED (device tensors).
+ *   On failure nothing is written.
+ * Stream: synchronous. Lifetime: tensors borrowed for the call. Thread safety: any thread.
+ * Since: 1.1 */
+CATTN_API cattn_status_t cattn_fill_mm_prefix_query_ranges(
+    cattn_fill_mm_prefix_query_ranges_args_t* args);
+
+/* How cattn_log2_lse_to_ln rounds for float16 and bfloat16 (args->half_rounding). */
+typedef enum cattn_lse_rounding_e {
+  /* torch >= 2.0, CPU and CUDA (vLLM's runtime): out = round(float(x) * float(ln 2)), the
+   * product in float32 with ln 2 rounded to float32, rounded once to the tensor's type. */
+  CATTN_LSE_ROUNDING_TORCH = 0,
+  /* torch 1.x on the CPU: ln 2 is first rounded to the tensor's type, then as above. */
+  CATTN_LSE_ROUNDING_TORCH1_CPU = 1
+} cattn_lse_rounding_t;
+
+typedef struct cattn_log2_lse_to_ln_args {
+  size_t struct_size;
+  const DLTensor* lse;   /* in: any shape (0 to 8 dims), any strides (stride 0 too); float16,
+                            bfloat16, float32 or float64 */
+  DLTensor* out;         /* out: lse's shape and dtype, same device, no zero strides; may be the
+                            very same view as lse (in place), may not overlap it otherwise */
+  int64_t half_rounding; /* in: a cattn_lse_rounding_t (float16/bfloat16 only) */
+  cattn_stream_t stream; /* CUDA tensors only */
+} cattn_log2_lse_to_ln_args_t;
+#define CATTN_LOG2_LSE_TO_LN_ARGS_SIZE ((size_t)sizeof(cattn_log2_lse_to_ln_args_t))
+#define CATTN_LOG2_LSE_TO_LN_ARGS_INIT \
+  { CATTN_LOG2_LSE_TO_LN_ARGS_SIZE, NULL, NULL, CATTN_LSE_ROUNDING_TORCH, NULL }
+
+/* Converts a base-2 log-sum-exp to natural-log units: out = lse * ln 2 (vLLM's log2_lse_to_ln).
+ * float64 multiplies in double by ln 2, float32 in float by (float)ln 2, as torch does; float16
+ * and bfloat16 as args->half_rounding says, with round-to-nearest-even conversions, so host
+ * and device give the same bits. A NaN stays a NaN (its payload is not specified: torch's CPU
+ * and CUDA builds differ there); infinities and signed zeros follow IEEE multiplication.
+ * Reads: args, lse. Writes: out. Allocates: nothing.
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULLs, struct_size, an unsupported dtype, out of
+ *   another shape or dtype, a zero-stride out, out overlapping lse other than as the same view,
+ *   an unknown half_rounding, tensors on different devices); CATTN_NOT_SUPPORTED (CUDA tensors
+ *   this build or machine cannot serve, a misaligned device tensor); CATTN_CUDA_ERROR.
+ * Stream: host - synchronous; CUDA - one kernel on args->stream, returns before completion,
+ *   capturable in a CUDA graph (shapes and pointers are captured, values are read at replay).
+ * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.1 */
+CATTN_API cattn_status_t cattn_log2_lse_to_ln(const cattn_log2_lse_to_ln_args_t* args);
+
+/* ============================================================================================
  * Function table for dlopen users (append-only)
  * ========================================================================================== */
 
@@ -2310,6 +2489,11 @@ typedef struct cattn_api {
   cattn_status_t (*compute_num_computed_tokens)(const cattn_compute_num_computed_tokens_args_t*);
   cattn_status_t (*token_to_req_indices)(const cattn_token_to_req_indices_args_t*);
   cattn_status_t (*unpadded)(const cattn_unpadded_args_t*);
+  cattn_status_t (*max_local_attention_virtual_batches)(
+      cattn_max_local_attention_virtual_batches_args_t*);
+  cattn_status_t (*compute_mm_prefix_range_tensor)(cattn_mm_prefix_range_tensor_args_t*);
+  cattn_status_t (*fill_mm_prefix_query_ranges)(cattn_fill_mm_prefix_query_ranges_args_t*);
+  cattn_status_t (*log2_lse_to_ln)(const cattn_log2_lse_to_ln_args_t*);
 } cattn_api_t;
 #define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))
 

@@ -73,6 +73,10 @@ const cattn_api_t kApi = {
     cattn_compute_num_computed_tokens,
     cattn_token_to_req_indices,
     cattn_unpadded,
+    cattn_max_local_attention_virtual_batches,
+    cattn_compute_mm_prefix_range_tensor,
+    cattn_fill_mm_prefix_query_ranges,
+    cattn_log2_lse_to_ln,
 };
 
 }  // namespace

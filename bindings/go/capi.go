@@ -356,6 +356,26 @@ static cattn_status_t gocattn_reorder_batch_to_split_decodes_and_prefills(
     cattn_reorder_batch_args_t* a, char* msg, size_t cap) {
   GOCATTN_RETURN(cattn_reorder_batch_to_split_decodes_and_prefills(a));
 }
+static cattn_status_t gocattn_max_local_attention_virtual_batches(
+    cattn_max_local_attention_virtual_batches_args_t* a, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_max_local_attention_virtual_batches(a));
+}
+
+static cattn_status_t gocattn_compute_mm_prefix_range_tensor(
+    cattn_mm_prefix_range_tensor_args_t* a, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_compute_mm_prefix_range_tensor(a));
+}
+
+static cattn_status_t gocattn_fill_mm_prefix_query_ranges(
+    cattn_fill_mm_prefix_query_ranges_args_t* a, char* msg, size_t cap) {
+  GOCATTN_RETURN(cattn_fill_mm_prefix_query_ranges(a));
+}
+
+static cattn_status_t gocattn_log2_lse_to_ln(cattn_log2_lse_to_ln_args_t* a, uintptr_t stream,
+                                             char* msg, size_t cap) {
+  a->stream = (cattn_stream_t)stream;
+  GOCATTN_RETURN(cattn_log2_lse_to_ln(a));
+}
 */
 import "C"
 
@@ -604,7 +624,7 @@ func (f *frame) resolvedKVCacheLayout(ctx cContext) (KVCacheLayout, error) {
 // --- DCP local sequence lengths (get_dcp_local_seq_lens) ---------------------------------------------------
 
 func (f *frame) getDCPLocalSeqLens(seqLens cTensor, size, rank, interleave int64, out cTensor,
-	stream Stream) error {
+	preserveShape bool, stream Stream) error {
 	a := (*C.cattn_dcp_local_seq_lens_args_t)(f.alloc(C.sizeof_cattn_dcp_local_seq_lens_args_t))
 	a.struct_size = C.sizeof_cattn_dcp_local_seq_lens_args_t
 	a.seq_lens = seqLens
@@ -612,6 +632,10 @@ func (f *frame) getDCPLocalSeqLens(seqLens cTensor, size, rank, interleave int64
 	a.dcp_rank = C.int64_t(rank)
 	a.dcp_kv_cache_interleave_size = C.int64_t(interleave)
 	a.out = out
+	a.shape_mode = C.CATTN_DCP_SHAPE_1_0
+	if preserveShape {
+		a.shape_mode = C.CATTN_DCP_SHAPE_PRESERVE
+	}
 	return f.status(C.gocattn_get_dcp_local_seq_lens(a, C.uintptr_t(stream), f.msg, msgCap))
 }
 
@@ -1196,4 +1220,49 @@ func (f *frame) reorderBatch(s, c, p, indexMap, swaps cTensor, thr int64) (Reord
 	return ReorderResult{Changed: a.changed != 0, NumSwaps: int64(a.num_swaps),
 		Counts: [4]int64{int64(a.num_decodes), int64(a.num_short_extends),
 			int64(a.num_long_extends), int64(a.num_prefills)}}, nil
+}
+
+// --- The other 1.1 helpers (max_local_attention_virtual_batches, mm prefix ranges, log2_lse_to_ln) ---
+
+func (f *frame) maxLocalAttentionVirtualBatches(chunk, seqs, tokens int64) (int64, int64, error) {
+	a := (*C.cattn_max_local_attention_virtual_batches_args_t)(
+		f.alloc(C.sizeof_cattn_max_local_attention_virtual_batches_args_t))
+	a.struct_size = C.sizeof_cattn_max_local_attention_virtual_batches_args_t
+	a.attn_chunk_size = C.int64_t(chunk)
+	a.max_num_seqs = C.int64_t(seqs)
+	a.max_num_batched_tokens = C.int64_t(tokens)
+	err := f.status(C.gocattn_max_local_attention_virtual_batches(a, f.msg, msgCap))
+	return int64(a.bound), int64(a.bound_with_empty_rows), err
+}
+
+func (f *frame) computeMMPrefixRangeTensor(offsets, ranges, out cTensor) (int64, bool, error) {
+	a := (*C.cattn_mm_prefix_range_tensor_args_t)(f.alloc(C.sizeof_cattn_mm_prefix_range_tensor_args_t))
+	a.struct_size = C.sizeof_cattn_mm_prefix_range_tensor_args_t
+	a.range_offsets = offsets
+	a.ranges = ranges
+	a.out = out
+	err := f.status(C.gocattn_compute_mm_prefix_range_tensor(a, f.msg, msgCap))
+	return int64(a.max_ranges), a.is_none != 0, err
+}
+
+func (f *frame) fillMMPrefixQueryRanges(offsets, ranges, qsl, seq, out cTensor) (int64, error) {
+	a := (*C.cattn_fill_mm_prefix_query_ranges_args_t)(
+		f.alloc(C.sizeof_cattn_fill_mm_prefix_query_ranges_args_t))
+	a.struct_size = C.sizeof_cattn_fill_mm_prefix_query_ranges_args_t
+	a.range_offsets = offsets
+	a.ranges = ranges
+	a.query_start_loc_cpu = qsl
+	a.seq_lens_cpu = seq
+	a.out = out
+	err := f.status(C.gocattn_fill_mm_prefix_query_ranges(a, f.msg, msgCap))
+	return int64(a.rows), err
+}
+
+func (f *frame) log2LSEToLn(lse, out cTensor, rounding int64, stream Stream) error {
+	a := (*C.cattn_log2_lse_to_ln_args_t)(f.alloc(C.sizeof_cattn_log2_lse_to_ln_args_t))
+	a.struct_size = C.sizeof_cattn_log2_lse_to_ln_args_t
+	a.lse = lse
+	a.out = out
+	a.half_rounding = C.int64_t(rounding)
+	return f.status(C.gocattn_log2_lse_to_ln(a, C.uintptr_t(stream), f.msg, msgCap))
 }

@@ -90,3 +90,55 @@ func TestGetDCPLocalSeqLensErrors(t *testing.T) {
 		Out: Int32Tensor(make([]int32, 6), 3, 2).WithStrides(2, 0)})
 	wantError(t, err, StatusInvalidArgument, fn, "args->out")
 }
+
+type dcpNDCase struct {
+	Name       string  `json:"name"`
+	SeqLens    []int64 `json:"seq_lens"`
+	SeqShape   []int64 `json:"seq_shape"`
+	DCPSize    int64   `json:"dcp_size"`
+	DCPRank    int64   `json:"dcp_rank"`
+	Interleave int64   `json:"interleave"`
+	Shape      []int64 `json:"shape"`
+	Out        []int64 `json:"out"`
+}
+
+func TestGetDCPLocalSeqLensNDVectors(t *testing.T) {
+	cases := loadCases[dcpNDCase](t, "get_dcp_local_seq_lens_nd")
+	for _, c := range cases {
+		for _, inT := range indexTypes {
+			for _, outT := range indexTypes {
+				for _, step := range []int64{1, 2} {
+					name := fmt.Sprintf("%s/%s-%s/step%d", c.Name, dtypeName(inT), dtypeName(outT), step)
+					seq := newIBuf(inT, c.SeqShape, step, step-1)
+					if len(c.SeqShape) == 0 {
+						seq.t.Shape = []int64{} // 0-D (a slice view with no shape is 1-D)
+					}
+					for i, v := range c.SeqLens {
+						seq.set(int64(i), v)
+					}
+					out := newIBuf(outT, c.Shape, step, 2*(step-1))
+					if len(c.Shape) == 0 {
+						out.t.Shape = []int64{}
+					}
+					mustOK(t, GetDCPLocalSeqLens(DCPLocalSeqLensArgs{
+						SeqLens: seq.t, DCPSize: c.DCPSize, DCPRank: c.DCPRank,
+						InterleaveSize: c.Interleave, Out: out.t, PreserveShape: true,
+					}))
+					wantEqual(t, name, out.values(), c.Out)
+				}
+			}
+		}
+	}
+}
+
+func TestGetDCPLocalSeqLensNDKeepsRankAxis(t *testing.T) {
+	seq := Int64Tensor([]int64{4, 9, 0})
+	// The 1.0 contract squeezes all ranks of a group of one to [B]; PreserveShape refuses that.
+	err := GetDCPLocalSeqLens(DCPLocalSeqLensArgs{SeqLens: seq, DCPSize: 1, DCPRank: DCPAllRanks,
+		InterleaveSize: 1, Out: Int64Tensor(make([]int64, 3)), PreserveShape: true})
+	wantError(t, err, StatusInvalidArgument, "cattn_get_dcp_local_seq_lens", "args->out has the wrong ndim")
+	out := make([]int64, 3)
+	mustOK(t, GetDCPLocalSeqLens(DCPLocalSeqLensArgs{SeqLens: seq, DCPSize: 1, DCPRank: DCPAllRanks,
+		InterleaveSize: 1, Out: Int64Tensor(out, 3, 1), PreserveShape: true}))
+	wantEqual(t, "kept", out, []int64{4, 9, 0})
+}

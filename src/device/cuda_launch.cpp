@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "common/cuda_runtime.h"
+#include "common/strided.h"
 
 namespace cattn {
 namespace {
@@ -88,6 +89,11 @@ template IndexViewOf::operator kernels::IndexSpan() const;
 template IndexViewOf::operator kernels::MutIndexSpan() const;
 template IndexViewOf::operator kernels::IndexMatrix() const;
 template IndexViewOf::operator kernels::MutIndexMatrix() const;
+
+kernels::StridedNd device_strided_nd(const TensorArg& a) {
+  require_aligned(a);
+  return strided_nd(a);
+}
 
 void check_launch(const char* fn, int cuda_error, void* stream) {
   check_cuda(fn, cuda_error);

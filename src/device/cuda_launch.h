@@ -4,6 +4,7 @@
 
 #include "common/tensor_arg.h"
 #include "kernels/kernel_types.h"
+#include "kernels/strided_nd.h"
 
 namespace cattn {
 
@@ -39,6 +40,10 @@ class IndexViewOf {
   const TensorArg& a_;
 };
 inline IndexViewOf index_view(const TensorArg& a) { return IndexViewOf(a); }
+
+// The N-D strided walk of a checked device tensor of any dtype; refuses (CATTN_NOT_SUPPORTED) a
+// tensor off its element alignment, as index_view does.
+kernels::StridedNd device_strided_nd(const TensorArg& a);
 
 // Fails with CATTN_CUDA_ERROR (or CATTN_OUT_OF_MEMORY) naming `fn` when a launch returned an
 // error. In debug builds it also synchronises the stream so a faulting kernel is reported by

@@ -12,12 +12,15 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/strided.h"
+
 namespace cattn {
 
 void check_dcp_seq_lens_host(const char* fn, const TensorArg& seq_lens) {
-  const IndexReader in = reader1d(seq_lens);
+  const kernels::StridedNd v = strided_nd(seq_lens);
+  const IndexReader in{seq_lens.data(), seq_lens.elem_bytes(), seq_lens.is_int64()};
   for (int64_t b = 0; b < seq_lens.numel(); ++b) {
-    const int64_t s = in[b];
+    const int64_t s = in[kernels::strided_offset(v, b)];
     if (s < 0 || s > std::numeric_limits<int32_t>::max())
       fail_arg(CATTN_INVALID_ARGUMENT, fn, seq_lens.name(), "has a length outside [0, INT32_MAX]",
                "[" + std::to_string(b) + "] = " + std::to_string(s),
@@ -26,19 +29,22 @@ void check_dcp_seq_lens_host(const char* fn, const TensorArg& seq_lens) {
 }
 
 void get_dcp_local_seq_lens_host(const TensorArg& seq_lens, int64_t dcp_size, int64_t first_rank,
-                                 int64_t num_ranks, int64_t interleave, const TensorArg& out) {
-  const IndexReader in = reader1d(seq_lens);
+                                 int64_t num_ranks, int64_t interleave, const TensorArg& out,
+                                 int64_t col_step) {
+  const kernels::StridedNd seq_v = strided_nd(seq_lens);
+  kernels::StridedNd row_v = strided_nd(out);
+  row_v.ndim = seq_lens.ndim();  // out's leading dimensions, the shape of seq_lens
+  const IndexReader in{seq_lens.data(), seq_lens.elem_bytes(), seq_lens.is_int64()};
+  const IndexWriter out_at{out.data(), out.elem_bytes(), out.is_int64()};
   const int64_t cycle = interleave * dcp_size;
-  const int64_t row_bytes = out.stride(0) * out.elem_bytes();
-  const int64_t col_bytes = out.ndim() == 2 ? out.stride(1) * out.elem_bytes() : 0;
   for (int64_t b = 0; b < seq_lens.numel(); ++b) {
-    const int64_t s = in[b];
+    const int64_t s = in[kernels::strided_offset(seq_v, b)];
     const int64_t base = s / cycle * interleave;
     const int64_t leftover = s - base * dcp_size;
-    const IndexWriter row{out.data() + b * row_bytes, col_bytes, out.is_int64()};
+    const int64_t row = kernels::strided_offset(row_v, b);
     for (int64_t c = 0; c < num_ranks; ++c) {
       const int64_t mine = leftover - (first_rank + c) * interleave;
-      row.set(c, base + std::clamp<int64_t>(mine, 0, interleave));
+      out_at.set(row + c * col_step, base + std::clamp<int64_t>(mine, 0, interleave));
     }
   }
 }

@@ -1904,12 +1904,13 @@ pub struct cattn_dcp_local_seq_lens_args {
     pub dcp_kv_cache_interleave_size: i64,
     pub out: *mut DLTensor,
     pub stream: cattn_stream_t,
+    pub shape_mode: i64,
 }
 #[test]
 fn bindgen_test_layout_cattn_dcp_local_seq_lens_args() {
     assert_eq!(
         ::std::mem::size_of::<cattn_dcp_local_seq_lens_args>(),
-        56usize,
+        64usize,
         concat!("Size of: ", stringify!(cattn_dcp_local_seq_lens_args))
     );
     assert_eq!(
@@ -2036,8 +2037,29 @@ fn bindgen_test_layout_cattn_dcp_local_seq_lens_args() {
         );
     }
     test_field_stream();
+    fn test_field_shape_mode() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_dcp_local_seq_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).shape_mode) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_dcp_local_seq_lens_args),
+                "::",
+                stringify!(shape_mode)
+            )
+        );
+    }
+    test_field_shape_mode();
 }
 pub type cattn_dcp_local_seq_lens_args_t = cattn_dcp_local_seq_lens_args;
+pub const CATTN_DCP_SHAPE_1_0: cattn_dcp_shape_mode_e = 0;
+pub const CATTN_DCP_SHAPE_PRESERVE: cattn_dcp_shape_mode_e = 1;
+pub type cattn_dcp_shape_mode_e = u32;
+pub use self::cattn_dcp_shape_mode_e as cattn_dcp_shape_mode_t;
 extern "C" {
     pub fn cattn_get_dcp_local_seq_lens(
         args: *const cattn_dcp_local_seq_lens_args_t,
@@ -7649,6 +7671,585 @@ extern "C" {
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct cattn_max_local_attention_virtual_batches_args {
+    pub struct_size: usize,
+    pub attn_chunk_size: i64,
+    pub max_num_seqs: i64,
+    pub max_num_batched_tokens: i64,
+    pub bound: i64,
+    pub bound_with_empty_rows: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_max_local_attention_virtual_batches_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_max_local_attention_virtual_batches_args>(),
+        48usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_max_local_attention_virtual_batches_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_max_local_attention_virtual_batches_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_max_local_attention_virtual_batches_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_max_local_attention_virtual_batches_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_max_local_attention_virtual_batches_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_attn_chunk_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_max_local_attention_virtual_batches_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).attn_chunk_size) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_max_local_attention_virtual_batches_args),
+                "::",
+                stringify!(attn_chunk_size)
+            )
+        );
+    }
+    test_field_attn_chunk_size();
+    fn test_field_max_num_seqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_max_local_attention_virtual_batches_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_num_seqs) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_max_local_attention_virtual_batches_args),
+                "::",
+                stringify!(max_num_seqs)
+            )
+        );
+    }
+    test_field_max_num_seqs();
+    fn test_field_max_num_batched_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_max_local_attention_virtual_batches_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_num_batched_tokens) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_max_local_attention_virtual_batches_args),
+                "::",
+                stringify!(max_num_batched_tokens)
+            )
+        );
+    }
+    test_field_max_num_batched_tokens();
+    fn test_field_bound() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_max_local_attention_virtual_batches_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bound) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_max_local_attention_virtual_batches_args),
+                "::",
+                stringify!(bound)
+            )
+        );
+    }
+    test_field_bound();
+    fn test_field_bound_with_empty_rows() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_max_local_attention_virtual_batches_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bound_with_empty_rows) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_max_local_attention_virtual_batches_args),
+                "::",
+                stringify!(bound_with_empty_rows)
+            )
+        );
+    }
+    test_field_bound_with_empty_rows();
+}
+pub type cattn_max_local_attention_virtual_batches_args_t =
+    cattn_max_local_attention_virtual_batches_args;
+extern "C" {
+    pub fn cattn_max_local_attention_virtual_batches(
+        args: *mut cattn_max_local_attention_virtual_batches_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_mm_prefix_range_tensor_args {
+    pub struct_size: usize,
+    pub range_offsets: *const DLTensor,
+    pub ranges: *const DLTensor,
+    pub out: *mut DLTensor,
+    pub max_ranges: i64,
+    pub is_none: i32,
+    pub reserved0: i32,
+}
+#[test]
+fn bindgen_test_layout_cattn_mm_prefix_range_tensor_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_mm_prefix_range_tensor_args>(),
+        48usize,
+        concat!("Size of: ", stringify!(cattn_mm_prefix_range_tensor_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_mm_prefix_range_tensor_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_mm_prefix_range_tensor_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_range_offsets() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).range_offsets) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(range_offsets)
+            )
+        );
+    }
+    test_field_range_offsets();
+    fn test_field_ranges() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ranges) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(ranges)
+            )
+        );
+    }
+    test_field_ranges();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_max_ranges() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_ranges) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(max_ranges)
+            )
+        );
+    }
+    test_field_max_ranges();
+    fn test_field_is_none() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_none) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(is_none)
+            )
+        );
+    }
+    test_field_is_none();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            44usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+}
+pub type cattn_mm_prefix_range_tensor_args_t = cattn_mm_prefix_range_tensor_args;
+extern "C" {
+    pub fn cattn_compute_mm_prefix_range_tensor(
+        args: *mut cattn_mm_prefix_range_tensor_args_t,
+    ) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_fill_mm_prefix_query_ranges_args {
+    pub struct_size: usize,
+    pub range_offsets: *const DLTensor,
+    pub ranges: *const DLTensor,
+    pub query_start_loc_cpu: *const DLTensor,
+    pub seq_lens_cpu: *const DLTensor,
+    pub out: *mut DLTensor,
+    pub rows: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_fill_mm_prefix_query_ranges_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_fill_mm_prefix_query_ranges_args>(),
+        56usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_fill_mm_prefix_query_ranges_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_fill_mm_prefix_query_ranges_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_fill_mm_prefix_query_ranges_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_range_offsets() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).range_offsets) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(range_offsets)
+            )
+        );
+    }
+    test_field_range_offsets();
+    fn test_field_ranges() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ranges) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(ranges)
+            )
+        );
+    }
+    test_field_ranges();
+    fn test_field_query_start_loc_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc_cpu) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(query_start_loc_cpu)
+            )
+        );
+    }
+    test_field_query_start_loc_cpu();
+    fn test_field_seq_lens_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens_cpu) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(seq_lens_cpu)
+            )
+        );
+    }
+    test_field_seq_lens_cpu();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_rows() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).rows) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(rows)
+            )
+        );
+    }
+    test_field_rows();
+}
+pub type cattn_fill_mm_prefix_query_ranges_args_t = cattn_fill_mm_prefix_query_ranges_args;
+extern "C" {
+    pub fn cattn_fill_mm_prefix_query_ranges(
+        args: *mut cattn_fill_mm_prefix_query_ranges_args_t,
+    ) -> cattn_status_t;
+}
+pub const CATTN_LSE_ROUNDING_TORCH: cattn_lse_rounding_e = 0;
+pub const CATTN_LSE_ROUNDING_TORCH1_CPU: cattn_lse_rounding_e = 1;
+pub type cattn_lse_rounding_e = u32;
+pub use self::cattn_lse_rounding_e as cattn_lse_rounding_t;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_log2_lse_to_ln_args {
+    pub struct_size: usize,
+    pub lse: *const DLTensor,
+    pub out: *mut DLTensor,
+    pub half_rounding: i64,
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_log2_lse_to_ln_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_log2_lse_to_ln_args>(),
+        40usize,
+        concat!("Size of: ", stringify!(cattn_log2_lse_to_ln_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_log2_lse_to_ln_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_log2_lse_to_ln_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_log2_lse_to_ln_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_lse() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).lse) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_log2_lse_to_ln_args),
+                "::",
+                stringify!(lse)
+            )
+        );
+    }
+    test_field_lse();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_log2_lse_to_ln_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_half_rounding() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).half_rounding) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_log2_lse_to_ln_args),
+                "::",
+                stringify!(half_rounding)
+            )
+        );
+    }
+    test_field_half_rounding();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_log2_lse_to_ln_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+pub type cattn_log2_lse_to_ln_args_t = cattn_log2_lse_to_ln_args;
+extern "C" {
+    pub fn cattn_log2_lse_to_ln(args: *const cattn_log2_lse_to_ln_args_t) -> cattn_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct cattn_api {
     pub struct_size: usize,
     pub abi_major: u32,
@@ -7922,12 +8523,26 @@ pub struct cattn_api {
     pub unpadded: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_unpadded_args_t) -> cattn_status_t,
     >,
+    pub max_local_attention_virtual_batches: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *mut cattn_max_local_attention_virtual_batches_args_t,
+        ) -> cattn_status_t,
+    >,
+    pub compute_mm_prefix_range_tensor: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *mut cattn_mm_prefix_range_tensor_args_t) -> cattn_status_t,
+    >,
+    pub fill_mm_prefix_query_ranges: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *mut cattn_fill_mm_prefix_query_ranges_args_t) -> cattn_status_t,
+    >,
+    pub log2_lse_to_ln: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *const cattn_log2_lse_to_ln_args_t) -> cattn_status_t,
+    >,
 }
 #[test]
 fn bindgen_test_layout_cattn_api() {
     assert_eq!(
         ::std::mem::size_of::<cattn_api>(),
-        512usize,
+        544usize,
         concat!("Size of: ", stringify!(cattn_api))
     );
     assert_eq!(
@@ -9055,6 +9670,75 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_unpadded();
+    fn test_field_max_local_attention_virtual_batches() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_local_attention_virtual_batches) as usize
+                    - ptr as usize
+            },
+            512usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(max_local_attention_virtual_batches)
+            )
+        );
+    }
+    test_field_max_local_attention_virtual_batches();
+    fn test_field_compute_mm_prefix_range_tensor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_mm_prefix_range_tensor) as usize - ptr as usize
+            },
+            520usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(compute_mm_prefix_range_tensor)
+            )
+        );
+    }
+    test_field_compute_mm_prefix_range_tensor();
+    fn test_field_fill_mm_prefix_query_ranges() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).fill_mm_prefix_query_ranges) as usize - ptr as usize
+            },
+            528usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(fill_mm_prefix_query_ranges)
+            )
+        );
+    }
+    test_field_fill_mm_prefix_query_ranges();
+    fn test_field_log2_lse_to_ln() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).log2_lse_to_ln) as usize - ptr as usize
+            },
+            536usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(log2_lse_to_ln)
+            )
+        );
+    }
+    test_field_log2_lse_to_ln();
 }
 pub type cattn_api_t = cattn_api;
 extern "C" {

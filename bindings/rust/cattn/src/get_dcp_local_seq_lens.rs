@@ -58,12 +58,56 @@ pub fn get_dcp_local_seq_lens(
     Api::linked()?.get_dcp_local_seq_lens(args, out)
 }
 
+/// [`get_dcp_local_seq_lens`] with vLLM's newest shapes (since 1.1): `seq_lens` may have any
+/// shape `S` (0 to 7 dimensions); `out` is `S` for one rank and `S + [dcp_size]` for
+/// [`DcpRank::All`], the rank axis kept even when `dcp_size` is 1.
+///
+/// ```
+/// use cattn::{get_dcp_local_seq_lens_nd, DcpLocalSeqLensArgs, DcpRank, Stream, TensorMut, TensorRef};
+/// let seq_lens = [17i64, 4, 0, 9];
+/// let mut local = [0i64; 4];
+/// let args = DcpLocalSeqLensArgs {
+///     seq_lens: TensorRef::new(&seq_lens, &[2, 2])?,
+///     dcp_size: 1,
+///     dcp_rank: DcpRank::All,
+///     dcp_kv_cache_interleave_size: 1,
+///     stream: Stream::DEFAULT,
+/// };
+/// get_dcp_local_seq_lens_nd(&args, &mut TensorMut::new(&mut local, &[2, 2, 1])?)?;
+/// assert_eq!(local, seq_lens);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn get_dcp_local_seq_lens_nd(
+    args: &DcpLocalSeqLensArgs<'_>,
+    out: &mut TensorMut<'_>,
+) -> Result<()> {
+    Api::linked()?.get_dcp_local_seq_lens_nd(args, out)
+}
+
 impl Api<'_> {
     /// [`get_dcp_local_seq_lens`] in this library.
     pub fn get_dcp_local_seq_lens(
         self,
         args: &DcpLocalSeqLensArgs<'_>,
         out: &mut TensorMut<'_>,
+    ) -> Result<()> {
+        self.dcp_local_seq_lens(args, out, sys::CATTN_DCP_SHAPE_1_0)
+    }
+
+    /// [`get_dcp_local_seq_lens_nd`] in this library.
+    pub fn get_dcp_local_seq_lens_nd(
+        self,
+        args: &DcpLocalSeqLensArgs<'_>,
+        out: &mut TensorMut<'_>,
+    ) -> Result<()> {
+        self.dcp_local_seq_lens(args, out, sys::CATTN_DCP_SHAPE_PRESERVE)
+    }
+
+    fn dcp_local_seq_lens(
+        self,
+        args: &DcpLocalSeqLensArgs<'_>,
+        out: &mut TensorMut<'_>,
+        shape_mode: sys::cattn_dcp_shape_mode_t,
     ) -> Result<()> {
         let dcp_rank = match args.dcp_rank {
             DcpRank::All => i64::from(sys::CATTN_DCP_ALL_RANKS),
@@ -84,6 +128,7 @@ impl Api<'_> {
             dcp_kv_cache_interleave_size: args.dcp_kv_cache_interleave_size,
             out: out.as_raw(),
             stream: args.stream.as_raw(),
+            shape_mode: i64::from(shape_mode),
         };
         let f = entry!(self, get_dcp_local_seq_lens)?;
         // SAFETY: every pointer in `raw` refers to a live view for the duration of the call;

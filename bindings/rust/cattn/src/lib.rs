@@ -42,6 +42,7 @@ mod metadata;
 mod tensor;
 
 pub mod compute_causal_conv1d_metadata;
+pub mod compute_mm_prefix_range_tensor;
 pub mod extend_all_queries_by_n;
 pub mod fused_pcp_qkv_select;
 pub mod get_dcp_local_seq_lens;
@@ -49,10 +50,12 @@ pub mod get_kv_cache_layout;
 pub mod get_pcp_query_restore_idx;
 pub mod get_per_layer_parameters;
 pub mod kv_cache_layout;
+pub mod log2_lse_to_ln;
 pub mod make_kv_sharing_fast_prefill_common_attn_metadata;
 pub mod make_local_attention_virtual_batches;
 pub mod mamba_get_block_table_tensor;
 pub mod naive_query_lens;
+pub mod max_local_attention_virtual_batches;
 pub mod pcp_kv_allgather_and_restore;
 pub mod split_decodes_and_prefills;
 pub mod step_plan;
@@ -76,13 +79,19 @@ pub use compute_causal_conv1d_metadata::{
     compute_causal_conv1d_metadata_size, CausalConv1dDeviceOutputs, CausalConv1dOutputs,
     CausalConv1dSize,
 };
+pub use compute_mm_prefix_range_tensor::{
+    compute_mm_prefix_range_tensor, compute_mm_prefix_range_tensor_size,
+    fill_mm_prefix_query_ranges, mm_prefix_range_tensor, MmPrefixRangeTensor, MmPrefixRanges,
+};
 pub use extend_all_queries_by_n::{
     extend_all_queries_by_n, extend_all_queries_by_n_in_place, ExtendOutputs,
 };
 pub use fused_pcp_qkv_select::{
     fused_pcp_qkv_select, FusedPcpQkvSelectArgs, FusedPcpQkvSelectOutputs,
 };
-pub use get_dcp_local_seq_lens::{get_dcp_local_seq_lens, DcpLocalSeqLensArgs, DcpRank};
+pub use get_dcp_local_seq_lens::{
+    get_dcp_local_seq_lens, get_dcp_local_seq_lens_nd, DcpLocalSeqLensArgs, DcpRank,
+};
 pub use get_kv_cache_layout::{
     get_kv_cache_layout, is_valid_kv_cache_layout, KvCacheLayout, KvCacheLayoutArgs,
     SupportedLayouts, UserSetting,
@@ -98,6 +107,10 @@ pub use kv_cache_layout::{
     get_supported_kv_cache_layouts, resolve_kv_cache_layout, resolve_layout, CacheLayout, HncShape,
     LayoutProperties, LayoutSetting, LayoutStrides, ResolveArgs, Resolved,
 };
+pub use log2_lse_to_ln::{
+    log2_lse_to_ln, log2_lse_to_ln_f32, log2_lse_to_ln_f64, log2_lse_to_ln_half,
+    log2_lse_to_ln_in_place, HalfType, LseRounding,
+};
 pub use make_kv_sharing_fast_prefill_common_attn_metadata::{
     make_kv_sharing_fast_prefill_common_attn_metadata, FastPrefillMetadata, FastPrefillOutputs,
 };
@@ -110,6 +123,9 @@ pub use mamba_get_block_table_tensor::{
     mamba_get_block_table_tensor, MambaBlockTableArgs, MambaCacheMode,
 };
 pub use naive_query_lens::{compute_num_computed_tokens, naive_query_lens, num_computed_tokens};
+pub use max_local_attention_virtual_batches::{
+    max_local_attention_virtual_batches, VirtualBatchBound,
+};
 pub use pcp_kv_allgather_and_restore::{
     pcp_kv_allgather_and_restore, pcp_kv_allgather_and_restore_workspace_size, PcpKvAllgatherArgs,
     PcpKvAllgatherOutputs, Workspace,

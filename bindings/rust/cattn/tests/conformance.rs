@@ -1009,19 +1009,245 @@ fn unpadded_vectors() {
     );
 }
 
+// ---------------------------------------------------------------------------------------------
+// 1.1: the other helpers (upstream oracle)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn max_local_attention_virtual_batches_vectors() {
+    let cases = load_cases("max_local_attention_virtual_batches");
+    assert!(cases.len() >= 30);
+    for c in &cases {
+        let b = max_local_attention_virtual_batches(
+            c.get("attn_chunk_size").i64(),
+            c.get("max_num_seqs").i64(),
+            c.get("max_num_batched_tokens").i64(),
+        )
+        .unwrap();
+        assert_eq!(b.bound, c.get("bound").i64(), "{}", c.get("name").str());
+        if c.has("virtual_batches") {
+            assert!(c.get("virtual_batches").i64() <= b.bound_with_empty_rows);
+        }
+    }
+}
+
+#[test]
+fn get_dcp_local_seq_lens_nd_vectors() {
+    let cases = load_cases("get_dcp_local_seq_lens_nd");
+    assert!(cases.len() >= 40);
+    for c in &cases {
+        let name = c.get("name").str();
+        let seq = c.get("seq_lens").ints();
+        let rank = match c.get("dcp_rank").i64() {
+            -1 => DcpRank::All,
+            r => DcpRank::Rank(r),
+        };
+        let want = c.get("out").ints();
+        for in_t in dtypes_for(&seq) {
+            for out_t in dtypes_for(&want) {
+                for step in [1, 2] {
+                    let input = HostInts::shaped(&seq, &c.get("seq_shape").ints(), in_t, step);
+                    let mut out = HostInts::new(&c.get("shape").ints(), out_t, step);
+                    let args = DcpLocalSeqLensArgs {
+                        seq_lens: input.view(),
+                        dcp_size: c.get("dcp_size").i64(),
+                        dcp_rank: rank,
+                        dcp_kv_cache_interleave_size: c.get("interleave").i64(),
+                        stream: Stream::DEFAULT,
+                    };
+                    get_dcp_local_seq_lens_nd(&args, &mut out.view_mut())
+                        .unwrap_or_else(|e| panic!("{name}: {e}"));
+                    assert_eq!(out.values(), want, "{name} {in_t:?}->{out_t:?} step {step}");
+                }
+            }
+        }
+    }
+}
+
+/// A case's CSR tensors, or None for vLLM's None.
+fn csr_of(c: &Json, t: Int, step: i64) -> Option<(HostInts, HostInts)> {
+    if c.get("none_input").bool() {
+        return None;
+    }
+    let offsets = c.get("range_offsets").ints();
+    let flat = c.get("ranges").flat_ints();
+    let rows = flat.len() as i64 / 2;
+    Some((
+        HostInts::of(&offsets, t, step),
+        HostInts::shaped(&flat, &[rows, 2], t, step),
+    ))
+}
+
+#[test]
+fn compute_mm_prefix_range_tensor_vectors() {
+    let cases = load_cases("compute_mm_prefix_range_tensor");
+    assert!(cases.len() >= 30);
+    for c in &cases {
+        let name = c.get("name").str();
+        for t in BOTH {
+            let csr = csr_of(c, t, 2);
+            let ranges = csr.as_ref().map(|(o, r)| MmPrefixRanges {
+                offsets: o.view(),
+                ranges: r.view(),
+            });
+            let got = compute_mm_prefix_range_tensor_size(ranges.as_ref()).unwrap();
+            if c.get("is_none").bool() {
+                assert_eq!(got, None, "{name}");
+                continue;
+            }
+            assert_eq!(got, Some(c.get("max_ranges").i64()), "{name}");
+            let mut out = HostInts::new(&c.get("shape").ints(), t, 1);
+            compute_mm_prefix_range_tensor(ranges.as_ref(), &mut out.view_mut()).unwrap();
+            assert_eq!(out.values(), c.get("out").ints(), "{name}");
+        }
+        if !c.get("none_input").bool() {
+            // The one-call helper from the same lists.
+            let offsets = c.get("range_offsets").ints();
+            let flat = c.get("ranges").flat_ints();
+            let lists: Vec<Vec<(i64, i64)>> = offsets
+                .windows(2)
+                .map(|w| {
+                    (w[0]..w[1])
+                        .map(|k| (flat[2 * k as usize], flat[2 * k as usize + 1]))
+                        .collect()
+                })
+                .collect();
+            let one = mm_prefix_range_tensor(&lists).unwrap();
+            assert_eq!(one.is_none(), c.get("is_none").bool(), "{name}");
+            if let Some(t) = one {
+                let want: Vec<i32> = c.get("out").ints().iter().map(|&v| v as i32).collect();
+                assert_eq!(t.data, want, "{name}");
+            }
+        }
+    }
+}
+
+#[test]
+fn fill_mm_prefix_query_ranges_vectors() {
+    let cases = load_cases("fill_mm_prefix_query_ranges");
+    assert!(cases.len() >= 40);
+    for c in &cases {
+        let name = c.get("name").str();
+        let capacity = c.get("capacity").i64();
+        let want = c.get("out").ints();
+        for t in BOTH {
+            let csr = csr_of(c, t, 1);
+            let ranges = csr.as_ref().map(|(o, r)| MmPrefixRanges {
+                offsets: o.view(),
+                ranges: r.view(),
+            });
+            let qsl = HostInts::of(&c.get("query_start_loc").ints(), t, 2);
+            let seq = HostInts::of(&c.get("seq_lens").ints(), t, 1);
+            let mut out =
+                HostInts::shaped(&vec![7777; capacity as usize * 2], &[capacity, 2], t, 1);
+            let rows = fill_mm_prefix_query_ranges(
+                ranges.as_ref(),
+                &qsl.view(),
+                &seq.view(),
+                &mut out.view_mut(),
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(rows, c.get("rows").i64(), "{name}");
+            assert_eq!(out.values(), want, "{name}");
+        }
+    }
+}
+
+#[test]
+fn log2_lse_to_ln_vectors() {
+    let cases = load_cases("log2_lse_to_ln");
+    assert!(cases.len() >= 26);
+    let hex = |s: &str, w: usize| -> Vec<u64> {
+        (0..s.len() / w)
+            .map(|i| u64::from_str_radix(&s[i * w..(i + 1) * w], 16).unwrap())
+            .collect()
+    };
+    for c in &cases {
+        let name = c.get("name").str();
+        let dtype = c.get("dtype").str();
+        for rounding in [LseRounding::Torch, LseRounding::Torch1Cpu] {
+            let key = if rounding == LseRounding::Torch {
+                "out_torch"
+            } else {
+                "out"
+            };
+            match dtype {
+                "float16" | "bfloat16" => {
+                    let half = if dtype == "float16" {
+                        HalfType::F16
+                    } else {
+                        HalfType::BF16
+                    };
+                    let mut bits: Vec<u16> = hex(c.get("in").str(), 4)
+                        .iter()
+                        .map(|&v| v as u16)
+                        .collect();
+                    log2_lse_to_ln_half(&mut bits, half, rounding).unwrap();
+                    let want = hex(c.get(key).str(), 4);
+                    let nan = |v: u64| {
+                        if half == HalfType::F16 {
+                            (v & 0x7FFF) > 0x7C00
+                        } else {
+                            (v & 0x7FFF) > 0x7F80
+                        }
+                    };
+                    for (i, (&g, &w)) in bits.iter().zip(&want).enumerate() {
+                        assert!(
+                            u64::from(g) == w || (nan(u64::from(g)) && nan(w)),
+                            "{name} [{i}] {rounding:?}"
+                        );
+                    }
+                }
+                "float32" => {
+                    let mut v: Vec<f32> = hex(c.get("in").str(), 8)
+                        .iter()
+                        .map(|&b| f32::from_bits(b as u32))
+                        .collect();
+                    log2_lse_to_ln_f32(&mut v).unwrap();
+                    for (g, w) in v.iter().zip(hex(c.get(key).str(), 8)) {
+                        let w = f32::from_bits(w as u32);
+                        assert!(
+                            g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                            "{name}"
+                        );
+                    }
+                }
+                _ => {
+                    let mut v: Vec<f64> = hex(c.get("in").str(), 16)
+                        .iter()
+                        .map(|&b| f64::from_bits(b))
+                        .collect();
+                    log2_lse_to_ln_f64(&mut v).unwrap();
+                    for (g, w) in v.iter().zip(hex(c.get(key).str(), 16)) {
+                        let w = f64::from_bits(w);
+                        assert!(
+                            g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                            "{name}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Every vector file is read by one of the tests above (a new utility's vectors need a test).
 #[test]
 fn every_vector_file_is_covered() {
     let covered = [
         "compute_causal_conv1d_metadata",
+        "compute_mm_prefix_range_tensor",
         "extend_all_queries_by_n",
+        "fill_mm_prefix_query_ranges",
         "fused_pcp_qkv_select",
         "get_dcp_local_seq_lens",
+        "get_dcp_local_seq_lens_nd",
         "get_kv_cache_layout",
         "get_pcp_query_restore_idx",
         "get_per_layer_parameters",
         "get_supported_kv_cache_layouts", // tests/kv_cache_layout.rs
         "kv_cache_layout",                // tests/kv_cache_layout.rs
+        "log2_lse_to_ln",
         "make_kv_sharing_fast_prefill_common_attn_metadata",
         "make_local_attention_virtual_batches",
         "mamba_get_block_table_tensor",
@@ -1042,6 +1268,7 @@ fn every_vector_file_is_covered() {
         "extend_all_queries_by_n_upstream",
         "make_kv_sharing_fast_prefill_common_attn_metadata_upstream",
         "make_local_attention_virtual_batches_upstream",
+        "max_local_attention_virtual_batches",
     ];
     let mut files: Vec<String> = std::fs::read_dir(support::vectors_dir())
         .unwrap()

@@ -602,3 +602,78 @@ fn messages_are_per_thread() {
         t.join().unwrap();
     }
 }
+
+#[test]
+fn other_1_1_helper_errors() {
+    expect_error(
+        max_local_attention_virtual_batches(0, 1, 1),
+        Status::InvalidArgument,
+        "args->attn_chunk_size",
+    );
+    expect_error(
+        max_local_attention_virtual_batches(4, -1, 1),
+        Status::InvalidArgument,
+        "args->max_num_seqs",
+    );
+
+    // N-D lengths keep the rank axis: a squeezed [B] out for all ranks of a group of one is
+    // refused, and nothing is written.
+    let seq = HostInts::of(&[4, 9, 0], Int::I64, 1);
+    let mut squeezed = HostInts::new(&[3], Int::I64, 1);
+    let args = DcpLocalSeqLensArgs {
+        seq_lens: seq.view(),
+        dcp_size: 1,
+        dcp_rank: DcpRank::All,
+        dcp_kv_cache_interleave_size: 1,
+        stream: Stream::DEFAULT,
+    };
+    expect_error(
+        get_dcp_local_seq_lens_nd(&args, &mut squeezed.view_mut()),
+        Status::InvalidArgument,
+        "args->out has the wrong ndim",
+    );
+    assert!(untouched(&squeezed));
+
+    let offsets = [0i32, 2, 1];
+    let ranges = [1i32, 2, 3, 4];
+    let csr = MmPrefixRanges {
+        offsets: TensorRef::from_slice(&offsets),
+        ranges: TensorRef::new(&ranges, &[2, 2]).unwrap(),
+    };
+    expect_error(
+        compute_mm_prefix_range_tensor_size(Some(&csr)),
+        Status::InvalidArgument,
+        "args->range_offsets decreases",
+    );
+    let good = [0i32, 1];
+    let csr = MmPrefixRanges {
+        offsets: TensorRef::from_slice(&good),
+        ranges: TensorRef::new(&[0i32, 9], &[1, 2]).unwrap(),
+    };
+    let mut out = HostInts::new(&[3, 2], Int::I32, 1);
+    expect_error(
+        fill_mm_prefix_query_ranges(
+            Some(&csr),
+            &TensorRef::from_slice(&[0i32, 4]),
+            &TensorRef::from_slice(&[4i32]),
+            &mut out.view_mut(),
+        ),
+        Status::InsufficientSize,
+        "args->out",
+    );
+    assert!(untouched(&out));
+
+    let lse = [1.0f32, 2.0, 3.0];
+    let mut short = [0f32; 2];
+    expect_error(
+        log2_lse_to_ln(
+            &TensorRef::from_slice(&lse),
+            &mut TensorMut::from_slice(&mut short),
+            LseRounding::Torch,
+            Stream::DEFAULT,
+        ),
+        Status::InvalidArgument,
+        "args->out has the wrong size",
+    );
+    assert_eq!(short, [0.0, 0.0]);
+}

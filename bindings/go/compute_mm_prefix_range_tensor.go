@@ -1,0 +1,90 @@
+package cattn
+
+// MMPrefixRanges is vLLM's mm_prefix_range dict {request: [(start, end), ...]} in CSR form:
+// request r's pairs are rows Offsets[r] .. Offsets[r+1]-1 of Ranges. Both are host int32/int64
+// tensors: Offsets [numSeqs+1] from 0 and non-decreasing, Ranges [n, 2]. A nil *MMPrefixRanges
+// is vLLM's None.
+type MMPrefixRanges struct {
+	Offsets *Tensor
+	Ranges  *Tensor
+}
+
+func (f *frame) mmPrefixRanges(r *MMPrefixRanges) (cTensor, cTensor, error) {
+	if r == nil {
+		return nil, nil, nil
+	}
+	off, err := f.tensor("args->range_offsets", r.Offsets)
+	if err != nil {
+		return nil, nil, err
+	}
+	rng, err := f.tensor("args->ranges", r.Ranges)
+	return off, rng, err
+}
+
+// ComputeMMPrefixRangeTensorSize returns the padded ranges per request of
+// ComputeMMPrefixRangeTensor's output, and none = true where vLLM returns None (no ranges, or
+// every request's list empty or exactly [(0, 0)]).
+func ComputeMMPrefixRangeTensorSize(r *MMPrefixRanges) (maxRanges int64, none bool, err error) {
+	return ComputeMMPrefixRangeTensor(r, nil)
+}
+
+// ComputeMMPrefixRangeTensor writes vLLM's padded [numSeqs, maxRanges, 2] range tensor into
+// out (host int32/int64; nil for the size query), each request's pairs then (0, 0) padding; out
+// is untouched when none (compute_mm_prefix_range_tensor, cattn_compute_mm_prefix_range_tensor).
+func ComputeMMPrefixRangeTensor(r *MMPrefixRanges, out *Tensor) (maxRanges int64, none bool, err error) {
+	f := newFrame("cattn_compute_mm_prefix_range_tensor")
+	defer f.free()
+	off, rng, err := f.mmPrefixRanges(r)
+	if err != nil {
+		return 0, false, err
+	}
+	o, err := f.tensor("args->out", out)
+	if err != nil {
+		return 0, false, err
+	}
+	return f.computeMMPrefixRangeTensor(off, rng, o)
+}
+
+// MMPrefixRangeTensor is the one-call form: the padded tensor (row-major int32) of per-request
+// (start, end) lists, its maxRanges, and none as vLLM's None.
+func MMPrefixRangeTensor(perRequest [][][2]int64) (data []int32, maxRanges int64, none bool, err error) {
+	offsets := []int64{0}
+	var flat []int64
+	for _, list := range perRequest {
+		for _, p := range list {
+			flat = append(flat, p[0], p[1])
+		}
+		offsets = append(offsets, int64(len(flat)/2))
+	}
+	r := &MMPrefixRanges{Offsets: Int64Tensor(offsets), Ranges: Int64Tensor(flat, int64(len(flat)/2), 2)}
+	maxRanges, none, err = ComputeMMPrefixRangeTensorSize(r)
+	if err != nil || none {
+		return nil, maxRanges, none, err
+	}
+	n := int64(len(perRequest))
+	data = make([]int32, n*maxRanges*2)
+	if _, _, err = ComputeMMPrefixRangeTensor(r, Int32Tensor(data, n, maxRanges, 2)); err != nil {
+		return nil, 0, false, err
+	}
+	return data, maxRanges, false, nil
+}
+
+// FillMMPrefixQueryRanges maps each scheduled query token to the multimodal prefix range
+// holding it, the end INCLUSIVE as in vLLM: rows 0..T-1 of out ([capacity, 2] host int32/int64,
+// capacity >= T = queryStartLocCPU[B]) become (start, end) or (-1, -1). It returns the rows
+// written: 0 when no range covers a token (out untouched: skip the mask), else T
+// (fill_mm_prefix_query_ranges, cattn_fill_mm_prefix_query_ranges).
+func FillMMPrefixQueryRanges(r *MMPrefixRanges, queryStartLocCPU, seqLensCPU, out *Tensor) (int64, error) {
+	f := newFrame("cattn_fill_mm_prefix_query_ranges")
+	defer f.free()
+	off, rng, err := f.mmPrefixRanges(r)
+	if err != nil {
+		return 0, err
+	}
+	var ts [3]cTensor
+	if err := f.tensorsInto(ts[:], []string{"args->query_start_loc_cpu", "args->seq_lens_cpu", "args->out"},
+		[]*Tensor{queryStartLocCPU, seqLensCPU, out}); err != nil {
+		return 0, err
+	}
+	return f.fillMMPrefixQueryRanges(off, rng, ts[0], ts[1], ts[2])
+}

@@ -1,0 +1,24 @@
+package cattn
+
+// VirtualBatchBound is the result of MaxLocalAttentionVirtualBatches.
+type VirtualBatchBound struct {
+	// Bound is vLLM's min(2*maxNumSeqs + ceil(tokens/chunk), tokens); it does not hold for
+	// batches with zero-length rows (CUDA-graph padding).
+	Bound int64
+	// BoundWithEmptyRows is min(2*maxNumSeqs + ceil(tokens/chunk), tokens + maxNumSeqs), which
+	// holds for every batch.
+	BoundWithEmptyRows int64
+}
+
+// MaxLocalAttentionVirtualBatches bounds the virtual batches that local attention with chunk
+// attnChunkSize makes of a step of at most maxNumSeqs requests and maxNumBatchedTokens tokens
+// (vLLM's max_local_attention_virtual_batches, cattn_max_local_attention_virtual_batches).
+func MaxLocalAttentionVirtualBatches(attnChunkSize, maxNumSeqs, maxNumBatchedTokens int64) (VirtualBatchBound, error) {
+	f := newFrame("cattn_max_local_attention_virtual_batches")
+	defer f.free()
+	b, padded, err := f.maxLocalAttentionVirtualBatches(attnChunkSize, maxNumSeqs, maxNumBatchedTokens)
+	if err != nil {
+		return VirtualBatchBound{}, err
+	}
+	return VirtualBatchBound{Bound: b, BoundWithEmptyRows: padded}, nil
+}

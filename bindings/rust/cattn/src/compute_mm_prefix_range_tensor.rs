@@ -1,0 +1,172 @@
+//! Multimodal prefix ranges (vLLM's compute_mm_prefix_range_tensor and
+//! fill_mm_prefix_query_ranges, since 1.1).
+//!
+//! vLLM's `{request: [(start, end), ...]}` dict is passed in CSR form: request `r`'s ranges are
+//! rows `offsets[r]..offsets[r + 1]` of `ranges` (`[n, 2]`); `None` is vLLM's `None`.
+
+use std::mem::size_of;
+use std::ptr;
+
+use cattn_sys as sys;
+
+use crate::api::{entry, Api};
+use crate::error::{Error, Result};
+use crate::tensor::{TensorMut, TensorRef};
+
+/// The ranges of each request in CSR form (host tensors, int32/int64).
+#[derive(Clone, Debug)]
+pub struct MmPrefixRanges<'a> {
+    /// `[num_seqs + 1]`, from 0, non-decreasing.
+    pub offsets: TensorRef<'a>,
+    /// `[n, 2]` (start, end) pairs.
+    pub ranges: TensorRef<'a>,
+}
+
+/// The padded tensor of [`mm_prefix_range_tensor`]: `[num_seqs, max_ranges, 2]` row-major.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MmPrefixRangeTensor {
+    pub num_seqs: i64,
+    pub max_ranges: i64,
+    pub data: Vec<i32>,
+}
+
+fn csr_raw(r: Option<&MmPrefixRanges<'_>>) -> (*const sys::DLTensor, *const sys::DLTensor) {
+    r.map_or((ptr::null(), ptr::null()), |r| {
+        (r.offsets.as_raw(), r.ranges.as_raw())
+    })
+}
+
+/// The padded ranges per request, or `None` where vLLM returns `None` (no ranges given, or every
+/// request's list empty or exactly `[(0, 0)]`): the size query of
+/// [`compute_mm_prefix_range_tensor`].
+pub fn compute_mm_prefix_range_tensor_size(
+    ranges: Option<&MmPrefixRanges<'_>>,
+) -> Result<Option<i64>> {
+    Api::linked()?.compute_mm_prefix_range_tensor(ranges, None)
+}
+
+/// Writes vLLM's padded `[num_seqs, max_ranges, 2]` range tensor into `out` (sized by
+/// [`compute_mm_prefix_range_tensor_size`]); returns `max_ranges`, or `None` (out untouched).
+pub fn compute_mm_prefix_range_tensor(
+    ranges: Option<&MmPrefixRanges<'_>>,
+    out: &mut TensorMut<'_>,
+) -> Result<Option<i64>> {
+    Api::linked()?.compute_mm_prefix_range_tensor(ranges, Some(out))
+}
+
+/// One call: the padded tensor of per-request range lists, or `None` as vLLM.
+///
+/// ```
+/// let t = cattn::mm_prefix_range_tensor(&[vec![(0, 4)], vec![], vec![(1, 2), (5, 8)]])?.unwrap();
+/// assert_eq!((t.num_seqs, t.max_ranges), (3, 2));
+/// assert_eq!(t.data, [0, 4, 0, 0, 0, 0, 0, 0, 1, 2, 5, 8]);
+/// assert!(cattn::mm_prefix_range_tensor(&[vec![(0, 0)], vec![]])?.is_none());
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn mm_prefix_range_tensor(
+    per_request: &[Vec<(i64, i64)>],
+) -> Result<Option<MmPrefixRangeTensor>> {
+    let mut offsets = vec![0i64];
+    let mut flat = Vec::new();
+    for list in per_request {
+        for &(a, b) in list {
+            flat.push(a);
+            flat.push(b);
+        }
+        offsets.push(i64::try_from(flat.len() / 2).map_err(|_| Error::invalid("too many ranges"))?);
+    }
+    let rows = *offsets.last().unwrap_or(&0);
+    let csr = MmPrefixRanges {
+        offsets: TensorRef::from_slice(&offsets),
+        ranges: TensorRef::new(&flat, &[rows, 2])?,
+    };
+    let Some(max_ranges) = compute_mm_prefix_range_tensor_size(Some(&csr))? else {
+        return Ok(None);
+    };
+    let num_seqs =
+        i64::try_from(per_request.len()).map_err(|_| Error::invalid("too many requests"))?;
+    let mut data = vec![0i32; per_request.len() * usize::try_from(max_ranges).unwrap_or(0) * 2];
+    compute_mm_prefix_range_tensor(
+        Some(&csr),
+        &mut TensorMut::new(&mut data, &[num_seqs, max_ranges, 2])?,
+    )?;
+    Ok(Some(MmPrefixRangeTensor {
+        num_seqs,
+        max_ranges,
+        data,
+    }))
+}
+
+/// Maps each scheduled query token to the range holding it (the end inclusive, as vLLM):
+/// `out` (`[capacity, 2]`, capacity >= the tokens) gets `(start, end)` or `(-1, -1)` per token.
+/// Returns the rows written: 0 (out untouched: skip the mask) or the number of tokens.
+///
+/// ```
+/// use cattn::{fill_mm_prefix_query_ranges, MmPrefixRanges, TensorMut, TensorRef};
+/// let (offsets, ranges) = ([0i32, 1], [2i32, 4]);
+/// let csr = MmPrefixRanges { offsets: TensorRef::from_slice(&offsets), ranges: TensorRef::new(&ranges, &[1, 2])? };
+/// let mut out = [0i32; 12];
+/// let rows = fill_mm_prefix_query_ranges(Some(&csr), &TensorRef::from_slice(&[0i32, 6]),
+///     &TensorRef::from_slice(&[6i32]), &mut TensorMut::new(&mut out, &[6, 2])?)?;
+/// assert_eq!(rows, 6);
+/// assert_eq!(out, [-1, -1, -1, -1, 2, 4, 2, 4, 2, 4, -1, -1]);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn fill_mm_prefix_query_ranges(
+    ranges: Option<&MmPrefixRanges<'_>>,
+    query_start_loc_cpu: &TensorRef<'_>,
+    seq_lens_cpu: &TensorRef<'_>,
+    out: &mut TensorMut<'_>,
+) -> Result<i64> {
+    Api::linked()?.fill_mm_prefix_query_ranges(ranges, query_start_loc_cpu, seq_lens_cpu, out)
+}
+
+impl Api<'_> {
+    /// [`compute_mm_prefix_range_tensor`] (or, with `out` `None`, its size query) in this
+    /// library.
+    pub fn compute_mm_prefix_range_tensor(
+        self,
+        ranges: Option<&MmPrefixRanges<'_>>,
+        out: Option<&mut TensorMut<'_>>,
+    ) -> Result<Option<i64>> {
+        let (range_offsets, ranges) = csr_raw(ranges);
+        let mut raw = sys::cattn_mm_prefix_range_tensor_args_t {
+            struct_size: size_of::<sys::cattn_mm_prefix_range_tensor_args_t>(),
+            range_offsets,
+            ranges,
+            out: out.map_or(ptr::null_mut(), |o| o.as_raw()),
+            max_ranges: 0,
+            is_none: 0,
+            reserved0: 0,
+        };
+        let f = entry!(self, compute_mm_prefix_range_tensor)?;
+        // SAFETY: every pointer in `raw` is NULL or a view live for the call; `out` is borrowed
+        // mutably.
+        self.check(unsafe { f(&mut raw) })?;
+        Ok((raw.is_none == 0).then_some(raw.max_ranges))
+    }
+
+    /// [`fill_mm_prefix_query_ranges`] in this library.
+    pub fn fill_mm_prefix_query_ranges(
+        self,
+        ranges: Option<&MmPrefixRanges<'_>>,
+        query_start_loc_cpu: &TensorRef<'_>,
+        seq_lens_cpu: &TensorRef<'_>,
+        out: &mut TensorMut<'_>,
+    ) -> Result<i64> {
+        let (range_offsets, ranges) = csr_raw(ranges);
+        let mut raw = sys::cattn_fill_mm_prefix_query_ranges_args_t {
+            struct_size: size_of::<sys::cattn_fill_mm_prefix_query_ranges_args_t>(),
+            range_offsets,
+            ranges,
+            query_start_loc_cpu: query_start_loc_cpu.as_raw(),
+            seq_lens_cpu: seq_lens_cpu.as_raw(),
+            out: out.as_raw(),
+            rows: 0,
+        };
+        let f = entry!(self, fill_mm_prefix_query_ranges)?;
+        // SAFETY: as in compute_mm_prefix_range_tensor.
+        self.check(unsafe { f(&mut raw) })?;
+        Ok(raw.rows)
+    }
+}
