@@ -356,6 +356,7 @@ static cattn_status_t gocattn_reorder_batch_to_split_decodes_and_prefills(
     cattn_reorder_batch_args_t* a, char* msg, size_t cap) {
   GOCATTN_RETURN(cattn_reorder_batch_to_split_decodes_and_prefills(a));
 }
+
 static cattn_status_t gocattn_max_local_attention_virtual_batches(
     cattn_max_local_attention_virtual_batches_args_t* a, char* msg, size_t cap) {
   GOCATTN_RETURN(cattn_max_local_attention_virtual_batches(a));
