@@ -212,7 +212,7 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
       if (out_upper.present()) cattn::write_extended_pair_host(bound);
       if (out_dcp_cpu.present())
         cattn::get_dcp_local_seq_lens_host(out_seq_lens_cpu, args->dcp_size, args->dcp_rank, 1,
-                                           args->dcp_kv_cache_interleave_size, out_dcp_cpu);
+                                           args->dcp_kv_cache_interleave_size, out_dcp_cpu, 0);
     } else {
       const cattn::ExtendedPair starts{qsl, qsl_cpu, out_qsl, out_qsl_cpu, 0, n};
       const cattn::ExtendedPair lens{seq_lens, seq_lens_cpu, out_seq_lens, out_seq_lens_cpu, n, 0};
@@ -231,7 +231,7 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
       for (const cattn::TensorArg* o : {&out_dcp, &out_dcp_cpu})
         if (o->present())
           cattn::get_dcp_local_seq_lens_host(out_seq_lens, args->dcp_size, args->dcp_rank, 1,
-                                             args->dcp_kv_cache_interleave_size, *o);
+                                             args->dcp_kv_cache_interleave_size, *o, 0);
       if (positions.present()) cattn::token_positions_host(out_qsl, out_seq_lens, positions);
     }
     // out->query_start_loc(_cpu) and out->seq_lens(_cpu) keep the tensors the caller set.
