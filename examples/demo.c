@@ -1,5 +1,5 @@
 /*
- * demo.c - runs every libcattn utility (1-11) on one small, hand-checkable batch and prints the
+ * demo.c - runs every libcattn utility (1-13) on one small, hand-checkable batch and prints the
  * inputs, the results and the status of every call.
  *
  * The batch: 4 requests mixing prefill and decode, KV block size 4, 10 blocks per request.
@@ -326,7 +326,7 @@ static void section(int utility, const char* title) {
  * succeed did not, or a call made to show an error did not give that error.
  * ========================================================================================== */
 
-#define NUM_UTILITIES 11
+#define NUM_UTILITIES 13
 static int g_failed[NUM_UTILITIES + 1];
 static cattn_status_t g_first_bad[NUM_UTILITIES + 1];
 /* Why a utility's status does not decide the exit status (NULL: it does). */
@@ -985,6 +985,267 @@ static void demo_per_layer_parameters(void) {
 }
 
 /* ============================================================================================
+ * 12. KV-cache layout resolver
+ * ========================================================================================== */
+
+/* The canonical name of a layout ("?" for a value that is not one). */
+static const char* layout_name(cattn_kv_cache_layout_t layout) {
+  cattn_kv_cache_layout_properties_t props = CATTN_KV_CACHE_LAYOUT_PROPERTIES_INIT;
+  if (cattn_kv_cache_layout_get_properties(layout, &props) != CATTN_OK) return "?";
+  return props.name;
+}
+
+static void print_layouts(const char* label, const cattn_kv_cache_layout_t* layouts, int64_t n) {
+  int64_t i;
+  printf("      %s", label);
+  for (i = 0; i < n; ++i) printf("%s%s", i > 0 ? ", " : "", layout_name(layouts[i]));
+  printf("\n");
+}
+
+static void print_ints(const char* label, const int64_t* values, int n) {
+  int i;
+  printf("%s[", label);
+  for (i = 0; i < n; ++i) printf("%s%" PRId64, i > 0 ? ", " : "", values[i]);
+  printf("]");
+}
+
+/* Resolves `names` (the supported list of both workers) in a fresh context, or in `ctx` when
+ * it is not NULL; returns the layout, UNSET when the call failed. */
+static cattn_kv_cache_layout_t resolve_kv_layout(cattn_context_t* ctx, const char* const* names,
+                                                 int64_t n, const char* connector,
+                                                 const char* what) {
+  cattn_resolve_kv_cache_layout_args_t args = CATTN_RESOLVE_KV_CACHE_LAYOUT_ARGS_INIT;
+  const char* both[2 * CATTN_KV_CACHE_LAYOUT_COUNT];
+  int64_t counts[2];
+  cattn_context_t* own = NULL;
+  char call[160];
+  int64_t i;
+  for (i = 0; i < n; ++i) both[i] = both[n + i] = names[i];
+  counts[0] = counts[1] = n;
+  args.num_workers = 2;
+  args.worker_counts = counts;
+  args.worker_names = both;
+  args.connector_layout = connector; /* read_environment stays 0, env_value NULL */
+  if (ctx == NULL) {
+    if (!check(12, "cattn_context_create", cattn_context_create(&own))) return CATTN_KV_CACHE_LAYOUT_UNSET;
+    ctx = own;
+  }
+  snprintf(call, sizeof call, "cattn_resolve_kv_cache_layout(%s)", what);
+  if (check(12, call, cattn_resolve_kv_cache_layout(ctx, &args)))
+    printf("      layout = %s, connector_fell_back %d, from_preset %d\n", layout_name(args.layout),
+           (int)args.connector_fell_back, (int)args.from_preset);
+  else
+    args.layout = CATTN_KV_CACHE_LAYOUT_UNSET;
+  if (own != NULL) cattn_context_destroy(own);
+  return args.layout;
+}
+
+static void demo_kv_cache_layout_resolver(void) {
+  /* Backend A prefers BLHNC, backend B LBNHC; backend C declares nothing (any layout). */
+  static const cattn_kv_cache_layout_t kDeclared[] = {
+      CATTN_KV_CACHE_LAYOUT_BLHNC, CATTN_KV_CACHE_LAYOUT_LBHNC, CATTN_KV_CACHE_LAYOUT_LBNHC,
+      CATTN_KV_CACHE_LAYOUT_LBNHC, CATTN_KV_CACHE_LAYOUT_BLHNC, CATTN_KV_CACHE_LAYOUT_LBHNC,
+      CATTN_KV_CACHE_LAYOUT_BLNHC};
+  static const int64_t kCounts[3] = {3, 4, CATTN_KV_CACHE_LAYOUTS_NONE};
+  cattn_get_supported_kv_cache_layouts_args_t sup = CATTN_GET_SUPPORTED_KV_CACHE_LAYOUTS_ARGS_INIT;
+  cattn_kv_cache_layout_t supported[CATTN_KV_CACHE_LAYOUT_COUNT];
+  const char* names[CATTN_KV_CACHE_LAYOUT_COUNT];
+  cattn_kv_cache_layout_t chosen;
+  cattn_context_t* ctx = NULL;
+  int64_t i;
+  section(12, "KV-cache layout resolver (resolve_kv_cache_layout, get_supported_kv_cache_layouts)");
+  printf("  inputs: backend A declares BLHNC, LBHNC, LBNHC; backend B LBNHC, BLHNC, LBHNC, BLNHC;\n"
+         "          backend C declares nothing; two workers with the same backends\n");
+  sup.num_backends = 3;
+  sup.backend_counts = kCounts;
+  sup.layouts = kDeclared;
+  sup.out = supported;
+  sup.out_capacity = CATTN_KV_CACHE_LAYOUT_COUNT;
+  if (!check(12, "cattn_get_supported_kv_cache_layouts(A, B, C)",
+             cattn_get_supported_kv_cache_layouts(&sup)))
+    return;
+  print_layouts("supported = ", supported, sup.num_out);
+  printf("      (the layouts A and B share, by first-choice votes, ties in vLLM's order)\n");
+  for (i = 0; i < sup.num_out; ++i) names[i] = layout_name(supported[i]);
+  if (!check(12, "cattn_context_create", cattn_context_create(&ctx))) return;
+  resolve_kv_layout(ctx, names, sup.num_out, NULL, "no preset, setting or connector");
+  resolve_kv_layout(ctx, names, sup.num_out, "BLHNC", "same context, connector BLHNC");
+  cattn_context_destroy(ctx);
+  chosen = resolve_kv_layout(NULL, names, sup.num_out, "BLHNC", "new context, connector BLHNC");
+  resolve_kv_layout(NULL, names, sup.num_out, "LHBNC", "new context, connector LHBNC");
+  if (chosen != CATTN_KV_CACHE_LAYOUT_UNSET) {
+    cattn_kv_cache_layout_properties_t props = CATTN_KV_CACHE_LAYOUT_PROPERTIES_INIT;
+    cattn_kv_cache_layout_strides_args_t strides = CATTN_KV_CACHE_LAYOUT_STRIDES_ARGS_INIT;
+    const char* flashinfer = NULL;
+    int64_t order[5];
+    if (check(12, "cattn_kv_cache_layout_get_properties(BLHNC)",
+              cattn_kv_cache_layout_get_properties(chosen, &props))) {
+      for (i = 0; i < 5; ++i) order[i] = props.stride_order[i];
+      print_ints("      stride_order ", order, 5);
+      for (i = 0; i < 4; ++i) order[i] = props.layer_view_order[i];
+      print_ints(", layer_view_order ", order, 4);
+      printf("\n      is_layer_compact %d, is_block_contiguous %d, is_block_compact %d, "
+             "is_block_outermost %d\n",
+             (int)props.is_layer_compact, (int)props.is_block_contiguous,
+             (int)props.is_block_compact, (int)props.is_block_outermost);
+    }
+    if (check(12, "cattn_get_flashinfer_layout_string(BLHNC)",
+              cattn_get_flashinfer_layout_string(chosen, &flashinfer)))
+      printf("      flashinfer layout = %s\n", flashinfer);
+    strides.layout = chosen;
+    strides.sizes[0] = 2; /* L */
+    strides.sizes[1] = 3; /* B */
+    strides.sizes[2] = 4; /* H */
+    strides.sizes[3] = KV_BLOCK; /* N */
+    strides.sizes[4] = 8; /* C */
+    if (check(12, "cattn_kv_cache_layout_strides(BLHNC, [L, B, H, N, C] = [2, 3, 4, 4, 8])",
+              cattn_kv_cache_layout_strides(&strides))) {
+      print_ints("      strides ", strides.strides, 5);
+      print_ints(", physical_shape ", strides.physical_shape, 5);
+      printf(", numel %" PRId64 "\n", strides.numel);
+    }
+  }
+  {
+    const char* flashinfer = NULL;
+    check_expected_error(12, "cattn_get_flashinfer_layout_string(LHBNC; vLLM asserts)",
+                         cattn_get_flashinfer_layout_string(CATTN_KV_CACHE_LAYOUT_LHBNC, &flashinfer),
+                         CATTN_NOT_SUPPORTED);
+  }
+}
+
+/* ============================================================================================
+ * 13. Batch split and reorder
+ * ========================================================================================== */
+
+static void print_split(const cattn_split_decodes_and_prefills_args_t* s) {
+  printf("      num_decodes %" PRId64 ", num_prefills %" PRId64 ", num_decode_tokens %" PRId64
+         ", num_prefill_tokens %" PRId64 "\n",
+         s->num_decodes, s->num_prefills, s->num_decode_tokens, s->num_prefill_tokens);
+}
+
+static void print_split3(const cattn_split_decodes_prefills_and_extends_args_t* s) {
+  printf("      num_decodes %" PRId64 ", num_extends %" PRId64 ", num_prefills %" PRId64
+         ", num_decode_tokens %" PRId64 ", num_extend_tokens %" PRId64
+         ", num_prefill_tokens %" PRId64 "\n",
+         s->num_decodes, s->num_extends, s->num_prefills, s->num_decode_tokens,
+         s->num_extend_tokens, s->num_prefill_tokens);
+}
+
+/* Splits the host batch (qsl_cpu, seq_lens_cpu) two ways at `threshold`. */
+static void split_batch(const demo_tensor_t* qsl_cpu, const demo_tensor_t* seq_lens_cpu,
+                        int64_t num_tokens, int64_t max_query_len, int64_t threshold,
+                        const char* what) {
+  cattn_split_decodes_and_prefills_args_t two = CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_INIT;
+  cattn_split_decodes_prefills_and_extends_args_t three =
+      CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_INIT;
+  char call[160];
+  two.query_start_loc_cpu = &qsl_cpu->dl;
+  two.num_reqs = B;
+  two.num_actual_tokens = num_tokens;
+  two.max_query_len = max_query_len;
+  two.decode_threshold = threshold;
+  snprintf(call, sizeof call, "cattn_split_decodes_and_prefills(%s, threshold %" PRId64 ")", what,
+           threshold);
+  if (check(13, call, cattn_split_decodes_and_prefills(&two))) print_split(&two);
+  three.query_start_loc_cpu = &qsl_cpu->dl;
+  three.seq_lens_cpu_upper_bound = &seq_lens_cpu->dl;
+  three.num_reqs = B;
+  three.num_actual_tokens = num_tokens;
+  three.max_query_len = max_query_len;
+  three.decode_threshold = threshold;
+  snprintf(call, sizeof call, "cattn_split_decodes_prefills_and_extends(%s, threshold %" PRId64 ")",
+           what, threshold);
+  if (check(13, call, cattn_split_decodes_prefills_and_extends(&three))) print_split3(&three);
+}
+
+static void demo_split_and_reorder(const demo_batch_t* batch) {
+  /* The prompts of requests 1 and 2 go on past what is computed so far (chunked prefills);
+   * request 3 computed its 20-token prompt and 12 generated tokens. */
+  static const int64_t kPromptLens[B] = {16, 24, 32, 20};
+  static const char* const kRegions[4] = {"decode", "short extend", "long extend", "prefill"};
+  cattn_reorder_batch_args_t reorder = CATTN_REORDER_BATCH_ARGS_INIT;
+  cattn_split_prefill_chunks_args_t chunks_args = CATTN_SPLIT_PREFILL_CHUNKS_ARGS_INIT;
+  int64_t computed[B], qsl[B + 1], slens[B], prefill_lens[B], swaps[2 * (B - 1)];
+  int64_t b, i, max_q = 0, num_prefill = 0, num_decodes = 0;
+  demo_tensor_t *scheduled_t, *computed_t, *prompt_t, *index_map, *swaps_t, *new_qsl, *new_sl;
+  demo_tensor_t *prefill_t, *chunks;
+  const unsigned char* host;
+  cattn_status_t status;
+  section(13, "Batch split (split_decodes_and_prefills, split_decodes_prefills_and_extends, "
+              "split_prefill_chunks, reorder_batch_to_split_decodes_and_prefills)");
+  printf("  inputs: query_start_loc_cpu and seq_lens_cpu (above); the batch starts with a "
+         "prefill, not in vLLM's order\n");
+  split_batch(batch->query_start_loc_cpu, batch->seq_lens_cpu, batch->num_tokens,
+              batch->max_query_len, 1, "the batch");
+
+  for (b = 0; b < B; ++b) computed[b] = kSeqLens[b] - kQueryLens[b];
+  scheduled_t = tensor_of(&kHostMemory, kI64, 1, B, 0, kQueryLens);
+  computed_t = tensor_of(&kHostMemory, kI64, 1, B, 0, computed);
+  prompt_t = tensor_of(&kHostMemory, kI64, 1, B, 0, kPromptLens);
+  index_map = tensor_new(&kHostMemory, kI64, 1, B, 0, 0);
+  swaps_t = tensor_new(&kHostMemory, kI64, 2, B - 1, 2, 0);
+  printf("  reorder inputs: num_prompt_tokens as below, decode_threshold 1\n");
+  print_tensor("num_scheduled_tokens", scheduled_t);
+  print_tensor("num_computed_tokens", computed_t);
+  print_tensor("num_prompt_tokens", prompt_t);
+  reorder.num_scheduled_tokens = &scheduled_t->dl;
+  reorder.num_computed_tokens = &computed_t->dl;
+  reorder.num_prompt_tokens = &prompt_t->dl;
+  reorder.decode_threshold = 1;
+  reorder.index_map = &index_map->dl;
+  reorder.swaps = &swaps_t->dl;
+  if (!check(13, "cattn_reorder_batch_to_split_decodes_and_prefills",
+             cattn_reorder_batch_to_split_decodes_and_prefills(&reorder)))
+    return;
+  print_tensor("index_map", index_map);
+  memcpy(swaps, swaps_t->dl.data, sizeof swaps);
+  printf("      changed %d, swaps", (int)reorder.changed);
+  if (reorder.num_swaps == 0) printf(" none");
+  for (i = 0; i < reorder.num_swaps; ++i)
+    printf("%s (%" PRId64 ", %" PRId64 ")", i > 0 ? "," : "", swaps[2 * i], swaps[2 * i + 1]);
+  printf("\n      regions: %s %" PRId64 ", %s %" PRId64 ", %s %" PRId64 ", %s %" PRId64 "\n",
+         kRegions[0], reorder.num_decodes, kRegions[1], reorder.num_short_extends, kRegions[2],
+         reorder.num_long_extends, kRegions[3], reorder.num_prefills);
+
+  /* What the engine then does: the batch in the new order (request index_map[i] at i). */
+  host = (const unsigned char*)index_map->dl.data;
+  qsl[0] = 0;
+  for (i = 0; i < B; ++i) {
+    const int64_t from = (int64_t)host_value(index_map, host, i);
+    qsl[i + 1] = qsl[i] + kQueryLens[from];
+    slens[i] = kSeqLens[from];
+    if (kQueryLens[from] > max_q) max_q = kQueryLens[from];
+  }
+  new_qsl = tensor_of(&kHostMemory, kI32, 1, B + 1, 0, qsl);
+  new_sl = tensor_of(&kHostMemory, kI32, 1, B, 0, slens);
+  printf("  the batch reordered by index_map:\n");
+  print_tensor("query_start_loc_cpu", new_qsl);
+  print_tensor("seq_lens_cpu", new_sl);
+  split_batch(new_qsl, new_sl, qsl[B], max_q, 1, "reordered");
+  split_batch(new_qsl, new_sl, qsl[B], max_q, 4, "reordered");
+
+  /* The requests after the decodes, chunked for a 32-token workspace (MLA's chunked context). */
+  num_decodes = reorder.num_decodes;
+  for (i = num_decodes; i < B; ++i) prefill_lens[num_prefill++] = slens[i];
+  prefill_t = tensor_of(&kHostMemory, kI64, 1, num_prefill, 0, prefill_lens);
+  printf("  chunk inputs: the seq_lens after the decodes, workspace_size 32, request_offset %" PRId64
+         "\n",
+         num_decodes);
+  print_tensor("seq_lens_cpu", prefill_t);
+  chunks_args.seq_lens_cpu = &prefill_t->dl;
+  chunks_args.workspace_size = 32;
+  chunks_args.request_offset = num_decodes;
+  /* The size query (chunks NULL), then the fill. */
+  status = cattn_split_prefill_chunks(&chunks_args);
+  chunks = tensor_new(&kHostMemory, kI64, 2, chunks_args.num_chunks, 2, 0);
+  if (status == CATTN_OK) {
+    chunks_args.chunks = &chunks->dl;
+    status = cattn_split_prefill_chunks(&chunks_args);
+  }
+  if (check(13, "cattn_split_prefill_chunks", status)) print_tensor("chunks [start, end)", chunks);
+}
+
+/* ============================================================================================
  * main
  * ========================================================================================== */
 
@@ -1001,6 +1262,8 @@ static const char* const kUtilityNames[NUM_UTILITIES + 1] = {
     "make_local_attention_virtual_batches",
     "mamba_get_block_table_tensor",
     "get_per_layer_parameters",
+    "resolve_kv_cache_layout",
+    "split_decodes_and_prefills",
 };
 
 /* Says CATTN_DEMO_FORCE_HOST asks for the host run (set and neither empty nor "0"). */
@@ -1043,7 +1306,8 @@ int main(void) {
            (unsigned)cattn_version(), CATTN_VERSION_NUMBER);
   check(0, "cattn_cuda_device_count", count_status);
   printf("Batch tensors live in %s memory; host mirrors (*_cpu) in host memory.\n"
-         "get_kv_cache_layout and get_per_layer_parameters take no tensors and always run on the host.\n",
+         "get_kv_cache_layout, get_per_layer_parameters and resolve_kv_cache_layout take no tensors\n"
+         "and the batch split reads host tensors only: they always run on the host.\n",
          g_batch_memory->name);
 
   make_batch(&batch);
@@ -1060,6 +1324,8 @@ int main(void) {
   demo_local_attention(&batch);
   demo_mamba_block_table(&batch);
   demo_per_layer_parameters();
+  demo_kv_cache_layout_resolver();
+  demo_split_and_reorder(&batch);
 
   printf("\n== Summary ==\n");
   for (u = 1; u <= NUM_UTILITIES; ++u) {

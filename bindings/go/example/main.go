@@ -1,4 +1,4 @@
-// Command example runs every libcattn utility (1-11) through the Go binding on the batch of
+// Command example runs every libcattn utility (1-13) through the Go binding on the batch of
 // examples/demo.c, with host tensors, and prints the inputs, the results and the status of
 // every call in the demo's format (the sections match its host run line for line, except
 // pcp_kv_allgather_and_restore, which needs NCCL and GPUs).
@@ -152,7 +152,7 @@ func section(utility int, title string) { fmt.Printf("\n== %d. %s ==\n", utility
 
 // --- Status bookkeeping -------------------------------------------------------------------------
 
-const numUtilities = 11
+const numUtilities = 13
 
 var (
 	failed   [numUtilities + 1]bool
@@ -643,6 +643,190 @@ func demoPerLayerParameters() {
 	}
 }
 
+// --- 12. KV-cache layout resolver ---------------------------------------------------------------
+
+// layoutName is the canonical name of a layout ("?" for a value that is not one).
+func layoutName(l cattn.KVCacheLayout) string {
+	p, err := l.Properties()
+	if err != nil {
+		return "?"
+	}
+	return p.Name
+}
+
+func ints[T int32 | int64](values []T) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = strconv.FormatInt(int64(v), 10)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// resolveKVLayout resolves names (the supported list of both workers) in ctx, or in a fresh
+// context when ctx is nil; the layout on success, KVCacheLayoutUnset otherwise.
+func resolveKVLayout(ctx *cattn.Context, names []string, connector *string, what string) cattn.KVCacheLayout {
+	if ctx == nil {
+		own, err := cattn.NewContext()
+		if !check(12, "cattn_context_create", err) {
+			return cattn.KVCacheLayoutUnset
+		}
+		defer own.Close()
+		ctx = own
+	}
+	// No user setting, and never the environment.
+	r, err := ctx.ResolveKVCacheLayout(cattn.ResolveKVCacheLayoutArgs{
+		Workers: [][]string{names, names}, Connector: connector,
+	})
+	if !check(12, "cattn_resolve_kv_cache_layout("+what+")", err) {
+		return cattn.KVCacheLayoutUnset
+	}
+	fmt.Printf("      layout = %s, connector_fell_back %d, from_preset %d\n", layoutName(r.Layout),
+		b2i(r.ConnectorFellBack), b2i(r.FromPreset))
+	return r.Layout
+}
+
+func demoKVCacheLayoutResolver() {
+	section(12, "KV-cache layout resolver (resolve_kv_cache_layout, get_supported_kv_cache_layouts)")
+	fmt.Printf("  inputs: backend A declares BLHNC, LBHNC, LBNHC; backend B LBNHC, BLHNC, LBHNC, BLNHC;\n" +
+		"          backend C declares nothing; two workers with the same backends\n")
+	// Backend A prefers BLHNC, backend B LBNHC; backend C declares nothing (any layout).
+	backends := [][]cattn.KVCacheLayout{
+		{cattn.KVCacheLayoutBLHNC, cattn.KVCacheLayoutLBHNC, cattn.KVCacheLayoutLBNHC},
+		{cattn.KVCacheLayoutLBNHC, cattn.KVCacheLayoutBLHNC, cattn.KVCacheLayoutLBHNC, cattn.KVCacheLayoutBLNHC},
+		nil,
+	}
+	supported, err := cattn.GetSupportedKVCacheLayouts(backends)
+	if !check(12, "cattn_get_supported_kv_cache_layouts(A, B, C)", err) {
+		return
+	}
+	names := make([]string, len(supported))
+	for i, l := range supported {
+		names[i] = layoutName(l)
+	}
+	fmt.Printf("      supported = %s\n", strings.Join(names, ", "))
+	fmt.Printf("      (the layouts A and B share, by first-choice votes, ties in vLLM's order)\n")
+	ctx, err := cattn.NewContext()
+	if !check(12, "cattn_context_create", err) {
+		return
+	}
+	blhnc, lhbnc := "BLHNC", "LHBNC"
+	resolveKVLayout(ctx, names, nil, "no preset, setting or connector")
+	resolveKVLayout(ctx, names, &blhnc, "same context, connector BLHNC")
+	ctx.Close()
+	chosen := resolveKVLayout(nil, names, &blhnc, "new context, connector BLHNC")
+	resolveKVLayout(nil, names, &lhbnc, "new context, connector LHBNC")
+	if chosen != cattn.KVCacheLayoutUnset {
+		p, err := chosen.Properties()
+		if check(12, "cattn_kv_cache_layout_get_properties(BLHNC)", err) {
+			fmt.Printf("      stride_order %s, layer_view_order %s\n", ints(p.StrideOrder[:]),
+				ints(p.LayerViewOrder[:]))
+			fmt.Printf("      is_layer_compact %d, is_block_contiguous %d, is_block_compact %d, "+
+				"is_block_outermost %d\n", b2i(p.IsLayerCompact), b2i(p.IsBlockContiguous),
+				b2i(p.IsBlockCompact), b2i(p.IsBlockOutermost))
+		}
+		fi, err := chosen.FlashInferLayoutString()
+		if check(12, "cattn_get_flashinfer_layout_string(BLHNC)", err) {
+			fmt.Printf("      flashinfer layout = %s\n", fi)
+		}
+		// [L, B, H, N, C]: 2 layers, 3 blocks, 4 heads, kvBlock slots, 8 elements.
+		s, err := chosen.Strides([5]int64{2, 3, 4, kvBlock, 8})
+		if check(12, "cattn_kv_cache_layout_strides(BLHNC, [L, B, H, N, C] = [2, 3, 4, 4, 8])", err) {
+			fmt.Printf("      strides %s, physical_shape %s, numel %d\n", ints(s.Strides[:]),
+				ints(s.PhysicalShape[:]), s.Numel)
+		}
+	}
+	_, err = cattn.KVCacheLayoutLHBNC.FlashInferLayoutString()
+	checkExpectedError(12, "cattn_get_flashinfer_layout_string(LHBNC; vLLM asserts)", err,
+		cattn.StatusNotSupported)
+}
+
+// --- 13. Batch split and reorder ----------------------------------------------------------------
+
+// splitBatch splits the host batch (qsl, seqLensCPU) two ways at threshold.
+func splitBatch(qsl, seqLensCPU *tensor, maxQueryLen, threshold int64, what string) {
+	sb := cattn.SplitBatch{QueryStartLocCPU: qsl.t, NumReqs: batchSize,
+		NumActualTokens: int64(qsl.value(batchSize)), MaxQueryLen: maxQueryLen}
+	s, err := cattn.SplitDecodesAndPrefills(sb, cattn.SplitOptions{DecodeThreshold: threshold})
+	if check(13, fmt.Sprintf("cattn_split_decodes_and_prefills(%s, threshold %d)", what, threshold), err) {
+		fmt.Printf("      num_decodes %d, num_prefills %d, num_decode_tokens %d, num_prefill_tokens %d\n",
+			s.NumDecodes, s.NumPrefills, s.NumDecodeTokens, s.NumPrefillTokens)
+	}
+	s3, err := cattn.SplitDecodesPrefillsAndExtends(sb, seqLensCPU.t, threshold)
+	if check(13, fmt.Sprintf("cattn_split_decodes_prefills_and_extends(%s, threshold %d)", what, threshold), err) {
+		fmt.Printf("      num_decodes %d, num_extends %d, num_prefills %d, num_decode_tokens %d, "+
+			"num_extend_tokens %d, num_prefill_tokens %d\n", s3.NumDecodes, s3.NumExtends,
+			s3.NumPrefills, s3.NumDecodeTokens, s3.NumExtendTokens, s3.NumPrefillTokens)
+	}
+}
+
+func demoSplitAndReorder(b *batch) {
+	// The prompts of requests 1 and 2 go on past what is computed so far (chunked prefills);
+	// request 3 computed its 20-token prompt and 12 generated tokens.
+	promptLens := []int64{16, 24, 32, 20}
+	section(13, "Batch split (split_decodes_and_prefills, split_decodes_prefills_and_extends, "+
+		"split_prefill_chunks, reorder_batch_to_split_decodes_and_prefills)")
+	fmt.Printf("  inputs: query_start_loc_cpu and seq_lens_cpu (above); the batch starts with a " +
+		"prefill, not in vLLM's order\n")
+	splitBatch(b.queryStartLocCPU, b.seqLensCPU, b.maxQuery, 1, "the batch")
+
+	computed := make([]int64, batchSize)
+	for r := range computed {
+		computed[r] = seqLens[r] - queryLens[r]
+	}
+	fmt.Printf("  reorder inputs: num_prompt_tokens as below, decode_threshold 1\n")
+	printTensor("num_scheduled_tokens", tensorOf(cattn.Int64, queryLens, batchSize))
+	printTensor("num_computed_tokens", tensorOf(cattn.Int64, computed, batchSize))
+	printTensor("num_prompt_tokens", tensorOf(cattn.Int64, promptLens, batchSize))
+	plan, err := cattn.ReorderBatchToSplitDecodesAndPrefills(queryLens, computed, promptLens, 1)
+	if !check(13, "cattn_reorder_batch_to_split_decodes_and_prefills", err) {
+		return
+	}
+	printTensor("index_map", tensorOf(cattn.Int64, plan.IndexMap, batchSize))
+	swaps := " none"
+	if len(plan.Swaps) > 0 {
+		parts := make([]string, len(plan.Swaps))
+		for i, s := range plan.Swaps {
+			parts[i] = fmt.Sprintf(" (%d, %d)", s[0], s[1])
+		}
+		swaps = strings.Join(parts, ",")
+	}
+	fmt.Printf("      changed %d, swaps%s\n", b2i(plan.Changed), swaps)
+	fmt.Printf("      regions: decode %d, short extend %d, long extend %d, prefill %d\n",
+		plan.Counts[0], plan.Counts[1], plan.Counts[2], plan.Counts[3])
+
+	// What the engine then does: the batch in the new order (request IndexMap[i] at i).
+	qsl := []int64{0}
+	slens := make([]int64, batchSize)
+	maxQ := int64(0)
+	for i, from := range plan.IndexMap {
+		qsl = append(qsl, qsl[i]+queryLens[from])
+		slens[i] = seqLens[from]
+		maxQ = max(maxQ, queryLens[from])
+	}
+	newQSL := tensorOf(cattn.Int32, qsl, batchSize+1)
+	newSL := tensorOf(cattn.Int32, slens, batchSize)
+	fmt.Printf("  the batch reordered by index_map:\n")
+	printTensor("query_start_loc_cpu", newQSL)
+	printTensor("seq_lens_cpu", newSL)
+	splitBatch(newQSL, newSL, maxQ, 1, "reordered")
+	splitBatch(newQSL, newSL, maxQ, 4, "reordered")
+
+	// The requests after the decodes, chunked for a 32-token workspace (MLA's chunked context).
+	numDecodes := plan.Counts[0]
+	prefillLens := slens[numDecodes:]
+	fmt.Printf("  chunk inputs: the seq_lens after the decodes, workspace_size 32, request_offset %d\n",
+		numDecodes)
+	printTensor("seq_lens_cpu", tensorOf(cattn.Int64, prefillLens, int64(len(prefillLens))))
+	chunks, err := cattn.SplitPrefillChunks(prefillLens, 32, numDecodes)
+	if check(13, "cattn_split_prefill_chunks", err) {
+		flat := make([]int64, 0, 2*len(chunks))
+		for _, c := range chunks {
+			flat = append(flat, c[0], c[1])
+		}
+		printTensor("chunks [start, end)", tensorOf(cattn.Int64, flat, int64(len(chunks)), 2))
+	}
+}
+
 // --- main ---------------------------------------------------------------------------------------
 
 var utilityNames = [numUtilities + 1]string{
@@ -658,6 +842,8 @@ var utilityNames = [numUtilities + 1]string{
 	"make_local_attention_virtual_batches",
 	"mamba_get_block_table_tensor",
 	"get_per_layer_parameters",
+	"resolve_kv_cache_layout",
+	"split_decodes_and_prefills",
 }
 
 func main() {
@@ -669,7 +855,8 @@ func main() {
 	}
 	check(0, "cattn_cuda_device_count", countErr)
 	fmt.Printf("Batch tensors live in host memory; host mirrors (*_cpu) in host memory.\n" +
-		"get_kv_cache_layout and get_per_layer_parameters take no tensors and always run on the host.\n")
+		"get_kv_cache_layout, get_per_layer_parameters and resolve_kv_cache_layout take no tensors\n" +
+		"and the batch split reads host tensors only: they always run on the host.\n")
 
 	b := makeBatch()
 	b.print()
@@ -685,6 +872,8 @@ func main() {
 	demoLocalAttention(b)
 	demoMambaBlockTable(b)
 	demoPerLayerParameters()
+	demoKVCacheLayoutResolver()
+	demoSplitAndReorder(b)
 
 	fmt.Printf("\n== Summary ==\n")
 	ok := !failed[0]

@@ -1,5 +1,5 @@
 //! demo.rs - the batch of the C example (examples/demo.c) through the safe Rust API: runs every
-//! libcattn utility (1-11) on one small, hand-checkable batch and prints the inputs, the
+//! libcattn utility (1-13) on one small, hand-checkable batch and prints the inputs, the
 //! results and the status of every call, in the very format of the C demo's host run.
 //!
 //! The batch: 4 requests mixing prefill and decode, KV block size 4, 10 blocks per request.
@@ -152,7 +152,7 @@ fn print_scalars(m: &MetadataScalars) {
 // succeed did not, or a call made to show an error did not give that error.
 // ---------------------------------------------------------------------------------------------
 
-const NUM_UTILITIES: usize = 11;
+const NUM_UTILITIES: usize = 13;
 
 #[derive(Default)]
 struct Tally {
@@ -916,6 +916,293 @@ fn demo_per_layer_parameters(tally: &mut Tally) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 12. KV-cache layout resolver
+// ---------------------------------------------------------------------------------------------
+
+fn names_of(layouts: &[CacheLayout]) -> String {
+    layouts
+        .iter()
+        .map(|l| l.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn ints<T: std::fmt::Display>(values: &[T]) -> String {
+    let parts: Vec<String> = values.iter().map(T::to_string).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// Resolves `names` (the supported list of both workers) in `ctx`, or in a fresh context when
+/// it is `None`; the layout on success.
+fn resolve_kv_layout(
+    tally: &mut Tally,
+    ctx: Option<&Context<'_>>,
+    names: &[&str],
+    connector: Option<&str>,
+    what: &str,
+) -> Option<CacheLayout> {
+    let own;
+    let ctx = match ctx {
+        Some(ctx) => ctx,
+        None => {
+            own = tally.check(12, "cattn_context_create", Context::new())?;
+            &own
+        }
+    };
+    // No user setting, and never the environment.
+    let workers = [names, names];
+    let args = ResolveArgs {
+        workers: &workers,
+        connector,
+        ..Default::default()
+    };
+    let call = format!("cattn_resolve_kv_cache_layout({what})");
+    let resolved = tally.check(12, &call, resolve_kv_cache_layout(ctx, &args))?;
+    println!(
+        "      layout = {}, connector_fell_back {}, from_preset {}",
+        resolved.layout,
+        i32::from(resolved.connector_fell_back),
+        i32::from(resolved.from_preset)
+    );
+    Some(resolved.layout)
+}
+
+fn demo_kv_cache_layout_resolver(tally: &mut Tally) {
+    use CacheLayout::*;
+    section(
+        12,
+        "KV-cache layout resolver (resolve_kv_cache_layout, get_supported_kv_cache_layouts)",
+    );
+    println!(
+        "  inputs: backend A declares BLHNC, LBHNC, LBNHC; backend B LBNHC, BLHNC, LBHNC, BLNHC;\n          \
+         backend C declares nothing; two workers with the same backends"
+    );
+    // Backend A prefers BLHNC, backend B LBNHC; backend C declares nothing (any layout).
+    let a = [Blhnc, Lbhnc, Lbnhc];
+    let b = [Lbnhc, Blhnc, Lbhnc, Blnhc];
+    let Some(supported) = tally.check(
+        12,
+        "cattn_get_supported_kv_cache_layouts(A, B, C)",
+        get_supported_kv_cache_layouts(&[Some(&a[..]), Some(&b[..]), None]),
+    ) else {
+        return;
+    };
+    println!("      supported = {}", names_of(&supported));
+    println!("      (the layouts A and B share, by first-choice votes, ties in vLLM's order)");
+    let names: Vec<&str> = supported.iter().map(|l| l.name()).collect();
+    let Some(ctx) = tally.check(12, "cattn_context_create", Context::new()) else {
+        return;
+    };
+    let ctx = Some(&ctx);
+    resolve_kv_layout(tally, ctx, &names, None, "no preset, setting or connector");
+    resolve_kv_layout(
+        tally,
+        ctx,
+        &names,
+        Some("BLHNC"),
+        "same context, connector BLHNC",
+    );
+    let chosen = resolve_kv_layout(
+        tally,
+        None,
+        &names,
+        Some("BLHNC"),
+        "new context, connector BLHNC",
+    );
+    resolve_kv_layout(
+        tally,
+        None,
+        &names,
+        Some("LHBNC"),
+        "new context, connector LHBNC",
+    );
+    if let Some(chosen) = chosen {
+        if let Some(p) = tally.check(
+            12,
+            "cattn_kv_cache_layout_get_properties(BLHNC)",
+            chosen.properties(),
+        ) {
+            println!(
+                "      stride_order {}, layer_view_order {}",
+                ints(&p.stride_order),
+                ints(&p.layer_view_order)
+            );
+            println!(
+                "      is_layer_compact {}, is_block_contiguous {}, is_block_compact {}, \
+                 is_block_outermost {}",
+                i32::from(p.is_layer_compact),
+                i32::from(p.is_block_contiguous),
+                i32::from(p.is_block_compact),
+                i32::from(p.is_block_outermost)
+            );
+        }
+        if let Some(fi) = tally.check(
+            12,
+            "cattn_get_flashinfer_layout_string(BLHNC)",
+            chosen.flashinfer_layout_string(),
+        ) {
+            println!("      flashinfer layout = {fi}");
+        }
+        // [L, B, H, N, C]: 2 layers, 3 blocks, 4 heads, KV_BLOCK slots, 8 elements.
+        if let Some(s) = tally.check(
+            12,
+            "cattn_kv_cache_layout_strides(BLHNC, [L, B, H, N, C] = [2, 3, 4, 4, 8])",
+            chosen.strides([2, 3, 4, KV_BLOCK, 8]),
+        ) {
+            println!(
+                "      strides {}, physical_shape {}, numel {}",
+                ints(&s.strides),
+                ints(&s.physical_shape),
+                s.numel
+            );
+        }
+    }
+    tally.check_expected_error(
+        12,
+        "cattn_get_flashinfer_layout_string(LHBNC; vLLM asserts)",
+        Lhbnc.flashinfer_layout_string(),
+        Status::NotSupported,
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 13. Batch split and reorder
+// ---------------------------------------------------------------------------------------------
+
+/// Splits the host batch (`qsl`, `seq_lens`) two ways at `threshold`.
+fn split_batch(
+    tally: &mut Tally,
+    qsl: &[i32],
+    seq_lens: &[i32],
+    max_query_len: i64,
+    threshold: i64,
+    what: &str,
+) {
+    let batch = SplitBatch {
+        query_start_loc_cpu: TensorRef::from_slice(qsl),
+        num_reqs: B as i64,
+        num_actual_tokens: i64::from(qsl[B]),
+        max_query_len,
+    };
+    let opts = SplitOptions {
+        decode_threshold: threshold,
+        ..SplitOptions::default()
+    };
+    let call = format!("cattn_split_decodes_and_prefills({what}, threshold {threshold})");
+    if let Some(s) = tally.check(13, &call, split_decodes_and_prefills(&batch, &opts)) {
+        println!(
+            "      num_decodes {}, num_prefills {}, num_decode_tokens {}, num_prefill_tokens {}",
+            s.num_decodes, s.num_prefills, s.num_decode_tokens, s.num_prefill_tokens
+        );
+    }
+    let upper_bound = TensorRef::from_slice(seq_lens);
+    let call = format!("cattn_split_decodes_prefills_and_extends({what}, threshold {threshold})");
+    if let Some(s) = tally.check(
+        13,
+        &call,
+        split_decodes_prefills_and_extends(&batch, Some(&upper_bound), threshold),
+    ) {
+        println!(
+            "      num_decodes {}, num_extends {}, num_prefills {}, num_decode_tokens {}, \
+             num_extend_tokens {}, num_prefill_tokens {}",
+            s.num_decodes,
+            s.num_extends,
+            s.num_prefills,
+            s.num_decode_tokens,
+            s.num_extend_tokens,
+            s.num_prefill_tokens
+        );
+    }
+}
+
+fn demo_split_and_reorder(tally: &mut Tally, batch: &Batch) {
+    // The prompts of requests 1 and 2 go on past what is computed so far (chunked prefills);
+    // request 3 computed its 20-token prompt and 12 generated tokens.
+    const PROMPT_LENS: [i64; B] = [16, 24, 32, 20];
+    section(
+        13,
+        "Batch split (split_decodes_and_prefills, split_decodes_prefills_and_extends, \
+         split_prefill_chunks, reorder_batch_to_split_decodes_and_prefills)",
+    );
+    println!(
+        "  inputs: query_start_loc_cpu and seq_lens_cpu (above); the batch starts with a \
+         prefill, not in vLLM's order"
+    );
+    split_batch(
+        tally,
+        &batch.qsl,
+        &batch.seq_lens,
+        batch.max_query_len,
+        1,
+        "the batch",
+    );
+
+    let computed: Vec<i64> = (0..B).map(|b| SEQ_LENS[b] - QUERY_LENS[b]).collect();
+    println!("  reorder inputs: num_prompt_tokens as below, decode_threshold 1");
+    print_tensor("num_scheduled_tokens", &QUERY_LENS, &[B as i64]);
+    print_tensor("num_computed_tokens", &computed, &[B as i64]);
+    print_tensor("num_prompt_tokens", &PROMPT_LENS, &[B as i64]);
+    let Some(plan) = tally.check(
+        13,
+        "cattn_reorder_batch_to_split_decodes_and_prefills",
+        reorder_batch_to_split_decodes_and_prefills(&QUERY_LENS, &computed, &PROMPT_LENS, 1),
+    ) else {
+        return;
+    };
+    print_tensor("index_map", &plan.index_map, &[B as i64]);
+    let swaps = if plan.swaps.is_empty() {
+        " none".to_owned()
+    } else {
+        plan.swaps
+            .iter()
+            .map(|(a, b)| format!(" ({a}, {b})"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    println!("      changed {}, swaps{swaps}", i32::from(plan.changed));
+    let [d, se, le, p] = plan.counts;
+    println!("      regions: decode {d}, short extend {se}, long extend {le}, prefill {p}");
+
+    // What the engine then does: the batch in the new order (request index_map[i] at i).
+    let order: Vec<usize> = plan.index_map.iter().map(|&i| i as usize).collect();
+    let mut qsl = vec![0i32];
+    for &from in &order {
+        qsl.push(qsl.last().unwrap() + QUERY_LENS[from] as i32);
+    }
+    let seq_lens: Vec<i32> = order.iter().map(|&from| SEQ_LENS[from] as i32).collect();
+    let max_q = order
+        .iter()
+        .map(|&from| QUERY_LENS[from])
+        .max()
+        .unwrap_or(0);
+    println!("  the batch reordered by index_map:");
+    print_tensor("query_start_loc_cpu", &qsl, &[B as i64 + 1]);
+    print_tensor("seq_lens_cpu", &seq_lens, &[B as i64]);
+    split_batch(tally, &qsl, &seq_lens, max_q, 1, "reordered");
+    split_batch(tally, &qsl, &seq_lens, max_q, 4, "reordered");
+
+    // The requests after the decodes, chunked for a 32-token workspace (MLA's chunked context).
+    let num_decodes = plan.counts[0];
+    let prefill_lens: Vec<i64> = seq_lens[num_decodes as usize..]
+        .iter()
+        .map(|&s| i64::from(s))
+        .collect();
+    println!(
+        "  chunk inputs: the seq_lens after the decodes, workspace_size 32, request_offset \
+         {num_decodes}"
+    );
+    print_tensor("seq_lens_cpu", &prefill_lens, &[prefill_lens.len() as i64]);
+    if let Some(chunks) = tally.check(
+        13,
+        "cattn_split_prefill_chunks",
+        split_prefill_chunks(&prefill_lens, 32, num_decodes),
+    ) {
+        let flat: Vec<i64> = chunks.iter().flat_map(|&(s, e)| [s, e]).collect();
+        print_tensor("chunks [start, end)", &flat, &[chunks.len() as i64, 2]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // main
 // ---------------------------------------------------------------------------------------------
 
@@ -932,6 +1219,8 @@ const UTILITY_NAMES: [&str; NUM_UTILITIES + 1] = [
     "make_local_attention_virtual_batches",
     "mamba_get_block_table_tensor",
     "get_per_layer_parameters",
+    "resolve_kv_cache_layout",
+    "split_decodes_and_prefills",
 ];
 
 /// Says CATTN_DEMO_FORCE_HOST asks for the host run (set and neither empty nor "0").
@@ -981,7 +1270,8 @@ fn demo() -> Result<bool> {
     tally.check(0, "cattn_cuda_device_count", count);
     println!(
         "Batch tensors live in host memory; host mirrors (*_cpu) in host memory.\n\
-         get_kv_cache_layout and get_per_layer_parameters take no tensors and always run on the host."
+         get_kv_cache_layout, get_per_layer_parameters and resolve_kv_cache_layout take no tensors\n\
+         and the batch split reads host tensors only: they always run on the host."
     );
 
     let batch = make_batch();
@@ -998,6 +1288,8 @@ fn demo() -> Result<bool> {
     demo_local_attention(&mut tally, &batch)?;
     demo_mamba_block_table(&mut tally, &batch);
     demo_per_layer_parameters(&mut tally);
+    demo_kv_cache_layout_resolver(&mut tally);
+    demo_split_and_reorder(&mut tally, &batch);
 
     println!("\n== Summary ==");
     let mut ok = true;

@@ -54,8 +54,8 @@ pub mod log2_lse_to_ln;
 pub mod make_kv_sharing_fast_prefill_common_attn_metadata;
 pub mod make_local_attention_virtual_batches;
 pub mod mamba_get_block_table_tensor;
-pub mod naive_query_lens;
 pub mod max_local_attention_virtual_batches;
+pub mod naive_query_lens;
 pub mod pcp_kv_allgather_and_restore;
 pub mod split_decodes_and_prefills;
 pub mod step_plan;
@@ -122,10 +122,10 @@ pub use make_local_attention_virtual_batches::{
 pub use mamba_get_block_table_tensor::{
     mamba_get_block_table_tensor, MambaBlockTableArgs, MambaCacheMode,
 };
-pub use naive_query_lens::{compute_num_computed_tokens, naive_query_lens, num_computed_tokens};
 pub use max_local_attention_virtual_batches::{
     max_local_attention_virtual_batches, VirtualBatchBound,
 };
+pub use naive_query_lens::{compute_num_computed_tokens, naive_query_lens, num_computed_tokens};
 pub use pcp_kv_allgather_and_restore::{
     pcp_kv_allgather_and_restore, pcp_kv_allgather_and_restore_workspace_size, PcpKvAllgatherArgs,
     PcpKvAllgatherOutputs, Workspace,

@@ -1251,13 +1251,12 @@ fn every_vector_file_is_covered() {
         "make_kv_sharing_fast_prefill_common_attn_metadata",
         "make_local_attention_virtual_batches",
         "mamba_get_block_table_tensor",
-        "resolve_kv_cache_layout", // tests/kv_cache_layout.rs
-        // Read by tests/split.rs.
-        "reorder_batch_to_split_decodes_and_prefills",
-        "split_decodes_and_prefills",
-        "split_decodes_prefills_and_extends",
-        "split_prefill_chunks",
         "naive_query_lens",
+        "reorder_batch_to_split_decodes_and_prefills", // tests/split.rs
+        "resolve_kv_cache_layout",                     // tests/kv_cache_layout.rs
+        "split_decodes_and_prefills",                  // tests/split.rs
+        "split_decodes_prefills_and_extends",          // tests/split.rs
+        "split_prefill_chunks",                        // tests/split.rs
         "token_to_req_indices",
         "unpadded",
     ];
