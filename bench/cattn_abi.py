@@ -550,7 +550,7 @@ class cattn_token_to_req_indices_args_t(ctypes.Structure):
 class cattn_unpadded_storage_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
-        ("opaque", ctypes.c_int64 * CATTN_UNPADDED_STORAGE_WORDS),
+        ("opaque", ctypes.c_int64 * 256),
     ]
 
 

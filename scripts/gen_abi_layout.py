@@ -194,6 +194,11 @@ def gen_print_sizes(found):
     return "\n".join(out) + "\n"
 
 
+# Integer macros of the header (e.g. CATTN_COMM_UNIQUE_ID_BYTES) by name, for array lengths
+# that name one; filled from the header in main().
+ARRAY_LENGTHS = {}
+
+
 def gen_ctypes(found, funcs):
     names = {n for n, _ in found}
     out = [
@@ -229,7 +234,7 @@ def gen_ctypes(found, funcs):
         for t, f, n in fields:
             ct = ctype(t, names)
             if n:
-                ct = f"{ct} * {n.replace('CATTN_COMM_UNIQUE_ID_BYTES', '128')}"
+                ct = f"{ct} * {ARRAY_LENGTHS.get(n, n)}"
             out.append(f'        ("{f}", {ct}),')
         out.append("    ]")
     out += ["", "", "STRUCTS = [DLTensor, " + ", ".join(n for n, _ in found) + "]", "",
@@ -249,6 +254,7 @@ def main():
                     help="another folder to search for headers (dlpack/dlpack.h); repeatable")
     a = ap.parse_args()
     text = open(HEADER).read()
+    ARRAY_LENGTHS.update(re.findall(r"^#define\s+(CATTN_\w+)\s+\(?(\d+)u?\)?\s*$", text, re.M))
     found = structs(text)
     if "CATTN_COMM_UNIQUE_ID_BYTES 128" not in text:
         raise SystemExit("gen_abi_layout: CATTN_COMM_UNIQUE_ID_BYTES is no longer 128")
