@@ -297,6 +297,8 @@ impl Batch {
             max_seq_len: self.max_seq_len,
             num_logits_indices: self.num_logits_indices,
             causal: true,
+            // The 1.1 fields (positions, DCP and encoder lengths, ...): none in this batch.
+            ..Default::default()
         }
     }
 

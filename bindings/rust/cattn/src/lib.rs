@@ -71,7 +71,7 @@ pub use api::Api;
 pub use comm::{comm_get_unique_id, Comm, CommUniqueId};
 pub use context::Context;
 pub use error::{Error, Result, Status};
-pub use metadata::{CommonAttnMetadata, MetadataScalars};
+pub use metadata::{CommonAttnMetadata, MetadataScalars, NewerFields};
 pub use tensor::{DataType, Device, Element, Stream, TensorMut, TensorRef};
 
 pub use compute_causal_conv1d_metadata::{

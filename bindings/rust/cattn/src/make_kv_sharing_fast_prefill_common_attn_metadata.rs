@@ -7,7 +7,7 @@ use cattn_sys as sys;
 
 use crate::api::{entry, Api};
 use crate::error::Result;
-use crate::metadata::{raw_init, CommonAttnMetadata, MetadataScalars};
+use crate::metadata::{raw_init, CommonAttnMetadata, MetadataScalars, NewerFields};
 use crate::tensor::{raw_out, Stream, TensorMut};
 
 /// The tensors [`make_kv_sharing_fast_prefill_common_attn_metadata`] writes.
@@ -31,11 +31,19 @@ pub struct FastPrefillMetadata {
     /// The new metadata's scalars (on the CUDA path `max_query_len` and `num_actual_tokens`
     /// are -1: read `decode_max_and_total`).
     pub scalars: MetadataScalars,
+    /// The new metadata's 1.1 fields: of the input's tensors it keeps only
+    /// `seq_lens_cpu_upper_bound`, as vLLM does, and `max_logits_per_req` is not given (the
+    /// passthrough keeps every field). Since 1.1.
+    pub newer: NewerFields,
 }
 
 /// Builds the decode-only metadata of KV-sharing fast prefill: each request keeps only the
 /// tokens whose logits are needed (the first `num_logits_indices` entries of
 /// `logits_indices_padded`). Reads `metadata.query_start_loc` and `logits_indices_padded`.
+///
+/// Since 1.1, a given `metadata.max_logits_per_req` (`Some(v)`, `v > 0`) is the new
+/// `max_query_len`, trusted as vLLM trusts it (`decode_max_and_total` still receives the
+/// computed largest count); not given, the largest count is computed as in 1.0.
 ///
 /// ```
 /// use cattn::{make_kv_sharing_fast_prefill_common_attn_metadata as fast_prefill,
@@ -94,6 +102,7 @@ impl Api<'_> {
         Ok(FastPrefillMetadata {
             passthrough: raw.passthrough != 0,
             scalars: MetadataScalars::of(&out_md),
+            newer: NewerFields::of(&out_md),
         })
     }
 }

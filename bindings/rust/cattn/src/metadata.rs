@@ -14,7 +14,13 @@ pub(crate) const NOT_GIVEN: i64 = -1;
 ///
 /// Every tensor is optional because each utility reads only some of them (its documentation
 /// says which); the scalars are copied as they are. The default has every tensor unset, every
-/// count 0 and `causal` true, as `CATTN_COMMON_ATTN_METADATA_INIT`.
+/// count 0, `causal` true and `max_logits_per_req` not given, as
+/// `CATTN_COMMON_ATTN_METADATA_INIT`.
+///
+/// The fields from `positions` on are vLLM's newer CommonAttentionMetadata fields (libcattn
+/// 1.1): the struct is always passed to the library as a 1.1 struct, and the calls that handle
+/// them say how (extend_all_queries_by_n, make_kv_sharing_fast_prefill_common_attn_metadata,
+/// the local-attention fill, unpadded); `None` is vLLM's None.
 ///
 /// ```
 /// use cattn::{CommonAttnMetadata, TensorRef};
@@ -56,6 +62,27 @@ pub struct CommonAttnMetadata<'a> {
     /// Meaningful only with `logits_indices_padded`.
     pub num_logits_indices: i64,
     pub causal: bool,
+    /// `[num_actual_tokens (+ padding)]` token positions. Since 1.1.
+    pub positions: Option<TensorRef<'a>>,
+    /// `[num_reqs]` bool (8-bit): true while the request is still in its prompt. Since 1.1.
+    pub is_prefilling: Option<TensorRef<'a>>,
+    /// `[num_reqs]` bool: vLLM's `causal` when it is a tensor; when set it takes precedence
+    /// over `causal`. Since 1.1.
+    pub causal_per_req: Option<TensorRef<'a>>,
+    /// `[num_reqs]` this DCP rank's sequence lengths. Since 1.1.
+    pub dcp_local_seq_lens: Option<TensorRef<'a>>,
+    /// Host mirror of `dcp_local_seq_lens`. Since 1.1.
+    pub dcp_local_seq_lens_cpu: Option<TensorRef<'a>>,
+    /// `[num_reqs]` host: an upper bound of `seq_lens` (exact for prefill rows). Since 1.1.
+    pub seq_lens_cpu_upper_bound: Option<TensorRef<'a>>,
+    /// `[num_reqs]` cross-attention encoder lengths. Since 1.1.
+    pub encoder_seq_lens: Option<TensorRef<'a>>,
+    /// Host mirror of `encoder_seq_lens`. Since 1.1.
+    pub encoder_seq_lens_cpu: Option<TensorRef<'a>>,
+    /// The most logits indices of one request; `None` (vLLM's None) is passed as
+    /// `CATTN_NOT_GIVEN`, and the library also reads `Some(v)` with `v <= 0` as not given.
+    /// Since 1.1.
+    pub max_logits_per_req: Option<i64>,
 }
 
 impl Default for CommonAttnMetadata<'_> {
@@ -75,6 +102,15 @@ impl Default for CommonAttnMetadata<'_> {
             max_seq_len: 0,
             num_logits_indices: 0,
             causal: true,
+            positions: None,
+            is_prefilling: None,
+            causal_per_req: None,
+            dcp_local_seq_lens: None,
+            dcp_local_seq_lens_cpu: None,
+            seq_lens_cpu_upper_bound: None,
+            encoder_seq_lens: None,
+            encoder_seq_lens_cpu: None,
+            max_logits_per_req: None,
         }
     }
 }
@@ -87,7 +123,7 @@ fn field(t: &Option<TensorRef<'_>>) -> *mut sys::DLTensor {
 }
 
 impl CommonAttnMetadata<'_> {
-    /// The raw struct, pointing into `self`'s tensors: valid while `self` lives.
+    /// The raw struct (a 1.1 one), pointing into `self`'s tensors: valid while `self` lives.
     pub fn to_raw(&self) -> sys::cattn_common_attn_metadata_t {
         sys::cattn_common_attn_metadata_t {
             struct_size: size_of::<sys::cattn_common_attn_metadata_t>(),
@@ -106,17 +142,15 @@ impl CommonAttnMetadata<'_> {
             num_logits_indices: self.num_logits_indices,
             causal: i32::from(self.causal),
             reserved0: 0,
-            // The 1.1 fields: not given. This type keeps its 1.0 fields (struct literals of
-            // it elsewhere list them all); the calls it serves read none of the newer ones.
-            positions: std::ptr::null_mut(),
-            is_prefilling: std::ptr::null_mut(),
-            causal_per_req: std::ptr::null_mut(),
-            dcp_local_seq_lens: std::ptr::null_mut(),
-            dcp_local_seq_lens_cpu: std::ptr::null_mut(),
-            seq_lens_cpu_upper_bound: std::ptr::null_mut(),
-            encoder_seq_lens: std::ptr::null_mut(),
-            encoder_seq_lens_cpu: std::ptr::null_mut(),
-            max_logits_per_req: NOT_GIVEN,
+            positions: field(&self.positions),
+            is_prefilling: field(&self.is_prefilling),
+            causal_per_req: field(&self.causal_per_req),
+            dcp_local_seq_lens: field(&self.dcp_local_seq_lens),
+            dcp_local_seq_lens_cpu: field(&self.dcp_local_seq_lens_cpu),
+            seq_lens_cpu_upper_bound: field(&self.seq_lens_cpu_upper_bound),
+            encoder_seq_lens: field(&self.encoder_seq_lens),
+            encoder_seq_lens_cpu: field(&self.encoder_seq_lens_cpu),
+            max_logits_per_req: self.max_logits_per_req.unwrap_or(NOT_GIVEN),
         }
     }
 }
@@ -145,7 +179,39 @@ impl MetadataScalars {
     }
 }
 
-/// An empty raw struct (all NULL, causal 1), as `CATTN_COMMON_ATTN_METADATA_INIT`.
+/// Which of the 1.1 fields a metadata struct that a call wrote has. Each tensor set is one
+/// of the caller's own (an input's, copied, or an output it gave), so only its presence is
+/// reported; `max_logits_per_req` is `None` when not given (0 or negative).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NewerFields {
+    pub positions: bool,
+    pub is_prefilling: bool,
+    pub causal_per_req: bool,
+    pub dcp_local_seq_lens: bool,
+    pub dcp_local_seq_lens_cpu: bool,
+    pub seq_lens_cpu_upper_bound: bool,
+    pub encoder_seq_lens: bool,
+    pub encoder_seq_lens_cpu: bool,
+    pub max_logits_per_req: Option<i64>,
+}
+
+impl NewerFields {
+    pub(crate) fn of(raw: &sys::cattn_common_attn_metadata_t) -> NewerFields {
+        NewerFields {
+            positions: !raw.positions.is_null(),
+            is_prefilling: !raw.is_prefilling.is_null(),
+            causal_per_req: !raw.causal_per_req.is_null(),
+            dcp_local_seq_lens: !raw.dcp_local_seq_lens.is_null(),
+            dcp_local_seq_lens_cpu: !raw.dcp_local_seq_lens_cpu.is_null(),
+            seq_lens_cpu_upper_bound: !raw.seq_lens_cpu_upper_bound.is_null(),
+            encoder_seq_lens: !raw.encoder_seq_lens.is_null(),
+            encoder_seq_lens_cpu: !raw.encoder_seq_lens_cpu.is_null(),
+            max_logits_per_req: (raw.max_logits_per_req > 0).then_some(raw.max_logits_per_req),
+        }
+    }
+}
+
+/// An empty raw struct (all NULL, causal 1, max_logits_per_req not given), as `CATTN_COMMON_ATTN_METADATA_INIT`.
 pub(crate) fn raw_init() -> sys::cattn_common_attn_metadata_t {
     CommonAttnMetadata::default().to_raw()
 }

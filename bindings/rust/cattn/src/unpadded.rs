@@ -12,7 +12,8 @@ use crate::tensor::TensorRef;
 /// The metadata of the first `num_actual_reqs` requests and `num_actual_tokens` tokens: every
 /// per-request and per-token view cut to its first entries (same memory), the logits indices
 /// and the other scalars kept. No data is read or written; a cut past a tensor's length is an
-/// error.
+/// error. The 1.1 per-request and per-token fields (positions and `seq_lens_cpu_upper_bound`
+/// included, which vLLM drops) are cut too, and `max_logits_per_req` is kept.
 ///
 /// ```
 /// use cattn::{unpadded, CommonAttnMetadata, TensorRef};
@@ -105,6 +106,18 @@ impl Api<'_> {
             max_seq_len: out.max_seq_len,
             num_logits_indices: out.num_logits_indices,
             causal: out.causal != 0,
+            positions: cut(&m.positions, out.positions),
+            is_prefilling: cut(&m.is_prefilling, out.is_prefilling),
+            causal_per_req: cut(&m.causal_per_req, out.causal_per_req),
+            dcp_local_seq_lens: cut(&m.dcp_local_seq_lens, out.dcp_local_seq_lens),
+            dcp_local_seq_lens_cpu: cut(&m.dcp_local_seq_lens_cpu, out.dcp_local_seq_lens_cpu),
+            seq_lens_cpu_upper_bound: cut(
+                &m.seq_lens_cpu_upper_bound,
+                out.seq_lens_cpu_upper_bound,
+            ),
+            encoder_seq_lens: cut(&m.encoder_seq_lens, out.encoder_seq_lens),
+            encoder_seq_lens_cpu: cut(&m.encoder_seq_lens_cpu, out.encoder_seq_lens_cpu),
+            max_logits_per_req: (out.max_logits_per_req > 0).then_some(out.max_logits_per_req),
         })
     }
 }
