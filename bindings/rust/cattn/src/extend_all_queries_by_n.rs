@@ -23,12 +23,48 @@ pub struct ExtendOutputs<'a> {
     pub seq_lens_cpu: Option<TensorMut<'a>>,
 }
 
+/// The 1.1 outputs of [`extend_all_queries_by_n_with`], all optional (the default has none):
+/// each is `[B]` except `positions`, and may be the very view of its input (in place).
+#[derive(Debug, Default)]
+pub struct ExtendNewerOutputs<'a> {
+    /// `[B]` host: receives the input's `seq_lens_cpu_upper_bound` + n (as vLLM); `Some`
+    /// exactly when the input has one.
+    pub seq_lens_cpu_upper_bound: Option<TensorMut<'a>>,
+    /// `[B]`, the batch's device: this DCP rank's lengths of the extended sequences (vLLM
+    /// leaves them stale); `Some` exactly when the input has `dcp_local_seq_lens`.
+    pub dcp_local_seq_lens: Option<TensorMut<'a>>,
+    /// `[B]` host: their mirror (vLLM drops it); `Some` exactly when the input has
+    /// `dcp_local_seq_lens_cpu`.
+    pub dcp_local_seq_lens_cpu: Option<TensorMut<'a>>,
+    /// Optional 1-D on the batch's device: the extended batch's token positions (0 past the
+    /// last request's tokens). `None` drops the positions (vLLM keeps a stale tensor).
+    pub positions: Option<TensorMut<'a>>,
+}
+
+/// The DCP group the metadata's `dcp_local_seq_lens` belong to (as for
+/// [`get_dcp_local_seq_lens`](crate::get_dcp_local_seq_lens) with one rank): needed by
+/// [`extend_all_queries_by_n_with`] exactly when the input has DCP lengths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DcpGroup {
+    /// `>= 1`.
+    pub size: i64,
+    /// In `[0, size)`.
+    pub rank: i64,
+    /// `>= 1`.
+    pub kv_cache_interleave_size: i64,
+}
+
 /// Extends every request's query and sequence by `n` tokens: `query_start_loc[i] += i * n`,
 /// `seq_lens += n`, `num_actual_tokens += n * B`, `max_query_len += n`, `max_seq_len += n`
 /// (the mirrors too, unlike vLLM which leaves `seq_lens_cpu` behind). Reads
 /// `metadata.query_start_loc`, `seq_lens` and their mirrors; `new_slot_mapping` (1-D, the
 /// batch's device) is checked, not read, and becomes the new metadata's slot mapping (checked
 /// on return). Returns the new metadata's scalars.
+///
+/// The 1.1 fields: the metadata's `is_prefilling`, `causal_per_req`, encoder lengths and
+/// `max_logits_per_req` are copied; one that has `seq_lens_cpu_upper_bound` or DCP lengths
+/// needs [`extend_all_queries_by_n_with`], which has their outputs (here the library refuses
+/// it), and the positions are dropped.
 ///
 /// ```
 /// use cattn::{extend_all_queries_by_n, CommonAttnMetadata, ExtendOutputs, Stream, TensorMut,
@@ -59,6 +95,64 @@ pub fn extend_all_queries_by_n(
     stream: Stream,
 ) -> Result<MetadataScalars> {
     Api::linked()?.extend_all_queries_by_n(metadata, n, new_slot_mapping, out, stream)
+}
+
+/// [`extend_all_queries_by_n`] with the 1.1 fields: `newer` receives the extended
+/// `seq_lens_cpu_upper_bound`, the DCP lengths recomputed from the extended `seq_lens` with
+/// `dcp` (required when the input has `dcp_local_seq_lens` or `dcp_local_seq_lens_cpu`; the
+/// input DCP tensors are not read) and, when given, the extended batch's positions.
+///
+/// Errors, besides [`extend_all_queries_by_n`]'s: [`Status::InvalidArgument`] for an output in
+/// `newer` given without its input or the reverse, `dcp` missing or out of range, shapes,
+/// dtypes and overlaps; [`Status::InsufficientSize`] for a short output. Since 1.1.
+///
+/// ```
+/// use cattn::{extend_all_queries_by_n_with, CommonAttnMetadata, DcpGroup, ExtendNewerOutputs,
+///             ExtendOutputs, Stream, TensorMut, TensorRef};
+/// let (qsl, seq, upper, dcp) = ([0i32, 2, 5], [4i32, 6], [4i32, 8], [0i32; 2]);
+/// let md = CommonAttnMetadata {
+///     query_start_loc: Some(TensorRef::from_slice(&qsl)),
+///     seq_lens: Some(TensorRef::from_slice(&seq)),
+///     seq_lens_cpu_upper_bound: Some(TensorRef::from_slice(&upper)),
+///     dcp_local_seq_lens: Some(TensorRef::from_slice(&dcp)),
+///     num_reqs: 2, num_actual_tokens: 5, max_query_len: 3, max_seq_len: 6,
+///     ..Default::default()
+/// };
+/// let (mut new_qsl, mut new_seq) = ([0i32; 3], [0i32; 2]);
+/// let (mut new_upper, mut new_dcp, mut pos) = ([0i32; 2], [0i32; 2], [0i32; 7]);
+/// extend_all_queries_by_n_with(&md, 1, None, &mut ExtendOutputs {
+///     query_start_loc: TensorMut::from_slice(&mut new_qsl),
+///     query_start_loc_cpu: None,
+///     seq_lens: TensorMut::from_slice(&mut new_seq),
+///     seq_lens_cpu: None,
+/// }, &mut ExtendNewerOutputs {
+///     seq_lens_cpu_upper_bound: Some(TensorMut::from_slice(&mut new_upper)),
+///     dcp_local_seq_lens: Some(TensorMut::from_slice(&mut new_dcp)),
+///     positions: Some(TensorMut::from_slice(&mut pos)),
+///     ..Default::default()
+/// }, Some(DcpGroup { size: 2, rank: 0, kv_cache_interleave_size: 1 }), Stream::DEFAULT)?;
+/// assert_eq!((new_seq, new_upper, new_dcp), ([5, 7], [5, 9], [3, 4]));
+/// assert_eq!(pos, [2, 3, 4, 3, 4, 5, 6]);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn extend_all_queries_by_n_with(
+    metadata: &CommonAttnMetadata<'_>,
+    n: i64,
+    new_slot_mapping: Option<&TensorRef<'_>>,
+    out: &mut ExtendOutputs<'_>,
+    newer: &mut ExtendNewerOutputs<'_>,
+    dcp: Option<DcpGroup>,
+    stream: Stream,
+) -> Result<MetadataScalars> {
+    Api::linked()?.extend_all_queries_by_n_with(
+        metadata,
+        n,
+        new_slot_mapping,
+        out,
+        newer,
+        dcp,
+        stream,
+    )
 }
 
 /// [`extend_all_queries_by_n`] in place, as vLLM does it: `tensors` are both the batch's
@@ -92,14 +186,46 @@ pub fn extend_all_queries_by_n_in_place(
     Api::linked()?.extend_all_queries_by_n_in_place(tensors, scalars, n, new_slot_mapping, stream)
 }
 
+/// [`extend_all_queries_by_n_in_place`] with the 1.1 fields: `newer`'s
+/// `seq_lens_cpu_upper_bound`, `dcp_local_seq_lens` and `dcp_local_seq_lens_cpu` are both the
+/// batch's tensors and their outputs (as in [`extend_all_queries_by_n_with`], `dcp` is needed
+/// with DCP lengths), and `positions`, when given, receives the extended batch's positions
+/// (the old ones are not read). Since 1.1.
+pub fn extend_all_queries_by_n_in_place_with(
+    tensors: &mut ExtendOutputs<'_>,
+    newer: &mut ExtendNewerOutputs<'_>,
+    scalars: &MetadataScalars,
+    n: i64,
+    new_slot_mapping: Option<&TensorRef<'_>>,
+    dcp: Option<DcpGroup>,
+    stream: Stream,
+) -> Result<MetadataScalars> {
+    Api::linked()?.extend_all_queries_by_n_in_place_with(
+        tensors,
+        newer,
+        scalars,
+        n,
+        new_slot_mapping,
+        dcp,
+        stream,
+    )
+}
+
 impl ExtendOutputs<'_> {
-    /// A raw metadata struct whose four tensors are these (the others unset).
-    fn raw_tensors(&mut self) -> sys::cattn_common_attn_metadata_t {
+    /// A raw metadata struct whose tensors are these and `newer`'s (the others unset).
+    fn raw_tensors(
+        &mut self,
+        newer: &mut ExtendNewerOutputs<'_>,
+    ) -> sys::cattn_common_attn_metadata_t {
         let mut md = raw_init();
         md.query_start_loc = self.query_start_loc.as_raw();
         md.query_start_loc_cpu = raw_out(self.query_start_loc_cpu.as_mut());
         md.seq_lens = self.seq_lens.as_raw();
         md.seq_lens_cpu = raw_out(self.seq_lens_cpu.as_mut());
+        md.seq_lens_cpu_upper_bound = raw_out(newer.seq_lens_cpu_upper_bound.as_mut());
+        md.dcp_local_seq_lens = raw_out(newer.dcp_local_seq_lens.as_mut());
+        md.dcp_local_seq_lens_cpu = raw_out(newer.dcp_local_seq_lens_cpu.as_mut());
+        md.positions = raw_out(newer.positions.as_mut());
         md
     }
 }
@@ -114,9 +240,33 @@ impl Api<'_> {
         out: &mut ExtendOutputs<'_>,
         stream: Stream,
     ) -> Result<MetadataScalars> {
+        let mut newer = ExtendNewerOutputs::default();
+        self.extend_all_queries_by_n_with(
+            metadata,
+            n,
+            new_slot_mapping,
+            out,
+            &mut newer,
+            None,
+            stream,
+        )
+    }
+
+    /// [`extend_all_queries_by_n_with`] in this library.
+    #[allow(clippy::too_many_arguments)]
+    pub fn extend_all_queries_by_n_with(
+        self,
+        metadata: &CommonAttnMetadata<'_>,
+        n: i64,
+        new_slot_mapping: Option<&TensorRef<'_>>,
+        out: &mut ExtendOutputs<'_>,
+        newer: &mut ExtendNewerOutputs<'_>,
+        dcp: Option<DcpGroup>,
+        stream: Stream,
+    ) -> Result<MetadataScalars> {
         let input = metadata.to_raw();
-        let mut out_md = out.raw_tensors();
-        self.extend_raw(&input, &mut out_md, n, new_slot_mapping, stream)
+        let mut out_md = out.raw_tensors(newer);
+        self.extend_raw(&input, &mut out_md, n, new_slot_mapping, dcp, stream)
     }
 
     /// [`extend_all_queries_by_n_in_place`] in this library.
@@ -128,16 +278,42 @@ impl Api<'_> {
         new_slot_mapping: Option<&TensorRef<'_>>,
         stream: Stream,
     ) -> Result<MetadataScalars> {
-        // The same tensors on both sides, which the library supports ("in place").
-        let mut out_md = tensors.raw_tensors();
+        let mut newer = ExtendNewerOutputs::default();
+        self.extend_all_queries_by_n_in_place_with(
+            tensors,
+            &mut newer,
+            scalars,
+            n,
+            new_slot_mapping,
+            None,
+            stream,
+        )
+    }
+
+    /// [`extend_all_queries_by_n_in_place_with`] in this library.
+    #[allow(clippy::too_many_arguments)]
+    pub fn extend_all_queries_by_n_in_place_with(
+        self,
+        tensors: &mut ExtendOutputs<'_>,
+        newer: &mut ExtendNewerOutputs<'_>,
+        scalars: &MetadataScalars,
+        n: i64,
+        new_slot_mapping: Option<&TensorRef<'_>>,
+        dcp: Option<DcpGroup>,
+        stream: Stream,
+    ) -> Result<MetadataScalars> {
+        // The same tensors on both sides, which the library supports ("in place"); the old
+        // positions are not read, so the input has none.
+        let mut out_md = tensors.raw_tensors(newer);
         let mut input = out_md;
+        input.positions = std::ptr::null_mut();
         input.num_reqs = scalars.num_reqs;
         input.num_actual_tokens = scalars.num_actual_tokens;
         input.max_query_len = scalars.max_query_len;
         input.max_seq_len = scalars.max_seq_len;
         input.num_logits_indices = scalars.num_logits_indices;
         input.causal = i32::from(scalars.causal);
-        self.extend_raw(&input, &mut out_md, n, new_slot_mapping, stream)
+        self.extend_raw(&input, &mut out_md, n, new_slot_mapping, dcp, stream)
     }
 
     fn extend_raw(
@@ -146,6 +322,7 @@ impl Api<'_> {
         out_md: &mut sys::cattn_common_attn_metadata_t,
         n: i64,
         new_slot_mapping: Option<&TensorRef<'_>>,
+        dcp: Option<DcpGroup>,
         stream: Stream,
     ) -> Result<MetadataScalars> {
         // The library only stores this pointer into out->slot_mapping; it never writes
@@ -158,10 +335,10 @@ impl Api<'_> {
             new_slot_mapping: slot_mapping,
             out: out_md,
             stream: stream.as_raw(),
-            // No DCP lengths travel in this API's metadata, so no DCP group is needed.
-            dcp_size: 0,
-            dcp_rank: 0,
-            dcp_kv_cache_interleave_size: 1,
+            // dcp_size 0: not given.
+            dcp_size: dcp.map_or(0, |g| g.size),
+            dcp_rank: dcp.map_or(0, |g| g.rank),
+            dcp_kv_cache_interleave_size: dcp.map_or(1, |g| g.kv_cache_interleave_size),
         };
         let f = entry!(self, extend_all_queries_by_n)?;
         // SAFETY: the input metadata, the output struct and every view they point to live

@@ -84,7 +84,9 @@ pub use compute_mm_prefix_range_tensor::{
     fill_mm_prefix_query_ranges, mm_prefix_range_tensor, MmPrefixRangeTensor, MmPrefixRanges,
 };
 pub use extend_all_queries_by_n::{
-    extend_all_queries_by_n, extend_all_queries_by_n_in_place, ExtendOutputs,
+    extend_all_queries_by_n, extend_all_queries_by_n_in_place,
+    extend_all_queries_by_n_in_place_with, extend_all_queries_by_n_with, DcpGroup,
+    ExtendNewerOutputs, ExtendOutputs,
 };
 pub use fused_pcp_qkv_select::{
     fused_pcp_qkv_select, FusedPcpQkvSelectArgs, FusedPcpQkvSelectOutputs,
