@@ -218,8 +218,23 @@ impl<'l> LocalAttentionPlan<'l> {
         out: &mut LocalAttentionOutputs<'_>,
         stream: Stream,
     ) -> Result<MetadataScalars> {
+        self.fill_with_upper_bound(metadata, out, None, stream)
+    }
+
+    /// [`fill`](Self::fill) that also writes, when given, the 1.1 `seq_lens_cpu_upper_bound`
+    /// of the virtual batches: a host `[V]` int32/int64 tensor that receives their key lengths
+    /// (exact, so their own upper bound; vLLM copies the input's `[B]` one, mis-shaped for the
+    /// virtual batches). A wrongly sized one is refused before anything is written. Since 1.1.
+    pub fn fill_with_upper_bound(
+        &self,
+        metadata: &CommonAttnMetadata<'_>,
+        out: &mut LocalAttentionOutputs<'_>,
+        seq_lens_cpu_upper_bound: Option<&mut TensorMut<'_>>,
+        stream: Stream,
+    ) -> Result<MetadataScalars> {
         let input = metadata.to_raw();
         let mut out_md = raw_init();
+        out_md.seq_lens_cpu_upper_bound = raw_out(seq_lens_cpu_upper_bound);
         out_md.query_start_loc_cpu = out.query_start_loc_cpu.as_raw();
         out_md.seq_lens_cpu = out.seq_lens_cpu.as_raw();
         out_md.num_computed_tokens_cpu = out.num_computed_tokens_cpu.as_raw();
