@@ -42,7 +42,7 @@ pub struct ExtendNewerOutputs<'a> {
 }
 
 /// The DCP group the metadata's `dcp_local_seq_lens` belong to (as for
-/// [`get_dcp_local_seq_lens`](crate::get_dcp_local_seq_lens) with one rank): needed by
+/// [`get_dcp_local_seq_lens`](fn@crate::get_dcp_local_seq_lens) with one rank): needed by
 /// [`extend_all_queries_by_n_with`] exactly when the input has DCP lengths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DcpGroup {
