@@ -1620,6 +1620,37 @@ fn make_local_attention_virtual_batches_upstream_vectors() {
     }
 }
 
+#[test]
+fn unpadded_cuts_the_1_1_fields() {
+    let (qsl, seq) = ([0i32, 3, 7, 7], [5i32, 9, 0]);
+    let (positions, upper, dcp) = ([0i64; 8], [6i32, 9, 0], [3i32, 5, 0]);
+    let md = CommonAttnMetadata {
+        query_start_loc: Some(TensorRef::from_slice(&qsl)),
+        seq_lens: Some(TensorRef::from_slice(&seq)),
+        positions: Some(TensorRef::from_slice(&positions)),
+        seq_lens_cpu_upper_bound: Some(TensorRef::from_slice(&upper)),
+        dcp_local_seq_lens: Some(TensorRef::from_slice(&dcp)),
+        num_reqs: 3,
+        max_logits_per_req: Some(2),
+        ..Default::default()
+    };
+    let u = unpadded(&md, 7, 2).unwrap();
+    assert_eq!(u.positions.unwrap().shape(), &[7]);
+    assert_eq!(u.seq_lens_cpu_upper_bound.unwrap().shape(), &[2]);
+    assert_eq!(u.dcp_local_seq_lens.unwrap().shape(), &[2]);
+    assert!(u.is_prefilling.is_none() && u.encoder_seq_lens.is_none());
+    assert_eq!(u.max_logits_per_req, Some(2));
+    // A cut past a newer field's length is an error too.
+    let short = CommonAttnMetadata {
+        positions: Some(TensorRef::from_slice(&positions[..5])),
+        ..md.clone()
+    };
+    assert_eq!(
+        unpadded(&short, 7, 2).unwrap_err().status(),
+        Status::InvalidArgument
+    );
+}
+
 /// Every vector file is read by one of the tests above (a new utility's vectors need a test).
 #[test]
 fn every_vector_file_is_covered() {
