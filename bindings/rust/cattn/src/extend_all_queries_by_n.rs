@@ -61,10 +61,11 @@ pub struct DcpGroup {
 /// batch's device) is checked, not read, and becomes the new metadata's slot mapping (checked
 /// on return). Returns the new metadata's scalars.
 ///
-/// The 1.1 fields: the metadata's `is_prefilling`, `causal_per_req`, encoder lengths and
-/// `max_logits_per_req` are copied; one that has `seq_lens_cpu_upper_bound` or DCP lengths
-/// needs [`extend_all_queries_by_n_with`], which has their outputs (here the library refuses
-/// it), and the positions are dropped.
+/// The 1.1 fields: the new metadata keeps the input's `is_prefilling`, `causal_per_req`,
+/// encoder lengths and `max_logits_per_req` as they are (so none of them is returned) and has
+/// no positions; a metadata with `seq_lens_cpu_upper_bound` or DCP lengths needs
+/// [`extend_all_queries_by_n_with`], which has their outputs (this call fails with
+/// [`Status::InvalidArgument`]).
 ///
 /// ```
 /// use cattn::{extend_all_queries_by_n, CommonAttnMetadata, ExtendOutputs, Stream, TensorMut,
