@@ -2504,6 +2504,19 @@ typedef struct cattn_api {
  * Since: 1.0 */
 CATTN_API const cattn_api_t* cattn_get_api(uint32_t abi_major);
 
+/* The library's file name for dlopen: its SONAME, "libcattn.so.<ABI major>". Since: 1.1 */
+#define CATTN_SONAME "libcattn.so.1"
+
+/* The type of cattn_get_api, for callers that resolve it with dlsym. ISO C defines no cast from
+ * dlsym's void* to a function pointer (-Wpedantic warns on one), so copy the pointer's bytes:
+ *     void* lib = dlopen(CATTN_SONAME, RTLD_NOW | RTLD_LOCAL);
+ *     void* sym = lib ? dlsym(lib, "cattn_get_api") : NULL;
+ *     cattn_get_api_fn get_api = NULL;
+ *     if (sym) memcpy(&get_api, &sym, sizeof get_api);
+ *     const cattn_api_t* api = get_api ? get_api(CATTN_VERSION_MAJOR) : NULL;
+ * POSIX guarantees that the two pointer types have one representation. Since: 1.1 */
+typedef const cattn_api_t* (*cattn_get_api_fn)(uint32_t abi_major);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,8 +1,14 @@
 /* Compiles cattn.h alone as strict C99 and uses its initialiser macros. */
 #include "cattn.h"
 
+#include <string.h>
+
 int cattn_header_c99_probe(void);
 int cattn_header_c99_probe(void) {
+  /* The header's dlsym pattern, warning-free under -pedantic. */
+  void* sym = (void*)CATTN_SONAME;
+  cattn_get_api_fn get_api = NULL;
+  memcpy(&get_api, &sym, sizeof get_api);
   cattn_common_attn_metadata_t m = CATTN_COMMON_ATTN_METADATA_INIT;
   cattn_kv_cache_layout_args_t a = CATTN_KV_CACHE_LAYOUT_ARGS_INIT;
   cattn_dcp_local_seq_lens_args_t d = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT;

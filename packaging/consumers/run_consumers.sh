@@ -54,7 +54,7 @@ expect_loaded "$work/cmake.log" "CMake consumer"
 
 echo "== (c) dlopen: no link to libcattn, dlopen(\"libcattn.so.$major\") + cattn_get_api"
 # shellcheck disable=SC2046
-cc -std=c99 -Wall -Wextra -Werror -o "$work/consumer_dlopen" \
+cc -std=c99 -Wall -Wextra -Wpedantic -Werror -o "$work/consumer_dlopen" \
   "$here/dlopen/consumer_dlopen.c" $(pkg-config --cflags cattn) -ldl
 if readelf -d "$work/consumer_dlopen" | grep -q 'NEEDED.*libcattn'; then
   fail "the dlopen consumer links libcattn"

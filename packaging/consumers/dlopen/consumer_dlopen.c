@@ -1,5 +1,5 @@
-/* Out-of-tree consumer (c): does not link libcattn. It dlopen()s libcattn.so.<major> (the
- * header's CATTN_VERSION_MAJOR), resolves the one symbol cattn_get_api and calls utilities
+/* Out-of-tree consumer (c): does not link libcattn. It dlopen()s the header's CATTN_SONAME,
+ * resolves the one symbol cattn_get_api and calls utilities
  * through the function table; exits 1 on any mismatch. */
 #define _GNU_SOURCE
 #include <cattn.h>
@@ -9,11 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define CATTN_SONAME "libcattn.so." STR(CATTN_VERSION_MAJOR)
-
-typedef const cattn_api_t* (*get_api_fn)(uint32_t);
 
 static int failures = 0;
 
@@ -31,7 +26,10 @@ int main(void) {
   struct link_map* map = NULL;
   if (dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map)
     printf("dlopen consumer: dlopen(\"%s\") loaded %s\n", CATTN_SONAME, map->l_name);
-  get_api_fn get_api = (get_api_fn)dlsym(lib, "cattn_get_api");
+  /* The header's pattern: dlsym's object pointer copied into cattn_get_api_fn. */
+  void* sym = dlsym(lib, "cattn_get_api");
+  cattn_get_api_fn get_api = NULL;
+  if (sym) memcpy(&get_api, &sym, sizeof get_api);
   if (!get_api) {
     fprintf(stderr, "dlopen consumer: no cattn_get_api: %s\n", dlerror());
     return 1;

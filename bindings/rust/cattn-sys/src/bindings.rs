@@ -40,6 +40,7 @@ pub const CATTN_REGION_LONG_EXTEND: u32 = 2;
 pub const CATTN_REGION_PREFILL: u32 = 3;
 pub const CATTN_UNPADDED_MAX_DIMS: u32 = 4;
 pub const CATTN_UNPADDED_STORAGE_WORDS: u32 = 256;
+pub const CATTN_SONAME: &[u8; 14usize] = b"libcattn.so.1\0";
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -9744,3 +9745,5 @@ pub type cattn_api_t = cattn_api;
 extern "C" {
     pub fn cattn_get_api(abi_major: u32) -> *const cattn_api_t;
 }
+pub type cattn_get_api_fn =
+    ::std::option::Option<unsafe extern "C" fn(abi_major: u32) -> *const cattn_api_t>;
