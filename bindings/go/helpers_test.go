@@ -301,8 +301,10 @@ func wantMetadata(t *testing.T, what string, got, want *CommonAttnMetadata) {
 			t.Fatalf("%s: %s is %p, want %p", what, metadataFields[i], *g[i], *w[i])
 		}
 	}
-	gs := [...]int64{got.NumReqs, got.NumActualTokens, got.MaxQueryLen, got.MaxSeqLen, got.NumLogitsIndices}
-	ws := [...]int64{want.NumReqs, want.NumActualTokens, want.MaxQueryLen, want.MaxSeqLen, want.NumLogitsIndices}
+	gs := [...]int64{got.NumReqs, got.NumActualTokens, got.MaxQueryLen, got.MaxSeqLen,
+		got.NumLogitsIndices, got.MaxLogitsPerReq}
+	ws := [...]int64{want.NumReqs, want.NumActualTokens, want.MaxQueryLen, want.MaxSeqLen,
+		want.NumLogitsIndices, want.MaxLogitsPerReq}
 	if gs != ws || got.Causal != want.Causal {
 		t.Fatalf("%s: scalars %v causal %v, want %v causal %v", what, gs, got.Causal, ws, want.Causal)
 	}

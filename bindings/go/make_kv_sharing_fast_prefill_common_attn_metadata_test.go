@@ -164,3 +164,112 @@ func TestMakeKVSharingFastPrefillCommonAttnMetadataErrors(t *testing.T) {
 	_, err = MakeKVSharingFastPrefillCommonAttnMetadata(FastPrefillMetadataArgs{Metadata: &in})
 	wantError(t, err, StatusInvalidArgument, fn, "args->out")
 }
+
+type fastPrefillUpstreamCase struct {
+	Name                string  `json:"name"`
+	QueryStartLoc       []int64 `json:"query_start_loc"`
+	LogitsIndicesPadded []int64 `json:"logits_indices_padded"`
+	MaxLogitsPerReq     int64   `json:"max_logits_per_req"`
+	MaxQueryLen         int64   `json:"max_query_len"`
+	Expect              struct {
+		QueryStartLoc     []int64 `json:"query_start_loc"`
+		MaxQueryLen       int64   `json:"max_query_len"`
+		NumActualTokens   int64   `json:"num_actual_tokens"`
+		KeepsUpperBound   bool    `json:"keeps_upper_bound"`
+		KeepsPositions    bool    `json:"keeps_positions"`
+		KeepsIsPrefilling bool    `json:"keeps_is_prefilling"`
+		MaxLogitsPerReq   *int64  `json:"max_logits_per_req"`
+	} `json:"expect"`
+}
+
+// The metadata v2 fields against the upstream oracle: a given MaxLogitsPerReq is trusted as
+// MaxQueryLen, the upper bound is kept and the other newer fields take vLLM's defaults.
+func TestMakeKVSharingFastPrefillCommonAttnMetadataUpstreamVectors(t *testing.T) {
+	cases := loadCases[fastPrefillUpstreamCase](t,
+		"make_kv_sharing_fast_prefill_common_attn_metadata_upstream")
+	if len(cases) < 6 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	for _, c := range cases {
+		b := int64(len(c.QueryStartLoc)) - 1
+		e := &c.Expect
+		if e.MaxLogitsPerReq != nil {
+			t.Fatalf("%s: upstream's output gives max_logits_per_req %d", c.Name, *e.MaxLogitsPerReq)
+		}
+		for _, qt := range indexTypes {
+			for _, given := range []bool{true, false} {
+				name := fmt.Sprintf("%s/%s/given=%v", c.Name, dtypeName(qt), given)
+				upper := newIBuf(Int64, []int64{b}, 1, 0)
+				positions := newIBuf(Int64, []int64{4}, 1, 0)
+				in := CommonAttnMetadata{
+					QueryStartLoc:        ibufOf(qt, c.QueryStartLoc, 1, 0).t,
+					LogitsIndicesPadded:  ibufOf(Int64, c.LogitsIndicesPadded, 2, 1).t,
+					NumLogitsIndices:     int64(len(c.LogitsIndicesPadded)),
+					NumReqs:              b,
+					MaxQueryLen:          c.MaxQueryLen,
+					MaxSeqLen:            99,
+					SeqLensCPUUpperBound: upper.t,
+					Positions:            positions.t,
+					IsPrefilling:         newIBuf(Int32, []int64{b}, 1, 0).t,
+					CausalPerReq:         newIBuf(Int32, []int64{b}, 1, 0).t,
+					DCPLocalSeqLens:      newIBuf(Int64, []int64{b}, 1, 0).t,
+					DCPLocalSeqLensCPU:   newIBuf(Int64, []int64{b}, 1, 0).t,
+					EncoderSeqLens:       newIBuf(Int64, []int64{b}, 1, 0).t,
+					EncoderSeqLensCPU:    newIBuf(Int64, []int64{b}, 1, 0).t,
+				}
+				if given {
+					in.MaxLogitsPerReq = c.MaxLogitsPerReq
+				}
+				outQsl := newIBuf(Int64, []int64{b + 1}, 1, 0)
+				maxTotal := newIBuf(Int64, []int64{2}, 1, 0)
+				// Positions set by the caller is replaced with vLLM's default.
+				out := CommonAttnMetadata{QueryStartLoc: outQsl.t, Positions: positions.t,
+					MaxLogitsPerReq: 5}
+				passthrough, err := MakeKVSharingFastPrefillCommonAttnMetadata(FastPrefillMetadataArgs{
+					Metadata: &in, Out: &out, DecodeMaxAndTotal: maxTotal.t})
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				wantEqual(t, name+" passthrough", passthrough, false)
+				dq := outQsl.values()
+				wantEqual(t, name+" query_start_loc", dq, e.QueryStartLoc)
+				largest := int64(0)
+				for i := 0; i+1 < len(dq); i++ {
+					largest = max(largest, dq[i+1]-dq[i])
+				}
+				// decode_max_and_total has the computed largest count, given or not.
+				wantEqual(t, name+" decode_max_and_total", maxTotal.values(),
+					[]int64{largest, e.NumActualTokens})
+				wantMax := largest // not given: computed, as in 1.0
+				if given && c.MaxLogitsPerReq > 0 {
+					wantMax = e.MaxQueryLen
+					wantEqual(t, name+" trusted value", c.MaxLogitsPerReq, e.MaxQueryLen)
+				}
+				want := CommonAttnMetadata{QueryStartLoc: outQsl.t, NumReqs: b,
+					NumActualTokens: e.NumActualTokens, MaxQueryLen: wantMax, MaxSeqLen: 99,
+					Causal: true}
+				if e.KeepsUpperBound {
+					want.SeqLensCPUUpperBound = upper.t
+				}
+				if e.KeepsPositions {
+					want.Positions = positions.t
+				}
+				if e.KeepsIsPrefilling {
+					want.IsPrefilling = in.IsPrefilling
+				}
+				wantMetadata(t, name+" metadata", &out, &want)
+				wantEqual(t, name+" upper bound untouched", upper.raw(), newIBuf(Int64, []int64{b}, 1, 0).raw())
+			}
+		}
+		// The passthrough (MaxQueryLen 1) copies every field, the newer ones included.
+		in := CommonAttnMetadata{QueryStartLoc: ibufOf(Int32, c.QueryStartLoc, 1, 0).t,
+			NumReqs: b, MaxQueryLen: 1, SeqLensCPUUpperBound: newIBuf(Int64, []int64{b}, 1, 0).t,
+			Positions: newIBuf(Int64, []int64{4}, 1, 0).t, MaxLogitsPerReq: c.MaxLogitsPerReq}
+		out := CommonAttnMetadata{QueryStartLoc: newIBuf(Int64, []int64{b + 1}, 1, 0).t}
+		passthrough, err := MakeKVSharingFastPrefillCommonAttnMetadata(FastPrefillMetadataArgs{
+			Metadata: &in, Out: &out})
+		mustOK(t, err)
+		wantEqual(t, c.Name+" passthrough", passthrough, true)
+		wantMetadata(t, c.Name+" passthrough copy", &out, &in)
+	}
+}

@@ -18,6 +18,7 @@ type LocalAttentionPlan struct {
 // vLLM's make_local_attention_virtual_batches (cattn_make_local_attention_virtual_batches), on
 // the host. It reads metadata's QueryStartLocCPU and SeqLensCPU (host, [B + 1] and [B]), the
 // column count of BlockTableTensor (on any device) and NumActualTokens; nothing is retained.
+// The 1.1 fields of metadata are not read here (Fill writes the per-virtual-batch upper bound).
 // attnChunkSize >= 1; blockSize >= 1 divides it. Unlike vLLM a zero-length request's pages
 // start at column 0 instead of wrapping to the end of its row. Errors: StatusInvalidArgument
 // (sizes, missing mirrors, shapes, a decreasing QueryStartLocCPU, seq_len < query_len, an empty
@@ -88,6 +89,13 @@ func (plan *LocalAttentionPlan) Shape() (virtualBatches, pages int64, err error)
 // QueryStartLoc and SeqLens. The call writes those tensors, NumReqs = V, NumActualTokens,
 // MaxQueryLen, MaxSeqLen, Causal = true, SlotMapping = metadata.SlotMapping,
 // LogitsIndicesPadded = nil and NumLogitsIndices = 0. Device outputs are enqueued on stream.
+//
+// Since 1.1 the caller may also set out.SeqLensCPUUpperBound to a host [V] int32/int64 tensor:
+// it receives the virtual batches' key lengths (the same values as SeqLensCPU, exact and so
+// their own upper bound), where vLLM copies the input's [B] upper bound, mis-shaped for the
+// virtual batches; a wrongly sized one fails with nothing written. Nil leaves it nil, whatever
+// metadata has. out's other 1.1 fields (Positions, IsPrefilling, CausalPerReq, the DCP and
+// encoder lengths, MaxLogitsPerReq) are left as the caller set them.
 func (plan *LocalAttentionPlan) Fill(metadata, out *CommonAttnMetadata, stream Stream) error {
 	const fn = "cattn_local_attention_plan_fill"
 	p, err := plan.acquire(fn)

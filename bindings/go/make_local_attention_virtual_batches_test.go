@@ -247,3 +247,102 @@ func TestMakeLocalAttentionVirtualBatchesDeviceNotSupported(t *testing.T) {
 	wantError(t, MakeLocalAttentionVirtualBatchesDevice(overlap), StatusInvalidArgument, fn,
 		"args->seq_lens_out overlaps an input", "args->query_start_loc")
 }
+
+type localAttentionUpstreamCase struct {
+	Name          string  `json:"name"`
+	AttnChunkSize int64   `json:"attn_chunk_size"`
+	BlockSize     int64   `json:"block_size"`
+	QueryStartLoc []int64 `json:"query_start_loc"`
+	SeqLens       []int64 `json:"seq_lens"`
+	Cols          int64   `json:"cols"`
+	Expect        struct {
+		UpperBound []int64 `json:"seq_lens_cpu_upper_bound"`
+		NumReqs    int64   `json:"num_reqs"`
+	} `json:"expect"`
+	Upstream struct {
+		UpperBound []int64 `json:"seq_lens_cpu_upper_bound"`
+	} `json:"upstream"`
+}
+
+// The metadata v2 upper bound against the upstream oracle: Fill writes the virtual batches'
+// key lengths into a caller's [V] SeqLensCPUUpperBound, where vLLM copies the [B] input.
+func TestLocalAttentionPlanFillUpstreamVectors(t *testing.T) {
+	cases := loadCases[localAttentionUpstreamCase](t, "make_local_attention_virtual_batches_upstream")
+	if len(cases) < 6 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	for _, c := range cases {
+		b := int64(len(c.SeqLens))
+		// Upstream's is the input's [B] tensor, mis-shaped for the virtual batches.
+		wantEqual(t, c.Name+" upstream's length", int64(len(c.Upstream.UpperBound)), b)
+		for _, qt := range indexTypes {
+			in := CommonAttnMetadata{
+				QueryStartLocCPU:     ibufOf(qt, c.QueryStartLoc, 1, 0).t,
+				SeqLensCPU:           ibufOf(qt, c.SeqLens, 1, 0).t,
+				BlockTableTensor:     newIBuf(Int32, []int64{b, c.Cols}, 1, 0).t,
+				SeqLensCPUUpperBound: ibufOf(qt, c.Upstream.UpperBound, 1, 0).t,
+				NumReqs:              b,
+				NumActualTokens:      c.QueryStartLoc[len(c.QueryStartLoc)-1],
+			}
+			plan, err := MakeLocalAttentionVirtualBatches(c.AttnChunkSize, c.BlockSize, &in)
+			if err != nil {
+				t.Fatalf("%s: %v", c.Name, err)
+			}
+			v, p, err := plan.Shape()
+			mustOK(t, err)
+			wantEqual(t, c.Name+" virtual batches", v, c.Expect.NumReqs)
+			wantEqual(t, c.Name+" upper bound length", v, int64(len(c.Expect.UpperBound)))
+			for _, ut := range indexTypes {
+				for _, step := range []int64{1, 3} {
+					name := fmt.Sprintf("%s/%s-%s/step%d", c.Name, dtypeName(qt), dtypeName(ut), step)
+					oq, os := newIBuf(Int64, []int64{v + 1}, 1, 0), newIBuf(Int64, []int64{v}, 1, 0)
+					oc, ot := newIBuf(Int64, []int64{v}, 1, 0), newIBuf(Int32, []int64{v, p}, 1, 0)
+					upper := newIBuf(ut, []int64{v}, step, 1)
+					positions := newIBuf(Int64, []int64{3}, 1, 0)
+					out := CommonAttnMetadata{QueryStartLocCPU: oq.t, SeqLensCPU: os.t,
+						NumComputedTokensCPU: oc.t, BlockTableTensor: ot.t,
+						SeqLensCPUUpperBound: upper.t, Positions: positions.t, MaxLogitsPerReq: 7}
+					if err := plan.Fill(&in, &out, 0); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					wantEqual(t, name+" upper bound", upper.values(), c.Expect.UpperBound)
+					wantEqual(t, name+" seq_lens_cpu", os.values(), c.Expect.UpperBound)
+					if out.SeqLensCPUUpperBound != upper.t || out.Positions != positions.t ||
+						out.MaxLogitsPerReq != 7 {
+						t.Fatalf("%s: out's 1.1 fields were not kept", name)
+					}
+
+					// A wrongly sized upper bound is refused before anything is written.
+					wrongLen := b
+					if b == v {
+						wrongLen = v + 1
+					}
+					wrong := newIBuf(ut, []int64{wrongLen}, step, 0)
+					wrongBefore, seqBefore := wrong.raw(), os.raw()
+					out.SeqLensCPUUpperBound = wrong.t
+					outBefore := out
+					code := StatusInvalidArgument // longer than V
+					if wrongLen < v {
+						code = StatusInsufficientSize
+					}
+					wantError(t, plan.Fill(&in, &out, 0), code, "cattn_local_attention_plan_fill",
+						"args->out->seq_lens_cpu_upper_bound")
+					wantEqual(t, name+" wrong upper bound untouched", wrong.raw(), wrongBefore)
+					wantEqual(t, name+" seq_lens_cpu untouched", os.raw(), seqBefore)
+					wantMetadata(t, name+" out untouched", &out, &outBefore)
+				}
+			}
+			// Nil stays nil, whatever the input has (zero values: not given).
+			out := CommonAttnMetadata{QueryStartLocCPU: newIBuf(Int64, []int64{v + 1}, 1, 0).t,
+				SeqLensCPU:           newIBuf(Int64, []int64{v}, 1, 0).t,
+				NumComputedTokensCPU: newIBuf(Int64, []int64{v}, 1, 0).t,
+				BlockTableTensor:     newIBuf(Int32, []int64{v, p}, 1, 0).t}
+			mustOK(t, plan.Fill(&in, &out, 0))
+			if out.SeqLensCPUUpperBound != nil || out.MaxLogitsPerReq != 0 {
+				t.Fatalf("%s: out's upper bound %p, max_logits_per_req %d", c.Name,
+					out.SeqLensCPUUpperBound, out.MaxLogitsPerReq)
+			}
+			mustOK(t, plan.Close())
+		}
+	}
+}
