@@ -42,6 +42,8 @@ uint16_t encode16(double v, int man, int bias) {
   const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
   const uint16_t inf = static_cast<uint16_t>(((1 << exp_bits) - 1) << man);
   if (std::isnan(v)) return 0x7FFF;  // any NaN: compared loosely
+  // frexp leaves the exponent of an infinity unspecified: answer it before the rounding below.
+  if (std::isinf(v)) return static_cast<uint16_t>(sign | inf);
   const double a = std::fabs(v);
   const int emin = 1 - bias;
   if (a < std::ldexp(1.0, emin)) {  // subnormal range: multiples of 2^(emin - man)

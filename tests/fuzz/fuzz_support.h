@@ -166,8 +166,10 @@ struct Tensor {
   // empty tensor's strides are ignored).
   int64_t stride(int d) const {
     if (t.strides && numel > 0) return t.strides[d];
+    // Saturates where the claimed sizes overflow int64 (the library refuses such a tensor).
     int64_t s = 1;
-    for (int i = t.ndim - 1; i > d; --i) s *= t.shape[i];
+    for (int i = t.ndim - 1; i > d; --i)
+      if (__builtin_mul_overflow(s, t.shape[i], &s)) return std::numeric_limits<int64_t>::max();
     return s;
   }
   // Address of element (i, j, k...) for a usable tensor with data.
@@ -680,9 +682,10 @@ inline Tensor view_of(FuzzedDataProvider& fdp, const Tensor& src, bool output) {
         if (src.t.strides) {
           bool compact = true;
           int64_t c = 1;
-          for (int d = nd - 1; d >= 0; --d) {
+          for (int d = nd - 1; d >= 0 && compact; --d) {
             if (src.dim(d) > 1 && src.stride(d) != c) compact = false;
-            c *= src.dim(d);
+            // A claimed size past int64 cannot be compact: stop before the product overflows.
+            if (__builtin_mul_overflow(c, src.dim(d), &c)) compact = false;
           }
           if (compact || src.numel == 0) x.t.strides = nullptr;
         } else {
