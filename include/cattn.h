@@ -1869,8 +1869,7 @@ typedef struct cattn_split_decodes_and_prefills_device_args {
   const DLTensor* query_start_loc;   /* in: device [B + 1] int32/int64 (B from its shape; pad
                                         a captured batch with zero-length rows) */
   const DLTensor* is_prefilling;     /* in, may be NULL: device [B], one byte per request as in
-                                        the host call; required when
-                                        treat_short_extends_as_decodes is 0 */
+                                        the host call; read only in step 4 */
   const DLTensor* num_actual_tokens; /* in, may be NULL: device [1] int32/int64, T; NULL means
                                         query_start_loc[B] */
   const DLTensor* max_query_len;     /* in, may be NULL: device [1] int32/int64; NULL means the
@@ -1894,16 +1893,15 @@ typedef struct cattn_split_decodes_and_prefills_device_args {
  * Reads: args, the input tensors. Writes: result. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, query_start_loc or result, small
  *   struct_size, ndim/dtype of a tensor, a host tensor, tensors on different devices, shapes
- *   other than above, is_prefilling NULL with treat_short_extends_as_decodes 0,
- *   decode_threshold or a flag out of range, result longer than 4 entries or with a zero
- *   stride, result overlapping an input, a broadcast query_start_loc of more than
+ *   other than above, decode_threshold or a flag out of range, result longer than 4 entries
+ *   or with a zero stride, result overlapping an input, a broadcast query_start_loc of more than
  *   CATTN_MAX_BROADCAST_ELEMENTS entries); CATTN_INSUFFICIENT_SIZE (result shorter than 4
  *   entries); CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a tensor off its element
  *   alignment); CATTN_CUDA_ERROR.
  * Stream: one kernel on args->stream: no host sync, no allocation, capturable and correct on
  *   replay. The data cannot be checked there: where the host call fails on the values (B = 0
- *   past step 1, a count overflowing int64) all four entries are -1, and an int32 result keeps
- *   the low 32 bits of each count.
+ *   past step 1, is_prefilling NULL when step 4 is reached, a count overflowing int64) all
+ *   four entries are -1, and an int32 result keeps the low 32 bits of each count.
  * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.1 */
 CATTN_API cattn_status_t cattn_split_decodes_and_prefills_device(
     const cattn_split_decodes_and_prefills_device_args_t* args);

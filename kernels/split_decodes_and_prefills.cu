@@ -61,7 +61,8 @@ __global__ void split_decodes_and_prefills_kernel(const SplitParams p) {
     } else {
       bool pre = p.require_uniform ? q != q0 : q > thr;
       if (q != q0 && q != 0) my_not_uniform = true;
-      if (!p.treat_short_extends_as_decodes) pre = pre || p.is_prefilling[i * p.flag_step] != 0;
+      if (!p.treat_short_extends_as_decodes && p.is_prefilling != nullptr)
+        pre = pre || p.is_prefilling[i * p.flag_step] != 0;
       if (pre && at < my_a) my_a = at;
     }
   }
@@ -85,6 +86,8 @@ __global__ void split_decodes_and_prefills_kernel(const SplitParams p) {
       failed = true;  // vLLM's IndexError
     } else if (q0 > thr) {
       r[1] = B, r[3] = T;
+    } else if (!p.treat_short_extends_as_decodes && p.is_prefilling == nullptr) {
+      failed = true;  // vLLM's assert on is_prefilling, reached only here
     } else if ((p.require_uniform && p.treat_short_extends_as_decodes && !not_uniform) ||
                first_a == static_cast<unsigned long long>(B)) {
       r[0] = B, r[2] = T;

@@ -158,10 +158,6 @@ CATTN_API cattn_status_t cattn_split_decodes_and_prefills_device(
     check_threshold(fn, args->decode_threshold);
     check_flag(fn, "args->require_uniform", args->require_uniform);
     check_flag(fn, "args->treat_short_extends_as_decodes", args->treat_short_extends_as_decodes);
-    if (args->treat_short_extends_as_decodes == 0 && !isp.present())
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->is_prefilling",
-                      "is NULL while treat_short_extends_as_decodes is 0", "NULL",
-                      "a [B] device tensor");
     cattn::require_disjoint_outputs(fn, {&out}, {&q, &isp, &tokens, &mql});
     cattn::require_same_device(fn, {&q, &isp, &tokens, &mql, &out});
     q.expect_cuda("cattn_split_decodes_and_prefills");

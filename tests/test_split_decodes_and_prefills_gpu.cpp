@@ -54,10 +54,6 @@ TEST(split_decodes_and_prefills_device, ArgumentChecks) {
   EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_device(&b), CATTN_INSUFFICIENT_SIZE,
                      "args->result");
   b = a;
-  b.treat_short_extends_as_decodes = 0;
-  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_device(&b), CATTN_INVALID_ARGUMENT,
-                     "args->is_prefilling");
-  b = a;
   b.decode_threshold = -3;
   EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_device(&b), CATTN_INVALID_ARGUMENT,
                      "decode_threshold");
@@ -184,7 +180,8 @@ TEST(split_decodes_and_prefills_device, OracleVectors) {
   int64_t checked = 0;
   for (const auto& c : vec["cases"]) {
     SCOPED_TRACE(c["name"].get<std::string>());
-    if (c.contains("error") && c["error"] == "AssertionError") continue;  // refused on the host
+    // vLLM's assert on a missing is_prefilling is the kernel's -1 entries (only the device can
+    // tell whether step 4 is reached).
     const DLDataType t = c["dtype"] == "int64" ? i64() : i32();
     const bool fits32 = !c.contains("result") || all_fit_int32(ints(c["result"]));
     for (DLDataType out_t : {i32(), i64()})
