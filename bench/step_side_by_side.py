@@ -283,12 +283,14 @@ def wall_us(fn, n, reps):
 
 
 def host_only_us(fn, n, reps):
+    """Host time of one call into an idle stream (n calls back to back would fill the launch
+    queue once the kernels outlast the calls, and then time the GPU instead)."""
     times = []
-    for _ in range(reps):
+    for _ in range(reps * n):
         torch.cuda.synchronize()
         t0 = time.perf_counter_ns()
-        fn(n)
-        times.append((time.perf_counter_ns() - t0) / 1000 / n)
+        fn(1)
+        times.append((time.perf_counter_ns() - t0) / 1000)
     torch.cuda.synchronize()
     return statistics.median(times)
 
@@ -398,11 +400,11 @@ def main():
         # Device time alone, and a call's host cost.
         t["gpu_sep"] = events_us(capture(c, c.separate, K), K, args.reps)
         t["gpu_plan"] = events_us(capture(c, c.plan_run, K), K, args.reps)
-        t["host_plan"] = host_only_us(c.plan_run, 50, args.reps)
-        t["host_sep"] = host_only_us(c.separate, 50, args.reps)
+        t["host_plan"] = host_only_us(c.plan_run, 10, args.reps)
+        t["host_sep"] = host_only_us(c.separate, 10, args.reps)
         mirror = c.outputs.counts_host
         c.outputs.counts_host = None
-        t["host_bare"] = host_only_us(c.plan_run, 50, args.reps)
+        t["host_bare"] = host_only_us(c.plan_run, 10, args.reps)
         c.outputs.counts_host = mirror
         lib.cattn_step_plan_destroy(c.plan)
         if args.per_product:
@@ -411,7 +413,7 @@ def main():
                 one = Cattn(lib, loop, seed, 1 << bit)
                 one.set_stream(side.cuda_stream)
                 g_us = events_us(capture(one, one.plan_run, K), K, args.reps)
-                h_us = host_only_us(one.plan_run, 50, args.reps)
+                h_us = host_only_us(one.plan_run, 10, args.reps)
                 times.append(f"{name} {g_us:.2f} (host {h_us:.2f})")
                 lib.cattn_step_plan_destroy(one.plan)
             extra.append(f"| {B} | {', '.join(times)} |")

@@ -47,18 +47,18 @@ __device__ __forceinline__ int64_t logits_request(Qsl qsl, int64_t reqs, int64_t
   return lo;
 }
 
-// The requests of kBatch logits indices at once, against bounds[0..n) = query_start_loc[1..]:
-// r[u] = the number of bounds <= x[u]. Each halving depends on n alone, so the kBatch searches
-// run in step and their shared-memory loads are in flight together; every index read is below
-// n whatever the data.
+// The requests of kBatch logits indices at once, against bounds[0..n) = query_start_loc[1..]
+// (n < 2^31, a staged batch): r[u] = the number of bounds <= x[u]. Each halving depends on n
+// alone, so the kBatch searches run in step and their shared-memory loads are in flight
+// together; every index read is below n whatever the data.
 template <int kBatch>
-__device__ __forceinline__ void logits_requests(const int64_t* bounds, int64_t n,
-                                                const int64_t (&x)[kBatch], int64_t (&r)[kBatch]) {
+__device__ __forceinline__ void logits_requests(const int64_t* bounds, int n,
+                                                const int64_t (&x)[kBatch], int (&r)[kBatch]) {
 #pragma unroll
   for (int u = 0; u < kBatch; ++u) r[u] = 0;
   if (n == 0) return;
-  for (int64_t len = n; len > 1;) {
-    const int64_t half = len >> 1;
+  for (int len = n; len > 1;) {
+    const int half = len >> 1;
 #pragma unroll
     for (int u = 0; u < kBatch; ++u)
       if (bounds[r[u] + half - 1] <= x[u]) r[u] += half;
@@ -116,13 +116,14 @@ __device__ __forceinline__ void make_kv_sharing_fast_prefill_common_attn_metadat
     __syncthreads();
     constexpr int kBatch = 8;
     for (int64_t base = threadIdx.x; base < count; base += kBatch * kThreads) {
-      int64_t x[kBatch], r[kBatch];
+      int64_t x[kBatch];
+      int r[kBatch];
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
         const int64_t t = base + u * kThreads;
         x[u] = t < count ? load_index(p.logits_indices, t) : 0;
       }
-      logits_requests(sh.qsl + 1, reqs, x, r);
+      logits_requests(sh.qsl + 1, static_cast<int>(reqs), x, r);
 #pragma unroll
       for (int u = 0; u < kBatch; ++u)
         if (base + u * kThreads < count && r[u] < reqs) atomicAdd(&sh.counts[r[u]], 1);

@@ -91,47 +91,40 @@ __device__ void local_attention_counts(const LocalAttentionDeviceParams& p,
 
 // Copies rows [t0, t0 + rows) of the gathered block table (at most kThreads, a tile):
 // out[t0 + r, j] = block_table[source[r], min(start[r] + j, cols - 1)], or 0 when source is
-// null (padding). A thread takes the tile's elements kThreads apart, so its row and column
-// advance by fixed steps (no division per element), and kBatch of its loads are in flight
-// together. T is both tables' element type (the host checks they match).
-template <class T, int kThreads>
-__device__ __forceinline__ void copy_table_rows(const LocalAttentionDeviceParams& p,
-                                                const int64_t* source, const int64_t* start,
-                                                int64_t t0, int64_t rows) {
-  const int64_t pages = p.pages, n = rows > 0 ? rows * pages : 0;
-  if (n == 0) return;
-  const T* bt = static_cast<const T*>(p.block_table.data);
-  T* out = static_cast<T*>(p.out_table.data);
-  const int64_t bs0 = p.block_table.step[0], bs1 = p.block_table.step[1];
-  const int64_t os0 = p.out_table.step[0], os1 = p.out_table.step[1], last = p.cols - 1;
-  const int64_t row_step = kThreads / pages, j_step = kThreads - row_step * pages;
-  auto advance = [&](int64_t& row, int64_t& j) {
-    j += j_step;
-    row += row_step;
-    if (j >= pages) {
-      j -= pages;
-      ++row;
-    }
-  };
-  int64_t row = threadIdx.x / pages, j = threadIdx.x - row * pages;
-  constexpr int kBatch = 8;
-  for (int64_t e = threadIdx.x; e < n; e += kBatch * kThreads) {
-    // Loads first (the round's row and column are stepped through twice rather than kept).
-    T v[kBatch];
-    int64_t r = row, c = j;
+// null (padding). A warp copies a segment of 32 * kUnroll columns of one row at a time: the
+// row's base addresses are formed once per segment, each lane's kUnroll loads are in flight
+// together, and an element costs a handful of instructions. Col is the column arithmetic's
+// type: 32 bits whenever the widths and column strides allow it. T is both tables' element
+// type (the host checks they match).
+template <class T, class Col, int kThreads>
+__device__ __forceinline__ void copy_table_rows_as(const LocalAttentionDeviceParams& p,
+                                                   const int64_t* source, const int64_t* start,
+                                                   int64_t t0, int64_t rows) {
+  constexpr int kUnroll = 8, kSegment = 32 * kUnroll, kWarps = kThreads / 32;
+  const Col pages = static_cast<Col>(p.pages), last = static_cast<Col>(p.cols - 1);
+  const Col bs1 = static_cast<Col>(p.block_table.step[1]);
+  const Col os1 = static_cast<Col>(p.out_table.step[1]);
+  const int64_t segments = div_nonneg(p.pages + (kSegment - 1), kSegment);
+  const int64_t units = rows * segments;
+  const int lane = threadIdx.x & 31;
+  for (int64_t u = threadIdx.x >> 5; u < units; u += kWarps) {
+    const int64_t r = div_nonneg(u, segments);
+    const Col j0 = static_cast<Col>((u - r * segments) * kSegment) + lane;
+    T* dst = static_cast<T*>(p.out_table.data) + (t0 + r) * p.out_table.step[0];
+    const T* src = source == nullptr ? nullptr
+                   : static_cast<const T*>(p.block_table.data) + source[r] * p.block_table.step[0];
+    const Col first = static_cast<Col>(start == nullptr || start[r] > p.cols - 1 ? p.cols - 1
+                                                                                  : start[r]);
+    T v[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      v[u] = 0;
-      if (source != nullptr && e + u * kThreads < n) {
-        const int64_t s0 = start[r];
-        v[u] = bt[source[r] * bs0 + (s0 < last - c ? s0 + c : last) * bs1];
-      }
-      advance(r, c);
+    for (int k = 0; k < kUnroll; ++k) {
+      const Col j = j0 + 32 * k, col = first + j < last ? first + j : last;
+      v[k] = src != nullptr && j < pages ? src[col * bs1] : T{0};
     }
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      if (e + u * kThreads < n) out[(t0 + row) * os0 + j * os1] = v[u];
-      advance(row, j);
+    for (int k = 0; k < kUnroll; ++k) {
+      const Col j = j0 + 32 * k;
+      if (j < pages) dst[j * os1] = v[k];
     }
   }
 }
@@ -140,10 +133,20 @@ template <int kThreads>
 __device__ __forceinline__ void copy_table_rows(const LocalAttentionDeviceParams& p,
                                                 const int64_t* source, const int64_t* start,
                                                 int64_t t0, int64_t rows) {
-  if (p.out_table.i64)
-    copy_table_rows<int64_t, kThreads>(p, source, start, t0, rows);
-  else
-    copy_table_rows<int32_t, kThreads>(p, source, start, t0, rows);
+  if (rows <= 0) return;
+  // 32-bit columns when first + j, col * stride and j * stride cannot leave int32 (strides
+  // are never negative).
+  auto fits = [](int64_t n, int64_t stride) {
+    return n < (int64_t{1} << 30) && stride <= INT32_MAX / (n > 1 ? n : 1);
+  };
+  const bool narrow = fits(p.pages, p.out_table.step[1]) && fits(p.cols, p.block_table.step[1]);
+  if (p.out_table.i64) {
+    if (narrow) copy_table_rows_as<int64_t, int32_t, kThreads>(p, source, start, t0, rows);
+    else copy_table_rows_as<int64_t, int64_t, kThreads>(p, source, start, t0, rows);
+  } else {
+    if (narrow) copy_table_rows_as<int32_t, int32_t, kThreads>(p, source, start, t0, rows);
+    else copy_table_rows_as<int32_t, int64_t, kThreads>(p, source, start, t0, rows);
+  }
 }
 
 template <int kThreads>
