@@ -19,7 +19,12 @@
 # (fuzz-long only; default: nproc), CATTN_FUZZ_TARGETS (default: every tests/fuzz/fuzz_*.cpp;
 # e.g. "fuzz_concurrent_mutation fuzz_extend_all_queries_by_n"), CATTN_JOBS (default 2),
 # CATTN_HARDENING_BUILD_PREFIX (default build-hardening: folders <prefix>-asan, -tsan, -fuzz),
-# CATTN_TSAN_FILTER (a gtest filter for the TSan run; default: every test).
+# CATTN_TSAN_FILTER (a gtest filter for the TSan run; default: every test); fuzz-long only:
+# CATTN_FUZZ_RUNS (stop a target once its workers have run this many inputs, e.g. 10000000;
+# CATTN_FUZZ_SECONDS still caps it), CATTN_FUZZ_BUDGET (seconds for the whole campaign, merges
+# included: each target gets an equal share of what is left when it starts, so a target that
+# reaches CATTN_FUZZ_RUNS early leaves its time to the later ones) and CATTN_FUZZ_PREBUILT (a folder holding the fuzz_*
+# binaries built elsewhere, e.g. here for the GPU machine, which has no clang: no build then).
 # Sanitizers stop at the first report (halt_on_error, -fno-sanitize-recover=undefined); no
 # suppression file is needed. Exits non-zero when any step fails or any fuzz target crashes.
 # A crash of fuzz_concurrent_mutation depends on timing: rerun its reproducer many times
@@ -159,31 +164,45 @@ fi
 if has fuzz-long; then
   seconds=${CATTN_FUZZ_SECONDS:-600}
   workers=${CATTN_FUZZ_WORKERS:-$(nproc)}
-  log "libFuzzer campaign (clang, ASan + UBSan, CPU-only), ${seconds}s x $workers workers per target"
+  runs=${CATTN_FUZZ_RUNS:-}
+  per="${seconds}s"
+  [ -n "${CATTN_FUZZ_BUDGET:-}" ] && per="a share of ${CATTN_FUZZ_BUDGET}s"
+  log "libFuzzer campaign (clang, ASan + UBSan, CPU-only), $per x $workers workers" \
+    "per target${runs:+, or until $runs executions}"
   dir="$prefix-fuzz"
-  if fuzz_build "$dir"; then
+  bins="$dir/tests/fuzz"
+  [ -n "${CATTN_FUZZ_PREBUILT:-}" ] && bins=$CATTN_FUZZ_PREBUILT
+  if [ -n "${CATTN_FUZZ_PREBUILT:-}" ] || fuzz_build "$dir"; then
     total=0
     total_crashes=0
     crashed=0
     count=0
     rows=()
-    for name in $(fuzz_targets); do
+    campaign_start=$SECONDS
+    targets=($(fuzz_targets))
+    for name in "${targets[@]}"; do
       count=$((count + 1))
-      bin="$dir/tests/fuzz/$name"
+      if [ -n "${CATTN_FUZZ_BUDGET:-}" ]; then
+        left=$((CATTN_FUZZ_BUDGET - (SECONDS - campaign_start)))
+        seconds=$((left / (${#targets[@]} - count + 1)))
+        [ "$seconds" -ge 1 ] || seconds=1
+      fi
+      bin="$bins/$name"
       corpus="tests/fuzz/corpus/$name"
       work="$dir/fuzz-long/$name"
       artifacts="$dir/fuzz-artifacts/$name"
       log_file="$dir/fuzz-long/$name.log"
       rm -rf "$work"
       mkdir -p "$work" "$artifacts" "$corpus"
-      echo "  $name: fuzzing (log: $log_file)"
+      echo "  $name: fuzzing for up to ${seconds}s (log: $log_file)"
+      target_start=$SECONDS
       # -fork runs the workers as child processes of one parent, which merges what each finds
       # into the first corpus folder (scratch) and reports every job it merges in a line
       # "#<executions so far, all workers>: cov: ... oom/timeout/crash: <o>/<t>/<c> ...".
       # -print_final_stats reports only the parent's own (zero) executions in this mode, so the
       # totals come from the last such line. Crashes, timeouts and OOMs do not stop the run.
       "$bin" -fork="$workers" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+        -max_total_time="$seconds" ${runs:+-runs=$runs} -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="$artifacts/" "$work" "$corpus" > "$log_file" 2>&1
       rc=$?
       last=$(grep -E "^#[0-9]+: cov: " "$log_file" | tail -1)
@@ -215,12 +234,12 @@ if has fuzz-long; then
         done | sort | uniq -c | sort -rn | head -6 | cut -c1-300 | sed 's/^/    /'
         echo "    reproducers: $artifacts/"
       fi
-      rows+=("$(printf "%-56s %14s %8s %8s %6s %6s" "$name" "$execs" "$crashes" "$timeouts" "$ooms" "$added")")
+      rows+=("$(printf "%-56s %14s %8s %8s %6s %6s %6s" "$name" "$execs" "$crashes" "$timeouts" "$ooms" "$added" "$((SECONDS - target_start))")")
     done
     echo
-    printf "  %-56s %14s %8s %8s %6s %6s\n" target execs crashes timeouts ooms added
+    printf "  %-56s %14s %8s %8s %6s %6s %6s\n" target execs crashes timeouts ooms added seconds
     for row in "${rows[@]}"; do echo "  $row"; done
-    summary+=("fuzz-long: $count targets x ${seconds}s x $workers workers, $total execs, $total_crashes crashes in $crashed targets")
+    summary+=("fuzz-long: $count targets x $per x $workers workers${runs:+ (or $runs execs)}, $total execs, $total_crashes crashes in $crashed targets")
   else
     summary+=("fuzz-long: BUILD FAILED"); status=1
   fi

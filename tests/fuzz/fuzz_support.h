@@ -716,13 +716,16 @@ inline Tensor view_of(FuzzedDataProvider& fdp, const Tensor& src, bool output) {
       case 5:  // one row fewer
         if (nd > 0 && src.dim(0) > 0) x.shape[0] = src.dim(0) - 1;
         break;
-      case 6:  // starting at the next row
-        if (nd > 0 && src.dim(0) > 1) {
+      case 6: {  // starting at the next row (where a row's bytes are representable)
+        int64_t row_bytes = 0;
+        if (nd > 0 && src.dim(0) > 1 &&
+            !__builtin_mul_overflow(src.stride(0), src.elem, &row_bytes)) {
           explicit_strides();
           x.shape[0] = src.dim(0) - 1;
-          x.t.byte_offset = src.t.byte_offset + static_cast<uint64_t>(src.stride(0) * src.elem);
+          x.t.byte_offset = src.t.byte_offset + static_cast<uint64_t>(row_bytes);
         }
         break;
+      }
       case 7:  // a narrower dtype over the same bytes
         if (src.t.dtype.bits == 64) x.t.dtype.bits = 32;
         break;
