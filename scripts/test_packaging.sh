@@ -70,7 +70,8 @@ expect_in "${runtime[0]}" "^/usr/lib/[^/]+/libcattn\.so\.$major$" \
 if contents "${runtime[0]}" | grep -Eq '(\.h|\.pc|\.cmake|/libcattn\.so)$'; then
   echo "test_packaging: $(basename "${runtime[0]}") holds development files" >&2; exit 1
 fi
-expect_in "${dev[0]}" '^/usr/include/cattn\.h$' '^/usr/lib/[^/]+/libcattn\.so$' \
+expect_in "${dev[0]}" '^/usr/include/cattn\.h$' '^/usr/include/cattn\.hpp$' \
+  '^/usr/lib/[^/]+/libcattn\.so$' \
   '^/usr/lib/[^/]+/pkgconfig/cattn\.pc$' '^/usr/lib/[^/]+/cmake/cattn/cattnConfig\.cmake$' \
   '^/usr/lib/[^/]+/cmake/cattn/cattnConfigVersion\.cmake$' \
   '^/usr/lib/[^/]+/cmake/cattn/cattnTargets\.cmake$'
