@@ -355,6 +355,9 @@ class tensor_view : public detail::view_base {
   template <class U>
   static constexpr bool from_ = std::is_same_v<std::remove_cv_t<U>, value_type_> &&
                                 std::is_convertible_v<U*, T*>;
+  // std::vector<bool> packs its bits and has no data(): it cannot be viewed.
+  template <class U>
+  static constexpr bool from_vector_ = from_<U> && !std::is_same_v<value_type_, bool>;
 
  public:
   using element_type = T;
@@ -377,17 +380,17 @@ class tensor_view : public detail::view_base {
     assign(data, dtype_of<T>, shape.begin(), shape.size(), strides.begin(), device);
   }
   /* A 1-D view of a vector, or of it reshaped (the shape must hold exactly its elements). */
-  template <class U, class A, std::enable_if_t<from_<U>, int> = 0>
+  template <class U, class A, std::enable_if_t<from_vector_<U>, int> = 0>
   tensor_view(std::vector<U, A>& v) : tensor_view(v.data(), {static_cast<int64_t>(v.size())}) {}
-  template <class U, class A, std::enable_if_t<from_<const U>, int> = 0>
+  template <class U, class A, std::enable_if_t<from_vector_<const U>, int> = 0>
   tensor_view(const std::vector<U, A>& v)
       : tensor_view(v.data(), {static_cast<int64_t>(v.size())}) {}
-  template <class U, class A, std::enable_if_t<from_<U>, int> = 0>
+  template <class U, class A, std::enable_if_t<from_vector_<U>, int> = 0>
   tensor_view(std::vector<U, A>& v, std::initializer_list<int64_t> shape)
       : tensor_view(v.data(), shape) {
     expect_numel(v.size());
   }
-  template <class U, class A, std::enable_if_t<from_<const U>, int> = 0>
+  template <class U, class A, std::enable_if_t<from_vector_<const U>, int> = 0>
   tensor_view(const std::vector<U, A>& v, std::initializer_list<int64_t> shape)
       : tensor_view(v.data(), shape) {
     expect_numel(v.size());
@@ -480,9 +483,9 @@ class erased_view : public view_base {
   erased_view() noexcept = default;
   template <class T, std::enable_if_t<ok_<T>, int> = 0>
   erased_view(const tensor_view<T>& v) noexcept : view_base(v) {}
-  template <class T, class A, std::enable_if_t<ok_<T>, int> = 0>
+  template <class T, class A, std::enable_if_t<ok_<T> && !std::is_same_v<T, bool>, int> = 0>
   erased_view(std::vector<T, A>& v) : view_base(tensor_view<T>(v)) {}
-  template <class T, class A, std::enable_if_t<ok_<const T>, int> = 0>
+  template <class T, class A, std::enable_if_t<ok_<const T> && !std::is_same_v<T, bool>, int> = 0>
   erased_view(const std::vector<T, A>& v) : view_base(tensor_view<const T>(v)) {}
   template <class T, size_t N, std::enable_if_t<ok_<T>, int> = 0>
   erased_view(std::array<T, N>& a) : view_base(tensor_view<T>(a)) {}

@@ -123,6 +123,10 @@ TEST(cattn_hpp_types, IndexArgumentsTakeInt32AndInt64OnlyAtCompileTime) {
   static_assert(std::is_convertible_v<std::vector<float>&, cattn::any_view>);
   static_assert(!std::is_convertible_v<const std::vector<float>&, cattn::any_view>);
   static_assert(!std::is_convertible_v<std::vector<float>&, cattn::index_cview>);
+  // std::vector<bool> packs bits and has no data(): no view of it compiles (a bool array does).
+  static_assert(!std::is_convertible_v<const std::vector<bool>&, cattn::any_cview>);
+  static_assert(!std::is_constructible_v<cattn::tensor_view<const bool>, const std::vector<bool>&>);
+  static_assert(std::is_convertible_v<const bool (&)[2], cattn::any_cview>);
   // The trait itself.
   static_assert(cattn::is_index_type_v<int32_t> && cattn::is_index_type_v<const int64_t>);
   static_assert(!cattn::is_index_type_v<float> && !cattn::is_index_type_v<uint32_t> &&
