@@ -4,8 +4,8 @@
 #  2. builds libcattn<major> and libcattn-dev with dpkg-buildpackage, out of the source tree
 #     (packaging/build_deb.sh; the exported symbols are checked against the symbols file);
 #  3. lists each package (dpkg -c) and installs them (dpkg -i);
-#  4. builds and runs the three consumers against the installed packages (pkg-config,
-#     find_package, dlopen);
+#  4. builds and runs the five consumers against the installed packages (C: pkg-config,
+#     find_package, dlopen; C++ through cattn.hpp: find_package, pkg-config);
 #  5. runs the ABI gate against packaging/abi/libcattn.abi.
 # Exits non-zero on the first failure.
 # Environment: CATTN_PACKAGING_DIR (default build-deb) holds everything this script builds.
@@ -70,7 +70,8 @@ expect_in "${runtime[0]}" "^/usr/lib/[^/]+/libcattn\.so\.$major$" \
 if contents "${runtime[0]}" | grep -Eq '(\.h|\.pc|\.cmake|/libcattn\.so)$'; then
   echo "test_packaging: $(basename "${runtime[0]}") holds development files" >&2; exit 1
 fi
-expect_in "${dev[0]}" '^/usr/include/cattn\.h$' '^/usr/lib/[^/]+/libcattn\.so$' \
+expect_in "${dev[0]}" '^/usr/include/cattn\.h$' '^/usr/include/cattn\.hpp$' \
+  '^/usr/lib/[^/]+/libcattn\.so$' \
   '^/usr/lib/[^/]+/pkgconfig/cattn\.pc$' '^/usr/lib/[^/]+/cmake/cattn/cattnConfig\.cmake$' \
   '^/usr/lib/[^/]+/cmake/cattn/cattnConfigVersion\.cmake$' \
   '^/usr/lib/[^/]+/cmake/cattn/cattnTargets\.cmake$'
@@ -87,5 +88,5 @@ packaging/consumers/run_consumers.sh "$out/consumers"
 echo "== packaging: ABI gate"
 CATTN_ABI_BUILD_DIR="$out/abi" packaging/abi/check_abi.sh
 
-# build, the two packages' contents, install, the three consumers, the ABI gate
-echo "== packaging: 8 checks passed in $((SECONDS - start)) s"
+# build, the two packages' contents, install, the five consumers, the ABI gate
+echo "== packaging: 10 checks passed in $((SECONDS - start)) s"

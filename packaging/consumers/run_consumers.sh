@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Builds and runs the three out-of-tree consumers against the INSTALLED libcattn packages
+# Builds and runs the five out-of-tree consumers against the INSTALLED libcattn packages
 # (dpkg -i libcattn<major> libcattn-dev first), never against a build tree:
 #   packaging/consumers/run_consumers.sh [work folder, default build-deb/consumers]
 # (a) C via pkg-config, (b) CMake via find_package(cattn <major>), (c) C that only dlopen()s
-# libcattn.so.<major>. Each must load the packaged library file and pass its own checks.
+# libcattn.so.<major>, (d) C++17 through cattn.hpp via find_package, (e) the eight-request
+# program of examples/ (cattn.hpp) via pkg-config. Each must load the packaged library file and
+# pass its own checks.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=${1:-$here/../../build-deb/consumers}
@@ -62,4 +64,27 @@ fi
 "$work/consumer_dlopen" | tee "$work/dlopen.log"
 expect_loaded "$work/dlopen.log" "dlopen consumer"
 
-echo "consumers: all three built and passed against the installed packages"
+echo "== (d) C++17: cattn.hpp through find_package(cattn $major REQUIRED) and cattn::cattn"
+cmake -S "$here/cpp" -B "$work/cpp" -DCATTN_MAJOR="$major" \
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF > "$work/cpp-configure.log" 2>&1 ||
+  { cat "$work/cpp-configure.log"; fail "C++ consumer configure failed"; }
+grep -E "^-- cattn" "$work/cpp-configure.log"
+cmake --build "$work/cpp" > "$work/cpp-build.log" 2>&1 ||
+  { cat "$work/cpp-build.log"; fail "C++ consumer build failed"; }
+"$work/cpp/consumer_cpp" | tee "$work/cpp.log"
+expect_loaded "$work/cpp.log" "C++ consumer"
+
+echo "== (e) C++17: examples/eight_requests.cpp, c++ \$(pkg-config --cflags --libs cattn)"
+examples=$here/../../examples
+# shellcheck disable=SC2046
+c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -o "$work/eight_requests" \
+  "$examples/eight_requests.cpp" $(pkg-config --cflags --libs cattn)
+linked=$(ldd "$work/eight_requests" | sed -n 's/.*libcattn\.so\.[0-9]* => \([^ ]*\).*/\1/p')
+[[ -n "$linked" && "$(readlink -f "$linked")" == "$real_lib" ]] ||
+  fail "the eight-request program links '${linked:-nothing}', expected $lib"
+"$work/eight_requests" | tee "$work/eight_requests.log"
+# Its output past the version line is fixed by the batch.
+tail -n +2 "$work/eight_requests.log" | diff - "$examples/eight_requests.expected" ||
+  fail "the eight-request program printed other values than examples/eight_requests.expected"
+
+echo "consumers: all five built and passed against the installed packages"
