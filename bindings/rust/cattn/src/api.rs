@@ -247,13 +247,23 @@ pub(crate) unsafe fn string_from(s: *const c_char) -> Option<String> {
     }
 }
 
-/// Raises a Rust-side check to an error unless two handles come from the same library.
-pub(crate) fn require_same_library(api: Api<'_>, other: Api<'_>, what: &str) -> Result<()> {
-    if api.same_library(other) {
+/// Refuses, in the name of `function`'s `argument`, a handle that another library made than
+/// the one `api` calls.
+pub(crate) fn require_same_library(
+    function: &str,
+    argument: &str,
+    api: Api<'_>,
+    handle_api: Api<'_>,
+) -> Result<()> {
+    if api.same_library(handle_api) {
         Ok(())
     } else {
-        Err(Error::invalid(format!(
-            "{what} was made by another libcattn than the one called"
-        )))
+        Err(Error::argument(
+            function,
+            argument,
+            "was made by another libcattn than the one called",
+            format_args!("a handle of the table at {:p}", handle_api.as_raw()),
+            format_args!("one of the table at {:p}", api.as_raw()),
+        ))
     }
 }

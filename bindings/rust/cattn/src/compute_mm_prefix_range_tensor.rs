@@ -10,7 +10,7 @@ use std::ptr;
 use cattn_sys as sys;
 
 use crate::api::{entry, Api};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::tensor::{TensorMut, TensorRef};
 
 /// The ranges of each request in CSR form (host tensors, int32/int64).
@@ -73,7 +73,8 @@ pub fn mm_prefix_range_tensor(
             flat.push(a);
             flat.push(b);
         }
-        offsets.push(i64::try_from(flat.len() / 2).map_err(|_| Error::invalid("too many ranges"))?);
+        // A Vec holds at most isize::MAX bytes, so its length fits i64.
+        offsets.push((flat.len() / 2) as i64);
     }
     let rows = *offsets.last().unwrap_or(&0);
     let csr = MmPrefixRanges {
@@ -83,8 +84,7 @@ pub fn mm_prefix_range_tensor(
     let Some(max_ranges) = compute_mm_prefix_range_tensor_size(Some(&csr))? else {
         return Ok(None);
     };
-    let num_seqs =
-        i64::try_from(per_request.len()).map_err(|_| Error::invalid("too many requests"))?;
+    let num_seqs = per_request.len() as i64;
     let mut data = vec![0i32; per_request.len() * usize::try_from(max_ranges).unwrap_or(0) * 2];
     compute_mm_prefix_range_tensor(
         Some(&csr),

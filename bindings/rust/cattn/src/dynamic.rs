@@ -72,8 +72,15 @@ impl Library {
     /// `cattn_get_api`, or has no table for this ABI version; the message says which.
     pub fn open(path: impl AsRef<OsStr>) -> Result<Library> {
         let path = path.as_ref();
-        let c_path = CString::new(path.as_bytes())
-            .map_err(|_| Error::invalid(format!("library path {path:?} contains a NUL byte")))?;
+        let c_path = CString::new(path.as_bytes()).map_err(|_| {
+            Error::argument(
+                "dynamic::Library::open",
+                "path",
+                "contains a NUL byte",
+                format_args!("{path:?}"),
+                "a path without NUL bytes",
+            )
+        })?;
         // SAFETY: a valid C string; loading runs the library's initialisers, which is what
         // asking for the library means.
         let handle = unsafe { dlopen(c_path.as_ptr(), RTLD_NOW) };

@@ -18,6 +18,25 @@ pub enum DcpRank {
     Rank(i64),
 }
 
+impl DcpRank {
+    /// The C `dcp_rank`: the rank, or `CATTN_DCP_ALL_RANKS` (-1). In C a rank of -1 means
+    /// every rank; here that is [`DcpRank::All`], so a negative [`DcpRank::Rank`] can only be a
+    /// mistake, refused in the name of `function`'s `argument`.
+    pub(crate) fn to_raw(self, function: &str, argument: &str) -> Result<i64> {
+        match self {
+            DcpRank::All => Ok(i64::from(sys::CATTN_DCP_ALL_RANKS)),
+            DcpRank::Rank(r) if r >= 0 => Ok(r),
+            DcpRank::Rank(r) => Err(Error::argument(
+                function,
+                argument,
+                "is negative",
+                format_args!("DcpRank::Rank({r})"),
+                "a rank in [0, dcp_size) or DcpRank::All",
+            )),
+        }
+    }
+}
+
 /// The inputs of [`get_dcp_local_seq_lens`].
 #[derive(Clone, Debug)]
 pub struct DcpLocalSeqLensArgs<'a> {
@@ -91,7 +110,7 @@ impl Api<'_> {
         args: &DcpLocalSeqLensArgs<'_>,
         out: &mut TensorMut<'_>,
     ) -> Result<()> {
-        self.dcp_local_seq_lens(args, out, sys::CATTN_DCP_SHAPE_1_0)
+        self.dcp_local_seq_lens_raw(args, out, sys::CATTN_DCP_SHAPE_1_0)
     }
 
     /// [`get_dcp_local_seq_lens_nd`] in this library.
@@ -100,26 +119,21 @@ impl Api<'_> {
         args: &DcpLocalSeqLensArgs<'_>,
         out: &mut TensorMut<'_>,
     ) -> Result<()> {
-        self.dcp_local_seq_lens(args, out, sys::CATTN_DCP_SHAPE_PRESERVE)
+        self.dcp_local_seq_lens_raw(args, out, sys::CATTN_DCP_SHAPE_PRESERVE)
     }
 
-    fn dcp_local_seq_lens(
+    fn dcp_local_seq_lens_raw(
         self,
         args: &DcpLocalSeqLensArgs<'_>,
         out: &mut TensorMut<'_>,
         shape_mode: sys::cattn_dcp_shape_mode_t,
     ) -> Result<()> {
-        let dcp_rank = match args.dcp_rank {
-            DcpRank::All => i64::from(sys::CATTN_DCP_ALL_RANKS),
-            DcpRank::Rank(r) if r >= 0 => r,
-            // In C a rank of -1 means every rank; here that is DcpRank::All, so that a
-            // negative rank can only be a mistake.
-            DcpRank::Rank(r) => {
-                return Err(Error::invalid(format!(
-                    "dcp_rank is negative (got {r}, expected [0, dcp_size) or DcpRank::All)"
-                )))
-            }
+        let function = if shape_mode == sys::CATTN_DCP_SHAPE_PRESERVE {
+            "get_dcp_local_seq_lens_nd"
+        } else {
+            "get_dcp_local_seq_lens"
         };
+        let dcp_rank = args.dcp_rank.to_raw(function, "args.dcp_rank")?;
         let raw = sys::cattn_dcp_local_seq_lens_args_t {
             struct_size: size_of::<sys::cattn_dcp_local_seq_lens_args_t>(),
             seq_lens: args.seq_lens.as_raw(),

@@ -6,7 +6,7 @@ use std::mem::size_of;
 use cattn_sys as sys;
 
 use crate::api::{entry, Api};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::tensor::{DataType, Device, Stream, TensorMut, TensorRef};
 
 /// How float16 and bfloat16 products are rounded.
@@ -91,7 +91,8 @@ pub fn log2_lse_to_ln_f64(values: &mut [f64]) -> Result<()> {
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn log2_lse_to_ln_half(bits: &mut [u16], dtype: HalfType, rounding: LseRounding) -> Result<()> {
-    let len = i64::try_from(bits.len()).map_err(|_| Error::invalid("too many elements"))?;
+    // A slice spans at most isize::MAX bytes, so its length fits i64.
+    let len = bits.len() as i64;
     let dtype = match dtype {
         HalfType::F16 => DataType::F16,
         HalfType::BF16 => DataType::BF16,

@@ -332,16 +332,10 @@ impl StepPlanDesc {
     /// The raw struct. Fails only for a negative [`DcpRank::Rank`] (in C a rank of -1 means
     /// every rank, which here is [`DcpRank::All`]).
     pub fn to_raw(&self) -> Result<sys::cattn_step_plan_desc_t> {
-        let dcp_rank = match self.dcp.dcp_rank {
-            DcpRank::All => i64::from(sys::CATTN_DCP_ALL_RANKS),
-            DcpRank::Rank(r) if r >= 0 => r,
-            DcpRank::Rank(r) => {
-                return Err(Error::invalid(format!(
-                    "desc.dcp.dcp_rank is negative (got {r}, expected [0, dcp_size) or \
-                     DcpRank::All)"
-                )))
-            }
-        };
+        let dcp_rank = self
+            .dcp
+            .dcp_rank
+            .to_raw("step_plan_create", "desc.dcp.dcp_rank")?;
         Ok(sys::cattn_step_plan_desc_t {
             struct_size: size_of::<sys::cattn_step_plan_desc_t>(),
             products: self.products.bits(),

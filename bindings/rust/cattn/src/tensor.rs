@@ -200,39 +200,72 @@ impl fmt::Debug for View {
 }
 
 /// Checks a host view against its slice: non-negative sizes and strides, and every element the
-/// view reaches inside `len` elements. Returns nothing; the error names `what`.
-fn check_host_view(what: &str, len: usize, shape: &[i64], strides: Option<&[i64]>) -> Result<()> {
+/// view reaches inside `len` elements. The error names `function`, the constructor.
+fn check_host_view(
+    function: &str,
+    len: usize,
+    shape: &[i64],
+    strides: Option<&[i64]>,
+) -> Result<()> {
     if shape.len() > i32::MAX as usize {
-        return Err(Error::invalid(format!("{what}: too many dimensions")));
+        return Err(Error::argument(
+            function,
+            "shape",
+            "has too many dimensions",
+            shape.len(),
+            format_args!("at most {}", i32::MAX),
+        ));
     }
     if let Some(d) = shape.iter().find(|&&d| d < 0) {
-        return Err(Error::invalid(format!(
-            "{what}: shape {shape:?} has a negative size {d}"
-        )));
+        return Err(Error::argument(
+            function,
+            "shape",
+            "has a negative size",
+            format_args!("{shape:?}, size {d}"),
+            "sizes >= 0",
+        ));
     }
     let numel = shape
         .iter()
         .try_fold(1i64, |n, &d| n.checked_mul(d))
-        .ok_or_else(|| Error::invalid(format!("{what}: shape {shape:?} overflows i64")))?;
+        .ok_or_else(|| {
+            Error::argument(
+                function,
+                "shape",
+                "overflows i64",
+                format_args!("{shape:?}"),
+                format_args!("at most {} elements", i64::MAX),
+            )
+        })?;
     let Some(strides) = strides else {
         if numel as u64 != len as u64 {
-            return Err(Error::invalid(format!(
-                "{what}: shape {shape:?} has {numel} elements, the slice {len}"
-            )));
+            return Err(Error::argument(
+                function,
+                "shape",
+                "does not cover the slice",
+                format_args!("{shape:?}, {numel} elements"),
+                format_args!("{len} elements, the slice's length"),
+            ));
         }
         return Ok(());
     };
     if strides.len() != shape.len() {
-        return Err(Error::invalid(format!(
-            "{what}: {} strides for {} dimensions",
+        return Err(Error::argument(
+            function,
+            "strides",
+            "has the wrong length",
             strides.len(),
-            shape.len()
-        )));
+            format_args!("{}, one per dimension of the shape", shape.len()),
+        ));
     }
     if let Some(s) = strides.iter().find(|&&s| s < 0) {
-        return Err(Error::invalid(format!(
-            "{what}: strides {strides:?} have a negative stride {s}"
-        )));
+        return Err(Error::argument(
+            function,
+            "strides",
+            "has a negative stride",
+            format_args!("{strides:?}, stride {s}"),
+            "strides >= 0",
+        ));
     }
     if numel == 0 {
         return Ok(());
@@ -244,12 +277,23 @@ fn check_host_view(what: &str, len: usize, shape: &[i64], strides: Option<&[i64]
         .try_fold(0i64, |acc, (&d, &s)| {
             (d - 1).checked_mul(s).and_then(|x| acc.checked_add(x))
         })
-        .ok_or_else(|| Error::invalid(format!("{what}: strides {strides:?} overflow i64")))?;
+        .ok_or_else(|| {
+            Error::argument(
+                function,
+                "strides",
+                "overflow i64",
+                format_args!("{strides:?} for shape {shape:?}"),
+                format_args!("offsets of at most {}", i64::MAX),
+            )
+        })?;
     if last as u64 >= len as u64 {
-        return Err(Error::invalid(format!(
-            "{what}: shape {shape:?} with strides {strides:?} reaches element {last}, the \
-             slice has {len}"
-        )));
+        return Err(Error::argument(
+            function,
+            "strides",
+            "reach past the slice",
+            format_args!("{strides:?} for shape {shape:?}, reaching element {last}"),
+            format_args!("elements below {len}, the slice's length"),
+        ));
     }
     Ok(())
 }

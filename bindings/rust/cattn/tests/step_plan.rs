@@ -308,7 +308,7 @@ fn desc_validation_errors() {
     let e = expect_error(
         step_plan_create(&desc),
         Status::InvalidArgument,
-        "cattn: desc.dcp.dcp_rank is negative (got -1",
+        "cattn::step_plan_create: desc.dcp.dcp_rank is negative (got DcpRank::Rank(-1)",
     );
     assert!(e.message().contains("DcpRank::All"), "{e}");
     // The parameters of a product not selected are ignored.
