@@ -62,7 +62,8 @@ pub struct DcpGroup {
 /// on return). Returns the new metadata's scalars.
 ///
 /// The 1.1 fields: the new metadata keeps the input's `is_prefilling`, `causal_per_req`,
-/// encoder lengths and `max_logits_per_req` as they are (so none of them is returned) and has
+/// encoder lengths and `max_logits_per_req` as they are (the last is in the returned scalars)
+/// and has
 /// no positions; a metadata with `seq_lens_cpu_upper_bound` or DCP lengths needs
 /// [`extend_all_queries_by_n_with`], which has their outputs (this call fails with
 /// [`Status::InvalidArgument`]).
@@ -157,16 +158,15 @@ pub fn extend_all_queries_by_n_with(
 }
 
 /// [`extend_all_queries_by_n`] in place, as vLLM does it: `tensors` are both the batch's
-/// tensors and the outputs, and `scalars` its scalar fields (only `num_reqs`,
-/// `num_actual_tokens`, `max_query_len`, `max_seq_len`, `num_logits_indices` and `causal` are
-/// read). Returns the extended scalars.
+/// tensors and the outputs, and `scalars` its scalar fields. Returns the extended scalars
+/// (`num_logits_indices`, `causal` and `max_logits_per_req` copied).
 ///
 /// ```
 /// use cattn::{extend_all_queries_by_n_in_place, ExtendOutputs, MetadataScalars, Stream,
 ///             TensorMut};
 /// let (mut qsl, mut seq) = ([0i64, 3, 4], [5i64, 1]);
 /// let before = MetadataScalars { num_reqs: 2, num_actual_tokens: 4, max_query_len: 3,
-///                                max_seq_len: 5, num_logits_indices: 0, causal: true };
+///                                max_seq_len: 5, ..Default::default() };
 /// let after = extend_all_queries_by_n_in_place(&mut ExtendOutputs {
 ///     query_start_loc: TensorMut::from_slice(&mut qsl),
 ///     query_start_loc_cpu: None,
@@ -308,12 +308,7 @@ impl Api<'_> {
         let mut out_md = tensors.raw_tensors(newer);
         let mut input = out_md;
         input.positions = std::ptr::null_mut();
-        input.num_reqs = scalars.num_reqs;
-        input.num_actual_tokens = scalars.num_actual_tokens;
-        input.max_query_len = scalars.max_query_len;
-        input.max_seq_len = scalars.max_seq_len;
-        input.num_logits_indices = scalars.num_logits_indices;
-        input.causal = i32::from(scalars.causal);
+        scalars.store(&mut input);
         self.extend_raw(&input, &mut out_md, n, new_slot_mapping, dcp, stream)
     }
 

@@ -31,9 +31,9 @@ pub struct FastPrefillMetadata {
     /// The new metadata's scalars (on the CUDA path `max_query_len` and `num_actual_tokens`
     /// are -1: read `decode_max_and_total`).
     pub scalars: MetadataScalars,
-    /// The new metadata's 1.1 fields: of the input's tensors it keeps only
-    /// `seq_lens_cpu_upper_bound`, as vLLM does, and `max_logits_per_req` is not given (the
-    /// passthrough keeps every field). Since 1.1.
+    /// The new metadata's 1.1 tensor fields: of the input's it keeps only
+    /// `seq_lens_cpu_upper_bound`, as vLLM does, and `scalars.max_logits_per_req` is not given
+    /// (the passthrough keeps every field). Since 1.1.
     pub newer: NewerFields,
 }
 

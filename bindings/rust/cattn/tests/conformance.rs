@@ -396,8 +396,7 @@ fn extend_all_queries_by_n_vectors() {
             num_actual_tokens: c.get("num_actual_tokens").i64(),
             max_query_len: c.get("max_query_len").i64(),
             max_seq_len: c.get("max_seq_len").i64(),
-            num_logits_indices: 0,
-            causal: true,
+            ..Default::default()
         };
         let expect_scalars = |got: MetadataScalars| {
             assert_eq!(got.num_reqs, scalars_in.num_reqs, "{name}");
@@ -1263,11 +1262,13 @@ fn extend_all_queries_by_n_upstream_vectors() {
             num_actual_tokens: c.get("num_actual_tokens").i64(),
             max_query_len: c.get("max_query_len").i64(),
             max_seq_len: c.get("max_seq_len").i64(),
-            num_logits_indices: 0,
-            causal: true,
+            max_logits_per_req: Some(3),
+            ..Default::default()
         };
         let want_dcp = e.get("dcp_local_seq_lens").ints();
         let expect_scalars = |got: MetadataScalars| {
+            // Copied, as the other newer fields that extend does not update.
+            assert_eq!(got.max_logits_per_req, Some(3), "{name}");
             assert_eq!(
                 got.num_actual_tokens,
                 e.get("num_actual_tokens").i64(),
@@ -1297,7 +1298,7 @@ fn extend_all_queries_by_n_upstream_vectors() {
                         num_actual_tokens: scalars_in.num_actual_tokens,
                         max_query_len: scalars_in.max_query_len,
                         max_seq_len: scalars_in.max_seq_len,
-                        max_logits_per_req: Some(3),
+                        max_logits_per_req: scalars_in.max_logits_per_req,
                         ..Default::default()
                     };
                     let mut qo = HostInts::new(&[b + 1], out_t, step);
@@ -1539,7 +1540,7 @@ fn make_kv_sharing_fast_prefill_common_attn_metadata_upstream_vectors() {
                 e.get("keeps_is_prefilling").bool(),
                 "{name}"
             );
-            assert_eq!(kept.max_logits_per_req, None, "{name}");
+            assert_eq!(got.scalars.max_logits_per_req, None, "{name}");
             assert!(e.get("max_logits_per_req").is_null(), "{name}");
         }
     }
