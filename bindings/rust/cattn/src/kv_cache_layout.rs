@@ -230,16 +230,7 @@ pub fn resolve_kv_cache_layout(ctx: &Context<'_>, args: &ResolveArgs<'_>) -> Res
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn resolve_layout(supported: &[&str]) -> Result<CacheLayout> {
-    let ctx = Context::new()?;
-    let workers = [supported];
-    Ok(resolve_kv_cache_layout(
-        &ctx,
-        &ResolveArgs {
-            workers: &workers,
-            ..Default::default()
-        },
-    )?
-    .layout)
+    Api::linked()?.resolve_layout(supported)
 }
 
 /// A name for C, refused in the name of `function`'s `argument` when it holds a NUL byte.
@@ -294,6 +285,17 @@ impl Context<'_> {
 }
 
 impl<'l> Api<'l> {
+    /// [`resolve_layout`] in this library (the fresh context is one of its own).
+    pub fn resolve_layout(self, supported: &[&str]) -> Result<CacheLayout> {
+        let ctx = self.context_create()?;
+        let workers = [supported];
+        let args = ResolveArgs {
+            workers: &workers,
+            ..Default::default()
+        };
+        Ok(self.resolve_kv_cache_layout(&ctx, &args)?.layout)
+    }
+
     /// [`CacheLayout::from_name`] in this library.
     pub fn kv_cache_layout_from_name(self, name: &str) -> Result<CacheLayout> {
         let name = c_name("CacheLayout::from_name", "name", name)?;

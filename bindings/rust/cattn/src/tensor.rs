@@ -114,7 +114,14 @@ impl Device {
 }
 
 mod sealed {
-    pub trait Sealed {}
+    /// Seals [`super::Element`]: the DLPack type of each element is fixed in this crate.
+    pub trait Sealed: Copy {
+        /// The zero of the type, which the one-call helpers fill their outputs with.
+        const ZERO: Self;
+    }
+
+    /// Seals [`super::IndexElement`]: libcattn's index and length tensors are int32 or int64.
+    pub trait Index {}
 }
 
 /// A Rust type whose slices can be viewed as tensors: the fixed-width integers and floats.
@@ -128,16 +135,65 @@ pub trait Element: Copy + sealed::Sealed {
 }
 
 macro_rules! element {
-    ($($t:ty => $dtype:ident),* $(,)?) => {$(
-        impl sealed::Sealed for $t {}
+    ($($t:ty => $dtype:ident, $zero:expr);* $(;)?) => {$(
+        impl sealed::Sealed for $t {
+            const ZERO: $t = $zero;
+        }
         impl Element for $t {
             const DTYPE: DataType = DataType::$dtype;
         }
     )*};
 }
 
-element!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32,
-         u64 => U64, f32 => F32, f64 => F64);
+element!(i8 => I8, 0; i16 => I16, 0; i32 => I32, 0; i64 => I64, 0; u8 => U8, 0; u16 => U16, 0;
+         u32 => U32, 0; u64 => U64, 0; f32 => F32, 0.0; f64 => F64, 0.0);
+
+/// An element type of libcattn's index and length tensors: `i32` or `i64`, nothing else.
+///
+/// The one-call helpers ([`crate::pcp_query_restore_idx`], [`crate::dcp_local_seq_lens`],
+/// [`crate::causal_conv1d_metadata`], ...) take and return slices and `Vec`s of one
+/// `IndexElement` type, so a batch of either index dtype is computed without a conversion, and
+/// any other element type is refused when the program is compiled. Sealed: no other type can
+/// implement it.
+///
+/// ```
+/// // int32 in, int32 out; int64 in, int64 out.
+/// let idx32: Vec<i32> = cattn::pcp_query_restore_idx(&[0i32, 4])?;
+/// let idx64: Vec<i64> = cattn::pcp_query_restore_idx(&[0i64, 4])?;
+/// assert_eq!(idx32, [0, 1, 2, 3]);
+/// assert_eq!(idx64, [0, 1, 2, 3]);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+///
+/// A float "index" tensor does not compile (`f32` is not an `IndexElement`):
+///
+/// ```compile_fail,E0277
+/// let idx = cattn::pcp_query_restore_idx(&[0.0f32, 8.0, 20.0]);
+/// ```
+///
+/// Nor does an unsigned one, which libcattn's int32/int64 index tensors cannot hold:
+///
+/// ```compile_fail,E0277
+/// let lens = cattn::num_computed_tokens(&[0u32, 3, 7], &[5, 9]);
+/// ```
+pub trait IndexElement: Element + Ord + Default + fmt::Debug + Send + Sync + sealed::Index {
+    /// The value, widened exactly to `i64`.
+    fn to_i64(self) -> i64;
+}
+
+impl sealed::Index for i32 {}
+impl IndexElement for i32 {
+    fn to_i64(self) -> i64 {
+        i64::from(self)
+    }
+}
+
+impl sealed::Index for i64 {}
+impl IndexElement for i64 {
+    fn to_i64(self) -> i64 {
+        self
+    }
+}
 
 /// The shared part of both views: the `DLTensor` and the arrays it points into.
 struct View {
