@@ -70,13 +70,30 @@ impl Api<'static> {
     /// header these bindings were generated from.
     ///
     /// Fails with [`Status::NotSupported`] when the linked library does not implement that
-    /// ABI version (a header/library mismatch).
+    /// ABI version (a header/library mismatch), and always when the crate is built without
+    /// its `link` feature (nothing is linked then: load the library with
+    /// [`crate::dynamic::Library`] and call its [`Api`]).
+    #[cfg(feature = "link")]
     pub fn linked() -> Result<Api<'static>> {
         // SAFETY: cattn_get_api takes any value and returns NULL or a pointer to a static table
         // that lives as long as the (linked, never unloaded) library.
         let table = unsafe { sys::cattn_get_api(sys::CATTN_VERSION_MAJOR) };
         // SAFETY: see above.
         unsafe { Api::from_raw(table) }
+    }
+
+    /// The table of the linked libcattn: none, in a build without the `link` feature.
+    ///
+    /// Always fails with [`Status::NotSupported`], naming the feature, so that the free
+    /// functions (which call the linked library) say why they cannot run; the same calls are
+    /// methods of the [`Api`] of a library loaded with [`crate::dynamic::Library`].
+    #[cfg(not(feature = "link"))]
+    pub fn linked() -> Result<Api<'static>> {
+        Err(Error::new(
+            Status::NotSupported,
+            "cattn: built without the `link` feature, so no libcattn is linked; load one with \
+             cattn::dynamic::Library and call its api()",
+        ))
     }
 }
 
