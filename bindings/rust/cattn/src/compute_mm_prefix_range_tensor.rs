@@ -26,8 +26,11 @@ pub struct MmPrefixRanges<'a> {
 /// The padded tensor of [`mm_prefix_range_tensor`]: `[num_seqs, max_ranges, 2]` row-major.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MmPrefixRangeTensor {
+    /// The requests, the first dimension.
     pub num_seqs: i64,
+    /// The ranges per request after padding, the second dimension (>= 1).
     pub max_ranges: i64,
+    /// The `(start, end)` pairs row-major, each request's padded with `(0, 0)`.
     pub data: Vec<i32>,
 }
 

@@ -45,6 +45,7 @@ pub struct DcpLocalSeqLensArgs<'a> {
     pub seq_lens: TensorRef<'a>,
     /// `>= 1`.
     pub dcp_size: i64,
+    /// One rank, or every rank.
     pub dcp_rank: DcpRank,
     /// `>= 1`, and `dcp_size * dcp_kv_cache_interleave_size <= i32::MAX`.
     pub dcp_kv_cache_interleave_size: i64,

@@ -52,6 +52,8 @@
 //! Linking: `cattn-sys` finds libcattn through `CATTN_LIB_DIR` or `pkg-config`; at run time
 //! the loader must find `libcattn.so.<ABI major>` (e.g. through `LD_LIBRARY_PATH`).
 
+#![deny(missing_docs)]
+
 mod api;
 mod comm;
 mod context;

@@ -32,7 +32,9 @@ impl LseRounding {
 /// The 16-bit float types, whose elements Rust holds as `u16` bit patterns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HalfType {
+    /// IEEE float16 (`kDLFloat`, 16 bits).
     F16,
+    /// bfloat16 (`kDLBfloat`, 16 bits).
     BF16,
 }
 

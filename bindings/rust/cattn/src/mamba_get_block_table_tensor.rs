@@ -44,6 +44,7 @@ pub struct MambaBlockTableArgs<'a> {
     pub block_size: i64,
     /// `>= 0` (align only).
     pub num_speculative_blocks: i64,
+    /// vLLM's mamba_cache_mode.
     pub mode: MambaCacheMode,
     /// For CUDA tensors.
     pub stream: Stream,

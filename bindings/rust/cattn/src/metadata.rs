@@ -55,12 +55,17 @@ pub struct CommonAttnMetadata<'a> {
     pub slot_mapping: Option<TensorRef<'a>>,
     /// `[>= num_logits_indices]`.
     pub logits_indices_padded: Option<TensorRef<'a>>,
+    /// The requests of the batch, B.
     pub num_reqs: i64,
+    /// The tokens of the batch, T (CUDA-graph padding included where the engine pads).
     pub num_actual_tokens: i64,
+    /// The longest query.
     pub max_query_len: i64,
+    /// The longest sequence (context + query).
     pub max_seq_len: i64,
     /// Meaningful only with `logits_indices_padded`.
     pub num_logits_indices: i64,
+    /// vLLM's `causal` when it is a bool (see `causal_per_req` for a tensor).
     pub causal: bool,
     /// `[num_actual_tokens (+ padding)]` token positions. Since 1.1.
     pub positions: Option<TensorRef<'a>>,
@@ -233,13 +238,21 @@ pub(crate) fn given(raw: i64) -> Option<i64> {
 /// reported. (The 1.1 scalar, `max_logits_per_req`, is in [`MetadataScalars`].)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct NewerFields {
+    /// `positions` is set.
     pub positions: bool,
+    /// `is_prefilling` is set.
     pub is_prefilling: bool,
+    /// `causal_per_req` is set.
     pub causal_per_req: bool,
+    /// `dcp_local_seq_lens` is set.
     pub dcp_local_seq_lens: bool,
+    /// `dcp_local_seq_lens_cpu` is set.
     pub dcp_local_seq_lens_cpu: bool,
+    /// `seq_lens_cpu_upper_bound` is set.
     pub seq_lens_cpu_upper_bound: bool,
+    /// `encoder_seq_lens` is set.
     pub encoder_seq_lens: bool,
+    /// `encoder_seq_lens_cpu` is set.
     pub encoder_seq_lens_cpu: bool,
 }
 

@@ -21,6 +21,7 @@ pub struct SplitBatch<'a> {
     pub num_reqs: i64,
     /// `T`, may include CUDA-graph padding.
     pub num_actual_tokens: i64,
+    /// The metadata's longest query, used as given (not checked against the tensor).
     pub max_query_len: i64,
 }
 
@@ -29,6 +30,7 @@ pub struct SplitBatch<'a> {
 pub struct SplitOptions<'a> {
     /// `[0, i32::MAX]`; vLLM's default 1.
     pub decode_threshold: i64,
+    /// Decodes must all have the same query length (vLLM's `require_uniform`, default false).
     pub require_uniform: bool,
     /// vLLM's default `true`.
     pub treat_short_extends_as_decodes: bool,
@@ -52,20 +54,30 @@ impl Default for SplitOptions<'_> {
 /// The result of [`split_decodes_and_prefills`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DecodePrefillSplit {
+    /// The leading requests that are decodes.
     pub num_decodes: i64,
+    /// The requests after them.
     pub num_prefills: i64,
+    /// The decodes' tokens.
     pub num_decode_tokens: i64,
+    /// The prefills' tokens.
     pub num_prefill_tokens: i64,
 }
 
 /// The result of [`split_decodes_prefills_and_extends`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DecodeExtendPrefillSplit {
+    /// The leading requests that are decodes.
     pub num_decodes: i64,
+    /// The extends after them (chunked prefills with context).
     pub num_extends: i64,
+    /// The prefills after those (no context).
     pub num_prefills: i64,
+    /// The decodes' tokens.
     pub num_decode_tokens: i64,
+    /// The extends' tokens.
     pub num_extend_tokens: i64,
+    /// The prefills' tokens.
     pub num_prefill_tokens: i64,
 }
 
@@ -213,9 +225,13 @@ pub fn reorder_batch_to_split_decodes_and_prefills<T: IndexElement>(
 /// `stream` (capturable). `num_actual_tokens` / `max_query_len`: device `[1]` tensors, or `None`
 /// for `query_start_loc[B]` / the longest query.
 pub struct SplitDeviceArgs<'a> {
+    /// Device `[B + 1]` int32/int64; pad a captured batch with zero-length rows.
     pub query_start_loc: TensorRef<'a>,
+    /// Device `[1]`: T; `None` for `query_start_loc[B]`.
     pub num_actual_tokens: Option<TensorRef<'a>>,
+    /// Device `[1]`; `None` for the longest query (0 when B is 0).
     pub max_query_len: Option<TensorRef<'a>>,
+    /// The stream the kernel is enqueued on.
     pub stream: Stream,
 }
 

@@ -253,6 +253,7 @@ pub struct StepMambaParams {
     pub block_size: i64,
     /// `>= 0` (align only).
     pub num_speculative_blocks: i64,
+    /// vLLM's mamba_cache_mode.
     pub mode: MambaCacheMode,
 }
 
@@ -321,10 +322,15 @@ pub struct StepPlanDesc {
     pub max_num_blocks_per_req: i64,
     /// `>= 0`: entries of a batch's logits indices (fast prefill).
     pub max_num_logits: i64,
+    /// The parameters of [`StepProducts::DCP_LOCAL_SEQ_LENS`].
     pub dcp: StepDcpParams,
+    /// The parameters of [`StepProducts::MAMBA_BLOCK_TABLE`].
     pub mamba: StepMambaParams,
+    /// The parameters of [`StepProducts::CAUSAL_CONV1D_METADATA`].
     pub conv1d: StepConv1dParams,
+    /// The parameters of [`StepProducts::LOCAL_ATTENTION`].
     pub local_attention: StepLocalAttentionParams,
+    /// The parameters of [`StepProducts::EXTEND_QUERIES`].
     pub extend: StepExtendParams,
 }
 

@@ -26,17 +26,29 @@ pub struct DataType {
 }
 
 impl DataType {
+    /// int8.
     pub const I8: DataType = DataType::scalar(sys::kDLInt, 8);
+    /// int16.
     pub const I16: DataType = DataType::scalar(sys::kDLInt, 16);
+    /// int32, one of libcattn's two index dtypes.
     pub const I32: DataType = DataType::scalar(sys::kDLInt, 32);
+    /// int64, one of libcattn's two index dtypes.
     pub const I64: DataType = DataType::scalar(sys::kDLInt, 64);
+    /// uint8 (also the one-byte bools of `is_prefilling`).
     pub const U8: DataType = DataType::scalar(sys::kDLUInt, 8);
+    /// uint16.
     pub const U16: DataType = DataType::scalar(sys::kDLUInt, 16);
+    /// uint32.
     pub const U32: DataType = DataType::scalar(sys::kDLUInt, 32);
+    /// uint64.
     pub const U64: DataType = DataType::scalar(sys::kDLUInt, 64);
+    /// IEEE float16.
     pub const F16: DataType = DataType::scalar(sys::kDLFloat, 16);
+    /// bfloat16.
     pub const BF16: DataType = DataType::scalar(sys::kDLBfloat, 16);
+    /// IEEE float32.
     pub const F32: DataType = DataType::scalar(sys::kDLFloat, 32);
+    /// IEEE float64.
     pub const F64: DataType = DataType::scalar(sys::kDLFloat, 64);
 
     const fn scalar(code: sys::DLDataTypeCode, bits: u8) -> DataType {
