@@ -79,6 +79,9 @@ cargo fmt --check
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --offline --no-deps --quiet
 
+echo "== eight_requests example (the one-call helpers on one batch)"
+cargo run --offline --quiet --example eight_requests
+
 echo "== demo"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
