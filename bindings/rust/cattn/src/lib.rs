@@ -49,8 +49,11 @@
 //! # Ok::<(), cattn::Error>(())
 //! ```
 //!
-//! Linking: `cattn-sys` finds libcattn through `CATTN_LIB_DIR` or `pkg-config`; at run time
-//! the loader must find `libcattn.so.<ABI major>` (e.g. through `LD_LIBRARY_PATH`).
+//! Linking: with the default feature `link`, `cattn-sys` finds libcattn through
+//! `CATTN_LIB_DIR` or `pkg-config`; at run time the loader must find `libcattn.so.<ABI
+//! major>` (e.g. through `LD_LIBRARY_PATH`). Without it (`default-features = false`) nothing is
+//! linked: load the library with [`dynamic::Library`] and call its [`Api`]; [`Api::linked`], and
+//! so every free function, then fails with [`Status::NotSupported`].
 
 #![deny(missing_docs)]
 
