@@ -168,6 +168,11 @@ element!(i8 => I8, 0; i16 => I16, 0; i32 => I32, 0; i64 => I64, 0; u8 => U8, 0; 
 /// any other element type is refused when the program is compiled. Sealed: no other type can
 /// implement it.
 ///
+/// The tensor forms of the utilities take [`TensorRef`] / [`TensorMut`] views instead, whose
+/// element type is a run-time [`DataType`] (a view may describe device memory of any DLPack
+/// type); there the library refuses an index tensor that is not int32 or int64, with
+/// [`crate::Status::InvalidArgument`].
+///
 /// ```
 /// // int32 in, int32 out; int64 in, int64 out.
 /// let idx32: Vec<i32> = cattn::pcp_query_restore_idx(&[0i32, 4])?;
