@@ -2,8 +2,9 @@
 # Builds and checks the Rust bindings (bindings/rust): installs bindgen when it is missing,
 # builds a CPU-only libcattn (or uses the one in CATTN_LIB_DIR), checks the generated FFI for
 # drift against include/cattn.h, runs cargo build, test, clippy and fmt (offline: the crates
-# have no dependencies), and runs the Rust demo, comparing it with the C demo's host run when
-# that program is there. Exits non-zero on the first failure.
+# have no dependencies), builds and tests the crates without their `link` feature (nothing
+# linked; libcattn loaded at run time), and runs the Rust demo, comparing it with the C demo's
+# host run when that program is there. Exits non-zero on the first failure.
 #
 # Environment: CATTN_LIB_DIR (a directory holding libcattn.so, e.g. build-cpu, to skip the
 # build; its examples/cattn_demo is used for the comparison when present),
@@ -46,10 +47,40 @@ echo "== cargo test"
 cargo test --offline
 echo "== cargo clippy"
 cargo clippy --offline --all-targets -- -D warnings
+
+# Without the `link` feature the crates must build with no libcattn to be found (neither
+# CATTN_LIB_DIR nor pkg-config), link nothing of it, and still run every call through a
+# library loaded at run time (tests/load_at_run_time.rs, which the loader serves from
+# LD_LIBRARY_PATH, set above).
+echo "== no-link build: --no-default-features, without CATTN_LIB_DIR or pkg-config"
+no_pc=$(mktemp -d)
+no_link() {
+  env -u CATTN_LIB_DIR PKG_CONFIG_PATH="$no_pc" PKG_CONFIG_LIBDIR="$no_pc" cargo "$@"
+}
+no_link build --offline --no-default-features --all-targets
+no_link clippy --offline --no-default-features --all-targets -- -D warnings
+no_link test --offline --no-default-features --tests
+bin=$(no_link test --offline --no-default-features --test load_at_run_time --no-run \
+  --message-format=json | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+rmdir "$no_pc"
+[ -x "$bin" ] || { echo "test_rust.sh: no no-link test binary found" >&2; exit 1; }
+if command -v readelf >/dev/null; then
+  if readelf -d "$bin" | grep -q 'NEEDED.*libcattn'; then
+    echo "test_rust.sh: the no-link test binary $bin needs libcattn:" >&2
+    readelf -d "$bin" | grep NEEDED >&2
+    exit 1
+  fi
+  echo "== the no-link binary links no libcattn (readelf -d: no NEEDED entry for it)"
+else
+  echo "== (no readelf: the no-link binary's NEEDED entries are not checked)"
+fi
 echo "== cargo fmt"
 cargo fmt --check
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --offline --no-deps --quiet
+
+echo "== eight_requests example (the one-call helpers on one batch)"
+cargo run --offline --quiet --example eight_requests
 
 echo "== demo"
 out=$(mktemp -d)

@@ -1,5 +1,6 @@
 //! Finds libcattn for the linker: the directory in CATTN_LIB_DIR, else what
-//! `pkg-config --libs-only-L --libs-only-l cattn` says. std only.
+//! `pkg-config --libs-only-L --libs-only-l cattn` says. With the `link` feature off it links
+//! nothing and looks for nothing. std only.
 
 use std::env;
 use std::path::Path;
@@ -10,6 +11,11 @@ fn main() {
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
     println!("cargo:rerun-if-changed=src/bindings.rs");
     println!("cargo:rerun-if-changed=build.rs");
+
+    // Cargo sets CARGO_FEATURE_<NAME> for every enabled feature.
+    if env::var_os("CARGO_FEATURE_LINK").is_none() {
+        return;
+    }
 
     if let Some(dir) = env::var_os("CATTN_LIB_DIR").filter(|d| !d.is_empty()) {
         let dir = Path::new(&dir);

@@ -70,13 +70,30 @@ impl Api<'static> {
     /// header these bindings were generated from.
     ///
     /// Fails with [`Status::NotSupported`] when the linked library does not implement that
-    /// ABI version (a header/library mismatch).
+    /// ABI version (a header/library mismatch), and always when the crate is built without
+    /// its `link` feature (nothing is linked then: load the library with
+    /// [`crate::dynamic::Library`] and call its [`Api`]).
+    #[cfg(feature = "link")]
     pub fn linked() -> Result<Api<'static>> {
         // SAFETY: cattn_get_api takes any value and returns NULL or a pointer to a static table
         // that lives as long as the (linked, never unloaded) library.
         let table = unsafe { sys::cattn_get_api(sys::CATTN_VERSION_MAJOR) };
         // SAFETY: see above.
         unsafe { Api::from_raw(table) }
+    }
+
+    /// The table of the linked libcattn: none, in a build without the `link` feature.
+    ///
+    /// Always fails with [`Status::NotSupported`], naming the feature, so that the free
+    /// functions (which call the linked library) say why they cannot run; the same calls are
+    /// methods of the [`Api`] of a library loaded with [`crate::dynamic::Library`].
+    #[cfg(not(feature = "link"))]
+    pub fn linked() -> Result<Api<'static>> {
+        Err(Error::new(
+            Status::NotSupported,
+            "cattn: built without the `link` feature, so no libcattn is linked; load one with \
+             cattn::dynamic::Library and call its api()",
+        ))
     }
 }
 
@@ -247,13 +264,23 @@ pub(crate) unsafe fn string_from(s: *const c_char) -> Option<String> {
     }
 }
 
-/// Raises a Rust-side check to an error unless two handles come from the same library.
-pub(crate) fn require_same_library(api: Api<'_>, other: Api<'_>, what: &str) -> Result<()> {
-    if api.same_library(other) {
+/// Refuses, in the name of `function`'s `argument`, a handle that another library made than
+/// the one `api` calls.
+pub(crate) fn require_same_library(
+    function: &str,
+    argument: &str,
+    api: Api<'_>,
+    handle_api: Api<'_>,
+) -> Result<()> {
+    if api.same_library(handle_api) {
         Ok(())
     } else {
-        Err(Error::invalid(format!(
-            "{what} was made by another libcattn than the one called"
-        )))
+        Err(Error::argument(
+            function,
+            argument,
+            "was made by another libcattn than the one called",
+            format_args!("a handle of the table at {:p}", handle_api.as_raw()),
+            format_args!("one of the table at {:p}", api.as_raw()),
+        ))
     }
 }

@@ -7,7 +7,8 @@ use cattn_sys as sys;
 
 use crate::api::{entry, Api};
 use crate::error::Result;
-use crate::tensor::{raw_out, Stream, TensorMut, TensorRef};
+use crate::one_call::{reported_len, zeroed};
+use crate::tensor::{raw_out, IndexElement, Stream, TensorMut, TensorRef};
 
 /// The sizes of causal-conv1d's metadata.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -55,6 +56,45 @@ pub struct CausalConv1dDeviceOutputs<'a> {
     /// `[1]`: the number of programs, vLLM's `nums.sum()` (all of them, also when they do not
     /// fit the capacity).
     pub tot: Option<TensorMut<'a>>,
+}
+
+/// Causal-conv1d's launch metadata of one host batch, owned ([`causal_conv1d_metadata`]).
+///
+/// `mlist.len()` is the number of programs (vLLM's `nums.sum()`, `tot`); `batch_ptr` and
+/// `token_chunk_offset_ptr` have the capacity vLLM allocates, `max(1024, tot) * 2`, their
+/// entries past `tot` [`crate::PAD_SLOT_ID`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CausalConv1dMetadata<T> {
+    /// `[B]`: programs per request, `ceil(len / block_m)`.
+    pub nums: Vec<T>,
+    /// `[tot]`: the request of each program.
+    pub mlist: Vec<T>,
+    /// `[tot]`: the chunk index of each program within its request.
+    pub offsetlist: Vec<T>,
+    /// `[capacity]`: `mlist`, then `PAD_SLOT_ID`.
+    pub batch_ptr: Vec<T>,
+    /// `[capacity]`: `offsetlist`, then `PAD_SLOT_ID`.
+    pub token_chunk_offset_ptr: Vec<T>,
+}
+
+/// Causal-conv1d's launch metadata of a host `query_start_loc` (`[B + 1]`, int32 or int64,
+/// non-decreasing) with `block_m >= 1` tokens per program, in one call: the size query, the
+/// five outputs allocated at their sizes, the call. The outputs have the element type of
+/// `query_start_loc`.
+///
+/// ```
+/// let m = cattn::causal_conv1d_metadata(&[0i32, 10, 16, 17], 8)?;
+/// assert_eq!(m.nums, [2, 1, 1]);
+/// assert_eq!((m.mlist, m.offsetlist), (vec![0, 0, 1, 2], vec![0, 1, 0, 0]));
+/// assert_eq!(m.batch_ptr.len(), 2048);
+/// assert_eq!(m.batch_ptr[..5], [0, 0, 1, 2, -1]);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn causal_conv1d_metadata<T: IndexElement>(
+    query_start_loc: &[T],
+    block_m: i64,
+) -> Result<CausalConv1dMetadata<T>> {
+    Api::linked()?.causal_conv1d_metadata(query_start_loc, block_m)
 }
 
 /// The sizes of the metadata for a host `query_start_loc_cpu` (`[B + 1]`, int32/int64,
@@ -166,6 +206,39 @@ pub fn compute_causal_conv1d_metadata_device(
 }
 
 impl Api<'_> {
+    /// [`causal_conv1d_metadata`] in this library.
+    pub fn causal_conv1d_metadata<T: IndexElement>(
+        self,
+        query_start_loc: &[T],
+        block_m: i64,
+    ) -> Result<CausalConv1dMetadata<T>> {
+        const FUNCTION: &str = "causal_conv1d_metadata";
+        let qsl = TensorRef::from_slice(query_start_loc);
+        let size = self.compute_causal_conv1d_metadata_size(&qsl, block_m)?;
+        let tot = reported_len(FUNCTION, "a program count", size.tot)?;
+        let capacity = reported_len(FUNCTION, "a capacity", size.capacity)?;
+        let mut m = CausalConv1dMetadata {
+            nums: zeroed(FUNCTION, query_start_loc.len().saturating_sub(1))?,
+            mlist: zeroed(FUNCTION, tot)?,
+            offsetlist: zeroed(FUNCTION, tot)?,
+            batch_ptr: zeroed(FUNCTION, capacity)?,
+            token_chunk_offset_ptr: zeroed(FUNCTION, capacity)?,
+        };
+        self.compute_causal_conv1d_metadata(
+            &qsl,
+            block_m,
+            &mut CausalConv1dOutputs {
+                nums: Some(TensorMut::from_slice(&mut m.nums)),
+                mlist: Some(TensorMut::from_slice(&mut m.mlist)),
+                offsetlist: Some(TensorMut::from_slice(&mut m.offsetlist)),
+                batch_ptr: Some(TensorMut::from_slice(&mut m.batch_ptr)),
+                token_chunk_offset_ptr: Some(TensorMut::from_slice(&mut m.token_chunk_offset_ptr)),
+            },
+            Stream::DEFAULT,
+        )?;
+        Ok(m)
+    }
+
     /// [`compute_causal_conv1d_metadata_size`] in this library.
     pub fn compute_causal_conv1d_metadata_size(
         self,

@@ -10,8 +10,9 @@ use std::ptr;
 use cattn_sys as sys;
 
 use crate::api::{entry, Api};
-use crate::error::{Error, Result};
-use crate::tensor::{TensorMut, TensorRef};
+use crate::error::Result;
+use crate::one_call::{area, len_i64, reported_len, zeroed};
+use crate::tensor::{IndexElement, TensorMut, TensorRef};
 
 /// The ranges of each request in CSR form (host tensors, int32/int64).
 #[derive(Clone, Debug)]
@@ -25,8 +26,11 @@ pub struct MmPrefixRanges<'a> {
 /// The padded tensor of [`mm_prefix_range_tensor`]: `[num_seqs, max_ranges, 2]` row-major.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MmPrefixRangeTensor {
+    /// The requests, the first dimension.
     pub num_seqs: i64,
+    /// The ranges per request after padding, the second dimension (>= 1).
     pub max_ranges: i64,
+    /// The `(start, end)` pairs row-major, each request's padded with `(0, 0)`.
     pub data: Vec<i32>,
 }
 
@@ -54,7 +58,8 @@ pub fn compute_mm_prefix_range_tensor(
     Api::linked()?.compute_mm_prefix_range_tensor(ranges, Some(out))
 }
 
-/// One call: the padded tensor of per-request range lists, or `None` as vLLM.
+/// One call: the padded tensor of per-request range lists (`(start, end)` pairs, values in
+/// int32), or `None` as vLLM.
 ///
 /// ```
 /// let t = cattn::mm_prefix_range_tensor(&[vec![(0, 4)], vec![], vec![(1, 2), (5, 8)]])?.unwrap();
@@ -63,38 +68,46 @@ pub fn compute_mm_prefix_range_tensor(
 /// assert!(cattn::mm_prefix_range_tensor(&[vec![(0, 0)], vec![]])?.is_none());
 /// # Ok::<(), cattn::Error>(())
 /// ```
-pub fn mm_prefix_range_tensor(
-    per_request: &[Vec<(i64, i64)>],
+pub fn mm_prefix_range_tensor<R: AsRef<[(i64, i64)]>>(
+    per_request: &[R],
 ) -> Result<Option<MmPrefixRangeTensor>> {
+    Api::linked()?.mm_prefix_range_tensor(per_request)
+}
+
+/// One call of [`fill_mm_prefix_query_ranges`] for a host batch: the `(start, end)` range
+/// holding each of its `query_start_loc[B]` scheduled tokens, `(-1, -1)` for the tokens no
+/// range holds, or `None` when no range holds any (skip the mask; vLLM's `rows == 0`).
+/// `per_request` has B lists, or none at all for vLLM's `None`; `query_start_loc` (`[B + 1]`,
+/// from 0) and `seq_lens` (`[B]`) are of one element type, int32 or int64.
+///
+/// ```
+/// // One request of 6 tokens, all scheduled; its range covers positions 2 to 4 (inclusive).
+/// let rows = cattn::mm_prefix_query_ranges(&[[(2, 4)]], &[0i32, 6], &[6])?.unwrap();
+/// assert_eq!(rows, [(-1, -1), (-1, -1), (2, 4), (2, 4), (2, 4), (-1, -1)]);
+/// let none: [[(i64, i64); 0]; 0] = [];
+/// assert_eq!(cattn::mm_prefix_query_ranges(&none, &[0i32, 6], &[6])?, None);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn mm_prefix_query_ranges<T: IndexElement, R: AsRef<[(i64, i64)]>>(
+    per_request: &[R],
+    query_start_loc: &[T],
+    seq_lens: &[T],
+) -> Result<Option<Vec<(i64, i64)>>> {
+    Api::linked()?.mm_prefix_query_ranges(per_request, query_start_loc, seq_lens)
+}
+
+/// Per-request range lists in CSR form: the offsets `[num_seqs + 1]` and the flat pairs.
+fn csr_of<R: AsRef<[(i64, i64)]>>(per_request: &[R]) -> (Vec<i64>, Vec<i64>) {
     let mut offsets = vec![0i64];
     let mut flat = Vec::new();
     for list in per_request {
-        for &(a, b) in list {
+        for &(a, b) in list.as_ref() {
             flat.push(a);
             flat.push(b);
         }
-        offsets.push(i64::try_from(flat.len() / 2).map_err(|_| Error::invalid("too many ranges"))?);
+        offsets.push(len_i64(flat.len() / 2));
     }
-    let rows = *offsets.last().unwrap_or(&0);
-    let csr = MmPrefixRanges {
-        offsets: TensorRef::from_slice(&offsets),
-        ranges: TensorRef::new(&flat, &[rows, 2])?,
-    };
-    let Some(max_ranges) = compute_mm_prefix_range_tensor_size(Some(&csr))? else {
-        return Ok(None);
-    };
-    let num_seqs =
-        i64::try_from(per_request.len()).map_err(|_| Error::invalid("too many requests"))?;
-    let mut data = vec![0i32; per_request.len() * usize::try_from(max_ranges).unwrap_or(0) * 2];
-    compute_mm_prefix_range_tensor(
-        Some(&csr),
-        &mut TensorMut::new(&mut data, &[num_seqs, max_ranges, 2])?,
-    )?;
-    Ok(Some(MmPrefixRangeTensor {
-        num_seqs,
-        max_ranges,
-        data,
-    }))
+    (offsets, flat)
 }
 
 /// Maps each scheduled query token to the range holding it (the end inclusive, as vLLM):
@@ -122,6 +135,71 @@ pub fn fill_mm_prefix_query_ranges(
 }
 
 impl Api<'_> {
+    /// [`mm_prefix_range_tensor`] in this library.
+    pub fn mm_prefix_range_tensor<R: AsRef<[(i64, i64)]>>(
+        self,
+        per_request: &[R],
+    ) -> Result<Option<MmPrefixRangeTensor>> {
+        const FUNCTION: &str = "mm_prefix_range_tensor";
+        let (offsets, flat) = csr_of(per_request);
+        let csr = MmPrefixRanges {
+            offsets: TensorRef::from_slice(&offsets),
+            ranges: TensorRef::new(&flat, &[len_i64(flat.len() / 2), 2])?,
+        };
+        let Some(max_ranges) = self.compute_mm_prefix_range_tensor(Some(&csr), None)? else {
+            return Ok(None);
+        };
+        let per = reported_len(FUNCTION, "a range count", max_ranges)?;
+        let entries = area(
+            FUNCTION,
+            "per_request",
+            per_request.len(),
+            area(FUNCTION, "per_request", per, 2)?,
+        )?;
+        let mut data = zeroed(FUNCTION, entries)?;
+        let num_seqs = len_i64(per_request.len());
+        self.compute_mm_prefix_range_tensor(
+            Some(&csr),
+            Some(&mut TensorMut::new(&mut data, &[num_seqs, max_ranges, 2])?),
+        )?;
+        Ok(Some(MmPrefixRangeTensor {
+            num_seqs,
+            max_ranges,
+            data,
+        }))
+    }
+
+    /// [`mm_prefix_query_ranges`] in this library.
+    pub fn mm_prefix_query_ranges<T: IndexElement, R: AsRef<[(i64, i64)]>>(
+        self,
+        per_request: &[R],
+        query_start_loc: &[T],
+        seq_lens: &[T],
+    ) -> Result<Option<Vec<(i64, i64)>>> {
+        const FUNCTION: &str = "mm_prefix_query_ranges";
+        let (offsets, flat) = csr_of(per_request);
+        let csr = MmPrefixRanges {
+            offsets: TensorRef::from_slice(&offsets),
+            ranges: TensorRef::new(&flat, &[len_i64(flat.len() / 2), 2])?,
+        };
+        // Room for every scheduled token; a last entry the library refuses (negative, or past
+        // a decreasing start) gets no room, and the library's check names it.
+        let tokens = query_start_loc
+            .last()
+            .map_or(0, |&t| usize::try_from(t.to_i64()).unwrap_or(0));
+        let mut out: Vec<i64> = zeroed(FUNCTION, area(FUNCTION, "query_start_loc", tokens, 2)?)?;
+        let rows = self.fill_mm_prefix_query_ranges(
+            (!per_request.is_empty()).then_some(&csr),
+            &TensorRef::from_slice(query_start_loc),
+            &TensorRef::from_slice(seq_lens),
+            &mut TensorMut::new(&mut out, &[len_i64(tokens), 2])?,
+        )?;
+        if rows == 0 {
+            return Ok(None);
+        }
+        Ok(Some(out.chunks_exact(2).map(|r| (r[0], r[1])).collect()))
+    }
+
     /// [`compute_mm_prefix_range_tensor`] (or, with `out` `None`, its size query) in this
     /// library.
     pub fn compute_mm_prefix_range_tensor(

@@ -4,7 +4,9 @@
 //! Everything the safe API offers is a method of [`Api`]; [`Library::api`] gives one for the
 //! loaded library, with a lifetime that keeps every handle made through it from outliving the
 //! library. The statically linked path ([`Api::linked`], the free functions) does not use
-//! this module.
+//! this module, and a program that only loads the library this way can build the crate
+//! without its default `link` feature, so that nothing links libcattn (or needs it installed
+//! to build).
 //!
 //! ```
 //! # fn main() -> cattn::Result<()> {
@@ -72,8 +74,15 @@ impl Library {
     /// `cattn_get_api`, or has no table for this ABI version; the message says which.
     pub fn open(path: impl AsRef<OsStr>) -> Result<Library> {
         let path = path.as_ref();
-        let c_path = CString::new(path.as_bytes())
-            .map_err(|_| Error::invalid(format!("library path {path:?} contains a NUL byte")))?;
+        let c_path = CString::new(path.as_bytes()).map_err(|_| {
+            Error::argument(
+                "dynamic::Library::open",
+                "path",
+                "contains a NUL byte",
+                format_args!("{path:?}"),
+                "a path without NUL bytes",
+            )
+        })?;
         // SAFETY: a valid C string; loading runs the library's initialisers, which is what
         // asking for the library means.
         let handle = unsafe { dlopen(c_path.as_ptr(), RTLD_NOW) };
@@ -151,8 +160,9 @@ impl std::fmt::Debug for Library {
     }
 }
 
-/// The path of the libcattn this process has loaded (the linked one), from
-/// `/proc/self/maps`; `None` when it cannot be told.
+/// The path of the libcattn this process has mapped, from `/proc/self/maps`: the linked one,
+/// or, in a build without the `link` feature, the first one loaded at run time; `None` when
+/// none is mapped or it cannot be told.
 pub fn loaded_library_path() -> Option<PathBuf> {
     // Makes sure the linked library is actually mapped (and not dropped by --as-needed).
     let _ = Api::linked();

@@ -91,8 +91,12 @@ impl fmt::Display for Status {
 ///
 /// The message is `cattn_last_error_message()` read on the calling thread right after the
 /// failing call (`"<function>: <argument> <problem> (got X, expected Y)"`). Checks this crate
-/// makes itself before calling the library (a slice too short for a shape, ...) give
-/// [`Status::InvalidArgument`] with a message that starts with `cattn:`.
+/// makes itself before calling the library (a slice too short for a shape, a negative DCP rank,
+/// ragged rows, ...) give [`Status::InvalidArgument`] with a message of the same form that
+/// names the Rust function by its path and the argument by its Rust name:
+/// `"cattn::get_dcp_local_seq_lens: args.dcp_rank is negative (got -1, expected ...)"`.
+/// Failures of the crate's own plumbing (an old function table, a library that cannot be
+/// loaded) start with `cattn:`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
     status: Status,
@@ -123,10 +127,20 @@ impl Error {
         &self.message
     }
 
-    pub(crate) fn invalid(message: impl Into<String>) -> Error {
+    /// An argument this crate refuses before calling the library, worded as the library words
+    /// its messages: `"cattn::<function>: <argument> <problem> (got <got>, expected
+    /// <expected>)"`, with `function` the Rust path below the crate (`TensorRef::new`,
+    /// `get_dcp_local_seq_lens`) and `argument` the Rust name (`args.dcp_rank`, `shape`).
+    pub(crate) fn argument(
+        function: &str,
+        argument: &str,
+        problem: &str,
+        got: impl fmt::Display,
+        expected: impl fmt::Display,
+    ) -> Error {
         Error::new(
             Status::InvalidArgument,
-            format!("cattn: {}", message.into()),
+            format!("cattn::{function}: {argument} {problem} (got {got}, expected {expected})"),
         )
     }
 }

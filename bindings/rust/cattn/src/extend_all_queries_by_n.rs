@@ -7,7 +7,8 @@ use cattn_sys as sys;
 use crate::api::{entry, Api};
 use crate::error::{Error, Result, Status};
 use crate::metadata::{raw_init, CommonAttnMetadata, MetadataScalars};
-use crate::tensor::{raw_in, raw_out, Stream, TensorMut, TensorRef};
+use crate::one_call::{batch_scalars, zeroed};
+use crate::tensor::{raw_in, raw_out, IndexElement, Stream, TensorMut, TensorRef};
 
 /// The tensors [`extend_all_queries_by_n`] writes, each of its input's shape. A mirror is
 /// given exactly when the input metadata has it.
@@ -62,7 +63,8 @@ pub struct DcpGroup {
 /// on return). Returns the new metadata's scalars.
 ///
 /// The 1.1 fields: the new metadata keeps the input's `is_prefilling`, `causal_per_req`,
-/// encoder lengths and `max_logits_per_req` as they are (so none of them is returned) and has
+/// encoder lengths and `max_logits_per_req` as they are (the last is in the returned scalars)
+/// and has
 /// no positions; a metadata with `seq_lens_cpu_upper_bound` or DCP lengths needs
 /// [`extend_all_queries_by_n_with`], which has their outputs (this call fails with
 /// [`Status::InvalidArgument`]).
@@ -157,16 +159,15 @@ pub fn extend_all_queries_by_n_with(
 }
 
 /// [`extend_all_queries_by_n`] in place, as vLLM does it: `tensors` are both the batch's
-/// tensors and the outputs, and `scalars` its scalar fields (only `num_reqs`,
-/// `num_actual_tokens`, `max_query_len`, `max_seq_len`, `num_logits_indices` and `causal` are
-/// read). Returns the extended scalars.
+/// tensors and the outputs, and `scalars` its scalar fields. Returns the extended scalars
+/// (`num_logits_indices`, `causal` and `max_logits_per_req` copied).
 ///
 /// ```
 /// use cattn::{extend_all_queries_by_n_in_place, ExtendOutputs, MetadataScalars, Stream,
 ///             TensorMut};
 /// let (mut qsl, mut seq) = ([0i64, 3, 4], [5i64, 1]);
 /// let before = MetadataScalars { num_reqs: 2, num_actual_tokens: 4, max_query_len: 3,
-///                                max_seq_len: 5, num_logits_indices: 0, causal: true };
+///                                max_seq_len: 5, ..Default::default() };
 /// let after = extend_all_queries_by_n_in_place(&mut ExtendOutputs {
 ///     query_start_loc: TensorMut::from_slice(&mut qsl),
 ///     query_start_loc_cpu: None,
@@ -212,6 +213,36 @@ pub fn extend_all_queries_by_n_in_place_with(
     )
 }
 
+/// A host batch extended by n tokens per request, owned ([`queries_extended_by_n`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ExtendedQueries<T> {
+    /// `[B + 1]`: `query_start_loc[i] + i * n`.
+    pub query_start_loc: Vec<T>,
+    /// `[B]`: `seq_lens + n`.
+    pub seq_lens: Vec<T>,
+    /// The extended batch's scalars.
+    pub scalars: MetadataScalars,
+}
+
+/// Extends every request of a host batch by `n >= 0` tokens, in one call: `query_start_loc`
+/// (`[B + 1]`) and `seq_lens` (`[B]`) of one element type, which the results have too, into new
+/// `Vec`s. The input scalars are those of the slices (`num_reqs` = B, `num_actual_tokens` =
+/// `query_start_loc[B]`, the longest query and sequence); the returned ones are extended.
+///
+/// ```
+/// let e = cattn::queries_extended_by_n(&[0i32, 15, 20, 28], &[41, 31, 40], 1)?;
+/// assert_eq!((e.query_start_loc, e.seq_lens), (vec![0, 16, 22, 31], vec![42, 32, 41]));
+/// assert_eq!((e.scalars.num_actual_tokens, e.scalars.max_query_len), (31, 16));
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn queries_extended_by_n<T: IndexElement>(
+    query_start_loc: &[T],
+    seq_lens: &[T],
+    n: i64,
+) -> Result<ExtendedQueries<T>> {
+    Api::linked()?.queries_extended_by_n(query_start_loc, seq_lens, n)
+}
+
 impl ExtendOutputs<'_> {
     /// A raw metadata struct whose tensors are these and `newer`'s (the others unset).
     fn raw_tensors(
@@ -232,6 +263,45 @@ impl ExtendOutputs<'_> {
 }
 
 impl Api<'_> {
+    /// [`queries_extended_by_n`] in this library.
+    pub fn queries_extended_by_n<T: IndexElement>(
+        self,
+        query_start_loc: &[T],
+        seq_lens: &[T],
+        n: i64,
+    ) -> Result<ExtendedQueries<T>> {
+        const FUNCTION: &str = "queries_extended_by_n";
+        let scalars = batch_scalars(query_start_loc, Some(seq_lens));
+        let md = CommonAttnMetadata {
+            query_start_loc: Some(TensorRef::from_slice(query_start_loc)),
+            seq_lens: Some(TensorRef::from_slice(seq_lens)),
+            num_reqs: scalars.num_reqs,
+            num_actual_tokens: scalars.num_actual_tokens,
+            max_query_len: scalars.max_query_len,
+            max_seq_len: scalars.max_seq_len,
+            ..Default::default()
+        };
+        let mut qsl = zeroed(FUNCTION, query_start_loc.len())?;
+        let mut seq = zeroed(FUNCTION, seq_lens.len())?;
+        let scalars = self.extend_all_queries_by_n(
+            &md,
+            n,
+            None,
+            &mut ExtendOutputs {
+                query_start_loc: TensorMut::from_slice(&mut qsl),
+                query_start_loc_cpu: None,
+                seq_lens: TensorMut::from_slice(&mut seq),
+                seq_lens_cpu: None,
+            },
+            Stream::DEFAULT,
+        )?;
+        Ok(ExtendedQueries {
+            query_start_loc: qsl,
+            seq_lens: seq,
+            scalars,
+        })
+    }
+
     /// [`extend_all_queries_by_n`] in this library.
     pub fn extend_all_queries_by_n(
         self,
@@ -308,12 +378,7 @@ impl Api<'_> {
         let mut out_md = tensors.raw_tensors(newer);
         let mut input = out_md;
         input.positions = std::ptr::null_mut();
-        input.num_reqs = scalars.num_reqs;
-        input.num_actual_tokens = scalars.num_actual_tokens;
-        input.max_query_len = scalars.max_query_len;
-        input.max_seq_len = scalars.max_seq_len;
-        input.num_logits_indices = scalars.num_logits_indices;
-        input.causal = i32::from(scalars.causal);
+        scalars.store(&mut input);
         self.extend_raw(&input, &mut out_md, n, new_slot_mapping, dcp, stream)
     }
 

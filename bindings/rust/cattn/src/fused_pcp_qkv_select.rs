@@ -5,8 +5,9 @@ use std::mem::size_of;
 use cattn_sys as sys;
 
 use crate::api::{entry, Api};
-use crate::error::Result;
-use crate::tensor::{Stream, TensorMut, TensorRef};
+use crate::error::{Error, Result};
+use crate::one_call::{area, len_i64, zeroed};
+use crate::tensor::{Element, IndexElement, Stream, TensorMut, TensorRef};
 
 /// The inputs of [`fused_pcp_qkv_select`].
 #[derive(Clone, Debug)]
@@ -85,7 +86,168 @@ pub fn fused_pcp_qkv_select(
     Api::linked()?.fused_pcp_qkv_select(args, out)
 }
 
+/// A compact host tensor `[rows, heads, head_dim]` of one element type, the input of
+/// [`pcp_qkv_halves`]: `data` holds whole rows of `heads * head_dim` elements.
+#[derive(Clone, Copy, Debug)]
+pub struct HeadRows<'a, E> {
+    /// The elements, row-major.
+    pub data: &'a [E],
+    /// H, `>= 1`.
+    pub heads: usize,
+    /// D, `>= 1`.
+    pub head_dim: usize,
+}
+
+impl<E: Element> HeadRows<'_, E> {
+    /// The rows, after checking that `data` holds whole rows (in the name of `function`'s
+    /// argument `name`).
+    fn rows(&self, function: &str, name: &str) -> Result<usize> {
+        for (field, value) in [("heads", self.heads), ("head_dim", self.head_dim)] {
+            if value == 0 {
+                return Err(Error::argument(
+                    function,
+                    &format!("{name}.{field}"),
+                    "is 0",
+                    0,
+                    "at least 1",
+                ));
+            }
+        }
+        let row = area(function, name, self.heads, self.head_dim)?;
+        if self.data.len() % row != 0 {
+            return Err(Error::argument(
+                function,
+                &format!("{name}.data"),
+                "does not hold whole rows",
+                format_args!("{} elements", self.data.len()),
+                format_args!("a multiple of heads * head_dim = {row}"),
+            ));
+        }
+        Ok(self.data.len() / row)
+    }
+
+    fn view(&self, rows: usize) -> Result<TensorRef<'_>> {
+        TensorRef::new(
+            self.data,
+            &[len_i64(rows), len_i64(self.heads), len_i64(self.head_dim)],
+        )
+    }
+}
+
+/// The six selections of [`pcp_qkv_halves`], owned: compact `[rows, H, D]` buffers of the
+/// input's element type and head sizes. Rows past `query_start_loc[B] / 2` (a padded batch)
+/// are zero, the library leaving them unwritten.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PcpQkvHalves<E> {
+    /// `[Nq / 2, H, Dq]`.
+    pub q_head: Vec<E>,
+    /// `[Nq / 2 * (r + 1), H, Dk]`.
+    pub k_head: Vec<E>,
+    /// `[Nq / 2 * (r + 1), H, Dv]`.
+    pub v_head: Vec<E>,
+    /// `[Nq / 2, H, Dq]`.
+    pub q_tail: Vec<E>,
+    /// `[Nq / 2 * (2W - r), H, Dk]`.
+    pub k_tail: Vec<E>,
+    /// `[Nq / 2 * (2W - r), H, Dv]`.
+    pub v_tail: Vec<E>,
+}
+
+/// [`fused_pcp_qkv_select`] of host tensors in one call: the six outputs allocated at the sizes
+/// the rank's position fixes (with Nq the rows of `q`), the selection, the outputs returned.
+/// `q`, `k` and `v` are of one element type; `query_start_loc` (`[B + 1]`, int32 or int64) is
+/// even and non-decreasing.
+///
+/// ```
+/// use cattn::{pcp_qkv_halves, HeadRows};
+/// // One request of 4 tokens, world size 1: the head is rows 0-1, the tail rows 2-3.
+/// let (q, kv) = ([10.0f32, 11.0, 12.0, 13.0], [20.0f32, 21.0, 22.0, 23.0]);
+/// let rows = |data| HeadRows { data, heads: 1, head_dim: 1 };
+/// let h = pcp_qkv_halves(rows(&q), rows(&kv), rows(&kv), &[0i32, 4], 1, 0)?;
+/// assert_eq!((h.q_head, h.q_tail), (vec![10.0, 11.0], vec![12.0, 13.0]));
+/// assert_eq!(h.k_tail, kv);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn pcp_qkv_halves<E: Element, T: IndexElement>(
+    q: HeadRows<'_, E>,
+    k: HeadRows<'_, E>,
+    v: HeadRows<'_, E>,
+    query_start_loc: &[T],
+    pcp_world_size: i64,
+    pcp_rank: i64,
+) -> Result<PcpQkvHalves<E>> {
+    Api::linked()?.pcp_qkv_halves(q, k, v, query_start_loc, pcp_world_size, pcp_rank)
+}
+
 impl Api<'_> {
+    /// [`pcp_qkv_halves`] in this library.
+    pub fn pcp_qkv_halves<E: Element, T: IndexElement>(
+        self,
+        q: HeadRows<'_, E>,
+        k: HeadRows<'_, E>,
+        v: HeadRows<'_, E>,
+        query_start_loc: &[T],
+        pcp_world_size: i64,
+        pcp_rank: i64,
+    ) -> Result<PcpQkvHalves<E>> {
+        const FUNCTION: &str = "pcp_qkv_halves";
+        let (nq, nk, nv) = (
+            q.rows(FUNCTION, "q")?,
+            k.rows(FUNCTION, "k")?,
+            v.rows(FUNCTION, "v")?,
+        );
+        // How many blocks of half a query each side takes; a world size or rank the library
+        // refuses gets outputs without rows, and the library's check names the value.
+        let (head_blocks, tail_blocks) = if (0..pcp_world_size).contains(&pcp_rank) {
+            (
+                usize::try_from(pcp_rank + 1).unwrap_or(0),
+                usize::try_from(2 * pcp_world_size - pcp_rank).unwrap_or(0),
+            )
+        } else {
+            (0, 0)
+        };
+        let half = nq / 2;
+        let alloc = |rows: usize, t: &HeadRows<'_, E>, name: &str| -> Result<(Vec<E>, [i64; 3])> {
+            let row = t.heads * t.head_dim;
+            let data = zeroed(FUNCTION, area(FUNCTION, name, rows, row)?)?;
+            Ok((data, [len_i64(rows), len_i64(t.heads), len_i64(t.head_dim)]))
+        };
+        let (mut qh, qh_shape) = alloc(half, &q, "q")?;
+        let (mut qt, qt_shape) = alloc(half, &q, "q")?;
+        let (mut kh, kh_shape) = alloc(area(FUNCTION, "k", half, head_blocks)?, &k, "k")?;
+        let (mut kt, kt_shape) = alloc(area(FUNCTION, "k", half, tail_blocks)?, &k, "k")?;
+        let (mut vh, vh_shape) = alloc(area(FUNCTION, "v", half, head_blocks)?, &v, "v")?;
+        let (mut vt, vt_shape) = alloc(area(FUNCTION, "v", half, tail_blocks)?, &v, "v")?;
+        let args = FusedPcpQkvSelectArgs {
+            q: q.view(nq)?,
+            k: k.view(nk)?,
+            v: v.view(nv)?,
+            query_start_loc: TensorRef::from_slice(query_start_loc),
+            pcp_world_size,
+            pcp_rank,
+            stream: Stream::DEFAULT,
+        };
+        self.fused_pcp_qkv_select(
+            &args,
+            &mut FusedPcpQkvSelectOutputs {
+                q_head: TensorMut::new(&mut qh, &qh_shape)?,
+                k_head: TensorMut::new(&mut kh, &kh_shape)?,
+                v_head: TensorMut::new(&mut vh, &vh_shape)?,
+                q_tail: TensorMut::new(&mut qt, &qt_shape)?,
+                k_tail: TensorMut::new(&mut kt, &kt_shape)?,
+                v_tail: TensorMut::new(&mut vt, &vt_shape)?,
+            },
+        )?;
+        Ok(PcpQkvHalves {
+            q_head: qh,
+            k_head: kh,
+            v_head: vh,
+            q_tail: qt,
+            k_tail: kt,
+            v_tail: vt,
+        })
+    }
+
     /// [`fused_pcp_qkv_select`] in this library.
     pub fn fused_pcp_qkv_select(
         self,

@@ -154,17 +154,20 @@ impl<'l> Api<'l> {
         args: &KvCacheLayoutArgs<'_>,
     ) -> Result<KvCacheLayout> {
         if let Some(ctx) = ctx {
-            require_same_library(self, ctx.api(), "the context")?;
+            require_same_library("get_kv_cache_layout", "ctx", self, ctx.api())?;
         }
         let (env_value, read_environment) = match args.user_setting {
             UserSetting::Unset => (None, 0),
             UserSetting::Environment => (None, 1),
             UserSetting::Value(text) => (
                 Some(CString::new(text).map_err(|_| {
-                    Error::invalid(format!(
-                        "user setting {text:?} is not a valid KV-cache layout (it contains a \
-                         NUL byte)"
-                    ))
+                    Error::argument(
+                        "get_kv_cache_layout",
+                        "args.user_setting",
+                        "contains a NUL byte",
+                        format_args!("{text:?}"),
+                        "a layout name (\"NHD\" or \"HND\")",
+                    )
                 })?),
                 0,
             ),

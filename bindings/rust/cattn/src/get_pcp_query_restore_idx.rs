@@ -6,7 +6,8 @@ use cattn_sys as sys;
 
 use crate::api::{entry, Api};
 use crate::error::Result;
-use crate::tensor::{Stream, TensorMut, TensorRef};
+use crate::one_call::{reported_len, zeroed};
+use crate::tensor::{IndexElement, Stream, TensorMut, TensorRef};
 
 /// The exact length of the restore index for a host `cu_num_tokens` (`[R + 1]`,
 /// int32/int64): twice the sum of the per-request half lengths.
@@ -43,22 +44,21 @@ pub fn get_pcp_query_restore_idx(
     Api::linked()?.get_pcp_query_restore_idx(cu_num_tokens, restore_idx, stream)
 }
 
-/// The restore index of host cumulative token counts, sized and computed in one go.
+/// The restore index of host cumulative token counts (`[R + 1]`, int32 or int64), sized and
+/// computed in one call: the size query, an output of exactly that length, the call. The
+/// index has the element type of `cu_num_tokens`.
 ///
 /// ```
 /// assert_eq!(cattn::pcp_query_restore_idx(&[0, 4])?, vec![0, 1, 2, 3]);
 /// // Length-1 (decode) requests take no part.
-/// assert!(cattn::pcp_query_restore_idx(&[0, 1, 2])?.is_empty());
+/// assert!(cattn::pcp_query_restore_idx(&[0i64, 1, 2])?.is_empty());
+/// // An odd length above 1 is refused, with the library's message.
+/// let err = cattn::pcp_query_restore_idx(&[0, 3]).unwrap_err();
+/// assert!(err.message().starts_with("cattn_get_pcp_query_restore_idx_size:"));
 /// # Ok::<(), cattn::Error>(())
 /// ```
-pub fn pcp_query_restore_idx(cu_num_tokens: &[i64]) -> Result<Vec<i64>> {
-    let api = Api::linked()?;
-    let cu = TensorRef::from_slice(cu_num_tokens);
-    let size = api.get_pcp_query_restore_idx_size(&cu)?;
-    // The size is a count of host tokens the library validated; it fits usize.
-    let mut idx = vec![0i64; size as usize];
-    api.get_pcp_query_restore_idx(&cu, &mut TensorMut::from_slice(&mut idx), Stream::DEFAULT)?;
-    Ok(idx)
+pub fn pcp_query_restore_idx<T: IndexElement>(cu_num_tokens: &[T]) -> Result<Vec<T>> {
+    Api::linked()?.pcp_query_restore_idx(cu_num_tokens)
 }
 
 impl Api<'_> {
@@ -69,6 +69,16 @@ impl Api<'_> {
         // SAFETY: the tensor and `size` are valid for the call.
         self.check(unsafe { f(cu_num_tokens.as_raw(), &mut size) })?;
         Ok(size)
+    }
+
+    /// [`pcp_query_restore_idx`] in this library.
+    pub fn pcp_query_restore_idx<T: IndexElement>(self, cu_num_tokens: &[T]) -> Result<Vec<T>> {
+        let cu = TensorRef::from_slice(cu_num_tokens);
+        let size = self.get_pcp_query_restore_idx_size(&cu)?;
+        let len = reported_len("pcp_query_restore_idx", "a restore-index size", size)?;
+        let mut idx = zeroed("pcp_query_restore_idx", len)?;
+        self.get_pcp_query_restore_idx(&cu, &mut TensorMut::from_slice(&mut idx), Stream::DEFAULT)?;
+        Ok(idx)
     }
 
     /// [`get_pcp_query_restore_idx`] in this library.

@@ -40,13 +40,16 @@ pub struct PerLayerParameters {
     pub window_left: i64,
     /// `None` is not equal to a cap of 0.0.
     pub logits_soft_cap: Option<f64>,
+    /// The softmax scale (the layer's `scale`).
     pub sm_scale: f64,
+    /// The layer has attention sinks.
     pub has_sinks: bool,
 }
 
 /// The global parameters (the first layer's) and vLLM's two flags.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GlobalHyperparameters {
+    /// The first layer's parameters, taken as global.
     pub params: PerLayerParameters,
     /// Every layer's window_left equals the first's.
     pub has_same_window_lefts: bool,

@@ -230,20 +230,20 @@ pub fn resolve_kv_cache_layout(ctx: &Context<'_>, args: &ResolveArgs<'_>) -> Res
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn resolve_layout(supported: &[&str]) -> Result<CacheLayout> {
-    let ctx = Context::new()?;
-    let workers = [supported];
-    Ok(resolve_kv_cache_layout(
-        &ctx,
-        &ResolveArgs {
-            workers: &workers,
-            ..Default::default()
-        },
-    )?
-    .layout)
+    Api::linked()?.resolve_layout(supported)
 }
 
-fn c_name(what: &str, s: &str) -> Result<CString> {
-    CString::new(s).map_err(|_| Error::invalid(format!("{what} {s:?} contains a NUL byte")))
+/// A name for C, refused in the name of `function`'s `argument` when it holds a NUL byte.
+fn c_name(function: &str, argument: &str, s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| {
+        Error::argument(
+            function,
+            argument,
+            "contains a NUL byte",
+            format_args!("{s:?}"),
+            "a layout name",
+        )
+    })
 }
 
 impl Context<'_> {
@@ -251,7 +251,9 @@ impl Context<'_> {
     /// `cache_config.kv_cache_layout`.
     pub fn set_kv_cache_layout_preset(&self, name: Option<&str>) -> Result<()> {
         let api = self.api();
-        let name = name.map(|n| c_name("preset", n)).transpose()?;
+        let name = name
+            .map(|n| c_name("Context::set_kv_cache_layout_preset", "name", n))
+            .transpose()?;
         let f = entry!(api, context_set_kv_cache_layout_preset)?;
         // SAFETY: the context is alive; the name is NULL or a NUL-terminated string.
         api.check(unsafe {
@@ -265,7 +267,7 @@ impl Context<'_> {
     /// Adopts a layout resolved elsewhere, as vLLM's `record_kv_cache_layout`.
     pub fn record_kv_cache_layout(&self, name: &str) -> Result<()> {
         let api = self.api();
-        let name = c_name("layout name", name)?;
+        let name = c_name("Context::record_kv_cache_layout", "name", name)?;
         let f = entry!(api, record_kv_cache_layout)?;
         // SAFETY: the context is alive; the name is NUL-terminated.
         api.check(unsafe { f(self.as_raw(), name.as_ptr()) })
@@ -283,9 +285,20 @@ impl Context<'_> {
 }
 
 impl<'l> Api<'l> {
+    /// [`resolve_layout`] in this library (the fresh context is one of its own).
+    pub fn resolve_layout(self, supported: &[&str]) -> Result<CacheLayout> {
+        let ctx = self.context_create()?;
+        let workers = [supported];
+        let args = ResolveArgs {
+            workers: &workers,
+            ..Default::default()
+        };
+        Ok(self.resolve_kv_cache_layout(&ctx, &args)?.layout)
+    }
+
     /// [`CacheLayout::from_name`] in this library.
     pub fn kv_cache_layout_from_name(self, name: &str) -> Result<CacheLayout> {
-        let name = c_name("layout name", name)?;
+        let name = c_name("CacheLayout::from_name", "name", name)?;
         let f = entry!(self, kv_cache_layout_from_name)?;
         let mut raw = sys::CATTN_KV_CACHE_LAYOUT_UNSET;
         // SAFETY: both pointers are valid for the call.
@@ -407,14 +420,15 @@ impl<'l> Api<'l> {
         ctx: &Context<'_>,
         args: &ResolveArgs<'_>,
     ) -> Result<Resolved> {
-        require_same_library(self, ctx.api(), "the context")?;
+        require_same_library("resolve_kv_cache_layout", "ctx", self, ctx.api())?;
         let counts: Vec<i64> = args.workers.iter().map(|w| w.len() as i64).collect();
-        let owned: Vec<CString> = args
-            .workers
-            .iter()
-            .flat_map(|w| w.iter())
-            .map(|n| c_name("layout name", n))
-            .collect::<Result<_>>()?;
+        let mut owned: Vec<CString> = Vec::new();
+        for (w, names) in args.workers.iter().enumerate() {
+            for (i, n) in names.iter().enumerate() {
+                let argument = format!("args.workers[{w}][{i}]");
+                owned.push(c_name("resolve_kv_cache_layout", &argument, n)?);
+            }
+        }
         let names: Vec<*const std::os::raw::c_char> = owned.iter().map(|n| n.as_ptr()).collect();
         let heads: Vec<i64> = args.specs.iter().map(|s| s.num_heads).collect();
         let states: Vec<i64> = args.specs.iter().map(|s| s.num_states).collect();
@@ -422,11 +436,14 @@ impl<'l> Api<'l> {
         let (setting, read_environment) = match args.setting {
             LayoutSetting::Unset => (None, 0),
             LayoutSetting::Environment => (None, 1),
-            LayoutSetting::Value(v) => (Some(c_name("setting", v)?), 0),
+            LayoutSetting::Value(v) => (
+                Some(c_name("resolve_kv_cache_layout", "args.setting", v)?),
+                0,
+            ),
         };
         let connector = args
             .connector
-            .map(|c| c_name("connector layout", c))
+            .map(|c| c_name("resolve_kv_cache_layout", "args.connector", c))
             .transpose()?;
         let ptr_or_null = |v: &Vec<i64>| {
             if v.is_empty() {

@@ -16,13 +16,31 @@
 //!   [`make_local_attention_virtual_batches_device`] compute on the device what their host
 //!   calls plan on the host, and a [`StepPlan`] computes a whole step's metadata in one launch
 //!   (module [`step_plan`]).
+//! - Every host utility also has a one-call helper that takes host slices and returns owned
+//!   `Vec`s: it makes the size query, allocates the outputs, converts between `usize` and the
+//!   library's `i64` and passes the default stream itself ([`pcp_query_restore_idx`],
+//!   [`dcp_local_seq_lens`], [`dcp_local_seq_lens_all_ranks`], [`causal_conv1d_metadata`],
+//!   [`local_attention_virtual_batches`], [`mamba_block_table`], [`queries_extended_by_n`],
+//!   [`kv_sharing_fast_prefill_metadata`], [`split_query_start_loc`],
+//!   [`split_query_start_loc_with_extends`], [`split_prefill_chunks`],
+//!   [`reorder_batch_to_split_decodes_and_prefills`], [`query_lens`], [`num_computed_tokens`],
+//!   [`token_to_req_indices_vec`], [`mm_prefix_range_tensor`], [`mm_prefix_query_ranges`],
+//!   [`pcp_qkv_halves`], [`log2_lse_to_ln_vec`], [`resolve_layout`]; the layout, per-layer and
+//!   bound utilities return owned values already). Their index and length slices are of one
+//!   [`IndexElement`] type, `i32` or `i64`, which the results keep; another element type does
+//!   not compile.
 //! - Calls go through the library's function table ([`Api`]): the linked library's for the
-//!   free functions, or one loaded at run time with [`dynamic::Library`].
+//!   free functions, or one loaded at run time with [`dynamic::Library`]; the one-call helpers
+//!   are methods of [`Api`] too.
 //!
 //! ```
-//! // The PCP restore index of two requests of 8 and 12 tokens.
-//! let idx = cattn::pcp_query_restore_idx(&[0, 8, 20])?;
+//! // The PCP restore index of two requests of 8 and 12 tokens (int64 in, int64 out).
+//! let idx = cattn::pcp_query_restore_idx(&[0i64, 8, 20])?;
 //! assert_eq!(idx[..8], [0, 1, 2, 3, 10, 11, 12, 13]);
+//!
+//! // Every DCP rank's share of three int32 sequence lengths, one row per request.
+//! let dcp = cattn::dcp_local_seq_lens_all_ranks(&[16i32, 10, 17], 2, 4)?;
+//! assert_eq!(dcp, [[8, 8], [6, 4], [9, 8]]);
 //!
 //! // Errors carry the status and the library's message.
 //! let err = cattn::pcp_query_restore_idx(&[0, 3]).unwrap_err();
@@ -31,14 +49,20 @@
 //! # Ok::<(), cattn::Error>(())
 //! ```
 //!
-//! Linking: `cattn-sys` finds libcattn through `CATTN_LIB_DIR` or `pkg-config`; at run time
-//! the loader must find `libcattn.so.<ABI major>` (e.g. through `LD_LIBRARY_PATH`).
+//! Linking: with the default feature `link`, `cattn-sys` finds libcattn through
+//! `CATTN_LIB_DIR` or `pkg-config`; at run time the loader must find `libcattn.so.<ABI
+//! major>` (e.g. through `LD_LIBRARY_PATH`). Without it (`default-features = false`) nothing is
+//! linked: load the library with [`dynamic::Library`] and call its [`Api`]; [`Api::linked`], and
+//! so every free function, then fails with [`Status::NotSupported`].
+
+#![deny(missing_docs)]
 
 mod api;
 mod comm;
 mod context;
 mod error;
 mod metadata;
+mod one_call;
 mod tensor;
 
 pub mod compute_causal_conv1d_metadata;
@@ -72,27 +96,30 @@ pub use comm::{comm_get_unique_id, Comm, CommUniqueId};
 pub use context::Context;
 pub use error::{Error, Result, Status};
 pub use metadata::{CommonAttnMetadata, MetadataScalars, NewerFields};
-pub use tensor::{DataType, Device, Element, Stream, TensorMut, TensorRef};
+pub use tensor::{DataType, Device, Element, IndexElement, Stream, TensorMut, TensorRef};
 
 pub use compute_causal_conv1d_metadata::{
-    compute_causal_conv1d_metadata, compute_causal_conv1d_metadata_device,
-    compute_causal_conv1d_metadata_size, CausalConv1dDeviceOutputs, CausalConv1dOutputs,
-    CausalConv1dSize,
+    causal_conv1d_metadata, compute_causal_conv1d_metadata, compute_causal_conv1d_metadata_device,
+    compute_causal_conv1d_metadata_size, CausalConv1dDeviceOutputs, CausalConv1dMetadata,
+    CausalConv1dOutputs, CausalConv1dSize,
 };
 pub use compute_mm_prefix_range_tensor::{
     compute_mm_prefix_range_tensor, compute_mm_prefix_range_tensor_size,
-    fill_mm_prefix_query_ranges, mm_prefix_range_tensor, MmPrefixRangeTensor, MmPrefixRanges,
+    fill_mm_prefix_query_ranges, mm_prefix_query_ranges, mm_prefix_range_tensor,
+    MmPrefixRangeTensor, MmPrefixRanges,
 };
 pub use extend_all_queries_by_n::{
     extend_all_queries_by_n, extend_all_queries_by_n_in_place,
-    extend_all_queries_by_n_in_place_with, extend_all_queries_by_n_with, DcpGroup,
-    ExtendNewerOutputs, ExtendOutputs,
+    extend_all_queries_by_n_in_place_with, extend_all_queries_by_n_with, queries_extended_by_n,
+    DcpGroup, ExtendNewerOutputs, ExtendOutputs, ExtendedQueries,
 };
 pub use fused_pcp_qkv_select::{
-    fused_pcp_qkv_select, FusedPcpQkvSelectArgs, FusedPcpQkvSelectOutputs,
+    fused_pcp_qkv_select, pcp_qkv_halves, FusedPcpQkvSelectArgs, FusedPcpQkvSelectOutputs,
+    HeadRows, PcpQkvHalves,
 };
 pub use get_dcp_local_seq_lens::{
-    get_dcp_local_seq_lens, get_dcp_local_seq_lens_nd, DcpLocalSeqLensArgs, DcpRank,
+    dcp_local_seq_lens, dcp_local_seq_lens_all_ranks, get_dcp_local_seq_lens,
+    get_dcp_local_seq_lens_nd, DcpLocalSeqLensArgs, DcpRank,
 };
 pub use get_kv_cache_layout::{
     get_kv_cache_layout, is_valid_kv_cache_layout, KvCacheLayout, KvCacheLayoutArgs,
@@ -111,23 +138,26 @@ pub use kv_cache_layout::{
 };
 pub use log2_lse_to_ln::{
     log2_lse_to_ln, log2_lse_to_ln_f32, log2_lse_to_ln_f64, log2_lse_to_ln_half,
-    log2_lse_to_ln_in_place, HalfType, LseRounding,
+    log2_lse_to_ln_in_place, log2_lse_to_ln_vec, HalfType, LseElement, LseRounding,
 };
 pub use make_kv_sharing_fast_prefill_common_attn_metadata::{
-    make_kv_sharing_fast_prefill_common_attn_metadata, FastPrefillMetadata, FastPrefillOutputs,
+    kv_sharing_fast_prefill_metadata, make_kv_sharing_fast_prefill_common_attn_metadata,
+    FastPrefillBatch, FastPrefillMetadata, FastPrefillOutputs,
 };
 pub use make_local_attention_virtual_batches::{
-    make_local_attention_virtual_batches, make_local_attention_virtual_batches_device,
-    LocalAttentionDeviceArgs, LocalAttentionDeviceOutputs, LocalAttentionOutputs,
-    LocalAttentionPlan, PlanShape,
+    local_attention_virtual_batches, make_local_attention_virtual_batches,
+    make_local_attention_virtual_batches_device, LocalAttentionBatches, LocalAttentionDeviceArgs,
+    LocalAttentionDeviceOutputs, LocalAttentionOutputs, LocalAttentionPlan, PlanShape,
 };
 pub use mamba_get_block_table_tensor::{
-    mamba_get_block_table_tensor, MambaBlockTableArgs, MambaCacheMode,
+    mamba_block_table, mamba_get_block_table_tensor, MambaBlockTableArgs, MambaCacheMode,
 };
 pub use max_local_attention_virtual_batches::{
     max_local_attention_virtual_batches, VirtualBatchBound,
 };
-pub use naive_query_lens::{compute_num_computed_tokens, naive_query_lens, num_computed_tokens};
+pub use naive_query_lens::{
+    compute_num_computed_tokens, naive_query_lens, num_computed_tokens, query_lens,
+};
 pub use pcp_kv_allgather_and_restore::{
     pcp_kv_allgather_and_restore, pcp_kv_allgather_and_restore_workspace_size, PcpKvAllgatherArgs,
     PcpKvAllgatherOutputs, Workspace,
@@ -136,8 +166,8 @@ pub use split_decodes_and_prefills::{
     reorder_batch_to_split_decodes_and_prefills, split_decodes_and_prefills,
     split_decodes_and_prefills_device, split_decodes_prefills_and_extends,
     split_decodes_prefills_and_extends_device, split_prefill_chunks, split_query_start_loc,
-    DecodeExtendPrefillSplit, DecodePrefillSplit, ReorderPlan, SplitBatch, SplitDeviceArgs,
-    SplitOptions,
+    split_query_start_loc_with_extends, DecodeExtendPrefillSplit, DecodePrefillSplit, ReorderPlan,
+    SplitBatch, SplitDeviceArgs, SplitOptions,
 };
 pub use step_plan::{
     step_plan_create, StepBatch, StepConv1dParams, StepCount, StepDcpParams, StepExtendParams,

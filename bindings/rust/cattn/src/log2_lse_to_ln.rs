@@ -6,8 +6,9 @@ use std::mem::size_of;
 use cattn_sys as sys;
 
 use crate::api::{entry, Api};
-use crate::error::{Error, Result};
-use crate::tensor::{DataType, Device, Stream, TensorMut, TensorRef};
+use crate::error::Result;
+use crate::one_call::zeroed;
+use crate::tensor::{DataType, Device, Element, Stream, TensorMut, TensorRef};
 
 /// How float16 and bfloat16 products are rounded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -31,7 +32,9 @@ impl LseRounding {
 /// The 16-bit float types, whose elements Rust holds as `u16` bit patterns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HalfType {
+    /// IEEE float16 (`kDLFloat`, 16 bits).
     F16,
+    /// bfloat16 (`kDLBfloat`, 16 bits).
     BF16,
 }
 
@@ -54,6 +57,31 @@ pub fn log2_lse_to_ln_in_place(
     stream: Stream,
 ) -> Result<()> {
     Api::linked()?.log2_lse_to_ln_in_place(t, rounding, stream)
+}
+
+mod sealed {
+    /// Seals [`super::LseElement`].
+    pub trait Lse {}
+    impl Lse for f32 {}
+    impl Lse for f64 {}
+}
+
+/// A Rust float type of a log-sum-exp tensor: `f32` or `f64` (float16 and bfloat16 values,
+/// which Rust holds as `u16` bit patterns, go through [`log2_lse_to_ln_half`]). Sealed.
+pub trait LseElement: Element + sealed::Lse {}
+impl LseElement for f32 {}
+impl LseElement for f64 {}
+
+/// One call for host float32 or float64 values: `lse * ln 2` (rounded as torch does) in a new
+/// `Vec`.
+///
+/// ```
+/// let ln = cattn::log2_lse_to_ln_vec(&[1.0f64, -2.0, f64::INFINITY])?;
+/// assert_eq!(ln, [std::f64::consts::LN_2, -2.0 * std::f64::consts::LN_2, f64::INFINITY]);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn log2_lse_to_ln_vec<F: LseElement>(lse: &[F]) -> Result<Vec<F>> {
+    Api::linked()?.log2_lse_to_ln_vec(lse)
 }
 
 /// One call for host float32 values, in place.
@@ -91,7 +119,8 @@ pub fn log2_lse_to_ln_f64(values: &mut [f64]) -> Result<()> {
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn log2_lse_to_ln_half(bits: &mut [u16], dtype: HalfType, rounding: LseRounding) -> Result<()> {
-    let len = i64::try_from(bits.len()).map_err(|_| Error::invalid("too many elements"))?;
+    // A slice spans at most isize::MAX bytes, so its length fits i64.
+    let len = bits.len() as i64;
     let dtype = match dtype {
         HalfType::F16 => DataType::F16,
         HalfType::BF16 => DataType::BF16,
@@ -111,6 +140,18 @@ pub fn log2_lse_to_ln_half(bits: &mut [u16], dtype: HalfType, rounding: LseRound
 }
 
 impl Api<'_> {
+    /// [`log2_lse_to_ln_vec`] in this library.
+    pub fn log2_lse_to_ln_vec<F: LseElement>(self, lse: &[F]) -> Result<Vec<F>> {
+        let mut out = zeroed("log2_lse_to_ln_vec", lse.len())?;
+        self.log2_lse_to_ln(
+            &TensorRef::from_slice(lse),
+            &mut TensorMut::from_slice(&mut out),
+            LseRounding::Torch,
+            Stream::DEFAULT,
+        )?;
+        Ok(out)
+    }
+
     /// [`log2_lse_to_ln`] in this library.
     pub fn log2_lse_to_ln(
         self,

@@ -8,7 +8,8 @@ use cattn_sys as sys;
 use crate::api::{entry, Api};
 use crate::error::Result;
 use crate::metadata::{raw_init, CommonAttnMetadata, MetadataScalars, NewerFields};
-use crate::tensor::{raw_out, Stream, TensorMut};
+use crate::one_call::{batch_scalars, len_i64, zeroed};
+use crate::tensor::{raw_out, IndexElement, Stream, TensorMut, TensorRef};
 
 /// The tensors [`make_kv_sharing_fast_prefill_common_attn_metadata`] writes.
 #[derive(Debug)]
@@ -31,9 +32,9 @@ pub struct FastPrefillMetadata {
     /// The new metadata's scalars (on the CUDA path `max_query_len` and `num_actual_tokens`
     /// are -1: read `decode_max_and_total`).
     pub scalars: MetadataScalars,
-    /// The new metadata's 1.1 fields: of the input's tensors it keeps only
-    /// `seq_lens_cpu_upper_bound`, as vLLM does, and `max_logits_per_req` is not given (the
-    /// passthrough keeps every field). Since 1.1.
+    /// The new metadata's 1.1 tensor fields: of the input's it keeps only
+    /// `seq_lens_cpu_upper_bound`, as vLLM does, and `scalars.max_logits_per_req` is not given
+    /// (the passthrough keeps every field). Since 1.1.
     pub newer: NewerFields,
 }
 
@@ -74,7 +75,78 @@ pub fn make_kv_sharing_fast_prefill_common_attn_metadata(
     Api::linked()?.make_kv_sharing_fast_prefill_common_attn_metadata(metadata, out, stream)
 }
 
+/// The decode-only batch of KV-sharing fast prefill for a host batch, owned
+/// ([`kv_sharing_fast_prefill_metadata`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FastPrefillBatch<T> {
+    /// True when every query has one token: vLLM returns the metadata unchanged, and so are
+    /// `query_start_loc` (a copy of the input's) and the scalars.
+    pub passthrough: bool,
+    /// `[B + 1]`: the decode batch's cumulative query lengths.
+    pub query_start_loc: Vec<T>,
+    /// The decode batch's scalars (`num_actual_tokens` = the logits indices, `max_query_len`
+    /// = the most of one request).
+    pub scalars: MetadataScalars,
+}
+
+/// The decode-only batch of KV-sharing fast prefill for a host `query_start_loc` (`[B + 1]`)
+/// and the logits indices in use, in one call; the result has their element type. The input's
+/// `max_query_len` is the longest query of `query_start_loc` (so a batch of one-token queries
+/// passes through).
+///
+/// ```
+/// let f = cattn::kv_sharing_fast_prefill_metadata(&[0i32, 15, 20, 28], &[14, 18, 19, 27])?;
+/// assert!(!f.passthrough);
+/// assert_eq!(f.query_start_loc, [0, 1, 3, 4]);
+/// assert_eq!((f.scalars.max_query_len, f.scalars.num_actual_tokens), (2, 4));
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn kv_sharing_fast_prefill_metadata<T: IndexElement>(
+    query_start_loc: &[T],
+    logits_indices: &[T],
+) -> Result<FastPrefillBatch<T>> {
+    Api::linked()?.kv_sharing_fast_prefill_metadata(query_start_loc, logits_indices)
+}
+
 impl Api<'_> {
+    /// [`kv_sharing_fast_prefill_metadata`] in this library.
+    pub fn kv_sharing_fast_prefill_metadata<T: IndexElement>(
+        self,
+        query_start_loc: &[T],
+        logits_indices: &[T],
+    ) -> Result<FastPrefillBatch<T>> {
+        const FUNCTION: &str = "kv_sharing_fast_prefill_metadata";
+        let scalars = batch_scalars(query_start_loc, None);
+        let md = CommonAttnMetadata {
+            query_start_loc: Some(TensorRef::from_slice(query_start_loc)),
+            logits_indices_padded: Some(TensorRef::from_slice(logits_indices)),
+            num_logits_indices: len_i64(logits_indices.len()),
+            num_reqs: scalars.num_reqs,
+            num_actual_tokens: scalars.num_actual_tokens,
+            max_query_len: scalars.max_query_len,
+            ..Default::default()
+        };
+        let mut qsl = zeroed(FUNCTION, query_start_loc.len())?;
+        let made = self.make_kv_sharing_fast_prefill_common_attn_metadata(
+            &md,
+            &mut FastPrefillOutputs {
+                query_start_loc: TensorMut::from_slice(&mut qsl),
+                query_start_loc_cpu: None,
+                decode_max_and_total: None,
+            },
+            Stream::DEFAULT,
+        )?;
+        if made.passthrough {
+            // Nothing was written: the metadata is the input's.
+            qsl.copy_from_slice(query_start_loc);
+        }
+        Ok(FastPrefillBatch {
+            passthrough: made.passthrough,
+            query_start_loc: qsl,
+            scalars: made.scalars,
+        })
+    }
+
     /// [`make_kv_sharing_fast_prefill_common_attn_metadata`] in this library.
     pub fn make_kv_sharing_fast_prefill_common_attn_metadata(
         self,

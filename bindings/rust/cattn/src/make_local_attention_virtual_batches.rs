@@ -10,7 +10,10 @@ use cattn_sys as sys;
 use crate::api::{entry, Api};
 use crate::error::{Error, Result, Status};
 use crate::metadata::{raw_init, CommonAttnMetadata, MetadataScalars};
-use crate::tensor::{raw_out, Stream, TensorMut, TensorRef};
+use crate::one_call::{
+    area, batch_scalars, flatten_rows, into_rows, len_i64, reported_len, zeroed,
+};
+use crate::tensor::{raw_out, IndexElement, Stream, TensorMut, TensorRef};
 
 /// The inputs of [`make_local_attention_virtual_batches_device`], int32/int64 on one CUDA
 /// device.
@@ -116,6 +119,59 @@ unsafe impl Send for LocalAttentionPlan<'_> {}
 // SAFETY: every call a shared &LocalAttentionPlan allows (get_shape, fill, make_block_table)
 // only reads the plan, which the header allows from many threads at once.
 unsafe impl Sync for LocalAttentionPlan<'_> {}
+
+/// The virtual batches of chunked local attention for one host batch, owned
+/// ([`local_attention_virtual_batches`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LocalAttentionBatches<T> {
+    /// `[V + 1]`: the virtual batches' cumulative query lengths.
+    pub query_start_loc: Vec<T>,
+    /// `[V]`: their key lengths.
+    pub seq_lens: Vec<T>,
+    /// `[V]`: their computed (context) tokens.
+    pub num_computed_tokens: Vec<T>,
+    /// `V` rows of `P` pages: the gathered block table.
+    pub block_table: Vec<Vec<T>>,
+    /// The virtual batches' scalars: `num_reqs` = V, the batch's `num_actual_tokens`, their
+    /// `max_query_len` and `max_seq_len`, `causal`.
+    pub scalars: MetadataScalars,
+}
+
+/// The virtual batches of chunked local attention for a host batch, in one call: the plan
+/// ([`LocalAttentionPlan::new`]), its shape, outputs of that shape, the fill, the plan dropped.
+/// `query_start_loc` is `[B + 1]` and `seq_lens` `[B]`; `block_table` has B rows of one length
+/// (at least 1), all of one element type, which the outputs have too. `block_size >= 1`
+/// divides `attn_chunk_size`. `num_actual_tokens` is taken as `query_start_loc[B]`.
+///
+/// ```
+/// let table: Vec<Vec<i32>> = (0..3).map(|r| (9 * r..9 * r + 9).collect()).collect();
+/// let v = cattn::local_attention_virtual_batches(&[0, 4, 14, 19], &[6, 17, 9], &table, 4, 2)?;
+/// assert_eq!(v.query_start_loc, [0, 2, 4, 5, 9, 13, 14, 18, 19]);
+/// assert_eq!(v.seq_lens, [4, 2, 4, 4, 4, 1, 4, 1]);
+/// assert_eq!(v.block_table[0], [0, 1]);
+/// assert_eq!(v.scalars.num_reqs, 8);
+/// // Ragged rows are refused before the library is called.
+/// let err = cattn::local_attention_virtual_batches(&[0, 1], &[1], &[vec![0], vec![]], 4, 2)
+///     .unwrap_err();
+/// assert!(err.message().starts_with(
+///     "cattn::local_attention_virtual_batches: block_table[1] is not as long as the first row"));
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn local_attention_virtual_batches<T: IndexElement, R: AsRef<[T]>>(
+    query_start_loc: &[T],
+    seq_lens: &[T],
+    block_table: &[R],
+    attn_chunk_size: i64,
+    block_size: i64,
+) -> Result<LocalAttentionBatches<T>> {
+    Api::linked()?.local_attention_virtual_batches(
+        query_start_loc,
+        seq_lens,
+        block_table,
+        attn_chunk_size,
+        block_size,
+    )
+}
 
 /// Plans the virtual batches of chunked local attention; the same as
 /// [`LocalAttentionPlan::new`], under vLLM's name.
@@ -286,6 +342,57 @@ impl<'l> LocalAttentionPlan<'l> {
 }
 
 impl<'l> Api<'l> {
+    /// [`local_attention_virtual_batches`] in this library.
+    pub fn local_attention_virtual_batches<T: IndexElement, R: AsRef<[T]>>(
+        self,
+        query_start_loc: &[T],
+        seq_lens: &[T],
+        block_table: &[R],
+        attn_chunk_size: i64,
+        block_size: i64,
+    ) -> Result<LocalAttentionBatches<T>> {
+        const FUNCTION: &str = "local_attention_virtual_batches";
+        let (table, cols) = flatten_rows(FUNCTION, "block_table", block_table)?;
+        let md = CommonAttnMetadata {
+            query_start_loc_cpu: Some(TensorRef::from_slice(query_start_loc)),
+            seq_lens_cpu: Some(TensorRef::from_slice(seq_lens)),
+            block_table_tensor: Some(TensorRef::new(
+                &table,
+                &[len_i64(block_table.len()), len_i64(cols)],
+            )?),
+            num_reqs: len_i64(seq_lens.len()),
+            num_actual_tokens: batch_scalars(query_start_loc, None).num_actual_tokens,
+            ..Default::default()
+        };
+        let plan = self.make_local_attention_virtual_batches(&md, attn_chunk_size, block_size)?;
+        let shape = plan.shape()?;
+        let v = reported_len(FUNCTION, "a virtual-batch count", shape.virtual_batches)?;
+        let p = reported_len(FUNCTION, "a page count", shape.pages)?;
+        let mut qsl = zeroed(FUNCTION, v + 1)?;
+        let mut seq = zeroed(FUNCTION, v)?;
+        let mut computed = zeroed(FUNCTION, v)?;
+        let mut pages = zeroed(FUNCTION, area(FUNCTION, "the block table", v, p)?)?;
+        let scalars = plan.fill(
+            &md,
+            &mut LocalAttentionOutputs {
+                query_start_loc_cpu: TensorMut::from_slice(&mut qsl),
+                seq_lens_cpu: TensorMut::from_slice(&mut seq),
+                num_computed_tokens_cpu: TensorMut::from_slice(&mut computed),
+                block_table_tensor: TensorMut::new(&mut pages, &[len_i64(v), len_i64(p)])?,
+                query_start_loc: None,
+                seq_lens: None,
+            },
+            Stream::DEFAULT,
+        )?;
+        Ok(LocalAttentionBatches {
+            query_start_loc: qsl,
+            seq_lens: seq,
+            num_computed_tokens: computed,
+            block_table: into_rows(&pages, v, p),
+            scalars,
+        })
+    }
+
     /// [`LocalAttentionPlan::new`] in this library.
     pub fn make_local_attention_virtual_batches(
         self,

@@ -6,7 +6,8 @@ use cattn_sys as sys;
 
 use crate::api::{entry, Api};
 use crate::error::Result;
-use crate::tensor::{raw_in, Stream, TensorMut, TensorRef};
+use crate::one_call::{area, flatten_rows, into_rows, len_i64, zeroed};
+use crate::tensor::{raw_in, IndexElement, Stream, TensorMut, TensorRef};
 
 /// vLLM's mamba_cache_mode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -43,6 +44,7 @@ pub struct MambaBlockTableArgs<'a> {
     pub block_size: i64,
     /// `>= 0` (align only).
     pub num_speculative_blocks: i64,
+    /// vLLM's mamba_cache_mode.
     pub mode: MambaCacheMode,
     /// For CUDA tensors.
     pub stream: Stream,
@@ -77,7 +79,77 @@ pub fn mamba_get_block_table_tensor(
     Api::linked()?.mamba_get_block_table_tensor(args, out)
 }
 
+/// The block-table columns Mamba kernels use, for a host block table of B rows of one length
+/// (int32 or int64, the result's element type), in one call. [`MambaCacheMode::Align`] reads
+/// `seq_lens` (`[B]`) and gives rows of `1 + num_speculative_blocks` entries; the other modes
+/// copy the table (vLLM returns the tensor itself) and read neither `seq_lens` nor the two
+/// sizes.
+///
+/// ```
+/// use cattn::{mamba_block_table, MambaCacheMode};
+/// let table: Vec<[i64; 4]> = vec![[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]];
+/// let cols = mamba_block_table(&table, Some(&[16, 17, 1]), 16, 2, MambaCacheMode::Align)?;
+/// assert_eq!(cols, vec![vec![0, 1, 2], vec![5, 6, 7], vec![8, 9, 10]]);
+/// assert_eq!(mamba_block_table(&table, None, 0, 0, MambaCacheMode::All)?[1], [4, 5, 6, 7]);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn mamba_block_table<T: IndexElement, R: AsRef<[T]>>(
+    block_table: &[R],
+    seq_lens: Option<&[T]>,
+    block_size: i64,
+    num_speculative_blocks: i64,
+    mode: MambaCacheMode,
+) -> Result<Vec<Vec<T>>> {
+    Api::linked()?.mamba_block_table(
+        block_table,
+        seq_lens,
+        block_size,
+        num_speculative_blocks,
+        mode,
+    )
+}
+
 impl Api<'_> {
+    /// [`mamba_block_table`] in this library.
+    pub fn mamba_block_table<T: IndexElement, R: AsRef<[T]>>(
+        self,
+        block_table: &[R],
+        seq_lens: Option<&[T]>,
+        block_size: i64,
+        num_speculative_blocks: i64,
+        mode: MambaCacheMode,
+    ) -> Result<Vec<Vec<T>>> {
+        const FUNCTION: &str = "mamba_block_table";
+        let (table, cols) = flatten_rows(FUNCTION, "block_table", block_table)?;
+        let rows = block_table.len();
+        let out_cols = match mode {
+            // A negative count gets an output without columns, which the library refuses in
+            // the name of the count.
+            MambaCacheMode::Align => {
+                usize::try_from(num_speculative_blocks).map_or(0, |n| n.saturating_add(1))
+            }
+            MambaCacheMode::None | MambaCacheMode::All => cols,
+        };
+        let mut out = zeroed(
+            FUNCTION,
+            area(FUNCTION, "num_speculative_blocks", rows, out_cols)?,
+        )?;
+        let args = MambaBlockTableArgs {
+            block_table: TensorRef::new(&table, &[len_i64(rows), len_i64(cols)])?,
+            // Given only where it is read: the copy modes would check a given one.
+            seq_lens: seq_lens
+                .filter(|_| mode == MambaCacheMode::Align)
+                .map(TensorRef::from_slice),
+            block_size,
+            num_speculative_blocks,
+            mode,
+            stream: Stream::DEFAULT,
+        };
+        let shape = [len_i64(rows), len_i64(out_cols)];
+        self.mamba_get_block_table_tensor(&args, &mut TensorMut::new(&mut out, &shape)?)?;
+        Ok(into_rows(&out, rows, out_cols))
+    }
+
     /// [`mamba_get_block_table_tensor`] in this library.
     pub fn mamba_get_block_table_tensor(
         self,

@@ -55,12 +55,17 @@ pub struct CommonAttnMetadata<'a> {
     pub slot_mapping: Option<TensorRef<'a>>,
     /// `[>= num_logits_indices]`.
     pub logits_indices_padded: Option<TensorRef<'a>>,
+    /// The requests of the batch, B.
     pub num_reqs: i64,
+    /// The tokens of the batch, T (CUDA-graph padding included where the engine pads).
     pub num_actual_tokens: i64,
+    /// The longest query.
     pub max_query_len: i64,
+    /// The longest sequence (context + query).
     pub max_seq_len: i64,
     /// Meaningful only with `logits_indices_padded`.
     pub num_logits_indices: i64,
+    /// vLLM's `causal` when it is a bool (see `causal_per_req` for a tensor).
     pub causal: bool,
     /// `[num_actual_tokens (+ padding)]` token positions. Since 1.1.
     pub positions: Option<TensorRef<'a>>,
@@ -155,15 +160,47 @@ impl CommonAttnMetadata<'_> {
     }
 }
 
-/// The scalar fields of a metadata struct a call wrote (its tensors are the caller's own).
+/// The scalar fields of a metadata struct a call wrote (its tensors are the caller's own), or
+/// of a batch an in-place call reads.
+///
+/// The default is `CATTN_COMMON_ATTN_METADATA_INIT`'s: every count 0, `causal` true and
+/// `max_logits_per_req` not given.
+///
+/// ```
+/// let s = cattn::MetadataScalars { num_reqs: 2, max_query_len: 3, ..Default::default() };
+/// assert!(s.causal && s.max_logits_per_req.is_none());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MetadataScalars {
+    /// The requests of the batch, B.
     pub num_reqs: i64,
+    /// The tokens of the batch, T (CUDA-graph padding included where the engine pads).
     pub num_actual_tokens: i64,
+    /// The longest query.
     pub max_query_len: i64,
+    /// The longest sequence (context + query).
     pub max_seq_len: i64,
+    /// The logits indices in use; meaningful only with `logits_indices_padded`.
     pub num_logits_indices: i64,
+    /// vLLM's `causal` when it is a bool.
     pub causal: bool,
+    /// The most logits indices of one request; `None` is vLLM's None (`CATTN_NOT_GIVEN`, and
+    /// any value `<= 0` the library reads back). Since 1.1.
+    pub max_logits_per_req: Option<i64>,
+}
+
+impl Default for MetadataScalars {
+    fn default() -> Self {
+        MetadataScalars {
+            num_reqs: 0,
+            num_actual_tokens: 0,
+            max_query_len: 0,
+            max_seq_len: 0,
+            num_logits_indices: 0,
+            causal: true,
+            max_logits_per_req: None,
+        }
+    }
 }
 
 impl MetadataScalars {
@@ -175,24 +212,48 @@ impl MetadataScalars {
             max_seq_len: raw.max_seq_len,
             num_logits_indices: raw.num_logits_indices,
             causal: raw.causal != 0,
+            max_logits_per_req: given(raw.max_logits_per_req),
         }
+    }
+
+    /// Writes these scalars into a raw struct.
+    pub(crate) fn store(&self, raw: &mut sys::cattn_common_attn_metadata_t) {
+        raw.num_reqs = self.num_reqs;
+        raw.num_actual_tokens = self.num_actual_tokens;
+        raw.max_query_len = self.max_query_len;
+        raw.max_seq_len = self.max_seq_len;
+        raw.num_logits_indices = self.num_logits_indices;
+        raw.causal = i32::from(self.causal);
+        raw.max_logits_per_req = self.max_logits_per_req.unwrap_or(NOT_GIVEN);
     }
 }
 
-/// Which of the 1.1 fields a metadata struct that a call wrote has. Each tensor set is one
-/// of the caller's own (an input's, copied, or an output it gave), so only its presence is
-/// reported; `max_logits_per_req` is `None` when not given (0 or negative).
+/// An optional int64 field as the library reads it: 0 or negative is not given.
+pub(crate) fn given(raw: i64) -> Option<i64> {
+    (raw > 0).then_some(raw)
+}
+
+/// Which of the 1.1 tensor fields a metadata struct that a call wrote has. Each tensor set is
+/// one of the caller's own (an input's, copied, or an output it gave), so only its presence is
+/// reported. (The 1.1 scalar, `max_logits_per_req`, is in [`MetadataScalars`].)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct NewerFields {
+    /// `positions` is set.
     pub positions: bool,
+    /// `is_prefilling` is set.
     pub is_prefilling: bool,
+    /// `causal_per_req` is set.
     pub causal_per_req: bool,
+    /// `dcp_local_seq_lens` is set.
     pub dcp_local_seq_lens: bool,
+    /// `dcp_local_seq_lens_cpu` is set.
     pub dcp_local_seq_lens_cpu: bool,
+    /// `seq_lens_cpu_upper_bound` is set.
     pub seq_lens_cpu_upper_bound: bool,
+    /// `encoder_seq_lens` is set.
     pub encoder_seq_lens: bool,
+    /// `encoder_seq_lens_cpu` is set.
     pub encoder_seq_lens_cpu: bool,
-    pub max_logits_per_req: Option<i64>,
 }
 
 impl NewerFields {
@@ -206,7 +267,6 @@ impl NewerFields {
             seq_lens_cpu_upper_bound: !raw.seq_lens_cpu_upper_bound.is_null(),
             encoder_seq_lens: !raw.encoder_seq_lens.is_null(),
             encoder_seq_lens_cpu: !raw.encoder_seq_lens_cpu.is_null(),
-            max_logits_per_req: (raw.max_logits_per_req > 0).then_some(raw.max_logits_per_req),
         }
     }
 }

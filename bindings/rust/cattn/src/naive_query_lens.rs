@@ -8,7 +8,8 @@ use cattn_sys as sys;
 use crate::api::{entry, Api};
 use crate::error::Result;
 use crate::metadata::CommonAttnMetadata;
-use crate::tensor::{Stream, TensorMut, TensorRef};
+use crate::one_call::zeroed;
+use crate::tensor::{IndexElement, Stream, TensorMut, TensorRef};
 
 /// Writes the query lengths `query_start_loc[i + 1] - query_start_loc[i]` into `out` (`[B]`,
 /// int32/int64). Reads only `metadata.query_start_loc`.
@@ -41,24 +42,63 @@ pub fn compute_num_computed_tokens(
     Api::linked()?.compute_num_computed_tokens(metadata, out, stream)
 }
 
-/// One call for host slices: the computed tokens of each request.
+/// One call for a host `query_start_loc` (`[B + 1]`, int32 or int64): the query length of each
+/// request, of the same element type.
+///
+/// ```
+/// assert_eq!(cattn::query_lens(&[0i32, 3, 3, 10])?, vec![3, 0, 7]);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn query_lens<T: IndexElement>(query_start_loc: &[T]) -> Result<Vec<T>> {
+    Api::linked()?.query_lens(query_start_loc)
+}
+
+/// One call for host slices of one element type (int32 or int64): the computed tokens of each
+/// request, `seq_lens[i]` less its query length.
 ///
 /// ```
 /// assert_eq!(cattn::num_computed_tokens(&[0, 3, 4], &[10, 1])?, vec![7, 0]);
 /// # Ok::<(), cattn::Error>(())
 /// ```
-pub fn num_computed_tokens(query_start_loc: &[i64], seq_lens: &[i64]) -> Result<Vec<i64>> {
-    let md = CommonAttnMetadata {
-        query_start_loc: Some(TensorRef::from_slice(query_start_loc)),
-        seq_lens: Some(TensorRef::from_slice(seq_lens)),
-        ..Default::default()
-    };
-    let mut out = vec![0i64; seq_lens.len()];
-    compute_num_computed_tokens(&md, &mut TensorMut::from_slice(&mut out), Stream::DEFAULT)?;
-    Ok(out)
+pub fn num_computed_tokens<T: IndexElement>(
+    query_start_loc: &[T],
+    seq_lens: &[T],
+) -> Result<Vec<T>> {
+    Api::linked()?.num_computed_tokens(query_start_loc, seq_lens)
 }
 
 impl Api<'_> {
+    /// [`query_lens`] in this library.
+    pub fn query_lens<T: IndexElement>(self, query_start_loc: &[T]) -> Result<Vec<T>> {
+        let md = CommonAttnMetadata {
+            query_start_loc: Some(TensorRef::from_slice(query_start_loc)),
+            ..Default::default()
+        };
+        let mut out = zeroed("query_lens", query_start_loc.len().saturating_sub(1))?;
+        self.naive_query_lens(&md, &mut TensorMut::from_slice(&mut out), Stream::DEFAULT)?;
+        Ok(out)
+    }
+
+    /// [`num_computed_tokens`] in this library.
+    pub fn num_computed_tokens<T: IndexElement>(
+        self,
+        query_start_loc: &[T],
+        seq_lens: &[T],
+    ) -> Result<Vec<T>> {
+        let md = CommonAttnMetadata {
+            query_start_loc: Some(TensorRef::from_slice(query_start_loc)),
+            seq_lens: Some(TensorRef::from_slice(seq_lens)),
+            ..Default::default()
+        };
+        let mut out = zeroed("num_computed_tokens", seq_lens.len())?;
+        self.compute_num_computed_tokens(
+            &md,
+            &mut TensorMut::from_slice(&mut out),
+            Stream::DEFAULT,
+        )?;
+        Ok(out)
+    }
+
     /// [`naive_query_lens`] in this library.
     pub fn naive_query_lens(
         self,

@@ -141,7 +141,12 @@ impl Api<'_> {
         comm: &Comm<'_>,
         args: &PcpKvAllgatherArgs<'_>,
     ) -> Result<usize> {
-        require_same_library(self, comm.api(), "the communicator")?;
+        require_same_library(
+            "pcp_kv_allgather_and_restore_workspace_size",
+            "comm",
+            self,
+            comm.api(),
+        )?;
         let raw = raw_args(comm.as_raw(), args);
         let f = entry!(self, pcp_kv_allgather_and_restore_workspace_size)?;
         let mut size = 0usize;
@@ -158,7 +163,7 @@ impl Api<'_> {
         args: &PcpKvAllgatherArgs<'_>,
         out: &mut PcpKvAllgatherOutputs<'_>,
     ) -> Result<()> {
-        require_same_library(self, comm.api(), "the communicator")?;
+        require_same_library("pcp_kv_allgather_and_restore", "comm", self, comm.api())?;
         let mut raw = raw_args(comm.as_raw(), args);
         raw.key_out = out.key_out.as_raw();
         raw.value_out = out.value_out.as_raw();

@@ -9,7 +9,8 @@ use cattn_sys as sys;
 
 use crate::api::{entry, Api};
 use crate::error::Result;
-use crate::tensor::{Stream, TensorMut, TensorRef};
+use crate::one_call::{area, batch_scalars, len_i64, reported_len, zeroed};
+use crate::tensor::{IndexElement, Stream, TensorMut, TensorRef};
 
 /// The batch a split reads: the fields of vLLM's `CommonAttentionMetadata` it uses.
 #[derive(Clone, Debug)]
@@ -20,6 +21,7 @@ pub struct SplitBatch<'a> {
     pub num_reqs: i64,
     /// `T`, may include CUDA-graph padding.
     pub num_actual_tokens: i64,
+    /// The metadata's longest query, used as given (not checked against the tensor).
     pub max_query_len: i64,
 }
 
@@ -28,6 +30,7 @@ pub struct SplitBatch<'a> {
 pub struct SplitOptions<'a> {
     /// `[0, i32::MAX]`; vLLM's default 1.
     pub decode_threshold: i64,
+    /// Decodes must all have the same query length (vLLM's `require_uniform`, default false).
     pub require_uniform: bool,
     /// vLLM's default `true`.
     pub treat_short_extends_as_decodes: bool,
@@ -51,20 +54,30 @@ impl Default for SplitOptions<'_> {
 /// The result of [`split_decodes_and_prefills`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DecodePrefillSplit {
+    /// The leading requests that are decodes.
     pub num_decodes: i64,
+    /// The requests after them.
     pub num_prefills: i64,
+    /// The decodes' tokens.
     pub num_decode_tokens: i64,
+    /// The prefills' tokens.
     pub num_prefill_tokens: i64,
 }
 
 /// The result of [`split_decodes_prefills_and_extends`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DecodeExtendPrefillSplit {
+    /// The leading requests that are decodes.
     pub num_decodes: i64,
+    /// The extends after them (chunked prefills with context).
     pub num_extends: i64,
+    /// The prefills after those (no context).
     pub num_prefills: i64,
+    /// The decodes' tokens.
     pub num_decode_tokens: i64,
+    /// The extends' tokens.
     pub num_extend_tokens: i64,
+    /// The prefills' tokens.
     pub num_prefill_tokens: i64,
 }
 
@@ -107,18 +120,44 @@ pub fn split_decodes_and_prefills(
     Api::linked()?.split_decodes_and_prefills(batch, opts)
 }
 
-/// One call for the common case: the split of a host `query_start_loc` (T = its last entry,
-/// max_query_len = the longest query) at `decode_threshold`, vLLM's other defaults.
-pub fn split_query_start_loc(
-    query_start_loc: &[i64],
+/// One call for the common case: the split of a host `query_start_loc` (`[B + 1]`, int32 or
+/// int64; T = its last entry, max_query_len = the longest query) at `decode_threshold`, vLLM's
+/// other defaults.
+///
+/// ```
+/// let s = cattn::split_query_start_loc(&[0i32, 1, 2, 7, 15], 1)?;
+/// assert_eq!((s.num_decodes, s.num_prefills, s.num_decode_tokens, s.num_prefill_tokens),
+///            (2, 2, 2, 13));
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn split_query_start_loc<T: IndexElement>(
+    query_start_loc: &[T],
     decode_threshold: i64,
 ) -> Result<DecodePrefillSplit> {
-    let batch = batch_of(query_start_loc);
-    let opts = SplitOptions {
+    Api::linked()?.split_query_start_loc(query_start_loc, decode_threshold)
+}
+
+/// One call for the common case of [`split_decodes_prefills_and_extends`]: the split of a host
+/// `query_start_loc` (`[B + 1]`; T = its last entry, max_query_len = the longest query) with
+/// the sequence lengths' upper bounds (`[B]`, of the same element type) at `decode_threshold`.
+///
+/// ```
+/// // Two decodes, an extend (4 of 9 tokens new) and a prefill (8 of 8).
+/// let s = cattn::split_query_start_loc_with_extends(&[0i64, 1, 2, 6, 14], &[30, 12, 9, 8], 1)?;
+/// assert_eq!((s.num_decodes, s.num_extends, s.num_prefills), (2, 1, 1));
+/// assert_eq!((s.num_decode_tokens, s.num_extend_tokens, s.num_prefill_tokens), (2, 4, 8));
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn split_query_start_loc_with_extends<T: IndexElement>(
+    query_start_loc: &[T],
+    seq_lens_upper_bound: &[T],
+    decode_threshold: i64,
+) -> Result<DecodeExtendPrefillSplit> {
+    Api::linked()?.split_query_start_loc_with_extends(
+        query_start_loc,
+        seq_lens_upper_bound,
         decode_threshold,
-        ..SplitOptions::default()
-    };
-    split_decodes_and_prefills(&batch, &opts)
+    )
 }
 
 /// Splits an ordered batch into decodes, extends and prefills (vLLM's
@@ -136,16 +175,17 @@ pub fn split_decodes_prefills_and_extends(
     )
 }
 
-/// Splits prefill requests into chunks that fit `workspace_size` tokens (vLLM's
-/// `split_prefill_chunks`); returns the half-open bounds plus `request_offset`.
+/// Splits prefill requests (their host lengths, int32 or int64) into chunks that fit
+/// `workspace_size` tokens (vLLM's `split_prefill_chunks`); returns the half-open bounds plus
+/// `request_offset`, in one call (the size query, then the chunks).
 ///
 /// ```
 /// let chunks = cattn::split_prefill_chunks(&[3, 5, 2, 7, 1], 8, 0)?;
 /// assert_eq!(chunks, vec![(0, 2), (2, 3), (3, 5)]);
 /// # Ok::<(), cattn::Error>(())
 /// ```
-pub fn split_prefill_chunks(
-    seq_lens: &[i64],
+pub fn split_prefill_chunks<T: IndexElement>(
+    seq_lens: &[T],
     workspace_size: i64,
     request_offset: i64,
 ) -> Result<Vec<(i64, i64)>> {
@@ -153,7 +193,9 @@ pub fn split_prefill_chunks(
 }
 
 /// How vLLM's `reorder_batch_to_split_decodes_and_prefills` reorders a batch of per-request
-/// scheduled, computed and prompt token counts; the engine applies the plan.
+/// scheduled, computed and prompt token counts (host slices of one element type, int32 or
+/// int64); the engine applies the plan. One call: the index map and the swaps are allocated
+/// here, at their largest sizes.
 ///
 /// ```
 /// let plan = cattn::reorder_batch_to_split_decodes_and_prefills(
@@ -164,10 +206,10 @@ pub fn split_prefill_chunks(
 /// assert_eq!(plan.counts, [1, 1, 1, 2]);
 /// # Ok::<(), cattn::Error>(())
 /// ```
-pub fn reorder_batch_to_split_decodes_and_prefills(
-    num_scheduled_tokens: &[i64],
-    num_computed_tokens: &[i64],
-    num_prompt_tokens: &[i64],
+pub fn reorder_batch_to_split_decodes_and_prefills<T: IndexElement>(
+    num_scheduled_tokens: &[T],
+    num_computed_tokens: &[T],
+    num_prompt_tokens: &[T],
     decode_threshold: i64,
 ) -> Result<ReorderPlan> {
     Api::linked()?.reorder_batch_to_split_decodes_and_prefills(
@@ -183,9 +225,13 @@ pub fn reorder_batch_to_split_decodes_and_prefills(
 /// `stream` (capturable). `num_actual_tokens` / `max_query_len`: device `[1]` tensors, or `None`
 /// for `query_start_loc[B]` / the longest query.
 pub struct SplitDeviceArgs<'a> {
+    /// Device `[B + 1]` int32/int64; pad a captured batch with zero-length rows.
     pub query_start_loc: TensorRef<'a>,
+    /// Device `[1]`: T; `None` for `query_start_loc[B]`.
     pub num_actual_tokens: Option<TensorRef<'a>>,
+    /// Device `[1]`; `None` for the longest query (0 when B is 0).
     pub max_query_len: Option<TensorRef<'a>>,
+    /// The stream the kernel is enqueued on.
     pub stream: Stream,
 }
 
@@ -214,18 +260,14 @@ pub fn split_decodes_prefills_and_extends_device(
     )
 }
 
-fn batch_of(qsl: &[i64]) -> SplitBatch<'_> {
-    let num_reqs = qsl.len().saturating_sub(1) as i64;
-    let max_query_len = qsl
-        .windows(2)
-        .map(|w| w[1].wrapping_sub(w[0]))
-        .max()
-        .unwrap_or(0);
+/// The batch of a host `query_start_loc` alone, its scalars derived from it.
+fn batch_of<T: IndexElement>(qsl: &[T]) -> SplitBatch<'_> {
+    let scalars = batch_scalars(qsl, None);
     SplitBatch {
         query_start_loc_cpu: TensorRef::from_slice(qsl),
-        num_reqs,
-        num_actual_tokens: qsl.last().copied().unwrap_or(0),
-        max_query_len,
+        num_reqs: scalars.num_reqs,
+        num_actual_tokens: scalars.num_actual_tokens,
+        max_query_len: scalars.max_query_len,
     }
 }
 
@@ -234,6 +276,33 @@ fn opt_raw(t: Option<&TensorRef<'_>>) -> *const sys::DLTensor {
 }
 
 impl Api<'_> {
+    /// [`split_query_start_loc`] in this library.
+    pub fn split_query_start_loc<T: IndexElement>(
+        self,
+        query_start_loc: &[T],
+        decode_threshold: i64,
+    ) -> Result<DecodePrefillSplit> {
+        let opts = SplitOptions {
+            decode_threshold,
+            ..SplitOptions::default()
+        };
+        self.split_decodes_and_prefills(&batch_of(query_start_loc), &opts)
+    }
+
+    /// [`split_query_start_loc_with_extends`] in this library.
+    pub fn split_query_start_loc_with_extends<T: IndexElement>(
+        self,
+        query_start_loc: &[T],
+        seq_lens_upper_bound: &[T],
+        decode_threshold: i64,
+    ) -> Result<DecodeExtendPrefillSplit> {
+        self.split_decodes_prefills_and_extends(
+            &batch_of(query_start_loc),
+            Some(&TensorRef::from_slice(seq_lens_upper_bound)),
+            decode_threshold,
+        )
+    }
+
     /// [`split_decodes_and_prefills`] in this library.
     pub fn split_decodes_and_prefills(
         self,
@@ -302,9 +371,9 @@ impl Api<'_> {
     }
 
     /// [`split_prefill_chunks`] in this library: the size query, then the fill.
-    pub fn split_prefill_chunks(
+    pub fn split_prefill_chunks<T: IndexElement>(
         self,
-        seq_lens: &[i64],
+        seq_lens: &[T],
         workspace_size: i64,
         request_offset: i64,
     ) -> Result<Vec<(i64, i64)>> {
@@ -320,9 +389,10 @@ impl Api<'_> {
         let f = entry!(self, split_prefill_chunks)?;
         // SAFETY: `seq` is a live view; with chunks NULL the call writes only `raw`.
         self.check(unsafe { f(&mut raw) })?;
-        let n = raw.num_chunks;
-        let mut flat = vec![0i64; usize::try_from(n).unwrap_or(0) * 2];
-        let mut out = TensorMut::new(&mut flat, &[n, 2])?;
+        const FUNCTION: &str = "split_prefill_chunks";
+        let n = reported_len(FUNCTION, "a chunk count", raw.num_chunks)?;
+        let mut flat: Vec<i64> = zeroed(FUNCTION, area(FUNCTION, "the chunks", n, 2)?)?;
+        let mut out = TensorMut::new(&mut flat, &[len_i64(n), 2])?;
         raw.chunks = out.as_raw();
         // SAFETY: as above; `out` is borrowed mutably for the call and holds n rows.
         self.check(unsafe { f(&mut raw) })?;
@@ -331,11 +401,11 @@ impl Api<'_> {
     }
 
     /// [`reorder_batch_to_split_decodes_and_prefills`] in this library.
-    pub fn reorder_batch_to_split_decodes_and_prefills(
+    pub fn reorder_batch_to_split_decodes_and_prefills<T: IndexElement>(
         self,
-        num_scheduled_tokens: &[i64],
-        num_computed_tokens: &[i64],
-        num_prompt_tokens: &[i64],
+        num_scheduled_tokens: &[T],
+        num_computed_tokens: &[T],
+        num_prompt_tokens: &[T],
         decode_threshold: i64,
     ) -> Result<ReorderPlan> {
         let b = num_scheduled_tokens.len();
@@ -344,11 +414,12 @@ impl Api<'_> {
             TensorRef::from_slice(num_computed_tokens),
             TensorRef::from_slice(num_prompt_tokens),
         );
-        let mut map = vec![0i64; b];
+        const FUNCTION: &str = "reorder_batch_to_split_decodes_and_prefills";
+        let mut map: Vec<i64> = zeroed(FUNCTION, b)?;
         let rows = b.saturating_sub(1);
-        let mut flat = vec![0i64; rows * 2];
+        let mut flat: Vec<i64> = zeroed(FUNCTION, area(FUNCTION, "the swaps", rows, 2)?)?;
         let mut map_t = TensorMut::from_slice(&mut map);
-        let mut swaps_t = TensorMut::new(&mut flat, &[rows as i64, 2])?;
+        let mut swaps_t = TensorMut::new(&mut flat, &[len_i64(rows), 2])?;
         let mut raw = sys::cattn_reorder_batch_args_t {
             struct_size: size_of::<sys::cattn_reorder_batch_args_t>(),
             num_scheduled_tokens: s.as_raw(),
@@ -370,7 +441,7 @@ impl Api<'_> {
         self.check(unsafe { f(&mut raw) })?;
         drop(map_t);
         drop(swaps_t);
-        let n = usize::try_from(raw.num_swaps).unwrap_or(0);
+        let n = reported_len(FUNCTION, "a swap count", raw.num_swaps)?;
         Ok(ReorderPlan {
             changed: raw.changed != 0,
             index_map: map,

@@ -253,6 +253,7 @@ pub struct StepMambaParams {
     pub block_size: i64,
     /// `>= 0` (align only).
     pub num_speculative_blocks: i64,
+    /// vLLM's mamba_cache_mode.
     pub mode: MambaCacheMode,
 }
 
@@ -321,10 +322,15 @@ pub struct StepPlanDesc {
     pub max_num_blocks_per_req: i64,
     /// `>= 0`: entries of a batch's logits indices (fast prefill).
     pub max_num_logits: i64,
+    /// The parameters of [`StepProducts::DCP_LOCAL_SEQ_LENS`].
     pub dcp: StepDcpParams,
+    /// The parameters of [`StepProducts::MAMBA_BLOCK_TABLE`].
     pub mamba: StepMambaParams,
+    /// The parameters of [`StepProducts::CAUSAL_CONV1D_METADATA`].
     pub conv1d: StepConv1dParams,
+    /// The parameters of [`StepProducts::LOCAL_ATTENTION`].
     pub local_attention: StepLocalAttentionParams,
+    /// The parameters of [`StepProducts::EXTEND_QUERIES`].
     pub extend: StepExtendParams,
 }
 
@@ -332,16 +338,10 @@ impl StepPlanDesc {
     /// The raw struct. Fails only for a negative [`DcpRank::Rank`] (in C a rank of -1 means
     /// every rank, which here is [`DcpRank::All`]).
     pub fn to_raw(&self) -> Result<sys::cattn_step_plan_desc_t> {
-        let dcp_rank = match self.dcp.dcp_rank {
-            DcpRank::All => i64::from(sys::CATTN_DCP_ALL_RANKS),
-            DcpRank::Rank(r) if r >= 0 => r,
-            DcpRank::Rank(r) => {
-                return Err(Error::invalid(format!(
-                    "desc.dcp.dcp_rank is negative (got {r}, expected [0, dcp_size) or \
-                     DcpRank::All)"
-                )))
-            }
-        };
+        let dcp_rank = self
+            .dcp
+            .dcp_rank
+            .to_raw("step_plan_create", "desc.dcp.dcp_rank")?;
         Ok(sys::cattn_step_plan_desc_t {
             struct_size: size_of::<sys::cattn_step_plan_desc_t>(),
             products: self.products.bits(),

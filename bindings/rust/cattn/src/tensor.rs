@@ -26,17 +26,29 @@ pub struct DataType {
 }
 
 impl DataType {
+    /// int8.
     pub const I8: DataType = DataType::scalar(sys::kDLInt, 8);
+    /// int16.
     pub const I16: DataType = DataType::scalar(sys::kDLInt, 16);
+    /// int32, one of libcattn's two index dtypes.
     pub const I32: DataType = DataType::scalar(sys::kDLInt, 32);
+    /// int64, one of libcattn's two index dtypes.
     pub const I64: DataType = DataType::scalar(sys::kDLInt, 64);
+    /// uint8 (also the one-byte bools of `is_prefilling`).
     pub const U8: DataType = DataType::scalar(sys::kDLUInt, 8);
+    /// uint16.
     pub const U16: DataType = DataType::scalar(sys::kDLUInt, 16);
+    /// uint32.
     pub const U32: DataType = DataType::scalar(sys::kDLUInt, 32);
+    /// uint64.
     pub const U64: DataType = DataType::scalar(sys::kDLUInt, 64);
+    /// IEEE float16.
     pub const F16: DataType = DataType::scalar(sys::kDLFloat, 16);
+    /// bfloat16.
     pub const BF16: DataType = DataType::scalar(sys::kDLBfloat, 16);
+    /// IEEE float32.
     pub const F32: DataType = DataType::scalar(sys::kDLFloat, 32);
+    /// IEEE float64.
     pub const F64: DataType = DataType::scalar(sys::kDLFloat, 64);
 
     const fn scalar(code: sys::DLDataTypeCode, bits: u8) -> DataType {
@@ -114,7 +126,14 @@ impl Device {
 }
 
 mod sealed {
-    pub trait Sealed {}
+    /// Seals [`super::Element`]: the DLPack type of each element is fixed in this crate.
+    pub trait Sealed: Copy {
+        /// The zero of the type, which the one-call helpers fill their outputs with.
+        const ZERO: Self;
+    }
+
+    /// Seals [`super::IndexElement`]: libcattn's index and length tensors are int32 or int64.
+    pub trait Index {}
 }
 
 /// A Rust type whose slices can be viewed as tensors: the fixed-width integers and floats.
@@ -128,16 +147,70 @@ pub trait Element: Copy + sealed::Sealed {
 }
 
 macro_rules! element {
-    ($($t:ty => $dtype:ident),* $(,)?) => {$(
-        impl sealed::Sealed for $t {}
+    ($($t:ty => $dtype:ident, $zero:expr);* $(;)?) => {$(
+        impl sealed::Sealed for $t {
+            const ZERO: $t = $zero;
+        }
         impl Element for $t {
             const DTYPE: DataType = DataType::$dtype;
         }
     )*};
 }
 
-element!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32,
-         u64 => U64, f32 => F32, f64 => F64);
+element!(i8 => I8, 0; i16 => I16, 0; i32 => I32, 0; i64 => I64, 0; u8 => U8, 0; u16 => U16, 0;
+         u32 => U32, 0; u64 => U64, 0; f32 => F32, 0.0; f64 => F64, 0.0);
+
+/// An element type of libcattn's index and length tensors: `i32` or `i64`, nothing else.
+///
+/// The one-call helpers ([`crate::pcp_query_restore_idx`], [`crate::dcp_local_seq_lens`],
+/// [`crate::causal_conv1d_metadata`], ...) take and return slices and `Vec`s of one
+/// `IndexElement` type, so a batch of either index dtype is computed without a conversion, and
+/// any other element type is refused when the program is compiled. Sealed: no other type can
+/// implement it.
+///
+/// The tensor forms of the utilities take [`TensorRef`] / [`TensorMut`] views instead, whose
+/// element type is a run-time [`DataType`] (a view may describe device memory of any DLPack
+/// type); there the library refuses an index tensor that is not int32 or int64, with
+/// [`crate::Status::InvalidArgument`].
+///
+/// ```
+/// // int32 in, int32 out; int64 in, int64 out.
+/// let idx32: Vec<i32> = cattn::pcp_query_restore_idx(&[0i32, 4])?;
+/// let idx64: Vec<i64> = cattn::pcp_query_restore_idx(&[0i64, 4])?;
+/// assert_eq!(idx32, [0, 1, 2, 3]);
+/// assert_eq!(idx64, [0, 1, 2, 3]);
+/// # Ok::<(), cattn::Error>(())
+/// ```
+///
+/// A float "index" tensor does not compile (`f32` is not an `IndexElement`):
+///
+/// ```compile_fail,E0277
+/// let idx = cattn::pcp_query_restore_idx(&[0.0f32, 8.0, 20.0]);
+/// ```
+///
+/// Nor does an unsigned one, which libcattn's int32/int64 index tensors cannot hold:
+///
+/// ```compile_fail,E0277
+/// let lens = cattn::num_computed_tokens(&[0u32, 3, 7], &[5, 9]);
+/// ```
+pub trait IndexElement: Element + Ord + Default + fmt::Debug + Send + Sync + sealed::Index {
+    /// The value, widened exactly to `i64`.
+    fn to_i64(self) -> i64;
+}
+
+impl sealed::Index for i32 {}
+impl IndexElement for i32 {
+    fn to_i64(self) -> i64 {
+        i64::from(self)
+    }
+}
+
+impl sealed::Index for i64 {}
+impl IndexElement for i64 {
+    fn to_i64(self) -> i64 {
+        self
+    }
+}
 
 /// The shared part of both views: the `DLTensor` and the arrays it points into.
 struct View {
@@ -200,39 +273,72 @@ impl fmt::Debug for View {
 }
 
 /// Checks a host view against its slice: non-negative sizes and strides, and every element the
-/// view reaches inside `len` elements. Returns nothing; the error names `what`.
-fn check_host_view(what: &str, len: usize, shape: &[i64], strides: Option<&[i64]>) -> Result<()> {
+/// view reaches inside `len` elements. The error names `function`, the constructor.
+fn check_host_view(
+    function: &str,
+    len: usize,
+    shape: &[i64],
+    strides: Option<&[i64]>,
+) -> Result<()> {
     if shape.len() > i32::MAX as usize {
-        return Err(Error::invalid(format!("{what}: too many dimensions")));
+        return Err(Error::argument(
+            function,
+            "shape",
+            "has too many dimensions",
+            shape.len(),
+            format_args!("at most {}", i32::MAX),
+        ));
     }
     if let Some(d) = shape.iter().find(|&&d| d < 0) {
-        return Err(Error::invalid(format!(
-            "{what}: shape {shape:?} has a negative size {d}"
-        )));
+        return Err(Error::argument(
+            function,
+            "shape",
+            "has a negative size",
+            format_args!("{shape:?}, size {d}"),
+            "sizes >= 0",
+        ));
     }
     let numel = shape
         .iter()
         .try_fold(1i64, |n, &d| n.checked_mul(d))
-        .ok_or_else(|| Error::invalid(format!("{what}: shape {shape:?} overflows i64")))?;
+        .ok_or_else(|| {
+            Error::argument(
+                function,
+                "shape",
+                "overflows i64",
+                format_args!("{shape:?}"),
+                format_args!("at most {} elements", i64::MAX),
+            )
+        })?;
     let Some(strides) = strides else {
         if numel as u64 != len as u64 {
-            return Err(Error::invalid(format!(
-                "{what}: shape {shape:?} has {numel} elements, the slice {len}"
-            )));
+            return Err(Error::argument(
+                function,
+                "shape",
+                "does not cover the slice",
+                format_args!("{shape:?}, {numel} elements"),
+                format_args!("{len} elements, the slice's length"),
+            ));
         }
         return Ok(());
     };
     if strides.len() != shape.len() {
-        return Err(Error::invalid(format!(
-            "{what}: {} strides for {} dimensions",
+        return Err(Error::argument(
+            function,
+            "strides",
+            "has the wrong length",
             strides.len(),
-            shape.len()
-        )));
+            format_args!("{}, one per dimension of the shape", shape.len()),
+        ));
     }
     if let Some(s) = strides.iter().find(|&&s| s < 0) {
-        return Err(Error::invalid(format!(
-            "{what}: strides {strides:?} have a negative stride {s}"
-        )));
+        return Err(Error::argument(
+            function,
+            "strides",
+            "has a negative stride",
+            format_args!("{strides:?}, stride {s}"),
+            "strides >= 0",
+        ));
     }
     if numel == 0 {
         return Ok(());
@@ -244,12 +350,23 @@ fn check_host_view(what: &str, len: usize, shape: &[i64], strides: Option<&[i64]
         .try_fold(0i64, |acc, (&d, &s)| {
             (d - 1).checked_mul(s).and_then(|x| acc.checked_add(x))
         })
-        .ok_or_else(|| Error::invalid(format!("{what}: strides {strides:?} overflow i64")))?;
+        .ok_or_else(|| {
+            Error::argument(
+                function,
+                "strides",
+                "overflow i64",
+                format_args!("{strides:?} for shape {shape:?}"),
+                format_args!("offsets of at most {}", i64::MAX),
+            )
+        })?;
     if last as u64 >= len as u64 {
-        return Err(Error::invalid(format!(
-            "{what}: shape {shape:?} with strides {strides:?} reaches element {last}, the \
-             slice has {len}"
-        )));
+        return Err(Error::argument(
+            function,
+            "strides",
+            "reach past the slice",
+            format_args!("{strides:?} for shape {shape:?}, reaching element {last}"),
+            format_args!("elements below {len}, the slice's length"),
+        ));
     }
     Ok(())
 }

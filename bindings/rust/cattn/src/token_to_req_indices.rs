@@ -7,7 +7,8 @@ use cattn_sys as sys;
 use crate::api::{entry, Api};
 use crate::error::Result;
 use crate::metadata::CommonAttnMetadata;
-use crate::tensor::{Stream, TensorMut, TensorRef};
+use crate::one_call::zeroed;
+use crate::tensor::{IndexElement, Stream, TensorMut, TensorRef};
 
 /// Writes the request index of every token into `buffer` (`[>= max(M, T)]`, int32/int64):
 /// `buffer[0:M]` repeats request r `q[r]` times, `buffer[M:T]` is 0 (padding tokens map to
@@ -22,29 +23,46 @@ pub fn token_to_req_indices(
     Api::linked()?.token_to_req_indices(metadata, buffer, stream)
 }
 
-/// One call for a host batch: the request of each of `num_tokens` tokens (padding included).
+/// One call for a host batch: the request of each of `num_tokens` tokens (padding included,
+/// mapped to request 0), of the element type of `query_start_loc` (`[B + 1]`, int32 or int64).
 ///
 /// ```
 /// assert_eq!(cattn::token_to_req_indices_vec(&[0, 2, 2, 5], 7)?, vec![0, 0, 2, 2, 2, 0, 0]);
 /// # Ok::<(), cattn::Error>(())
 /// ```
-pub fn token_to_req_indices_vec(query_start_loc: &[i32], num_tokens: usize) -> Result<Vec<i32>> {
-    let mapped = match (query_start_loc.first(), query_start_loc.last()) {
-        (Some(&a), Some(&b)) => usize::try_from(i64::from(b) - i64::from(a)).unwrap_or(0),
-        _ => 0,
-    };
-    let md = CommonAttnMetadata {
-        query_start_loc: Some(TensorRef::from_slice(query_start_loc)),
-        num_actual_tokens: i64::try_from(num_tokens).unwrap_or(i64::MAX),
-        ..Default::default()
-    };
-    let mut out = vec![0i32; mapped.max(num_tokens)];
-    token_to_req_indices(&md, &mut TensorMut::from_slice(&mut out), Stream::DEFAULT)?;
-    out.truncate(num_tokens);
-    Ok(out)
+pub fn token_to_req_indices_vec<T: IndexElement>(
+    query_start_loc: &[T],
+    num_tokens: usize,
+) -> Result<Vec<T>> {
+    Api::linked()?.token_to_req_indices_vec(query_start_loc, num_tokens)
 }
 
 impl Api<'_> {
+    /// [`token_to_req_indices_vec`] in this library.
+    pub fn token_to_req_indices_vec<T: IndexElement>(
+        self,
+        query_start_loc: &[T],
+        num_tokens: usize,
+    ) -> Result<Vec<T>> {
+        // The buffer holds max(M, T) entries, M the tokens query_start_loc maps; the library
+        // checks M against its entries, so a decreasing one only shortens the buffer to T.
+        let mapped = match (query_start_loc.first(), query_start_loc.last()) {
+            (Some(&a), Some(&b)) => {
+                usize::try_from(b.to_i64().saturating_sub(a.to_i64())).unwrap_or(0)
+            }
+            _ => 0,
+        };
+        let md = CommonAttnMetadata {
+            query_start_loc: Some(TensorRef::from_slice(query_start_loc)),
+            num_actual_tokens: i64::try_from(num_tokens).unwrap_or(i64::MAX),
+            ..Default::default()
+        };
+        let mut out = zeroed("token_to_req_indices_vec", mapped.max(num_tokens))?;
+        self.token_to_req_indices(&md, &mut TensorMut::from_slice(&mut out), Stream::DEFAULT)?;
+        out.truncate(num_tokens);
+        Ok(out)
+    }
+
     /// [`token_to_req_indices`] in this library.
     pub fn token_to_req_indices(
         self,

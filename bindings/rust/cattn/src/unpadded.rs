@@ -6,7 +6,7 @@ use cattn_sys as sys;
 
 use crate::api::{entry, Api};
 use crate::error::Result;
-use crate::metadata::{raw_init, CommonAttnMetadata};
+use crate::metadata::{given, raw_init, CommonAttnMetadata};
 use crate::tensor::TensorRef;
 
 /// The metadata of the first `num_actual_reqs` requests and `num_actual_tokens` tokens: every
@@ -117,7 +117,7 @@ impl Api<'_> {
             ),
             encoder_seq_lens: cut(&m.encoder_seq_lens, out.encoder_seq_lens),
             encoder_seq_lens_cpu: cut(&m.encoder_seq_lens_cpu, out.encoder_seq_lens_cpu),
-            max_logits_per_req: (out.max_logits_per_req > 0).then_some(out.max_logits_per_req),
+            max_logits_per_req: given(out.max_logits_per_req),
         })
     }
 }

@@ -379,6 +379,32 @@ fn compute_causal_conv1d_metadata_vectors() {
 // 7. Extend queries by n
 // ---------------------------------------------------------------------------------------------
 
+/// Checks what one extend call wrote (out of place or in place) against the case's `expect`:
+/// `query_start_loc`, `seq_lens` and, when the batch has them, their host mirrors; the
+/// `seq_lens_cpu` mirror is extended too, unlike vLLM's.
+fn expect_extended(
+    e: &Json,
+    query_start_loc: &HostInts,
+    seq_lens: &HostInts,
+    mirrors: Option<(&HostInts, &HostInts)>,
+    at: &str,
+) {
+    assert_eq!(
+        query_start_loc.values(),
+        e.get("query_start_loc").ints(),
+        "{at}"
+    );
+    assert_eq!(seq_lens.values(), e.get("seq_lens").ints(), "{at}");
+    if let Some((qsl_cpu, seq_cpu)) = mirrors {
+        assert_eq!(
+            qsl_cpu.values(),
+            e.get("query_start_loc_cpu").ints(),
+            "{at}"
+        );
+        assert_eq!(seq_cpu.values(), e.get("seq_lens").ints(), "{at}");
+    }
+}
+
 #[test]
 fn extend_all_queries_by_n_vectors() {
     let cases = load_cases("extend_all_queries_by_n");
@@ -396,8 +422,7 @@ fn extend_all_queries_by_n_vectors() {
             num_actual_tokens: c.get("num_actual_tokens").i64(),
             max_query_len: c.get("max_query_len").i64(),
             max_seq_len: c.get("max_seq_len").i64(),
-            num_logits_indices: 0,
-            causal: true,
+            ..Default::default()
         };
         let expect_scalars = |got: MetadataScalars| {
             assert_eq!(got.num_reqs, scalars_in.num_reqs, "{name}");
@@ -449,13 +474,8 @@ fn extend_all_queries_by_n_vectors() {
                         )
                         .unwrap_or_else(|err| panic!("{name}: {err}"));
                         expect_scalars(got);
-                        assert_eq!(qo.values(), e.get("query_start_loc").ints(), "{name}");
-                        assert_eq!(so.values(), e.get("seq_lens").ints(), "{name}");
-                        if mirrors {
-                            assert_eq!(qco.values(), e.get("query_start_loc_cpu").ints());
-                            // Updated, unlike vLLM's seq_lens_cpu.
-                            assert_eq!(sco.values(), e.get("seq_lens").ints(), "{name}");
-                        } else {
+                        expect_extended(e, &qo, &so, mirrors.then_some((&qco, &sco)), name);
+                        if !mirrors {
                             assert!(qco.values().iter().all(|&v| v == POISON), "{name}");
                         }
                         // The input is untouched.
@@ -482,10 +502,7 @@ fn extend_all_queries_by_n_vectors() {
             )
             .unwrap_or_else(|err| panic!("{name} in place: {err}"));
             expect_scalars(got);
-            assert_eq!(qi.values(), e.get("query_start_loc").ints(), "{name}");
-            assert_eq!(qc.values(), e.get("query_start_loc_cpu").ints(), "{name}");
-            assert_eq!(si.values(), e.get("seq_lens").ints(), "{name}");
-            assert_eq!(sc.values(), e.get("seq_lens").ints(), "{name}");
+            expect_extended(e, &qi, &si, Some((&qc, &sc)), &format!("{name} in place"));
         }
     }
 }
@@ -1244,6 +1261,55 @@ fn dcp_group_of(c: &Json) -> DcpGroup {
     }
 }
 
+/// The tensors one extend call wrote for an `extend_all_queries_by_n_upstream` case, out of
+/// place or in place.
+struct UpstreamExtended<'a> {
+    query_start_loc: &'a HostInts,
+    query_start_loc_cpu: &'a HostInts,
+    seq_lens: &'a HostInts,
+    seq_lens_cpu: &'a HostInts,
+    seq_lens_cpu_upper_bound: &'a HostInts,
+    dcp_local_seq_lens: &'a HostInts,
+    dcp_local_seq_lens_cpu: &'a HostInts,
+    positions: &'a HostInts,
+}
+
+impl UpstreamExtended<'_> {
+    /// Checks every tensor against the case's `expect`. Upstream leaves the device DCP lengths
+    /// stale and drops their mirror: libcattn writes the extended batch's into both.
+    fn expect(&self, e: &Json, at: &str) {
+        let dcp = e.get("dcp_local_seq_lens").ints();
+        for (key, got, want) in [
+            (
+                "query_start_loc",
+                self.query_start_loc,
+                e.get("query_start_loc").ints(),
+            ),
+            (
+                "query_start_loc_cpu",
+                self.query_start_loc_cpu,
+                e.get("query_start_loc_cpu").ints(),
+            ),
+            ("seq_lens", self.seq_lens, e.get("seq_lens").ints()),
+            (
+                "seq_lens_cpu",
+                self.seq_lens_cpu,
+                e.get("seq_lens_cpu").ints(),
+            ),
+            (
+                "seq_lens_cpu_upper_bound",
+                self.seq_lens_cpu_upper_bound,
+                e.get("seq_lens_cpu_upper_bound").ints(),
+            ),
+            ("dcp_local_seq_lens", self.dcp_local_seq_lens, dcp.clone()),
+            ("dcp_local_seq_lens_cpu", self.dcp_local_seq_lens_cpu, dcp),
+            ("positions", self.positions, e.get("positions").ints()),
+        ] {
+            assert_eq!(got.values(), want, "{at}: {key}");
+        }
+    }
+}
+
 #[test]
 fn extend_all_queries_by_n_upstream_vectors() {
     let cases = load_cases("extend_all_queries_by_n_upstream");
@@ -1263,11 +1329,12 @@ fn extend_all_queries_by_n_upstream_vectors() {
             num_actual_tokens: c.get("num_actual_tokens").i64(),
             max_query_len: c.get("max_query_len").i64(),
             max_seq_len: c.get("max_seq_len").i64(),
-            num_logits_indices: 0,
-            causal: true,
+            max_logits_per_req: Some(3),
+            ..Default::default()
         };
-        let want_dcp = e.get("dcp_local_seq_lens").ints();
         let expect_scalars = |got: MetadataScalars| {
+            // Copied, as the other newer fields that extend does not update.
+            assert_eq!(got.max_logits_per_req, Some(3), "{name}");
             assert_eq!(
                 got.num_actual_tokens,
                 e.get("num_actual_tokens").i64(),
@@ -1297,7 +1364,7 @@ fn extend_all_queries_by_n_upstream_vectors() {
                         num_actual_tokens: scalars_in.num_actual_tokens,
                         max_query_len: scalars_in.max_query_len,
                         max_seq_len: scalars_in.max_seq_len,
-                        max_logits_per_req: Some(3),
+                        max_logits_per_req: scalars_in.max_logits_per_req,
                         ..Default::default()
                     };
                     let mut qo = HostInts::new(&[b + 1], out_t, step);
@@ -1329,21 +1396,17 @@ fn extend_all_queries_by_n_upstream_vectors() {
                     )
                     .unwrap_or_else(|err| panic!("{name}: {err}"));
                     expect_scalars(got);
-                    let at = format!("{name} {t:?}->{out_t:?} step {step}");
-                    assert_eq!(qo.values(), e.get("query_start_loc").ints(), "{at}");
-                    assert_eq!(qco.values(), e.get("query_start_loc_cpu").ints(), "{at}");
-                    assert_eq!(so.values(), e.get("seq_lens").ints(), "{at}");
-                    assert_eq!(sco.values(), e.get("seq_lens_cpu").ints(), "{at}");
-                    assert_eq!(
-                        uo.values(),
-                        e.get("seq_lens_cpu_upper_bound").ints(),
-                        "{at}"
-                    );
-                    // Upstream leaves the device lengths stale and drops the mirror:
-                    // libcattn's are the extended batch's.
-                    assert_eq!(d_o.values(), want_dcp, "{at}");
-                    assert_eq!(dco.values(), want_dcp, "{at}");
-                    assert_eq!(po.values(), e.get("positions").ints(), "{at}");
+                    UpstreamExtended {
+                        query_start_loc: &qo,
+                        query_start_loc_cpu: &qco,
+                        seq_lens: &so,
+                        seq_lens_cpu: &sco,
+                        seq_lens_cpu_upper_bound: &uo,
+                        dcp_local_seq_lens: &d_o,
+                        dcp_local_seq_lens_cpu: &dco,
+                        positions: &po,
+                    }
+                    .expect(e, &format!("{name} {t:?}->{out_t:?} step {step}"));
                     // The inputs are untouched.
                     assert_eq!(
                         (ui.values(), di.values()),
@@ -1380,16 +1443,17 @@ fn extend_all_queries_by_n_upstream_vectors() {
         )
         .unwrap_or_else(|err| panic!("{name} in place: {err}"));
         expect_scalars(got);
-        assert_eq!(qi.values(), e.get("query_start_loc").ints(), "{name}");
-        assert_eq!(si.values(), e.get("seq_lens").ints(), "{name}");
-        assert_eq!(
-            ui.values(),
-            e.get("seq_lens_cpu_upper_bound").ints(),
-            "{name}"
-        );
-        assert_eq!(di.values(), want_dcp, "{name}");
-        assert_eq!(dci.values(), want_dcp, "{name}");
-        assert_eq!(po.values(), e.get("positions").ints(), "{name}");
+        UpstreamExtended {
+            query_start_loc: &qi,
+            query_start_loc_cpu: &qc,
+            seq_lens: &si,
+            seq_lens_cpu: &sc,
+            seq_lens_cpu_upper_bound: &ui,
+            dcp_local_seq_lens: &di,
+            dcp_local_seq_lens_cpu: &dci,
+            positions: &po,
+        }
+        .expect(e, &format!("{name} in place"));
     }
 
     // The DCP group is needed with DCP lengths; the 1.0 call has no upper-bound output.
@@ -1539,7 +1603,7 @@ fn make_kv_sharing_fast_prefill_common_attn_metadata_upstream_vectors() {
                 e.get("keeps_is_prefilling").bool(),
                 "{name}"
             );
-            assert_eq!(kept.max_logits_per_req, None, "{name}");
+            assert_eq!(got.scalars.max_logits_per_req, None, "{name}");
             assert!(e.get("max_logits_per_req").is_null(), "{name}");
         }
     }

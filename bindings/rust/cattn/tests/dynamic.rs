@@ -273,4 +273,9 @@ fn what_is_not_a_libcattn_is_refused() {
     assert!(e.message().contains("has no cattn_get_api"), "{e}");
     let e = Library::open("bad\0name").unwrap_err();
     assert_eq!(e.status(), Status::InvalidArgument);
+    assert!(
+        e.message()
+            .starts_with("cattn::dynamic::Library::open: path contains a NUL byte (got"),
+        "{e}"
+    );
 }

@@ -48,24 +48,60 @@ fn tensor_views_are_checked_against_their_slices() {
     assert_eq!(e.status(), Status::InvalidArgument);
     assert_eq!(
         e.message(),
-        "cattn: TensorRef::new: shape [2, 4] has 8 elements, the slice 6"
+        "cattn::TensorRef::new: shape does not cover the slice (got [2, 4], 8 elements, \
+         expected 6 elements, the slice's length)"
     );
-    assert!(TensorRef::new(&data, &[2, -3]).is_err());
-    assert!(TensorRef::new(&data, &[i64::MAX, 2]).is_err());
+    // Every refusal names the constructor and the argument, in the library's form.
+    let in_form = |e: Error, function: &str, needle: &str| {
+        assert_eq!(e.status(), Status::InvalidArgument);
+        let m = e.message();
+        assert!(m.starts_with(&format!("cattn::{function}: ")), "{m}");
+        assert!(
+            m.contains(needle) && m.contains("(got ") && m.contains(", expected "),
+            "{m}"
+        );
+    };
+    in_form(
+        TensorRef::new(&data, &[2, -3]).unwrap_err(),
+        "TensorRef::new",
+        "shape has a negative size (got [2, -3], size -3",
+    );
+    in_form(
+        TensorRef::new(&data, &[i64::MAX, 2]).unwrap_err(),
+        "TensorRef::new",
+        "shape overflows i64",
+    );
     assert!(TensorRef::new(&data, &[6, 1, 1]).is_ok());
     // Strided: the last element reached must be inside the slice.
     assert!(TensorRef::strided(&data, &[2, 3], &[3, 1]).is_ok());
-    let e = TensorRef::strided(&data, &[2, 3], &[4, 1]).unwrap_err();
-    assert!(
-        e.message().contains("reaches element 6, the slice has 6"),
-        "{e}"
+    in_form(
+        TensorRef::strided(&data, &[2, 3], &[4, 1]).unwrap_err(),
+        "TensorRef::strided",
+        "strides reach past the slice (got [4, 1] for shape [2, 3], reaching element 6, \
+         expected elements below 6",
     );
-    assert!(TensorRef::strided(&data, &[2, 3], &[3]).is_err());
-    assert!(TensorRef::strided(&data, &[2, 3], &[-3, 1]).is_err());
-    assert!(TensorRef::strided(&data, &[2, 3], &[i64::MAX, 1]).is_err());
+    in_form(
+        TensorRef::strided(&data, &[2, 3], &[3]).unwrap_err(),
+        "TensorRef::strided",
+        "strides has the wrong length (got 1, expected 2",
+    );
+    in_form(
+        TensorRef::strided(&data, &[2, 3], &[-3, 1]).unwrap_err(),
+        "TensorRef::strided",
+        "strides has a negative stride",
+    );
+    in_form(
+        TensorRef::strided(&data, &[2, 3], &[i64::MAX, 1]).unwrap_err(),
+        "TensorRef::strided",
+        "strides overflow i64",
+    );
     // Zero sizes reach nothing, whatever the strides.
     assert!(TensorRef::strided(&data[..0], &[0, 3], &[100, 1]).is_ok());
-    assert!(TensorMut::new(&mut out, &[7]).is_err());
+    in_form(
+        TensorMut::new(&mut out, &[7]).unwrap_err(),
+        "TensorMut::new",
+        "shape does not cover the slice",
+    );
     assert!(TensorMut::strided(&mut out, &[3], &[2]).is_ok());
     assert!(TensorMut::strided(&mut out, &[4], &[2]).is_err());
     let t = TensorRef::strided(&data, &[3], &[2]).unwrap();
@@ -95,7 +131,7 @@ fn kv_cache_layout_errors() {
     expect_error(
         get_kv_cache_layout(None, &args),
         Status::InvalidArgument,
-        "NUL byte",
+        "cattn::get_kv_cache_layout: args.user_setting contains a NUL byte (got \"NHD\\0\"",
     );
     assert!(!is_valid_kv_cache_layout("NHD\0").unwrap());
     // A layout outside the backend's set.
@@ -149,7 +185,8 @@ fn dcp_local_seq_lens_errors() {
     expect_error(
         get_dcp_local_seq_lens(&args, &mut out.view_mut()),
         Status::InvalidArgument,
-        "cattn: dcp_rank is negative",
+        "cattn::get_dcp_local_seq_lens: args.dcp_rank is negative (got DcpRank::Rank(-1), \
+         expected a rank in [0, dcp_size) or DcpRank::All)",
     );
     args.dcp_rank = DcpRank::All;
     let mut short = HostInts::new(&[2, 2], Int::I64, 1);

@@ -289,7 +289,7 @@ fn handles_of_another_library_are_refused() {
     assert_eq!(e.status(), Status::InvalidArgument);
     assert!(
         e.message()
-            .contains("the context was made by another libcattn"),
+            .contains("cattn::get_kv_cache_layout: ctx was made by another libcattn"),
         "{e}"
     );
     // Its own table takes it.

@@ -204,4 +204,25 @@ fn one_call_helper_and_record() {
     assert!(e.message().contains("already resolved to"), "{e}");
     let e = CacheLayout::from_name("N\0HD").unwrap_err();
     assert_eq!(e.status(), Status::InvalidArgument);
+    assert!(
+        e.message()
+            .starts_with("cattn::CacheLayout::from_name: name contains a NUL byte (got \"N\\0HD\""),
+        "{e}"
+    );
+    // A name of the resolver's arguments is named by its place in them.
+    let workers: [&[&str]; 2] = [&["NHD"], &["HND", "B\0"]];
+    let e = resolve_kv_cache_layout(
+        &ctx,
+        &ResolveArgs {
+            workers: &workers,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        e.message().starts_with(
+            "cattn::resolve_kv_cache_layout: args.workers[1][1] contains a NUL byte (got"
+        ),
+        "{e}"
+    );
 }

@@ -71,6 +71,14 @@ fn dev_out(i: usize, shape: &[i64]) -> TensorMut<'static> {
     unsafe { TensorMut::from_raw_parts(fake(i), Device::Cuda(0), DataType::I32, shape, None, 0) }
 }
 
+/// What a build or machine without a usable GPU answers for CUDA tensors: NotSupported, after
+/// every host check, in the name of `function`.
+fn expect_no_gpu(result: Result<()>, function: &str) {
+    let e = result.unwrap_err();
+    assert_eq!(e.status(), Status::NotSupported, "{e}");
+    assert!(e.message().starts_with(&format!("{function}: ")), "{e}");
+}
+
 #[test]
 fn the_default_desc_is_the_c_init() {
     let raw = StepPlanDesc::default().to_raw().unwrap();
@@ -308,7 +316,7 @@ fn desc_validation_errors() {
     let e = expect_error(
         step_plan_create(&desc),
         Status::InvalidArgument,
-        "cattn: desc.dcp.dcp_rank is negative (got -1",
+        "cattn::step_plan_create: desc.dcp.dcp_rank is negative (got DcpRank::Rank(-1)",
     );
     assert!(e.message().contains("DcpRank::All"), "{e}");
     // The parameters of a product not selected are ignored.
@@ -446,53 +454,41 @@ fn runs_refuse_host_tensors() {
     })
     .unwrap();
     let mut restore = HostInts::new(&[64], Int::I64, 2);
-    expect_error(
+    let mut run_restore = |batch: StepBatch<'_>| {
         plan.run(
-            &StepBatch {
-                cu_num_tokens: Some(qsl.view()),
-                ..Default::default()
-            },
+            &batch,
             &mut StepOutputs {
                 pcp_query_restore_idx: Some(restore.view_mut()),
                 ..Default::default()
             },
             Stream::DEFAULT,
-        ),
+        )
+    };
+    expect_error(
+        run_restore(StepBatch {
+            cu_num_tokens: Some(qsl.view()),
+            ..Default::default()
+        }),
         Status::InvalidArgument,
         "cattn_step_plan_run: batch->cu_num_tokens is not device memory",
     );
-    assert!(untouched(&restore));
     // With query_start_loc as well, the library refuses it itself.
     expect_error(
-        plan.run(
-            &StepBatch {
-                query_start_loc: Some(qsl.view()),
-                cu_num_tokens: Some(qsl.view()),
-                ..Default::default()
-            },
-            &mut StepOutputs {
-                pcp_query_restore_idx: Some(restore.view_mut()),
-                ..Default::default()
-            },
-            Stream::DEFAULT,
-        ),
+        run_restore(StepBatch {
+            query_start_loc: Some(qsl.view()),
+            cu_num_tokens: Some(qsl.view()),
+            ..Default::default()
+        }),
         Status::InvalidArgument,
         "cattn_step_plan_run: batch->query_start_loc is not device memory",
     );
     // cu_num_tokens alone on the device, with an output on the host: the library reports the
     // mixed devices.
     expect_error(
-        plan.run(
-            &StepBatch {
-                cu_num_tokens: Some(dev_in(0, &[4])),
-                ..Default::default()
-            },
-            &mut StepOutputs {
-                pcp_query_restore_idx: Some(restore.view_mut()),
-                ..Default::default()
-            },
-            Stream::DEFAULT,
-        ),
+        run_restore(StepBatch {
+            cu_num_tokens: Some(dev_in(0, &[4])),
+            ..Default::default()
+        }),
         Status::InvalidArgument,
         "cattn_step_plan_run: outputs->pcp_query_restore_idx is on a different device",
     );
@@ -612,40 +608,37 @@ fn runs_with_cuda_tensors_without_a_gpu() {
     }
     let plan = StepPlan::new(&all_products(4, 64)).unwrap();
     let s = plan.shape();
-    let e = plan
-        .run(
-            &StepBatch {
-                query_start_loc: Some(dev_in(0, &[4])),
-                seq_lens: Some(dev_in(1, &[3])),
-                block_table: Some(dev_in(2, &[3, 16])),
-                logits_indices: Some(dev_in(3, &[5])),
-                num_logits_indices: Some(dev_in(4, &[1])),
-                ..Default::default()
-            },
-            &mut StepOutputs {
-                dcp_local_seq_lens: Some(dev_out(10, &[3, 2])),
-                pcp_query_restore_idx: Some(dev_out(11, &[s.restore_capacity])),
-                mamba_block_table: Some(dev_out(12, &[3, s.mamba_columns])),
-                conv1d_nums: Some(dev_out(13, &[3])),
-                conv1d_mlist: Some(dev_out(14, &[s.conv1d_capacity])),
-                conv1d_offsetlist: Some(dev_out(15, &[s.conv1d_capacity])),
-                conv1d_batch_ptr: Some(dev_out(16, &[s.conv1d_capacity])),
-                conv1d_token_chunk_offset_ptr: Some(dev_out(17, &[s.conv1d_capacity])),
-                local_query_start_loc: Some(dev_out(18, &[s.local_capacity + 1])),
-                local_seq_lens: Some(dev_out(19, &[s.local_capacity])),
-                local_num_computed_tokens: Some(dev_out(20, &[s.local_capacity])),
-                local_block_table: Some(dev_out(21, &[s.local_capacity, s.local_pages])),
-                decode_query_start_loc: Some(dev_out(22, &[4])),
-                extend_query_start_loc: Some(dev_out(23, &[4])),
-                extend_seq_lens: Some(dev_out(24, &[3])),
-                counts: Some(dev_out(25, &[STEP_NUM_COUNTS as i64])),
-                ..Default::default()
-            },
-            Stream::DEFAULT,
-        )
-        .unwrap_err();
-    assert_eq!(e.status(), Status::NotSupported, "{e}");
-    assert!(e.message().starts_with("cattn_step_plan_run: "), "{e}");
+    let e = plan.run(
+        &StepBatch {
+            query_start_loc: Some(dev_in(0, &[4])),
+            seq_lens: Some(dev_in(1, &[3])),
+            block_table: Some(dev_in(2, &[3, 16])),
+            logits_indices: Some(dev_in(3, &[5])),
+            num_logits_indices: Some(dev_in(4, &[1])),
+            ..Default::default()
+        },
+        &mut StepOutputs {
+            dcp_local_seq_lens: Some(dev_out(10, &[3, 2])),
+            pcp_query_restore_idx: Some(dev_out(11, &[s.restore_capacity])),
+            mamba_block_table: Some(dev_out(12, &[3, s.mamba_columns])),
+            conv1d_nums: Some(dev_out(13, &[3])),
+            conv1d_mlist: Some(dev_out(14, &[s.conv1d_capacity])),
+            conv1d_offsetlist: Some(dev_out(15, &[s.conv1d_capacity])),
+            conv1d_batch_ptr: Some(dev_out(16, &[s.conv1d_capacity])),
+            conv1d_token_chunk_offset_ptr: Some(dev_out(17, &[s.conv1d_capacity])),
+            local_query_start_loc: Some(dev_out(18, &[s.local_capacity + 1])),
+            local_seq_lens: Some(dev_out(19, &[s.local_capacity])),
+            local_num_computed_tokens: Some(dev_out(20, &[s.local_capacity])),
+            local_block_table: Some(dev_out(21, &[s.local_capacity, s.local_pages])),
+            decode_query_start_loc: Some(dev_out(22, &[4])),
+            extend_query_start_loc: Some(dev_out(23, &[4])),
+            extend_seq_lens: Some(dev_out(24, &[3])),
+            counts: Some(dev_out(25, &[STEP_NUM_COUNTS as i64])),
+            ..Default::default()
+        },
+        Stream::DEFAULT,
+    );
+    expect_no_gpu(e, "cattn_step_plan_run");
 }
 
 #[test]
@@ -752,14 +745,8 @@ fn the_device_calls_with_cuda_tensors_without_a_gpu() {
             tot: Some(dev_out(6, &[1])),
         },
         Stream::DEFAULT,
-    )
-    .unwrap_err();
-    assert_eq!(e.status(), Status::NotSupported, "{e}");
-    assert!(
-        e.message()
-            .starts_with("cattn_compute_causal_conv1d_metadata_device: "),
-        "{e}"
     );
+    expect_no_gpu(e, "cattn_compute_causal_conv1d_metadata_device");
     let e = make_local_attention_virtual_batches_device(
         &LocalAttentionDeviceArgs {
             attn_chunk_size: 4,
@@ -776,14 +763,8 @@ fn the_device_calls_with_cuda_tensors_without_a_gpu() {
             block_table_out: Some(dev_out(6, &[8, 2])),
             counts: Some(dev_out(7, &[3])),
         },
-    )
-    .unwrap_err();
-    assert_eq!(e.status(), Status::NotSupported, "{e}");
-    assert!(
-        e.message()
-            .starts_with("cattn_make_local_attention_virtual_batches_device: "),
-        "{e}"
     );
+    expect_no_gpu(e, "cattn_make_local_attention_virtual_batches_device");
 }
 
 /// One plan run from several threads at once (allowed by the header); on the host every run is

@@ -1,0 +1,83 @@
+//! A program that loads libcattn at run time only: every call through the loaded library's
+//! `Api`, handles included. This test runs with and without the `link` feature; without it,
+//! nothing links libcattn (scripts/test_rust.sh checks the binary's NEEDED entries), the
+//! linked-library calls say why they cannot run, and the loader finds `libcattn.so.<major>`
+//! through `LD_LIBRARY_PATH`.
+
+use cattn::dynamic::Library;
+use cattn::*;
+
+#[test]
+fn everything_runs_through_a_loaded_library() {
+    if cfg!(feature = "link") {
+        assert!(Api::linked().is_ok());
+    } else {
+        let e = Api::linked().unwrap_err();
+        assert_eq!(e.status(), Status::NotSupported);
+        assert!(e.message().contains("without the `link` feature"), "{e}");
+        // The free functions call the linked library, so they fail the same way.
+        let e = pcp_query_restore_idx(&[0i32, 4]).unwrap_err();
+        assert_eq!(e.status(), Status::NotSupported);
+        assert!(dynamic::loaded_library_path().is_none());
+    }
+
+    let lib = Library::open_default().expect("the loader finds libcattn.so.1 (LD_LIBRARY_PATH)");
+    let api = lib.api();
+    assert_eq!(api.version().unwrap(), HEADER_VERSION);
+    if !cfg!(feature = "link") {
+        assert!(dynamic::loaded_library_path().is_some());
+    }
+
+    // One-call helpers, as methods of the loaded library.
+    let (qsl, seq) = ([0i64, 8, 9, 21, 33], [8i64, 20, 12, 40]);
+    assert_eq!(api.pcp_query_restore_idx(&qsl).unwrap().len(), 32);
+    assert_eq!(
+        api.dcp_local_seq_lens_all_ranks(&seq, 2, 4).unwrap()[1],
+        [12, 8]
+    );
+    assert_eq!(
+        api.causal_conv1d_metadata(&qsl, 8).unwrap().nums,
+        [1, 1, 2, 2]
+    );
+    assert_eq!(api.query_lens(&qsl).unwrap(), [8, 1, 12, 12]);
+
+    // A tensor call, and handles that borrow the library.
+    let mut lens = [0i32; 4];
+    api.get_dcp_local_seq_lens(
+        &DcpLocalSeqLensArgs {
+            seq_lens: TensorRef::from_slice(&[16i32, 10, 17, 33]),
+            dcp_size: 2,
+            dcp_rank: DcpRank::Rank(0),
+            dcp_kv_cache_interleave_size: 4,
+            stream: Stream::DEFAULT,
+        },
+        &mut TensorMut::from_slice(&mut lens),
+    )
+    .unwrap();
+    assert_eq!(lens, [8, 6, 9, 17]);
+    let ctx = api.context_create().unwrap();
+    ctx.set_kv_cache_layout_override(Some(KvCacheLayout::Hnd))
+        .unwrap();
+    assert_eq!(
+        api.get_kv_cache_layout(Some(&ctx), &KvCacheLayoutArgs::default())
+            .unwrap(),
+        KvCacheLayout::Hnd
+    );
+    let plan = api
+        .step_plan_create(&StepPlanDesc {
+            products: StepProducts::PCP_QUERY_RESTORE_IDX,
+            max_num_reqs: 4,
+            max_num_tokens: 64,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(plan.shape().restore_capacity, 64);
+    // The library's messages come through the loaded table too.
+    let e = api.pcp_query_restore_idx(&[0i32, 3]).unwrap_err();
+    assert!(
+        e.message()
+            .starts_with("cattn_get_pcp_query_restore_idx_size:"),
+        "{e}"
+    );
+    drop((ctx, plan));
+}
