@@ -2,7 +2,7 @@
 # Tests the Go binding (bindings/go) against a freshly built CPU-only libcattn: go vet, go test
 # -v with a summary, the same tests under GOEXPERIMENT=cgocheck2 (the runtime rebuilt with
 # cgo pointer checks), a build with -tags cattn_srctree, and the example program, whose output
-# is compared with the C demo's host run when CATTN_LIB_DIR's build has examples/cattn_demo.
+# is compared with the host run of this tree's C demo (examples/demo.c, compiled here).
 #
 # Installs Go 1.23 from Debian bookworm-backports when no Go >= 1.21 is found (the backports
 # source is added only when it is absent). Exits non-zero on any failure.
@@ -177,16 +177,20 @@ CGO_LDFLAGS="-L$lib_dir $CGO_LDFLAGS" go test -tags cattn_srctree -count=1 \
 echo "== example"
 go run ./example >"$log_dir/go_demo.txt" || { cat "$log_dir/go_demo.txt"; exit 1; }
 cat "$log_dir/go_demo.txt"
-# The example prints what the C demo prints on the host, after a first line of its own.
-c_demo="$lib_dir/examples/cattn_demo"
-if [ -x "$c_demo" ]; then
+# The example prints what the C demo prints on the host, after a first line of its own. The C
+# demo is compiled here from this tree's examples/demo.c against the library under test (one
+# C99 file), so that a prebuilt demo from another tree never stands in for it.
+c_demo="$log_dir/cattn_demo"
+if ${CC:-cc} -std=c99 -O1 -I"$root/include" "$root/examples/demo.c" -L"$lib_dir" \
+    -Wl,-rpath,"$lib_dir" -lcattn -o "$c_demo"; then
   CATTN_DEMO_FORCE_HOST=1 "$c_demo" >"$log_dir/c_demo.txt" || true
-  if ! diff -u --label "C demo ($c_demo), from line 2" --label "Go example, from line 2" \
+  if ! diff -u --label "C demo (examples/demo.c), from line 2" --label "Go example, from line 2" \
       <(tail -n +2 "$log_dir/c_demo.txt") <(tail -n +2 "$log_dir/go_demo.txt"); then
     echo "test_go.sh: the Go example's output differs from the C demo's (above)" >&2
     exit 1
   fi
   echo "== the Go example printed what the C demo printed (after its first line)"
 else
-  echo "== (no $c_demo to compare with)"
+  echo "test_go.sh: could not compile examples/demo.c to compare the example with" >&2
+  exit 1
 fi
