@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Tests the Go binding (bindings/go) against a freshly built CPU-only libcattn: go vet, go test
 # -v with a summary, the same tests under GOEXPERIMENT=cgocheck2 (the runtime rebuilt with
-# cgo pointer checks), a build with -tags cattn_srctree, and the example program, whose output
-# is compared with the host run of this tree's C demo (examples/demo.c, compiled here).
+# cgo pointer checks), the tests again with -tags cattn_dlopen (libcattn opened at run time) and
+# a check that such a build links no libcattn, a build with -tags cattn_srctree, and the
+# example program, whose output is compared with the host run of this tree's C demo
+# (examples/demo.c, compiled here).
 #
 # Installs Go 1.23 from Debian bookworm-backports when no Go >= 1.21 is found (the backports
 # source is added only when it is absent). Exits non-zero on any failure.
@@ -146,8 +148,9 @@ summary() {
   echo "== $what: $pass passed, $fail failed, $skip skipped ($top top-level tests and examples)"
 }
 
-echo "== go vet"
+echo "== go vet (linked, and with -tags cattn_dlopen)"
 go vet ./...
+go vet -tags cattn_dlopen ./...
 
 echo "== go test -v"
 status=0
@@ -164,6 +167,25 @@ else
 fi
 summary "$log_dir/cgocheck2.log" "go test (cgocheck2)"
 [ "$status" = 0 ] || exit 1
+
+# The dlopen build: libcattn opened at run time through cattn_get_api's table.
+dl_lib="$lib_dir/libcattn.so.1"
+[ -e "$dl_lib" ] || dl_lib="$lib_dir/libcattn.so"
+echo "== go test -v -tags cattn_dlopen (CATTN_LIBRARY=$dl_lib)"
+CATTN_LIBRARY="$dl_lib" go test -v -count=1 -tags cattn_dlopen ./... >"$log_dir/dlopen.log" 2>&1 ||
+  status=1
+grep -E '^(ok|FAIL|--- FAIL|--- SKIP)' "$log_dir/dlopen.log" || true
+[ "$status" = 0 ] || cat "$log_dir/dlopen.log"
+summary "$log_dir/dlopen.log" "go test (cattn_dlopen)"
+[ "$status" = 0 ] || exit 1
+
+echo "== -tags cattn_dlopen builds with no libcattn to link (no pkg-config, no -L)"
+PKG_CONFIG=false CGO_LDFLAGS= go test -c -tags cattn_dlopen -o "$work/dlopen.test" . >/dev/null
+if ldd "$work/dlopen.test" | grep -q libcattn; then
+  echo "test_go.sh: the cattn_dlopen test binary links libcattn" >&2
+  exit 1
+fi
+echo "== the cattn_dlopen test binary does not link libcattn"
 
 if [ "${CATTN_GO_RACE:-0}" = 1 ]; then
   echo "== go test -race"

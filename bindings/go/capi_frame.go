@@ -46,7 +46,14 @@ type metadataEntry struct {
 	c cMetadata
 }
 
+// newFrame starts a call to fn. In a cattn_dlopen build the first call loads libcattn (see
+// Load); a failed load makes every call fail with its reason.
 func newFrame(fn string) *frame {
+	ensureLoaded()
+	return newFrameNoLoad(fn)
+}
+
+func newFrameNoLoad(fn string) *frame {
 	f := &frame{fn: fn}
 	f.msg = (*C.char)(f.alloc(msgCap))
 	return f

@@ -1,12 +1,15 @@
 // Package cattn is the Go binding of libcattn, vLLM's attention-backend metadata utilities
-// behind a C ABI (include/cattn.h). It is built with cgo and links libcattn.so.
+// behind a C ABI (include/cattn.h). It is built with cgo and links libcattn.so, or with
+// -tags cattn_dlopen opens it at run time.
 //
 // # Building
 //
 // By default the package finds libcattn with pkg-config ("#cgo pkg-config: cattn"): put a
 // cattn.pc on PKG_CONFIG_PATH. With -tags cattn_srctree it builds against the source tree
-// instead (include/ and the build/ folder of the default CMake preset). README.md has the
-// exact commands.
+// instead (include/ and the build/ folder of the default CMake preset). With -tags
+// cattn_dlopen it does not link libcattn: Load (or the first call) opens it at run time with
+// dlopen, $CATTN_LIBRARY or libcattn.so.1, and calls it through cattn_get_api's table.
+// README.md has the exact commands.
 //
 // # Naming
 //
