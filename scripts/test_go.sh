@@ -2,7 +2,8 @@
 # Tests the Go binding (bindings/go) against a freshly built CPU-only libcattn: go vet, go test
 # -v with a summary, the same tests under GOEXPERIMENT=cgocheck2 (the runtime rebuilt with
 # cgo pointer checks), the tests again with -tags cattn_dlopen (libcattn opened at run time) and
-# a check that such a build links no libcattn, a build with -tags cattn_srctree, and the
+# a check that such a build links no libcattn, that a CGO_ENABLED=0 build fails with an
+# error that says so, a build with -tags cattn_srctree, and the
 # example program, whose output is compared with the host run of this tree's C demo
 # (examples/demo.c, compiled here).
 #
@@ -191,6 +192,22 @@ if [ "${CATTN_GO_RACE:-0}" = 1 ]; then
   echo "== go test -race"
   go test -race -count=1 ./...
 fi
+
+echo "== CGO_ENABLED=0: the build fails, and its first error says why"
+if CGO_ENABLED=0 go build . >"$log_dir/nocgo.log" 2>&1; then
+  echo "test_go.sh: the package built with CGO_ENABLED=0" >&2
+  exit 1
+fi
+first_error=$(grep -m1 -v '^#' "$log_dir/nocgo.log" || true)
+echo "   $first_error"
+case $first_error in
+  *build_requires_cgo.go*cattn_needs_cgo__build_with_CGO_ENABLED_1*) ;;
+  *)
+    cat "$log_dir/nocgo.log"
+    echo "test_go.sh: the first CGO_ENABLED=0 error is not the one that names cgo" >&2
+    exit 1
+    ;;
+esac
 
 echo "== -tags cattn_srctree (this library put first with CGO_LDFLAGS)"
 CGO_LDFLAGS="-L$lib_dir $CGO_LDFLAGS" go test -tags cattn_srctree -count=1 \
