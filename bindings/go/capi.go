@@ -1030,16 +1030,16 @@ func (f *frame) stepPlanCreate(d *StepPlanDesc) (cStepPlan, error) {
 	c.max_num_tokens = C.int64_t(d.MaxNumTokens)
 	c.max_num_blocks_per_req = C.int64_t(d.MaxNumBlocksPerReq)
 	c.max_num_logits = C.int64_t(d.MaxNumLogits)
-	c.dcp.dcp_size = C.int64_t(d.DCP.DCPSize)
-	c.dcp.dcp_rank = C.int64_t(d.DCP.DCPRank)
-	c.dcp.dcp_kv_cache_interleave_size = C.int64_t(d.DCP.InterleaveSize)
-	c.mamba.block_size = C.int64_t(d.Mamba.BlockSize)
+	c.dcp.dcp_size = C.int64_t(nonZero(d.DCP.DCPSize, 1))
+	c.dcp.dcp_rank = C.int64_t(d.DCP.Ranks.c())
+	c.dcp.dcp_kv_cache_interleave_size = C.int64_t(nonZero(d.DCP.InterleaveSize, 1))
+	c.mamba.block_size = C.int64_t(nonZero(d.Mamba.BlockSize, 1))
 	c.mamba.num_speculative_blocks = C.int64_t(d.Mamba.NumSpeculativeBlocks)
 	c.mamba.mamba_cache_mode = C.int32_t(d.Mamba.Mode)
-	c.conv1d.block_m = C.int64_t(d.Conv1d.BlockM)
+	c.conv1d.block_m = C.int64_t(nonZero(d.Conv1d.BlockM, 8))
 	c.local_attention.attn_chunk_size = C.int64_t(d.LocalAttention.AttnChunkSize)
 	c.local_attention.block_size = C.int64_t(d.LocalAttention.BlockSize)
-	c.extend.n = C.int64_t(d.Extend.N)
+	c.extend.n = C.int64_t(orDefault(d.Extend.N, 1))
 	out := (*cStepPlan)(f.alloc(unsafe.Sizeof(cStepPlan(nil))))
 	if err := f.status(C.gocattn_step_plan_create(c, out, f.msg, msgCap)); err != nil {
 		return nil, err
@@ -1099,7 +1099,7 @@ func cStepPlanDescInit() StepPlanDesc {
 		MaxNumTokens:       int64(d.max_num_tokens),
 		MaxNumBlocksPerReq: int64(d.max_num_blocks_per_req),
 		MaxNumLogits:       int64(d.max_num_logits),
-		DCP: StepDCPParams{DCPSize: int64(d.dcp.dcp_size), DCPRank: int64(d.dcp.dcp_rank),
+		DCP: StepDCPParams{DCPSize: int64(d.dcp.dcp_size), Ranks: DCPRank(int64(d.dcp.dcp_rank)),
 			InterleaveSize: int64(d.dcp.dcp_kv_cache_interleave_size)},
 		Mamba: StepMambaParams{BlockSize: int64(d.mamba.block_size),
 			NumSpeculativeBlocks: int64(d.mamba.num_speculative_blocks),
@@ -1108,7 +1108,7 @@ func cStepPlanDescInit() StepPlanDesc {
 		LocalAttention: StepLocalAttentionParams{
 			AttnChunkSize: int64(d.local_attention.attn_chunk_size),
 			BlockSize:     int64(d.local_attention.block_size)},
-		Extend: StepExtendParams{N: int64(d.extend.n)},
+		Extend: StepExtendParams{N: Ptr(int64(d.extend.n))},
 	}
 }
 
@@ -1138,7 +1138,7 @@ func (f *frame) splitDecodesAndPrefills(qsl, isp cTensor, b SplitBatch, o SplitO
 	a.num_reqs = C.int64_t(b.NumReqs)
 	a.num_actual_tokens = C.int64_t(b.NumActualTokens)
 	a.max_query_len = C.int64_t(b.MaxQueryLen)
-	a.decode_threshold = C.int64_t(o.DecodeThreshold)
+	a.decode_threshold = C.int64_t(orDefault(o.DecodeThreshold, 1))
 	a.require_uniform = b2i(o.RequireUniform)
 	a.treat_short_extends_as_decodes = b2i(!o.CountShortExtendsAsPrefills)
 	if err := f.status(C.gocattn_split_decodes_and_prefills(a, f.msg, msgCap)); err != nil {
@@ -1172,7 +1172,7 @@ func (f *frame) splitDecodesAndPrefillsDevice(qsl, isp, tokens, mql, result cTen
 	a.is_prefilling = isp
 	a.num_actual_tokens = tokens
 	a.max_query_len = mql
-	a.decode_threshold = C.int64_t(o.DecodeThreshold)
+	a.decode_threshold = C.int64_t(orDefault(o.DecodeThreshold, 1))
 	a.require_uniform = b2i(o.RequireUniform)
 	a.treat_short_extends_as_decodes = b2i(!o.CountShortExtendsAsPrefills)
 	a.result = result

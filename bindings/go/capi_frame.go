@@ -232,7 +232,7 @@ func (f *frame) metadata(arg string, m *CommonAttnMetadata) (cMetadata, error) {
 	c.max_seq_len = C.int64_t(m.MaxSeqLen)
 	c.num_logits_indices = C.int64_t(m.NumLogitsIndices)
 	c.max_logits_per_req = C.int64_t(m.MaxLogitsPerReq)
-	if m.Causal {
+	if !m.NonCausal {
 		c.causal = 1
 	}
 	f.metadatas = append(f.metadatas, metadataEntry{m, c})
@@ -260,7 +260,7 @@ func (f *frame) readMetadata(c cMetadata, m *CommonAttnMetadata) error {
 	m.MaxQueryLen = int64(c.max_query_len)
 	m.MaxSeqLen = int64(c.max_seq_len)
 	m.NumLogitsIndices = int64(c.num_logits_indices)
-	m.Causal = c.causal != 0
+	m.NonCausal = c.causal == 0
 	m.MaxLogitsPerReq = int64(c.max_logits_per_req)
 	if m.MaxLogitsPerReq < 0 {
 		m.MaxLogitsPerReq = 0 // CATTN_NOT_GIVEN

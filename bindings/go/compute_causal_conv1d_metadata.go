@@ -25,7 +25,7 @@ type CausalConv1dMetadataArgs struct {
 	// QueryStartLocCPU: host [B + 1] int32/int64, non-decreasing; an empty tensor is the
 	// empty batch, as in vLLM.
 	QueryStartLocCPU *Tensor
-	BlockM           int64   // tokens per program (vLLM: 8), >= 1
+	BlockM           int64   // tokens per program, >= 1; 0 means 8 (vLLM's, the C default)
 	Nums             *Tensor // out: exactly [B], programs per request
 	MList            *Tensor // out: [>= tot], request of each program
 	OffsetList       *Tensor // out: [>= tot], chunk index within its request
@@ -52,7 +52,7 @@ func ComputeCausalConv1dMetadata(args CausalConv1dMetadataArgs) (tot int64, err 
 	if err := f.tensorsInto(cs[:], names[:], ts[:]); err != nil {
 		return 0, err
 	}
-	tot, err = f.computeCausalConv1dMetadata(cs, args.BlockM, args.Stream)
+	tot, err = f.computeCausalConv1dMetadata(cs, nonZero(args.BlockM, 8), args.Stream)
 	if err != nil {
 		return 0, err
 	}
@@ -62,13 +62,12 @@ func ComputeCausalConv1dMetadata(args CausalConv1dMetadataArgs) (tot int64, err 
 // CausalConv1dMetadataDeviceArgs are the arguments of ComputeCausalConv1dMetadataDevice
 // (cattn_causal_conv1d_metadata_device_args_t). Every tensor is 1-D int32/int64 (each output
 // its own dtype) in device memory on QueryStartLoc's device (UnsafeDeviceTensor); every output
-// is optional (nil). Unlike CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_INIT the zero value has
-// BlockM 0: set it (vLLM: 8). Since 1.1.
+// is optional (nil). Since 1.1.
 type CausalConv1dMetadataDeviceArgs struct {
 	// QueryStartLoc: in, [B + 1] on the device, non-decreasing; zero-length requests pad a
 	// batch to its capacity.
 	QueryStartLoc *Tensor
-	BlockM        int64   // tokens per program (vLLM: 8), >= 1
+	BlockM        int64   // tokens per program, >= 1; 0 means 8 (vLLM's, the C default)
 	Nums          *Tensor // out: [B], programs per request
 	MList         *Tensor // out: [capacity], request of each program, PadSlotID past tot
 	OffsetList    *Tensor // out: [capacity], chunk index within its request, PadSlotID past tot
@@ -105,5 +104,5 @@ func ComputeCausalConv1dMetadataDevice(args CausalConv1dMetadataDeviceArgs) erro
 	if err := f.tensorsInto(cs[:], names[:], ts[:]); err != nil {
 		return err
 	}
-	return f.computeCausalConv1dMetadataDevice(cs, args.BlockM, args.Stream)
+	return f.computeCausalConv1dMetadataDevice(cs, nonZero(args.BlockM, 8), args.Stream)
 }

@@ -96,7 +96,7 @@ func TestComputeCausalConv1dMetadataErrors(t *testing.T) {
 			wantEqual(t, "a failed call wrote nothing", b.raw(), before[i])
 		}
 	}
-	run(qsl, 0, outs(), StatusInvalidArgument, "block_m")
+	run(qsl, -1, outs(), StatusInvalidArgument, "block_m")
 	run(Int64Tensor([]int64{0, 10, 9}), 8, outs(), StatusInvalidArgument, "decreases")
 	run(Float32Tensor([]float32{0, 10, 16, 17}), 8, outs(), StatusInvalidArgument, "dtype")
 	o := outs()
@@ -139,9 +139,9 @@ func TestComputeCausalConv1dMetadataDeviceErrors(t *testing.T) {
 		wantEqual(t, "a failed call wrote nothing", b.raw(), before[i])
 	}
 	bad := args
-	bad.BlockM = 0 // the Go zero value, unlike the C default of 8
+	bad.BlockM = -1
 	wantError(t, ComputeCausalConv1dMetadataDevice(bad), StatusInvalidArgument, fn,
-		"args->block_m", "got 0")
+		"args->block_m", "got -1")
 	bad = args
 	bad.QueryStartLoc = nil
 	wantError(t, ComputeCausalConv1dMetadataDevice(bad), StatusInvalidArgument, fn,

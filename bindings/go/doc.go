@@ -18,8 +18,10 @@
 // cattn_get_pcp_query_restore_idx); creators are New..., and calls on a handle are its methods
 // (LocalAttentionPlan.Fill for cattn_local_attention_plan_fill, StepPlan.Run for
 // cattn_step_plan_run). Argument structs carry the C
-// struct's fields in Go case; their zero values are not always the C *_INIT defaults, as each
-// struct says.
+// struct's fields in Go case, and their zero value is the C *_INIT value: where C's default is
+// not zero, a field C refuses at 0 takes 0 for the default (DCPSize, BlockM), and a field whose
+// 0 is valid is named or typed so that its zero is the default (NonCausal, Ranks of type
+// DCPRanks, N as a *int64; see defaults.go).
 //
 // # Tensors
 //

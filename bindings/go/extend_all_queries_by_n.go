@@ -5,9 +5,10 @@ package cattn
 type ExtendAllQueriesByNArgs struct {
 	// Metadata is read: QueryStartLoc(CPU), SeqLens(CPU) and the scalars.
 	Metadata *CommonAttnMetadata
-	// N is the number of tokens added to every request, >= 0. vLLM's extend_all_queries_by_1
-	// is N = 1; unlike CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT the zero value adds none.
-	N int64
+	// N is the number of tokens added to every request, >= 0; nil means 1 as
+	// CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT and vLLM's extend_all_queries_by_1
+	// (cattn.Ptr[int64](n) for another).
+	N *int64
 	// NewSlotMapping becomes Out.SlotMapping (borrowed, not read); may be nil.
 	NewSlotMapping *Tensor
 	// Out: the caller sets QueryStartLoc and SeqLens (and QueryStartLocCPU, SeqLensCPU exactly
@@ -49,8 +50,8 @@ func ExtendAllQueriesByN(args ExtendAllQueriesByNArgs) error {
 	if interleave == 0 {
 		interleave = 1
 	}
-	if err := f.extendAllQueriesByN(in, args.N, slots, out, args.DCPSize, args.DCPRank,
-		interleave, args.Stream); err != nil {
+	if err := f.extendAllQueriesByN(in, orDefault(args.N, 1), slots, out, args.DCPSize,
+		args.DCPRank, interleave, args.Stream); err != nil {
 		return err
 	}
 	return f.readMetadata(out, args.Out)

@@ -9,7 +9,7 @@ type FusedPCPQKVSelectArgs struct {
 	V *Tensor // in: [>= W * QueryStartLoc[B], H, Dv], values of all ranks
 	// QueryStartLoc: [B + 1] int32/int64, even, non-decreasing, QueryStartLoc[B] <= Nq.
 	QueryStartLoc *Tensor
-	PCPWorldSize  int64   // W >= 1
+	PCPWorldSize  int64   // W >= 1; 0 means 1
 	PCPRank       int64   // r in [0, W)
 	QHead         *Tensor // out: [Nq / 2, H, Dq], compact
 	KHead         *Tensor // out: [Nq / 2 * (r + 1), H, Dk], compact
@@ -38,5 +38,5 @@ func FusedPCPQKVSelect(args FusedPCPQKVSelectArgs) error {
 	if err := f.tensorsInto(cs[:], names[:], ts[:]); err != nil {
 		return err
 	}
-	return f.fusedPCPQKVSelect(cs, args.PCPWorldSize, args.PCPRank, args.Stream)
+	return f.fusedPCPQKVSelect(cs, nonZero(args.PCPWorldSize, 1), args.PCPRank, args.Stream)
 }

@@ -204,8 +204,9 @@ func TestFusedPCPQKVSelectErrors(t *testing.T) {
 	check(p, p.args(), StatusInvalidArgument, "args->query_start_loc")
 	p = build([]int64{0, 8, 20}, 2, 2)
 	check(p, p.args(), StatusInvalidArgument, "args->pcp_rank")
-	p = build([]int64{0, 8, 20}, 0, 0)
+	p = build([]int64{0, 8, 20}, 1, 0)
 	a := p.args()
+	a.PCPWorldSize = -1 // 0 is the default, 1
 	check(p, a, StatusInvalidArgument, "args->pcp_world_size")
 	p = build([]int64{0, 8, 24}, 1, 0)
 	check(p, p.args(), StatusInvalidArgument, "args->query_start_loc")

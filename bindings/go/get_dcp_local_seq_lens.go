@@ -1,17 +1,61 @@
 package cattn
 
-// DCPAllRanks as DCPLocalSeqLensArgs.DCPRank asks for the lengths of every rank, vLLM's
-// dcp_rank=None (CATTN_DCP_ALL_RANKS).
+import "strconv"
+
+// DCPAllRanks is CATTN_DCP_ALL_RANKS, the C dcp_rank that asks for every rank (vLLM's
+// dcp_rank=None). In Go, select ranks with a DCPRanks value instead: AllDCPRanks (the zero
+// value) or DCPRank(r).
 const DCPAllRanks = -1
 
+// DCPRanks selects the decode-context-parallel ranks whose lengths a call computes. The zero
+// value, AllDCPRanks, is every rank (vLLM's dcp_rank=None, the C _INIT default); DCPRank(r) is
+// rank r alone. It is a struct so that rank 0 can never be chosen by leaving a field out.
+type DCPRanks struct {
+	rank int64
+	one  bool
+}
+
+// AllDCPRanks selects every rank; it is the zero DCPRanks.
+var AllDCPRanks = DCPRanks{}
+
+// DCPRank selects rank r alone, r in [0, DCPSize); DCPRank(DCPAllRanks) is AllDCPRanks.
+func DCPRank(r int64) DCPRanks {
+	if r == DCPAllRanks {
+		return AllDCPRanks
+	}
+	return DCPRanks{rank: r, one: true}
+}
+
+// Rank returns the selected rank, and false for every rank.
+func (r DCPRanks) Rank() (int64, bool) { return r.rank, r.one }
+
+// String returns "all ranks" or "rank r".
+func (r DCPRanks) String() string {
+	if !r.one {
+		return "all ranks"
+	}
+	return "rank " + strconv.FormatInt(r.rank, 10)
+}
+
+// c is the C dcp_rank: the rank, or CATTN_DCP_ALL_RANKS.
+func (r DCPRanks) c() int64 {
+	if !r.one {
+		return DCPAllRanks
+	}
+	return r.rank
+}
+
 // DCPLocalSeqLensArgs are the arguments of GetDCPLocalSeqLens
-// (cattn_dcp_local_seq_lens_args_t). Unlike CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT the zero value
-// is not usable: set DCPSize, DCPRank and InterleaveSize.
+// (cattn_dcp_local_seq_lens_args_t). The zero value of every field but the tensors is
+// CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT's: a group of 1, every rank, interleave 1, the 1.0 shapes.
 type DCPLocalSeqLensArgs struct {
-	SeqLens        *Tensor // in: [B] int32/int64, values in [0, INT32_MAX]
-	DCPSize        int64   // in: >= 1
-	DCPRank        int64   // in: [0, DCPSize) or DCPAllRanks
-	InterleaveSize int64   // in: >= 1, DCPSize * InterleaveSize <= INT32_MAX
+	SeqLens *Tensor // in: [B] int32/int64, values in [0, INT32_MAX]
+	DCPSize int64   // in: >= 1; 0 means 1
+	// Ranks: in, the zero value (AllDCPRanks) for every rank, DCPRank(r) for r in [0, DCPSize).
+	Ranks DCPRanks
+	// InterleaveSize: in, dcp_kv_cache_interleave_size, >= 1 with DCPSize * InterleaveSize <=
+	// INT32_MAX; 0 means 1.
+	InterleaveSize int64
 	// Out: [B] for one rank, [B, DCPSize] for all ranks (or [B] when DCPSize is 1);
 	// int32/int64, on SeqLens' device. It may be the very SeqLens view (in place).
 	Out    *Tensor
@@ -37,6 +81,6 @@ func GetDCPLocalSeqLens(args DCPLocalSeqLensArgs) error {
 	if err != nil {
 		return err
 	}
-	return f.getDCPLocalSeqLens(seq, args.DCPSize, args.DCPRank, args.InterleaveSize, out,
-		args.PreserveShape, args.Stream)
+	return f.getDCPLocalSeqLens(seq, nonZero(args.DCPSize, 1), args.Ranks.c(),
+		nonZero(args.InterleaveSize, 1), out, args.PreserveShape, args.Stream)
 }

@@ -305,7 +305,8 @@ func wantMetadata(t *testing.T, what string, got, want *CommonAttnMetadata) {
 		got.NumLogitsIndices, got.MaxLogitsPerReq}
 	ws := [...]int64{want.NumReqs, want.NumActualTokens, want.MaxQueryLen, want.MaxSeqLen,
 		want.NumLogitsIndices, want.MaxLogitsPerReq}
-	if gs != ws || got.Causal != want.Causal {
-		t.Fatalf("%s: scalars %v causal %v, want %v causal %v", what, gs, got.Causal, ws, want.Causal)
+	if gs != ws || got.NonCausal != want.NonCausal {
+		t.Fatalf("%s: scalars %v non-causal %v, want %v non-causal %v", what, gs, got.NonCausal, ws,
+			want.NonCausal)
 	}
 }

@@ -121,8 +121,7 @@ func TestMakeKVSharingFastPrefillCommonAttnMetadataVectors(t *testing.T) {
 								NumComputedTokensCPU: fpComputed, BlockTableTensor: fpTable,
 								SlotMapping: fpSlots, NumReqs: c.NumReqs,
 								NumActualTokens: e.NumActualTokens, MaxQueryLen: e.MaxQueryLen,
-								MaxSeqLen: 4321, Causal: true,
-							}
+								MaxSeqLen: 4321}
 							if full {
 								want.QueryStartLocCPU = outQslCPU.t
 							}
@@ -246,8 +245,7 @@ func TestMakeKVSharingFastPrefillCommonAttnMetadataUpstreamVectors(t *testing.T)
 					wantEqual(t, name+" trusted value", c.MaxLogitsPerReq, e.MaxQueryLen)
 				}
 				want := CommonAttnMetadata{QueryStartLoc: outQsl.t, NumReqs: b,
-					NumActualTokens: e.NumActualTokens, MaxQueryLen: wantMax, MaxSeqLen: 99,
-					Causal: true}
+					NumActualTokens: e.NumActualTokens, MaxQueryLen: wantMax, MaxSeqLen: 99}
 				if e.KeepsUpperBound {
 					want.SeqLensCPUUpperBound = upper.t
 				}

@@ -87,7 +87,7 @@ func (plan *LocalAttentionPlan) Shape() (virtualBatches, pages int64, err error)
 // sets out's QueryStartLocCPU [V + 1], SeqLensCPU [V], NumComputedTokensCPU [V] (host) and
 // BlockTableTensor [V, P] (the block table's device and dtype), and optionally device copies
 // QueryStartLoc and SeqLens. The call writes those tensors, NumReqs = V, NumActualTokens,
-// MaxQueryLen, MaxSeqLen, Causal = true, SlotMapping = metadata.SlotMapping,
+// MaxQueryLen, MaxSeqLen, NonCausal = false, SlotMapping = metadata.SlotMapping,
 // LogitsIndicesPadded = nil and NumLogitsIndices = 0. Device outputs are enqueued on stream.
 //
 // Since 1.1 the caller may also set out.SeqLensCPUUpperBound to a host [V] int32/int64 tensor:

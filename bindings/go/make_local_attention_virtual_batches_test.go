@@ -102,8 +102,7 @@ func TestMakeLocalAttentionVirtualBatchesVectors(t *testing.T) {
 						SeqLens: seq.t, NumComputedTokensCPU: computed.t,
 						BlockTableTensor: gathered.t, SlotMapping: laSlots,
 						NumReqs: v, NumActualTokens: e.NumActualTokens, MaxQueryLen: e.MaxQueryLen,
-						MaxSeqLen: e.MaxSeqLen, Causal: true,
-					})
+						MaxSeqLen: e.MaxSeqLen})
 
 					// The closure on its own gives the same table.
 					again := newIBuf(tt, []int64{v, p}, 3-step, 0)

@@ -9,9 +9,11 @@ type SplitBatch struct {
 }
 
 // SplitOptions are the options of SplitDecodesAndPrefills. The zero value is vLLM's defaults
-// except DecodeThreshold, which vLLM defaults to 1.
+// and CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_INIT's.
 type SplitOptions struct {
-	DecodeThreshold int64 // [0, INT32_MAX]
+	// DecodeThreshold: [0, INT32_MAX]; nil means 1, vLLM's default (cattn.Ptr[int64](t) for
+	// another).
+	DecodeThreshold *int64
 	RequireUniform  bool
 	// CountShortExtendsAsPrefills is vLLM's treat_short_extends_as_decodes=False; it then reads
 	// IsPrefilling.
@@ -79,7 +81,7 @@ func SplitQueryStartLoc(queryStartLoc []int64, decodeThreshold int64) (DecodePre
 			}
 		}
 	}
-	return SplitDecodesAndPrefills(b, SplitOptions{DecodeThreshold: decodeThreshold})
+	return SplitDecodesAndPrefills(b, SplitOptions{DecodeThreshold: &decodeThreshold})
 }
 
 // SplitDecodesPrefillsAndExtends splits an ordered batch into decodes, extends and prefills

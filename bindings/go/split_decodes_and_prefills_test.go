@@ -47,7 +47,7 @@ func TestSplitDecodesAndPrefillsVectors(t *testing.T) {
 	for _, c := range cases {
 		b := SplitBatch{QueryStartLocCPU: qslTensor(c), NumReqs: c.NumReqs,
 			NumActualTokens: c.NumActualTokens, MaxQueryLen: c.MaxQueryLen}
-		o := SplitOptions{DecodeThreshold: c.Threshold, RequireUniform: c.RequireUniform != 0,
+		o := SplitOptions{DecodeThreshold: &c.Threshold, RequireUniform: c.RequireUniform != 0,
 			CountShortExtendsAsPrefills: c.Treat == 0}
 		if c.IsPrefilling != nil {
 			flags := make([]byte, len(c.IsPrefilling))
@@ -166,6 +166,6 @@ func TestSplitHelpersAndErrors(t *testing.T) {
 		t.Fatalf("message does not name the argument: %v", err)
 	}
 	err = SplitDecodesAndPrefillsDevice(SplitDeviceBatch{QueryStartLoc: Int64Tensor([]int64{0, 1})},
-		SplitOptions{DecodeThreshold: 1}, Int64Tensor(make([]int64, 4)))
+		SplitOptions{}, Int64Tensor(make([]int64, 4)))
 	wantInvalid(t, "host tensors to the device call", err)
 }

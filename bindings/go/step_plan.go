@@ -36,19 +36,19 @@ const (
 )
 
 // StepDCPParams are the parameters of StepDCPLocalSeqLens (cattn_step_dcp_params_t), as
-// DCPLocalSeqLensArgs takes them.
+// DCPLocalSeqLensArgs takes them; the zero value is the C default.
 type StepDCPParams struct {
-	DCPSize int64 // >= 1 (default 1)
-	DCPRank int64 // [0, DCPSize) or DCPAllRanks (default DCPAllRanks)
+	DCPSize int64    // >= 1; 0 means 1
+	Ranks   DCPRanks // the zero value (AllDCPRanks) for every rank, DCPRank(r) for one
 	// InterleaveSize is dcp_kv_cache_interleave_size: >= 1, DCPSize * InterleaveSize <=
-	// INT32_MAX (default 1).
+	// INT32_MAX; 0 means 1.
 	InterleaveSize int64
 }
 
 // StepMambaParams are the parameters of StepMambaBlockTable (cattn_step_mamba_params_t), as
 // MambaBlockTableArgs takes them.
 type StepMambaParams struct {
-	BlockSize            int64          // Align: >= 1 (default 1)
+	BlockSize            int64          // Align: >= 1; 0 means 1
 	NumSpeculativeBlocks int64          // Align: >= 0 (default 0)
 	Mode                 MambaCacheMode // default MambaCacheModeNone
 }
@@ -56,7 +56,7 @@ type StepMambaParams struct {
 // StepConv1dParams are the parameters of StepCausalConv1dMetadata
 // (cattn_step_conv1d_params_t).
 type StepConv1dParams struct {
-	BlockM int64 // tokens per program, >= 1 (default 8, vLLM's)
+	BlockM int64 // tokens per program, >= 1; 0 means 8 (vLLM's)
 }
 
 // StepLocalAttentionParams are the parameters of StepLocalAttention
@@ -68,16 +68,16 @@ type StepLocalAttentionParams struct {
 
 // StepExtendParams are the parameters of StepExtendQueries (cattn_step_extend_params_t).
 type StepExtendParams struct {
-	N int64 // tokens added to every request, >= 0 (default 1, vLLM's extend_all_queries_by_1)
+	// N is the number of tokens added to every request, >= 0; nil means 1 (vLLM's
+	// extend_all_queries_by_1).
+	N *int64
 }
 
 // StepPlanDesc describes a StepPlan (cattn_step_plan_desc_t): the products, the capacities and
 // each product's parameters; those of the products not selected are ignored.
 //
-// Start from DefaultStepPlanDesc, which holds CATTN_STEP_PLAN_DESC_INIT's defaults (vLLM's),
-// and set Products and the capacities. The zero value is not those defaults: its DCP,
-// Conv1d and Extend parameters are zero (DCPSize and BlockM 0 are refused, DCPRank 0 is rank
-// 0, N 0 adds no token).
+// The zero value is CATTN_STEP_PLAN_DESC_INIT (vLLM's parameter defaults; see the fields):
+// set Products and the capacities, and the parameters that differ.
 type StepPlanDesc struct {
 	Products           StepProduct // at least one bit
 	MaxNumReqs         int64       // >= 1: rows of a batch's per-request tensors (B)
@@ -92,16 +92,17 @@ type StepPlanDesc struct {
 	Extend         StepExtendParams         // StepExtendQueries
 }
 
-// DefaultStepPlanDesc returns CATTN_STEP_PLAN_DESC_INIT: no products, zero capacities and
-// every product's parameters at vLLM's defaults - DCP {DCPSize 1, DCPAllRanks,
-// InterleaveSize 1}, Mamba {BlockSize 1, 0, MambaCacheModeNone}, Conv1d {BlockM 8},
-// LocalAttention {0, 0} (to be set), Extend {N 1}. Since 1.1.
+// DefaultStepPlanDesc returns CATTN_STEP_PLAN_DESC_INIT with its values spelled out: no
+// products, zero capacities and every product's parameters at vLLM's defaults - DCP
+// {DCPSize 1, AllDCPRanks, InterleaveSize 1}, Mamba {BlockSize 1, 0, MambaCacheModeNone},
+// Conv1d {BlockM 8}, LocalAttention {0, 0} (to be set), Extend {N 1}. The zero StepPlanDesc
+// means the same. Since 1.1.
 func DefaultStepPlanDesc() StepPlanDesc {
 	return StepPlanDesc{
-		DCP:    StepDCPParams{DCPSize: 1, DCPRank: DCPAllRanks, InterleaveSize: 1},
+		DCP:    StepDCPParams{DCPSize: 1, Ranks: AllDCPRanks, InterleaveSize: 1},
 		Mamba:  StepMambaParams{BlockSize: 1, Mode: MambaCacheModeNone},
 		Conv1d: StepConv1dParams{BlockM: 8},
-		Extend: StepExtendParams{N: 1},
+		Extend: StepExtendParams{N: Ptr[int64](1)},
 	}
 }
 
