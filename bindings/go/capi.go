@@ -404,7 +404,7 @@ const dlopenBuild = C.GOCATTN_IS_DLOPEN != 0
 
 // cLoad opens libcattn at path in a cattn_dlopen build (see load.go); linked, it does nothing.
 func cLoad(path string) error {
-	f := newFrameNoLoad("cattn_get_api")
+	f := newFrameNoLoad("cattn_get_api", "Load", "path", "path")
 	defer f.free()
 	return f.status(C.gocattn_load(f.cstring(path), f.msg, msgCap))
 }

@@ -9,7 +9,8 @@ const PadSlotID = -1
 // (cattn_compute_causal_conv1d_metadata_size). queryStartLocCPU: host [B + 1] int32/int64,
 // non-decreasing. blockM: tokens per program (vLLM: 8), >= 1.
 func ComputeCausalConv1dMetadataSize(queryStartLocCPU *Tensor, blockM int64) (tot, capacity int64, err error) {
-	f := newFrame("cattn_compute_causal_conv1d_metadata_size")
+	f := newFrame("cattn_compute_causal_conv1d_metadata_size", "ComputeCausalConv1dMetadataSize",
+		"query_start_loc_cpu", "queryStartLocCPU", "block_m", "blockM")
 	defer f.free()
 	qsl, err := f.tensor("query_start_loc_cpu", queryStartLocCPU)
 	if err != nil {
@@ -42,7 +43,7 @@ type CausalConv1dMetadataArgs struct {
 // StatusInsufficientSize. CUDA outputs are written by kernels enqueued on args.Stream, planned
 // on the host from QueryStartLocCPU.
 func ComputeCausalConv1dMetadata(args CausalConv1dMetadataArgs) (tot int64, err error) {
-	f := newFrame("cattn_compute_causal_conv1d_metadata")
+	f := newFrame("cattn_compute_causal_conv1d_metadata", "ComputeCausalConv1dMetadata")
 	defer f.free()
 	var cs [6]cTensor
 	names := [6]string{"args->query_start_loc_cpu", "args->nums", "args->mlist",
@@ -94,7 +95,7 @@ type CausalConv1dMetadataDeviceArgs struct {
 // (CPU-only build, no usable device, a tensor off its element alignment), StatusCUDAError.
 // Since 1.1.
 func ComputeCausalConv1dMetadataDevice(args CausalConv1dMetadataDeviceArgs) error {
-	f := newFrame("cattn_compute_causal_conv1d_metadata_device")
+	f := newFrame("cattn_compute_causal_conv1d_metadata_device", "ComputeCausalConv1dMetadataDevice")
 	defer f.free()
 	var cs [7]cTensor
 	names := [7]string{"args->query_start_loc", "args->nums", "args->mlist", "args->offsetlist",

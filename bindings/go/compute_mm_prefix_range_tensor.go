@@ -32,7 +32,8 @@ func ComputeMMPrefixRangeTensorSize(r *MMPrefixRanges) (maxRanges int64, none bo
 // out (host int32/int64; nil for the size query), each request's pairs then (0, 0) padding; out
 // is untouched when none (compute_mm_prefix_range_tensor, cattn_compute_mm_prefix_range_tensor).
 func ComputeMMPrefixRangeTensor(r *MMPrefixRanges, out *Tensor) (maxRanges int64, none bool, err error) {
-	f := newFrame("cattn_compute_mm_prefix_range_tensor")
+	f := newFrame("cattn_compute_mm_prefix_range_tensor", "ComputeMMPrefixRangeTensor",
+		"args->range_offsets", "r.Offsets", "args->ranges", "r.Ranges", "args->out", "out")
 	defer f.free()
 	off, rng, err := f.mmPrefixRanges(r)
 	if err != nil {
@@ -75,7 +76,10 @@ func MMPrefixRangeTensor(perRequest [][][2]int64) (data []int32, maxRanges int64
 // written: 0 when no range covers a token (out untouched: skip the mask), else T
 // (fill_mm_prefix_query_ranges, cattn_fill_mm_prefix_query_ranges).
 func FillMMPrefixQueryRanges(r *MMPrefixRanges, queryStartLocCPU, seqLensCPU, out *Tensor) (int64, error) {
-	f := newFrame("cattn_fill_mm_prefix_query_ranges")
+	f := newFrame("cattn_fill_mm_prefix_query_ranges", "FillMMPrefixQueryRanges",
+		"args->range_offsets", "r.Offsets", "args->ranges", "r.Ranges",
+		"args->query_start_loc_cpu", "queryStartLocCPU", "args->seq_lens_cpu", "seqLensCPU",
+		"args->out", "out")
 	defer f.free()
 	off, rng, err := f.mmPrefixRanges(r)
 	if err != nil {

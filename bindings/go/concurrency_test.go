@@ -57,7 +57,7 @@ func TestConcurrentCalls(t *testing.T) {
 					Ranks: AllDCPRanks, InterleaveSize: 1, Out: out.t})
 				var e *Error
 				if !errors.As(err, &e) || e.Code != StatusInvalidArgument ||
-					!strings.Contains(e.Message, "args->dcp_size is out of range (got "+strconv.FormatInt(bad, 10)+",") {
+					!strings.Contains(e.Message, "args.DCPSize is out of range (got "+strconv.FormatInt(bad, 10)+",") {
 					fail("dcp_size %d: %v", bad, err)
 					return
 				}

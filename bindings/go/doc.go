@@ -36,7 +36,9 @@
 //
 // # Errors
 //
-// Every failing call returns an *Error with the Status and libcattn's message for that call.
+// Every failing call returns an *Error with the Status and libcattn's message for that call,
+// in Go terms: the Go function and the Go argument or field ("cattn.GetDCPLocalSeqLens:
+// args.Ranks is out of range ...") where libcattn names the C ones (kept in CMessage).
 // The message is thread-local in C; it is copied inside the same cgo call as the failing
 // function, so it belongs to the call even though goroutines move between OS threads. A
 // failed call has written nothing to its outputs.

@@ -32,7 +32,8 @@ type ExtendAllQueriesByNArgs struct {
 // extended batch's positions into Out.Positions when set (nil: dropped), where vLLM leaves
 // them stale. On failure nothing is written, Out included.
 func ExtendAllQueriesByN(args ExtendAllQueriesByNArgs) error {
-	f := newFrame("cattn_extend_all_queries_by_n")
+	f := newFrame("cattn_extend_all_queries_by_n", "ExtendAllQueriesByN",
+		"args->dcp_kv_cache_interleave_size", "args.DCPInterleaveSize")
 	defer f.free()
 	in, err := f.metadata("args->metadata", args.Metadata)
 	if err != nil {

@@ -27,7 +27,7 @@ type FusedPCPQKVSelectArgs struct {
 // needs, is StatusInvalidArgument (vLLM drops a token or reads out of bounds); see cattn.h
 // for the full list of checks.
 func FusedPCPQKVSelect(args FusedPCPQKVSelectArgs) error {
-	f := newFrame("cattn_fused_pcp_qkv_select")
+	f := newFrame("cattn_fused_pcp_qkv_select", "FusedPCPQKVSelect")
 	defer f.free()
 	names := [10]string{"args->q", "args->k", "args->v", "args->query_start_loc",
 		"args->q_head", "args->k_head", "args->v_head", "args->q_tail", "args->k_tail",

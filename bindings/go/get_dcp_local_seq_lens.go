@@ -45,6 +45,11 @@ func (r DCPRanks) c() int64 {
 	return r.rank
 }
 
+// The C fields of cattn_dcp_local_seq_lens_args_t that DCPLocalSeqLensArgs names otherwise.
+var dcpArgsRenames = []string{"args->dcp_rank", "args.Ranks",
+	"args->dcp_kv_cache_interleave_size", "args.InterleaveSize", "args->shape_mode",
+	"args.PreserveShape"}
+
 // DCPLocalSeqLensArgs are the arguments of GetDCPLocalSeqLens
 // (cattn_dcp_local_seq_lens_args_t). The zero value of every field but the tensors is
 // CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT's: a group of 1, every rank, interleave 1, the 1.0 shapes.
@@ -71,7 +76,7 @@ type DCPLocalSeqLensArgs struct {
 // (get_dcp_local_seq_lens, cattn_get_dcp_local_seq_lens). Host tensors run synchronously;
 // CUDA tensors are enqueued on args.Stream.
 func GetDCPLocalSeqLens(args DCPLocalSeqLensArgs) error {
-	f := newFrame("cattn_get_dcp_local_seq_lens")
+	f := newFrame("cattn_get_dcp_local_seq_lens", "GetDCPLocalSeqLens", dcpArgsRenames...)
 	defer f.free()
 	seq, err := f.tensor("args->seq_lens", args.SeqLens)
 	if err != nil {

@@ -5,7 +5,8 @@ package cattn
 // (cattn_get_pcp_query_restore_idx_size). Errors: StatusInvalidArgument for a device tensor,
 // a decreasing cuNumTokens or an odd request length above 1.
 func GetPCPQueryRestoreIdxSize(cuNumTokens *Tensor) (int64, error) {
-	f := newFrame("cattn_get_pcp_query_restore_idx_size")
+	f := newFrame("cattn_get_pcp_query_restore_idx_size", "GetPCPQueryRestoreIdxSize",
+		"cu_num_tokens", "cuNumTokens")
 	defer f.free()
 	cu, err := f.tensor("cu_num_tokens", cuNumTokens)
 	if err != nil {
@@ -25,7 +26,8 @@ func GetPCPQueryRestoreIdxSize(cuNumTokens *Tensor) (int64, error) {
 // cannot check). Errors: StatusInvalidArgument, StatusInsufficientSize (capacity < size),
 // StatusNotSupported / StatusNotImplemented, StatusCUDAError.
 func GetPCPQueryRestoreIdx(cuNumTokens, restoreIdx *Tensor, stream Stream) error {
-	f := newFrame("cattn_get_pcp_query_restore_idx")
+	f := newFrame("cattn_get_pcp_query_restore_idx", "GetPCPQueryRestoreIdx",
+		"args->cu_num_tokens", "cuNumTokens", "args->restore_idx", "restoreIdx")
 	defer f.free()
 	cu, err := f.tensor("args->cu_num_tokens", cuNumTokens)
 	if err != nil {

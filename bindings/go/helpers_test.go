@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -115,7 +116,9 @@ func mustOK(t *testing.T, err error) {
 }
 
 // wantError checks that err is an *Error (through errors.As) with the code and a message that
-// contains every needle; it returns the error.
+// contains every needle, in Go terms (Message) or in C terms (CMessage, so that a test may
+// name the C argument libcattn checked); it returns the error. Every Message must be in Go
+// terms: it starts with the Go function, and no C path ("args->x") is left in it.
 func wantError(t *testing.T, err error, code Status, needles ...string) *Error {
 	t.Helper()
 	if err == nil {
@@ -132,12 +135,18 @@ func wantError(t *testing.T, err error, code Status, needles ...string) *Error {
 		t.Fatalf("errors.Is(err, %v) is false", code)
 	}
 	for _, n := range needles {
-		if !strings.Contains(e.Message, n) {
-			t.Fatalf("message %q does not mention %q", e.Message, n)
+		if !strings.Contains(e.Message, n) && !strings.Contains(e.CMessage, n) {
+			t.Fatalf("message %q (C: %q) does not mention %q", e.Message, e.CMessage, n)
 		}
+	}
+	if !strings.HasPrefix(e.Message, "cattn.") || cPath.MatchString(e.Message) {
+		t.Fatalf("message %q is not in Go terms (C: %q)", e.Message, e.CMessage)
 	}
 	return e
 }
+
+// cPath matches a C argument path ("args->x", "desc->dcp"), which a Go message must not hold.
+var cPath = regexp.MustCompile(`[a-z0-9_]->[a-z_]`)
 
 func wantEqual[T any](t *testing.T, what string, got, want T) {
 	t.Helper()

@@ -19,7 +19,8 @@ const (
 // the very lse tensor (in place) but may not overlap it otherwise. Host tensors run
 // synchronously; CUDA tensors are one kernel enqueued on stream.
 func Log2LSEToLn(lse, out *Tensor, rounding LSERounding, stream Stream) error {
-	f := newFrame("cattn_log2_lse_to_ln")
+	f := newFrame("cattn_log2_lse_to_ln", "Log2LSEToLn", "args->lse", "lse", "args->out", "out",
+		"args->half_rounding", "rounding")
 	defer f.free()
 	in, err := f.tensor("args->lse", lse)
 	if err != nil {

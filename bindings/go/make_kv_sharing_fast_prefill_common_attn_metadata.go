@@ -36,7 +36,8 @@ type FastPrefillMetadataArgs struct {
 // IsPrefilling, CausalPerReq, DCPLocalSeqLens(CPU) and EncoderSeqLens(CPU) become nil and
 // Out.MaxLogitsPerReq 0 (vLLM's defaults). The passthrough copies every field.
 func MakeKVSharingFastPrefillCommonAttnMetadata(args FastPrefillMetadataArgs) (passthrough bool, err error) {
-	f := newFrame("cattn_make_kv_sharing_fast_prefill_common_attn_metadata")
+	f := newFrame("cattn_make_kv_sharing_fast_prefill_common_attn_metadata",
+		"MakeKVSharingFastPrefillCommonAttnMetadata")
 	defer f.free()
 	in, err := f.metadata("args->metadata", args.Metadata)
 	if err != nil {

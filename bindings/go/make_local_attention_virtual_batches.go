@@ -24,7 +24,9 @@ type LocalAttentionPlan struct {
 // (sizes, missing mirrors, shapes, a decreasing QueryStartLocCPU, seq_len < query_len, an empty
 // batch), StatusOutOfMemory.
 func MakeLocalAttentionVirtualBatches(attnChunkSize, blockSize int64, metadata *CommonAttnMetadata) (*LocalAttentionPlan, error) {
-	f := newFrame("cattn_make_local_attention_virtual_batches")
+	f := newFrame("cattn_make_local_attention_virtual_batches", "MakeLocalAttentionVirtualBatches",
+		"args->attn_chunk_size", "attnChunkSize", "args->block_size", "blockSize",
+		"args->metadata", "metadata")
 	defer f.free()
 	md, err := f.metadata("args->metadata", metadata)
 	if err != nil {
@@ -56,14 +58,14 @@ func (plan *LocalAttentionPlan) Close() error {
 	return nil
 }
 
-func (plan *LocalAttentionPlan) acquire(fn string) (cPlan, error) {
+func (plan *LocalAttentionPlan) acquire(f *frame) (cPlan, error) {
 	if plan == nil {
-		return nil, argError(fn, "plan", "is NULL", "a nil *LocalAttentionPlan", "a plan")
+		return nil, f.argError("plan", "is NULL", "a nil *LocalAttentionPlan", "a plan")
 	}
 	plan.mu.RLock()
 	if plan.p == nil {
 		plan.mu.RUnlock()
-		return nil, argError(fn, "plan", "is closed", "a closed LocalAttentionPlan", "an open plan")
+		return nil, f.argError("plan", "is closed", "a closed LocalAttentionPlan", "an open plan")
 	}
 	return plan.p, nil
 }
@@ -71,14 +73,13 @@ func (plan *LocalAttentionPlan) acquire(fn string) (cPlan, error) {
 // Shape returns the number of virtual batches V and the block-table pages per virtual batch P
 // (cattn_local_attention_plan_get_shape).
 func (plan *LocalAttentionPlan) Shape() (virtualBatches, pages int64, err error) {
-	const fn = "cattn_local_attention_plan_get_shape"
-	p, err := plan.acquire(fn)
+	f := newFrame("cattn_local_attention_plan_get_shape", "LocalAttentionPlan.Shape")
+	defer f.free()
+	p, err := plan.acquire(f)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer plan.mu.RUnlock()
-	f := newFrame(fn)
-	defer f.free()
 	return f.localAttentionPlanGetShape(p)
 }
 
@@ -97,14 +98,14 @@ func (plan *LocalAttentionPlan) Shape() (virtualBatches, pages int64, err error)
 // metadata has. out's other 1.1 fields (Positions, IsPrefilling, CausalPerReq, the DCP and
 // encoder lengths, MaxLogitsPerReq) are left as the caller set them.
 func (plan *LocalAttentionPlan) Fill(metadata, out *CommonAttnMetadata, stream Stream) error {
-	const fn = "cattn_local_attention_plan_fill"
-	p, err := plan.acquire(fn)
+	f := newFrame("cattn_local_attention_plan_fill", "LocalAttentionPlan.Fill",
+		"args->metadata", "metadata", "args->out", "out")
+	defer f.free()
+	p, err := plan.acquire(f)
 	if err != nil {
 		return err
 	}
 	defer plan.mu.RUnlock()
-	f := newFrame(fn)
-	defer f.free()
 	in, err := f.metadata("args->metadata", metadata)
 	if err != nil {
 		return err
@@ -124,14 +125,14 @@ func (plan *LocalAttentionPlan) Fill(metadata, out *CommonAttnMetadata, stream S
 // blockTable[batch(v), min(start(v) + p, cols - 1)]. blockTable: [B, >= cols]; out: [V, P],
 // the same device and dtype, not overlapping blockTable.
 func (plan *LocalAttentionPlan) MakeBlockTable(blockTable, out *Tensor, stream Stream) error {
-	const fn = "cattn_local_attention_plan_make_block_table"
-	p, err := plan.acquire(fn)
+	f := newFrame("cattn_local_attention_plan_make_block_table", "LocalAttentionPlan.MakeBlockTable",
+		"block_table", "blockTable")
+	defer f.free()
+	p, err := plan.acquire(f)
 	if err != nil {
 		return err
 	}
 	defer plan.mu.RUnlock()
-	f := newFrame(fn)
-	defer f.free()
 	bt, err := f.tensor("block_table", blockTable)
 	if err != nil {
 		return err
@@ -184,7 +185,8 @@ type LocalAttentionDeviceArgs struct {
 // overlaps), StatusNotSupported (CPU-only build, no usable device, a tensor off its element
 // alignment), StatusCUDAError. Since 1.1.
 func MakeLocalAttentionVirtualBatchesDevice(args LocalAttentionDeviceArgs) error {
-	f := newFrame("cattn_make_local_attention_virtual_batches_device")
+	f := newFrame("cattn_make_local_attention_virtual_batches_device",
+		"MakeLocalAttentionVirtualBatchesDevice")
 	defer f.free()
 	var cs [8]cTensor
 	names := [8]string{"args->query_start_loc", "args->seq_lens", "args->block_table",

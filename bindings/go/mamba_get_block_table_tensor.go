@@ -31,7 +31,8 @@ type MambaBlockTableArgs struct {
 // row: on the host a column >= M is StatusInvalidArgument; on the device it is written as
 // PadSlotID.
 func MambaGetBlockTableTensor(args MambaBlockTableArgs) error {
-	f := newFrame("cattn_mamba_get_block_table_tensor")
+	f := newFrame("cattn_mamba_get_block_table_tensor", "MambaGetBlockTableTensor",
+		"args->mamba_cache_mode", "args.Mode")
 	defer f.free()
 	var cs [3]cTensor
 	names := [3]string{"args->block_table", "args->seq_lens", "args->out"}

@@ -5,14 +5,15 @@ package cattn
 // Only md.QueryStartLoc is read. Host tensors run synchronously; CUDA tensors are enqueued on
 // stream (one kernel, capturable).
 func NaiveQueryLens(md *CommonAttnMetadata, out *Tensor, stream Stream) error {
-	return queryLens("cattn_naive_query_lens", md, out, false, stream)
+	return queryLens("cattn_naive_query_lens", "NaiveQueryLens", md, out, false, stream)
 }
 
 // ComputeNumComputedTokens writes SeqLens[i] minus the query length of request i into out
 // ([B]), vLLM's CommonAttentionMetadata.compute_num_computed_tokens
 // (cattn_compute_num_computed_tokens). No cache is kept; out may be the very SeqLens view.
 func ComputeNumComputedTokens(md *CommonAttnMetadata, out *Tensor, stream Stream) error {
-	return queryLens("cattn_compute_num_computed_tokens", md, out, true, stream)
+	return queryLens("cattn_compute_num_computed_tokens", "ComputeNumComputedTokens", md, out,
+		true, stream)
 }
 
 // NumComputedTokens is the one-call host form of ComputeNumComputedTokens.
@@ -26,9 +27,9 @@ func NumComputedTokens(queryStartLoc, seqLens []int64) ([]int64, error) {
 	return out, nil
 }
 
-func queryLens(fn string, md *CommonAttnMetadata, out *Tensor, computed bool,
+func queryLens(fn, goName string, md *CommonAttnMetadata, out *Tensor, computed bool,
 	stream Stream) error {
-	f := newFrame(fn)
+	f := newFrame(fn, goName, "args->metadata", "md", "args->out", "out")
 	defer f.free()
 	c, err := f.metadata("args->metadata", md)
 	if err != nil {

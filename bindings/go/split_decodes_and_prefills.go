@@ -1,5 +1,21 @@
 package cattn
 
+// How the C fields of the split calls' args structs read in SplitBatch, SplitOptions and
+// SplitDeviceBatch (the b and o parameters).
+var (
+	splitRenames = []string{"args->query_start_loc_cpu", "b.QueryStartLocCPU",
+		"args->num_reqs", "b.NumReqs", "args->num_actual_tokens", "b.NumActualTokens",
+		"args->max_query_len", "b.MaxQueryLen", "args->decode_threshold", "o.DecodeThreshold",
+		"args->require_uniform", "o.RequireUniform", "args->treat_short_extends_as_decodes",
+		"o.CountShortExtendsAsPrefills", "args->is_prefilling_cpu", "o.IsPrefilling"}
+	splitDeviceRenames = []string{"args->query_start_loc", "b.QueryStartLoc",
+		"args->num_actual_tokens", "b.NumActualTokens", "args->max_query_len", "b.MaxQueryLen",
+		"args->decode_threshold", "o.DecodeThreshold", "args->require_uniform",
+		"o.RequireUniform", "args->treat_short_extends_as_decodes",
+		"o.CountShortExtendsAsPrefills", "args->is_prefilling", "o.IsPrefilling",
+		"args->result", "result"}
+)
+
 // SplitBatch is the batch a split reads: the fields of vLLM's CommonAttentionMetadata it uses.
 type SplitBatch struct {
 	QueryStartLocCPU *Tensor // in: host [NumReqs + 1] int32/int64
@@ -55,7 +71,7 @@ type ReorderPlan struct {
 // split_decodes_and_prefills, cattn_split_decodes_and_prefills; its quirks are kept, and what
 // vLLM raises is an *Error with CATTN_INVALID_ARGUMENT).
 func SplitDecodesAndPrefills(b SplitBatch, o SplitOptions) (DecodePrefillSplit, error) {
-	f := newFrame("cattn_split_decodes_and_prefills")
+	f := newFrame("cattn_split_decodes_and_prefills", "SplitDecodesAndPrefills", splitRenames...)
 	defer f.free()
 	q, err := f.tensor("args->query_start_loc_cpu", b.QueryStartLocCPU)
 	if err != nil {
@@ -89,7 +105,9 @@ func SplitQueryStartLoc(queryStartLoc []int64, decodeThreshold int64) (DecodePre
 // seqLensUpperBound is host [NumReqs]; nil fails past the first step, as vLLM's assert.
 func SplitDecodesPrefillsAndExtends(b SplitBatch, seqLensUpperBound *Tensor,
 	decodeThreshold int64) (DecodeExtendPrefillSplit, error) {
-	f := newFrame("cattn_split_decodes_prefills_and_extends")
+	f := newFrame("cattn_split_decodes_prefills_and_extends", "SplitDecodesPrefillsAndExtends",
+		append(splitRenames, "args->seq_lens_cpu_upper_bound", "seqLensUpperBound",
+			"args->decode_threshold", "decodeThreshold")...)
 	defer f.free()
 	q, err := f.tensor("args->query_start_loc_cpu", b.QueryStartLocCPU)
 	if err != nil {
@@ -114,7 +132,8 @@ type SplitDeviceBatch struct {
 // SplitDecodesAndPrefillsDevice writes the split of a device batch to result, a device [4]
 // int32/int64 tensor, with one kernel on b.Stream (cattn_split_decodes_and_prefills_device).
 func SplitDecodesAndPrefillsDevice(b SplitDeviceBatch, o SplitOptions, result *Tensor) error {
-	f := newFrame("cattn_split_decodes_and_prefills_device")
+	f := newFrame("cattn_split_decodes_and_prefills_device", "SplitDecodesAndPrefillsDevice",
+		splitDeviceRenames...)
 	defer f.free()
 	ts := make([]cTensor, 5)
 	if err := f.tensorsInto(ts, []string{"args->query_start_loc", "args->is_prefilling",
@@ -129,7 +148,10 @@ func SplitDecodesAndPrefillsDevice(b SplitDeviceBatch, o SplitOptions, result *T
 // a device [6] tensor (cattn_split_decodes_prefills_and_extends_device).
 func SplitDecodesPrefillsAndExtendsDevice(b SplitDeviceBatch, seqLensUpperBound *Tensor,
 	decodeThreshold int64, result *Tensor) error {
-	f := newFrame("cattn_split_decodes_prefills_and_extends_device")
+	f := newFrame("cattn_split_decodes_prefills_and_extends_device",
+		"SplitDecodesPrefillsAndExtendsDevice", append(splitDeviceRenames,
+			"args->seq_lens_upper_bound", "seqLensUpperBound", "args->decode_threshold",
+			"decodeThreshold")...)
 	defer f.free()
 	ts := make([]cTensor, 5)
 	if err := f.tensorsInto(ts, []string{"args->query_start_loc", "args->seq_lens_upper_bound",
@@ -146,7 +168,9 @@ func SplitDecodesPrefillsAndExtendsDevice(b SplitDeviceBatch, seqLensUpperBound 
 // their count (vLLM's split_prefill_chunks, cattn_split_prefill_chunks).
 func SplitPrefillChunksInto(seqLens *Tensor, workspaceSize, requestOffset int64,
 	chunks *Tensor) (int64, error) {
-	f := newFrame("cattn_split_prefill_chunks")
+	f := newFrame("cattn_split_prefill_chunks", "SplitPrefillChunksInto", "args->seq_lens_cpu",
+		"seqLens", "args->workspace_size", "workspaceSize", "workspace_size", "workspaceSize", "args->request_offset",
+		"requestOffset", "args->chunks", "chunks")
 	defer f.free()
 	ts := make([]cTensor, 2)
 	if err := f.tensorsInto(ts, []string{"args->seq_lens_cpu", "args->chunks"},
@@ -181,7 +205,11 @@ func SplitPrefillChunks(seqLens []int64, workspaceSize, requestOffset int64) ([]
 // [>= max(B-1, 0), 2], or nil) are written (cattn_reorder_batch_to_split_decodes_and_prefills).
 func ReorderBatchToSplitDecodesAndPrefillsInto(scheduled, computed, prompt *Tensor,
 	decodeThreshold int64, indexMap, swaps *Tensor) (ReorderResult, error) {
-	f := newFrame("cattn_reorder_batch_to_split_decodes_and_prefills")
+	f := newFrame("cattn_reorder_batch_to_split_decodes_and_prefills",
+		"ReorderBatchToSplitDecodesAndPrefillsInto", "args->num_scheduled_tokens", "scheduled",
+		"args->num_computed_tokens", "computed", "args->num_prompt_tokens", "prompt",
+		"args->decode_threshold", "decodeThreshold", "args->index_map", "indexMap",
+		"args->swaps", "swaps")
 	defer f.free()
 	ts := make([]cTensor, 5)
 	if err := f.tensorsInto(ts, []string{"args->num_scheduled_tokens", "args->num_computed_tokens",

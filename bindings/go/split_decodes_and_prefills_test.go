@@ -157,12 +157,12 @@ func TestSplitHelpersAndErrors(t *testing.T) {
 	wantEqual(t, "one call", s, DecodePrefillSplit{2, 2, 2, 10})
 	_, err = SplitPrefillChunks([]int64{9}, 8, 0)
 	wantInvalid(t, "too long", err)
-	if !strings.Contains(err.Error(), "seq_lens_cpu") {
+	if !strings.Contains(err.Error(), "seqLens") {
 		t.Fatalf("message does not name the argument: %v", err)
 	}
 	_, err = ReorderBatchToSplitDecodesAndPrefills([]int64{1, 2}, []int64{1}, []int64{1, 2}, 1)
 	wantInvalid(t, "lengths", err)
-	if !strings.Contains(err.Error(), "num_computed_tokens") {
+	if !strings.Contains(err.Error(), ": computed has the wrong size") {
 		t.Fatalf("message does not name the argument: %v", err)
 	}
 	err = SplitDecodesAndPrefillsDevice(SplitDeviceBatch{QueryStartLoc: Int64Tensor([]int64{0, 1})},

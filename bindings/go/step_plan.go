@@ -106,6 +106,11 @@ func DefaultStepPlanDesc() StepPlanDesc {
 	}
 }
 
+// The C fields of cattn_step_plan_desc_t that StepPlanDesc names otherwise.
+var stepDescRenames = []string{"desc->dcp.dcp_rank", "desc.DCP.Ranks",
+	"desc->dcp.dcp_kv_cache_interleave_size", "desc.DCP.InterleaveSize",
+	"desc->mamba.mamba_cache_mode", "desc.Mamba.Mode", "desc", "desc"}
+
 // StepPlanShape holds the capacities a StepPlan's outputs must hold, derived from its desc
 // (cattn_step_plan_shape_t); with B = MaxNumReqs, T = MaxNumTokens and C = AttnChunkSize:
 type StepPlanShape struct {
@@ -195,7 +200,7 @@ type StepPlan struct {
 // selected product's parameter out of range - named as desc->dcp.dcp_size and the like -, a
 // capacity whose derived sizes overflow int64), StatusOutOfMemory. Since 1.1.
 func NewStepPlan(desc StepPlanDesc) (*StepPlan, error) {
-	f := newFrame("cattn_step_plan_create")
+	f := newFrame("cattn_step_plan_create", "NewStepPlan", stepDescRenames...)
 	defer f.free()
 	p, err := f.stepPlanCreate(&desc)
 	if err != nil {
@@ -223,14 +228,14 @@ func (plan *StepPlan) Close() error {
 	return nil
 }
 
-func (plan *StepPlan) acquire(fn string) (cStepPlan, error) {
+func (plan *StepPlan) acquire(f *frame) (cStepPlan, error) {
 	if plan == nil {
-		return nil, argError(fn, "plan", "is NULL", "a nil *StepPlan", "a plan")
+		return nil, f.argError("plan", "is NULL", "a nil *StepPlan", "a plan")
 	}
 	plan.mu.RLock()
 	if plan.p == nil {
 		plan.mu.RUnlock()
-		return nil, argError(fn, "plan", "is closed", "a closed StepPlan", "an open plan")
+		return nil, f.argError("plan", "is closed", "a closed StepPlan", "an open plan")
 	}
 	return plan.p, nil
 }
@@ -238,14 +243,13 @@ func (plan *StepPlan) acquire(fn string) (cStepPlan, error) {
 // Shape returns the capacities the plan's outputs must hold (cattn_step_plan_get_shape).
 // Since 1.1.
 func (plan *StepPlan) Shape() (StepPlanShape, error) {
-	const fn = "cattn_step_plan_get_shape"
-	p, err := plan.acquire(fn)
+	f := newFrame("cattn_step_plan_get_shape", "StepPlan.Shape")
+	defer f.free()
+	p, err := plan.acquire(f)
 	if err != nil {
 		return StepPlanShape{}, err
 	}
 	defer plan.mu.RUnlock()
-	f := newFrame(fn)
-	defer f.free()
 	return f.stepPlanGetShape(p)
 }
 
@@ -253,14 +257,13 @@ func (plan *StepPlan) Shape() (StepPlanShape, error) {
 // (cattn_step_plan_workspace_size): 0 for every plan of libcattn 1.1, the query existing so
 // that a later version may need one. Pass StepOutputs.Workspace of that size. Since 1.1.
 func (plan *StepPlan) WorkspaceSize() (uint64, error) {
-	const fn = "cattn_step_plan_workspace_size"
-	p, err := plan.acquire(fn)
+	f := newFrame("cattn_step_plan_workspace_size", "StepPlan.WorkspaceSize")
+	defer f.free()
+	p, err := plan.acquire(f)
 	if err != nil {
 		return 0, err
 	}
 	defer plan.mu.RUnlock()
-	f := newFrame(fn)
-	defer f.free()
 	return f.stepPlanWorkspaceSize(p)
 }
 
@@ -296,19 +299,19 @@ var (
 // StatusInsufficientSize (an output below its capacity), StatusNotSupported (CPU-only build,
 // no usable device, a tensor off its element alignment), StatusCUDAError. Since 1.1.
 func (plan *StepPlan) Run(batch StepBatch, out StepOutputs, stream Stream) error {
-	const fn = "cattn_step_plan_run"
-	p, err := plan.acquire(fn)
+	f := newFrame("cattn_step_plan_run", "StepPlan.Run", "outputs", "out", "batch", "batch",
+		"desc", "desc")
+	defer f.free()
+	p, err := plan.acquire(f)
 	if err != nil {
 		return err
 	}
 	defer plan.mu.RUnlock()
 	if out.CountsHost != nil && out.CountsHost.slice {
 		// The kernel writes it after the call returns, when Go no longer pins it.
-		return argError(fn, "outputs->counts_host", "is Go memory", "a slice-backed Tensor",
+		return f.argError("outputs->counts_host", "is Go memory", "a slice-backed Tensor",
 			"pinned host memory mapped for the device, by address (UnsafeDeviceTensor)")
 	}
-	f := newFrame(fn)
-	defer f.free()
 	var bs [6]cTensor
 	bts := [6]*Tensor{batch.QueryStartLoc, batch.SeqLens, batch.BlockTable, batch.CuNumTokens,
 		batch.LogitsIndices, batch.NumLogitsIndices}

@@ -441,8 +441,8 @@ func TestStepPlanConcurrentUse(t *testing.T) {
 					StepOutputs{}, 0)
 				var e *Error
 				if !errors.As(err, &e) || e.Code != StatusInvalidArgument ||
-					!strings.Contains(e.Message, fmt.Sprintf("cattn_step_plan_run: "+
-						"batch->query_start_loc exceeds the plan's capacity (got %d requests [%d]",
+					!strings.Contains(e.Message, fmt.Sprintf("cattn.StepPlan.Run: "+
+						"batch.QueryStartLoc exceeds the plan's capacity (got %d requests [%d]",
 						n-1, n)) {
 					failures <- fmt.Sprintf("goroutine %d: run with %d entries: %v", g, n, err)
 					return

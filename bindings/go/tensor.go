@@ -182,7 +182,7 @@ func (t *Tensor) NumElements() int64 {
 // checkView verifies what C cannot: that the DLTensor made from t is well formed (a stride
 // per dimension) and that a slice view stays inside its slice. Negative sizes and strides
 // are left to libcattn, which rejects them without touching memory.
-func (t *Tensor) checkView(fn, arg string) error {
+func (t *Tensor) checkView(fn, arg string) *Error {
 	if len(t.Shape) > math.MaxInt32 {
 		return argError(fn, arg, "has too many dimensions", strconv.Itoa(len(t.Shape)), "at most 2^31 - 1")
 	}

@@ -7,7 +7,8 @@ package cattn
 // set) and T is md.NumActualTokens. Nothing is cached between calls. CUDA tensors are
 // enqueued on stream (one kernel, capturable, correct on replay).
 func TokenToReqIndices(md *CommonAttnMetadata, buffer *Tensor, stream Stream) error {
-	f := newFrame("cattn_token_to_req_indices")
+	f := newFrame("cattn_token_to_req_indices", "TokenToReqIndices", "args->metadata", "md",
+		"args->buffer", "buffer")
 	defer f.free()
 	c, err := f.metadata("args->metadata", md)
 	if err != nil {

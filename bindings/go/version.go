@@ -17,7 +17,7 @@ func VersionString() string { return cVersionString() }
 // CUDADeviceCount reports how many CUDA devices the library can use (cattn_cuda_device_count):
 // 0 in a CPU-only build, without a driver, or without a visible device.
 func CUDADeviceCount() (int32, error) {
-	f := newFrame("cattn_cuda_device_count")
+	f := newFrame("cattn_cuda_device_count", "CUDADeviceCount")
 	defer f.free()
 	return f.cudaDeviceCount()
 }

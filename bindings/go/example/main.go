@@ -159,13 +159,15 @@ var (
 	firstBad [numUtilities + 1]cattn.Status
 )
 
+// statusOf returns the status and the message in C terms (CMessage), which is what the C demo
+// prints; e.Message has the same text with the Go names.
 func statusOf(err error) (cattn.Status, string) {
 	if err == nil {
 		return cattn.StatusOK, ""
 	}
 	var e *cattn.Error
 	if errors.As(err, &e) {
-		return e.Code, e.Message
+		return e.Code, e.CMessage
 	}
 	return cattn.StatusInternal, err.Error()
 }
