@@ -880,15 +880,37 @@ func (f *frame) makeKVSharingFastPrefill(in, out cMetadata, maxAndTotal cTensor,
 
 // --- Local-attention virtual batches (make_local_attention_virtual_batches) ----------------------------------------------
 
-func (f *frame) makeLocalAttentionVirtualBatches(chunk, block int64, md cMetadata) (cPlan, error) {
+func (f *frame) localAttentionArgs(chunk, block int64, md cMetadata,
+	maxVirtualBatches int64) *C.cattn_local_attention_args_t {
 	a := cArgs[C.cattn_local_attention_args_t](f)
 	a.attn_chunk_size = C.int64_t(chunk)
 	a.block_size = C.int64_t(block)
 	a.metadata = md
+	a.max_virtual_batches = C.int64_t(maxVirtualBatches)
+	return a
+}
+
+func (f *frame) makeLocalAttentionVirtualBatches(chunk, block int64, md cMetadata,
+	maxVirtualBatches int64) (cPlan, error) {
+	a := f.localAttentionArgs(chunk, block, md, maxVirtualBatches)
 	if err := f.status(C.gocattn_make_local_attention_virtual_batches(a, f.msg, msgCap)); err != nil {
 		return nil, err
 	}
 	return a.plan, nil
+}
+
+func (f *frame) makeLocalAttentionVirtualBatchesSize(chunk, block int64, md cMetadata,
+	maxVirtualBatches int64) (LocalAttentionSize, error) {
+	a := f.localAttentionArgs(chunk, block, md, maxVirtualBatches)
+	var vb, pages C.int64_t
+	var bytes C.size_t
+	err := f.status(C.gocattn_make_local_attention_virtual_batches_size(a, &vb, &pages, &bytes,
+		f.msg, msgCap))
+	if err != nil {
+		return LocalAttentionSize{}, err
+	}
+	return LocalAttentionSize{VirtualBatches: int64(vb), Pages: int64(pages),
+		PlanBytes: uint64(bytes)}, nil
 }
 
 func cLocalAttentionPlanDestroy(p cPlan) { C.gocattn_local_attention_plan_destroy(p) }

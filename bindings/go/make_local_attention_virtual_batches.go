@@ -23,22 +23,78 @@ type LocalAttentionPlan struct {
 // start at column 0 instead of wrapping to the end of its row. Errors: StatusInvalidArgument
 // (sizes, missing mirrors, shapes, a decreasing QueryStartLocCPU, seq_len < query_len, an empty
 // batch), StatusOutOfMemory.
+// The cap on the virtual batches is the default, 2 * B + cdiv(NumActualTokens,
+// attnChunkSize); NewLocalAttentionPlan takes another.
 func MakeLocalAttentionVirtualBatches(attnChunkSize, blockSize int64, metadata *CommonAttnMetadata) (*LocalAttentionPlan, error) {
 	f := newFrame("cattn_make_local_attention_virtual_batches", "MakeLocalAttentionVirtualBatches",
 		"args->attn_chunk_size", "attnChunkSize", "args->block_size", "blockSize",
 		"args->metadata", "metadata")
 	defer f.free()
-	md, err := f.metadata("args->metadata", metadata)
+	return newLocalAttentionPlan(f, LocalAttentionArgs{AttnChunkSize: attnChunkSize,
+		BlockSize: blockSize, Metadata: metadata})
+}
+
+// LocalAttentionArgs are the arguments of NewLocalAttentionPlan and
+// MakeLocalAttentionVirtualBatchesSize (cattn_local_attention_args_t); the zero value of each
+// field is CATTN_LOCAL_ATTENTION_ARGS_INIT's.
+type LocalAttentionArgs struct {
+	AttnChunkSize int64 // >= 1
+	BlockSize     int64 // >= 1 and divides AttnChunkSize
+	// Metadata is read as MakeLocalAttentionVirtualBatches reads it: QueryStartLocCPU,
+	// SeqLensCPU, the columns of BlockTableTensor and NumActualTokens.
+	Metadata *CommonAttnMetadata
+	// MaxVirtualBatches caps the virtual batches the plan may hold (since 1.1), e.g.
+	// MaxLocalAttentionVirtualBatches(...).BoundWithEmptyRows for an engine's largest step; a
+	// batch that needs more is StatusInvalidArgument before anything is allocated. 0 means
+	// the default, 2 * B + cdiv(Metadata.NumActualTokens, AttnChunkSize).
+	MaxVirtualBatches int64
+}
+
+// LocalAttentionSize is what MakeLocalAttentionVirtualBatchesSize reports.
+type LocalAttentionSize struct {
+	VirtualBatches int64  // V, the plan's virtual batches
+	Pages          int64  // P, block-table pages per virtual batch
+	PlanBytes      uint64 // the most host memory creating the plan allocates
+}
+
+// NewLocalAttentionPlan plans the virtual batches of chunked local attention as
+// MakeLocalAttentionVirtualBatches does, with the 1.1 cap MaxVirtualBatches
+// (cattn_make_local_attention_virtual_batches). Since 1.1.
+func NewLocalAttentionPlan(args LocalAttentionArgs) (*LocalAttentionPlan, error) {
+	f := newFrame("cattn_make_local_attention_virtual_batches", "NewLocalAttentionPlan")
+	defer f.free()
+	return newLocalAttentionPlan(f, args)
+}
+
+func newLocalAttentionPlan(f *frame, args LocalAttentionArgs) (*LocalAttentionPlan, error) {
+	md, err := f.metadata("args->metadata", args.Metadata)
 	if err != nil {
 		return nil, err
 	}
-	p, err := f.makeLocalAttentionVirtualBatches(attnChunkSize, blockSize, md)
+	p, err := f.makeLocalAttentionVirtualBatches(args.AttnChunkSize, args.BlockSize, md,
+		args.MaxVirtualBatches)
 	if err != nil {
 		return nil, err
 	}
 	plan := &LocalAttentionPlan{p: p}
 	runtime.SetFinalizer(plan, (*LocalAttentionPlan).Close)
 	return plan, nil
+}
+
+// MakeLocalAttentionVirtualBatchesSize reports, without allocating, what NewLocalAttentionPlan
+// would plan for args: V, P and the host bytes the plan takes
+// (cattn_make_local_attention_virtual_batches_size). It makes every check the create call
+// makes, the cap included, and fails where it fails. Since 1.1.
+func MakeLocalAttentionVirtualBatchesSize(args LocalAttentionArgs) (LocalAttentionSize, error) {
+	f := newFrame("cattn_make_local_attention_virtual_batches_size",
+		"MakeLocalAttentionVirtualBatchesSize")
+	defer f.free()
+	md, err := f.metadata("args->metadata", args.Metadata)
+	if err != nil {
+		return LocalAttentionSize{}, err
+	}
+	return f.makeLocalAttentionVirtualBatchesSize(args.AttnChunkSize, args.BlockSize, md,
+		args.MaxVirtualBatches)
 }
 
 // Close destroys the plan (cattn_local_attention_plan_destroy). It waits for calls using the

@@ -345,3 +345,49 @@ func TestLocalAttentionPlanFillUpstreamVectors(t *testing.T) {
 		}
 	}
 }
+
+// The size query reports what the plan holds, for every vector; MaxVirtualBatches caps the
+// plan, the size query refusing exactly what the create call refuses.
+func TestMakeLocalAttentionVirtualBatchesSizeAndCap(t *testing.T) {
+	cases := loadCases[localAttentionCase](t, "make_local_attention_virtual_batches")
+	for i := range cases {
+		c := &cases[i]
+		md, _ := localAttentionBatch(c, Int64, Int32, 1)
+		args := LocalAttentionArgs{AttnChunkSize: c.AttnChunkSize, BlockSize: c.BlockSize,
+			Metadata: &md}
+		size, err := MakeLocalAttentionVirtualBatchesSize(args)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		wantEqual(t, c.Name+" size", [2]int64{size.VirtualBatches, size.Pages},
+			[2]int64{c.Expect.NumReqs, c.Expect.Pages})
+		if size.PlanBytes < uint64(40*size.VirtualBatches) {
+			t.Fatalf("%s: %d plan bytes for %d virtual batches", c.Name, size.PlanBytes,
+				size.VirtualBatches)
+		}
+
+		args.MaxVirtualBatches = size.VirtualBatches // exactly enough
+		plan, err := NewLocalAttentionPlan(args)
+		mustOK(t, err)
+		v, p, err := plan.Shape()
+		mustOK(t, err)
+		wantEqual(t, c.Name+" capped plan", [2]int64{v, p}, [2]int64{size.VirtualBatches, size.Pages})
+		mustOK(t, plan.Close())
+
+		if size.VirtualBatches < 2 {
+			continue // one short would be 0, the default
+		}
+		args.MaxVirtualBatches = size.VirtualBatches - 1 // one short
+		_, err = MakeLocalAttentionVirtualBatchesSize(args)
+		wantError(t, err, StatusInvalidArgument, "cattn.MakeLocalAttentionVirtualBatchesSize: ",
+			"args->max_virtual_batches")
+		plan, err = NewLocalAttentionPlan(args)
+		wantError(t, err, StatusInvalidArgument, "cattn.NewLocalAttentionPlan: args.MaxVirtualBatches")
+		if plan != nil {
+			t.Fatalf("%s: a refused plan was returned", c.Name)
+		}
+	}
+	_, err := MakeLocalAttentionVirtualBatchesSize(LocalAttentionArgs{AttnChunkSize: 8,
+		BlockSize: 3, Metadata: &CommonAttnMetadata{}})
+	wantError(t, err, StatusInvalidArgument, "args.BlockSize")
+}
