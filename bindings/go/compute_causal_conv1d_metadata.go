@@ -107,3 +107,50 @@ func ComputeCausalConv1dMetadataDevice(args CausalConv1dMetadataDeviceArgs) erro
 	}
 	return f.computeCausalConv1dMetadataDevice(cs, nonZero(args.BlockM, 8), args.Stream)
 }
+
+// CausalConv1dLaunch is causal_conv1d's launch metadata as CausalConv1dMetadata returns it.
+type CausalConv1dLaunch[T Index] struct {
+	Tot        int64 // programs, vLLM's nums.sum()
+	Nums       []T   // [B]: programs per request, ceil(len / blockM)
+	MList      []T   // [Tot]: the request of each program
+	OffsetList []T   // [Tot]: the chunk index of each program within its request
+	// BatchPtr and TokenChunkOffsetPtr have vLLM's capacity, max(1024, Tot) * 2: MList and
+	// OffsetList, then PadSlotID.
+	BatchPtr            []T
+	TokenChunkOffsetPtr []T
+}
+
+// CausalConv1dMetadata computes, in one call, causal_conv1d's launch metadata for the batch
+// queryStartLoc describes ([B + 1], non-decreasing; empty is the empty batch) with blockM
+// tokens per program (vLLM's is 8; passed as given): vLLM's compute_causal_conv1d_metadata,
+// the size query and then every output. Since 1.1.
+func CausalConv1dMetadata[T Index](queryStartLoc []T, blockM int64) (CausalConv1dLaunch[T], error) {
+	f := newFrame("cattn_compute_causal_conv1d_metadata", "CausalConv1dMetadata",
+		"query_start_loc_cpu", "queryStartLoc", "args->query_start_loc_cpu", "queryStartLoc",
+		"block_m", "blockM", "args->block_m", "blockM", "args", "result")
+	defer f.free()
+	var r CausalConv1dLaunch[T]
+	qsl, err := f.tensor("args->query_start_loc_cpu", IndexTensor(queryStartLoc))
+	if err != nil {
+		return r, err
+	}
+	tot, capacity, err := f.computeCausalConv1dMetadataSize(qsl, blockM)
+	if err != nil {
+		return r, err
+	}
+	r.Nums, r.MList, r.OffsetList = make([]T, numReqs(queryStartLoc)), make([]T, tot),
+		make([]T, tot)
+	r.BatchPtr, r.TokenChunkOffsetPtr = make([]T, capacity), make([]T, capacity)
+	cs := [6]cTensor{qsl}
+	names := [5]string{"args->nums", "args->mlist", "args->offsetlist", "args->batch_ptr",
+		"args->token_chunk_offset_ptr"}
+	outs := [5]*Tensor{IndexTensor(r.Nums), IndexTensor(r.MList), IndexTensor(r.OffsetList),
+		IndexTensor(r.BatchPtr), IndexTensor(r.TokenChunkOffsetPtr)}
+	if err := f.tensorsInto(cs[1:], names[:], outs[:]); err != nil {
+		return CausalConv1dLaunch[T]{}, err
+	}
+	if r.Tot, err = f.computeCausalConv1dMetadata(cs, blockM, 0); err != nil {
+		return CausalConv1dLaunch[T]{}, err
+	}
+	return r, nil
+}

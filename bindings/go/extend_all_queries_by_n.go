@@ -57,3 +57,35 @@ func ExtendAllQueriesByN(args ExtendAllQueriesByNArgs) error {
 	}
 	return f.readMetadata(out, args.Out)
 }
+
+// ExtendAllQueriesByNOf extends, in one call, every request of the batch queryStartLoc
+// ([B + 1]) and seqLens ([B]) describe by n tokens (n >= 0, passed as given), vLLM's
+// extend_all_queries_by_1 for n = 1: it returns the new query_start_loc (entry i moved by
+// i * n) and sequence lengths (each + n); the inputs are not changed. Since 1.1.
+func ExtendAllQueriesByNOf[T Index](queryStartLoc, seqLens []T, n int64) (newQueryStartLoc,
+	newSeqLens []T, err error) {
+	f := newFrame("cattn_extend_all_queries_by_n", "ExtendAllQueriesByNOf",
+		"args->metadata->query_start_loc", "queryStartLoc", "args->metadata->seq_lens",
+		"seqLens", "args->metadata", "the batch", "args->out->query_start_loc",
+		"the new query_start_loc", "args->out->seq_lens", "the new seq_lens", "args->out",
+		"the result", "args->n", "n")
+	defer f.free()
+	newQueryStartLoc, newSeqLens = make([]T, len(queryStartLoc)), make([]T, len(seqLens))
+	in := &CommonAttnMetadata{QueryStartLoc: IndexTensor(queryStartLoc),
+		SeqLens: IndexTensor(seqLens), NumReqs: int64(len(seqLens)),
+		NumActualTokens: lastOf(queryStartLoc), MaxQueryLen: longestQuery(queryStartLoc)}
+	out := &CommonAttnMetadata{QueryStartLoc: IndexTensor(newQueryStartLoc),
+		SeqLens: IndexTensor(newSeqLens)}
+	cin, err := f.metadata("args->metadata", in)
+	if err != nil {
+		return nil, nil, err
+	}
+	cout, err := f.metadata("args->out", out)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.extendAllQueriesByN(cin, n, nil, cout, 0, 0, 1, 0); err != nil {
+		return nil, nil, err
+	}
+	return newQueryStartLoc, newSeqLens, nil
+}

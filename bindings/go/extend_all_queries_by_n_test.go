@@ -236,3 +236,20 @@ func TestExtendAllQueriesByNUpstreamVectors(t *testing.T) {
 		wantError(t, err, StatusInvalidArgument, "args->dcp_size is not given")
 	}
 }
+
+func TestExtendAllQueriesByNOfVectors(t *testing.T) {
+	for _, c := range loadCases[extendCase](t, "extend_all_queries_by_n") {
+		qsl, seq, err := ExtendAllQueriesByNOf(c.QueryStartLoc, c.SeqLens, c.N)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		wantEqual(t, c.Name+" query_start_loc", qsl, c.Expect.QueryStartLoc)
+		wantEqual(t, c.Name+" seq_lens", seq, c.Expect.SeqLens)
+	}
+	in := []int32{0, 2, 5}
+	qsl, seq, err := ExtendAllQueriesByNOf(in, []int32{4, 6}, 2)
+	mustOK(t, err)
+	wantEqual(t, "int32", [3][]int32{in, qsl, seq}, [3][]int32{{0, 2, 5}, {0, 4, 9}, {6, 8}})
+	_, _, err = ExtendAllQueriesByNOf(in, []int32{4, 6}, -1)
+	wantError(t, err, StatusInvalidArgument, "cattn.ExtendAllQueriesByNOf: n is negative")
+}

@@ -89,3 +89,60 @@ func GetDCPLocalSeqLens(args DCPLocalSeqLensArgs) error {
 	return f.getDCPLocalSeqLens(seq, nonZero(args.DCPSize, 1), args.Ranks.c(),
 		nonZero(args.InterleaveSize, 1), out, args.PreserveShape, args.Stream)
 }
+
+// The C fields of the DCP call as the one-call helpers' parameters.
+var dcpHelperRenames = []string{"args->seq_lens", "seqLens", "args->dcp_size", "dcpSize",
+	"args->dcp_rank", "rank", "args->dcp_kv_cache_interleave_size", "interleaveSize",
+	"args->out", "the result"}
+
+// DCPLocalSeqLens returns, in one call, how many KV tokens of each request DCP rank `rank` of
+// a group of dcpSize stores when the cache is dealt out in runs of interleaveSize tokens:
+// result[b] for seqLens[b] (vLLM's get_dcp_local_seq_lens with dcp_rank given). The arguments
+// are passed as given: dcpSize and interleaveSize >= 1 with dcpSize * interleaveSize <=
+// INT32_MAX, rank in [0, dcpSize), seqLens in [0, INT32_MAX]. Since 1.1.
+func DCPLocalSeqLens[T Index](seqLens []T, dcpSize, rank, interleaveSize int64) ([]T, error) {
+	f := newFrame("cattn_get_dcp_local_seq_lens", "DCPLocalSeqLens", dcpHelperRenames...)
+	defer f.free()
+	if rank < 0 {
+		return nil, f.argError("args->dcp_rank", "is not one rank", strconv.FormatInt(rank, 10),
+			"[0, dcpSize) (DCPLocalSeqLensAllRanks gives every rank)")
+	}
+	out := make([]T, len(seqLens))
+	if err := f.dcpCall(IndexTensor(seqLens), dcpSize, rank, interleaveSize,
+		IndexTensor(out)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DCPLocalSeqLensAllRanks returns, in one call, every rank's local lengths: result[b][r] is
+// how many KV tokens of request b rank r stores (vLLM's get_dcp_local_seq_lens with
+// dcp_rank=None; the rank axis is kept for a group of 1). The group's parameters are checked
+// before the result is allocated. Since 1.1.
+func DCPLocalSeqLensAllRanks[T Index](seqLens []T, dcpSize, interleaveSize int64) ([][]T, error) {
+	f := newFrame("cattn_get_dcp_local_seq_lens", "DCPLocalSeqLensAllRanks", dcpHelperRenames...)
+	defer f.free()
+	// The empty batch checks dcpSize and interleaveSize without a result to allocate.
+	if err := f.dcpCall(IndexTensor([]T{}), dcpSize, DCPAllRanks, interleaveSize,
+		IndexTensor([]T{}, 0, dcpSize)); err != nil {
+		return nil, err
+	}
+	flat := make([]T, int64(len(seqLens))*dcpSize)
+	if err := f.dcpCall(IndexTensor(seqLens), dcpSize, DCPAllRanks, interleaveSize,
+		IndexTensor(flat, int64(len(seqLens)), dcpSize)); err != nil {
+		return nil, err
+	}
+	return splitRows(flat, int(dcpSize)), nil
+}
+
+func (f *frame) dcpCall(seqLens *Tensor, size, rank, interleave int64, out *Tensor) error {
+	seq, err := f.tensor("args->seq_lens", seqLens)
+	if err != nil {
+		return err
+	}
+	o, err := f.tensor("args->out", out)
+	if err != nil {
+		return err
+	}
+	return f.getDCPLocalSeqLens(seq, size, rank, interleave, o, false, 0)
+}

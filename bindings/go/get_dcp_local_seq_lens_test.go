@@ -142,3 +142,36 @@ func TestGetDCPLocalSeqLensNDKeepsRankAxis(t *testing.T) {
 		InterleaveSize: 1, Out: Int64Tensor(out, 3, 1), PreserveShape: true}))
 	wantEqual(t, "kept", out, []int64{4, 9, 0})
 }
+
+func TestDCPLocalSeqLensHelpersVectors(t *testing.T) {
+	cases := loadCases[dcpCase](t, "get_dcp_local_seq_lens")
+	for _, c := range cases {
+		if c.DCPRank == DCPAllRanks {
+			rows, err := DCPLocalSeqLensAllRanks(c.SeqLens, c.DCPSize, c.Interleave)
+			mustOK(t, err)
+			wantEqual(t, c.Name+" all ranks", flatten(rows), c.Out)
+			if len(rows) != len(c.SeqLens) || (len(rows) > 0 && int64(len(rows[0])) != c.DCPSize) {
+				t.Fatalf("%s: %d rows of %d", c.Name, len(rows), len(rows[0]))
+			}
+			rows32, err := DCPLocalSeqLensAllRanks(asIndex[int32](c.SeqLens), c.DCPSize, c.Interleave)
+			mustOK(t, err)
+			wantEqual(t, c.Name+" all ranks int32", flatten(rowsInt64(rows32)), c.Out)
+			continue
+		}
+		got, err := DCPLocalSeqLens(c.SeqLens, c.DCPSize, c.DCPRank, c.Interleave)
+		mustOK(t, err)
+		wantEqual(t, c.Name, got, c.Out)
+		got32, err := DCPLocalSeqLens(asIndex[int32](c.SeqLens), c.DCPSize, c.DCPRank, c.Interleave)
+		mustOK(t, err)
+		wantEqual(t, c.Name+" int32", asInt64(got32), c.Out)
+	}
+	_, err := DCPLocalSeqLens([]int64{3}, 2, -1, 1)
+	wantError(t, err, StatusInvalidArgument, "cattn.DCPLocalSeqLens: rank is not one rank")
+	_, err = DCPLocalSeqLens([]int64{3}, 2, 2, 1)
+	wantError(t, err, StatusInvalidArgument, "cattn.DCPLocalSeqLens: rank is out of range")
+	// The group is checked before the [B, dcpSize] result is allocated.
+	_, err = DCPLocalSeqLensAllRanks(make([]int64, 1<<20), 1<<40, 1)
+	wantError(t, err, StatusInvalidArgument, "cattn.DCPLocalSeqLensAllRanks: ", "dcpSize")
+	_, err = DCPLocalSeqLensAllRanks([]int64{-1}, 2, 1)
+	wantError(t, err, StatusInvalidArgument, "cattn.DCPLocalSeqLensAllRanks: seqLens")
+}

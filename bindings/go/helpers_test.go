@@ -319,3 +319,54 @@ func wantMetadata(t *testing.T, what string, got, want *CommonAttnMetadata) {
 			want.NonCausal)
 	}
 }
+
+// --- One-call helpers -------------------------------------------------------------------------
+
+// asIndex converts int64 vector values to T (the vectors fit int32 where a test uses it).
+func asIndex[T Index](v []int64) []T {
+	if v == nil {
+		return nil
+	}
+	out := make([]T, len(v))
+	for i, x := range v {
+		out[i] = T(x)
+	}
+	return out
+}
+
+// asInt64 converts back, for comparing with the vectors.
+func asInt64[T Index](v []T) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}
+
+func asRows[T Index](rows [][]int64) [][]T {
+	out := make([][]T, len(rows))
+	for i, r := range rows {
+		out[i] = asIndex[T](r)
+	}
+	return out
+}
+
+func rowsInt64[T Index](rows [][]T) [][]int64 {
+	out := make([][]int64, len(rows))
+	for i, r := range rows {
+		out[i] = asInt64(r)
+	}
+	return out
+}
+
+// fitsInt32 reports whether every value fits int32, so that a vector can run on int32 slices.
+func fitsInt32(vs ...[]int64) bool {
+	for _, v := range vs {
+		for _, x := range v {
+			if x < math.MinInt32 || x > math.MaxInt32 {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -2,6 +2,7 @@ package cattn
 
 import (
 	"runtime"
+	"strconv"
 	"sync"
 )
 
@@ -255,4 +256,73 @@ func MakeLocalAttentionVirtualBatchesDevice(args LocalAttentionDeviceArgs) error
 	}
 	return f.makeLocalAttentionVirtualBatchesDevice(args.AttnChunkSize, args.BlockSize, cs,
 		args.Stream)
+}
+
+// VirtualBatches is the metadata of the virtual batches LocalAttentionVirtualBatches returns.
+type VirtualBatches[T Index] struct {
+	QueryStartLoc     []T   // [V + 1]: the virtual batches' cu_seqlens_q
+	SeqLens           []T   // [V]: their key lengths
+	NumComputedTokens []T   // [V]
+	BlockTable        [][]T // [V][P]: the gathered block table
+	MaxQueryLen       int64
+	MaxSeqLen         int64
+	NumActualTokens   int64 // the batch's, queryStartLoc[B]
+}
+
+// LocalAttentionVirtualBatches splits, in one call, the batch of queryStartLoc ([B + 1]),
+// seqLens ([B]) and blockTable (B rows of equal length >= 1) into the virtual batches of
+// chunked local attention, vLLM's make_local_attention_virtual_batches: it plans them, fills
+// the metadata and gathers the block table, and frees the plan. attnChunkSize >= 1 and
+// blockSize, which divides it, are passed as given. Since 1.1.
+func LocalAttentionVirtualBatches[T Index](attnChunkSize, blockSize int64, queryStartLoc,
+	seqLens []T, blockTable [][]T) (VirtualBatches[T], error) {
+	f := newFrame("cattn_make_local_attention_virtual_batches", "LocalAttentionVirtualBatches",
+		"args->attn_chunk_size", "attnChunkSize", "args->block_size", "blockSize",
+		"args->metadata", "the batch", "args->metadata->query_start_loc_cpu", "queryStartLoc",
+		"args->metadata->seq_lens_cpu", "seqLens", "args->metadata->block_table_tensor",
+		"blockTable", "args->out", "result", "plan", "the plan")
+	defer f.free()
+	var r VirtualBatches[T]
+	flat, cols, bad := flatRows(blockTable)
+	if bad >= 0 {
+		return r, f.argError("args->metadata->block_table_tensor", "has rows of different lengths",
+			"row "+strconv.Itoa(bad)+" of "+strconv.Itoa(len(blockTable[bad])),
+			strconv.Itoa(cols)+", row 0's")
+	}
+	in := &CommonAttnMetadata{QueryStartLocCPU: IndexTensor(queryStartLoc),
+		SeqLensCPU: IndexTensor(seqLens), BlockTableTensor: IndexTensor(flat,
+			int64(len(blockTable)), int64(cols)),
+		NumReqs: int64(len(seqLens)), NumActualTokens: lastOf(queryStartLoc)}
+	md, err := f.metadata("args->metadata", in)
+	if err != nil {
+		return r, err
+	}
+	p, err := f.makeLocalAttentionVirtualBatches(attnChunkSize, blockSize, md, 0)
+	if err != nil {
+		return r, err
+	}
+	defer cLocalAttentionPlanDestroy(p)
+	v, pages, err := f.localAttentionPlanGetShape(p)
+	if err != nil {
+		return r, err
+	}
+	r.QueryStartLoc, r.SeqLens, r.NumComputedTokens = make([]T, v+1), make([]T, v), make([]T, v)
+	table := make([]T, v*pages)
+	out := &CommonAttnMetadata{QueryStartLocCPU: IndexTensor(r.QueryStartLoc),
+		SeqLensCPU: IndexTensor(r.SeqLens), NumComputedTokensCPU: IndexTensor(r.NumComputedTokens),
+		BlockTableTensor: IndexTensor(table, v, pages)}
+	cout, err := f.metadata("args->out", out)
+	if err != nil {
+		return VirtualBatches[T]{}, err
+	}
+	if err := f.localAttentionPlanFill(p, md, cout, 0); err != nil {
+		return VirtualBatches[T]{}, err
+	}
+	if err := f.readMetadata(cout, out); err != nil {
+		return VirtualBatches[T]{}, err
+	}
+	r.BlockTable = splitRows(table, int(pages))
+	r.MaxQueryLen, r.MaxSeqLen, r.NumActualTokens = out.MaxQueryLen, out.MaxSeqLen,
+		out.NumActualTokens
+	return r, nil
 }

@@ -391,3 +391,33 @@ func TestMakeLocalAttentionVirtualBatchesSizeAndCap(t *testing.T) {
 		BlockSize: 3, Metadata: &CommonAttnMetadata{}})
 	wantError(t, err, StatusInvalidArgument, "args.BlockSize")
 }
+
+func TestLocalAttentionVirtualBatchesHelperVectors(t *testing.T) {
+	for _, c := range loadCases[localAttentionCase](t, "make_local_attention_virtual_batches") {
+		got, err := LocalAttentionVirtualBatches(c.AttnChunkSize, c.BlockSize, c.QueryStartLoc,
+			c.SeqLens, c.BlockTable)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		e := &c.Expect
+		wantEqual(t, c.Name+" query_start_loc", got.QueryStartLoc, e.QueryStartLoc)
+		wantEqual(t, c.Name+" seq_lens", got.SeqLens, e.SeqLens)
+		wantEqual(t, c.Name+" num_computed_tokens", got.NumComputedTokens, e.NumComputedTokens)
+		wantEqual(t, c.Name+" block_table", flatten(rowsInt64(got.BlockTable)), flatten(e.BlockTable))
+		wantEqual(t, c.Name+" pages", int64(len(got.BlockTable[0])), e.Pages)
+		wantEqual(t, c.Name+" scalars", [2]int64{got.MaxQueryLen, got.MaxSeqLen},
+			[2]int64{e.MaxQueryLen, e.MaxSeqLen})
+		got32, err := LocalAttentionVirtualBatches(c.AttnChunkSize, c.BlockSize,
+			asIndex[int32](c.QueryStartLoc), asIndex[int32](c.SeqLens), asRows[int32](c.BlockTable))
+		mustOK(t, err)
+		wantEqual(t, c.Name+" int32 seq_lens", asInt64(got32.SeqLens), e.SeqLens)
+	}
+	_, err := LocalAttentionVirtualBatches(8, 2, []int64{0, 2, 4}, []int64{2, 4},
+		[][]int64{{1, 2}, {3}})
+	wantError(t, err, StatusInvalidArgument,
+		"cattn.LocalAttentionVirtualBatches: blockTable has rows of different lengths (got row 1 of 1")
+	_, err = LocalAttentionVirtualBatches(8, 3, []int64{0, 2}, []int64{2}, [][]int64{{1}})
+	wantError(t, err, StatusInvalidArgument, "cattn.LocalAttentionVirtualBatches: blockSize ")
+	_, err = LocalAttentionVirtualBatches(8, 2, []int64{0, 4}, []int64{2}, [][]int64{{1}})
+	wantError(t, err, StatusInvalidArgument, "cattn.LocalAttentionVirtualBatches: ", "seqLens")
+}

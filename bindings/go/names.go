@@ -22,6 +22,9 @@ type callNames struct {
 // pathToken matches an identifier followed by any "->field", ".field" and "[index]" parts.
 var pathToken = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:(?:->|\.)[A-Za-z_][A-Za-z0-9_]*|\[[^\]\s]*\])*`)
 
+// cFunction matches the name of a libcattn function.
+var cFunction = regexp.MustCompile(`^cattn_[a-z0-9_]+$`)
+
 // goWords are the snake_case words whose Go form is not the word capitalised.
 var goWords = map[string]string{
 	"cpu": "CPU", "dcp": "DCP", "pcp": "PCP", "kv": "KV", "qkv": "QKV", "id": "ID", "mm": "MM",
@@ -108,8 +111,10 @@ func (n *callNames) translate(msg string) string {
 	if n == nil || n.goName == "" {
 		return msg
 	}
+	// Every C call a frame makes is on behalf of its Go entry point, so any libcattn function
+	// leading the message (a one-call helper makes several) is that entry point's.
 	head, rest := "", msg
-	if fn, tail, ok := strings.Cut(msg, ": "); ok && fn == n.c {
+	if fn, tail, ok := strings.Cut(msg, ": "); ok && (fn == n.c || cFunction.MatchString(fn)) {
 		head, rest = "cattn."+n.goName+": ", tail
 	}
 	return head + pathToken.ReplaceAllStringFunc(rest, n.goPath)

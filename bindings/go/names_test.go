@@ -21,9 +21,11 @@ func TestTranslateNames(t *testing.T) {
 			"cattn.X: args.Later is out of range (got 5, expected 0..1 or cattn.AllDCPRanks (-1))"},
 		// Words the table knows.
 		{"cattn_x: args->out->mlist and args->pcp_kv_id", "cattn.X: args.Out.MList and args.PCPKVID"},
-		// Prose, other roots and another function's name are left alone.
+		// Any libcattn function leading the message is the Go entry point's (a one-call
+		// helper makes several calls); prose and other roots are left alone.
 		{"cattn_y: desc->products is 0 -> nothing (e.g. seq_lens' shape)",
-			"cattn_y: desc->products is 0 -> nothing (e.g. seq_lens' shape)"},
+			"cattn.X: desc->products is 0 -> nothing (e.g. seq_lens' shape)"},
+		{"fn: args->a", "fn: args.A"},
 	}
 	for _, c := range cases {
 		wantEqual(t, c.in, n.translate(c.in), c.want)

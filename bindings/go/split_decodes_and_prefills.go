@@ -1,5 +1,7 @@
 package cattn
 
+import "unsafe"
+
 // How the C fields of the split calls' args structs read in SplitBatch, SplitOptions and
 // SplitDeviceBatch (the b and o parameters).
 var (
@@ -84,20 +86,53 @@ func SplitDecodesAndPrefills(b SplitBatch, o SplitOptions) (DecodePrefillSplit, 
 	return f.splitDecodesAndPrefills(q, isp, b, o)
 }
 
+// The C fields of the split calls as the one-call helpers' parameters: the batch comes from
+// queryStartLoc.
+var splitHelperRenames = []string{"args->query_start_loc_cpu", "queryStartLoc",
+	"args->num_reqs", "len(queryStartLoc) - 1", "args->num_actual_tokens",
+	"queryStartLoc's last entry", "args->max_query_len", "the longest query",
+	"args->decode_threshold", "decodeThreshold", "args->seq_lens_cpu_upper_bound",
+	"seqLensUpperBound"}
+
+// splitBatchOf describes the batch of a host query_start_loc: T its last entry and
+// max_query_len the longest query.
+func splitBatchOf[T Index](queryStartLoc []T) SplitBatch {
+	return SplitBatch{QueryStartLocCPU: IndexTensor(queryStartLoc),
+		NumReqs: numReqs(queryStartLoc), NumActualTokens: lastOf(queryStartLoc),
+		MaxQueryLen: longestQuery(queryStartLoc)}
+}
+
 // SplitQueryStartLoc is SplitDecodesAndPrefills in one call for the common case: a host
-// query_start_loc, T its last entry, max_query_len the longest query, vLLM's defaults.
-func SplitQueryStartLoc(queryStartLoc []int64, decodeThreshold int64) (DecodePrefillSplit, error) {
-	b := SplitBatch{QueryStartLocCPU: Int64Tensor(queryStartLoc)}
-	if n := len(queryStartLoc); n > 0 {
-		b.NumReqs = int64(n - 1)
-		b.NumActualTokens = queryStartLoc[n-1]
-		for i := 1; i < n; i++ {
-			if q := queryStartLoc[i] - queryStartLoc[i-1]; q > b.MaxQueryLen {
-				b.MaxQueryLen = q
-			}
-		}
+// query_start_loc ([B + 1]), T its last entry, max_query_len the longest query, and vLLM's
+// defaults but decodeThreshold (vLLM's default is 1).
+func SplitQueryStartLoc[T Index](queryStartLoc []T, decodeThreshold int64) (DecodePrefillSplit, error) {
+	f := newFrame("cattn_split_decodes_and_prefills", "SplitQueryStartLoc", splitHelperRenames...)
+	defer f.free()
+	b := splitBatchOf(queryStartLoc)
+	q, err := f.tensor("args->query_start_loc_cpu", b.QueryStartLocCPU)
+	if err != nil {
+		return DecodePrefillSplit{}, err
 	}
-	return SplitDecodesAndPrefills(b, SplitOptions{DecodeThreshold: &decodeThreshold})
+	return f.splitDecodesAndPrefills(q, nil, b, SplitOptions{DecodeThreshold: &decodeThreshold})
+}
+
+// SplitQueryStartLocWithExtends is SplitDecodesPrefillsAndExtends in one call, as
+// SplitQueryStartLoc is SplitDecodesAndPrefills: the batch of queryStartLoc ([B + 1]) with
+// seqLensUpperBound ([B], vLLM's seq_lens_cpu_upper_bound) split into decodes, extends and
+// prefills at decodeThreshold. Since 1.1.
+func SplitQueryStartLocWithExtends[T Index](queryStartLoc, seqLensUpperBound []T,
+	decodeThreshold int64) (DecodeExtendPrefillSplit, error) {
+	f := newFrame("cattn_split_decodes_prefills_and_extends", "SplitQueryStartLocWithExtends",
+		splitHelperRenames...)
+	defer f.free()
+	b := splitBatchOf(queryStartLoc)
+	var ts [2]cTensor
+	if err := f.tensorsInto(ts[:], []string{"args->query_start_loc_cpu",
+		"args->seq_lens_cpu_upper_bound"}, []*Tensor{b.QueryStartLocCPU,
+		IndexTensor(seqLensUpperBound)}); err != nil {
+		return DecodeExtendPrefillSplit{}, err
+	}
+	return f.splitDecodesPrefillsAndExtends(ts[0], ts[1], b, decodeThreshold)
 }
 
 // SplitDecodesPrefillsAndExtends splits an ordered batch into decodes, extends and prefills
@@ -181,20 +216,28 @@ func SplitPrefillChunksInto(seqLens *Tensor, workspaceSize, requestOffset int64,
 }
 
 // SplitPrefillChunks is SplitPrefillChunksInto in one call: the half-open bounds of every
-// chunk, plus requestOffset.
-func SplitPrefillChunks(seqLens []int64, workspaceSize, requestOffset int64) ([][2]int64, error) {
-	n, err := SplitPrefillChunksInto(Int64Tensor(seqLens), workspaceSize, requestOffset, nil)
+// chunk of the prefill lengths seqLens, plus requestOffset (the size query, then the chunks).
+func SplitPrefillChunks[T Index](seqLens []T, workspaceSize, requestOffset int64) ([][2]int64, error) {
+	f := newFrame("cattn_split_prefill_chunks", "SplitPrefillChunks", "args->seq_lens_cpu",
+		"seqLens", "args->workspace_size", "workspaceSize", "workspace_size", "workspaceSize",
+		"args->request_offset", "requestOffset", "args->chunks", "the result")
+	defer f.free()
+	seq, err := f.tensor("args->seq_lens_cpu", IndexTensor(seqLens))
 	if err != nil {
 		return nil, err
 	}
-	flat := make([]int64, 2*n)
-	if _, err := SplitPrefillChunksInto(Int64Tensor(seqLens), workspaceSize, requestOffset,
-		Int64Tensor(flat, n, 2)); err != nil {
+	n, err := f.splitPrefillChunks(seq, nil, workspaceSize, requestOffset)
+	if err != nil {
 		return nil, err
 	}
 	out := make([][2]int64, n)
-	for i := range out {
-		out[i] = [2]int64{flat[2*i], flat[2*i+1]}
+	flat := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(out))), 2*n)
+	chunks, err := f.tensor("args->chunks", Int64Tensor(flat, n, 2))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.splitPrefillChunks(seq, chunks, workspaceSize, requestOffset); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -220,25 +263,32 @@ func ReorderBatchToSplitDecodesAndPrefillsInto(scheduled, computed, prompt *Tens
 	return f.reorderBatch(ts[0], ts[1], ts[2], ts[3], ts[4], decodeThreshold)
 }
 
-// ReorderBatchToSplitDecodesAndPrefills is the reorder in one call on Go slices.
-func ReorderBatchToSplitDecodesAndPrefills(scheduled, computed, prompt []int64,
+// ReorderBatchToSplitDecodesAndPrefills is the reorder in one call on Go slices of the
+// per-request scheduled, computed and prompt tokens ([B] each).
+func ReorderBatchToSplitDecodesAndPrefills[T Index](scheduled, computed, prompt []T,
 	decodeThreshold int64) (ReorderPlan, error) {
+	f := newFrame("cattn_reorder_batch_to_split_decodes_and_prefills",
+		"ReorderBatchToSplitDecodesAndPrefills", "args->num_scheduled_tokens", "scheduled",
+		"args->num_computed_tokens", "computed", "args->num_prompt_tokens", "prompt",
+		"args->decode_threshold", "decodeThreshold", "args->index_map", "result.IndexMap",
+		"args->swaps", "result.Swaps")
+	defer f.free()
 	b := int64(len(scheduled))
-	rows := b - 1
-	if rows < 0 {
-		rows = 0
-	}
+	rows := max(b-1, 0)
 	indexMap := make([]int64, b)
-	flat := make([]int64, 2*rows)
-	r, err := ReorderBatchToSplitDecodesAndPrefillsInto(Int64Tensor(scheduled),
-		Int64Tensor(computed), Int64Tensor(prompt), decodeThreshold, Int64Tensor(indexMap),
-		Int64Tensor(flat, rows, 2))
+	swaps := make([][2]int64, rows)
+	flat := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(swaps))), 2*rows)
+	ts := make([]cTensor, 5)
+	if err := f.tensorsInto(ts, []string{"args->num_scheduled_tokens", "args->num_computed_tokens",
+		"args->num_prompt_tokens", "args->index_map", "args->swaps"},
+		[]*Tensor{IndexTensor(scheduled), IndexTensor(computed), IndexTensor(prompt),
+			Int64Tensor(indexMap), Int64Tensor(flat, rows, 2)}); err != nil {
+		return ReorderPlan{}, err
+	}
+	r, err := f.reorderBatch(ts[0], ts[1], ts[2], ts[3], ts[4], decodeThreshold)
 	if err != nil {
 		return ReorderPlan{}, err
 	}
-	swaps := make([][2]int64, r.NumSwaps)
-	for i := range swaps {
-		swaps[i] = [2]int64{flat[2*i], flat[2*i+1]}
-	}
-	return ReorderPlan{Changed: r.Changed, IndexMap: indexMap, Swaps: swaps, Counts: r.Counts}, nil
+	return ReorderPlan{Changed: r.Changed, IndexMap: indexMap, Swaps: swaps[:r.NumSwaps],
+		Counts: r.Counts}, nil
 }

@@ -169,3 +169,48 @@ func TestSplitHelpersAndErrors(t *testing.T) {
 		SplitOptions{}, Int64Tensor(make([]int64, 4)))
 	wantInvalid(t, "host tensors to the device call", err)
 }
+
+// The one-call splits take the batch from query_start_loc and vLLM's defaults: the vectors of
+// that form.
+func TestSplitQueryStartLocHelpersVectors(t *testing.T) {
+	form := func(c splitCase) bool {
+		return c.NumReqs == numReqs(c.QueryStartLoc) && c.NumActualTokens == lastOf(c.QueryStartLoc) &&
+			c.MaxQueryLen == longestQuery(c.QueryStartLoc)
+	}
+	checked := 0
+	for _, c := range loadCases[splitCase](t, "split_decodes_and_prefills") {
+		if !form(c) || c.RequireUniform != 0 || c.Treat != 1 {
+			continue
+		}
+		got, err := SplitQueryStartLoc(asIndex[int32](c.QueryStartLoc), c.Threshold)
+		if c.Error != "" {
+			wantInvalid(t, c.Name, err)
+			continue
+		}
+		mustOK(t, err)
+		checked++
+		wantEqual(t, c.Name, []int64{got.NumDecodes, got.NumPrefills, got.NumDecodeTokens,
+			got.NumPrefillTokens}, c.Result)
+	}
+	for _, c := range loadCases[splitCase](t, "split_decodes_prefills_and_extends") {
+		if !form(c) || c.UpperBound == nil {
+			continue
+		}
+		got, err := SplitQueryStartLocWithExtends(c.QueryStartLoc, c.UpperBound, c.Threshold)
+		if c.Error != "" {
+			wantInvalid(t, c.Name, err)
+			continue
+		}
+		mustOK(t, err)
+		checked++
+		wantEqual(t, c.Name, []int64{got.NumDecodes, got.NumExtends, got.NumPrefills,
+			got.NumDecodeTokens, got.NumExtendTokens, got.NumPrefillTokens}, c.Result)
+	}
+	if checked < 10 {
+		t.Fatalf("only %d vectors of the helpers' form", checked)
+	}
+	_, err := SplitQueryStartLocWithExtends([]int64{0, 1, 5}, []int64{1}, 1)
+	wantError(t, err, StatusInvalidArgument, "cattn.SplitQueryStartLocWithExtends: seqLensUpperBound")
+	_, err = SplitQueryStartLoc([]int64{0, 1}, -1)
+	wantError(t, err, StatusInvalidArgument, "cattn.SplitQueryStartLoc: decodeThreshold")
+}
