@@ -2,7 +2,8 @@
 # Tests the Go binding (bindings/go) against a freshly built CPU-only libcattn: go vet, go test
 # -v with a summary, the same tests under GOEXPERIMENT=cgocheck2 (the runtime rebuilt with
 # cgo pointer checks), the tests again with -tags cattn_dlopen (libcattn opened at run time) and
-# a check that such a build links no libcattn, that a CGO_ENABLED=0 build fails with an
+# a check that such a build links no libcattn, an out-of-tree module built with README.md's
+# require + replace recipe (GOPROXY=off, both builds), that a CGO_ENABLED=0 build fails with an
 # error that says so, a build with -tags cattn_srctree, and the
 # example program, whose output is compared with the host run of this tree's C demo
 # (examples/demo.c, compiled here).
@@ -192,6 +193,52 @@ if [ "${CATTN_GO_RACE:-0}" = 1 ]; then
   echo "== go test -race"
   go test -race -count=1 ./...
 fi
+
+# An out-of-tree module, outside this tree and without a module proxy: README.md's require +
+# replace recipe, in the linked build and in the cattn_dlopen build (no library to link, then
+# run without one and with one).
+echo "== an out-of-tree module: require + replace, GOPROXY=off GOFLAGS=-mod=mod"
+app=$work/app
+mkdir -p "$app"
+cat >"$app/go.mod" <<EOF
+module example.com/engine
+
+go 1.21
+
+require github.com/libcattn/cattn-go v0.0.0
+
+replace github.com/libcattn/cattn-go => $root/bindings/go
+EOF
+cat >"$app/main.go" <<'EOF'
+package main
+
+import (
+	"fmt"
+	"os"
+
+	cattn "github.com/libcattn/cattn-go"
+)
+
+func main() {
+	idx, err := cattn.PCPQueryRestoreIdx([]int32{0, 4, 5, 9})
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	fmt.Println("libcattn", cattn.VersionString(), "restore index", idx)
+}
+EOF
+(cd "$app" && GOFLAGS=-mod=mod go run .) | tee "$log_dir/app.txt"
+grep -q 'restore index \[0 1 4 5 2 3 6 7\]' "$log_dir/app.txt"
+(cd "$app" && PKG_CONFIG=false CGO_LDFLAGS= GOFLAGS=-mod=mod go build -tags cattn_dlopen -o app-dl .)
+if CATTN_LIBRARY=/nonexistent/libcattn.so.1 "$app/app-dl" >"$log_dir/app-dl.txt" 2>&1; then
+  echo "test_go.sh: the cattn_dlopen program ran without its library" >&2
+  exit 1
+fi
+echo "   without the library: $(cat "$log_dir/app-dl.txt")"
+grep -q 'libcattn could not be loaded' "$log_dir/app-dl.txt"
+CATTN_LIBRARY="$dl_lib" "$app/app-dl"
+echo "== the out-of-tree module built and ran, linked and with cattn_dlopen"
 
 echo "== CGO_ENABLED=0: the build fails, and its first error says why"
 if CGO_ENABLED=0 go build . >"$log_dir/nocgo.log" 2>&1; then

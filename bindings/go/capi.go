@@ -65,7 +65,8 @@ static cattn_status_t gocattn_load(const char* path, char* msg, size_t cap) {
     const char* e = dlerror();
     snprintf(gocattn_load_got, sizeof gocattn_load_got, "\"%s\"", e != NULL ? e : "?");
     snprintf(gocattn_load_expected, sizeof gocattn_load_expected,
-             "%s on the loader's search path, or its path in $CATTN_LIBRARY", path);
+             "a libcattn dlopen can open as %s (set $CATTN_LIBRARY to its path, or put "
+             "libcattn.so.1 on the loader's search path)", path);
   } else {
     void* sym = dlsym(lib, "cattn_get_api");
     cattn_get_api_fn get_api = NULL;
