@@ -260,6 +260,10 @@ echo "== -tags cattn_srctree (this library put first with CGO_LDFLAGS)"
 CGO_LDFLAGS="-L$lib_dir $CGO_LDFLAGS" go test -tags cattn_srctree -count=1 \
   -run 'TestVersion|TestErrorForms' .
 
+echo "== example/eight_requests (one-call helpers on one batch of 8 requests)"
+go run ./example/eight_requests | tee "$log_dir/eight.txt"
+grep -q '9 virtual batches of 4 pages' "$log_dir/eight.txt"
+
 echo "== example"
 go run ./example >"$log_dir/go_demo.txt" || { cat "$log_dir/go_demo.txt"; exit 1; }
 cat "$log_dir/go_demo.txt"
