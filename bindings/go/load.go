@@ -33,7 +33,8 @@ var library struct {
 // lacks fails with StatusNotSupported. Once a library is loaded it stays loaded: Load again
 // returns nil for the same path ("" included) and an error for another. After a failed load
 // (StatusNotSupported, the message has the loader's reason) every call fails with that reason,
-// and Load may be called again with another path.
+// and Load may be called again with another path; do that before other goroutines make calls,
+// whose messages read the reason while a new attempt rewrites it.
 //
 // In the default build libcattn is linked: Load("") returns nil and Load of a path fails with
 // StatusNotSupported.

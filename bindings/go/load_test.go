@@ -54,3 +54,18 @@ func TestLoadMissingLibrary(t *testing.T) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 }
+
+// Version as the very first call of a process loads the library (a dlopen build used to
+// answer 0 until another call had loaded it).
+func TestVersionLoadsFirst(t *testing.T) {
+	if os.Getenv("CATTN_GO_TEST_VERSION_FIRST") == "1" {
+		wantEqual(t, "first call", Version(), HeaderVersion)
+		wantEqual(t, "string", VersionString(), HeaderVersionString)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestVersionLoadsFirst$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "CATTN_GO_TEST_VERSION_FIRST=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
