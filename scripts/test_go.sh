@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Tests the Go binding (bindings/go) against a freshly built CPU-only libcattn: go vet, go test
-# -v with a summary, the same tests under GOEXPERIMENT=cgocheck2 (the runtime rebuilt with
-# cgo pointer checks), the tests again with -tags cattn_dlopen (libcattn opened at run time) and
-# a check that such a build links no libcattn, an out-of-tree module built with README.md's
-# require + replace recipe (GOPROXY=off, both builds), that a CGO_ENABLED=0 build fails with an
-# error that says so, a build with -tags cattn_srctree, and the
-# example program, whose output is compared with the host run of this tree's C demo
+# Tests the Go binding (bindings/go) against a freshly built CPU-only libcattn: gofmt, go vet,
+# go test -v with a summary, the same tests under GOEXPERIMENT=cgocheck2 (the runtime rebuilt
+# with cgo pointer checks), the tests again with -tags cattn_dlopen (libcattn opened at run
+# time) and a check that such a build links no libcattn, an out-of-tree module built with
+# README.md's require + replace recipe (GOPROXY=off, both builds), that a CGO_ENABLED=0 build
+# fails with an error that says so, a build with -tags cattn_srctree, example/eight_requests,
+# and the example program, whose output is compared with the host run of this tree's C demo
 # (examples/demo.c, compiled here).
 #
 # Installs Go 1.23 from Debian bookworm-backports when no Go >= 1.21 is found (the backports
@@ -149,6 +149,13 @@ summary() {
   top=$(grep -cE '^--- (PASS|FAIL|SKIP)' "$log" || true)
   echo "== $what: $pass passed, $fail failed, $skip skipped ($top top-level tests and examples)"
 }
+
+echo "== gofmt -l"
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+  echo "test_go.sh: not gofmt-clean: $unformatted" >&2
+  exit 1
+fi
 
 echo "== go vet (linked, and with -tags cattn_dlopen)"
 go vet ./...

@@ -859,9 +859,7 @@ func (f *frame) unpadded(in, out cMetadata, tokens, reqs int64) error {
 }
 
 func (f *frame) newMetadataOut() cMetadata {
-	c := (cMetadata)(f.alloc(C.sizeof_cattn_common_attn_metadata_t))
-	c.struct_size = C.sizeof_cattn_common_attn_metadata_t
-	return c
+	return cArgs[C.cattn_common_attn_metadata_t](f)
 }
 
 func firstDim(t cTensor) int64 { return int64(C.gocattn_first_dim(t)) }
@@ -1292,6 +1290,7 @@ func cArgsSizeMismatches() []string {
 			bad = append(bad, name)
 		}
 	}
+	check("cattn_common_attn_metadata_t", unsafe.Sizeof(C.cattn_common_attn_metadata_t{}), C.sizeof_cattn_common_attn_metadata_t)
 	check("cattn_causal_conv1d_metadata_args_t", unsafe.Sizeof(C.cattn_causal_conv1d_metadata_args_t{}), C.sizeof_cattn_causal_conv1d_metadata_args_t)
 	check("cattn_causal_conv1d_metadata_device_args_t", unsafe.Sizeof(C.cattn_causal_conv1d_metadata_device_args_t{}), C.sizeof_cattn_causal_conv1d_metadata_device_args_t)
 	check("cattn_dcp_local_seq_lens_args_t", unsafe.Sizeof(C.cattn_dcp_local_seq_lens_args_t{}), C.sizeof_cattn_dcp_local_seq_lens_args_t)

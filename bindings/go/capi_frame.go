@@ -233,8 +233,7 @@ func (f *frame) metadata(arg string, m *CommonAttnMetadata) (cMetadata, error) {
 			return e.c, nil
 		}
 	}
-	c := (cMetadata)(f.alloc(C.sizeof_cattn_common_attn_metadata_t))
-	c.struct_size = C.sizeof_cattn_common_attn_metadata_t
+	c := cArgs[C.cattn_common_attn_metadata_t](f)
 	goFields, cFields := m.tensorFields(), metadataTensorFields(c)
 	for i, name := range metadataFields {
 		t, err := f.tensor(arg+"->"+name, *goFields[i])

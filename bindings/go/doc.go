@@ -23,6 +23,17 @@
 // 0 is valid is named or typed so that its zero is the default (NonCausal, Ranks of type
 // DCPRanks, N as a *int64; see defaults.go).
 //
+// # One-call helpers
+//
+// Every host utility also has a helper on Go slices that makes the size query, allocates the
+// outputs and runs the call: DCPLocalSeqLens, DCPLocalSeqLensAllRanks, PCPQueryRestoreIdx,
+// CausalConv1dMetadata, LocalAttentionVirtualBatches, MambaBlockTable, ExtendAllQueriesByNOf,
+// KVSharingFastPrefillCommonAttnMetadata, SplitQueryStartLoc(WithExtends),
+// SplitPrefillChunks, ReorderBatchToSplitDecodesAndPrefills, NaiveQueryLensOf,
+// NumComputedTokens, TokenToReqIndicesOf, MMPrefixRangeTensor, MMPrefixQueryRanges,
+// Log2LSEToLnOf and FusedPCPQKVSelectOf. Their index slices are []int32 or []int64 (Index),
+// and their results have the type given.
+//
 // # Tensors
 //
 // A Tensor is a borrowed DLPack view. Host tensors are made from Go slices (Int32Tensor,
