@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Tests the Go binding (bindings/go) against a freshly built CPU-only libcattn: go vet, go test
-# -v with a summary, the same tests under GOEXPERIMENT=cgocheck2 (the runtime rebuilt with
-# cgo pointer checks), a build with -tags cattn_srctree, and the example program, whose output
-# is compared with the C demo's host run when CATTN_LIB_DIR's build has examples/cattn_demo.
+# Tests the Go binding (bindings/go) against a freshly built CPU-only libcattn: gofmt, go vet,
+# go test -v with a summary, the same tests under GOEXPERIMENT=cgocheck2 (the runtime rebuilt
+# with cgo pointer checks), the tests again with -tags cattn_dlopen (libcattn opened at run
+# time) and a check that such a build links no libcattn, an out-of-tree module built with
+# README.md's require + replace recipe (GOPROXY=off, both builds), that a CGO_ENABLED=0 build
+# fails with an error that says so, a build with -tags cattn_srctree, example/eight_requests,
+# and the example program, whose output is compared with the host run of this tree's C demo
+# (examples/demo.c, compiled here).
 #
 # Installs Go 1.23 from Debian bookworm-backports when no Go >= 1.21 is found (the backports
 # source is added only when it is absent). Exits non-zero on any failure.
@@ -146,8 +150,16 @@ summary() {
   echo "== $what: $pass passed, $fail failed, $skip skipped ($top top-level tests and examples)"
 }
 
-echo "== go vet"
+echo "== gofmt -l"
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+  echo "test_go.sh: not gofmt-clean: $unformatted" >&2
+  exit 1
+fi
+
+echo "== go vet (linked, and with -tags cattn_dlopen)"
 go vet ./...
+go vet -tags cattn_dlopen ./...
 
 echo "== go test -v"
 status=0
@@ -165,28 +177,117 @@ fi
 summary "$log_dir/cgocheck2.log" "go test (cgocheck2)"
 [ "$status" = 0 ] || exit 1
 
+# The dlopen build: libcattn opened at run time through cattn_get_api's table.
+dl_lib="$lib_dir/libcattn.so.1"
+[ -e "$dl_lib" ] || dl_lib="$lib_dir/libcattn.so"
+echo "== go test -v -tags cattn_dlopen (CATTN_LIBRARY=$dl_lib)"
+CATTN_LIBRARY="$dl_lib" go test -v -count=1 -tags cattn_dlopen ./... >"$log_dir/dlopen.log" 2>&1 ||
+  status=1
+grep -E '^(ok|FAIL|--- FAIL|--- SKIP)' "$log_dir/dlopen.log" || true
+[ "$status" = 0 ] || cat "$log_dir/dlopen.log"
+summary "$log_dir/dlopen.log" "go test (cattn_dlopen)"
+[ "$status" = 0 ] || exit 1
+
+echo "== -tags cattn_dlopen builds with no libcattn to link (no pkg-config, no -L)"
+PKG_CONFIG=false CGO_LDFLAGS= go test -c -tags cattn_dlopen -o "$work/dlopen.test" . >/dev/null
+if ldd "$work/dlopen.test" | grep -q libcattn; then
+  echo "test_go.sh: the cattn_dlopen test binary links libcattn" >&2
+  exit 1
+fi
+echo "== the cattn_dlopen test binary does not link libcattn"
+
 if [ "${CATTN_GO_RACE:-0}" = 1 ]; then
   echo "== go test -race"
   go test -race -count=1 ./...
 fi
 
+# An out-of-tree module, outside this tree and without a module proxy: README.md's require +
+# replace recipe, in the linked build and in the cattn_dlopen build (no library to link, then
+# run without one and with one).
+echo "== an out-of-tree module: require + replace, GOPROXY=off GOFLAGS=-mod=mod"
+app=$work/app
+mkdir -p "$app"
+cat >"$app/go.mod" <<EOF
+module example.com/engine
+
+go 1.21
+
+require github.com/libcattn/cattn-go v0.0.0
+
+replace github.com/libcattn/cattn-go => $root/bindings/go
+EOF
+cat >"$app/main.go" <<'EOF'
+package main
+
+import (
+	"fmt"
+	"os"
+
+	cattn "github.com/libcattn/cattn-go"
+)
+
+func main() {
+	idx, err := cattn.PCPQueryRestoreIdx([]int32{0, 4, 5, 9})
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	fmt.Println("libcattn", cattn.VersionString(), "restore index", idx)
+}
+EOF
+(cd "$app" && GOFLAGS=-mod=mod go run .) | tee "$log_dir/app.txt"
+grep -q 'restore index \[0 1 4 5 2 3 6 7\]' "$log_dir/app.txt"
+(cd "$app" && PKG_CONFIG=false CGO_LDFLAGS= GOFLAGS=-mod=mod go build -tags cattn_dlopen -o app-dl .)
+if CATTN_LIBRARY=/nonexistent/libcattn.so.1 "$app/app-dl" >"$log_dir/app-dl.txt" 2>&1; then
+  echo "test_go.sh: the cattn_dlopen program ran without its library" >&2
+  exit 1
+fi
+echo "   without the library: $(cat "$log_dir/app-dl.txt")"
+grep -q 'libcattn could not be loaded' "$log_dir/app-dl.txt"
+CATTN_LIBRARY="$dl_lib" "$app/app-dl"
+echo "== the out-of-tree module built and ran, linked and with cattn_dlopen"
+
+echo "== CGO_ENABLED=0: the build fails, and its first error says why"
+if CGO_ENABLED=0 go build . >"$log_dir/nocgo.log" 2>&1; then
+  echo "test_go.sh: the package built with CGO_ENABLED=0" >&2
+  exit 1
+fi
+first_error=$(grep -m1 -v '^#' "$log_dir/nocgo.log" || true)
+echo "   $first_error"
+case $first_error in
+  *build_requires_cgo.go*cattn_needs_cgo__build_with_CGO_ENABLED_1*) ;;
+  *)
+    cat "$log_dir/nocgo.log"
+    echo "test_go.sh: the first CGO_ENABLED=0 error is not the one that names cgo" >&2
+    exit 1
+    ;;
+esac
+
 echo "== -tags cattn_srctree (this library put first with CGO_LDFLAGS)"
 CGO_LDFLAGS="-L$lib_dir $CGO_LDFLAGS" go test -tags cattn_srctree -count=1 \
   -run 'TestVersion|TestErrorForms' .
 
+echo "== example/eight_requests (one-call helpers on one batch of 8 requests)"
+go run ./example/eight_requests | tee "$log_dir/eight.txt"
+grep -q '9 virtual batches of 4 pages' "$log_dir/eight.txt"
+
 echo "== example"
 go run ./example >"$log_dir/go_demo.txt" || { cat "$log_dir/go_demo.txt"; exit 1; }
 cat "$log_dir/go_demo.txt"
-# The example prints what the C demo prints on the host, after a first line of its own.
-c_demo="$lib_dir/examples/cattn_demo"
-if [ -x "$c_demo" ]; then
+# The example prints what the C demo prints on the host, after a first line of its own. The C
+# demo is compiled here from this tree's examples/demo.c against the library under test (one
+# C99 file), so that a prebuilt demo from another tree never stands in for it.
+c_demo="$log_dir/cattn_demo"
+if ${CC:-cc} -std=c99 -O1 -I"$root/include" "$root/examples/demo.c" -L"$lib_dir" \
+    -Wl,-rpath,"$lib_dir" -lcattn -o "$c_demo"; then
   CATTN_DEMO_FORCE_HOST=1 "$c_demo" >"$log_dir/c_demo.txt" || true
-  if ! diff -u --label "C demo ($c_demo), from line 2" --label "Go example, from line 2" \
+  if ! diff -u --label "C demo (examples/demo.c), from line 2" --label "Go example, from line 2" \
       <(tail -n +2 "$log_dir/c_demo.txt") <(tail -n +2 "$log_dir/go_demo.txt"); then
     echo "test_go.sh: the Go example's output differs from the C demo's (above)" >&2
     exit 1
   fi
   echo "== the Go example printed what the C demo printed (after its first line)"
 else
-  echo "== (no $c_demo to compare with)"
+  echo "test_go.sh: could not compile examples/demo.c to compare the example with" >&2
+  exit 1
 fi

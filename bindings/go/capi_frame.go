@@ -29,6 +29,7 @@ type (
 // frame holds one call's C memory and pins, released together by free.
 type frame struct {
 	fn        string // the C function, for errors found on the Go side
+	names     callNames
 	blocks    []unsafe.Pointer
 	pinner    runtime.Pinner
 	tensors   []tensorEntry
@@ -46,10 +47,33 @@ type metadataEntry struct {
 	c cMetadata
 }
 
-func newFrame(fn string) *frame {
-	f := &frame{fn: fn}
+// newFrame starts the call of Go entry point goName to the C function fn. renames lists the
+// pairs of C argument paths and their Go spelling where that is not the mechanical one (see
+// names.go), so that errors name what the Go caller passed. In a cattn_dlopen build the first
+// call loads libcattn (see Load); a failed load makes every call fail with its reason.
+func newFrame(fn, goName string, renames ...string) *frame {
+	ensureLoaded()
+	return newFrameNoLoad(fn, goName, renames...)
+}
+
+func newFrameNoLoad(fn, goName string, renames ...string) *frame {
+	f := &frame{fn: fn, names: callNames{c: fn, goName: goName, renames: renames}}
 	f.msg = (*C.char)(f.alloc(msgCap))
 	return f
+}
+
+// goError puts e (whose message is in C terms) into the call's Go terms.
+func (f *frame) goError(e *Error) *Error {
+	if e.CMessage == "" {
+		e.CMessage = e.Message
+	}
+	e.Message = f.names.translate(e.CMessage)
+	return e
+}
+
+// argError is the error of a check made in Go, for the C argument path arg.
+func (f *frame) argError(arg, problem, got, expected string) *Error {
+	return f.goError(argError(f.fn, arg, problem, got, expected))
 }
 
 // free releases the C memory and unpins the slices; the frame is unusable afterwards.
@@ -89,7 +113,7 @@ func (f *frame) status(s C.cattn_status_t) error {
 	if s == C.CATTN_OK {
 		return nil
 	}
-	return &Error{Code: Status(s), Message: C.GoString(f.msg)}
+	return f.goError(&Error{Code: Status(s), Message: C.GoString(f.msg)})
 }
 
 // tensor returns the C DLTensor for t (NULL for nil), made once per frame: passing the same
@@ -104,7 +128,7 @@ func (f *frame) tensor(arg string, t *Tensor) (cTensor, error) {
 		}
 	}
 	if err := t.checkView(f.fn, arg); err != nil {
-		return nil, err
+		return nil, f.goError(err)
 	}
 	nd := len(t.Shape)
 	arrays := uintptr(nd) * 8
@@ -209,8 +233,7 @@ func (f *frame) metadata(arg string, m *CommonAttnMetadata) (cMetadata, error) {
 			return e.c, nil
 		}
 	}
-	c := (cMetadata)(f.alloc(C.sizeof_cattn_common_attn_metadata_t))
-	c.struct_size = C.sizeof_cattn_common_attn_metadata_t
+	c := cArgs[C.cattn_common_attn_metadata_t](f)
 	goFields, cFields := m.tensorFields(), metadataTensorFields(c)
 	for i, name := range metadataFields {
 		t, err := f.tensor(arg+"->"+name, *goFields[i])
@@ -225,7 +248,7 @@ func (f *frame) metadata(arg string, m *CommonAttnMetadata) (cMetadata, error) {
 	c.max_seq_len = C.int64_t(m.MaxSeqLen)
 	c.num_logits_indices = C.int64_t(m.NumLogitsIndices)
 	c.max_logits_per_req = C.int64_t(m.MaxLogitsPerReq)
-	if m.Causal {
+	if !m.NonCausal {
 		c.causal = 1
 	}
 	f.metadatas = append(f.metadatas, metadataEntry{m, c})
@@ -240,8 +263,8 @@ func (f *frame) readMetadata(c cMetadata, m *CommonAttnMetadata) error {
 	for i := range cFields {
 		t, ok := f.goTensor(*cFields[i])
 		if !ok {
-			return &Error{Code: StatusInternal, Message: f.fn + ": the library wrote a " +
-				metadataFields[i] + " tensor that is none of the call's arguments"}
+			return f.goError(&Error{Code: StatusInternal, Message: f.fn + ": the library wrote a " +
+				metadataFields[i] + " tensor that is none of the call's arguments"})
 		}
 		mapped[i] = t
 	}
@@ -253,7 +276,7 @@ func (f *frame) readMetadata(c cMetadata, m *CommonAttnMetadata) error {
 	m.MaxQueryLen = int64(c.max_query_len)
 	m.MaxSeqLen = int64(c.max_seq_len)
 	m.NumLogitsIndices = int64(c.num_logits_indices)
-	m.Causal = c.causal != 0
+	m.NonCausal = c.causal == 0
 	m.MaxLogitsPerReq = int64(c.max_logits_per_req)
 	if m.MaxLogitsPerReq < 0 {
 		m.MaxLogitsPerReq = 0 // CATTN_NOT_GIVEN

@@ -9,7 +9,8 @@ const PadSlotID = -1
 // (cattn_compute_causal_conv1d_metadata_size). queryStartLocCPU: host [B + 1] int32/int64,
 // non-decreasing. blockM: tokens per program (vLLM: 8), >= 1.
 func ComputeCausalConv1dMetadataSize(queryStartLocCPU *Tensor, blockM int64) (tot, capacity int64, err error) {
-	f := newFrame("cattn_compute_causal_conv1d_metadata_size")
+	f := newFrame("cattn_compute_causal_conv1d_metadata_size", "ComputeCausalConv1dMetadataSize",
+		"query_start_loc_cpu", "queryStartLocCPU", "block_m", "blockM")
 	defer f.free()
 	qsl, err := f.tensor("query_start_loc_cpu", queryStartLocCPU)
 	if err != nil {
@@ -25,7 +26,7 @@ type CausalConv1dMetadataArgs struct {
 	// QueryStartLocCPU: host [B + 1] int32/int64, non-decreasing; an empty tensor is the
 	// empty batch, as in vLLM.
 	QueryStartLocCPU *Tensor
-	BlockM           int64   // tokens per program (vLLM: 8), >= 1
+	BlockM           int64   // tokens per program, >= 1; 0 means 8 (vLLM's, the C default)
 	Nums             *Tensor // out: exactly [B], programs per request
 	MList            *Tensor // out: [>= tot], request of each program
 	OffsetList       *Tensor // out: [>= tot], chunk index within its request
@@ -42,7 +43,7 @@ type CausalConv1dMetadataArgs struct {
 // StatusInsufficientSize. CUDA outputs are written by kernels enqueued on args.Stream, planned
 // on the host from QueryStartLocCPU.
 func ComputeCausalConv1dMetadata(args CausalConv1dMetadataArgs) (tot int64, err error) {
-	f := newFrame("cattn_compute_causal_conv1d_metadata")
+	f := newFrame("cattn_compute_causal_conv1d_metadata", "ComputeCausalConv1dMetadata")
 	defer f.free()
 	var cs [6]cTensor
 	names := [6]string{"args->query_start_loc_cpu", "args->nums", "args->mlist",
@@ -52,7 +53,7 @@ func ComputeCausalConv1dMetadata(args CausalConv1dMetadataArgs) (tot int64, err 
 	if err := f.tensorsInto(cs[:], names[:], ts[:]); err != nil {
 		return 0, err
 	}
-	tot, err = f.computeCausalConv1dMetadata(cs, args.BlockM, args.Stream)
+	tot, err = f.computeCausalConv1dMetadata(cs, nonZero(args.BlockM, 8), args.Stream)
 	if err != nil {
 		return 0, err
 	}
@@ -62,13 +63,12 @@ func ComputeCausalConv1dMetadata(args CausalConv1dMetadataArgs) (tot int64, err 
 // CausalConv1dMetadataDeviceArgs are the arguments of ComputeCausalConv1dMetadataDevice
 // (cattn_causal_conv1d_metadata_device_args_t). Every tensor is 1-D int32/int64 (each output
 // its own dtype) in device memory on QueryStartLoc's device (UnsafeDeviceTensor); every output
-// is optional (nil). Unlike CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_INIT the zero value has
-// BlockM 0: set it (vLLM: 8). Since 1.1.
+// is optional (nil). Since 1.1.
 type CausalConv1dMetadataDeviceArgs struct {
 	// QueryStartLoc: in, [B + 1] on the device, non-decreasing; zero-length requests pad a
 	// batch to its capacity.
 	QueryStartLoc *Tensor
-	BlockM        int64   // tokens per program (vLLM: 8), >= 1
+	BlockM        int64   // tokens per program, >= 1; 0 means 8 (vLLM's, the C default)
 	Nums          *Tensor // out: [B], programs per request
 	MList         *Tensor // out: [capacity], request of each program, PadSlotID past tot
 	OffsetList    *Tensor // out: [capacity], chunk index within its request, PadSlotID past tot
@@ -95,7 +95,7 @@ type CausalConv1dMetadataDeviceArgs struct {
 // (CPU-only build, no usable device, a tensor off its element alignment), StatusCUDAError.
 // Since 1.1.
 func ComputeCausalConv1dMetadataDevice(args CausalConv1dMetadataDeviceArgs) error {
-	f := newFrame("cattn_compute_causal_conv1d_metadata_device")
+	f := newFrame("cattn_compute_causal_conv1d_metadata_device", "ComputeCausalConv1dMetadataDevice")
 	defer f.free()
 	var cs [7]cTensor
 	names := [7]string{"args->query_start_loc", "args->nums", "args->mlist", "args->offsetlist",
@@ -105,5 +105,52 @@ func ComputeCausalConv1dMetadataDevice(args CausalConv1dMetadataDeviceArgs) erro
 	if err := f.tensorsInto(cs[:], names[:], ts[:]); err != nil {
 		return err
 	}
-	return f.computeCausalConv1dMetadataDevice(cs, args.BlockM, args.Stream)
+	return f.computeCausalConv1dMetadataDevice(cs, nonZero(args.BlockM, 8), args.Stream)
+}
+
+// CausalConv1dLaunch is causal_conv1d's launch metadata as CausalConv1dMetadata returns it.
+type CausalConv1dLaunch[T Index] struct {
+	Tot        int64 // programs, vLLM's nums.sum()
+	Nums       []T   // [B]: programs per request, ceil(len / blockM)
+	MList      []T   // [Tot]: the request of each program
+	OffsetList []T   // [Tot]: the chunk index of each program within its request
+	// BatchPtr and TokenChunkOffsetPtr have vLLM's capacity, max(1024, Tot) * 2: MList and
+	// OffsetList, then PadSlotID.
+	BatchPtr            []T
+	TokenChunkOffsetPtr []T
+}
+
+// CausalConv1dMetadata computes, in one call, causal_conv1d's launch metadata for the batch
+// queryStartLoc describes ([B + 1], non-decreasing; empty is the empty batch) with blockM
+// tokens per program (vLLM's is 8; passed as given): vLLM's compute_causal_conv1d_metadata,
+// the size query and then every output. Since 1.1.
+func CausalConv1dMetadata[T Index](queryStartLoc []T, blockM int64) (CausalConv1dLaunch[T], error) {
+	f := newFrame("cattn_compute_causal_conv1d_metadata", "CausalConv1dMetadata",
+		"query_start_loc_cpu", "queryStartLoc", "args->query_start_loc_cpu", "queryStartLoc",
+		"block_m", "blockM", "args->block_m", "blockM", "args", "result")
+	defer f.free()
+	var r CausalConv1dLaunch[T]
+	qsl, err := f.tensor("args->query_start_loc_cpu", IndexTensor(queryStartLoc))
+	if err != nil {
+		return r, err
+	}
+	tot, capacity, err := f.computeCausalConv1dMetadataSize(qsl, blockM)
+	if err != nil {
+		return r, err
+	}
+	r.Nums, r.MList, r.OffsetList = make([]T, numReqs(queryStartLoc)), make([]T, tot),
+		make([]T, tot)
+	r.BatchPtr, r.TokenChunkOffsetPtr = make([]T, capacity), make([]T, capacity)
+	cs := [6]cTensor{qsl}
+	names := [5]string{"args->nums", "args->mlist", "args->offsetlist", "args->batch_ptr",
+		"args->token_chunk_offset_ptr"}
+	outs := [5]*Tensor{IndexTensor(r.Nums), IndexTensor(r.MList), IndexTensor(r.OffsetList),
+		IndexTensor(r.BatchPtr), IndexTensor(r.TokenChunkOffsetPtr)}
+	if err := f.tensorsInto(cs[1:], names[:], outs[:]); err != nil {
+		return CausalConv1dLaunch[T]{}, err
+	}
+	if r.Tot, err = f.computeCausalConv1dMetadata(cs, blockM, 0); err != nil {
+		return CausalConv1dLaunch[T]{}, err
+	}
+	return r, nil
 }

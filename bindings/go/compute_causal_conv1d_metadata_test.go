@@ -96,7 +96,7 @@ func TestComputeCausalConv1dMetadataErrors(t *testing.T) {
 			wantEqual(t, "a failed call wrote nothing", b.raw(), before[i])
 		}
 	}
-	run(qsl, 0, outs(), StatusInvalidArgument, "block_m")
+	run(qsl, -1, outs(), StatusInvalidArgument, "block_m")
 	run(Int64Tensor([]int64{0, 10, 9}), 8, outs(), StatusInvalidArgument, "decreases")
 	run(Float32Tensor([]float32{0, 10, 16, 17}), 8, outs(), StatusInvalidArgument, "dtype")
 	o := outs()
@@ -139,9 +139,9 @@ func TestComputeCausalConv1dMetadataDeviceErrors(t *testing.T) {
 		wantEqual(t, "a failed call wrote nothing", b.raw(), before[i])
 	}
 	bad := args
-	bad.BlockM = 0 // the Go zero value, unlike the C default of 8
+	bad.BlockM = -1
 	wantError(t, ComputeCausalConv1dMetadataDevice(bad), StatusInvalidArgument, fn,
-		"args->block_m", "got 0")
+		"args->block_m", "got -1")
 	bad = args
 	bad.QueryStartLoc = nil
 	wantError(t, ComputeCausalConv1dMetadataDevice(bad), StatusInvalidArgument, fn,
@@ -184,4 +184,31 @@ func TestComputeCausalConv1dMetadataDeviceNotSupported(t *testing.T) {
 	overlap.Nums = UnsafeDeviceTensor(args.QueryStartLoc.addr+4, CUDA(0), Int32, 3)
 	wantError(t, ComputeCausalConv1dMetadataDevice(overlap), StatusInvalidArgument, fn,
 		"args->nums overlaps an input", "args->query_start_loc")
+}
+
+func TestCausalConv1dMetadataHelperVectors(t *testing.T) {
+	for _, c := range loadCases[conv1dCase](t, "compute_causal_conv1d_metadata") {
+		got, err := CausalConv1dMetadata(c.QueryStartLocCPU, c.BlockM)
+		mustOK(t, err)
+		if c.Nums == nil {
+			c.Nums = []int64{}
+		}
+		if c.MList == nil {
+			c.MList, c.OffsetList = []int64{}, []int64{}
+		}
+		wantEqual(t, c.Name+" tot", got.Tot, c.Tot)
+		wantEqual(t, c.Name+" nums", got.Nums, c.Nums)
+		wantEqual(t, c.Name+" mlist", got.MList, c.MList)
+		wantEqual(t, c.Name+" offsetlist", got.OffsetList, c.OffsetList)
+		wantEqual(t, c.Name+" batch_ptr", got.BatchPtr, padded(c.BatchPtrHead, c.BatchPtrFill, c.Capacity))
+		wantEqual(t, c.Name+" token_chunk_offset_ptr", got.TokenChunkOffsetPtr,
+			padded(c.TokenChunkOffsetPtrHead, c.TokenChunkOffsetPtrFill, c.Capacity))
+		got32, err := CausalConv1dMetadata(asIndex[int32](c.QueryStartLocCPU), c.BlockM)
+		mustOK(t, err)
+		wantEqual(t, c.Name+" int32 mlist", asInt64(got32.MList), c.MList)
+	}
+	_, err := CausalConv1dMetadata([]int64{0, 8}, 0)
+	wantError(t, err, StatusInvalidArgument, "cattn.CausalConv1dMetadata: blockM ")
+	_, err = CausalConv1dMetadata([]int64{0, 8, 7}, 8)
+	wantError(t, err, StatusInvalidArgument, "cattn.CausalConv1dMetadata: queryStartLoc ")
 }

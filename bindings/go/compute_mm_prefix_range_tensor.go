@@ -1,5 +1,10 @@
 package cattn
 
+import (
+	"strconv"
+	"unsafe"
+)
+
 // MMPrefixRanges is vLLM's mm_prefix_range dict {request: [(start, end), ...]} in CSR form:
 // request r's pairs are rows Offsets[r] .. Offsets[r+1]-1 of Ranges. Both are host int32/int64
 // tensors: Offsets [numSeqs+1] from 0 and non-decreasing, Ranges [n, 2]. A nil *MMPrefixRanges
@@ -32,7 +37,8 @@ func ComputeMMPrefixRangeTensorSize(r *MMPrefixRanges) (maxRanges int64, none bo
 // out (host int32/int64; nil for the size query), each request's pairs then (0, 0) padding; out
 // is untouched when none (compute_mm_prefix_range_tensor, cattn_compute_mm_prefix_range_tensor).
 func ComputeMMPrefixRangeTensor(r *MMPrefixRanges, out *Tensor) (maxRanges int64, none bool, err error) {
-	f := newFrame("cattn_compute_mm_prefix_range_tensor")
+	f := newFrame("cattn_compute_mm_prefix_range_tensor", "ComputeMMPrefixRangeTensor",
+		"args->range_offsets", "r.Offsets", "args->ranges", "r.Ranges", "args->out", "out")
 	defer f.free()
 	off, rng, err := f.mmPrefixRanges(r)
 	if err != nil {
@@ -48,22 +54,25 @@ func ComputeMMPrefixRangeTensor(r *MMPrefixRanges, out *Tensor) (maxRanges int64
 // MMPrefixRangeTensor is the one-call form: the padded tensor (row-major int32) of per-request
 // (start, end) lists, its maxRanges, and none as vLLM's None.
 func MMPrefixRangeTensor(perRequest [][][2]int64) (data []int32, maxRanges int64, none bool, err error) {
-	offsets := []int64{0}
-	var flat []int64
-	for _, list := range perRequest {
-		for _, p := range list {
-			flat = append(flat, p[0], p[1])
-		}
-		offsets = append(offsets, int64(len(flat)/2))
+	f := newFrame("cattn_compute_mm_prefix_range_tensor", "MMPrefixRangeTensor",
+		"args->range_offsets", "perRequest", "args->ranges", "perRequest", "args->out",
+		"the result")
+	defer f.free()
+	off, rng, err := f.mmPrefixRanges(mmRangesOf(perRequest))
+	if err != nil {
+		return nil, 0, false, err
 	}
-	r := &MMPrefixRanges{Offsets: Int64Tensor(offsets), Ranges: Int64Tensor(flat, int64(len(flat)/2), 2)}
-	maxRanges, none, err = ComputeMMPrefixRangeTensorSize(r)
+	maxRanges, none, err = f.computeMMPrefixRangeTensor(off, rng, nil)
 	if err != nil || none {
 		return nil, maxRanges, none, err
 	}
 	n := int64(len(perRequest))
 	data = make([]int32, n*maxRanges*2)
-	if _, _, err = ComputeMMPrefixRangeTensor(r, Int32Tensor(data, n, maxRanges, 2)); err != nil {
+	o, err := f.tensor("args->out", Int32Tensor(data, n, maxRanges, 2))
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if _, _, err = f.computeMMPrefixRangeTensor(off, rng, o); err != nil {
 		return nil, 0, false, err
 	}
 	return data, maxRanges, false, nil
@@ -75,7 +84,10 @@ func MMPrefixRangeTensor(perRequest [][][2]int64) (data []int32, maxRanges int64
 // written: 0 when no range covers a token (out untouched: skip the mask), else T
 // (fill_mm_prefix_query_ranges, cattn_fill_mm_prefix_query_ranges).
 func FillMMPrefixQueryRanges(r *MMPrefixRanges, queryStartLocCPU, seqLensCPU, out *Tensor) (int64, error) {
-	f := newFrame("cattn_fill_mm_prefix_query_ranges")
+	f := newFrame("cattn_fill_mm_prefix_query_ranges", "FillMMPrefixQueryRanges",
+		"args->range_offsets", "r.Offsets", "args->ranges", "r.Ranges",
+		"args->query_start_loc_cpu", "queryStartLocCPU", "args->seq_lens_cpu", "seqLensCPU",
+		"args->out", "out")
 	defer f.free()
 	off, rng, err := f.mmPrefixRanges(r)
 	if err != nil {
@@ -87,4 +99,57 @@ func FillMMPrefixQueryRanges(r *MMPrefixRanges, queryStartLocCPU, seqLensCPU, ou
 		return 0, err
 	}
 	return f.fillMMPrefixQueryRanges(off, rng, ts[0], ts[1], ts[2])
+}
+
+// mmRangesOf builds the CSR form of per-request (start, end) lists.
+func mmRangesOf(perRequest [][][2]int64) *MMPrefixRanges {
+	offsets := make([]int64, 1, len(perRequest)+1)
+	var pairs [][2]int64
+	for _, list := range perRequest {
+		pairs = append(pairs, list...)
+		offsets = append(offsets, int64(len(pairs)))
+	}
+	flat := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(pairs))), 2*len(pairs))
+	return &MMPrefixRanges{Offsets: Int64Tensor(offsets),
+		Ranges: Int64Tensor(flat, int64(len(pairs)), 2)}
+}
+
+// MMPrefixQueryRanges maps, in one call, each scheduled query token to the multimodal prefix
+// range holding it (vLLM's fill_mm_prefix_query_ranges): perRequest[r] lists request r's
+// (start, end) prompt positions (nil: no ranges, vLLM's None), queryStartLoc ([B + 1], from 0)
+// and seqLens ([B]) the batch. It returns one (start, end) per token - the end inclusive as
+// in vLLM, (-1, -1) for a token no range covers - or nil when no range covers any token (skip
+// the mask). Since 1.1.
+func MMPrefixQueryRanges[T Index](perRequest [][][2]int64, queryStartLoc, seqLens []T) ([][2]int64, error) {
+	f := newFrame("cattn_fill_mm_prefix_query_ranges", "MMPrefixQueryRanges",
+		"args->range_offsets", "perRequest", "args->ranges", "perRequest",
+		"args->query_start_loc_cpu", "queryStartLoc", "args->seq_lens_cpu", "seqLens",
+		"args->out", "the result")
+	defer f.free()
+	var ranges *MMPrefixRanges
+	if perRequest != nil {
+		if b := numReqs(queryStartLoc); int64(len(perRequest)) != b {
+			return nil, f.argError("args->range_offsets", "does not hold one list per request",
+				strconv.Itoa(len(perRequest))+" lists", strconv.FormatInt(b, 10))
+		}
+		ranges = mmRangesOf(perRequest)
+	}
+	off, rng, err := f.mmPrefixRanges(ranges)
+	if err != nil {
+		return nil, err
+	}
+	tokens := max(lastOf(queryStartLoc), 0)
+	out := make([][2]int64, tokens)
+	flat := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(out))), 2*tokens)
+	var ts [3]cTensor
+	if err := f.tensorsInto(ts[:], []string{"args->query_start_loc_cpu", "args->seq_lens_cpu",
+		"args->out"}, []*Tensor{IndexTensor(queryStartLoc), IndexTensor(seqLens),
+		Int64Tensor(flat, tokens, 2)}); err != nil {
+		return nil, err
+	}
+	rows, err := f.fillMMPrefixQueryRanges(off, rng, ts[0], ts[1], ts[2])
+	if err != nil || rows == 0 {
+		return nil, err
+	}
+	return out[:rows], nil
 }

@@ -98,3 +98,34 @@ func TestMMPrefixErrors(t *testing.T) {
 	wantError(t, err, StatusInsufficientSize, "cattn_fill_mm_prefix_query_ranges", "args->out")
 	wantEqual(t, "untouched", out, make([]int32, 6))
 }
+
+func TestMMPrefixQueryRangesHelperVectors(t *testing.T) {
+	for _, c := range loadCases[mmRangeCase](t, "fill_mm_prefix_query_ranges") {
+		var lists [][][2]int64
+		if !c.NoneInput {
+			lists = make([][][2]int64, len(c.RangeOffsets)-1)
+			for i := range lists {
+				for k := c.RangeOffsets[i]; k < c.RangeOffsets[i+1]; k++ {
+					lists[i] = append(lists[i], [2]int64{c.Ranges[k][0], c.Ranges[k][1]})
+				}
+			}
+		}
+		got, err := MMPrefixQueryRanges(lists, c.QueryStartLoc, c.SeqLens)
+		mustOK(t, err)
+		wantEqual(t, c.Name+" rows", int64(len(got)), c.Rows)
+		if c.Rows > 0 {
+			var flat []int64
+			for _, p := range got {
+				flat = append(flat, p[0], p[1])
+			}
+			wantEqual(t, c.Name, flat, c.Out[:2*c.Rows])
+		} else if got != nil {
+			t.Fatalf("%s: no covered token, but %v", c.Name, got)
+		}
+	}
+	_, err := MMPrefixQueryRanges([][][2]int64{{{0, 4}}, nil}, []int32{0, 4, 2}, []int32{4, 4})
+	wantError(t, err, StatusInvalidArgument, "cattn.MMPrefixQueryRanges: queryStartLoc ")
+	_, err = MMPrefixQueryRanges([][][2]int64{{{0, 4}}}, []int32{0, 4, 6}, []int32{4, 4})
+	wantError(t, err, StatusInvalidArgument,
+		"cattn.MMPrefixQueryRanges: perRequest does not hold one list per request (got 1 lists, expected 2)")
+}

@@ -54,10 +54,10 @@ func TestConcurrentCalls(t *testing.T) {
 				// A failure whose message carries a value only this call used.
 				bad := -int64(1000000*(g+1) + i)
 				err := GetDCPLocalSeqLens(DCPLocalSeqLensArgs{SeqLens: cu.t, DCPSize: bad,
-					DCPRank: DCPAllRanks, InterleaveSize: 1, Out: out.t})
+					Ranks: AllDCPRanks, InterleaveSize: 1, Out: out.t})
 				var e *Error
 				if !errors.As(err, &e) || e.Code != StatusInvalidArgument ||
-					!strings.Contains(e.Message, "args->dcp_size is out of range (got "+strconv.FormatInt(bad, 10)+",") {
+					!strings.Contains(e.Message, "args.DCPSize is out of range (got "+strconv.FormatInt(bad, 10)+",") {
 					fail("dcp_size %d: %v", bad, err)
 					return
 				}

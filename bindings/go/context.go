@@ -17,7 +17,7 @@ type Context struct {
 
 // NewContext creates a context with no layout override (cattn_context_create).
 func NewContext() (*Context, error) {
-	f := newFrame("cattn_context_create")
+	f := newFrame("cattn_context_create", "NewContext")
 	defer f.free()
 	c, err := f.contextCreate()
 	if err != nil {
@@ -45,16 +45,16 @@ func (ctx *Context) Close() error {
 	return nil
 }
 
-// acquire read-locks an open context for a call made by fn; the caller must call release.
+// acquire read-locks an open context for the frame's call; the caller must call release.
 // A nil Context acquires nothing and gives a NULL handle.
-func (ctx *Context) acquire(fn string) (cContext, error) {
+func (ctx *Context) acquire(f *frame) (cContext, error) {
 	if ctx == nil {
 		return nil, nil
 	}
 	ctx.mu.RLock()
 	if ctx.c == nil {
 		ctx.mu.RUnlock()
-		return nil, argError(fn, "ctx", "is closed", "a closed Context", "an open Context")
+		return nil, f.argError("ctx", "is closed", "a closed Context", "an open Context")
 	}
 	return ctx.c, nil
 }

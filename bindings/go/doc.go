@@ -1,12 +1,15 @@
 // Package cattn is the Go binding of libcattn, vLLM's attention-backend metadata utilities
-// behind a C ABI (include/cattn.h). It is built with cgo and links libcattn.so.
+// behind a C ABI (include/cattn.h). It is built with cgo and links libcattn.so, or with
+// -tags cattn_dlopen opens it at run time.
 //
 // # Building
 //
 // By default the package finds libcattn with pkg-config ("#cgo pkg-config: cattn"): put a
 // cattn.pc on PKG_CONFIG_PATH. With -tags cattn_srctree it builds against the source tree
-// instead (include/ and the build/ folder of the default CMake preset). README.md has the
-// exact commands.
+// instead (include/ and the build/ folder of the default CMake preset). With -tags
+// cattn_dlopen it does not link libcattn: Load (or the first call) opens it at run time with
+// dlopen, $CATTN_LIBRARY or libcattn.so.1, and calls it through cattn_get_api's table.
+// README.md has the exact commands.
 //
 // # Naming
 //
@@ -15,8 +18,21 @@
 // cattn_get_pcp_query_restore_idx); creators are New..., and calls on a handle are its methods
 // (LocalAttentionPlan.Fill for cattn_local_attention_plan_fill, StepPlan.Run for
 // cattn_step_plan_run). Argument structs carry the C
-// struct's fields in Go case; their zero values are not always the C *_INIT defaults, as each
-// struct says.
+// struct's fields in Go case, and their zero value is the C *_INIT value: where C's default is
+// not zero, a field C refuses at 0 takes 0 for the default (DCPSize, BlockM), and a field whose
+// 0 is valid is named or typed so that its zero is the default (NonCausal, Ranks of type
+// DCPRanks, N as a *int64; see defaults.go).
+//
+// # One-call helpers
+//
+// Every host utility also has a helper on Go slices that makes the size query, allocates the
+// outputs and runs the call: DCPLocalSeqLens, DCPLocalSeqLensAllRanks, PCPQueryRestoreIdx,
+// CausalConv1dMetadata, LocalAttentionVirtualBatches, MambaBlockTable, ExtendAllQueriesByNOf,
+// KVSharingFastPrefillCommonAttnMetadata, SplitQueryStartLoc(WithExtends),
+// SplitPrefillChunks, ReorderBatchToSplitDecodesAndPrefills, NaiveQueryLensOf,
+// NumComputedTokens, TokenToReqIndicesOf, MMPrefixRangeTensor, MMPrefixQueryRanges,
+// Log2LSEToLnOf and FusedPCPQKVSelectOf. Their index slices are []int32 or []int64 (Index),
+// and their results have the type given.
 //
 // # Tensors
 //
@@ -31,7 +47,9 @@
 //
 // # Errors
 //
-// Every failing call returns an *Error with the Status and libcattn's message for that call.
+// Every failing call returns an *Error with the Status and libcattn's message for that call,
+// in Go terms: the Go function and the Go argument or field ("cattn.GetDCPLocalSeqLens:
+// args.Ranks is out of range ...") where libcattn names the C ones (kept in CMessage).
 // The message is thread-local in C; it is copied inside the same cgo call as the failing
 // function, so it belongs to the call even though goroutines move between OS threads. A
 // failed call has written nothing to its outputs.

@@ -47,18 +47,22 @@ func (s Status) String() string {
 func (s Status) Error() string { return s.String() }
 
 // Error is the error every failing call returns: the status and the detail libcattn recorded
-// for it, "<function>: <argument> <problem> (got X, expected Y)". Arguments are named as in
-// the C API ("args->restore_idx", "args->metadata->seq_lens"). Checks made in Go before the C
-// call (a view that does not fit its Go slice, a closed handle) use the same form and code
-// StatusInvalidArgument.
+// for it, in the library's form "<function>: <argument> <problem> (got X, expected Y)" with Go
+// names: the Go function ("cattn.GetDCPLocalSeqLens") and the Go argument or field
+// ("args.SeqLens", "md.QueryStartLoc", "cuNumTokens") where libcattn names the C function and
+// the C field path ("args->seq_lens"), and nil for NULL. CMessage keeps the message in C
+// terms, as cattn_last_error_message gave it (or, for a check made in Go before the call, as
+// it would have). Checks made in Go (a view that does not fit its Go slice, a closed handle)
+// use the same form and code StatusInvalidArgument.
 //
 // Use errors.As to get at it:
 //
 //	var e *cattn.Error
 //	if errors.As(err, &e) && e.Code == cattn.StatusInsufficientSize { ... }
 type Error struct {
-	Code    Status
-	Message string
+	Code     Status
+	Message  string
+	CMessage string
 }
 
 func (e *Error) Error() string {
@@ -74,10 +78,9 @@ func (e *Error) Is(target error) bool {
 	return ok && s == e.Code
 }
 
-// argError builds the error of a check made on the Go side, in the library's message form.
+// argError builds the error of a check made on the Go side, in the library's message form
+// with the C names (a frame's argError translates them).
 func argError(fn, arg, problem, got, expected string) *Error {
-	return &Error{
-		Code:    StatusInvalidArgument,
-		Message: fn + ": " + arg + " " + problem + " (got " + got + ", expected " + expected + ")",
-	}
+	msg := fn + ": " + arg + " " + problem + " (got " + got + ", expected " + expected + ")"
+	return &Error{Code: StatusInvalidArgument, Message: msg, CMessage: msg}
 }

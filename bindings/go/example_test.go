@@ -37,7 +37,7 @@ func ExampleGetDCPLocalSeqLens() {
 	err := cattn.GetDCPLocalSeqLens(cattn.DCPLocalSeqLensArgs{
 		SeqLens:        cattn.Int32Tensor(seqLens),
 		DCPSize:        2,
-		DCPRank:        cattn.DCPAllRanks,
+		Ranks:          cattn.AllDCPRanks,
 		InterleaveSize: 4,
 		Out:            cattn.Int32Tensor(perRank, 4, 2),
 	})
@@ -141,10 +141,9 @@ func ExampleExtendAllQueriesByN() {
 	qsl, seqLens := []int32{0, 15, 20, 28}, []int32{41, 31, 40}
 	batch := cattn.CommonAttnMetadata{
 		QueryStartLoc: cattn.Int32Tensor(qsl), SeqLens: cattn.Int32Tensor(seqLens),
-		NumReqs: 3, NumActualTokens: 28, MaxQueryLen: 15, MaxSeqLen: 41, Causal: true,
-	}
+		NumReqs: 3, NumActualTokens: 28, MaxQueryLen: 15, MaxSeqLen: 41}
 	// In place: the output is the batch itself.
-	err := cattn.ExtendAllQueriesByN(cattn.ExtendAllQueriesByNArgs{Metadata: &batch, N: 1, Out: &batch})
+	err := cattn.ExtendAllQueriesByN(cattn.ExtendAllQueriesByNArgs{Metadata: &batch, Out: &batch})
 	fmt.Println(err, qsl, seqLens, batch.NumActualTokens, batch.MaxQueryLen, batch.MaxSeqLen)
 	// Output: <nil> [0 16 22 31] [42 32 41] 31 16 42
 }
@@ -154,8 +153,7 @@ func ExampleMakeKVSharingFastPrefillCommonAttnMetadata() {
 		QueryStartLoc:       cattn.Int32Tensor([]int32{0, 15, 20, 28}),
 		LogitsIndicesPadded: cattn.Int32Tensor([]int32{14, 18, 19, 27, 0, 0}),
 		NumLogitsIndices:    4,
-		NumReqs:             3, NumActualTokens: 28, MaxQueryLen: 15, MaxSeqLen: 41, Causal: true,
-	}
+		NumReqs:             3, NumActualTokens: 28, MaxQueryLen: 15, MaxSeqLen: 41}
 	decodeQsl := make([]int32, 4)
 	decode := cattn.CommonAttnMetadata{QueryStartLoc: cattn.Int32Tensor(decodeQsl)}
 	passthrough, err := cattn.MakeKVSharingFastPrefillCommonAttnMetadata(
@@ -169,8 +167,7 @@ func ExampleMakeLocalAttentionVirtualBatches() {
 		QueryStartLocCPU: cattn.Int32Tensor([]int32{0, 8}),
 		SeqLensCPU:       cattn.Int32Tensor([]int32{12}),
 		BlockTableTensor: cattn.Int32Tensor([]int32{0, 1, 2, 3, 4, 5}, 1, 6),
-		NumReqs:          1, NumActualTokens: 8, Causal: true,
-	}
+		NumReqs:          1, NumActualTokens: 8}
 	plan, err := cattn.MakeLocalAttentionVirtualBatches(4, 2, &batch)
 	if err != nil {
 		panic(err)
@@ -215,7 +212,9 @@ func ExampleGetPerLayerParameters() {
 func ExampleNewStepPlan() {
 	// Capacities of a vLLM engine: 256 requests, 8192 batched tokens, 512 blocks per request,
 	// chunked local attention over chunks of 8192 tokens in KV blocks of 16.
-	desc := cattn.DefaultStepPlanDesc()
+	// The zero desc holds the header's defaults (BlockM 8, N 1, ...): set the products, the
+	// capacities and the parameters that have none.
+	var desc cattn.StepPlanDesc
 	desc.Products = cattn.StepCausalConv1dMetadata | cattn.StepLocalAttention | cattn.StepExtendQueries
 	desc.MaxNumReqs, desc.MaxNumTokens, desc.MaxNumBlocksPerReq = 256, 8192, 512
 	desc.LocalAttention = cattn.StepLocalAttentionParams{AttnChunkSize: 8192, BlockSize: 16}
@@ -228,9 +227,8 @@ func ExampleNewStepPlan() {
 	workspace, _ := plan.WorkspaceSize()
 	fmt.Println(shape.Conv1dCapacity, shape.LocalCapacity, shape.LocalPages, workspace)
 
-	// The zero value of a parameter is not its default: BlockM 0 is refused, by its C name
-	// ("desc->conv1d.block_m is out of range (got 0, expected >= 1)").
-	desc.Conv1d.BlockM = 0
+	// A parameter out of range is refused.
+	desc.Conv1d.BlockM = -1
 	_, err = cattn.NewStepPlan(desc)
 	fmt.Println(errors.Is(err, cattn.StatusInvalidArgument))
 	// Output:
@@ -241,7 +239,9 @@ func ExampleNewStepPlan() {
 // A run needs a GPU: the batch and the outputs are device buffers (by address) that the engine
 // rewrites before every replay of the CUDA graph the run was captured in. Not run here.
 func ExampleStepPlan_Run() {
-	desc := cattn.DefaultStepPlanDesc()
+	// The zero desc holds the header's defaults (BlockM 8, N 1, ...): set the products, the
+	// capacities and the parameters that have none.
+	var desc cattn.StepPlanDesc
 	desc.Products = cattn.StepCausalConv1dMetadata | cattn.StepExtendQueries
 	desc.MaxNumReqs, desc.MaxNumTokens, desc.MaxNumBlocksPerReq = 8, 512, 1
 	plan, err := cattn.NewStepPlan(desc)

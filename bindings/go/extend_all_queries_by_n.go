@@ -5,9 +5,10 @@ package cattn
 type ExtendAllQueriesByNArgs struct {
 	// Metadata is read: QueryStartLoc(CPU), SeqLens(CPU) and the scalars.
 	Metadata *CommonAttnMetadata
-	// N is the number of tokens added to every request, >= 0. vLLM's extend_all_queries_by_1
-	// is N = 1; unlike CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT the zero value adds none.
-	N int64
+	// N is the number of tokens added to every request, >= 0; nil means 1 as
+	// CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT and vLLM's extend_all_queries_by_1
+	// (cattn.Ptr[int64](n) for another).
+	N *int64
 	// NewSlotMapping becomes Out.SlotMapping (borrowed, not read); may be nil.
 	NewSlotMapping *Tensor
 	// Out: the caller sets QueryStartLoc and SeqLens (and QueryStartLocCPU, SeqLensCPU exactly
@@ -31,7 +32,8 @@ type ExtendAllQueriesByNArgs struct {
 // extended batch's positions into Out.Positions when set (nil: dropped), where vLLM leaves
 // them stale. On failure nothing is written, Out included.
 func ExtendAllQueriesByN(args ExtendAllQueriesByNArgs) error {
-	f := newFrame("cattn_extend_all_queries_by_n")
+	f := newFrame("cattn_extend_all_queries_by_n", "ExtendAllQueriesByN",
+		"args->dcp_kv_cache_interleave_size", "args.DCPInterleaveSize")
 	defer f.free()
 	in, err := f.metadata("args->metadata", args.Metadata)
 	if err != nil {
@@ -49,9 +51,41 @@ func ExtendAllQueriesByN(args ExtendAllQueriesByNArgs) error {
 	if interleave == 0 {
 		interleave = 1
 	}
-	if err := f.extendAllQueriesByN(in, args.N, slots, out, args.DCPSize, args.DCPRank,
-		interleave, args.Stream); err != nil {
+	if err := f.extendAllQueriesByN(in, orDefault(args.N, 1), slots, out, args.DCPSize,
+		args.DCPRank, interleave, args.Stream); err != nil {
 		return err
 	}
 	return f.readMetadata(out, args.Out)
+}
+
+// ExtendAllQueriesByNOf extends, in one call, every request of the batch queryStartLoc
+// ([B + 1]) and seqLens ([B]) describe by n tokens (n >= 0, passed as given), vLLM's
+// extend_all_queries_by_1 for n = 1: it returns the new query_start_loc (entry i moved by
+// i * n) and sequence lengths (each + n); the inputs are not changed. Since 1.1.
+func ExtendAllQueriesByNOf[T Index](queryStartLoc, seqLens []T, n int64) (newQueryStartLoc,
+	newSeqLens []T, err error) {
+	f := newFrame("cattn_extend_all_queries_by_n", "ExtendAllQueriesByNOf",
+		"args->metadata->query_start_loc", "queryStartLoc", "args->metadata->seq_lens",
+		"seqLens", "args->metadata", "the batch", "args->out->query_start_loc",
+		"the new query_start_loc", "args->out->seq_lens", "the new seq_lens", "args->out",
+		"the result", "args->n", "n")
+	defer f.free()
+	newQueryStartLoc, newSeqLens = make([]T, len(queryStartLoc)), make([]T, len(seqLens))
+	in := &CommonAttnMetadata{QueryStartLoc: IndexTensor(queryStartLoc),
+		SeqLens: IndexTensor(seqLens), NumReqs: int64(len(seqLens)),
+		NumActualTokens: lastOf(queryStartLoc), MaxQueryLen: longestQuery(queryStartLoc)}
+	out := &CommonAttnMetadata{QueryStartLoc: IndexTensor(newQueryStartLoc),
+		SeqLens: IndexTensor(newSeqLens)}
+	cin, err := f.metadata("args->metadata", in)
+	if err != nil {
+		return nil, nil, err
+	}
+	cout, err := f.metadata("args->out", out)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.extendAllQueriesByN(cin, n, nil, cout, 0, 0, 1, 0); err != nil {
+		return nil, nil, err
+	}
+	return newQueryStartLoc, newSeqLens, nil
 }

@@ -45,8 +45,7 @@ func newExtendBatch(c *extendCase, dt DType, step int64, mirrors bool) *extendBa
 		QueryStartLoc: b.qsl.t, SeqLens: b.seq.t, NumComputedTokensCPU: extraComputed,
 		BlockTableTensor: extraTable, SlotMapping: extraSlots,
 		NumReqs: c.NumReqs, NumActualTokens: c.NumActualTokens, MaxQueryLen: c.MaxQueryLen,
-		MaxSeqLen: c.MaxSeqLen, Causal: true,
-	}
+		MaxSeqLen: c.MaxSeqLen}
 	if mirrors {
 		b.qslCPU = ibufOf(otherIndexType(dt), c.QueryStartLoc, 1, 2)
 		b.seqCPU = ibufOf(otherIndexType(dt), c.SeqLens, 1, 0)
@@ -84,7 +83,7 @@ func TestExtendAllQueriesByNVectors(t *testing.T) {
 						in := newExtendBatch(c, inT, step, mirrors)
 						out := extendOutputs(int64(len(c.SeqLens)), outT, step, mirrors)
 						err := ExtendAllQueriesByN(ExtendAllQueriesByNArgs{
-							Metadata: &in.md, N: c.N, NewSlotMapping: newSlots, Out: &out.md})
+							Metadata: &in.md, N: &c.N, NewSlotMapping: newSlots, Out: &out.md})
 						if err != nil {
 							t.Fatalf("%s: %v", name, err)
 						}
@@ -109,7 +108,7 @@ func TestExtendAllQueriesByNVectors(t *testing.T) {
 						wantEqual(t, name+" num_actual_tokens", md.NumActualTokens, e.NumActualTokens)
 						wantEqual(t, name+" max_query_len", md.MaxQueryLen, e.MaxQueryLen)
 						wantEqual(t, name+" max_seq_len", md.MaxSeqLen, e.MaxSeqLen)
-						wantEqual(t, name+" causal", md.Causal, true)
+						wantEqual(t, name+" causal", md.NonCausal, false)
 						wantEqual(t, name+" input untouched", in.qsl.values(), c.QueryStartLoc)
 						wantEqual(t, name+" input untouched", in.seq.values(), c.SeqLens)
 					}
@@ -130,7 +129,7 @@ func TestExtendAllQueriesByNInPlace(t *testing.T) {
 				separate := b.md // the same tensors, another struct
 				out = &separate
 			}
-			mustOK(t, ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: &b.md, N: c.N, Out: out}))
+			mustOK(t, ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: &b.md, N: &c.N, Out: out}))
 			wantEqual(t, c.Name+" query_start_loc", b.qsl.values(), c.Expect.QueryStartLoc)
 			wantEqual(t, c.Name+" seq_lens", b.seq.values(), c.Expect.SeqLens)
 			wantEqual(t, c.Name+" query_start_loc_cpu", b.qslCPU.values(), c.Expect.QueryStartLocCPU)
@@ -151,7 +150,7 @@ func TestExtendAllQueriesByNErrors(t *testing.T) {
 		t.Helper()
 		before := [][]int64{out.qsl.raw(), out.seq.raw()}
 		mdBefore := out.md
-		err := ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: &in.md, N: n, Out: &out.md})
+		err := ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: &in.md, N: &n, Out: &out.md})
 		wantError(t, err, code, append([]string{fn}, needles...)...)
 		wantEqual(t, "a failed call wrote nothing", [][]int64{out.qsl.raw(), out.seq.raw()}, before)
 		wantMetadata(t, "a failed call left Out alone", &out.md, &mdBefore)
@@ -168,9 +167,9 @@ func TestExtendAllQueriesByNErrors(t *testing.T) {
 	c.SeqLens = []int64{4, 1<<31 - 1}
 	in, out = newExtendBatch(c, Int64, 1, false), extendOutputs(2, Int32, 1, false)
 	check(in, out, 1, StatusInvalidArgument, "args->out->seq_lens")
-	wantError(t, ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Out: &out.md, N: 1}),
+	wantError(t, ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Out: &out.md}),
 		StatusInvalidArgument, "args->metadata")
-	wantError(t, ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: &in.md, N: 1}),
+	wantError(t, ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: &in.md}),
 		StatusInvalidArgument, "args->out")
 }
 
@@ -207,14 +206,13 @@ func TestExtendAllQueriesByNUpstreamVectors(t *testing.T) {
 			name := c.Name + "/" + dtypeName(dt)
 			md := &CommonAttnMetadata{QueryStartLoc: ibufOf(dt, c.QueryStartLoc, 1, 0).t,
 				SeqLens: ibufOf(dt, c.SeqLens, 2, 1).t, SeqLensCPUUpperBound: ibufOf(dt, c.UpperBound, 1, 0).t,
-				DCPLocalSeqLens: newIBuf(dt, []int64{b}, 1, 0).t, NumActualTokens: c.NumActualTokens,
-				Causal: true}
+				DCPLocalSeqLens: newIBuf(dt, []int64{b}, 1, 0).t, NumActualTokens: c.NumActualTokens}
 			oq, os := newIBuf(dt, []int64{b + 1}, 1, 0), newIBuf(dt, []int64{b}, 1, 0)
 			ou, od := newIBuf(dt, []int64{b}, 2, 0), newIBuf(dt, []int64{b}, 1, 0)
 			pos := newIBuf(Int64, []int64{c.PositionsLen}, 1, 0)
 			out := &CommonAttnMetadata{QueryStartLoc: oq.t, SeqLens: os.t,
 				SeqLensCPUUpperBound: ou.t, DCPLocalSeqLens: od.t, Positions: pos.t}
-			err := ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: md, N: c.N, Out: out,
+			err := ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: md, N: &c.N, Out: out,
 				DCPSize: c.DCPSize, DCPRank: c.DCPRank, DCPInterleaveSize: c.Interleave})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
@@ -234,7 +232,24 @@ func TestExtendAllQueriesByNUpstreamVectors(t *testing.T) {
 		od := newIBuf(Int64, []int64{b}, 1, 0)
 		out := &CommonAttnMetadata{QueryStartLoc: newIBuf(Int64, []int64{b + 1}, 1, 0).t,
 			SeqLens: newIBuf(Int64, []int64{b}, 1, 0).t, DCPLocalSeqLens: od.t}
-		err := ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: md, N: c.N, Out: out})
+		err := ExtendAllQueriesByN(ExtendAllQueriesByNArgs{Metadata: md, N: &c.N, Out: out})
 		wantError(t, err, StatusInvalidArgument, "args->dcp_size is not given")
 	}
+}
+
+func TestExtendAllQueriesByNOfVectors(t *testing.T) {
+	for _, c := range loadCases[extendCase](t, "extend_all_queries_by_n") {
+		qsl, seq, err := ExtendAllQueriesByNOf(c.QueryStartLoc, c.SeqLens, c.N)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		wantEqual(t, c.Name+" query_start_loc", qsl, c.Expect.QueryStartLoc)
+		wantEqual(t, c.Name+" seq_lens", seq, c.Expect.SeqLens)
+	}
+	in := []int32{0, 2, 5}
+	qsl, seq, err := ExtendAllQueriesByNOf(in, []int32{4, 6}, 2)
+	mustOK(t, err)
+	wantEqual(t, "int32", [3][]int32{in, qsl, seq}, [3][]int32{{0, 2, 5}, {0, 4, 9}, {6, 8}})
+	_, _, err = ExtendAllQueriesByNOf(in, []int32{4, 6}, -1)
+	wantError(t, err, StatusInvalidArgument, "cattn.ExtendAllQueriesByNOf: n is negative")
 }

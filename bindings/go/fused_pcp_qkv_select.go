@@ -1,5 +1,11 @@
 package cattn
 
+import (
+	"math/bits"
+	"strconv"
+	"unsafe"
+)
+
 // FusedPCPQKVSelectArgs are the arguments of FusedPCPQKVSelect
 // (cattn_fused_pcp_qkv_select_args_t). Elements are moved as opaque bytes of 1, 2, 4 or 8;
 // host data of any element type can be given with BytesTensor.
@@ -9,7 +15,7 @@ type FusedPCPQKVSelectArgs struct {
 	V *Tensor // in: [>= W * QueryStartLoc[B], H, Dv], values of all ranks
 	// QueryStartLoc: [B + 1] int32/int64, even, non-decreasing, QueryStartLoc[B] <= Nq.
 	QueryStartLoc *Tensor
-	PCPWorldSize  int64   // W >= 1
+	PCPWorldSize  int64   // W >= 1; 0 means 1
 	PCPRank       int64   // r in [0, W)
 	QHead         *Tensor // out: [Nq / 2, H, Dq], compact
 	KHead         *Tensor // out: [Nq / 2 * (r + 1), H, Dk], compact
@@ -27,7 +33,7 @@ type FusedPCPQKVSelectArgs struct {
 // needs, is StatusInvalidArgument (vLLM drops a token or reads out of bounds); see cattn.h
 // for the full list of checks.
 func FusedPCPQKVSelect(args FusedPCPQKVSelectArgs) error {
-	f := newFrame("cattn_fused_pcp_qkv_select")
+	f := newFrame("cattn_fused_pcp_qkv_select", "FusedPCPQKVSelect")
 	defer f.free()
 	names := [10]string{"args->q", "args->k", "args->v", "args->query_start_loc",
 		"args->q_head", "args->k_head", "args->v_head", "args->q_tail", "args->k_tail",
@@ -38,5 +44,113 @@ func FusedPCPQKVSelect(args FusedPCPQKVSelectArgs) error {
 	if err := f.tensorsInto(cs[:], names[:], ts[:]); err != nil {
 		return err
 	}
-	return f.fusedPCPQKVSelect(cs, args.PCPWorldSize, args.PCPRank, args.Stream)
+	return f.fusedPCPQKVSelect(cs, nonZero(args.PCPWorldSize, 1), args.PCPRank, args.Stream)
+}
+
+// PCPQKV is this rank's queries and every rank's keys and values for FusedPCPQKVSelectOf:
+// row-major [rows, Heads, dim] slices of one element type of 1, 2, 4 or 8 bytes (uint16 for
+// bfloat16 or float16, float32, ...), Q of this rank's Nq rows and K, V of the W ranks' rows.
+type PCPQKV[E any] struct {
+	Q, K, V          []E
+	Heads            int64 // H, the same in Q, K and V
+	QDim, KDim, VDim int64 // Dq, Dk, Dv (they may differ, as in MLA)
+}
+
+// PCPQKVHalves is what FusedPCPQKVSelectOf returns: the head and tail halves of the queries
+// and the K/V rows each half attends to, row-major [rows, Heads, dim].
+type PCPQKVHalves[E any] struct {
+	QHead, KHead, VHead []E // Nq / 2, Nq / 2 * (r + 1) and Nq / 2 * (r + 1) rows
+	QTail, KTail, VTail []E // Nq / 2, Nq / 2 * (2W - r) and Nq / 2 * (2W - r) rows
+}
+
+// FusedPCPQKVSelectOf selects, in one call on host slices, the halves FusedPCPQKVSelect
+// writes, for the batch queryStartLoc ([B + 1], even entries) describes, on rank pcpRank of
+// pcpWorldSize (both passed as given). Rows past queryStartLoc[B] / 2 are left zero. Since 1.1.
+func FusedPCPQKVSelectOf[E any, T Index](in PCPQKV[E], queryStartLoc []T, pcpWorldSize,
+	pcpRank int64) (PCPQKVHalves[E], error) {
+	f := newFrame("cattn_fused_pcp_qkv_select", "FusedPCPQKVSelectOf", "args->q", "in.Q",
+		"args->k", "in.K", "args->v", "in.V", "args->query_start_loc", "queryStartLoc",
+		"args->pcp_world_size", "pcpWorldSize", "args->pcp_rank", "pcpRank", "args", "result")
+	defer f.free()
+	var r PCPQKVHalves[E]
+	size := int(unsafe.Sizeof(*new(E)))
+	if size != 1 && size != 2 && size != 4 && size != 8 {
+		return r, f.argError("args->q", "has an element size libcattn does not move",
+			strconv.Itoa(size)+" bytes", "1, 2, 4 or 8")
+	}
+	dtype := DType{Code: CodeUInt, Bits: uint8(8 * size), Lanes: 1}
+	rowsOf := func(arg string, data []E, dim int64) (int64, error) {
+		row := in.Heads * dim
+		if in.Heads < 1 || dim < 1 || int64(len(data))%row != 0 {
+			return 0, f.argError(arg, "is not whole rows of Heads * dim elements",
+				strconv.Itoa(len(data))+" elements", "a multiple of Heads * dim >= 1")
+		}
+		return int64(len(data)) / row, nil
+	}
+	nq, err := rowsOf("args->q", in.Q, in.QDim)
+	if err != nil {
+		return r, err
+	}
+	nk, err := rowsOf("args->k", in.K, in.KDim)
+	if err != nil {
+		return r, err
+	}
+	nv, err := rowsOf("args->v", in.V, in.VDim)
+	if err != nil {
+		return r, err
+	}
+	// The output rows follow from W and r; out of range (libcattn names them) they size
+	// empty outputs, and rows beyond what memory can hold are refused here.
+	half, headBlocks, tailBlocks := nq/2, int64(0), int64(0)
+	if pcpWorldSize >= 1 && pcpRank >= 0 && pcpRank < pcpWorldSize {
+		headBlocks, tailBlocks = pcpRank+1, 2*pcpWorldSize-pcpRank
+	}
+	for _, dim := range [2]int64{in.KDim, in.VDim} {
+		if !productFits(half, tailBlocks, in.Heads, dim) {
+			return r, f.argError("args->pcp_world_size", "makes the outputs too large to allocate",
+				strconv.FormatInt(pcpWorldSize, 10), "tail outputs of at most 2^48 elements")
+		}
+	}
+	view := func(data []E, rows, dim int64) *Tensor {
+		return BytesTensor(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(data))),
+			len(data)*size), dtype, rows, in.Heads, dim)
+	}
+	alloc := func(rows, dim int64) ([]E, *Tensor) {
+		data := make([]E, rows*in.Heads*dim)
+		return data, view(data, rows, dim)
+	}
+	var outs [6]*Tensor
+	r.QHead, outs[0] = alloc(half, in.QDim)
+	r.KHead, outs[1] = alloc(half*headBlocks, in.KDim)
+	r.VHead, outs[2] = alloc(half*headBlocks, in.VDim)
+	r.QTail, outs[3] = alloc(half, in.QDim)
+	r.KTail, outs[4] = alloc(half*tailBlocks, in.KDim)
+	r.VTail, outs[5] = alloc(half*tailBlocks, in.VDim)
+	ts := [10]*Tensor{view(in.Q, nq, in.QDim), view(in.K, nk, in.KDim), view(in.V, nv, in.VDim),
+		IndexTensor(queryStartLoc), outs[0], outs[1], outs[2], outs[3], outs[4], outs[5]}
+	names := [10]string{"args->q", "args->k", "args->v", "args->query_start_loc",
+		"args->q_head", "args->k_head", "args->v_head", "args->q_tail", "args->k_tail",
+		"args->v_tail"}
+	var cs [10]cTensor
+	if err := f.tensorsInto(cs[:], names[:], ts[:]); err != nil {
+		return PCPQKVHalves[E]{}, err
+	}
+	if err := f.fusedPCPQKVSelect(cs, pcpWorldSize, pcpRank, 0); err != nil {
+		return PCPQKVHalves[E]{}, err
+	}
+	return r, nil
+}
+
+// productFits reports whether the product of the non-negative vs is at most 2^48, an
+// allocation that can be attempted.
+func productFits(vs ...int64) bool {
+	p := uint64(1)
+	for _, v := range vs {
+		hi, lo := bits.Mul64(p, uint64(v))
+		if v < 0 || hi != 0 || lo > 1<<48 {
+			return false
+		}
+		p = lo
+	}
+	return true
 }

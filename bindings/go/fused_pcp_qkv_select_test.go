@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"testing"
+	"unsafe"
 )
 
 type fusedCase struct {
@@ -204,8 +205,9 @@ func TestFusedPCPQKVSelectErrors(t *testing.T) {
 	check(p, p.args(), StatusInvalidArgument, "args->query_start_loc")
 	p = build([]int64{0, 8, 20}, 2, 2)
 	check(p, p.args(), StatusInvalidArgument, "args->pcp_rank")
-	p = build([]int64{0, 8, 20}, 0, 0)
+	p = build([]int64{0, 8, 20}, 1, 0)
 	a := p.args()
+	a.PCPWorldSize = -1 // 0 is the default, 1
 	check(p, a, StatusInvalidArgument, "args->pcp_world_size")
 	p = build([]int64{0, 8, 24}, 1, 0)
 	check(p, p.args(), StatusInvalidArgument, "args->query_start_loc")
@@ -227,4 +229,54 @@ func TestFusedPCPQKVSelectErrors(t *testing.T) {
 	a.QHead = BytesTensor(make([]byte, 10*2*4*3), odd, 10, 2, 4)
 	a.QTail = BytesTensor(make([]byte, 10*2*4*3), odd, 10, 2, 4)
 	check(p, a, StatusNotSupported)
+}
+
+// The one-call form gives what the tensor form writes, for elements of 2 and 4 bytes.
+func TestFusedPCPQKVSelectOf(t *testing.T) {
+	qsl := []int64{0, 8, 20}
+	const world, rank, heads, dq, dk, dv = 2, 1, 2, 4, 3, 5
+	nq := int64(20)
+	fill := func(n int64, seed uint16) []uint16 {
+		v := make([]uint16, n)
+		for i := range v {
+			v[i] = seed + uint16(i)
+		}
+		return v
+	}
+	in := PCPQKV[uint16]{Q: fill(nq*heads*dq, 1), K: fill(world*nq*heads*dk, 1000),
+		V: fill(world*nq*heads*dv, 20000), Heads: heads, QDim: dq, KDim: dk, VDim: dv}
+	got, err := FusedPCPQKVSelectOf(in, qsl, world, rank)
+	mustOK(t, err)
+	// The tensor form on the same data.
+	half := nq / 2
+	want := PCPQKVHalves[uint16]{QHead: make([]uint16, half*heads*dq),
+		KHead: make([]uint16, half*(rank+1)*heads*dk), VHead: make([]uint16, half*(rank+1)*heads*dv),
+		QTail: make([]uint16, half*heads*dq), KTail: make([]uint16, half*(2*world-rank)*heads*dk),
+		VTail: make([]uint16, half*(2*world-rank)*heads*dv)}
+	u16 := func(v []uint16, rows, dim int64) *Tensor {
+		return BytesTensor(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 2*len(v)),
+			UInt16, rows, heads, dim)
+	}
+	mustOK(t, FusedPCPQKVSelect(FusedPCPQKVSelectArgs{Q: u16(in.Q, nq, dq),
+		K: u16(in.K, world*nq, dk), V: u16(in.V, world*nq, dv), QueryStartLoc: Int64Tensor(qsl),
+		PCPWorldSize: world, PCPRank: rank,
+		QHead: u16(want.QHead, half, dq), KHead: u16(want.KHead, half*(rank+1), dk),
+		VHead: u16(want.VHead, half*(rank+1), dv), QTail: u16(want.QTail, half, dq),
+		KTail: u16(want.KTail, half*(2*world-rank), dk), VTail: u16(want.VTail, half*(2*world-rank), dv)}))
+	wantEqual(t, "halves", got, want)
+
+	f32 := PCPQKV[float32]{Q: make([]float32, 4*1*2), K: make([]float32, 4), V: make([]float32, 4),
+		Heads: 1, QDim: 2, KDim: 1, VDim: 1}
+	h, err := FusedPCPQKVSelectOf(f32, []int32{0, 4}, 1, 0)
+	mustOK(t, err)
+	wantEqual(t, "float32 sizes", [6]int{len(h.QHead), len(h.KHead), len(h.VHead), len(h.QTail),
+		len(h.KTail), len(h.VTail)}, [6]int{4, 2, 2, 4, 4, 4})
+
+	_, err = FusedPCPQKVSelectOf(f32, []int32{0, 4}, 1, 1)
+	wantError(t, err, StatusInvalidArgument, "cattn.FusedPCPQKVSelectOf: pcpRank ")
+	_, err = FusedPCPQKVSelectOf(PCPQKV[[3]byte]{Heads: 1, QDim: 1, KDim: 1, VDim: 1}, []int32{0}, 1, 0)
+	wantError(t, err, StatusInvalidArgument, "cattn.FusedPCPQKVSelectOf: in.Q has an element size")
+	f32.QDim = 3
+	_, err = FusedPCPQKVSelectOf(f32, []int32{0, 4}, 1, 0)
+	wantError(t, err, StatusInvalidArgument, "cattn.FusedPCPQKVSelectOf: in.Q is not whole rows")
 }

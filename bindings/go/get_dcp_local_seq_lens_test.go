@@ -31,7 +31,7 @@ func TestGetDCPLocalSeqLensVectors(t *testing.T) {
 						seq := ibufOf(inT, c.SeqLens, step, step-1)
 						out := newIBuf(outT, shape, step, 2*(step-1))
 						err := GetDCPLocalSeqLens(DCPLocalSeqLensArgs{
-							SeqLens: seq.t, DCPSize: c.DCPSize, DCPRank: c.DCPRank,
+							SeqLens: seq.t, DCPSize: c.DCPSize, Ranks: DCPRank(c.DCPRank),
 							InterleaveSize: c.Interleave, Out: out.t,
 						})
 						if err != nil {
@@ -49,7 +49,7 @@ func TestGetDCPLocalSeqLensInPlace(t *testing.T) {
 	data := []int32{1, 2, 128, 129, 256, 257}
 	seq := Int32Tensor(data)
 	mustOK(t, GetDCPLocalSeqLens(DCPLocalSeqLensArgs{
-		SeqLens: seq, DCPSize: 4, DCPRank: 1, InterleaveSize: 128, Out: seq,
+		SeqLens: seq, DCPSize: 4, Ranks: DCPRank(1), InterleaveSize: 128, Out: seq,
 	}))
 	wantEqual(t, "in place", data, []int32{0, 0, 0, 1, 128, 128})
 }
@@ -70,23 +70,23 @@ func TestGetDCPLocalSeqLensErrors(t *testing.T) {
 		wantEqual(t, "a failed call wrote nothing", out.raw(), before)
 		return err
 	}
-	err := run(DCPLocalSeqLensArgs{DCPSize: 0, DCPRank: DCPAllRanks, InterleaveSize: 1})
+	err := run(DCPLocalSeqLensArgs{DCPSize: -1, Ranks: AllDCPRanks, InterleaveSize: 1})
 	wantError(t, err, StatusInvalidArgument, fn, "args->dcp_size")
-	err = run(DCPLocalSeqLensArgs{DCPSize: 2, DCPRank: 2, InterleaveSize: 1})
+	err = run(DCPLocalSeqLensArgs{DCPSize: 2, Ranks: DCPRank(2), InterleaveSize: 1})
 	wantError(t, err, StatusInvalidArgument, fn, "args->dcp_rank")
-	err = run(DCPLocalSeqLensArgs{DCPSize: 2, DCPRank: DCPAllRanks, InterleaveSize: 0})
+	err = run(DCPLocalSeqLensArgs{DCPSize: 2, Ranks: AllDCPRanks, InterleaveSize: -1})
 	wantError(t, err, StatusInvalidArgument, fn, "args->dcp_kv_cache_interleave_size")
 	err = run(DCPLocalSeqLensArgs{SeqLens: Int64Tensor([]int64{3, -1, 4}), DCPSize: 2,
-		DCPRank: DCPAllRanks, InterleaveSize: 1})
+		Ranks: AllDCPRanks, InterleaveSize: 1})
 	wantError(t, err, StatusInvalidArgument, fn, "args->seq_lens")
-	err = run(DCPLocalSeqLensArgs{DCPSize: 2, DCPRank: DCPAllRanks, InterleaveSize: 1,
+	err = run(DCPLocalSeqLensArgs{DCPSize: 2, Ranks: AllDCPRanks, InterleaveSize: 1,
 		Out: Int32Tensor(make([]int32, 4), 2, 2)})
 	wantError(t, err, StatusInsufficientSize, fn, "args->out")
-	err = run(DCPLocalSeqLensArgs{DCPSize: 2, DCPRank: DCPAllRanks, InterleaveSize: 1,
+	err = run(DCPLocalSeqLensArgs{DCPSize: 2, Ranks: AllDCPRanks, InterleaveSize: 1,
 		Out: Float32Tensor(make([]float32, 6), 3, 2)})
 	wantError(t, err, StatusInvalidArgument, fn, "args->out")
 	// A view whose zero stride would write two results to one element.
-	err = run(DCPLocalSeqLensArgs{DCPSize: 2, DCPRank: DCPAllRanks, InterleaveSize: 1,
+	err = run(DCPLocalSeqLensArgs{DCPSize: 2, Ranks: AllDCPRanks, InterleaveSize: 1,
 		Out: Int32Tensor(make([]int32, 6), 3, 2).WithStrides(2, 0)})
 	wantError(t, err, StatusInvalidArgument, fn, "args->out")
 }
@@ -121,7 +121,7 @@ func TestGetDCPLocalSeqLensNDVectors(t *testing.T) {
 						out.t.Shape = []int64{}
 					}
 					mustOK(t, GetDCPLocalSeqLens(DCPLocalSeqLensArgs{
-						SeqLens: seq.t, DCPSize: c.DCPSize, DCPRank: c.DCPRank,
+						SeqLens: seq.t, DCPSize: c.DCPSize, Ranks: DCPRank(c.DCPRank),
 						InterleaveSize: c.Interleave, Out: out.t, PreserveShape: true,
 					}))
 					wantEqual(t, name, out.values(), c.Out)
@@ -134,11 +134,44 @@ func TestGetDCPLocalSeqLensNDVectors(t *testing.T) {
 func TestGetDCPLocalSeqLensNDKeepsRankAxis(t *testing.T) {
 	seq := Int64Tensor([]int64{4, 9, 0})
 	// The 1.0 contract squeezes all ranks of a group of one to [B]; PreserveShape refuses that.
-	err := GetDCPLocalSeqLens(DCPLocalSeqLensArgs{SeqLens: seq, DCPSize: 1, DCPRank: DCPAllRanks,
+	err := GetDCPLocalSeqLens(DCPLocalSeqLensArgs{SeqLens: seq, DCPSize: 1, Ranks: AllDCPRanks,
 		InterleaveSize: 1, Out: Int64Tensor(make([]int64, 3)), PreserveShape: true})
 	wantError(t, err, StatusInvalidArgument, "cattn_get_dcp_local_seq_lens", "args->out has the wrong ndim")
 	out := make([]int64, 3)
-	mustOK(t, GetDCPLocalSeqLens(DCPLocalSeqLensArgs{SeqLens: seq, DCPSize: 1, DCPRank: DCPAllRanks,
+	mustOK(t, GetDCPLocalSeqLens(DCPLocalSeqLensArgs{SeqLens: seq, DCPSize: 1, Ranks: AllDCPRanks,
 		InterleaveSize: 1, Out: Int64Tensor(out, 3, 1), PreserveShape: true}))
 	wantEqual(t, "kept", out, []int64{4, 9, 0})
+}
+
+func TestDCPLocalSeqLensHelpersVectors(t *testing.T) {
+	cases := loadCases[dcpCase](t, "get_dcp_local_seq_lens")
+	for _, c := range cases {
+		if c.DCPRank == DCPAllRanks {
+			rows, err := DCPLocalSeqLensAllRanks(c.SeqLens, c.DCPSize, c.Interleave)
+			mustOK(t, err)
+			wantEqual(t, c.Name+" all ranks", flatten(rows), c.Out)
+			if len(rows) != len(c.SeqLens) || (len(rows) > 0 && int64(len(rows[0])) != c.DCPSize) {
+				t.Fatalf("%s: %d rows of %d", c.Name, len(rows), len(rows[0]))
+			}
+			rows32, err := DCPLocalSeqLensAllRanks(asIndex[int32](c.SeqLens), c.DCPSize, c.Interleave)
+			mustOK(t, err)
+			wantEqual(t, c.Name+" all ranks int32", flatten(rowsInt64(rows32)), c.Out)
+			continue
+		}
+		got, err := DCPLocalSeqLens(c.SeqLens, c.DCPSize, c.DCPRank, c.Interleave)
+		mustOK(t, err)
+		wantEqual(t, c.Name, got, c.Out)
+		got32, err := DCPLocalSeqLens(asIndex[int32](c.SeqLens), c.DCPSize, c.DCPRank, c.Interleave)
+		mustOK(t, err)
+		wantEqual(t, c.Name+" int32", asInt64(got32), c.Out)
+	}
+	_, err := DCPLocalSeqLens([]int64{3}, 2, -1, 1)
+	wantError(t, err, StatusInvalidArgument, "cattn.DCPLocalSeqLens: rank is not one rank")
+	_, err = DCPLocalSeqLens([]int64{3}, 2, 2, 1)
+	wantError(t, err, StatusInvalidArgument, "cattn.DCPLocalSeqLens: rank is out of range")
+	// The group is checked before the [B, dcpSize] result is allocated.
+	_, err = DCPLocalSeqLensAllRanks(make([]int64, 1<<20), 1<<40, 1)
+	wantError(t, err, StatusInvalidArgument, "cattn.DCPLocalSeqLensAllRanks: ", "dcpSize")
+	_, err = DCPLocalSeqLensAllRanks([]int64{-1}, 2, 1)
+	wantError(t, err, StatusInvalidArgument, "cattn.DCPLocalSeqLensAllRanks: seqLens")
 }

@@ -43,7 +43,7 @@ func IsValidKVCacheLayout(value string) (bool, error) {
 	if strings.IndexByte(value, 0) >= 0 {
 		return false, nil
 	}
-	f := newFrame("cattn_is_valid_kv_cache_layout")
+	f := newFrame("cattn_is_valid_kv_cache_layout", "IsValidKVCacheLayout")
 	defer f.free()
 	return f.isValidKVCacheLayout(value)
 }
@@ -70,26 +70,30 @@ type KVCacheLayoutArgs struct {
 // connector out of range, or a closed Context; StatusNotSupported when the resolved layout is
 // not in SupportedMask. A user setting with a NUL byte is rejected on the Go side.
 func (ctx *Context) GetKVCacheLayout(args KVCacheLayoutArgs) (KVCacheLayout, error) {
-	const fn = "cattn_get_kv_cache_layout"
-	if args.UserSetting != nil && strings.IndexByte(*args.UserSetting, 0) >= 0 {
-		return KVCacheLayoutUnset, argError(fn, "args->env_value", "is not a valid KV-cache layout",
-			"a string with a NUL byte", `"NHD" or "HND"`)
-	}
-	c, err := ctx.acquire(fn)
-	if err != nil {
-		return KVCacheLayoutUnset, err
-	}
-	defer ctx.release()
-	f := newFrame(fn)
-	defer f.free()
-	return f.getKVCacheLayout(c, args.SupportedMask, args.ReadEnvironment, args.UserSetting,
-		args.Connector)
+	return ctx.getKVCacheLayout("Context.GetKVCacheLayout", args)
 }
 
 // GetKVCacheLayout resolves the layout without a context (no override); see
 // Context.GetKVCacheLayout.
 func GetKVCacheLayout(args KVCacheLayoutArgs) (KVCacheLayout, error) {
-	return (*Context)(nil).GetKVCacheLayout(args)
+	return (*Context)(nil).getKVCacheLayout("GetKVCacheLayout", args)
+}
+
+func (ctx *Context) getKVCacheLayout(goName string, args KVCacheLayoutArgs) (KVCacheLayout, error) {
+	f := newFrame("cattn_get_kv_cache_layout", goName, "args->env_value", "args.UserSetting",
+		"args->connector_layout", "args.Connector")
+	defer f.free()
+	if args.UserSetting != nil && strings.IndexByte(*args.UserSetting, 0) >= 0 {
+		return KVCacheLayoutUnset, f.argError("args->env_value", "is not a valid KV-cache layout",
+			"a string with a NUL byte", `"NHD" or "HND"`)
+	}
+	c, err := ctx.acquire(f)
+	if err != nil {
+		return KVCacheLayoutUnset, err
+	}
+	defer ctx.release()
+	return f.getKVCacheLayout(c, args.SupportedMask, args.ReadEnvironment, args.UserSetting,
+		args.Connector)
 }
 
 // SetKVCacheLayoutOverride sets, or with KVCacheLayoutUnset clears, the context's layout
@@ -97,16 +101,8 @@ func GetKVCacheLayout(args KVCacheLayoutArgs) (KVCacheLayout, error) {
 // Later resolutions see the new value. Errors: StatusInvalidArgument for a layout out of range
 // or a nil or closed Context.
 func (ctx *Context) SetKVCacheLayoutOverride(layout KVCacheLayout) error {
-	const fn = "cattn_context_set_kv_cache_layout_override"
-	if ctx == nil {
-		return argError(fn, "ctx", "is NULL", "a nil *Context", "a Context")
-	}
-	c, err := ctx.acquire(fn)
-	if err != nil {
-		return err
-	}
-	defer ctx.release()
-	f := newFrame(fn)
-	defer f.free()
-	return f.setKVCacheLayoutOverride(c, layout)
+	return ctx.withContext("cattn_context_set_kv_cache_layout_override",
+		"Context.SetKVCacheLayoutOverride", func(f *frame, c cContext) error {
+			return f.setKVCacheLayoutOverride(c, layout)
+		})
 }

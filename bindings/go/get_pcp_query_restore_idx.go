@@ -5,7 +5,8 @@ package cattn
 // (cattn_get_pcp_query_restore_idx_size). Errors: StatusInvalidArgument for a device tensor,
 // a decreasing cuNumTokens or an odd request length above 1.
 func GetPCPQueryRestoreIdxSize(cuNumTokens *Tensor) (int64, error) {
-	f := newFrame("cattn_get_pcp_query_restore_idx_size")
+	f := newFrame("cattn_get_pcp_query_restore_idx_size", "GetPCPQueryRestoreIdxSize",
+		"cu_num_tokens", "cuNumTokens")
 	defer f.free()
 	cu, err := f.tensor("cu_num_tokens", cuNumTokens)
 	if err != nil {
@@ -25,7 +26,8 @@ func GetPCPQueryRestoreIdxSize(cuNumTokens *Tensor) (int64, error) {
 // cannot check). Errors: StatusInvalidArgument, StatusInsufficientSize (capacity < size),
 // StatusNotSupported / StatusNotImplemented, StatusCUDAError.
 func GetPCPQueryRestoreIdx(cuNumTokens, restoreIdx *Tensor, stream Stream) error {
-	f := newFrame("cattn_get_pcp_query_restore_idx")
+	f := newFrame("cattn_get_pcp_query_restore_idx", "GetPCPQueryRestoreIdx",
+		"args->cu_num_tokens", "cuNumTokens", "args->restore_idx", "restoreIdx")
 	defer f.free()
 	cu, err := f.tensor("args->cu_num_tokens", cuNumTokens)
 	if err != nil {
@@ -36,4 +38,32 @@ func GetPCPQueryRestoreIdx(cuNumTokens, restoreIdx *Tensor, stream Stream) error
 		return err
 	}
 	return f.getPCPQueryRestoreIdx(cu, out, stream)
+}
+
+// PCPQueryRestoreIdx returns, in one call, the index that restores the original token order
+// after every request's tokens were split into head and tail halves and concatenated as
+// [all heads, all tails] (vLLM's get_pcp_query_restore_idx): the size query, then the index of
+// exactly that size. cuNumTokens is [R + 1], non-decreasing, each request of even length or a
+// decode of 1. Since 1.1.
+func PCPQueryRestoreIdx[T Index](cuNumTokens []T) ([]T, error) {
+	f := newFrame("cattn_get_pcp_query_restore_idx", "PCPQueryRestoreIdx", "cu_num_tokens",
+		"cuNumTokens", "args->cu_num_tokens", "cuNumTokens", "args->restore_idx", "the result")
+	defer f.free()
+	cu, err := f.tensor("args->cu_num_tokens", IndexTensor(cuNumTokens))
+	if err != nil {
+		return nil, err
+	}
+	size, err := f.getPCPQueryRestoreIdxSize(cu)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, size)
+	o, err := f.tensor("args->restore_idx", IndexTensor(out))
+	if err != nil {
+		return nil, err
+	}
+	if err := f.getPCPQueryRestoreIdx(cu, o, 0); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -111,3 +111,21 @@ func BenchmarkGetPCPQueryRestoreIdx(b *testing.B) {
 		}
 	}
 }
+
+func TestPCPQueryRestoreIdxHelperVectors(t *testing.T) {
+	for _, c := range loadCases[restoreIdxCase](t, "get_pcp_query_restore_idx") {
+		got, err := PCPQueryRestoreIdx(c.CuNumTokens)
+		mustOK(t, err)
+		if c.RestoreIdx == nil {
+			c.RestoreIdx = []int64{}
+		}
+		wantEqual(t, c.Name, got, c.RestoreIdx)
+		if fitsInt32(c.CuNumTokens) {
+			got32, err := PCPQueryRestoreIdx(asIndex[int32](c.CuNumTokens))
+			mustOK(t, err)
+			wantEqual(t, c.Name+" int32", asInt64(got32), c.RestoreIdx)
+		}
+	}
+	_, err := PCPQueryRestoreIdx([]int32{0, 3})
+	wantError(t, err, StatusInvalidArgument, "cattn.PCPQueryRestoreIdx: cuNumTokens ")
+}

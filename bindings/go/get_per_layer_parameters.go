@@ -32,7 +32,7 @@ type GlobalHyperparameters struct {
 // get_per_layer_parameters (cattn_get_per_layer_parameters): WindowLeft is SlidingWindow[0],
 // or -1 without a window; a missing soft cap stays missing. No layers give an empty result.
 func GetPerLayerParameters(layers []AttentionLayer) ([]PerLayerParameters, error) {
-	f := newFrame("cattn_get_per_layer_parameters")
+	f := newFrame("cattn_get_per_layer_parameters", "GetPerLayerParameters")
 	defer f.free()
 	return f.getPerLayerParameters(layers)
 }
@@ -43,7 +43,8 @@ func GetPerLayerParameters(layers []AttentionLayer) ([]PerLayerParameters, error
 // (NaN equals nothing, -0.0 equals 0.0, a missing soft cap equals only a missing one; the
 // first layer always equals itself). No layers is StatusInvalidArgument (vLLM asserts).
 func InferGlobalHyperparameters(params []PerLayerParameters) (GlobalHyperparameters, error) {
-	f := newFrame("cattn_infer_global_hyperparameters")
+	f := newFrame("cattn_infer_global_hyperparameters", "InferGlobalHyperparameters",
+		"num_layers", "len(params)")
 	defer f.free()
 	return f.inferGlobalHyperparameters(params)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -115,7 +116,9 @@ func mustOK(t *testing.T, err error) {
 }
 
 // wantError checks that err is an *Error (through errors.As) with the code and a message that
-// contains every needle; it returns the error.
+// contains every needle, in Go terms (Message) or in C terms (CMessage, so that a test may
+// name the C argument libcattn checked); it returns the error. Every Message must be in Go
+// terms: it starts with the Go function, and no C path ("args->x") is left in it.
 func wantError(t *testing.T, err error, code Status, needles ...string) *Error {
 	t.Helper()
 	if err == nil {
@@ -132,12 +135,18 @@ func wantError(t *testing.T, err error, code Status, needles ...string) *Error {
 		t.Fatalf("errors.Is(err, %v) is false", code)
 	}
 	for _, n := range needles {
-		if !strings.Contains(e.Message, n) {
-			t.Fatalf("message %q does not mention %q", e.Message, n)
+		if !strings.Contains(e.Message, n) && !strings.Contains(e.CMessage, n) {
+			t.Fatalf("message %q (C: %q) does not mention %q", e.Message, e.CMessage, n)
 		}
+	}
+	if !strings.HasPrefix(e.Message, "cattn.") || cPath.MatchString(e.Message) {
+		t.Fatalf("message %q is not in Go terms (C: %q)", e.Message, e.CMessage)
 	}
 	return e
 }
+
+// cPath matches a C argument path ("args->x", "desc->dcp"), which a Go message must not hold.
+var cPath = regexp.MustCompile(`[a-z0-9_]->[a-z_]`)
 
 func wantEqual[T any](t *testing.T, what string, got, want T) {
 	t.Helper()
@@ -305,7 +314,59 @@ func wantMetadata(t *testing.T, what string, got, want *CommonAttnMetadata) {
 		got.NumLogitsIndices, got.MaxLogitsPerReq}
 	ws := [...]int64{want.NumReqs, want.NumActualTokens, want.MaxQueryLen, want.MaxSeqLen,
 		want.NumLogitsIndices, want.MaxLogitsPerReq}
-	if gs != ws || got.Causal != want.Causal {
-		t.Fatalf("%s: scalars %v causal %v, want %v causal %v", what, gs, got.Causal, ws, want.Causal)
+	if gs != ws || got.NonCausal != want.NonCausal {
+		t.Fatalf("%s: scalars %v non-causal %v, want %v non-causal %v", what, gs, got.NonCausal, ws,
+			want.NonCausal)
 	}
+}
+
+// --- One-call helpers -------------------------------------------------------------------------
+
+// asIndex converts int64 vector values to T (the vectors fit int32 where a test uses it).
+func asIndex[T Index](v []int64) []T {
+	if v == nil {
+		return nil
+	}
+	out := make([]T, len(v))
+	for i, x := range v {
+		out[i] = T(x)
+	}
+	return out
+}
+
+// asInt64 converts back, for comparing with the vectors.
+func asInt64[T Index](v []T) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}
+
+func asRows[T Index](rows [][]int64) [][]T {
+	out := make([][]T, len(rows))
+	for i, r := range rows {
+		out[i] = asIndex[T](r)
+	}
+	return out
+}
+
+func rowsInt64[T Index](rows [][]T) [][]int64 {
+	out := make([][]int64, len(rows))
+	for i, r := range rows {
+		out[i] = asInt64(r)
+	}
+	return out
+}
+
+// fitsInt32 reports whether every value fits int32, so that a vector can run on int32 slices.
+func fitsInt32(vs ...[]int64) bool {
+	for _, v := range vs {
+		for _, x := range v {
+			if x < math.MinInt32 || x > math.MaxInt32 {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -40,26 +40,25 @@ type KVCacheLayoutStrides struct {
 	Numel         int64
 }
 
-func nulError(fn, arg string) error {
-	return argError(fn, arg, "is an unknown KV cache layout", "a string with a NUL byte", "a layout name")
+func nulError(f *frame, arg string) error {
+	return f.argError(arg, "is an unknown KV cache layout", "a string with a NUL byte", "a layout name")
 }
 
 // KVCacheLayoutFromName parses a layout name as vLLM's _layout_from_name
 // (cattn_kv_cache_layout_from_name): "NHD" and "HND" are aliases, otherwise one of the six
 // names, exact and case-sensitive.
 func KVCacheLayoutFromName(name string) (KVCacheLayout, error) {
-	const fn = "cattn_kv_cache_layout_from_name"
-	if strings.IndexByte(name, 0) >= 0 {
-		return KVCacheLayoutUnset, nulError(fn, "name")
-	}
-	f := newFrame(fn)
+	f := newFrame("cattn_kv_cache_layout_from_name", "KVCacheLayoutFromName")
 	defer f.free()
+	if strings.IndexByte(name, 0) >= 0 {
+		return KVCacheLayoutUnset, nulError(f, "name")
+	}
 	return f.kvCacheLayoutFromName(name)
 }
 
 // Properties describes the layout (cattn_kv_cache_layout_get_properties).
 func (l KVCacheLayout) Properties() (KVCacheLayoutProperties, error) {
-	f := newFrame("cattn_kv_cache_layout_get_properties")
+	f := newFrame("cattn_kv_cache_layout_get_properties", "KVCacheLayout.Properties")
 	defer f.free()
 	return f.kvCacheLayoutProperties(l)
 }
@@ -67,7 +66,7 @@ func (l KVCacheLayout) Properties() (KVCacheLayoutProperties, error) {
 // FlashInferLayoutString is FlashInfer's name of the layout, as vLLM's
 // get_flashinfer_layout_string; StatusNotSupported for LHBNC.
 func (l KVCacheLayout) FlashInferLayoutString() (string, error) {
-	f := newFrame("cattn_get_flashinfer_layout_string")
+	f := newFrame("cattn_get_flashinfer_layout_string", "KVCacheLayout.FlashInferLayoutString")
 	defer f.free()
 	return f.flashInferLayoutString(l)
 }
@@ -75,7 +74,7 @@ func (l KVCacheLayout) FlashInferLayoutString() (string, error) {
 // Strides gives the strides of the logical [L, B, H, N, C] view of a compact buffer stored in
 // the layout (cattn_kv_cache_layout_strides); an overflow of int64 is StatusInvalidArgument.
 func (l KVCacheLayout) Strides(sizes [5]int64) (KVCacheLayoutStrides, error) {
-	f := newFrame("cattn_kv_cache_layout_strides")
+	f := newFrame("cattn_kv_cache_layout_strides", "KVCacheLayout.Strides")
 	defer f.free()
 	return f.kvCacheLayoutStrides(l, sizes)
 }
@@ -104,7 +103,9 @@ func GetSupportedKVCacheLayouts(backends [][]KVCacheLayout) ([]KVCacheLayout, er
 	if first > capacity {
 		capacity = first
 	}
-	f := newFrame("cattn_get_supported_kv_cache_layouts")
+	f := newFrame("cattn_get_supported_kv_cache_layouts", "GetSupportedKVCacheLayouts",
+		"args->backend_counts", "backends", "args->layouts", "backends", "args->num_backends",
+		"len(backends)")
 	defer f.free()
 	return f.getSupportedKVCacheLayouts(counts, flat, capacity)
 }
@@ -123,6 +124,13 @@ type ResolveKVCacheLayoutArgs struct {
 	ReadEnvironment bool       // read CATTN_KV_CACHE_LAYOUT when UserSetting is nil
 	Connector       *string    // the KV connector's preferred layout; nil = none
 }
+
+// The C fields of cattn_resolve_kv_cache_layout_args_t as ResolveKVCacheLayoutArgs holds them.
+var resolveRenames = []string{"args->num_workers", "len(args.Workers)",
+	"args->worker_counts", "args.Workers", "args->worker_names", "args.Workers",
+	"args->num_specs", "len(args.Specs)", "args->spec_num_heads", "args.Specs",
+	"args->spec_num_states", "args.Specs", "args->spec_page_size_bytes", "args.Specs",
+	"args->env_value", "args.UserSetting", "args->connector_layout", "args.Connector"}
 
 // ResolvedKVCacheLayout is what Context.ResolveKVCacheLayout decided.
 type ResolvedKVCacheLayout struct {
@@ -145,32 +153,33 @@ func hasNUL(args *ResolveKVCacheLayoutArgs) bool {
 
 // withContext runs call with ctx's C handle and a frame for fn, holding the context for the
 // call (a nil or closed Context is an error naming ctx).
-func (ctx *Context) withContext(fn string, call func(f *frame, c cContext) error) error {
+func (ctx *Context) withContext(fn, goName string, call func(f *frame, c cContext) error,
+	renames ...string) error {
+	f := newFrame(fn, goName, renames...)
+	defer f.free()
 	if ctx == nil {
-		return argError(fn, "ctx", "is NULL", "a nil *Context", "a Context")
+		return f.argError("ctx", "is NULL", "a nil *Context", "a Context")
 	}
-	c, err := ctx.acquire(fn)
+	c, err := ctx.acquire(f)
 	if err != nil {
 		return err
 	}
 	defer ctx.release()
-	f := newFrame(fn)
-	defer f.free()
 	return call(f, c)
 }
 
 // ResolveKVCacheLayout resolves one layout for the model with vLLM's precedence
 // (resolve_kv_cache_layout) and stores its canonical name in the context.
 func (ctx *Context) ResolveKVCacheLayout(args ResolveKVCacheLayoutArgs) (ResolvedKVCacheLayout, error) {
-	const fn = "cattn_resolve_kv_cache_layout"
-	if hasNUL(&args) {
-		return ResolvedKVCacheLayout{}, nulError(fn, "args")
-	}
 	var r ResolvedKVCacheLayout
-	err := ctx.withContext(fn, func(f *frame, c cContext) (err error) {
-		r, err = f.resolveKVCacheLayout(c, &args)
-		return err
-	})
+	err := ctx.withContext("cattn_resolve_kv_cache_layout", "Context.ResolveKVCacheLayout",
+		func(f *frame, c cContext) (err error) {
+			if hasNUL(&args) {
+				return nulError(f, "args")
+			}
+			r, err = f.resolveKVCacheLayout(c, &args)
+			return err
+		}, resolveRenames...)
 	return r, err
 }
 
@@ -189,29 +198,34 @@ func ResolveKVCacheLayout(supported []string) (KVCacheLayout, error) {
 // SetKVCacheLayoutPreset sets (or with nil clears) the context's layout name as written,
 // vLLM's explicit cache_config.kv_cache_layout (cattn_context_set_kv_cache_layout_preset).
 func (ctx *Context) SetKVCacheLayoutPreset(name *string) error {
-	const fn = "cattn_context_set_kv_cache_layout_preset"
-	if name != nil && strings.IndexByte(*name, 0) >= 0 {
-		return nulError(fn, "name")
-	}
-	return ctx.withContext(fn, func(f *frame, c cContext) error { return f.setKVCacheLayoutPreset(c, name) })
+	return ctx.withContext("cattn_context_set_kv_cache_layout_preset",
+		"Context.SetKVCacheLayoutPreset", func(f *frame, c cContext) error {
+			if name != nil && strings.IndexByte(*name, 0) >= 0 {
+				return nulError(f, "name")
+			}
+			return f.setKVCacheLayoutPreset(c, name)
+		})
 }
 
 // RecordKVCacheLayout adopts a layout resolved elsewhere, as vLLM's record_kv_cache_layout.
 func (ctx *Context) RecordKVCacheLayout(name string) error {
-	const fn = "cattn_record_kv_cache_layout"
-	if strings.IndexByte(name, 0) >= 0 {
-		return nulError(fn, "name")
-	}
-	return ctx.withContext(fn, func(f *frame, c cContext) error { return f.recordKVCacheLayout(c, name) })
+	return ctx.withContext("cattn_record_kv_cache_layout", "Context.RecordKVCacheLayout",
+		func(f *frame, c cContext) error {
+			if strings.IndexByte(name, 0) >= 0 {
+				return nulError(f, "name")
+			}
+			return f.recordKVCacheLayout(c, name)
+		})
 }
 
 // ResolvedKVCacheLayout is the context's resolved layout, as vLLM's
 // CacheConfig.get_resolved_kv_cache_layout.
 func (ctx *Context) ResolvedKVCacheLayout() (KVCacheLayout, error) {
 	l := KVCacheLayoutUnset
-	err := ctx.withContext("cattn_get_resolved_kv_cache_layout", func(f *frame, c cContext) (err error) {
-		l, err = f.resolvedKVCacheLayout(c)
-		return err
-	})
+	err := ctx.withContext("cattn_get_resolved_kv_cache_layout", "Context.ResolvedKVCacheLayout",
+		func(f *frame, c cContext) (err error) {
+			l, err = f.resolvedKVCacheLayout(c)
+			return err
+		})
 	return l, err
 }

@@ -1,4 +1,4 @@
-//go:build cattn_srctree
+//go:build cattn_srctree && !cattn_dlopen
 
 package cattn
 

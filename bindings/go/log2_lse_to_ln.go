@@ -19,7 +19,8 @@ const (
 // the very lse tensor (in place) but may not overlap it otherwise. Host tensors run
 // synchronously; CUDA tensors are one kernel enqueued on stream.
 func Log2LSEToLn(lse, out *Tensor, rounding LSERounding, stream Stream) error {
-	f := newFrame("cattn_log2_lse_to_ln")
+	f := newFrame("cattn_log2_lse_to_ln", "Log2LSEToLn", "args->lse", "lse", "args->out", "out",
+		"args->half_rounding", "rounding")
 	defer f.free()
 	in, err := f.tensor("args->lse", lse)
 	if err != nil {
@@ -49,4 +50,27 @@ func Log2LSEToLnFloat64(values []float64) error {
 func Log2LSEToLnHalf(bits []uint16, dtype DType, rounding LSERounding) error {
 	t := sliceTensor(unsafe.Pointer(unsafe.SliceData(bits)), len(bits), dtype, nil)
 	return Log2LSEToLn(t, t, rounding, 0)
+}
+
+// Log2LSEToLnOf returns, in one call, lse * ln 2 for host float32 or float64 values in a new
+// slice (Log2LSEToLnFloat32 and Log2LSEToLnFloat64 convert in place). Since 1.1.
+func Log2LSEToLnOf[F float32 | float64](lse []F) ([]F, error) {
+	f := newFrame("cattn_log2_lse_to_ln", "Log2LSEToLnOf", "args->lse", "lse", "args->out",
+		"the result")
+	defer f.free()
+	dtype := Float64
+	if unsafe.Sizeof(*new(F)) == 4 {
+		dtype = Float32
+	}
+	out := make([]F, len(lse))
+	var ts [2]cTensor
+	if err := f.tensorsInto(ts[:], []string{"args->lse", "args->out"}, []*Tensor{
+		sliceTensor(unsafe.Pointer(unsafe.SliceData(lse)), len(lse), dtype, nil),
+		sliceTensor(unsafe.Pointer(unsafe.SliceData(out)), len(out), dtype, nil)}); err != nil {
+		return nil, err
+	}
+	if err := f.log2LSEToLn(ts[0], ts[1], int64(LSERoundingTorch), 0); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -95,3 +95,19 @@ func TestLog2LSEToLnStridedAndErrors(t *testing.T) {
 	err = Log2LSEToLn(Int32Tensor([]int32{1}), Int32Tensor([]int32{1}), LSERoundingTorch, 0)
 	wantError(t, err, StatusInvalidArgument, "args->lse has the wrong dtype")
 }
+
+func TestLog2LSEToLnOf(t *testing.T) {
+	in := []float32{0, 1, -2.5, float32(math.Inf(1))}
+	got, err := Log2LSEToLnOf(in)
+	mustOK(t, err)
+	want := append([]float32(nil), in...)
+	mustOK(t, Log2LSEToLnFloat32(want))
+	wantEqual(t, "float32 like in place", got, want)
+	wantEqual(t, "input untouched", in[1], float32(1))
+	got64, err := Log2LSEToLnOf([]float64{2})
+	mustOK(t, err)
+	wantEqual(t, "float64", got64, []float64{2 * math.Ln2})
+	empty, err := Log2LSEToLnOf([]float64{})
+	mustOK(t, err)
+	wantEqual(t, "empty", len(empty), 0)
+}

@@ -36,7 +36,8 @@ type FastPrefillMetadataArgs struct {
 // IsPrefilling, CausalPerReq, DCPLocalSeqLens(CPU) and EncoderSeqLens(CPU) become nil and
 // Out.MaxLogitsPerReq 0 (vLLM's defaults). The passthrough copies every field.
 func MakeKVSharingFastPrefillCommonAttnMetadata(args FastPrefillMetadataArgs) (passthrough bool, err error) {
-	f := newFrame("cattn_make_kv_sharing_fast_prefill_common_attn_metadata")
+	f := newFrame("cattn_make_kv_sharing_fast_prefill_common_attn_metadata",
+		"MakeKVSharingFastPrefillCommonAttnMetadata")
 	defer f.free()
 	in, err := f.metadata("args->metadata", args.Metadata)
 	if err != nil {
@@ -55,4 +56,61 @@ func MakeKVSharingFastPrefillCommonAttnMetadata(args FastPrefillMetadataArgs) (p
 		return false, err
 	}
 	return passthrough, f.readMetadata(out, args.Out)
+}
+
+// FastPrefillDecodeBatch is the decode batch KVSharingFastPrefillCommonAttnMetadata returns.
+type FastPrefillDecodeBatch[T Index] struct {
+	QueryStartLoc   []T   // [B + 1]: [0, cumsum of each request's logits indices]
+	MaxQueryLen     int64 // the most logits indices of a request
+	NumActualTokens int64 // len(logitsIndices)
+	// Passthrough is true when every query is one token long: vLLM then returns the batch
+	// unchanged, and QueryStartLoc is a copy of the input's.
+	Passthrough bool
+}
+
+// KVSharingFastPrefillCommonAttnMetadata builds, in one call, the decode-only batch of
+// KV-sharing fast prefill from the batch's queryStartLoc ([B + 1], B >= 1) and the token
+// indices whose logits are needed (vLLM's make_kv_sharing_fast_prefill_common_attn_metadata
+// with logits_indices_padded = logitsIndices, all of them used): each request keeps its
+// tokens among logitsIndices. The batch's max_query_len is computed from queryStartLoc.
+// Since 1.1.
+func KVSharingFastPrefillCommonAttnMetadata[T Index](queryStartLoc, logitsIndices []T) (
+	FastPrefillDecodeBatch[T], error) {
+	f := newFrame("cattn_make_kv_sharing_fast_prefill_common_attn_metadata",
+		"KVSharingFastPrefillCommonAttnMetadata", "args->metadata->query_start_loc",
+		"queryStartLoc", "args->metadata->logits_indices_padded", "logitsIndices",
+		"args->metadata->num_logits_indices", "len(logitsIndices)",
+		"args->metadata->num_reqs", "len(queryStartLoc) - 1", "args->metadata", "the batch",
+		"args->out->query_start_loc", "result.QueryStartLoc", "args->out", "result")
+	defer f.free()
+	var r FastPrefillDecodeBatch[T]
+	b := numReqs(queryStartLoc)
+	var logits *Tensor
+	if logitsIndices != nil {
+		logits = IndexTensor(logitsIndices)
+	}
+	in := &CommonAttnMetadata{QueryStartLoc: IndexTensor(queryStartLoc),
+		LogitsIndicesPadded: logits, NumLogitsIndices: int64(len(logitsIndices)), NumReqs: b,
+		NumActualTokens: lastOf(queryStartLoc), MaxQueryLen: longestQuery(queryStartLoc)}
+	r.QueryStartLoc = make([]T, len(queryStartLoc))
+	out := &CommonAttnMetadata{QueryStartLoc: IndexTensor(r.QueryStartLoc)}
+	cin, err := f.metadata("args->metadata", in)
+	if err != nil {
+		return r, err
+	}
+	cout, err := f.metadata("args->out", out)
+	if err != nil {
+		return r, err
+	}
+	if r.Passthrough, err = f.makeKVSharingFastPrefill(cin, cout, nil, 0); err != nil {
+		return FastPrefillDecodeBatch[T]{}, err
+	}
+	if err := f.readMetadata(cout, out); err != nil {
+		return FastPrefillDecodeBatch[T]{}, err
+	}
+	if r.Passthrough {
+		copy(r.QueryStartLoc, queryStartLoc)
+	}
+	r.MaxQueryLen, r.NumActualTokens = out.MaxQueryLen, out.NumActualTokens
+	return r, nil
 }

@@ -121,8 +121,7 @@ func TestMakeKVSharingFastPrefillCommonAttnMetadataVectors(t *testing.T) {
 								NumComputedTokensCPU: fpComputed, BlockTableTensor: fpTable,
 								SlotMapping: fpSlots, NumReqs: c.NumReqs,
 								NumActualTokens: e.NumActualTokens, MaxQueryLen: e.MaxQueryLen,
-								MaxSeqLen: 4321, Causal: true,
-							}
+								MaxSeqLen: 4321}
 							if full {
 								want.QueryStartLocCPU = outQslCPU.t
 							}
@@ -246,8 +245,7 @@ func TestMakeKVSharingFastPrefillCommonAttnMetadataUpstreamVectors(t *testing.T)
 					wantEqual(t, name+" trusted value", c.MaxLogitsPerReq, e.MaxQueryLen)
 				}
 				want := CommonAttnMetadata{QueryStartLoc: outQsl.t, NumReqs: b,
-					NumActualTokens: e.NumActualTokens, MaxQueryLen: wantMax, MaxSeqLen: 99,
-					Causal: true}
+					NumActualTokens: e.NumActualTokens, MaxQueryLen: wantMax, MaxSeqLen: 99}
 				if e.KeepsUpperBound {
 					want.SeqLensCPUUpperBound = upper.t
 				}
@@ -272,4 +270,40 @@ func TestMakeKVSharingFastPrefillCommonAttnMetadataUpstreamVectors(t *testing.T)
 		wantEqual(t, c.Name+" passthrough", passthrough, true)
 		wantMetadata(t, c.Name+" passthrough copy", &out, &in)
 	}
+}
+
+// The one-call helper reads every logits index and computes max_query_len from
+// query_start_loc: the vectors of that form, and the passthrough.
+func TestKVSharingFastPrefillHelperVectors(t *testing.T) {
+	checked := 0
+	for _, c := range loadCases[fastPrefillCase](t, "make_kv_sharing_fast_prefill_common_attn_metadata") {
+		if c.SeedError != nil || c.LogitsIndicesPadded == nil || c.NumLogitsIndices == nil ||
+			*c.NumLogitsIndices != int64(len(*c.LogitsIndicesPadded)) ||
+			c.MaxQueryLen != longestQuery(c.QueryStartLoc) ||
+			c.NumReqs != numReqs(c.QueryStartLoc) {
+			continue
+		}
+		got, err := KVSharingFastPrefillCommonAttnMetadata(c.QueryStartLoc, *c.LogitsIndicesPadded)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		checked++
+		wantEqual(t, c.Name+" passthrough", got.Passthrough, c.Passthrough)
+		if c.Passthrough {
+			wantEqual(t, c.Name+" copy", got.QueryStartLoc, c.QueryStartLoc)
+			continue
+		}
+		wantEqual(t, c.Name+" query_start_loc", got.QueryStartLoc, c.Expect.QueryStartLoc)
+		wantEqual(t, c.Name+" counts", [2]int64{got.MaxQueryLen, got.NumActualTokens},
+			[2]int64{c.Expect.MaxQueryLen, c.Expect.NumActualTokens})
+	}
+	if checked < 5 {
+		t.Fatalf("only %d vectors of the helper's form", checked)
+	}
+	got, err := KVSharingFastPrefillCommonAttnMetadata([]int32{0, 3, 5, 9}, []int32{2, 4, 7, 8})
+	mustOK(t, err)
+	wantEqual(t, "int32", got, FastPrefillDecodeBatch[int32]{QueryStartLoc: []int32{0, 1, 2, 4},
+		MaxQueryLen: 2, NumActualTokens: 4})
+	_, err = KVSharingFastPrefillCommonAttnMetadata([]int32{0, 3, 5}, []int32{2, 5})
+	wantError(t, err, StatusInvalidArgument, "cattn.KVSharingFastPrefillCommonAttnMetadata: logitsIndices")
 }

@@ -2,6 +2,7 @@ package cattn
 
 import (
 	"runtime"
+	"strconv"
 	"sync"
 )
 
@@ -23,20 +24,78 @@ type LocalAttentionPlan struct {
 // start at column 0 instead of wrapping to the end of its row. Errors: StatusInvalidArgument
 // (sizes, missing mirrors, shapes, a decreasing QueryStartLocCPU, seq_len < query_len, an empty
 // batch), StatusOutOfMemory.
+// The cap on the virtual batches is the default, 2 * B + cdiv(NumActualTokens,
+// attnChunkSize); NewLocalAttentionPlan takes another.
 func MakeLocalAttentionVirtualBatches(attnChunkSize, blockSize int64, metadata *CommonAttnMetadata) (*LocalAttentionPlan, error) {
-	f := newFrame("cattn_make_local_attention_virtual_batches")
+	f := newFrame("cattn_make_local_attention_virtual_batches", "MakeLocalAttentionVirtualBatches",
+		"args->attn_chunk_size", "attnChunkSize", "args->block_size", "blockSize",
+		"args->metadata", "metadata")
 	defer f.free()
-	md, err := f.metadata("args->metadata", metadata)
+	return newLocalAttentionPlan(f, LocalAttentionArgs{AttnChunkSize: attnChunkSize,
+		BlockSize: blockSize, Metadata: metadata})
+}
+
+// LocalAttentionArgs are the arguments of NewLocalAttentionPlan and
+// MakeLocalAttentionVirtualBatchesSize (cattn_local_attention_args_t); the zero value of each
+// field is CATTN_LOCAL_ATTENTION_ARGS_INIT's.
+type LocalAttentionArgs struct {
+	AttnChunkSize int64 // >= 1
+	BlockSize     int64 // >= 1 and divides AttnChunkSize
+	// Metadata is read as MakeLocalAttentionVirtualBatches reads it: QueryStartLocCPU,
+	// SeqLensCPU, the columns of BlockTableTensor and NumActualTokens.
+	Metadata *CommonAttnMetadata
+	// MaxVirtualBatches caps the virtual batches the plan may hold (since 1.1), e.g.
+	// MaxLocalAttentionVirtualBatches(...).BoundWithEmptyRows for an engine's largest step; a
+	// batch that needs more is StatusInvalidArgument before anything is allocated. 0 means
+	// the default, 2 * B + cdiv(Metadata.NumActualTokens, AttnChunkSize).
+	MaxVirtualBatches int64
+}
+
+// LocalAttentionSize is what MakeLocalAttentionVirtualBatchesSize reports.
+type LocalAttentionSize struct {
+	VirtualBatches int64  // V, the plan's virtual batches
+	Pages          int64  // P, block-table pages per virtual batch
+	PlanBytes      uint64 // the most host memory creating the plan allocates
+}
+
+// NewLocalAttentionPlan plans the virtual batches of chunked local attention as
+// MakeLocalAttentionVirtualBatches does, with the 1.1 cap MaxVirtualBatches
+// (cattn_make_local_attention_virtual_batches). Since 1.1.
+func NewLocalAttentionPlan(args LocalAttentionArgs) (*LocalAttentionPlan, error) {
+	f := newFrame("cattn_make_local_attention_virtual_batches", "NewLocalAttentionPlan")
+	defer f.free()
+	return newLocalAttentionPlan(f, args)
+}
+
+func newLocalAttentionPlan(f *frame, args LocalAttentionArgs) (*LocalAttentionPlan, error) {
+	md, err := f.metadata("args->metadata", args.Metadata)
 	if err != nil {
 		return nil, err
 	}
-	p, err := f.makeLocalAttentionVirtualBatches(attnChunkSize, blockSize, md)
+	p, err := f.makeLocalAttentionVirtualBatches(args.AttnChunkSize, args.BlockSize, md,
+		args.MaxVirtualBatches)
 	if err != nil {
 		return nil, err
 	}
 	plan := &LocalAttentionPlan{p: p}
 	runtime.SetFinalizer(plan, (*LocalAttentionPlan).Close)
 	return plan, nil
+}
+
+// MakeLocalAttentionVirtualBatchesSize reports, without allocating, what NewLocalAttentionPlan
+// would plan for args: V, P and the host bytes the plan takes
+// (cattn_make_local_attention_virtual_batches_size). It makes every check the create call
+// makes, the cap included, and fails where it fails. Since 1.1.
+func MakeLocalAttentionVirtualBatchesSize(args LocalAttentionArgs) (LocalAttentionSize, error) {
+	f := newFrame("cattn_make_local_attention_virtual_batches_size",
+		"MakeLocalAttentionVirtualBatchesSize")
+	defer f.free()
+	md, err := f.metadata("args->metadata", args.Metadata)
+	if err != nil {
+		return LocalAttentionSize{}, err
+	}
+	return f.makeLocalAttentionVirtualBatchesSize(args.AttnChunkSize, args.BlockSize, md,
+		args.MaxVirtualBatches)
 }
 
 // Close destroys the plan (cattn_local_attention_plan_destroy). It waits for calls using the
@@ -56,14 +115,14 @@ func (plan *LocalAttentionPlan) Close() error {
 	return nil
 }
 
-func (plan *LocalAttentionPlan) acquire(fn string) (cPlan, error) {
+func (plan *LocalAttentionPlan) acquire(f *frame) (cPlan, error) {
 	if plan == nil {
-		return nil, argError(fn, "plan", "is NULL", "a nil *LocalAttentionPlan", "a plan")
+		return nil, f.argError("plan", "is NULL", "a nil *LocalAttentionPlan", "a plan")
 	}
 	plan.mu.RLock()
 	if plan.p == nil {
 		plan.mu.RUnlock()
-		return nil, argError(fn, "plan", "is closed", "a closed LocalAttentionPlan", "an open plan")
+		return nil, f.argError("plan", "is closed", "a closed LocalAttentionPlan", "an open plan")
 	}
 	return plan.p, nil
 }
@@ -71,14 +130,13 @@ func (plan *LocalAttentionPlan) acquire(fn string) (cPlan, error) {
 // Shape returns the number of virtual batches V and the block-table pages per virtual batch P
 // (cattn_local_attention_plan_get_shape).
 func (plan *LocalAttentionPlan) Shape() (virtualBatches, pages int64, err error) {
-	const fn = "cattn_local_attention_plan_get_shape"
-	p, err := plan.acquire(fn)
+	f := newFrame("cattn_local_attention_plan_get_shape", "LocalAttentionPlan.Shape")
+	defer f.free()
+	p, err := plan.acquire(f)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer plan.mu.RUnlock()
-	f := newFrame(fn)
-	defer f.free()
 	return f.localAttentionPlanGetShape(p)
 }
 
@@ -87,7 +145,7 @@ func (plan *LocalAttentionPlan) Shape() (virtualBatches, pages int64, err error)
 // sets out's QueryStartLocCPU [V + 1], SeqLensCPU [V], NumComputedTokensCPU [V] (host) and
 // BlockTableTensor [V, P] (the block table's device and dtype), and optionally device copies
 // QueryStartLoc and SeqLens. The call writes those tensors, NumReqs = V, NumActualTokens,
-// MaxQueryLen, MaxSeqLen, Causal = true, SlotMapping = metadata.SlotMapping,
+// MaxQueryLen, MaxSeqLen, NonCausal = false, SlotMapping = metadata.SlotMapping,
 // LogitsIndicesPadded = nil and NumLogitsIndices = 0. Device outputs are enqueued on stream.
 //
 // Since 1.1 the caller may also set out.SeqLensCPUUpperBound to a host [V] int32/int64 tensor:
@@ -97,14 +155,14 @@ func (plan *LocalAttentionPlan) Shape() (virtualBatches, pages int64, err error)
 // metadata has. out's other 1.1 fields (Positions, IsPrefilling, CausalPerReq, the DCP and
 // encoder lengths, MaxLogitsPerReq) are left as the caller set them.
 func (plan *LocalAttentionPlan) Fill(metadata, out *CommonAttnMetadata, stream Stream) error {
-	const fn = "cattn_local_attention_plan_fill"
-	p, err := plan.acquire(fn)
+	f := newFrame("cattn_local_attention_plan_fill", "LocalAttentionPlan.Fill",
+		"args->metadata", "metadata", "args->out", "out")
+	defer f.free()
+	p, err := plan.acquire(f)
 	if err != nil {
 		return err
 	}
 	defer plan.mu.RUnlock()
-	f := newFrame(fn)
-	defer f.free()
 	in, err := f.metadata("args->metadata", metadata)
 	if err != nil {
 		return err
@@ -124,14 +182,14 @@ func (plan *LocalAttentionPlan) Fill(metadata, out *CommonAttnMetadata, stream S
 // blockTable[batch(v), min(start(v) + p, cols - 1)]. blockTable: [B, >= cols]; out: [V, P],
 // the same device and dtype, not overlapping blockTable.
 func (plan *LocalAttentionPlan) MakeBlockTable(blockTable, out *Tensor, stream Stream) error {
-	const fn = "cattn_local_attention_plan_make_block_table"
-	p, err := plan.acquire(fn)
+	f := newFrame("cattn_local_attention_plan_make_block_table", "LocalAttentionPlan.MakeBlockTable",
+		"block_table", "blockTable")
+	defer f.free()
+	p, err := plan.acquire(f)
 	if err != nil {
 		return err
 	}
 	defer plan.mu.RUnlock()
-	f := newFrame(fn)
-	defer f.free()
 	bt, err := f.tensor("block_table", blockTable)
 	if err != nil {
 		return err
@@ -184,7 +242,8 @@ type LocalAttentionDeviceArgs struct {
 // overlaps), StatusNotSupported (CPU-only build, no usable device, a tensor off its element
 // alignment), StatusCUDAError. Since 1.1.
 func MakeLocalAttentionVirtualBatchesDevice(args LocalAttentionDeviceArgs) error {
-	f := newFrame("cattn_make_local_attention_virtual_batches_device")
+	f := newFrame("cattn_make_local_attention_virtual_batches_device",
+		"MakeLocalAttentionVirtualBatchesDevice")
 	defer f.free()
 	var cs [8]cTensor
 	names := [8]string{"args->query_start_loc", "args->seq_lens", "args->block_table",
@@ -197,4 +256,73 @@ func MakeLocalAttentionVirtualBatchesDevice(args LocalAttentionDeviceArgs) error
 	}
 	return f.makeLocalAttentionVirtualBatchesDevice(args.AttnChunkSize, args.BlockSize, cs,
 		args.Stream)
+}
+
+// VirtualBatches is the metadata of the virtual batches LocalAttentionVirtualBatches returns.
+type VirtualBatches[T Index] struct {
+	QueryStartLoc     []T   // [V + 1]: the virtual batches' cu_seqlens_q
+	SeqLens           []T   // [V]: their key lengths
+	NumComputedTokens []T   // [V]
+	BlockTable        [][]T // [V][P]: the gathered block table
+	MaxQueryLen       int64
+	MaxSeqLen         int64
+	NumActualTokens   int64 // the batch's, queryStartLoc[B]
+}
+
+// LocalAttentionVirtualBatches splits, in one call, the batch of queryStartLoc ([B + 1]),
+// seqLens ([B]) and blockTable (B rows of equal length >= 1) into the virtual batches of
+// chunked local attention, vLLM's make_local_attention_virtual_batches: it plans them, fills
+// the metadata and gathers the block table, and frees the plan. attnChunkSize >= 1 and
+// blockSize, which divides it, are passed as given. Since 1.1.
+func LocalAttentionVirtualBatches[T Index](attnChunkSize, blockSize int64, queryStartLoc,
+	seqLens []T, blockTable [][]T) (VirtualBatches[T], error) {
+	f := newFrame("cattn_make_local_attention_virtual_batches", "LocalAttentionVirtualBatches",
+		"args->attn_chunk_size", "attnChunkSize", "args->block_size", "blockSize",
+		"args->metadata", "the batch", "args->metadata->query_start_loc_cpu", "queryStartLoc",
+		"args->metadata->seq_lens_cpu", "seqLens", "args->metadata->block_table_tensor",
+		"blockTable", "args->out", "result", "plan", "the plan")
+	defer f.free()
+	var r VirtualBatches[T]
+	flat, cols, bad := flatRows(blockTable)
+	if bad >= 0 {
+		return r, f.argError("args->metadata->block_table_tensor", "has rows of different lengths",
+			"row "+strconv.Itoa(bad)+" of "+strconv.Itoa(len(blockTable[bad])),
+			strconv.Itoa(cols)+", row 0's")
+	}
+	in := &CommonAttnMetadata{QueryStartLocCPU: IndexTensor(queryStartLoc),
+		SeqLensCPU: IndexTensor(seqLens), BlockTableTensor: IndexTensor(flat,
+			int64(len(blockTable)), int64(cols)),
+		NumReqs: int64(len(seqLens)), NumActualTokens: lastOf(queryStartLoc)}
+	md, err := f.metadata("args->metadata", in)
+	if err != nil {
+		return r, err
+	}
+	p, err := f.makeLocalAttentionVirtualBatches(attnChunkSize, blockSize, md, 0)
+	if err != nil {
+		return r, err
+	}
+	defer cLocalAttentionPlanDestroy(p)
+	v, pages, err := f.localAttentionPlanGetShape(p)
+	if err != nil {
+		return r, err
+	}
+	r.QueryStartLoc, r.SeqLens, r.NumComputedTokens = make([]T, v+1), make([]T, v), make([]T, v)
+	table := make([]T, v*pages)
+	out := &CommonAttnMetadata{QueryStartLocCPU: IndexTensor(r.QueryStartLoc),
+		SeqLensCPU: IndexTensor(r.SeqLens), NumComputedTokensCPU: IndexTensor(r.NumComputedTokens),
+		BlockTableTensor: IndexTensor(table, v, pages)}
+	cout, err := f.metadata("args->out", out)
+	if err != nil {
+		return VirtualBatches[T]{}, err
+	}
+	if err := f.localAttentionPlanFill(p, md, cout, 0); err != nil {
+		return VirtualBatches[T]{}, err
+	}
+	if err := f.readMetadata(cout, out); err != nil {
+		return VirtualBatches[T]{}, err
+	}
+	r.BlockTable = splitRows(table, int(pages))
+	r.MaxQueryLen, r.MaxSeqLen, r.NumActualTokens = out.MaxQueryLen, out.MaxSeqLen,
+		out.NumActualTokens
+	return r, nil
 }

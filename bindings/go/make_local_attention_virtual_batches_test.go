@@ -102,8 +102,7 @@ func TestMakeLocalAttentionVirtualBatchesVectors(t *testing.T) {
 						SeqLens: seq.t, NumComputedTokensCPU: computed.t,
 						BlockTableTensor: gathered.t, SlotMapping: laSlots,
 						NumReqs: v, NumActualTokens: e.NumActualTokens, MaxQueryLen: e.MaxQueryLen,
-						MaxSeqLen: e.MaxSeqLen, Causal: true,
-					})
+						MaxSeqLen: e.MaxSeqLen})
 
 					// The closure on its own gives the same table.
 					again := newIBuf(tt, []int64{v, p}, 3-step, 0)
@@ -345,4 +344,80 @@ func TestLocalAttentionPlanFillUpstreamVectors(t *testing.T) {
 			mustOK(t, plan.Close())
 		}
 	}
+}
+
+// The size query reports what the plan holds, for every vector; MaxVirtualBatches caps the
+// plan, the size query refusing exactly what the create call refuses.
+func TestMakeLocalAttentionVirtualBatchesSizeAndCap(t *testing.T) {
+	cases := loadCases[localAttentionCase](t, "make_local_attention_virtual_batches")
+	for i := range cases {
+		c := &cases[i]
+		md, _ := localAttentionBatch(c, Int64, Int32, 1)
+		args := LocalAttentionArgs{AttnChunkSize: c.AttnChunkSize, BlockSize: c.BlockSize,
+			Metadata: &md}
+		size, err := MakeLocalAttentionVirtualBatchesSize(args)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		wantEqual(t, c.Name+" size", [2]int64{size.VirtualBatches, size.Pages},
+			[2]int64{c.Expect.NumReqs, c.Expect.Pages})
+		if size.PlanBytes < uint64(40*size.VirtualBatches) {
+			t.Fatalf("%s: %d plan bytes for %d virtual batches", c.Name, size.PlanBytes,
+				size.VirtualBatches)
+		}
+
+		args.MaxVirtualBatches = size.VirtualBatches // exactly enough
+		plan, err := NewLocalAttentionPlan(args)
+		mustOK(t, err)
+		v, p, err := plan.Shape()
+		mustOK(t, err)
+		wantEqual(t, c.Name+" capped plan", [2]int64{v, p}, [2]int64{size.VirtualBatches, size.Pages})
+		mustOK(t, plan.Close())
+
+		if size.VirtualBatches < 2 {
+			continue // one short would be 0, the default
+		}
+		args.MaxVirtualBatches = size.VirtualBatches - 1 // one short
+		_, err = MakeLocalAttentionVirtualBatchesSize(args)
+		wantError(t, err, StatusInvalidArgument, "cattn.MakeLocalAttentionVirtualBatchesSize: ",
+			"args->max_virtual_batches")
+		plan, err = NewLocalAttentionPlan(args)
+		wantError(t, err, StatusInvalidArgument, "cattn.NewLocalAttentionPlan: args.MaxVirtualBatches")
+		if plan != nil {
+			t.Fatalf("%s: a refused plan was returned", c.Name)
+		}
+	}
+	_, err := MakeLocalAttentionVirtualBatchesSize(LocalAttentionArgs{AttnChunkSize: 8,
+		BlockSize: 3, Metadata: &CommonAttnMetadata{}})
+	wantError(t, err, StatusInvalidArgument, "args.BlockSize")
+}
+
+func TestLocalAttentionVirtualBatchesHelperVectors(t *testing.T) {
+	for _, c := range loadCases[localAttentionCase](t, "make_local_attention_virtual_batches") {
+		got, err := LocalAttentionVirtualBatches(c.AttnChunkSize, c.BlockSize, c.QueryStartLoc,
+			c.SeqLens, c.BlockTable)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		e := &c.Expect
+		wantEqual(t, c.Name+" query_start_loc", got.QueryStartLoc, e.QueryStartLoc)
+		wantEqual(t, c.Name+" seq_lens", got.SeqLens, e.SeqLens)
+		wantEqual(t, c.Name+" num_computed_tokens", got.NumComputedTokens, e.NumComputedTokens)
+		wantEqual(t, c.Name+" block_table", flatten(rowsInt64(got.BlockTable)), flatten(e.BlockTable))
+		wantEqual(t, c.Name+" pages", int64(len(got.BlockTable[0])), e.Pages)
+		wantEqual(t, c.Name+" scalars", [2]int64{got.MaxQueryLen, got.MaxSeqLen},
+			[2]int64{e.MaxQueryLen, e.MaxSeqLen})
+		got32, err := LocalAttentionVirtualBatches(c.AttnChunkSize, c.BlockSize,
+			asIndex[int32](c.QueryStartLoc), asIndex[int32](c.SeqLens), asRows[int32](c.BlockTable))
+		mustOK(t, err)
+		wantEqual(t, c.Name+" int32 seq_lens", asInt64(got32.SeqLens), e.SeqLens)
+	}
+	_, err := LocalAttentionVirtualBatches(8, 2, []int64{0, 2, 4}, []int64{2, 4},
+		[][]int64{{1, 2}, {3}})
+	wantError(t, err, StatusInvalidArgument,
+		"cattn.LocalAttentionVirtualBatches: blockTable has rows of different lengths (got row 1 of 1")
+	_, err = LocalAttentionVirtualBatches(8, 3, []int64{0, 2}, []int64{2}, [][]int64{{1}})
+	wantError(t, err, StatusInvalidArgument, "cattn.LocalAttentionVirtualBatches: blockSize ")
+	_, err = LocalAttentionVirtualBatches(8, 2, []int64{0, 4}, []int64{2}, [][]int64{{1}})
+	wantError(t, err, StatusInvalidArgument, "cattn.LocalAttentionVirtualBatches: ", "seqLens")
 }

@@ -1,5 +1,7 @@
 package cattn
 
+import "strconv"
+
 // MambaCacheMode is vLLM's mamba_cache_mode (cattn_mamba_cache_mode_t).
 type MambaCacheMode int32
 
@@ -31,7 +33,8 @@ type MambaBlockTableArgs struct {
 // row: on the host a column >= M is StatusInvalidArgument; on the device it is written as
 // PadSlotID.
 func MambaGetBlockTableTensor(args MambaBlockTableArgs) error {
-	f := newFrame("cattn_mamba_get_block_table_tensor")
+	f := newFrame("cattn_mamba_get_block_table_tensor", "MambaGetBlockTableTensor",
+		"args->mamba_cache_mode", "args.Mode")
 	defer f.free()
 	var cs [3]cTensor
 	names := [3]string{"args->block_table", "args->seq_lens", "args->out"}
@@ -40,4 +43,51 @@ func MambaGetBlockTableTensor(args MambaBlockTableArgs) error {
 	}
 	return f.mambaGetBlockTableTensor(cs[0], cs[1], args.BlockSize, args.NumSpeculativeBlocks,
 		args.Mode, cs[2], args.Stream)
+}
+
+// MambaBlockTable selects, in one call, the block-table columns Mamba kernels use, vLLM's
+// mamba_get_block_table_tensor on host slices: blockTable has B rows of equal length M;
+// seqLens ([B]) is read in MambaCacheModeAlign only (nil otherwise is fine). Align returns B
+// rows of 1 + numSpeculativeBlocks columns, the other modes a copy of blockTable. A column
+// past a row is StatusInvalidArgument (vLLM reads out of bounds). Since 1.1.
+func MambaBlockTable[T Index](blockTable [][]T, seqLens []T, mode MambaCacheMode,
+	blockSize, numSpeculativeBlocks int64) ([][]T, error) {
+	f := newFrame("cattn_mamba_get_block_table_tensor", "MambaBlockTable",
+		"args->block_table", "blockTable", "args->seq_lens", "seqLens", "args->block_size",
+		"blockSize", "args->num_speculative_blocks", "numSpeculativeBlocks",
+		"args->mamba_cache_mode", "mode", "args->out", "the result")
+	defer f.free()
+	flat, cols, bad := flatRows(blockTable)
+	if bad >= 0 {
+		return nil, f.argError("args->block_table", "has rows of different lengths",
+			"row "+strconv.Itoa(bad)+" of "+strconv.Itoa(len(blockTable[bad])),
+			strconv.Itoa(cols)+", row 0's")
+	}
+	b := int64(len(blockTable))
+	outCols := int64(cols)
+	if mode == MambaCacheModeAlign {
+		// Checked here because it sizes the result: libcattn refuses the same on every row.
+		if numSpeculativeBlocks < 0 || (b > 0 && numSpeculativeBlocks >= int64(cols)) {
+			return nil, f.argError("args->num_speculative_blocks", "is out of range",
+				strconv.FormatInt(numSpeculativeBlocks, 10),
+				"[0, "+strconv.Itoa(cols)+"): the result's columns fit in a row")
+		}
+		outCols = 1 + numSpeculativeBlocks
+	}
+	var seq *Tensor
+	if seqLens != nil {
+		seq = IndexTensor(seqLens)
+	}
+	out := make([]T, b*outCols)
+	var cs [3]cTensor
+	names := [3]string{"args->block_table", "args->seq_lens", "args->out"}
+	ts := [3]*Tensor{IndexTensor(flat, b, int64(cols)), seq, IndexTensor(out, b, outCols)}
+	if err := f.tensorsInto(cs[:], names[:], ts[:]); err != nil {
+		return nil, err
+	}
+	if err := f.mambaGetBlockTableTensor(cs[0], cs[1], blockSize, numSpeculativeBlocks, mode,
+		cs[2], 0); err != nil {
+		return nil, err
+	}
+	return splitRows(out, int(outCols)), nil
 }

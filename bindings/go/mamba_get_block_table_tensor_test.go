@@ -99,3 +99,25 @@ func TestMambaGetBlockTableTensorErrors(t *testing.T) {
 	// ALL with out being the very block_table view: valid, nothing to copy.
 	mustOK(t, MambaGetBlockTableTensor(MambaBlockTableArgs{BlockTable: table, Mode: MambaCacheModeAll, Out: table}))
 }
+
+func TestMambaBlockTableHelperVectors(t *testing.T) {
+	for _, c := range loadCases[mambaCase](t, "mamba_get_block_table_tensor") {
+		got, err := MambaBlockTable(c.BlockTable, c.SeqLens, MambaCacheMode(c.Mode), c.BlockSize,
+			c.NumSpeculativeBlocks)
+		if c.Error {
+			wantError(t, err, StatusInvalidArgument, "cattn.MambaBlockTable: ")
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		wantEqual(t, c.Name, flatten(got), flatten(c.Out))
+		if len(c.Out) > 0 {
+			wantEqual(t, c.Name+" columns", len(got[0]), len(c.Out[0]))
+		}
+	}
+	_, err := MambaBlockTable([][]int32{{1, 2}}, []int32{5}, MambaCacheModeAlign, 4, 2)
+	wantError(t, err, StatusInvalidArgument, "cattn.MambaBlockTable: numSpeculativeBlocks is out of range")
+	_, err = MambaBlockTable([][]int32{{1, 2}}, []int32{5}, MambaCacheMode(9), 4, 0)
+	wantError(t, err, StatusInvalidArgument, "cattn.MambaBlockTable: mode ")
+}

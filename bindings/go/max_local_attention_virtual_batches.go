@@ -14,7 +14,9 @@ type VirtualBatchBound struct {
 // attnChunkSize makes of a step of at most maxNumSeqs requests and maxNumBatchedTokens tokens
 // (vLLM's max_local_attention_virtual_batches, cattn_max_local_attention_virtual_batches).
 func MaxLocalAttentionVirtualBatches(attnChunkSize, maxNumSeqs, maxNumBatchedTokens int64) (VirtualBatchBound, error) {
-	f := newFrame("cattn_max_local_attention_virtual_batches")
+	f := newFrame("cattn_max_local_attention_virtual_batches", "MaxLocalAttentionVirtualBatches",
+		"args->attn_chunk_size", "attnChunkSize", "args->max_num_seqs", "maxNumSeqs",
+		"args->max_num_batched_tokens", "maxNumBatchedTokens")
 	defer f.free()
 	b, padded, err := f.maxLocalAttentionVirtualBatches(attnChunkSize, maxNumSeqs, maxNumBatchedTokens)
 	if err != nil {

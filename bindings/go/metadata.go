@@ -10,8 +10,8 @@ package cattn
 // call's arguments (an output that copies an input's field gets the input's *Tensor), its
 // scalars, and Causal.
 //
-// Unlike CATTN_COMMON_ATTN_METADATA_INIT, the zero value has Causal false; vLLM's batches
-// are causal, so set it.
+// The zero value is CATTN_COMMON_ATTN_METADATA_INIT: causal (NonCausal false), no tensors,
+// MaxLogitsPerReq not given.
 type CommonAttnMetadata struct {
 	QueryStartLoc        *Tensor // [num_reqs + 1] cumulative query lengths
 	QueryStartLocCPU     *Tensor // host mirror of QueryStartLoc, may be nil
@@ -27,7 +27,9 @@ type CommonAttnMetadata struct {
 	MaxQueryLen      int64
 	MaxSeqLen        int64
 	NumLogitsIndices int64 // meaningful only with LogitsIndicesPadded
-	Causal           bool
+	// NonCausal is the C causal field inverted (causal = 0), so that the zero value is
+	// causal as in CATTN_COMMON_ATTN_METADATA_INIT and in vLLM's batches.
+	NonCausal bool
 
 	// Since 1.1: vLLM's newer fields, each nil when absent.
 	Positions            *Tensor // [num_actual_tokens (+ padding)] token positions

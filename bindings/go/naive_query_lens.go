@@ -5,30 +5,59 @@ package cattn
 // Only md.QueryStartLoc is read. Host tensors run synchronously; CUDA tensors are enqueued on
 // stream (one kernel, capturable).
 func NaiveQueryLens(md *CommonAttnMetadata, out *Tensor, stream Stream) error {
-	return queryLens("cattn_naive_query_lens", md, out, false, stream)
+	return queryLens("cattn_naive_query_lens", "NaiveQueryLens", md, out, false, stream)
 }
 
 // ComputeNumComputedTokens writes SeqLens[i] minus the query length of request i into out
 // ([B]), vLLM's CommonAttentionMetadata.compute_num_computed_tokens
 // (cattn_compute_num_computed_tokens). No cache is kept; out may be the very SeqLens view.
 func ComputeNumComputedTokens(md *CommonAttnMetadata, out *Tensor, stream Stream) error {
-	return queryLens("cattn_compute_num_computed_tokens", md, out, true, stream)
+	return queryLens("cattn_compute_num_computed_tokens", "ComputeNumComputedTokens", md, out,
+		true, stream)
 }
 
-// NumComputedTokens is the one-call host form of ComputeNumComputedTokens.
-func NumComputedTokens(queryStartLoc, seqLens []int64) ([]int64, error) {
-	out := make([]int64, len(seqLens))
-	md := &CommonAttnMetadata{QueryStartLoc: Int64Tensor(queryStartLoc),
-		SeqLens: Int64Tensor(seqLens)}
-	if err := ComputeNumComputedTokens(md, Int64Tensor(out), 0); err != nil {
+// NumComputedTokens is the one-call host form of ComputeNumComputedTokens: seqLens[i] minus
+// the query length of request i, for queryStartLoc [B + 1] and seqLens [B].
+func NumComputedTokens[T Index](queryStartLoc, seqLens []T) ([]T, error) {
+	return queryLensOf("cattn_compute_num_computed_tokens", "NumComputedTokens", queryStartLoc,
+		seqLens, int64(len(seqLens)), true)
+}
+
+// NaiveQueryLensOf is the one-call host form of NaiveQueryLens: queryStartLoc[i+1] -
+// queryStartLoc[i] for each of the B requests of queryStartLoc ([B + 1]). Since 1.1.
+func NaiveQueryLensOf[T Index](queryStartLoc []T) ([]T, error) {
+	return queryLensOf("cattn_naive_query_lens", "NaiveQueryLensOf", queryStartLoc, nil,
+		numReqs(queryStartLoc), false)
+}
+
+func queryLensOf[T Index](fn, goName string, queryStartLoc, seqLens []T, b int64,
+	computed bool) ([]T, error) {
+	f := newFrame(fn, goName, "args->metadata->query_start_loc", "queryStartLoc",
+		"args->metadata->seq_lens", "seqLens", "args->metadata", "the batch", "args->out",
+		"the result")
+	defer f.free()
+	out := make([]T, b)
+	md := &CommonAttnMetadata{QueryStartLoc: IndexTensor(queryStartLoc)}
+	if computed {
+		md.SeqLens = IndexTensor(seqLens)
+	}
+	c, err := f.metadata("args->metadata", md)
+	if err != nil {
+		return nil, err
+	}
+	o, err := f.tensor("args->out", IndexTensor(out))
+	if err != nil {
+		return nil, err
+	}
+	if err := f.naiveQueryLens(c, o, computed, 0); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func queryLens(fn string, md *CommonAttnMetadata, out *Tensor, computed bool,
+func queryLens(fn, goName string, md *CommonAttnMetadata, out *Tensor, computed bool,
 	stream Stream) error {
-	f := newFrame(fn)
+	f := newFrame(fn, goName, "args->metadata", "md", "args->out", "out")
 	defer f.free()
 	c, err := f.metadata("args->metadata", md)
 	if err != nil {

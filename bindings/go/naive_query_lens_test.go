@@ -2,7 +2,6 @@ package cattn
 
 import (
 	"fmt"
-	"math"
 	"testing"
 )
 
@@ -15,15 +14,6 @@ type naiveQueryLensCase struct {
 		NaiveQueryLens           []int64 `json:"naive_query_lens"`
 		ComputeNumComputedTokens []int64 `json:"compute_num_computed_tokens"`
 	} `json:"expect"`
-}
-
-func fitsInt32(v []int64) bool {
-	for _, x := range v {
-		if x < math.MinInt32 || x > math.MaxInt32 {
-			return false
-		}
-	}
-	return true
 }
 
 func TestNaiveQueryLensVectors(t *testing.T) {
@@ -79,4 +69,24 @@ func TestNumComputedTokensOneCall(t *testing.T) {
 	// The query_start_loc of another batch size is refused with a status naming it.
 	_, err = NumComputedTokens([]int64{0, 3}, []int64{10, 1})
 	wantError(t, err, StatusInvalidArgument, "args->metadata->query_start_loc")
+}
+
+func TestQueryLensHelpersVectors(t *testing.T) {
+	for _, c := range loadCases[naiveQueryLensCase](t, "naive_query_lens") {
+		if c.Expect.NaiveQueryLens != nil {
+			got, err := NaiveQueryLensOf(c.QueryStartLoc)
+			mustOK(t, err)
+			wantEqual(t, c.Name+" naive", got, c.Expect.NaiveQueryLens)
+		}
+		if c.Expect.ComputeNumComputedTokens != nil && c.SeqLens != nil {
+			got, err := NumComputedTokens(c.QueryStartLoc, c.SeqLens)
+			mustOK(t, err)
+			wantEqual(t, c.Name+" computed", got, c.Expect.ComputeNumComputedTokens)
+		}
+	}
+	got, err := NaiveQueryLensOf([]int32{0, 3, 3, 7})
+	mustOK(t, err)
+	wantEqual(t, "int32", got, []int32{3, 0, 4})
+	_, err = NumComputedTokens([]int32{0, 3}, []int32{4, 5})
+	wantError(t, err, StatusInvalidArgument, "cattn.NumComputedTokens: queryStartLoc ")
 }

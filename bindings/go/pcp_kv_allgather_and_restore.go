@@ -20,7 +20,7 @@ const NCCLLibraryEnv = "CATTN_NCCL_LIBRARY"
 // Call it on one rank and send the bytes to the others before they call NewComm. Errors:
 // StatusNotSupported (CPU-only build, NCCL cannot be loaded), StatusNCCLError.
 func NewCommUniqueID() (CommUniqueID, error) {
-	f := newFrame("cattn_comm_get_unique_id")
+	f := newFrame("cattn_comm_get_unique_id", "NewCommUniqueID")
 	defer f.free()
 	return f.commGetUniqueID()
 }
@@ -51,7 +51,7 @@ func newComm(c cComm) *Comm {
 // out of range), StatusNotSupported (CPU-only build, NCCL or a GPU missing),
 // StatusNCCLError, StatusCUDAError, StatusOutOfMemory.
 func NewComm(id CommUniqueID, nranks, rank, cudaDevice int32) (*Comm, error) {
-	f := newFrame("cattn_comm_create")
+	f := newFrame("cattn_comm_create", "NewComm", "cuda_device", "cudaDevice")
 	defer f.free()
 	c, err := f.commCreate(&id, nranks, rank, cudaDevice)
 	if err != nil {
@@ -65,7 +65,7 @@ func NewComm(id CommUniqueID, nranks, rank, cudaDevice int32) (*Comm, error) {
 // Close frees only the handle. Errors: StatusInvalidArgument (ncclComm 0),
 // StatusNotSupported, StatusNCCLError, StatusOutOfMemory.
 func UnsafeBorrowComm(ncclComm uintptr) (*Comm, error) {
-	f := newFrame("cattn_comm_create_borrowed")
+	f := newFrame("cattn_comm_create_borrowed", "UnsafeBorrowComm", "nccl_comm", "ncclComm")
 	defer f.free()
 	c, err := f.commCreateBorrowed(ncclComm)
 	if err != nil {
@@ -91,10 +91,11 @@ func (comm *Comm) Close() error {
 	return nil
 }
 
-// lock takes the Comm for fn (shared or exclusive); release with the matching unlock.
-func (comm *Comm) lock(fn string, exclusive bool) (cComm, error) {
+// lock takes the Comm, the frame's argument arg, for its call (shared or exclusive); release
+// with the matching unlock.
+func (comm *Comm) lock(f *frame, arg string, exclusive bool) (cComm, error) {
 	if comm == nil {
-		return nil, argError(fn, "comm", "is NULL", "a nil *Comm", "a Comm")
+		return nil, f.argError(arg, "is NULL", "a nil *Comm", "a Comm")
 	}
 	if exclusive {
 		comm.mu.Lock()
@@ -103,7 +104,7 @@ func (comm *Comm) lock(fn string, exclusive bool) (cComm, error) {
 	}
 	if comm.c == nil {
 		comm.unlock(exclusive)
-		return nil, argError(fn, "comm", "is closed", "a closed Comm", "an open Comm")
+		return nil, f.argError(arg, "is closed", "a closed Comm", "an open Comm")
 	}
 	return comm.c, nil
 }
@@ -118,27 +119,25 @@ func (comm *Comm) unlock(exclusive bool) {
 
 // Rank returns this rank's index in its group, in [0, Size) (cattn_comm_get_rank).
 func (comm *Comm) Rank() (int32, error) {
-	const fn = "cattn_comm_get_rank"
-	c, err := comm.lock(fn, false)
+	f := newFrame("cattn_comm_get_rank", "Comm.Rank")
+	defer f.free()
+	c, err := comm.lock(f, "comm", false)
 	if err != nil {
 		return 0, err
 	}
 	defer comm.unlock(false)
-	f := newFrame(fn)
-	defer f.free()
 	return f.commGetRank(c)
 }
 
 // Size returns the number of ranks in the group, the PCP world size W (cattn_comm_get_size).
 func (comm *Comm) Size() (int32, error) {
-	const fn = "cattn_comm_get_size"
-	c, err := comm.lock(fn, false)
+	f := newFrame("cattn_comm_get_size", "Comm.Size")
+	defer f.free()
+	c, err := comm.lock(f, "comm", false)
 	if err != nil {
 		return 0, err
 	}
 	defer comm.unlock(false)
-	f := newFrame(fn)
-	defer f.free()
 	return f.commGetSize(c)
 }
 
@@ -177,17 +176,17 @@ func (args *PCPKVAllgatherAndRestoreArgs) tensors(f *frame) ([5]cTensor, error) 
 // libcattn. Errors: StatusInvalidArgument, StatusNotSupported (CPU-only build, an element
 // type that is not one lane of 8-64 bits).
 func PCPKVAllgatherAndRestoreWorkspaceSize(args PCPKVAllgatherAndRestoreArgs) (uint64, error) {
-	const fn = "cattn_pcp_kv_allgather_and_restore_workspace_size"
+	f := newFrame("cattn_pcp_kv_allgather_and_restore_workspace_size",
+		"PCPKVAllgatherAndRestoreWorkspaceSize")
+	defer f.free()
 	var c cComm
 	if args.Comm != nil {
 		var err error
-		if c, err = args.Comm.lock(fn, false); err != nil {
+		if c, err = args.Comm.lock(f, "args->comm", false); err != nil {
 			return 0, err
 		}
 		defer args.Comm.unlock(false)
 	}
-	f := newFrame(fn)
-	defer f.free()
 	cs, err := args.tensors(f)
 	if err != nil {
 		return 0, err
@@ -204,17 +203,16 @@ func PCPKVAllgatherAndRestoreWorkspaceSize(args PCPKVAllgatherAndRestoreArgs) (u
 // Host tensors are StatusNotSupported (NCCL needs device memory), as is a CPU-only build.
 // A nil Comm is passed as NULL and reported by libcattn.
 func PCPKVAllgatherAndRestore(args PCPKVAllgatherAndRestoreArgs) error {
-	const fn = "cattn_pcp_kv_allgather_and_restore"
+	f := newFrame("cattn_pcp_kv_allgather_and_restore", "PCPKVAllgatherAndRestore")
+	defer f.free()
 	var c cComm
 	if args.Comm != nil {
 		var err error
-		if c, err = args.Comm.lock(fn, true); err != nil {
+		if c, err = args.Comm.lock(f, "args->comm", true); err != nil {
 			return err
 		}
 		defer args.Comm.unlock(true)
 	}
-	f := newFrame(fn)
-	defer f.free()
 	cs, err := args.tensors(f)
 	if err != nil {
 		return err

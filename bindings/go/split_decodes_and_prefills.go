@@ -1,5 +1,23 @@
 package cattn
 
+import "unsafe"
+
+// How the C fields of the split calls' args structs read in SplitBatch, SplitOptions and
+// SplitDeviceBatch (the b and o parameters).
+var (
+	splitRenames = []string{"args->query_start_loc_cpu", "b.QueryStartLocCPU",
+		"args->num_reqs", "b.NumReqs", "args->num_actual_tokens", "b.NumActualTokens",
+		"args->max_query_len", "b.MaxQueryLen", "args->decode_threshold", "o.DecodeThreshold",
+		"args->require_uniform", "o.RequireUniform", "args->treat_short_extends_as_decodes",
+		"o.CountShortExtendsAsPrefills", "args->is_prefilling_cpu", "o.IsPrefilling"}
+	splitDeviceRenames = []string{"args->query_start_loc", "b.QueryStartLoc",
+		"args->num_actual_tokens", "b.NumActualTokens", "args->max_query_len", "b.MaxQueryLen",
+		"args->decode_threshold", "o.DecodeThreshold", "args->require_uniform",
+		"o.RequireUniform", "args->treat_short_extends_as_decodes",
+		"o.CountShortExtendsAsPrefills", "args->is_prefilling", "o.IsPrefilling",
+		"args->result", "result"}
+)
+
 // SplitBatch is the batch a split reads: the fields of vLLM's CommonAttentionMetadata it uses.
 type SplitBatch struct {
 	QueryStartLocCPU *Tensor // in: host [NumReqs + 1] int32/int64
@@ -9,9 +27,11 @@ type SplitBatch struct {
 }
 
 // SplitOptions are the options of SplitDecodesAndPrefills. The zero value is vLLM's defaults
-// except DecodeThreshold, which vLLM defaults to 1.
+// and CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_INIT's.
 type SplitOptions struct {
-	DecodeThreshold int64 // [0, INT32_MAX]
+	// DecodeThreshold: [0, INT32_MAX]; nil means 1, vLLM's default (cattn.Ptr[int64](t) for
+	// another).
+	DecodeThreshold *int64
 	RequireUniform  bool
 	// CountShortExtendsAsPrefills is vLLM's treat_short_extends_as_decodes=False; it then reads
 	// IsPrefilling.
@@ -53,7 +73,7 @@ type ReorderPlan struct {
 // split_decodes_and_prefills, cattn_split_decodes_and_prefills; its quirks are kept, and what
 // vLLM raises is an *Error with CATTN_INVALID_ARGUMENT).
 func SplitDecodesAndPrefills(b SplitBatch, o SplitOptions) (DecodePrefillSplit, error) {
-	f := newFrame("cattn_split_decodes_and_prefills")
+	f := newFrame("cattn_split_decodes_and_prefills", "SplitDecodesAndPrefills", splitRenames...)
 	defer f.free()
 	q, err := f.tensor("args->query_start_loc_cpu", b.QueryStartLocCPU)
 	if err != nil {
@@ -66,20 +86,53 @@ func SplitDecodesAndPrefills(b SplitBatch, o SplitOptions) (DecodePrefillSplit, 
 	return f.splitDecodesAndPrefills(q, isp, b, o)
 }
 
+// The C fields of the split calls as the one-call helpers' parameters: the batch comes from
+// queryStartLoc.
+var splitHelperRenames = []string{"args->query_start_loc_cpu", "queryStartLoc",
+	"args->num_reqs", "len(queryStartLoc) - 1", "args->num_actual_tokens",
+	"queryStartLoc's last entry", "args->max_query_len", "the longest query",
+	"args->decode_threshold", "decodeThreshold", "args->seq_lens_cpu_upper_bound",
+	"seqLensUpperBound"}
+
+// splitBatchOf describes the batch of a host query_start_loc: T its last entry and
+// max_query_len the longest query.
+func splitBatchOf[T Index](queryStartLoc []T) SplitBatch {
+	return SplitBatch{QueryStartLocCPU: IndexTensor(queryStartLoc),
+		NumReqs: numReqs(queryStartLoc), NumActualTokens: lastOf(queryStartLoc),
+		MaxQueryLen: longestQuery(queryStartLoc)}
+}
+
 // SplitQueryStartLoc is SplitDecodesAndPrefills in one call for the common case: a host
-// query_start_loc, T its last entry, max_query_len the longest query, vLLM's defaults.
-func SplitQueryStartLoc(queryStartLoc []int64, decodeThreshold int64) (DecodePrefillSplit, error) {
-	b := SplitBatch{QueryStartLocCPU: Int64Tensor(queryStartLoc)}
-	if n := len(queryStartLoc); n > 0 {
-		b.NumReqs = int64(n - 1)
-		b.NumActualTokens = queryStartLoc[n-1]
-		for i := 1; i < n; i++ {
-			if q := queryStartLoc[i] - queryStartLoc[i-1]; q > b.MaxQueryLen {
-				b.MaxQueryLen = q
-			}
-		}
+// query_start_loc ([B + 1]), T its last entry, max_query_len the longest query, and vLLM's
+// defaults but decodeThreshold (vLLM's default is 1).
+func SplitQueryStartLoc[T Index](queryStartLoc []T, decodeThreshold int64) (DecodePrefillSplit, error) {
+	f := newFrame("cattn_split_decodes_and_prefills", "SplitQueryStartLoc", splitHelperRenames...)
+	defer f.free()
+	b := splitBatchOf(queryStartLoc)
+	q, err := f.tensor("args->query_start_loc_cpu", b.QueryStartLocCPU)
+	if err != nil {
+		return DecodePrefillSplit{}, err
 	}
-	return SplitDecodesAndPrefills(b, SplitOptions{DecodeThreshold: decodeThreshold})
+	return f.splitDecodesAndPrefills(q, nil, b, SplitOptions{DecodeThreshold: &decodeThreshold})
+}
+
+// SplitQueryStartLocWithExtends is SplitDecodesPrefillsAndExtends in one call, as
+// SplitQueryStartLoc is SplitDecodesAndPrefills: the batch of queryStartLoc ([B + 1]) with
+// seqLensUpperBound ([B], vLLM's seq_lens_cpu_upper_bound) split into decodes, extends and
+// prefills at decodeThreshold. Since 1.1.
+func SplitQueryStartLocWithExtends[T Index](queryStartLoc, seqLensUpperBound []T,
+	decodeThreshold int64) (DecodeExtendPrefillSplit, error) {
+	f := newFrame("cattn_split_decodes_prefills_and_extends", "SplitQueryStartLocWithExtends",
+		splitHelperRenames...)
+	defer f.free()
+	b := splitBatchOf(queryStartLoc)
+	var ts [2]cTensor
+	if err := f.tensorsInto(ts[:], []string{"args->query_start_loc_cpu",
+		"args->seq_lens_cpu_upper_bound"}, []*Tensor{b.QueryStartLocCPU,
+		IndexTensor(seqLensUpperBound)}); err != nil {
+		return DecodeExtendPrefillSplit{}, err
+	}
+	return f.splitDecodesPrefillsAndExtends(ts[0], ts[1], b, decodeThreshold)
 }
 
 // SplitDecodesPrefillsAndExtends splits an ordered batch into decodes, extends and prefills
@@ -87,7 +140,9 @@ func SplitQueryStartLoc(queryStartLoc []int64, decodeThreshold int64) (DecodePre
 // seqLensUpperBound is host [NumReqs]; nil fails past the first step, as vLLM's assert.
 func SplitDecodesPrefillsAndExtends(b SplitBatch, seqLensUpperBound *Tensor,
 	decodeThreshold int64) (DecodeExtendPrefillSplit, error) {
-	f := newFrame("cattn_split_decodes_prefills_and_extends")
+	f := newFrame("cattn_split_decodes_prefills_and_extends", "SplitDecodesPrefillsAndExtends",
+		append(splitRenames, "args->seq_lens_cpu_upper_bound", "seqLensUpperBound",
+			"args->decode_threshold", "decodeThreshold")...)
 	defer f.free()
 	q, err := f.tensor("args->query_start_loc_cpu", b.QueryStartLocCPU)
 	if err != nil {
@@ -112,7 +167,8 @@ type SplitDeviceBatch struct {
 // SplitDecodesAndPrefillsDevice writes the split of a device batch to result, a device [4]
 // int32/int64 tensor, with one kernel on b.Stream (cattn_split_decodes_and_prefills_device).
 func SplitDecodesAndPrefillsDevice(b SplitDeviceBatch, o SplitOptions, result *Tensor) error {
-	f := newFrame("cattn_split_decodes_and_prefills_device")
+	f := newFrame("cattn_split_decodes_and_prefills_device", "SplitDecodesAndPrefillsDevice",
+		splitDeviceRenames...)
 	defer f.free()
 	ts := make([]cTensor, 5)
 	if err := f.tensorsInto(ts, []string{"args->query_start_loc", "args->is_prefilling",
@@ -127,7 +183,10 @@ func SplitDecodesAndPrefillsDevice(b SplitDeviceBatch, o SplitOptions, result *T
 // a device [6] tensor (cattn_split_decodes_prefills_and_extends_device).
 func SplitDecodesPrefillsAndExtendsDevice(b SplitDeviceBatch, seqLensUpperBound *Tensor,
 	decodeThreshold int64, result *Tensor) error {
-	f := newFrame("cattn_split_decodes_prefills_and_extends_device")
+	f := newFrame("cattn_split_decodes_prefills_and_extends_device",
+		"SplitDecodesPrefillsAndExtendsDevice", append(splitDeviceRenames,
+			"args->seq_lens_upper_bound", "seqLensUpperBound", "args->decode_threshold",
+			"decodeThreshold")...)
 	defer f.free()
 	ts := make([]cTensor, 5)
 	if err := f.tensorsInto(ts, []string{"args->query_start_loc", "args->seq_lens_upper_bound",
@@ -144,7 +203,9 @@ func SplitDecodesPrefillsAndExtendsDevice(b SplitDeviceBatch, seqLensUpperBound 
 // their count (vLLM's split_prefill_chunks, cattn_split_prefill_chunks).
 func SplitPrefillChunksInto(seqLens *Tensor, workspaceSize, requestOffset int64,
 	chunks *Tensor) (int64, error) {
-	f := newFrame("cattn_split_prefill_chunks")
+	f := newFrame("cattn_split_prefill_chunks", "SplitPrefillChunksInto", "args->seq_lens_cpu",
+		"seqLens", "args->workspace_size", "workspaceSize", "workspace_size", "workspaceSize", "args->request_offset",
+		"requestOffset", "args->chunks", "chunks")
 	defer f.free()
 	ts := make([]cTensor, 2)
 	if err := f.tensorsInto(ts, []string{"args->seq_lens_cpu", "args->chunks"},
@@ -155,20 +216,28 @@ func SplitPrefillChunksInto(seqLens *Tensor, workspaceSize, requestOffset int64,
 }
 
 // SplitPrefillChunks is SplitPrefillChunksInto in one call: the half-open bounds of every
-// chunk, plus requestOffset.
-func SplitPrefillChunks(seqLens []int64, workspaceSize, requestOffset int64) ([][2]int64, error) {
-	n, err := SplitPrefillChunksInto(Int64Tensor(seqLens), workspaceSize, requestOffset, nil)
+// chunk of the prefill lengths seqLens, plus requestOffset (the size query, then the chunks).
+func SplitPrefillChunks[T Index](seqLens []T, workspaceSize, requestOffset int64) ([][2]int64, error) {
+	f := newFrame("cattn_split_prefill_chunks", "SplitPrefillChunks", "args->seq_lens_cpu",
+		"seqLens", "args->workspace_size", "workspaceSize", "workspace_size", "workspaceSize",
+		"args->request_offset", "requestOffset", "args->chunks", "the result")
+	defer f.free()
+	seq, err := f.tensor("args->seq_lens_cpu", IndexTensor(seqLens))
 	if err != nil {
 		return nil, err
 	}
-	flat := make([]int64, 2*n)
-	if _, err := SplitPrefillChunksInto(Int64Tensor(seqLens), workspaceSize, requestOffset,
-		Int64Tensor(flat, n, 2)); err != nil {
+	n, err := f.splitPrefillChunks(seq, nil, workspaceSize, requestOffset)
+	if err != nil {
 		return nil, err
 	}
 	out := make([][2]int64, n)
-	for i := range out {
-		out[i] = [2]int64{flat[2*i], flat[2*i+1]}
+	flat := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(out))), 2*n)
+	chunks, err := f.tensor("args->chunks", Int64Tensor(flat, n, 2))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.splitPrefillChunks(seq, chunks, workspaceSize, requestOffset); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -179,7 +248,11 @@ func SplitPrefillChunks(seqLens []int64, workspaceSize, requestOffset int64) ([]
 // [>= max(B-1, 0), 2], or nil) are written (cattn_reorder_batch_to_split_decodes_and_prefills).
 func ReorderBatchToSplitDecodesAndPrefillsInto(scheduled, computed, prompt *Tensor,
 	decodeThreshold int64, indexMap, swaps *Tensor) (ReorderResult, error) {
-	f := newFrame("cattn_reorder_batch_to_split_decodes_and_prefills")
+	f := newFrame("cattn_reorder_batch_to_split_decodes_and_prefills",
+		"ReorderBatchToSplitDecodesAndPrefillsInto", "args->num_scheduled_tokens", "scheduled",
+		"args->num_computed_tokens", "computed", "args->num_prompt_tokens", "prompt",
+		"args->decode_threshold", "decodeThreshold", "args->index_map", "indexMap",
+		"args->swaps", "swaps")
 	defer f.free()
 	ts := make([]cTensor, 5)
 	if err := f.tensorsInto(ts, []string{"args->num_scheduled_tokens", "args->num_computed_tokens",
@@ -190,25 +263,32 @@ func ReorderBatchToSplitDecodesAndPrefillsInto(scheduled, computed, prompt *Tens
 	return f.reorderBatch(ts[0], ts[1], ts[2], ts[3], ts[4], decodeThreshold)
 }
 
-// ReorderBatchToSplitDecodesAndPrefills is the reorder in one call on Go slices.
-func ReorderBatchToSplitDecodesAndPrefills(scheduled, computed, prompt []int64,
+// ReorderBatchToSplitDecodesAndPrefills is the reorder in one call on Go slices of the
+// per-request scheduled, computed and prompt tokens ([B] each).
+func ReorderBatchToSplitDecodesAndPrefills[T Index](scheduled, computed, prompt []T,
 	decodeThreshold int64) (ReorderPlan, error) {
+	f := newFrame("cattn_reorder_batch_to_split_decodes_and_prefills",
+		"ReorderBatchToSplitDecodesAndPrefills", "args->num_scheduled_tokens", "scheduled",
+		"args->num_computed_tokens", "computed", "args->num_prompt_tokens", "prompt",
+		"args->decode_threshold", "decodeThreshold", "args->index_map", "result.IndexMap",
+		"args->swaps", "result.Swaps")
+	defer f.free()
 	b := int64(len(scheduled))
-	rows := b - 1
-	if rows < 0 {
-		rows = 0
-	}
+	rows := max(b-1, 0)
 	indexMap := make([]int64, b)
-	flat := make([]int64, 2*rows)
-	r, err := ReorderBatchToSplitDecodesAndPrefillsInto(Int64Tensor(scheduled),
-		Int64Tensor(computed), Int64Tensor(prompt), decodeThreshold, Int64Tensor(indexMap),
-		Int64Tensor(flat, rows, 2))
+	swaps := make([][2]int64, rows)
+	flat := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(swaps))), 2*rows)
+	ts := make([]cTensor, 5)
+	if err := f.tensorsInto(ts, []string{"args->num_scheduled_tokens", "args->num_computed_tokens",
+		"args->num_prompt_tokens", "args->index_map", "args->swaps"},
+		[]*Tensor{IndexTensor(scheduled), IndexTensor(computed), IndexTensor(prompt),
+			Int64Tensor(indexMap), Int64Tensor(flat, rows, 2)}); err != nil {
+		return ReorderPlan{}, err
+	}
+	r, err := f.reorderBatch(ts[0], ts[1], ts[2], ts[3], ts[4], decodeThreshold)
 	if err != nil {
 		return ReorderPlan{}, err
 	}
-	swaps := make([][2]int64, r.NumSwaps)
-	for i := range swaps {
-		swaps[i] = [2]int64{flat[2*i], flat[2*i+1]}
-	}
-	return ReorderPlan{Changed: r.Changed, IndexMap: indexMap, Swaps: swaps, Counts: r.Counts}, nil
+	return ReorderPlan{Changed: r.Changed, IndexMap: indexMap, Swaps: swaps[:r.NumSwaps],
+		Counts: r.Counts}, nil
 }

@@ -47,7 +47,7 @@ func TestSplitDecodesAndPrefillsVectors(t *testing.T) {
 	for _, c := range cases {
 		b := SplitBatch{QueryStartLocCPU: qslTensor(c), NumReqs: c.NumReqs,
 			NumActualTokens: c.NumActualTokens, MaxQueryLen: c.MaxQueryLen}
-		o := SplitOptions{DecodeThreshold: c.Threshold, RequireUniform: c.RequireUniform != 0,
+		o := SplitOptions{DecodeThreshold: &c.Threshold, RequireUniform: c.RequireUniform != 0,
 			CountShortExtendsAsPrefills: c.Treat == 0}
 		if c.IsPrefilling != nil {
 			flags := make([]byte, len(c.IsPrefilling))
@@ -157,15 +157,60 @@ func TestSplitHelpersAndErrors(t *testing.T) {
 	wantEqual(t, "one call", s, DecodePrefillSplit{2, 2, 2, 10})
 	_, err = SplitPrefillChunks([]int64{9}, 8, 0)
 	wantInvalid(t, "too long", err)
-	if !strings.Contains(err.Error(), "seq_lens_cpu") {
+	if !strings.Contains(err.Error(), "seqLens") {
 		t.Fatalf("message does not name the argument: %v", err)
 	}
 	_, err = ReorderBatchToSplitDecodesAndPrefills([]int64{1, 2}, []int64{1}, []int64{1, 2}, 1)
 	wantInvalid(t, "lengths", err)
-	if !strings.Contains(err.Error(), "num_computed_tokens") {
+	if !strings.Contains(err.Error(), ": computed has the wrong size") {
 		t.Fatalf("message does not name the argument: %v", err)
 	}
 	err = SplitDecodesAndPrefillsDevice(SplitDeviceBatch{QueryStartLoc: Int64Tensor([]int64{0, 1})},
-		SplitOptions{DecodeThreshold: 1}, Int64Tensor(make([]int64, 4)))
+		SplitOptions{}, Int64Tensor(make([]int64, 4)))
 	wantInvalid(t, "host tensors to the device call", err)
+}
+
+// The one-call splits take the batch from query_start_loc and vLLM's defaults: the vectors of
+// that form.
+func TestSplitQueryStartLocHelpersVectors(t *testing.T) {
+	form := func(c splitCase) bool {
+		return c.NumReqs == numReqs(c.QueryStartLoc) && c.NumActualTokens == lastOf(c.QueryStartLoc) &&
+			c.MaxQueryLen == longestQuery(c.QueryStartLoc)
+	}
+	checked := 0
+	for _, c := range loadCases[splitCase](t, "split_decodes_and_prefills") {
+		if !form(c) || c.RequireUniform != 0 || c.Treat != 1 {
+			continue
+		}
+		got, err := SplitQueryStartLoc(asIndex[int32](c.QueryStartLoc), c.Threshold)
+		if c.Error != "" {
+			wantInvalid(t, c.Name, err)
+			continue
+		}
+		mustOK(t, err)
+		checked++
+		wantEqual(t, c.Name, []int64{got.NumDecodes, got.NumPrefills, got.NumDecodeTokens,
+			got.NumPrefillTokens}, c.Result)
+	}
+	for _, c := range loadCases[splitCase](t, "split_decodes_prefills_and_extends") {
+		if !form(c) || c.UpperBound == nil {
+			continue
+		}
+		got, err := SplitQueryStartLocWithExtends(c.QueryStartLoc, c.UpperBound, c.Threshold)
+		if c.Error != "" {
+			wantInvalid(t, c.Name, err)
+			continue
+		}
+		mustOK(t, err)
+		checked++
+		wantEqual(t, c.Name, []int64{got.NumDecodes, got.NumExtends, got.NumPrefills,
+			got.NumDecodeTokens, got.NumExtendTokens, got.NumPrefillTokens}, c.Result)
+	}
+	if checked < 10 {
+		t.Fatalf("only %d vectors of the helpers' form", checked)
+	}
+	_, err := SplitQueryStartLocWithExtends([]int64{0, 1, 5}, []int64{1}, 1)
+	wantError(t, err, StatusInvalidArgument, "cattn.SplitQueryStartLocWithExtends: seqLensUpperBound")
+	_, err = SplitQueryStartLoc([]int64{0, 1}, -1)
+	wantError(t, err, StatusInvalidArgument, "cattn.SplitQueryStartLoc: decodeThreshold")
 }

@@ -36,19 +36,19 @@ const (
 )
 
 // StepDCPParams are the parameters of StepDCPLocalSeqLens (cattn_step_dcp_params_t), as
-// DCPLocalSeqLensArgs takes them.
+// DCPLocalSeqLensArgs takes them; the zero value is the C default.
 type StepDCPParams struct {
-	DCPSize int64 // >= 1 (default 1)
-	DCPRank int64 // [0, DCPSize) or DCPAllRanks (default DCPAllRanks)
+	DCPSize int64    // >= 1; 0 means 1
+	Ranks   DCPRanks // the zero value (AllDCPRanks) for every rank, DCPRank(r) for one
 	// InterleaveSize is dcp_kv_cache_interleave_size: >= 1, DCPSize * InterleaveSize <=
-	// INT32_MAX (default 1).
+	// INT32_MAX; 0 means 1.
 	InterleaveSize int64
 }
 
 // StepMambaParams are the parameters of StepMambaBlockTable (cattn_step_mamba_params_t), as
 // MambaBlockTableArgs takes them.
 type StepMambaParams struct {
-	BlockSize            int64          // Align: >= 1 (default 1)
+	BlockSize            int64          // Align: >= 1; 0 means 1
 	NumSpeculativeBlocks int64          // Align: >= 0 (default 0)
 	Mode                 MambaCacheMode // default MambaCacheModeNone
 }
@@ -56,7 +56,7 @@ type StepMambaParams struct {
 // StepConv1dParams are the parameters of StepCausalConv1dMetadata
 // (cattn_step_conv1d_params_t).
 type StepConv1dParams struct {
-	BlockM int64 // tokens per program, >= 1 (default 8, vLLM's)
+	BlockM int64 // tokens per program, >= 1; 0 means 8 (vLLM's)
 }
 
 // StepLocalAttentionParams are the parameters of StepLocalAttention
@@ -68,16 +68,16 @@ type StepLocalAttentionParams struct {
 
 // StepExtendParams are the parameters of StepExtendQueries (cattn_step_extend_params_t).
 type StepExtendParams struct {
-	N int64 // tokens added to every request, >= 0 (default 1, vLLM's extend_all_queries_by_1)
+	// N is the number of tokens added to every request, >= 0; nil means 1 (vLLM's
+	// extend_all_queries_by_1).
+	N *int64
 }
 
 // StepPlanDesc describes a StepPlan (cattn_step_plan_desc_t): the products, the capacities and
 // each product's parameters; those of the products not selected are ignored.
 //
-// Start from DefaultStepPlanDesc, which holds CATTN_STEP_PLAN_DESC_INIT's defaults (vLLM's),
-// and set Products and the capacities. The zero value is not those defaults: its DCP,
-// Conv1d and Extend parameters are zero (DCPSize and BlockM 0 are refused, DCPRank 0 is rank
-// 0, N 0 adds no token).
+// The zero value is CATTN_STEP_PLAN_DESC_INIT (vLLM's parameter defaults; see the fields):
+// set Products and the capacities, and the parameters that differ.
 type StepPlanDesc struct {
 	Products           StepProduct // at least one bit
 	MaxNumReqs         int64       // >= 1: rows of a batch's per-request tensors (B)
@@ -92,18 +92,24 @@ type StepPlanDesc struct {
 	Extend         StepExtendParams         // StepExtendQueries
 }
 
-// DefaultStepPlanDesc returns CATTN_STEP_PLAN_DESC_INIT: no products, zero capacities and
-// every product's parameters at vLLM's defaults - DCP {DCPSize 1, DCPAllRanks,
-// InterleaveSize 1}, Mamba {BlockSize 1, 0, MambaCacheModeNone}, Conv1d {BlockM 8},
-// LocalAttention {0, 0} (to be set), Extend {N 1}. Since 1.1.
+// DefaultStepPlanDesc returns CATTN_STEP_PLAN_DESC_INIT with its values spelled out: no
+// products, zero capacities and every product's parameters at vLLM's defaults - DCP
+// {DCPSize 1, AllDCPRanks, InterleaveSize 1}, Mamba {BlockSize 1, 0, MambaCacheModeNone},
+// Conv1d {BlockM 8}, LocalAttention {0, 0} (to be set), Extend {N 1}. The zero StepPlanDesc
+// means the same. Since 1.1.
 func DefaultStepPlanDesc() StepPlanDesc {
 	return StepPlanDesc{
-		DCP:    StepDCPParams{DCPSize: 1, DCPRank: DCPAllRanks, InterleaveSize: 1},
+		DCP:    StepDCPParams{DCPSize: 1, Ranks: AllDCPRanks, InterleaveSize: 1},
 		Mamba:  StepMambaParams{BlockSize: 1, Mode: MambaCacheModeNone},
 		Conv1d: StepConv1dParams{BlockM: 8},
-		Extend: StepExtendParams{N: 1},
+		Extend: StepExtendParams{N: Ptr[int64](1)},
 	}
 }
+
+// The C fields of cattn_step_plan_desc_t that StepPlanDesc names otherwise.
+var stepDescRenames = []string{"desc->dcp.dcp_rank", "desc.DCP.Ranks",
+	"desc->dcp.dcp_kv_cache_interleave_size", "desc.DCP.InterleaveSize",
+	"desc->mamba.mamba_cache_mode", "desc.Mamba.Mode", "desc", "desc"}
 
 // StepPlanShape holds the capacities a StepPlan's outputs must hold, derived from its desc
 // (cattn_step_plan_shape_t); with B = MaxNumReqs, T = MaxNumTokens and C = AttnChunkSize:
@@ -194,7 +200,7 @@ type StepPlan struct {
 // selected product's parameter out of range - named as desc->dcp.dcp_size and the like -, a
 // capacity whose derived sizes overflow int64), StatusOutOfMemory. Since 1.1.
 func NewStepPlan(desc StepPlanDesc) (*StepPlan, error) {
-	f := newFrame("cattn_step_plan_create")
+	f := newFrame("cattn_step_plan_create", "NewStepPlan", stepDescRenames...)
 	defer f.free()
 	p, err := f.stepPlanCreate(&desc)
 	if err != nil {
@@ -222,14 +228,14 @@ func (plan *StepPlan) Close() error {
 	return nil
 }
 
-func (plan *StepPlan) acquire(fn string) (cStepPlan, error) {
+func (plan *StepPlan) acquire(f *frame) (cStepPlan, error) {
 	if plan == nil {
-		return nil, argError(fn, "plan", "is NULL", "a nil *StepPlan", "a plan")
+		return nil, f.argError("plan", "is NULL", "a nil *StepPlan", "a plan")
 	}
 	plan.mu.RLock()
 	if plan.p == nil {
 		plan.mu.RUnlock()
-		return nil, argError(fn, "plan", "is closed", "a closed StepPlan", "an open plan")
+		return nil, f.argError("plan", "is closed", "a closed StepPlan", "an open plan")
 	}
 	return plan.p, nil
 }
@@ -237,14 +243,13 @@ func (plan *StepPlan) acquire(fn string) (cStepPlan, error) {
 // Shape returns the capacities the plan's outputs must hold (cattn_step_plan_get_shape).
 // Since 1.1.
 func (plan *StepPlan) Shape() (StepPlanShape, error) {
-	const fn = "cattn_step_plan_get_shape"
-	p, err := plan.acquire(fn)
+	f := newFrame("cattn_step_plan_get_shape", "StepPlan.Shape")
+	defer f.free()
+	p, err := plan.acquire(f)
 	if err != nil {
 		return StepPlanShape{}, err
 	}
 	defer plan.mu.RUnlock()
-	f := newFrame(fn)
-	defer f.free()
 	return f.stepPlanGetShape(p)
 }
 
@@ -252,14 +257,13 @@ func (plan *StepPlan) Shape() (StepPlanShape, error) {
 // (cattn_step_plan_workspace_size): 0 for every plan of libcattn 1.1, the query existing so
 // that a later version may need one. Pass StepOutputs.Workspace of that size. Since 1.1.
 func (plan *StepPlan) WorkspaceSize() (uint64, error) {
-	const fn = "cattn_step_plan_workspace_size"
-	p, err := plan.acquire(fn)
+	f := newFrame("cattn_step_plan_workspace_size", "StepPlan.WorkspaceSize")
+	defer f.free()
+	p, err := plan.acquire(f)
 	if err != nil {
 		return 0, err
 	}
 	defer plan.mu.RUnlock()
-	f := newFrame(fn)
-	defer f.free()
 	return f.stepPlanWorkspaceSize(p)
 }
 
@@ -295,19 +299,19 @@ var (
 // StatusInsufficientSize (an output below its capacity), StatusNotSupported (CPU-only build,
 // no usable device, a tensor off its element alignment), StatusCUDAError. Since 1.1.
 func (plan *StepPlan) Run(batch StepBatch, out StepOutputs, stream Stream) error {
-	const fn = "cattn_step_plan_run"
-	p, err := plan.acquire(fn)
+	f := newFrame("cattn_step_plan_run", "StepPlan.Run", "outputs", "out", "batch", "batch",
+		"desc", "desc")
+	defer f.free()
+	p, err := plan.acquire(f)
 	if err != nil {
 		return err
 	}
 	defer plan.mu.RUnlock()
 	if out.CountsHost != nil && out.CountsHost.slice {
 		// The kernel writes it after the call returns, when Go no longer pins it.
-		return argError(fn, "outputs->counts_host", "is Go memory", "a slice-backed Tensor",
+		return f.argError("outputs->counts_host", "is Go memory", "a slice-backed Tensor",
 			"pinned host memory mapped for the device, by address (UnsafeDeviceTensor)")
 	}
-	f := newFrame(fn)
-	defer f.free()
 	var bs [6]cTensor
 	bts := [6]*Tensor{batch.QueryStartLoc, batch.SeqLens, batch.BlockTable, batch.CuNumTokens,
 		batch.LogitsIndices, batch.NumLogitsIndices}

@@ -40,7 +40,7 @@ func stepDesc(products StepProduct) StepPlanDesc {
 	d := DefaultStepPlanDesc()
 	d.Products = products
 	d.MaxNumReqs, d.MaxNumTokens, d.MaxNumBlocksPerReq, d.MaxNumLogits = 4, 64, 8, 16
-	d.DCP = StepDCPParams{DCPSize: 2, DCPRank: DCPAllRanks, InterleaveSize: 4}
+	d.DCP = StepDCPParams{DCPSize: 2, InterleaveSize: 4}
 	d.Mamba = StepMambaParams{BlockSize: 16, NumSpeculativeBlocks: 1, Mode: MambaCacheModeAlign}
 	d.LocalAttention = StepLocalAttentionParams{AttnChunkSize: 8, BlockSize: 2}
 	return d
@@ -50,11 +50,34 @@ func TestStepPlanDescDefaultsMatchTheHeader(t *testing.T) {
 	wantEqual(t, "DefaultStepPlanDesc = CATTN_STEP_PLAN_DESC_INIT", DefaultStepPlanDesc(),
 		cStepPlanDescInit())
 	wantEqual(t, "DefaultStepPlanDesc", DefaultStepPlanDesc(), StepPlanDesc{
-		DCP:    StepDCPParams{DCPSize: 1, DCPRank: DCPAllRanks, InterleaveSize: 1},
+		DCP:    StepDCPParams{DCPSize: 1, Ranks: AllDCPRanks, InterleaveSize: 1},
 		Mamba:  StepMambaParams{BlockSize: 1, NumSpeculativeBlocks: 0, Mode: MambaCacheModeNone},
 		Conv1d: StepConv1dParams{BlockM: 8},
-		Extend: StepExtendParams{N: 1},
+		Extend: StepExtendParams{N: Ptr[int64](1)},
 	})
+}
+
+// The zero parameters are the header's defaults: a plan of every product from a desc that sets
+// only the capacities and local attention (which has no default) has the default plan's shape,
+// and the zero values reach C as CATTN_STEP_PLAN_DESC_INIT's.
+func TestStepPlanDescZeroValueIsTheDefault(t *testing.T) {
+	zero := StepPlanDesc{Products: StepAllProducts, MaxNumReqs: 4, MaxNumTokens: 64,
+		MaxNumBlocksPerReq: 8, MaxNumLogits: 16,
+		LocalAttention: StepLocalAttentionParams{AttnChunkSize: 8, BlockSize: 2}}
+	def := DefaultStepPlanDesc()
+	def.Products, def.LocalAttention = zero.Products, zero.LocalAttention
+	def.MaxNumReqs, def.MaxNumTokens, def.MaxNumBlocksPerReq, def.MaxNumLogits = 4, 64, 8, 16
+	shapes := make([]StepPlanShape, 2)
+	for i, d := range []StepPlanDesc{zero, def} {
+		plan, err := NewStepPlan(d)
+		mustOK(t, err)
+		shapes[i], err = plan.Shape()
+		mustOK(t, err)
+		mustOK(t, plan.Close())
+	}
+	wantEqual(t, "zero desc shape", shapes[0], shapes[1])
+	wantEqual(t, "conv1d capacity uses BlockM 8", shapes[0].Conv1dCapacity, cdiv(64, 8)+4)
+	wantEqual(t, "mamba columns (mode None)", shapes[0].MambaColumns, int64(0))
 }
 
 func TestStepConstantsMatchTheHeader(t *testing.T) {
@@ -94,29 +117,29 @@ func TestStepPlanDescErrors(t *testing.T) {
 			[]string{"desc->max_num_logits"}},
 		{"max_num_reqs overflows", func(d *StepPlanDesc) { d.MaxNumReqs = math.MaxInt64 },
 			[]string{"desc->max_num_reqs"}},
-		{"dcp_size", func(d *StepPlanDesc) { d.DCP.DCPSize = 0 },
-			[]string{"desc->dcp.dcp_size", "got 0"}},
-		{"dcp_rank", func(d *StepPlanDesc) { d.DCP.DCPRank = 2 },
+		{"dcp_size", func(d *StepPlanDesc) { d.DCP.DCPSize = -1 },
+			[]string{"desc->dcp.dcp_size", "got -1"}},
+		{"dcp_rank", func(d *StepPlanDesc) { d.DCP.Ranks = DCPRank(2) },
 			[]string{"desc->dcp.dcp_rank", "got 2"}},
-		{"interleave", func(d *StepPlanDesc) { d.DCP.InterleaveSize = 0 },
+		{"interleave", func(d *StepPlanDesc) { d.DCP.InterleaveSize = -1 },
 			[]string{"desc->dcp.dcp_kv_cache_interleave_size"}},
 		{"interleave times size", func(d *StepPlanDesc) { d.DCP.InterleaveSize = 1 << 30 },
 			[]string{"desc->dcp.dcp_kv_cache_interleave_size", "INT32_MAX"}},
 		{"mamba mode", func(d *StepPlanDesc) { d.Mamba.Mode = 3 },
 			[]string{"desc->mamba.mamba_cache_mode", "got 3"}},
-		{"mamba block_size", func(d *StepPlanDesc) { d.Mamba.BlockSize = 0 },
+		{"mamba block_size", func(d *StepPlanDesc) { d.Mamba.BlockSize = -1 },
 			[]string{"desc->mamba.block_size"}},
 		{"mamba num_speculative_blocks", func(d *StepPlanDesc) { d.Mamba.NumSpeculativeBlocks = -1 },
 			[]string{"desc->mamba.num_speculative_blocks"}},
-		{"block_m", func(d *StepPlanDesc) { d.Conv1d.BlockM = 0 },
-			[]string{"desc->conv1d.block_m", "got 0"}},
+		{"block_m", func(d *StepPlanDesc) { d.Conv1d.BlockM = -1 },
+			[]string{"desc->conv1d.block_m", "got -1"}},
 		{"attn_chunk_size", func(d *StepPlanDesc) { d.LocalAttention.AttnChunkSize = 0 },
 			[]string{"desc->local_attention.attn_chunk_size"}},
 		{"local block_size", func(d *StepPlanDesc) { d.LocalAttention.BlockSize = 0 },
 			[]string{"desc->local_attention.block_size"}},
 		{"local block_size divides", func(d *StepPlanDesc) { d.LocalAttention.BlockSize = 3 },
 			[]string{"desc->local_attention.block_size", "does not divide"}},
-		{"extend n", func(d *StepPlanDesc) { d.Extend.N = -1 },
+		{"extend n", func(d *StepPlanDesc) { d.Extend.N = Ptr[int64](-1) },
 			[]string{"desc->extend.n", "got -1"}},
 	}
 	for _, c := range cases {
@@ -142,7 +165,7 @@ func TestStepPlanDescErrors(t *testing.T) {
 	}
 	d := stepDesc(StepCausalConv1dMetadata)
 	d.DCP, d.Mamba, d.LocalAttention, d.Extend = StepDCPParams{}, StepMambaParams{Mode: 7},
-		StepLocalAttentionParams{}, StepExtendParams{N: -1}
+		StepLocalAttentionParams{}, StepExtendParams{N: Ptr[int64](-1)}
 	plan, err := NewStepPlan(d)
 	mustOK(t, err)
 	mustOK(t, plan.Close())
@@ -418,8 +441,8 @@ func TestStepPlanConcurrentUse(t *testing.T) {
 					StepOutputs{}, 0)
 				var e *Error
 				if !errors.As(err, &e) || e.Code != StatusInvalidArgument ||
-					!strings.Contains(e.Message, fmt.Sprintf("cattn_step_plan_run: "+
-						"batch->query_start_loc exceeds the plan's capacity (got %d requests [%d]",
+					!strings.Contains(e.Message, fmt.Sprintf("cattn.StepPlan.Run: "+
+						"batch.QueryStartLoc exceeds the plan's capacity (got %d requests [%d]",
 						n-1, n)) {
 					failures <- fmt.Sprintf("goroutine %d: run with %d entries: %v", g, n, err)
 					return

@@ -182,7 +182,7 @@ func (t *Tensor) NumElements() int64 {
 // checkView verifies what C cannot: that the DLTensor made from t is well formed (a stride
 // per dimension) and that a slice view stays inside its slice. Negative sizes and strides
 // are left to libcattn, which rejects them without touching memory.
-func (t *Tensor) checkView(fn, arg string) error {
+func (t *Tensor) checkView(fn, arg string) *Error {
 	if len(t.Shape) > math.MaxInt32 {
 		return argError(fn, arg, "has too many dimensions", strconv.Itoa(len(t.Shape)), "at most 2^31 - 1")
 	}
@@ -264,3 +264,69 @@ func (t *Tensor) compactStride(i int) int64 {
 	}
 	return s
 }
+
+// Index is the element type of the one-call helpers' index and length slices: int32 or int64,
+// or a type defined on one, the two dtypes of libcattn's index tensors. A helper returns
+// slices of the type it was given.
+type Index interface{ ~int32 | ~int64 }
+
+// IndexTensor views data as a host int32 or int64 tensor, as T's size says, of the given shape
+// (default: 1-D, len(data)).
+func IndexTensor[T Index](data []T, shape ...int64) *Tensor {
+	dtype := Int64
+	if unsafe.Sizeof(*new(T)) == 4 {
+		dtype = Int32
+	}
+	return sliceTensor(unsafe.Pointer(unsafe.SliceData(data)), len(data), dtype, shape)
+}
+
+// flatRows copies rows of equal length into one row-major slice and returns it with that
+// length (0 for no rows); bad is the first row of another length, or -1.
+func flatRows[T any](rows [][]T) (flat []T, cols int, bad int) {
+	if len(rows) == 0 {
+		return nil, 0, -1
+	}
+	cols = len(rows[0])
+	flat = make([]T, 0, len(rows)*cols)
+	for i, r := range rows {
+		if len(r) != cols {
+			return nil, cols, i
+		}
+		flat = append(flat, r...)
+	}
+	return flat, cols, -1
+}
+
+// splitRows cuts flat into len(flat) / cols rows of cols, views of flat.
+func splitRows[T any](flat []T, cols int) [][]T {
+	if cols == 0 {
+		return make([][]T, 0)
+	}
+	rows := make([][]T, len(flat)/cols)
+	for i := range rows {
+		rows[i] = flat[i*cols : (i+1)*cols : (i+1)*cols]
+	}
+	return rows
+}
+
+// lastOf returns the last element of v as an int64, 0 for an empty slice.
+func lastOf[T Index](v []T) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return int64(v[len(v)-1])
+}
+
+// longestQuery returns the largest qsl[i+1] - qsl[i], 0 for fewer than two entries.
+func longestQuery[T Index](qsl []T) int64 {
+	var m int64
+	for i := 1; i < len(qsl); i++ {
+		if q := int64(qsl[i]) - int64(qsl[i-1]); q > m {
+			m = q
+		}
+	}
+	return m
+}
+
+// numReqs returns B for a [B + 1] query_start_loc, 0 for an empty one.
+func numReqs[T Index](qsl []T) int64 { return max(int64(len(qsl))-1, 0) }

@@ -1,5 +1,7 @@
 package cattn
 
+import "strconv"
+
 // TokenToReqIndices writes the request of every token into buffer ([>= max(M, T)],
 // int32/int64), vLLM's CommonAttentionMetadata.token_to_req_indices
 // (cattn_token_to_req_indices): buffer[0:M] repeats request r q[r] times and buffer[M:T] is 0,
@@ -7,7 +9,8 @@ package cattn
 // set) and T is md.NumActualTokens. Nothing is cached between calls. CUDA tensors are
 // enqueued on stream (one kernel, capturable, correct on replay).
 func TokenToReqIndices(md *CommonAttnMetadata, buffer *Tensor, stream Stream) error {
-	f := newFrame("cattn_token_to_req_indices")
+	f := newFrame("cattn_token_to_req_indices", "TokenToReqIndices", "args->metadata", "md",
+		"args->buffer", "buffer")
 	defer f.free()
 	c, err := f.metadata("args->metadata", md)
 	if err != nil {
@@ -20,17 +23,38 @@ func TokenToReqIndices(md *CommonAttnMetadata, buffer *Tensor, stream Stream) er
 	return f.tokenToReqIndices(c, b, stream)
 }
 
-// TokenToReqIndicesInt32 is the one-call host form: the request of each of numTokens tokens
-// (padding included) of the batch queryStartLoc describes.
+// TokenToReqIndicesInt32 is TokenToReqIndicesOf for int32 slices.
 func TokenToReqIndicesInt32(queryStartLoc []int32, numTokens int) ([]int32, error) {
-	mapped := 0
+	return TokenToReqIndicesOf(queryStartLoc, int64(numTokens))
+}
+
+// TokenToReqIndicesOf is the one-call host form of TokenToReqIndices: the request of each of
+// numTokens tokens (padding included, mapped to request 0) of the batch queryStartLoc
+// ([B + 1]) describes. Since 1.1.
+func TokenToReqIndicesOf[T Index](queryStartLoc []T, numTokens int64) ([]T, error) {
+	f := newFrame("cattn_token_to_req_indices", "TokenToReqIndicesOf",
+		"args->metadata->query_start_loc", "queryStartLoc", "args->metadata->num_actual_tokens",
+		"numTokens", "args->metadata", "the batch", "args->buffer", "the result")
+	defer f.free()
+	var mapped int64
 	if n := len(queryStartLoc); n > 0 && queryStartLoc[n-1] > queryStartLoc[0] {
-		mapped = int(queryStartLoc[n-1] - queryStartLoc[0])
+		mapped = int64(queryStartLoc[n-1]) - int64(queryStartLoc[0])
 	}
-	out := make([]int32, max(mapped, numTokens))
-	md := &CommonAttnMetadata{QueryStartLoc: Int32Tensor(queryStartLoc),
-		NumActualTokens: int64(numTokens)}
-	if err := TokenToReqIndices(md, Int32Tensor(out), 0); err != nil {
+	if numTokens < 0 {
+		return nil, f.argError("args->metadata->num_actual_tokens", "is negative",
+			strconv.FormatInt(numTokens, 10), ">= 0")
+	}
+	out := make([]T, max(mapped, numTokens))
+	md, err := f.metadata("args->metadata", &CommonAttnMetadata{
+		QueryStartLoc: IndexTensor(queryStartLoc), NumActualTokens: numTokens})
+	if err != nil {
+		return nil, err
+	}
+	b, err := f.tensor("args->buffer", IndexTensor(out))
+	if err != nil {
+		return nil, err
+	}
+	if err := f.tokenToReqIndices(md, b, 0); err != nil {
 		return nil, err
 	}
 	return out[:numTokens], nil

@@ -2,6 +2,7 @@ package cattn
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -65,4 +66,23 @@ func TestTokenToReqIndicesOneCall(t *testing.T) {
 	}
 	_, err = TokenToReqIndicesInt32([]int32{0, 3, 2}, 3)
 	wantError(t, err, StatusInvalidArgument, "negative query length")
+}
+
+func TestTokenToReqIndicesOfVectors(t *testing.T) {
+	checked := 0
+	for _, c := range loadCases[tokenToReqIndicesCase](t, "token_to_req_indices") {
+		if !reflect.DeepEqual(c.QueryStartLocCPU, c.QueryStartLoc) || c.Error != "" ||
+			c.NumActualTokens < 0 {
+			continue // the helper has no separate mirror, and its buffer always fits
+		}
+		got, err := TokenToReqIndicesOf(c.QueryStartLoc, c.NumActualTokens)
+		mustOK(t, err)
+		checked++
+		wantEqual(t, c.Name, got, c.Expect[:c.NumActualTokens])
+	}
+	if checked < 10 {
+		t.Fatalf("only %d vectors checked", checked)
+	}
+	_, err := TokenToReqIndicesOf([]int64{0, 2}, -1)
+	wantError(t, err, StatusInvalidArgument, "cattn.TokenToReqIndicesOf: numTokens is negative")
 }

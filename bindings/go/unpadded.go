@@ -9,7 +9,8 @@ package cattn
 // an error (Python's slice would come out shorter).
 func Unpadded(md *CommonAttnMetadata, numActualTokens, numActualReqs int64) (*CommonAttnMetadata,
 	error) {
-	f := newFrame("cattn_unpadded")
+	f := newFrame("cattn_unpadded", "Unpadded", "args->metadata", "md", "args->num_actual_tokens",
+		"numActualTokens", "args->num_actual_reqs", "numActualReqs", "args->out", "the result")
 	defer f.free()
 	in, err := f.metadata("args->metadata", md)
 	if err != nil {

@@ -46,7 +46,7 @@ func TestUnpaddedVectors(t *testing.T) {
 		md := &CommonAttnMetadata{QueryStartLoc: qsl.t, SeqLens: seq.t, Positions: pos.t,
 			SlotMapping: slots.t, SeqLensCPUUpperBound: upper.t, DCPLocalSeqLens: dcp.t,
 			BlockTableTensor: table, NumReqs: b, NumActualTokens: in.NumActualTokens,
-			MaxQueryLen: in.MaxQueryLen, MaxSeqLen: in.MaxSeqLen, Causal: true}
+			MaxQueryLen: in.MaxQueryLen, MaxSeqLen: in.MaxSeqLen}
 		u, err := Unpadded(md, c.NumActualTokens, c.NumActualReqs)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)

@@ -8,16 +8,24 @@ const HeaderVersion uint32 = headerVersionNumber
 // HeaderVersionString is CATTN_VERSION_STRING of that header, "MAJOR.MINOR.PATCH".
 const HeaderVersionString = headerVersionString
 
-// Version returns the version number the loaded library was built as (cattn_version).
-func Version() uint32 { return cVersion() }
+// Version returns the version number the loaded library was built as (cattn_version); 0 when
+// a cattn_dlopen build could not load it (Load says why).
+func Version() uint32 {
+	ensureLoaded()
+	return cVersion()
+}
 
-// VersionString returns the loaded library's "MAJOR.MINOR.PATCH" (cattn_version_string).
-func VersionString() string { return cVersionString() }
+// VersionString returns the loaded library's "MAJOR.MINOR.PATCH" (cattn_version_string); ""
+// when a cattn_dlopen build could not load it.
+func VersionString() string {
+	ensureLoaded()
+	return cVersionString()
+}
 
 // CUDADeviceCount reports how many CUDA devices the library can use (cattn_cuda_device_count):
 // 0 in a CPU-only build, without a driver, or without a visible device.
 func CUDADeviceCount() (int32, error) {
-	f := newFrame("cattn_cuda_device_count")
+	f := newFrame("cattn_cuda_device_count", "CUDADeviceCount")
 	defer f.free()
 	return f.cudaDeviceCount()
 }

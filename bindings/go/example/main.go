@@ -159,13 +159,15 @@ var (
 	firstBad [numUtilities + 1]cattn.Status
 )
 
+// statusOf returns the status and the message in C terms (CMessage), which is what the C demo
+// prints; e.Message has the same text with the Go names.
 func statusOf(err error) (cattn.Status, string) {
 	if err == nil {
 		return cattn.StatusOK, ""
 	}
 	var e *cattn.Error
 	if errors.As(err, &e) {
-		return e.Code, e.Message
+		return e.Code, e.CMessage
 	}
 	return cattn.StatusInternal, err.Error()
 }
@@ -272,13 +274,13 @@ func (b *batch) metadata() cattn.CommonAttnMetadata {
 		NumComputedTokensCPU: b.numComputedTokensCPU.t, BlockTableTensor: b.blockTableT.t,
 		SlotMapping: b.slotMapping.t, LogitsIndicesPadded: b.logitsIndicesPadded.t,
 		NumReqs: batchSize, NumActualTokens: b.numTokens, MaxQueryLen: b.maxQuery,
-		MaxSeqLen: b.maxSeq, NumLogitsIndices: b.numLogitsIndices, Causal: true,
+		MaxSeqLen: b.maxSeq, NumLogitsIndices: b.numLogitsIndices,
 	}
 }
 
 func printScalars(m *cattn.CommonAttnMetadata) {
 	causal := 0
-	if m.Causal {
+	if !m.NonCausal {
 		causal = 1
 	}
 	fmt.Printf("    num_reqs %d, num_actual_tokens %d, max_query_len %d, max_seq_len %d, causal %d\n",
@@ -349,12 +351,12 @@ func demoDCPLocalSeqLens(b *batch) {
 	one := newTensor(cattn.Int32, batchSize)
 	section(2, "DCP local sequence lengths (get_dcp_local_seq_lens)")
 	fmt.Printf("  inputs: seq_lens (above), dcp_size 2, dcp_kv_cache_interleave_size 4\n")
-	args := cattn.DCPLocalSeqLensArgs{SeqLens: b.seqLensT.t, DCPSize: 2, DCPRank: cattn.DCPAllRanks,
+	args := cattn.DCPLocalSeqLensArgs{SeqLens: b.seqLensT.t, DCPSize: 2, Ranks: cattn.AllDCPRanks,
 		InterleaveSize: 4, Out: all.t}
 	if check(2, "cattn_get_dcp_local_seq_lens(every rank)", cattn.GetDCPLocalSeqLens(args)) {
 		printTensor("local seq_lens [b, rank]", all)
 	}
-	args.DCPRank, args.Out = 1, one.t
+	args.Ranks, args.Out = cattn.DCPRank(1), one.t
 	if check(2, "cattn_get_dcp_local_seq_lens(rank 1)", cattn.GetDCPLocalSeqLens(args)) {
 		printTensor("rank 1's seq_lens", one)
 	}
@@ -504,7 +506,7 @@ func demoExtendAllQueriesByN(b *batch) {
 	printTensor("new_slot_mapping", newSlots)
 	in := b.metadata()
 	out := cattn.CommonAttnMetadata{QueryStartLoc: qsl.t, QueryStartLocCPU: qslCPU.t, SeqLens: sl.t, SeqLensCPU: slCPU.t}
-	err := cattn.ExtendAllQueriesByN(cattn.ExtendAllQueriesByNArgs{Metadata: &in, N: 1, NewSlotMapping: newSlots.t, Out: &out})
+	err := cattn.ExtendAllQueriesByN(cattn.ExtendAllQueriesByNArgs{Metadata: &in, NewSlotMapping: newSlots.t, Out: &out})
 	if check(7, "cattn_extend_all_queries_by_n", err) {
 		printTensor("query_start_loc", qsl)
 		printTensor("query_start_loc_cpu", qslCPU)
@@ -746,7 +748,7 @@ func demoKVCacheLayoutResolver() {
 func splitBatch(qsl, seqLensCPU *tensor, maxQueryLen, threshold int64, what string) {
 	sb := cattn.SplitBatch{QueryStartLocCPU: qsl.t, NumReqs: batchSize,
 		NumActualTokens: int64(qsl.value(batchSize)), MaxQueryLen: maxQueryLen}
-	s, err := cattn.SplitDecodesAndPrefills(sb, cattn.SplitOptions{DecodeThreshold: threshold})
+	s, err := cattn.SplitDecodesAndPrefills(sb, cattn.SplitOptions{DecodeThreshold: &threshold})
 	if check(13, fmt.Sprintf("cattn_split_decodes_and_prefills(%s, threshold %d)", what, threshold), err) {
 		fmt.Printf("      num_decodes %d, num_prefills %d, num_decode_tokens %d, num_prefill_tokens %d\n",
 			s.NumDecodes, s.NumPrefills, s.NumDecodeTokens, s.NumPrefillTokens)
