@@ -133,8 +133,11 @@ IndexWriter writer_row(const TensorArg& a, int64_t r);
 int64_t index_dtype_max(const TensorArg& a);
 // Fails (CATTN_INVALID_ARGUMENT) if `value` does not fit the index dtype of output `a`.
 [[noreturn]] void fail_does_not_fit(const char* fn, const TensorArg& a, int64_t value);
+// True when `value` is an int32.
+constexpr bool fits_int32(int64_t value) { return value >= INT32_MIN && value <= INT32_MAX; }
+
 inline void require_fits(const char* fn, const TensorArg& a, int64_t value) {
-  if (!a.is_int64() && (value > INT32_MAX || value < INT32_MIN)) fail_does_not_fit(fn, a, value);
+  if (!a.is_int64() && !fits_int32(value)) fail_does_not_fit(fn, a, value);
 }
 
 // True when `a` and `b` (both present, on the same device) share a byte of the memory their

@@ -7,17 +7,12 @@
 #include "host/compute_mm_prefix_range_tensor_host.h"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 
 namespace cattn {
 namespace {
 
 using i128 = __int128;
-
-bool fits_int32(int64_t v) {
-  return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
-}
 
 std::string at(const char* what, int64_t i) { return std::string(what) + "[" + std::to_string(i) + "]"; }
 
