@@ -383,7 +383,8 @@ typedef struct cattn_kv_cache_layout_properties {
 } cattn_kv_cache_layout_properties_t;
 #define CATTN_KV_CACHE_LAYOUT_PROPERTIES_SIZE ((size_t)sizeof(cattn_kv_cache_layout_properties_t))
 #define CATTN_KV_CACHE_LAYOUT_PROPERTIES_INIT \
-  { CATTN_KV_CACHE_LAYOUT_PROPERTIES_SIZE, {0, 0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0, 0, 0, 0, NULL, NULL }
+  { CATTN_KV_CACHE_LAYOUT_PROPERTIES_SIZE, {0, 0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0, 0, 0, 0, NULL, \
+    NULL }
 
 /* Describes `layout`. The six layouts (1 = LBNHC = NHD, ..., see the enum):
  *   layout stride_order layer_view layer_compact block_contiguous block_compact outermost FI
@@ -476,8 +477,9 @@ typedef struct cattn_get_supported_kv_cache_layouts_args {
  * Reads: the arrays. Writes: out[0..num_out), args->num_out. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (args NULL, small struct_size, a negative count,
  *   a NULL array that must hold entries, a value that is not one of the six layouts, out
- *   overlapping args or an input array, an empty declared list in step 3 - vLLM fails unpacking it -, an empty intersection - vLLM
- *   raises ValueError -, the message listing the declared lists); CATTN_INSUFFICIENT_SIZE
+ *   overlapping args or an input array, an empty declared list in step 3 - vLLM fails unpacking it
+ *   -, an empty intersection - vLLM raises ValueError -, the message listing the declared lists);
+ *   CATTN_INSUFFICIENT_SIZE
  *   (out_capacity below the answer's length, which the message gives; the answer never
  *   exceeds max(6, first declared list's length)).
  * Stream: synchronous. Lifetime: the arrays are read during the call only.
@@ -647,8 +649,8 @@ typedef enum cattn_dcp_shape_mode_e {
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, shapes, dtypes, size/rank/interleave out of
  *   range, a host seq_len negative or above INT32_MAX, out overlapping seq_lens other than as
  *   the same view; since 1.1 an unknown shape_mode, and a struct_size above the 1.0 struct's
- *   but below CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE); CATTN_INSUFFICIENT_SIZE (out too small); CATTN_NOT_SUPPORTED (CUDA tensors
- *   this build or machine cannot serve); CATTN_CUDA_ERROR.
+ *   but below CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE); CATTN_INSUFFICIENT_SIZE (out too small);
+ *   CATTN_NOT_SUPPORTED (CUDA tensors this build or machine cannot serve); CATTN_CUDA_ERROR.
  * Stream: host - synchronous; CUDA - one kernel on args->stream. The device seq_lens cannot be
  *   range-checked: one outside [0, INT32_MAX] is computed as vLLM does, wrapped to int32 first
  *   (a negative length gives vLLM's floor-division results); every result fits either dtype.
@@ -1227,8 +1229,9 @@ typedef cattn_fast_prefill_metadata_args_t
  * out->max_query_len is that value on both paths, trusted as vLLM trusts it (not compared with
  * the counts; decode_max_and_total still receives the computed largest count). vLLM asserts
  * that it is given; libcattn computes the maximum instead when it is not (0 or negative), as
- * in 1.0. (vLLM would also trust a given 0, which no batch with logits indices has.) Of the newer fields out keeps seq_lens_cpu_upper_bound, as vLLM does; positions,
- * is_prefilling, causal_per_req, the DCP and encoder lengths become NULL and
+ * in 1.0. (vLLM would also trust a given 0, which no batch with logits indices has.) Of the newer
+ * fields out keeps seq_lens_cpu_upper_bound, as vLLM does; positions, is_prefilling,
+ * causal_per_req, the DCP and encoder lengths become NULL and
  * max_logits_per_req CATTN_NOT_GIVEN (vLLM's defaults). The passthrough copies every field.
  * Lifetime: tensors borrowed for the call; out keeps the input's pointers it copies.
  * Thread safety: any thread. Since: 1.0 (max_logits_per_req: 1.1) */
@@ -1415,8 +1418,8 @@ typedef struct cattn_local_attention_device_args {
  *   other columns or dtype, an output with a zero stride, overlapping or overlapping an input,
  *   a broadcast query_start_loc or seq_lens of more than CATTN_MAX_BROADCAST_ELEMENTS
  *   entries); CATTN_INSUFFICIENT_SIZE (query_start_loc_out or counts shorter than
- *   seq_lens_out + 1 or 3 entries); CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a tensor off its element
- *   alignment); CATTN_CUDA_ERROR.
+ *   seq_lens_out + 1 or 3 entries); CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a tensor
+ *   off its element alignment); CATTN_CUDA_ERROR.
  * Stream: one kernel on args->stream, reading the inputs on the device: no host sync, no
  *   allocation, capturable and correct on replay. The data cannot be checked there: a
  *   decreasing query_start_loc entry counts as an empty request, a seq_len shorter than its
@@ -1786,8 +1789,8 @@ CATTN_API cattn_status_t cattn_step_plan_workspace_size(const cattn_step_plan_t*
  *   not mapped pinned memory -, a batch past a capacity, an overlap, a broadcast
  *   query_start_loc, seq_lens, cu_num_tokens or logits_indices of more than
  *   CATTN_MAX_BROADCAST_ELEMENTS entries); CATTN_INSUFFICIENT_SIZE (an output shorter than
- *   its capacity or than the batch needs); CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a tensor off its element
- *   alignment); CATTN_CUDA_ERROR.
+ *   its capacity or than the batch needs); CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a
+ *   tensor off its element alignment); CATTN_CUDA_ERROR.
  * Stream: one kernel on `stream` and no other CUDA work: no host sync, no allocation,
  *   capturable, and correct on every replay with new tensor contents.
  * Lifetime: tensors borrowed for the call; a captured graph keeps their addresses, so they
@@ -2147,7 +2150,8 @@ typedef struct cattn_token_to_req_indices_args {
   cattn_stream_t stream;           /* CUDA tensors only */
 } cattn_token_to_req_indices_args_t;
 #define CATTN_TOKEN_TO_REQ_INDICES_ARGS_SIZE ((size_t)sizeof(cattn_token_to_req_indices_args_t))
-#define CATTN_TOKEN_TO_REQ_INDICES_ARGS_INIT { CATTN_TOKEN_TO_REQ_INDICES_ARGS_SIZE, NULL, NULL, NULL }
+#define CATTN_TOKEN_TO_REQ_INDICES_ARGS_INIT \
+  { CATTN_TOKEN_TO_REQ_INDICES_ARGS_SIZE, NULL, NULL, NULL }
 
 /* Writes the request of every token into a caller's buffer (vLLM's
  * CommonAttentionMetadata.token_to_req_indices): with q[r] = query_start_loc[r + 1] -
