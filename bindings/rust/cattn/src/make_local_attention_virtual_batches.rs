@@ -95,9 +95,9 @@ pub struct LocalAttentionArgs<'a> {
     pub block_size: i64,
     /// The most virtual batches the plan may hold (the C field `max_virtual_batches`, since
     /// 1.1), e.g. [`VirtualBatchBound::bound`](crate::VirtualBatchBound::bound) of
-    /// [`max_local_attention_virtual_batches`](crate::max_local_attention_virtual_batches) for
-    /// the engine's `max_num_seqs` and `max_num_batched_tokens` (`bound_with_empty_rows` when
-    /// batches have zero-length padding rows). A batch that needs more is refused with
+    /// [`max_local_attention_virtual_batches`](fn@crate::max_local_attention_virtual_batches)
+    /// for the engine's `max_num_seqs` and `max_num_batched_tokens` (`bound_with_empty_rows`
+    /// when batches have zero-length padding rows). A batch that needs more is refused with
     /// [`Status::InvalidArgument`], the message naming `args->max_virtual_batches`; a negative
     /// cap is refused the same way.
     ///
