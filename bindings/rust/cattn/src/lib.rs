@@ -146,8 +146,10 @@ pub use make_kv_sharing_fast_prefill_common_attn_metadata::{
 };
 pub use make_local_attention_virtual_batches::{
     local_attention_virtual_batches, make_local_attention_virtual_batches,
-    make_local_attention_virtual_batches_device, LocalAttentionBatches, LocalAttentionDeviceArgs,
-    LocalAttentionDeviceOutputs, LocalAttentionOutputs, LocalAttentionPlan, PlanShape,
+    make_local_attention_virtual_batches_device, make_local_attention_virtual_batches_size,
+    make_local_attention_virtual_batches_with_args, LocalAttentionArgs, LocalAttentionBatches,
+    LocalAttentionDeviceArgs, LocalAttentionDeviceOutputs, LocalAttentionOutputs,
+    LocalAttentionPlan, LocalAttentionPlanSize, PlanShape,
 };
 pub use mamba_get_block_table_tensor::{
     mamba_block_table, mamba_get_block_table_tensor, MambaBlockTableArgs, MambaCacheMode,

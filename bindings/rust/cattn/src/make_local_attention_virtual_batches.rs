@@ -1,5 +1,6 @@
 //! Local-attention virtual batches (vLLM's make_local_attention_virtual_batches),
-//! as a plan handle made on the host or (since 1.1) computed on the device.
+//! as a plan handle made on the host (with, since 1.1, its size query and a cap on its virtual
+//! batches) or (since 1.1) computed on the device.
 
 use std::fmt;
 use std::mem::size_of;
@@ -57,6 +58,124 @@ pub struct PlanShape {
     pub virtual_batches: i64,
     /// P, the block-table pages per virtual batch.
     pub pages: i64,
+}
+
+/// The inputs of a host plan ([`LocalAttentionPlan::with_args`]) and of its size query
+/// ([`make_local_attention_virtual_batches_size`]): `cattn_local_attention_args_t` without its
+/// `plan` output. [`LocalAttentionArgs::new`] gives `CATTN_LOCAL_ATTENTION_ARGS_INIT`'s cap.
+///
+/// ```
+/// use cattn::{CommonAttnMetadata, LocalAttentionArgs, LocalAttentionPlan, Status, TensorRef};
+/// let (qsl, seq) = ([0i32, 4, 14, 19], [6i32, 17, 9]);
+/// let table: Vec<i32> = (0..27).collect();
+/// let md = CommonAttnMetadata {
+///     query_start_loc_cpu: Some(TensorRef::from_slice(&qsl)),
+///     seq_lens_cpu: Some(TensorRef::from_slice(&seq)),
+///     block_table_tensor: Some(TensorRef::new(&table, &[3, 9])?),
+///     num_reqs: 3, num_actual_tokens: 19,
+///     ..Default::default()
+/// };
+/// let args = LocalAttentionArgs::new(&md, 4, 2);
+/// assert_eq!(args.max_virtual_batches, None); // the cap 2 * B + cdiv(19, 4) = 11
+/// assert_eq!(LocalAttentionPlan::with_args(&args)?.shape()?.virtual_batches, 8);
+/// // The batch needs 8 virtual batches: a cap of 7 refuses it.
+/// let err = LocalAttentionPlan::with_args(&args.with_max_virtual_batches(7)).unwrap_err();
+/// assert_eq!(err.status(), Status::InvalidArgument);
+/// assert!(err.message().contains("args->max_virtual_batches"));
+/// # Ok::<(), cattn::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct LocalAttentionArgs<'a> {
+    /// The batch. Read: `query_start_loc_cpu` and `seq_lens_cpu` (host, `[B + 1]` and `[B]`,
+    /// B >= 1), the column count of `block_table_tensor` (at least 1) and `num_actual_tokens`.
+    pub metadata: &'a CommonAttnMetadata<'a>,
+    /// C, `>= 1`.
+    pub attn_chunk_size: i64,
+    /// `>= 1`, divides `attn_chunk_size`.
+    pub block_size: i64,
+    /// The most virtual batches the plan may hold (the C field `max_virtual_batches`, since
+    /// 1.1), e.g. [`VirtualBatchBound::bound`](crate::VirtualBatchBound::bound) of
+    /// [`max_local_attention_virtual_batches`](fn@crate::max_local_attention_virtual_batches)
+    /// for the engine's `max_num_seqs` and `max_num_batched_tokens` (`bound_with_empty_rows`
+    /// when batches have zero-length padding rows). A batch that needs more is refused with
+    /// [`Status::InvalidArgument`], the message naming `args->max_virtual_batches`; a negative
+    /// cap is refused the same way.
+    ///
+    /// `None`, the default, passes 0 (`CATTN_LOCAL_ATTENTION_ARGS_INIT`'s value): the library
+    /// derives the cap `2 * B + cdiv(metadata.num_actual_tokens, attn_chunk_size)`, which every
+    /// batch of at most `num_actual_tokens` tokens keeps (a refusal then names
+    /// `args->metadata->num_actual_tokens`). `Some(0)` is the same as `None`, since the library
+    /// reads 0 as "derive it".
+    pub max_virtual_batches: Option<i64>,
+}
+
+impl<'a> LocalAttentionArgs<'a> {
+    /// The args of a plan of `metadata` with chunk `attn_chunk_size` and `block_size`, and the
+    /// default cap (`max_virtual_batches: None`, derived from `num_actual_tokens`).
+    pub fn new(
+        metadata: &'a CommonAttnMetadata<'a>,
+        attn_chunk_size: i64,
+        block_size: i64,
+    ) -> LocalAttentionArgs<'a> {
+        LocalAttentionArgs {
+            metadata,
+            attn_chunk_size,
+            block_size,
+            max_virtual_batches: None,
+        }
+    }
+
+    /// The same args with the cap `max_virtual_batches` set to `cap` (see the field).
+    pub fn with_max_virtual_batches(self, cap: i64) -> LocalAttentionArgs<'a> {
+        LocalAttentionArgs {
+            max_virtual_batches: Some(cap),
+            ..self
+        }
+    }
+
+    /// The C struct, pointing at `metadata` (this struct's metadata as
+    /// [`CommonAttnMetadata::to_raw`] gives it), with no plan.
+    fn to_raw(
+        self,
+        metadata: &sys::cattn_common_attn_metadata_t,
+    ) -> sys::cattn_local_attention_args_t {
+        sys::cattn_local_attention_args_t {
+            struct_size: size_of::<sys::cattn_local_attention_args_t>(),
+            attn_chunk_size: self.attn_chunk_size,
+            block_size: self.block_size,
+            metadata,
+            plan: std::ptr::null_mut(),
+            // 0: CATTN_LOCAL_ATTENTION_ARGS_INIT's value, the cap derived from
+            // metadata.num_actual_tokens (see the C header).
+            max_virtual_batches: self.max_virtual_batches.unwrap_or(0),
+        }
+    }
+}
+
+/// What [`make_local_attention_virtual_batches_size`] reports: the plan that
+/// [`LocalAttentionPlan::with_args`] would make of the same args, counted without allocating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LocalAttentionPlanSize {
+    /// V, the number of virtual batches: the plan's [`PlanShape::virtual_batches`], the length
+    /// of the `[V]` outputs of [`LocalAttentionPlan::fill`] (`[V + 1]` for
+    /// `query_start_loc_cpu`).
+    pub virtual_batches: i64,
+    /// P = `attn_chunk_size / block_size`, the block-table pages per virtual batch (the plan's
+    /// [`PlanShape::pages`]).
+    pub pages: i64,
+    /// The most host memory, in bytes, that making the plan allocates: 40 bytes per virtual
+    /// batch plus a fixed part for the handle.
+    pub plan_bytes: usize,
+}
+
+impl LocalAttentionPlanSize {
+    /// The [`PlanShape`] of the plan these sizes describe.
+    pub fn shape(&self) -> PlanShape {
+        PlanShape {
+            virtual_batches: self.virtual_batches,
+            pages: self.pages,
+        }
+    }
 }
 
 /// The tensors [`LocalAttentionPlan::fill`] writes, each int32 or int64.
@@ -183,6 +302,51 @@ pub fn make_local_attention_virtual_batches(
     LocalAttentionPlan::new(metadata, attn_chunk_size, block_size)
 }
 
+/// Plans the virtual batches of chunked local attention from [`LocalAttentionArgs`], the cap
+/// `max_virtual_batches` included; the same as [`LocalAttentionPlan::with_args`], under vLLM's
+/// name. Since 1.1 (the cap).
+pub fn make_local_attention_virtual_batches_with_args(
+    args: &LocalAttentionArgs<'_>,
+) -> Result<LocalAttentionPlan<'static>> {
+    LocalAttentionPlan::with_args(args)
+}
+
+/// Reports, without allocating, the plan that [`LocalAttentionPlan::with_args`] would make of
+/// the same `args` (`cattn_make_local_attention_virtual_batches_size`): its virtual batches V,
+/// its pages per virtual batch P and the most host memory making it allocates. It makes every
+/// check the create call makes, the cap `args.max_virtual_batches` included, and fails where
+/// that fails, with the same status and message (naming this function).
+///
+/// Errors: [`Status::InvalidArgument`] as for [`LocalAttentionPlan::with_args`]: chunk/block
+/// sizes, missing or non-host mirrors, shapes, an empty batch, a negative cap, more virtual
+/// batches than the cap. [`Status::NotSupported`] from a library whose function table predates
+/// the entry. Since 1.1.
+///
+/// ```
+/// use cattn::{make_local_attention_virtual_batches_size, CommonAttnMetadata,
+///             LocalAttentionArgs, LocalAttentionPlan, TensorRef};
+/// let (qsl, seq) = ([0i32, 4, 14, 19], [6i32, 17, 9]);
+/// let table: Vec<i32> = (0..27).collect();
+/// let md = CommonAttnMetadata {
+///     query_start_loc_cpu: Some(TensorRef::from_slice(&qsl)),
+///     seq_lens_cpu: Some(TensorRef::from_slice(&seq)),
+///     block_table_tensor: Some(TensorRef::new(&table, &[3, 9])?),
+///     num_reqs: 3, num_actual_tokens: 19,
+///     ..Default::default()
+/// };
+/// let args = LocalAttentionArgs::new(&md, 4, 2);
+/// let size = make_local_attention_virtual_batches_size(&args)?;
+/// assert_eq!((size.virtual_batches, size.pages), (8, 2));
+/// assert!(size.plan_bytes >= 40 * 8);
+/// assert_eq!(LocalAttentionPlan::with_args(&args)?.shape()?, size.shape());
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn make_local_attention_virtual_batches_size(
+    args: &LocalAttentionArgs<'_>,
+) -> Result<LocalAttentionPlanSize> {
+    Api::linked()?.make_local_attention_virtual_batches_size(args)
+}
+
 /// Computes the local-attention virtual batches on the device from the device
 /// `query_start_loc` and `seq_lens` - cu_seqlens_q, key lengths, computed tokens, the gathered
 /// block table and the counts - so that a captured CUDA graph computes them afresh on every
@@ -247,6 +411,15 @@ impl LocalAttentionPlan<'static> {
         block_size: i64,
     ) -> Result<LocalAttentionPlan<'static>> {
         Api::linked()?.make_local_attention_virtual_batches(metadata, attn_chunk_size, block_size)
+    }
+
+    /// Plans the virtual batches of chunked local attention (host work) from
+    /// [`LocalAttentionArgs`]: [`new`](Self::new) with the cap `args.max_virtual_batches`,
+    /// which refuses a batch that needs more virtual batches ([`Status::InvalidArgument`],
+    /// naming `args->max_virtual_batches`). [`make_local_attention_virtual_batches_size`]
+    /// reports the plan's sizes first, without allocating. Since 1.1 (the cap).
+    pub fn with_args(args: &LocalAttentionArgs<'_>) -> Result<LocalAttentionPlan<'static>> {
+        Api::linked()?.make_local_attention_virtual_batches_with_args(args)
     }
 }
 
@@ -400,16 +573,20 @@ impl<'l> Api<'l> {
         attn_chunk_size: i64,
         block_size: i64,
     ) -> Result<LocalAttentionPlan<'l>> {
-        let input = metadata.to_raw();
-        let mut raw = sys::cattn_local_attention_args_t {
-            struct_size: size_of::<sys::cattn_local_attention_args_t>(),
+        self.make_local_attention_virtual_batches_with_args(&LocalAttentionArgs::new(
+            metadata,
             attn_chunk_size,
             block_size,
-            metadata: &input,
-            plan: std::ptr::null_mut(),
-            // The cap derived from metadata.num_actual_tokens (see the C header).
-            max_virtual_batches: 0,
-        };
+        ))
+    }
+
+    /// [`LocalAttentionPlan::with_args`] in this library.
+    pub fn make_local_attention_virtual_batches_with_args(
+        self,
+        args: &LocalAttentionArgs<'_>,
+    ) -> Result<LocalAttentionPlan<'l>> {
+        let input = args.metadata.to_raw();
+        let mut raw = args.to_raw(&input);
         let f = entry!(self, make_local_attention_virtual_batches)?;
         // SAFETY: the metadata and its views live through the call; the library reads them
         // and writes only raw.plan.
@@ -421,6 +598,25 @@ impl<'l> Api<'l> {
             )
         })?;
         Ok(LocalAttentionPlan { raw, api: self })
+    }
+
+    /// [`make_local_attention_virtual_batches_size`] in this library.
+    pub fn make_local_attention_virtual_batches_size(
+        self,
+        args: &LocalAttentionArgs<'_>,
+    ) -> Result<LocalAttentionPlanSize> {
+        let input = args.metadata.to_raw();
+        let raw = args.to_raw(&input);
+        let f = entry!(self, make_local_attention_virtual_batches_size)?;
+        let (mut virtual_batches, mut pages, mut plan_bytes) = (0i64, 0i64, 0usize);
+        // SAFETY: the args, the metadata and its views live through the call, which only reads
+        // them (args.plan is ignored); the three out-pointers are valid.
+        self.check(unsafe { f(&raw, &mut virtual_batches, &mut pages, &mut plan_bytes) })?;
+        Ok(LocalAttentionPlanSize {
+            virtual_batches,
+            pages,
+            plan_bytes,
+        })
     }
 }
 

@@ -72,6 +72,34 @@ fn everything_runs_through_a_loaded_library() {
         })
         .unwrap();
     assert_eq!(plan.shape().restore_capacity, 64);
+    // The local-attention size query and a capped plan, from the loaded table.
+    let table: Vec<i64> = (0..36).collect();
+    let md = CommonAttnMetadata {
+        query_start_loc_cpu: Some(TensorRef::from_slice(&qsl)),
+        seq_lens_cpu: Some(TensorRef::from_slice(&seq)),
+        block_table_tensor: Some(TensorRef::new(&table, &[4, 9]).unwrap()),
+        num_reqs: 4,
+        num_actual_tokens: 33,
+        ..Default::default()
+    };
+    let args = LocalAttentionArgs::new(&md, 8, 4);
+    let size = api
+        .make_local_attention_virtual_batches_size(&args)
+        .unwrap();
+    let local = api
+        .make_local_attention_virtual_batches_with_args(
+            &args.with_max_virtual_batches(size.virtual_batches),
+        )
+        .unwrap();
+    assert_eq!(local.shape().unwrap(), size.shape());
+    let e = api
+        .make_local_attention_virtual_batches_size(
+            &args.with_max_virtual_batches(size.virtual_batches - 1),
+        )
+        .unwrap_err();
+    assert_eq!(e.status(), Status::InvalidArgument);
+    assert!(e.message().contains("args->max_virtual_batches"), "{e}");
+    drop(local);
     // The library's messages come through the loaded table too.
     let e = api.pcp_query_restore_idx(&[0i32, 3]).unwrap_err();
     assert!(
