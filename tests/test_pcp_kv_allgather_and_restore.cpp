@@ -194,7 +194,8 @@ TEST(pcp_kv_allgather_and_restore, ShapeAndDtypeErrors) {
     DLTensor* d = Call::cuda(k);
     d->dtype.lanes = 2;
     c.a.key = d;
-    EXPECT_CALL_FAILS(c, CATTN_NOT_SUPPORTED, "args->key has an unsupported dtype");
+    EXPECT_CALL_FAILS(c, CATTN_INVALID_ARGUMENT,
+                      "args->key has the wrong dtype (got bfloat16x2, expected one lane)");
   }
 }
 
