@@ -63,15 +63,18 @@ done
 # Each file where it belongs: the runtime package has the SONAME link and the library only.
 contents() { dpkg -c "$1" | awk '{print $6}' | sed 's|^\./|/|'; }
 expect_in() {  # package, then regular expressions for paths it must hold
-  local deb=$1; shift
+  local deb=$1 list; shift
+  # grep reads a here-string: piped, grep -q's early exit could kill the writer with SIGPIPE,
+  # which pipefail turns into a false "lacks".
+  list=$(contents "$deb")
   for re in "$@"; do
-    contents "$deb" | grep -Eq "$re" ||
+    grep -Eq "$re" <<<"$list" ||
       { echo "test_packaging: $(basename "$deb") lacks $re" >&2; exit 1; }
   done
 }
 expect_in "${runtime[0]}" "^/usr/lib/[^/]+/libcattn\.so\.$major$" \
   "^/usr/lib/[^/]+/libcattn\.so\.$version$"
-if contents "${runtime[0]}" | grep -Eq '(\.h|\.pc|\.cmake|/libcattn\.so)$'; then
+if grep -Eq '(\.h|\.pc|\.cmake|/libcattn\.so)$' <<<"$(contents "${runtime[0]}")"; then
   echo "test_packaging: $(basename "${runtime[0]}") holds development files" >&2; exit 1
 fi
 expect_in "${dev[0]}" '^/usr/include/cattn\.h$' '^/usr/include/cattn\.hpp$' \
@@ -79,7 +82,7 @@ expect_in "${dev[0]}" '^/usr/include/cattn\.h$' '^/usr/include/cattn\.hpp$' \
   '^/usr/lib/[^/]+/pkgconfig/cattn\.pc$' '^/usr/lib/[^/]+/cmake/cattn/cattnConfig\.cmake$' \
   '^/usr/lib/[^/]+/cmake/cattn/cattnConfigVersion\.cmake$' \
   '^/usr/lib/[^/]+/cmake/cattn/cattnTargets\.cmake$'
-if contents "${dev[0]}" | grep -Eq 'libcattn\.so\.'; then
+if grep -Eq 'libcattn\.so\.' <<<"$(contents "${dev[0]}")"; then
   echo "test_packaging: $(basename "${dev[0]}") holds the runtime library" >&2; exit 1
 fi
 # Every package carries its copyright file and a Debian changelog that starts at its own
@@ -89,7 +92,8 @@ for d in "${runtime[0]}" "${dev[0]}"; do
   pkg_version=$(dpkg-deb -f "$d" Version)
   expect_in "$d" "^/usr/share/doc/$pkg/copyright$" "^/usr/share/doc/$pkg/changelog\.Debian\.gz$"
   top=$(dpkg-deb --fsys-tarfile "$d" |
-          tar -xOf - "./usr/share/doc/$pkg/changelog.Debian.gz" | gzip -dc | head -n 1)
+          tar -xOf - "./usr/share/doc/$pkg/changelog.Debian.gz" | gzip -dc)
+  top=${top%%$'\n'*}  # the first line (no head in the pipe: its early exit is a SIGPIPE)
   if [[ "$top" != "cattn ($pkg_version) "* ]]; then
     echo "test_packaging: $pkg $pkg_version's changelog.Debian starts with '$top'" >&2; exit 1
   fi
