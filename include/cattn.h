@@ -18,7 +18,9 @@
  *     outputs may not have zero strides. A tensor without elements may have any strides (they
  *     are ignored). Index and length tensors may be int32 or int64; each output keeps its own
  *     dtype, and a value that does not fit it is an error (host) or is documented per call
- *     (device).
+ *     (device). Every dtype has one lane: lanes != 1 is CATTN_INVALID_ARGUMENT, like any other
+ *     wrong dtype (1.1; 1.0 returned CATTN_NOT_SUPPORTED). An element width other than 8, 16,
+ *     32 or 64 bits is CATTN_NOT_SUPPORTED.
  *  3. Broadcast inputs. An input a call reads in full while writing fewer outputs -
  *     query_start_loc, cu_num_tokens, the *_cpu mirrors of the conv1d metadata and of the
  *     local-attention plan, logits_indices_padded - may be a broadcast view (a zero stride in a
@@ -902,8 +904,8 @@ typedef struct cattn_pcp_kv_allgather_and_restore_args {
  * Reads: args, the handle. Writes: *size. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer, small struct_size, NULL key or
  *   value, ndim 0, value's dim 0 differing from key's, num_actual_tokens outside
- *   [0, key's dim 0], comm NULL or not live, a size overflowing); CATTN_NOT_SUPPORTED
- *   (CPU-only build; a dtype that is not one lane of 8, 16, 32 or 64 bits).
+ *   [0, key's dim 0], comm NULL or not live, a size overflowing, a dtype with lanes != 1);
+ *   CATTN_NOT_SUPPORTED (CPU-only build; an element width other than 8, 16, 32 or 64 bits).
  * Stream: synchronous; touches no device memory. Lifetime: tensors borrowed for the call.
  * Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
@@ -924,10 +926,11 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
  *   restore_idx not 1-D int32/int64, an output with the wrong ndim, trailing dims or dtype or
  *   more than M rows, a non-compact output, tensors on different devices or not on the comm's
  *   device, comm NULL or not live, a NULL or unaligned workspace where one is needed, outputs
- *   overlapping each other, an input or the workspace, sizes overflowing);
+ *   overlapping each other, an input or the workspace, sizes overflowing, a dtype with
+ *   lanes != 1);
  *   CATTN_INSUFFICIENT_SIZE (an output with fewer than M rows, workspace_size below the
  *   query's result); CATTN_NOT_SUPPORTED (host tensors - NCCL needs device memory -, CPU-only
- *   build, NCCL cannot be loaded, a dtype that is not one lane of 8-64 bits, restore_idx off
+ *   build, NCCL cannot be loaded, an element width other than 8-64 bits, restore_idx off
  *   its element alignment, no usable CUDA device); CATTN_NCCL_ERROR; CATTN_CUDA_ERROR.
  * Stream: enqueued on args->stream - a pack kernel when key or value rows are strided, one NCCL
  *   group, the restore kernel - and, for large transfers, part of the restore on the comm's

@@ -8,8 +8,9 @@
 # project() in CMakeLists.txt, and the .deb files end up in <output>/.
 # Environment: CATTN_DEB_CUDA=auto|ON|OFF (default auto: on when nvcc is found),
 # CATTN_DEB_CUDA_ARCHITECTURES (default "90;80", what releases use), CATTN_JOBS (default 2),
-# CATTN_DEB_REVISION (the Debian revision, default 1), DEBFULLNAME/DEBEMAIL (the maintainer;
-# default the author of HEAD).
+# CATTN_DEB_REVISION (the Debian revision, default 1: raise it to rebuild the same version so
+# that apt replaces the installed packages), CATTN_DEB_MAINTAINER (default from
+# packaging/deb.conf).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:-$root/build-deb}" && cd "${1:-$root/build-deb}" && pwd)
@@ -34,11 +35,21 @@ if [[ "$map_node" != "$node" || "$header_major" != "$major" ]]; then
   exit 1
 fi
 
-if [[ -n "${DEBFULLNAME:-}" && -n "${DEBEMAIL:-}" ]]; then
-  maintainer="$DEBFULLNAME <$DEBEMAIL>"
-else
-  maintainer=$(git log -1 --format='%an <%ae>' 2>/dev/null || true)
-  maintainer=${maintainer:-libcattn maintainers <libcattn@localhost>}
+# conf KEY: the value packaging/deb.conf gives KEY (empty when it gives none).
+conf() { sed -n "s/^$1=//p" packaging/deb.conf | tail -n 1; }
+maintainer=${CATTN_DEB_MAINTAINER:-$(conf CATTN_DEB_MAINTAINER)}
+# "Name <address>", and nothing sed's replacement below would read as syntax.
+maintainer_re='^[^<>|&\\]+ <[^<>|&\\ @]+@[^<>|&\\ ]+>$'
+if ! [[ "$maintainer" =~ $maintainer_re ]]; then
+  echo "build_deb: CATTN_DEB_MAINTAINER is '$maintainer', expected 'Name <address>'" \
+       "(set it in packaging/deb.conf)" >&2
+  exit 1
+fi
+revision=${CATTN_DEB_REVISION:-1}
+# Debian revisions are alphanumerics and + . ~ and start with a digit.
+if ! [[ "$revision" =~ ^[0-9][0-9A-Za-z.+~]*$ ]]; then
+  echo "build_deb: CATTN_DEB_REVISION is '$revision', expected a Debian revision such as 2" >&2
+  exit 1
 fi
 date=$(git log -1 --format=%aD 2>/dev/null || date -R)
 
@@ -65,7 +76,7 @@ mkdir -p "$src/debian"
   mkdir -p "$(dirname "$dest")"
   sed -e "s/@VERSION@/$version/g" -e "s/@MAJOR@/$major/g" -e "s/@NODE@/$node/g" \
       -e "s/@BASE_VERSION@/$base_version/g" -e "s|@MAINTAINER@|$maintainer|g" \
-      -e "s/@DATE@/$date/g" -e "s/@DEBREV@/${CATTN_DEB_REVISION:-1}/g" \
+      -e "s/@DATE@/$date/g" -e "s/@DEBREV@/$revision/g" \
       "packaging/debian/${f#./}" > "$dest"
   chmod --reference="packaging/debian/${f#./}" "$dest"
 done
@@ -74,7 +85,8 @@ if grep -rn '@[A-Z_]*@' "$src/debian" | grep -v '^[^:]*:[0-9]*:#'; then
   exit 1
 fi
 
-echo "== build_deb: cattn $version, packages libcattn$major and libcattn-dev, node $node"
+echo "== build_deb: cattn $version-$revision, packages libcattn$major and libcattn-dev," \
+     "node $node, maintainer $maintainer"
 export PATH="$PATH:/usr/local/cuda/bin"
 (cd "$src" && dpkg-buildpackage -us -uc -b -J"${CATTN_JOBS:-2}")
 

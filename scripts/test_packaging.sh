@@ -3,10 +3,13 @@
 #  1. installs the Debian packages it needs, when missing;
 #  2. builds libcattn<major> and libcattn-dev with dpkg-buildpackage, out of the source tree
 #     (packaging/build_deb.sh; the exported symbols are checked against the symbols file);
-#  3. lists each package (dpkg -c) and installs them (dpkg -i);
-#  4. builds and runs the five consumers against the installed packages (C: pkg-config,
+#  3. lists each package (dpkg -c), checks where its files are (the copyright file and a
+#     Debian changelog whose top entry is the package's version included) and runs lintian on
+#     every .deb (-dbgsym too): any E: tag fails, warnings are printed;
+#  4. installs them (dpkg -i);
+#  5. builds and runs the five consumers against the installed packages (C: pkg-config,
 #     find_package, dlopen; C++ through cattn.hpp: find_package, pkg-config);
-#  5. runs the ABI gate against packaging/abi/libcattn.abi.
+#  6. runs the ABI gate against packaging/abi/libcattn.abi.
 # Exits non-zero on the first failure.
 # Environment: CATTN_PACKAGING_DIR (default build-deb) holds everything this script builds.
 # CATTN_DEB_CUDA_ARCHITECTURES defaults to 90 here to keep CI fast; release packages are built
@@ -23,7 +26,8 @@ start=$SECONDS
 
 echo "== packaging: apt packages"
 need=()
-for p in build-essential cmake pkg-config dpkg-dev debhelper abigail-tools libdlpack-dev; do
+for p in build-essential cmake pkg-config dpkg-dev debhelper lintian abigail-tools \
+         libdlpack-dev; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if ((${#need[@]})); then
@@ -59,15 +63,18 @@ done
 # Each file where it belongs: the runtime package has the SONAME link and the library only.
 contents() { dpkg -c "$1" | awk '{print $6}' | sed 's|^\./|/|'; }
 expect_in() {  # package, then regular expressions for paths it must hold
-  local deb=$1; shift
+  local deb=$1 list; shift
+  # grep reads a here-string: piped, grep -q's early exit could kill the writer with SIGPIPE,
+  # which pipefail turns into a false "lacks".
+  list=$(contents "$deb")
   for re in "$@"; do
-    contents "$deb" | grep -Eq "$re" ||
+    grep -Eq "$re" <<<"$list" ||
       { echo "test_packaging: $(basename "$deb") lacks $re" >&2; exit 1; }
   done
 }
 expect_in "${runtime[0]}" "^/usr/lib/[^/]+/libcattn\.so\.$major$" \
   "^/usr/lib/[^/]+/libcattn\.so\.$version$"
-if contents "${runtime[0]}" | grep -Eq '(\.h|\.pc|\.cmake|/libcattn\.so)$'; then
+if grep -Eq '(\.h|\.pc|\.cmake|/libcattn\.so)$' <<<"$(contents "${runtime[0]}")"; then
   echo "test_packaging: $(basename "${runtime[0]}") holds development files" >&2; exit 1
 fi
 expect_in "${dev[0]}" '^/usr/include/cattn\.h$' '^/usr/include/cattn\.hpp$' \
@@ -75,8 +82,38 @@ expect_in "${dev[0]}" '^/usr/include/cattn\.h$' '^/usr/include/cattn\.hpp$' \
   '^/usr/lib/[^/]+/pkgconfig/cattn\.pc$' '^/usr/lib/[^/]+/cmake/cattn/cattnConfig\.cmake$' \
   '^/usr/lib/[^/]+/cmake/cattn/cattnConfigVersion\.cmake$' \
   '^/usr/lib/[^/]+/cmake/cattn/cattnTargets\.cmake$'
-if contents "${dev[0]}" | grep -Eq 'libcattn\.so\.'; then
+if grep -Eq 'libcattn\.so\.' <<<"$(contents "${dev[0]}")"; then
   echo "test_packaging: $(basename "${dev[0]}") holds the runtime library" >&2; exit 1
+fi
+# Every package carries its copyright file and a Debian changelog that starts at its own
+# version (the one build_deb.sh took from project() and CATTN_DEB_REVISION).
+for d in "${runtime[0]}" "${dev[0]}"; do
+  pkg=$(dpkg-deb -f "$d" Package)
+  pkg_version=$(dpkg-deb -f "$d" Version)
+  expect_in "$d" "^/usr/share/doc/$pkg/copyright$" "^/usr/share/doc/$pkg/changelog\.Debian\.gz$"
+  top=$(dpkg-deb --fsys-tarfile "$d" |
+          tar -xOf - "./usr/share/doc/$pkg/changelog.Debian.gz" | gzip -dc)
+  top=${top%%$'\n'*}  # the first line (no head in the pipe: its early exit is a SIGPIPE)
+  if [[ "$top" != "cattn ($pkg_version) "* ]]; then
+    echo "test_packaging: $pkg $pkg_version's changelog.Debian starts with '$top'" >&2; exit 1
+  fi
+done
+
+echo "== packaging: lintian"
+# Every .deb, the -dbgsym one included; E: tags fail the stage, W:/I: tags are shown only.
+lintian_failed=0
+for d in "${debs[@]}"; do
+  echo "-- lintian $(basename "$d")"
+  # --fail-on none: a non-zero exit means lintian itself failed, not that it found tags.
+  report=$(lintian --fail-on none --display-info "$d" 2>&1) ||
+    { printf '%s\n' "$report"; echo "test_packaging: lintian did not run on $d" >&2; exit 1; }
+  # As root lintian adds that it is not recommended; on CI that line is noise.
+  report=$(grep -v '^running with root privileges is not recommended' <<<"$report" || true)
+  if [[ -n "$report" ]]; then printf '%s\n' "$report"; else echo "(no tags)"; fi
+  if grep -q '^E: ' <<<"$report"; then lintian_failed=1; fi
+done
+if ((lintian_failed)); then
+  echo "test_packaging: lintian reported errors (E: above)" >&2; exit 1
 fi
 
 echo "== packaging: install"
@@ -88,5 +125,6 @@ packaging/consumers/run_consumers.sh "$out/consumers"
 echo "== packaging: ABI gate"
 CATTN_ABI_BUILD_DIR="$out/abi" packaging/abi/check_abi.sh
 
-# build, the two packages' contents, install, the five consumers, the ABI gate
-echo "== packaging: 10 checks passed in $((SECONDS - start)) s"
+# build, the two packages' contents, their docs, lintian, install, the five consumers, the ABI
+# gate
+echo "== packaging: 12 checks passed in $((SECONDS - start)) s"

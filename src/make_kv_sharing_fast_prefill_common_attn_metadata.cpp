@@ -65,7 +65,10 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
 
     logits.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
     const int64_t count = in.num_logits_indices;
-    if (count < 0 || count > logits.numel())
+    if (count < 0)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->metadata->num_logits_indices",
+                      "is negative", std::to_string(count), ">= 0");
+    if (count > logits.numel())
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->metadata->num_logits_indices",
                       "is out of range", std::to_string(count),
                       "0.." + std::to_string(logits.numel()) +

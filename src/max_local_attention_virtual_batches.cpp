@@ -19,8 +19,8 @@ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 void require_nonnegative(const char* fn, const char* arg, int64_t v, int64_t lowest) {
   if (v < lowest)
-    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, "is out of range", std::to_string(v),
-                    ">= " + std::to_string(lowest));
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, v < 0 ? "is negative" : "is out of range",
+                    std::to_string(v), ">= " + std::to_string(lowest));
 }
 
 }  // namespace

@@ -19,7 +19,10 @@ void check_inputs(const char* fn, const cattn::TensorArg& key, const cattn::Tens
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, t->name(), "has no token dimension", "ndim 0",
                       "ndim >= 1, [tokens, ...]");
   value.expect_size(0, key.size(0));
-  if (n < 0 || n > key.size(0))
+  if (n < 0)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->num_actual_tokens", "is negative",
+                    std::to_string(n), ">= 0");
+  if (n > key.size(0))
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->num_actual_tokens", "is out of range",
                     std::to_string(n), "[0, " + std::to_string(key.size(0)) + "] (key's dim 0)");
 }

@@ -25,8 +25,8 @@ void require_plan(const char* fn, const StepPlan* plan) {
 
 void expect_at_least(const char* fn, const char* name, int64_t v, int64_t min) {
   if (v < min)
-    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "is out of range", std::to_string(v),
-                    ">= " + std::to_string(min));
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, name, v < 0 ? "is negative" : "is out of range",
+                    std::to_string(v), ">= " + std::to_string(min));
 }
 
 int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }

@@ -503,7 +503,7 @@ TEST(nothing_lost, ComputeCausalConv1dMetadata) {
         {"float", I, "query_start_loc_cpu has the wrong dtype", nullptr, [](ConvSize& s) { s.slots[0].t->dtype = {kDLFloat, 32, 1}; }},
         {"on a GPU", I, "query_start_loc_cpu is not host memory", nullptr, [](ConvSize& s) { s.slots[0].t->device = {kDLCUDA, 0}; }},
         {"block_m 0", I, "block_m is out of range", [](ConvSize& s) { s.block_m = 0; }, nullptr},
-        {"block_m -3", I, "block_m is out of range", [](ConvSize& s) { s.block_m = -3; }, nullptr},
+        {"block_m -3", I, "cattn_compute_causal_conv1d_metadata_size: block_m is out of range (got -3,", [](ConvSize& s) { s.block_m = -3; }, nullptr},
         {"decreasing", I, "query_start_loc_cpu decreases", [](ConvSize& s) { s.q = in_tensor({0, 5, 4}, i32()); }, nullptr},
         {"length past int64", I, "overflows int64", [](ConvSize& s) { s.q = in_tensor({kI64Min, kI64Max}, i64()); }, nullptr},
         {"programs past int64", I, "the number of programs overflows int64", [](ConvSize& s) {
@@ -524,7 +524,7 @@ TEST(nothing_lost, ComputeCausalConv1dMetadata) {
       {"NULL args", I, "args is NULL", [](Conv& s) { s.null_args = true; }, nullptr},
       {"small struct_size", I, "args has struct_size too small", nullptr, [](Conv& s) { s.args->struct_size = 8; }},
       {"query_start_loc_cpu on a GPU", I, "args->query_start_loc_cpu is not host memory", nullptr, [](Conv& s) { s.slots[0].t->device = {kDLCUDA, 0}; }},
-      {"block_m 0", I, "block_m is out of range", nullptr, [](Conv& s) { s.args->block_m = 0; }},
+      {"block_m 0", I, "args->block_m is out of range (got 0, expected >= 1)", nullptr, [](Conv& s) { s.args->block_m = 0; }},
       {"nums [2]", CATTN_INSUFFICIENT_SIZE, "args->nums has the wrong size in dim 0", [](Conv& s) { s.outs[0] = out_tensor({2}, i32()); }, nullptr},
       {"nums [4]", I, "args->nums has the wrong size in dim 0", [](Conv& s) { s.outs[0] = out_tensor({4}, i32()); }, nullptr},
       {"mlist [5]", CATTN_INSUFFICIENT_SIZE, "args->mlist is too small", [](Conv& s) { s.outs[1] = out_tensor({5}, i64()); }, nullptr},

@@ -331,7 +331,7 @@ TEST(fused_pcp_qkv_select, Errors) {
     expect_error(a, CATTN_INVALID_ARGUMENT, "args->q has the wrong ndim");
     a = p.args();
     p.v.dl()->dtype = {kDLFloat, 16, 2};
-    expect_error(a, CATTN_NOT_SUPPORTED, "args->v has an unsupported dtype");
+    expect_error(a, CATTN_INVALID_ARGUMENT, "args->v has the wrong dtype (got float16x2,");
     p.v.dl()->dtype = width_dtype(2);
   }
 

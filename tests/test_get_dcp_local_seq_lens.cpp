@@ -253,7 +253,7 @@ TEST(get_dcp_local_seq_lens, Errors) {
   // Data-dependent: lengths vLLM's int32 cast would wrap, and negative lengths.
   HostTensor neg = HostTensor::of({3, -1}, i32());
   EXPECT_CATTN_ERROR(run(neg, fresh, 2, CATTN_DCP_ALL_RANKS, 1), CATTN_INVALID_ARGUMENT,
-                     "args->seq_lens has a length outside");
+                     "args->seq_lens has a negative length (got [1] = -1, expected >= 0)");
   HostTensor huge = HostTensor::of({3, int64_t{1} << 31}, i64());
   EXPECT_CATTN_ERROR(run(huge, fresh, 2, CATTN_DCP_ALL_RANKS, 1), CATTN_INVALID_ARGUMENT,
                      "2147483648");
@@ -326,7 +326,7 @@ TEST(nothing_lost, GetDcpLocalSeqLens) {
          s.args->out->strides = s.scratch_strides.data();
        }},
       {"out one rank 2-D", I, "args->out has the wrong ndim", nullptr, [](Dcp& s) { s.args->dcp_rank = 1; }},
-      {"negative length", I, "args->seq_lens has a length outside", [](Dcp& s) { s.seq = in_tensor({5, -1, 0}, i32()); }, nullptr},
+      {"negative length", I, "args->seq_lens has a negative length", [](Dcp& s) { s.seq = in_tensor({5, -1, 0}, i32()); }, nullptr},
       {"length past INT32_MAX", I, "args->seq_lens has a length outside", [](Dcp& s) { s.seq = in_tensor({5, int64_t{1} << 31, 0}, i64()); }, nullptr},
       {"out overlapping seq_lens", I, "args->out overlaps an input", nullptr, [](Dcp& s) {
          s.args->dcp_rank = 0;

@@ -163,7 +163,7 @@ TEST(get_dcp_local_seq_lens_nd, Errors) {
   HostTensor neg = HostTensor::of({3, -1, 4, 1}, i64(), {2, 2});
   a.seq_lens = neg.dl();
   EXPECT_CATTN_ERROR(cattn_get_dcp_local_seq_lens(&a), CATTN_INVALID_ARGUMENT,
-                     "args->seq_lens has a length outside");
+                     "args->seq_lens has a negative length");
   // An 8-D seq_lens leaves no room for the rank axis.
   HostTensor eight = HostTensor::of({1}, i32(), {1, 1, 1, 1, 1, 1, 1, 1});
   a.seq_lens = eight.dl();

@@ -244,11 +244,12 @@ TEST(make_kv_sharing_fast_prefill_common_attn_metadata, Errors) {
   EXPECT_CATTN_ERROR(out.run(&in.md), CATTN_INVALID_ARGUMENT,
                      "args->metadata->logits_indices_padded is NULL");
   in.md.logits_indices_padded = in.logits.dl();
-  for (int64_t bad : {int64_t{-1}, int64_t{5}}) {
-    in.md.num_logits_indices = bad;
-    EXPECT_CATTN_ERROR(out.run(&in.md), CATTN_INVALID_ARGUMENT,
-                       "args->metadata->num_logits_indices is out of range");
-  }
+  in.md.num_logits_indices = -1;
+  EXPECT_CATTN_ERROR(out.run(&in.md), CATTN_INVALID_ARGUMENT,
+                     "args->metadata->num_logits_indices is negative (got -1, expected >= 0)");
+  in.md.num_logits_indices = 5;
+  EXPECT_CATTN_ERROR(out.run(&in.md), CATTN_INVALID_ARGUMENT,
+                     "args->metadata->num_logits_indices is out of range");
   in.md.num_logits_indices = 4;
   for (int64_t bad : {int64_t{0}, int64_t{-2}}) {
     in.md.num_reqs = bad;
@@ -494,7 +495,7 @@ TEST(nothing_lost, MakeKvSharingFastPrefillCommonAttnMetadata) {
       {"metadata struct_size", I, "args->metadata has struct_size too small", nullptr, [](FastPrefill& s) { s.in->struct_size = 8; }},
       {"NULL out", I, "args->out is NULL", nullptr, [](FastPrefill& s) { s.args->out = nullptr; }},
       {"out struct_size", I, "args->out has struct_size too small", nullptr, [](FastPrefill& s) { s.out->struct_size = 8; }},
-      {"count -1", I, "args->metadata->num_logits_indices is out of range", nullptr, [](FastPrefill& s) { s.in->num_logits_indices = -1; }},
+      {"count -1", I, "args->metadata->num_logits_indices is negative", nullptr, [](FastPrefill& s) { s.in->num_logits_indices = -1; }},
       {"count 5", I, "args->metadata->num_logits_indices is out of range", nullptr, [](FastPrefill& s) { s.in->num_logits_indices = 5; }},
       {"num_reqs 0", I, "args->metadata->num_reqs is not positive", nullptr, [](FastPrefill& s) { s.in->num_reqs = 0; }},
       {"num_reqs 4", I, "args->metadata->query_start_loc has the wrong size", nullptr, [](FastPrefill& s) { s.in->num_reqs = 4; }},

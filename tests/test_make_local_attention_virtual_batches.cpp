@@ -1040,6 +1040,7 @@ TEST(nothing_lost, MakeLocalAttentionVirtualBatches) {
            s.qsl = in_tensor({kI64Min, 0, kI64Max}, i64());
          }, nullptr},
         {"sequence shorter than its query", I, "args->metadata->seq_lens_cpu is shorter than the query", [](LocalMake& s) { s.seq = in_tensor({2, 12}, i64()); }, nullptr},
+        {"negative sequence length", I, "args->metadata->seq_lens_cpu has a negative length (got [0] = -1, expected >= 0)", [](LocalMake& s) { s.seq = in_tensor({-1, 12}, i64()); }, nullptr},
     };
     sweep<LocalMake>("cattn_make_local_attention_virtual_batches", structural<LocalMake>() + v);
   }

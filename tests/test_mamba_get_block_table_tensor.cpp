@@ -461,7 +461,7 @@ TEST(nothing_lost, MambaGetBlockTableTensor) {
          s.args->out->strides = s.scratch_strides.data();
        }},
       {"block_size 0", I, "args->block_size is out of range", nullptr, [](Mamba& s) { s.args->block_size = 0; }},
-      {"speculative -1", I, "args->num_speculative_blocks is out of range", nullptr, [](Mamba& s) { s.args->num_speculative_blocks = -1; }},
+      {"speculative -1", I, "args->num_speculative_blocks is negative (got -1, expected >= 0)", nullptr, [](Mamba& s) { s.args->num_speculative_blocks = -1; }},
       {"speculative INT64_MAX", I, "1 + args->num_speculative_blocks overflows int64", nullptr, [](Mamba& s) { s.args->num_speculative_blocks = kI64Max; }},
       {"column past the row", I, "args->seq_lens selects block-table columns past the end of a row", [](Mamba& s) { s.seq = in_tensor({9, 0}, i32()); }, nullptr},
       {"value past int32", I, "args->out cannot hold a result value", [](Mamba& s) { s.seq = in_tensor({5, 5}, i32()); }, nullptr},

@@ -155,7 +155,7 @@ TEST(nothing_lost, MaxLocalAttentionVirtualBatches) {
        }},
       {"chunk 0", I, "args->attn_chunk_size is out of range", nullptr, [](Bound& s) { s.args->attn_chunk_size = 0; }},
       {"chunk INT64_MIN", I, "args->attn_chunk_size", nullptr, [](Bound& s) { s.args->attn_chunk_size = kI64Min; }},
-      {"seqs -1", I, "args->max_num_seqs is out of range", nullptr, [](Bound& s) { s.args->max_num_seqs = -1; }},
+      {"seqs -1", I, "args->max_num_seqs is negative (got -1, expected >= 0)", nullptr, [](Bound& s) { s.args->max_num_seqs = -1; }},
       {"tokens INT64_MIN", I, "args->max_num_batched_tokens", nullptr,
        [](Bound& s) { s.args->max_num_batched_tokens = kI64Min; }},
   };

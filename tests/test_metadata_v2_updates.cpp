@@ -161,6 +161,13 @@ TEST(metadata_v2_updates, ExtendNewFieldErrors) {
   b.out.seq_lens_cpu = nullptr;
   b.in.max_seq_len = INT32_MAX;
   expect(CATTN_INVALID_ARGUMENT, "INT32_MAX");
+  // A length that is still negative after the extension says so.
+  HostTensor neg = HostTensor::of(std::vector<int64_t>(b.seq.numel(), -100), i64());
+  b.in.seq_lens = neg.dl();
+  expect(CATTN_INVALID_ARGUMENT,
+         "args->metadata->seq_lens gives a negative extended length (got [0] = -100 + ");
+  EXPECT_NE(std::string(cattn_last_error_message()).find(", expected >= 0)"), std::string::npos);
+  b.in.seq_lens = big.dl();
   // Without DCP fields the same call works, so the refusal above is the DCP check.
   b.in.dcp_local_seq_lens = b.in.dcp_local_seq_lens_cpu = nullptr;
   b.out.dcp_local_seq_lens = b.out.dcp_local_seq_lens_cpu = nullptr;

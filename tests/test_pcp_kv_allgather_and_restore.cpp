@@ -132,7 +132,9 @@ TEST(pcp_kv_allgather_and_restore, ShapeAndDtypeErrors) {
   for (int64_t n : {int64_t{-1}, int64_t{11}, INT64_MIN}) {
     Call c;
     c.a.num_actual_tokens = n;
-    EXPECT_CALL_FAILS(c, CATTN_INVALID_ARGUMENT, "args->num_actual_tokens is out of range");
+    EXPECT_CALL_FAILS(c, CATTN_INVALID_ARGUMENT,
+                      n < 0 ? "args->num_actual_tokens is negative"
+                            : "args->num_actual_tokens is out of range");
   }
   {
     Call c;
@@ -194,7 +196,8 @@ TEST(pcp_kv_allgather_and_restore, ShapeAndDtypeErrors) {
     DLTensor* d = Call::cuda(k);
     d->dtype.lanes = 2;
     c.a.key = d;
-    EXPECT_CALL_FAILS(c, CATTN_NOT_SUPPORTED, "args->key has an unsupported dtype");
+    EXPECT_CALL_FAILS(c, CATTN_INVALID_ARGUMENT,
+                      "args->key has the wrong dtype (got bfloat16x2, expected one lane)");
   }
 }
 
@@ -460,7 +463,7 @@ TEST(nothing_lost, PcpKvAllgatherAndRestore) {
         {"key 0-D", I, "args->key has no token dimension", nullptr, [](AllgatherQuery& s) { s.slots[0].t->ndim = 0; }},
         {"value rows differ", I, "args->value has the wrong size in dim 0", [](AllgatherQuery& s) { s.value = HostTensor({5, 3}, dtype_bits(16)); }, nullptr},
         {"num_actual_tokens 5", I, "args->num_actual_tokens is out of range", nullptr, [](AllgatherQuery& s) { s.args->num_actual_tokens = 5; }},
-        {"num_actual_tokens -1", I, "args->num_actual_tokens is out of range", nullptr, [](AllgatherQuery& s) { s.args->num_actual_tokens = -1; }},
+        {"num_actual_tokens -1", I, "args->num_actual_tokens is negative", nullptr, [](AllgatherQuery& s) { s.args->num_actual_tokens = -1; }},
     };
     sweep<AllgatherQuery>("cattn_pcp_kv_allgather_and_restore_workspace_size", v, I, "args->comm is NULL");
   }

@@ -67,7 +67,11 @@ func MambaBlockTable[T Index](blockTable [][]T, seqLens []T, mode MambaCacheMode
 	outCols := int64(cols)
 	if mode == MambaCacheModeAlign {
 		// Checked here because it sizes the result: libcattn refuses the same on every row.
-		if numSpeculativeBlocks < 0 || (b > 0 && numSpeculativeBlocks >= int64(cols)) {
+		if numSpeculativeBlocks < 0 {
+			return nil, f.argError("args->num_speculative_blocks", "is negative",
+				strconv.FormatInt(numSpeculativeBlocks, 10), ">= 0")
+		}
+		if b > 0 && numSpeculativeBlocks >= int64(cols) {
 			return nil, f.argError("args->num_speculative_blocks", "is out of range",
 				strconv.FormatInt(numSpeculativeBlocks, 10),
 				"[0, "+strconv.Itoa(cols)+"): the result's columns fit in a row")

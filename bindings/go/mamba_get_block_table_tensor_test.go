@@ -118,6 +118,9 @@ func TestMambaBlockTableHelperVectors(t *testing.T) {
 	}
 	_, err := MambaBlockTable([][]int32{{1, 2}}, []int32{5}, MambaCacheModeAlign, 4, 2)
 	wantError(t, err, StatusInvalidArgument, "cattn.MambaBlockTable: numSpeculativeBlocks is out of range")
+	_, err = MambaBlockTable([][]int32{{1, 2}}, []int32{5}, MambaCacheModeAlign, 4, -3)
+	wantError(t, err, StatusInvalidArgument,
+		"cattn.MambaBlockTable: numSpeculativeBlocks is negative (got -3, expected >= 0)")
 	_, err = MambaBlockTable([][]int32{{1, 2}}, []int32{5}, MambaCacheMode(9), 4, 0)
 	wantError(t, err, StatusInvalidArgument, "cattn.MambaBlockTable: mode ")
 }

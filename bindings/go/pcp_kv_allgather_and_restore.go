@@ -173,8 +173,8 @@ func (args *PCPKVAllgatherAndRestoreArgs) tensors(f *frame) ([5]cTensor, error) 
 // PCPKVAllgatherAndRestore needs for these arguments
 // (cattn_pcp_kv_allgather_and_restore_workspace_size). It reads the Comm's size, Key's and
 // Value's shapes and dtypes and NumActualTokens. A nil Comm is passed as NULL and reported by
-// libcattn. Errors: StatusInvalidArgument, StatusNotSupported (CPU-only build, an element
-// type that is not one lane of 8-64 bits).
+// libcattn. Errors: StatusInvalidArgument (a dtype with Lanes != 1 among others),
+// StatusNotSupported (CPU-only build, an element width other than 8-64 bits).
 func PCPKVAllgatherAndRestoreWorkspaceSize(args PCPKVAllgatherAndRestoreArgs) (uint64, error) {
 	f := newFrame("cattn_pcp_kv_allgather_and_restore_workspace_size",
 		"PCPKVAllgatherAndRestoreWorkspaceSize")

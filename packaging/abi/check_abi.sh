@@ -74,8 +74,10 @@ fi
 section=$(awk '/^## /{n++} n == 1' "$root/CHANGELOG.md")
 heading=$(printf '%s\n' "$section" | head -n1)
 missing=()
+# A here-string, not a pipe: grep -q stops at the first match, and under pipefail the printf
+# it leaves writing dies of SIGPIPE, which reported a named symbol as missing now and then.
 for name in $added; do
-  printf '%s\n' "$section" | grep -qw -- "$name" || missing+=("$name")
+  grep -qw -- "$name" <<<"$section" || missing+=("$name")
 done
 if ((${#missing[@]})); then
   echo "check_abi: FAIL - added to the ABI but not named in CHANGELOG.md's top section" >&2

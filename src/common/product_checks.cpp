@@ -50,7 +50,7 @@ int64_t check_mamba_params(const char* fn, const char* prefix, int32_t mode, int
   if (block_size < 1)
     fail_param(fn, prefix, "block_size", "is out of range", std::to_string(block_size), ">= 1");
   if (num_speculative_blocks < 0)
-    fail_param(fn, prefix, "num_speculative_blocks", "is out of range",
+    fail_param(fn, prefix, "num_speculative_blocks", "is negative",
                std::to_string(num_speculative_blocks), ">= 0");
   const std::string what = std::string("1 + ") + prefix + "num_speculative_blocks";
   return checked_add(fn, what.c_str(), 1, num_speculative_blocks);

@@ -62,9 +62,14 @@ TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, bool o
     fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has a negative device_id",
              std::to_string(t->device.device_id), ">= 0");
   const DLDataType d = t->dtype;
-  if (d.lanes != 1 || (d.bits != 8 && d.bits != 16 && d.bits != 32 && d.bits != 64))
+  // A vector dtype (lanes != 1) is a wrong dtype like any other: no call takes one, whatever
+  // the build. An element width no call handles is a request this build cannot serve.
+  if (d.lanes != 1)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has the wrong dtype", dtype_string(d),
+             "one lane");
+  if (d.bits != 8 && d.bits != 16 && d.bits != 32 && d.bits != 64)
     fail_arg(CATTN_NOT_SUPPORTED, fn, name, "has an unsupported dtype", dtype_string(d),
-             "one lane of 8, 16, 32 or 64 bits");
+             "8, 16, 32 or 64 bits");
   elem_bytes_ = d.bits / 8;
 
   numel_ = 1;

@@ -77,7 +77,12 @@ void check_extended_dcp_lens_host(const char* fn, const TensorArg& seq_lens, int
   const IndexReader in = reader1d(seq_lens);
   for (int64_t b = 0; b < seq_lens.numel(); ++b) {
     int64_t s;
-    if (__builtin_add_overflow(in[b], n, &s) || s < 0 || s > INT32_MAX)
+    const bool overflows = __builtin_add_overflow(in[b], n, &s);
+    if (!overflows && s < 0)
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, seq_lens.name(), "gives a negative extended length",
+               "[" + std::to_string(b) + "] = " + std::to_string(in[b]) + " + " + std::to_string(n),
+               ">= 0");
+    if (overflows || s > INT32_MAX)
       fail_arg(CATTN_INVALID_ARGUMENT, fn, seq_lens.name(),
                "gives an extended length outside [0, INT32_MAX]",
                "[" + std::to_string(b) + "] = " + std::to_string(in[b]) + " + " + std::to_string(n),

@@ -21,7 +21,10 @@ void check_dcp_seq_lens_host(const char* fn, const TensorArg& seq_lens) {
   const IndexReader in{seq_lens.data(), seq_lens.elem_bytes(), seq_lens.is_int64()};
   for (int64_t b = 0; b < seq_lens.numel(); ++b) {
     const int64_t s = in[kernels::strided_offset(v, b)];
-    if (s < 0 || s > std::numeric_limits<int32_t>::max())
+    if (s < 0)
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, seq_lens.name(), "has a negative length",
+               "[" + std::to_string(b) + "] = " + std::to_string(s), ">= 0");
+    if (s > std::numeric_limits<int32_t>::max())
       fail_arg(CATTN_INVALID_ARGUMENT, fn, seq_lens.name(), "has a length outside [0, INT32_MAX]",
                "[" + std::to_string(b) + "] = " + std::to_string(s),
                "0..2147483647 (vLLM computes the lengths in int32)");

@@ -72,6 +72,9 @@ int64_t walk_requests(const char* fn, int64_t chunk, const TensorArg& qsl,
                entry(i, a) + ", " + entry(i + 1, b), "a difference within int64");
     total_q = checked_add(fn, "the total query length", total_q, q);
     const int64_t s = lens[i];
+    if (s < 0)
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, seq_lens.name(), "has a negative length", entry(i, s),
+               ">= 0");
     if (s < q)
       fail_arg(CATTN_INVALID_ARGUMENT, fn, seq_lens.name(), "is shorter than the query",
                entry(i, s) + " with query length " + std::to_string(q),

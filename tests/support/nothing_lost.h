@@ -154,7 +154,7 @@ std::vector<Variant<S>> structural() {
                  nullptr, [at](S& s) { at(s)->device.device_id = -1; }});
     v.push_back({n + " 7-bit dtype", CATTN_NOT_SUPPORTED, n + " has an unsupported dtype", nullptr,
                  [at](S& s) { at(s)->dtype.bits = 7; }});
-    v.push_back({n + " 2 lanes", CATTN_NOT_SUPPORTED, n + " has an unsupported dtype", nullptr,
+    v.push_back({n + " 2 lanes", CATTN_INVALID_ARGUMENT, n + " has the wrong dtype", nullptr,
                  [at](S& s) { at(s)->dtype.lanes = 2; }});
     v.push_back({n + " negative dim", CATTN_INVALID_ARGUMENT, n + " has a negative dimension",
                  nullptr, [at](S& s) {

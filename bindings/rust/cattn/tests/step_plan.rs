@@ -225,7 +225,7 @@ fn desc_validation_errors() {
         ),
         (
             |d| d.max_num_tokens = -1,
-            "desc->max_num_tokens is out of range",
+            "desc->max_num_tokens is negative",
             "got -1",
         ),
         (
@@ -235,7 +235,7 @@ fn desc_validation_errors() {
         ),
         (
             |d| d.max_num_logits = -1,
-            "desc->max_num_logits is out of range",
+            "desc->max_num_logits is negative",
             "got -1",
         ),
         (
@@ -265,7 +265,7 @@ fn desc_validation_errors() {
         ),
         (
             |d| d.mamba.num_speculative_blocks = -1,
-            "desc->mamba.num_speculative_blocks is out of range",
+            "desc->mamba.num_speculative_blocks is negative",
             "got -1",
         ),
         (
