@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The seed's pcp_kv_allgather_and_restore, done the seed's way with torch.distributed, on the
 shapes bench_allgather times for libcattn: per call, key[:T] and value[:T] made contiguous, two
 all-gathers along dim 0 (all_gather_into_tensor into a fresh output, as vLLM's

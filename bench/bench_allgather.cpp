@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Benchmark of the PCP all-gather + restore (cattn_pcp_kv_allgather_and_restore) on W GPUs of
 // one host, one thread per GPU, against its ceiling measured in the same run on the same NCCL
 // communicator: two bare ncclAllGather calls moving the same bytes (what the seed issues before

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU benchmark of libcattn's CUDA paths, timed with CUDA events: the median of repeated launches
 // over rotating input sets (so small cases are not served from L2), against the measured
 // device-to-device copy bandwidth. Traffic is counted exactly: every byte a correct kernel must

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Google Benchmark of libcattn's host paths, one benchmark per utility, named after the seed's
 // function. Batches are random but deterministic (fixed seeds) and built outside the timed
 // loop; each iteration is what an engine does per step: the size query where the output size

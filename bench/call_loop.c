@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Calls libcattn entry points back to back from C, so that the Python runners
  * (bench/gpu_side_by_side.py, bench/step_side_by_side.py) time the rate a C caller sees, in the
  * same process as the seed, without ctypes' overhead on every call. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The runner's side of the ctypes mirror of include/cattn.h (bench/side_by_side.py,
 bench/gpu_side_by_side.py): constants, helpers that build args structs, DLTensor views of numpy
 arrays, and the loaded library. The structs and signatures themselves are generated from the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """libcattn's CUDA paths against the seed's own code on the same GPU, in one process.
 
 The seed is imported from --reference (the oracle's vllm_ref.py, or an installed vLLM module

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The KV-cache layout resolver side by side with vLLM's newest Python (the upstream oracle), in
 one process on the host, at B = 1024:
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The floor under every small utility: one empty kernel launched on a stream, which is what a
 // one-launch utility costs before it does any work of its own.
 #include <cuda_runtime.h>

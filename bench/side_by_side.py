@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Times the seed's functions (vLLM's Python, CPU tensors) and libcattn's host paths side by
 side, in one process, on the same inputs.
 

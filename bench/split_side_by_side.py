@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Batch splitting and reordering on the host, side by side in one process: vLLM's newest
 split_decodes_and_prefills, split_decodes_prefills_and_extends, split_prefill_chunks and
 reorder_batch_to_split_decodes_and_prefills (the upstream oracle, torch on the CPU) against

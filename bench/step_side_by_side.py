@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A whole engine step's metadata side by side, in one process on one GPU: the seed's own code
 for the seven step-plan products, libcattn's separate calls for them, and libcattn's step plan,
 each plain and inside a captured CUDA graph, at B = 8, 256 and 1024 requests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tuning harness for the fused select kernel: one executable per configuration (the knobs are
 // the CATTN_SELECT_* macros of kernels/fused_pcp_qkv_select.cuh), each timing the benchmark's
 // shapes straight through the launcher, after the ceiling an index-free copy kernel reaches at

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs PROGRAM and compares its output, from the second line on (the first names the library's
 # version), with the file EXPECTED:
 #   cmake -DPROGRAM=<path> -DEXPECTED=<file> -P check_output.cmake

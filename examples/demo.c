@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * demo.c - runs every libcattn utility (1-13) on one small, hand-checkable batch and prints the
  * inputs, the results and the status of every call.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One batch of 8 requests through cattn.hpp: the PCP restore index, every DCP rank's lengths,
 // the causal-conv1d metadata and the local-attention virtual batches, printed.
 #include <cattn.hpp>

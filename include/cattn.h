@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cattn.h - libcattn: vLLM's attention-backend metadata utilities behind a C ABI.
  *

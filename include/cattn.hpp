@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cattn.hpp - libcattn's C++17 layer over the C ABI of cattn.h: RAII owners for the handles,
  * typed non-owning tensor views, exceptions, and one-call helpers that allocate and return

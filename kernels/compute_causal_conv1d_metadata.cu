@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Causal-conv1d metadata on the device from host-planned program offsets (the lengths come from
 // the host mirror query_start_loc_cpu, so nothing is read back): one thread per program writes
 // its request index and chunk index into every requested output.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Causal-conv1d metadata computed on the device from the device query_start_loc, so that a
 // captured graph computes it afresh on every replay: every block of the slice writes the
 // per-request counts it owns, then walks the requests (segment_walk.cuh) up to its slice of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the causal-conv1d launch metadata (vLLM compute_causal_conv1d_metadata).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // extend_all_queries_by_n as a kernel of its own; the work is in
 // extend_all_queries_by_n.cuh, which the step plan shares.
 #include <cuda_runtime.h>

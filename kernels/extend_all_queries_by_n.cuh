@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Extend every query by n tokens: one thread per request updates both tensors, so one launch serves
 // query_start_loc and seq_lens (in place is fine: each element is read, then written, by the same
 // thread).

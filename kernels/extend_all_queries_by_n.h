@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of extend_all_queries_by_n (vLLM extend_all_queries_by_1, general N).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fused PCP Q/K/V select's launcher, built with the shipped tuning (the kernel and the launch
 // logic are in fused_pcp_qkv_select.cuh).
 #include <cuda_runtime.h>

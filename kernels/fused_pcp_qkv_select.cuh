@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fused PCP Q/K/V select: a byte-copying kernel, so one instantiation per access width serves
 // every dtype (fp8 to fp64).
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the fused PCP Q/K/V select (vLLM fused_pcp_qkv_select).
 #pragma once
 

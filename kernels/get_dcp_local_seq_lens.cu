@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // get_dcp_local_seq_lens as a kernel of its own; the work is in get_dcp_local_seq_lens.cuh,
 // which the step plan shares.
 #include <cuda_runtime.h>

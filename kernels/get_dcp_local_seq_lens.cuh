@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DCP local sequence lengths: one thread per (request, rank) output element.
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the DCP local sequence lengths (vLLM get_dcp_local_seq_lens).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // get_pcp_query_restore_idx as a kernel of its own; the work is in
 // get_pcp_query_restore_idx.cuh, which the step plan shares.
 #include <cuda_runtime.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PCP restore index on the device, from the device cu_num_tokens: no copy to the host. Sorted
 // position k of request i (2*H_i <= k < 2*H_(i+1), H = prefix of half lengths) holds H_i + o for
 // its head half and T + H_i + o for its tail half (see the host algorithm's note). Positions

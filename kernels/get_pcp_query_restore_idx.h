@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the PCP query restore index (vLLM get_pcp_query_restore_idx).
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // float16 and bfloat16 bit conversions, identical on the host and the device, so that both
 // paths of a call give the same bits. Round to nearest, ties to even, as torch converts; a NaN
 // becomes the quiet NaN 0x7E00 (float16, sign kept) or 0x7FC0 (bfloat16), as torch's CPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device-side reads and writes of the index views of kernel_types.h.
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Plain structs shared by the C++ entry points (src/) and the CUDA kernels (kernels/). No CUDA
 // syntax and no C-ABI types, so both compilers can read it and kernels stay free of src/.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launch helpers every kernel shares: the block size, the access-width table and the dispatch
 // to the widest width a copy allows, grid-stride indexing, and the grid sizes - each cap with
 // its reason. Kernels and launchers take these from here, never their own copies.

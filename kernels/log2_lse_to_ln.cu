@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log2_lse_to_ln: one thread per element, any strides, in place when out is lse.
 #include <cuda_runtime.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of log2_lse_to_ln (out = lse * ln 2) and the per-element product both
 // paths share, so host and device give the same bits.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make_kv_sharing_fast_prefill_common_attn_metadata as a kernel of its own; the work is in
 // make_kv_sharing_fast_prefill_common_attn_metadata.cuh, which the step plan shares.
 #include <cuda_runtime.h>

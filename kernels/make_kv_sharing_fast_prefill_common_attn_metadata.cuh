@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fast-prefill metadata in one block, without reading anything back to the host: per-request
 // counts (bucketize = a binary search over query_start_loc[1:], then an atomic increment) in
 // shared memory, or for large batches in the output itself, then scanned into the output; the

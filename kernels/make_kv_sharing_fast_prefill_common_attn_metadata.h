@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the KV-sharing fast-prefill metadata
 // (vLLM make_kv_sharing_fast_prefill_common_attn_metadata).
 #pragma once

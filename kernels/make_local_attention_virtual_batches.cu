@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block-table gather of the local-attention plan: out[v, j] = table[batch(v), min(start(v) + j,
 // cols - 1)], one thread per element; the plan's (batch, start) pairs arrive as parameters.
 #include <cuda_runtime.h>

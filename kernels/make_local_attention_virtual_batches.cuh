@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Local-attention virtual batches computed on the device from the device query_start_loc and
 // seq_lens, so that a captured graph computes them afresh on every replay. Request i with query
 // length q and sequence length s (s < q, which the host path refuses, is taken as s = q) is cut

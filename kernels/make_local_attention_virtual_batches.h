@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the local-attention plan's block-table gather (vLLM
 // make_local_attention_virtual_batches' make_block_table).
 #pragma once

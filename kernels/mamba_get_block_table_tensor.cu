@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mamba_get_block_table_tensor as a kernel of its own; the work is in
 // mamba_get_block_table_tensor.cuh, which the step plan shares.
 #include <cuda_runtime.h>

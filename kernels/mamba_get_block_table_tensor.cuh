@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mamba block table: one thread per output element. In align mode a column past the row (vLLM reads
 // out of bounds there) is written as PAD (-1) instead.
 #pragma once

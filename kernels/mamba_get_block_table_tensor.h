@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the Mamba block table (vLLM mamba_get_block_table_tensor).
 #pragma once
 

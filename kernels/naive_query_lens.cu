@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // naive_query_lens and compute_num_computed_tokens: one thread per request.
 #include <cuda_runtime.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the per-request length helpers of the metadata (vLLM
 // CommonAttentionMetadata.naive_query_lens and compute_num_computed_tokens).
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Small host-computed arrays travel to the device inside kernel parameters (up to 32 KiB on
 // sm_70+ with CUDA 12.1+), so host-planned utilities upload without a staging allocation, a
 // host sync, or a dependency on the caller's memory outliving the launch - and stay capturable

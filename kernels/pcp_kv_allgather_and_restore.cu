@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernels around the PCP all-gather. Both are plain byte movers, so one instantiation per access
 // width serves every element type (bf16, fp8, ...): the launcher picks the widest width that
 // every pointer, stride and row size allows.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the two kernels around the PCP all-gather (vLLM
 // pcp_kv_allgather_and_restore): packing strided key/value rows before the all-gather, and the
 // fused restore gather after it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block-cooperative walk over the positions of concatenated segments whose lengths depend on
 // device data (requests of a batch: their restore-index entries, conv1d programs, virtual
 // batches). The block takes the segments kChunk = kThreads * kItems at a time: each thread

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device splits: one block walks the batch (each thread a stride of the requests), finds
 // the first prefill (and for the extends split the first extend and first prefill), whether
 // every row is uniform or padding, and the largest query length, with shared-memory atomics;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the device splits (vLLM split_decodes_and_prefills and
 // split_decodes_prefills_and_extends).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The step plan's kernel: one launch computes every selected product of a step. Block b belongs
 // to the product whose block range holds it and runs that product's work on its slice of the
 // range (the same device functions the products' own kernels run), so the products never wait

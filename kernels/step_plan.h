@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the step plan: every selected product of one engine step in one kernel
 // launch, each product on a range of the grid's blocks (kernels/step_plan.cu).
 #pragma once

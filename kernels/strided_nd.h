@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // N-dimensional strided walks shared by host algorithms (src/host) and kernels: the element
 // offset of the i-th element (row-major order) of a view of up to 8 dimensions. Plain C++
 // that nvcc and the host compiler both read; no CUDA syntax beyond the CATTN_HD qualifier.

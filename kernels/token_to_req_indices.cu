@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // token_to_req_indices (and the positions of extend_all_queries_by_n): one thread per token.
 //
 // Every thread reads M from the device so that a captured graph maps each replay's batch; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the per-token walks over query_start_loc: the request of every token
 // (vLLM CommonAttentionMetadata.token_to_req_indices) and, sharing the search, the position of
 // every token (written by extend_all_queries_by_n).

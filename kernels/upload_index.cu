@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <cuda_runtime.h>
 
 #include "kernels/index_access.cuh"

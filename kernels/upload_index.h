@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the parameter upload: writes host-computed index values to a device
 // index tensor (see param_chunk.h), and fills ranges with a constant.
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the Debian packages libcattn<major> and libcattn-dev (+ the -dbgsym package) with
 # dpkg-buildpackage, out of the source tree:
 #   packaging/build_deb.sh [output folder, default build-deb]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds libcattn and runs the demo on its embedded batch (GPU when present, CPU otherwise). It
 # builds in a folder of its own (build-demo), so that it and scripts/test.sh, which build the
 # tests in build/, can run in either order.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages the build and the tests need, when missing. Safe to re-run.
 # The library and its tests: cmake, g++, DLPack, GoogleTest, Google Benchmark, nlohmann-json.
 # The Debian packages (packaging/build_deb.sh, scripts/test_packaging.sh): dpkg-buildpackage

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's test command: builds and runs every test - the C/C++ suites (CUDA build, whose GPU
 # tests skip without a GPU, and the CPU-only build), packaging (Debian packages, out-of-tree
 # consumers, ABI gate), the Rust and Go bindings, and the hardening suites (sanitizers, fuzzing).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Tests the Go binding (bindings/go) against a freshly built CPU-only libcattn: gofmt, go vet,
 # go test -v with a summary, the same tests under GOEXPERIMENT=cgocheck2 (the runtime rebuilt
 # with cgo pointer checks), the tests again with -tags cattn_dlopen (libcattn opened at run

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Hardening checks, all CPU-only:
 #   asan  the whole test suite built with AddressSanitizer + UndefinedBehaviorSanitizer (g++)
 #   tsan  the whole test suite built with ThreadSanitizer (g++), test_concurrency among it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Release checks of the packaging, end to end (runs as root on CI; uses sudo otherwise):
 #  1. installs the Debian packages it needs, when missing;
 #  2. builds libcattn<major> and libcattn-dev with dpkg-buildpackage, out of the source tree

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and checks the Rust bindings (bindings/rust): installs bindgen when it is missing,
 # builds a CPU-only libcattn (or uses the one in CATTN_LIB_DIR), checks the generated FFI for
 # drift against include/cattn.h, runs cargo build, test, clippy and fmt (offline: the crates

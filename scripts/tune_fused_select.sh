@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and times each configuration of the fused select kernel (GPU machine). A configuration
 # is "unroll,min_blocks,streaming,interleave,waves" (the CATTN_SELECT_* knobs of
 # kernels/fused_pcp_qkv_select.cuh; the shipped one is 4,4,0,1,64). TUNE_CEILING=1 also prints

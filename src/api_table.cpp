@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Version queries and the append-only function table behind cattn_get_api.
 #include "cattn.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Communicator handles of pcp_kv_allgather_and_restore: a borrowed ncclComm_t or one created
 // from a unique id. Entry points: argument checks and dispatch; the NCCL side is in
 // device/comm_device.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Causal-conv1d launch metadata (vLLM compute_causal_conv1d_metadata). Entry points:
 // argument checks and dispatch; the algorithm is in
 // host/compute_causal_conv1d_metadata_host.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // compute_mm_prefix_range_tensor and fill_mm_prefix_query_ranges (vLLM's multimodal prefix
 // range helpers). Entry points: argument checks and dispatch; the algorithms are in
 // host/compute_mm_prefix_range_tensor_host.cpp. Host only: vLLM builds both on the host too.

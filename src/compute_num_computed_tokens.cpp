@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Computed tokens of the metadata (vLLM CommonAttentionMetadata.compute_num_computed_tokens):
 // seq_lens minus the query lengths. The checks and dispatch are naive_query_lens's
 // (src/naive_query_lens.cpp). vLLM caches the result in the metadata object; libcattn keeps no

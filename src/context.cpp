@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The context handle and the CUDA device query.
 #include <atomic>
 #include <memory>

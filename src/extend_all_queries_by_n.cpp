@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Extend every query by n tokens (vLLM extend_all_queries_by_1, generalised to N as
 // vLLM later did). Entry point: argument checks and dispatch; the element-wise work is in
 // host/extend_all_queries_by_n_host.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fused PCP Q/K/V select (vLLM fused_pcp_qkv_select). Entry point: argument checks
 // and dispatch; the host algorithm is in host/fused_pcp_qkv_select_host.cpp.
 #include "common/error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DCP local sequence lengths (vLLM get_dcp_local_seq_lens). Entry point: argument
 // checks and dispatch; the algorithm is in host/get_dcp_local_seq_lens_host.cpp.
 #include <cstddef>

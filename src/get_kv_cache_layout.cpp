@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KV-cache layout resolution (vLLM get_kv_cache_layout, is_valid_kv_cache_layout).
 // vLLM caches the answer with functools.lru_cache, so an override set after the first call is
 // silently ignored; here every call resolves afresh from its explicit inputs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PCP query restore index (vLLM get_pcp_query_restore_idx). Entry points: argument
 // checks and dispatch; the algorithm is in host/get_pcp_query_restore_idx_host.cpp.
 #include "common/error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-layer attention parameters (vLLM get_per_layer_parameters,
 // infer_global_hyperparameters). Host-only and small, so checks and algorithm share this file.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // get_supported_kv_cache_layouts: one worker's backends' layout preferences combined into one
 // list, most preferred first (identical lists kept, otherwise first-entry votes over the
 // intersection, ties in vLLM's iteration order).

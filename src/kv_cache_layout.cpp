@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The six KV-cache layouts (vLLM's KVCacheLayout, _layout_from_name,
 // get_flashinfer_layout_string) and the strides of a KV-cache view in each of them.
 #include "common/kv_cache_layout.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log2_lse_to_ln (vLLM's base-2 to natural log-sum-exp conversion). Entry point: argument
 // checks and dispatch; the element product is in kernels/log2_lse_to_ln.h.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KV-sharing fast-prefill metadata (vLLM
 // make_kv_sharing_fast_prefill_common_attn_metadata). Entry point: argument checks and
 // dispatch; the algorithm is in host/make_kv_sharing_fast_prefill_common_attn_metadata_host.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Chunked local attention virtual batches (vLLM make_local_attention_virtual_batches)
 // as a reusable plan: create, query its shape, write the virtual batch metadata, gather a block
 // table (vLLM's make_block_table closure), destroy. Entry points: argument checks and dispatch;

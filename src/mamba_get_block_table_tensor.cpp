@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mamba block table (vLLM mamba_get_block_table_tensor). Entry point: argument
 // checks and dispatch; the algorithm is in host/mamba_get_block_table_tensor_host.cpp.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // max_local_attention_virtual_batches: vLLM's upper bound on the virtual batches of a step,
 // computed without overflow. Pure arithmetic, so there is no host/device split.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Query lengths of the metadata (vLLM CommonAttentionMetadata.naive_query_lens), and the
 // shared body of compute_num_computed_tokens. Entry point: argument checks and dispatch; the
 // algorithm is in host/naive_query_lens_host.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PCP all-gather + restore (vLLM pcp_kv_allgather_and_restore). Entry points: argument checks
 // and dispatch; the workspace plan and the NCCL + kernel sequence are in
 // device/pcp_kv_allgather_and_restore_device.cpp. There is no host path: NCCL moves device

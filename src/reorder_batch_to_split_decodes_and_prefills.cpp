@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reorder of a persistent batch into decode -> short extend -> long extend -> prefill
 // (vLLM reorder_batch_to_split_decodes_and_prefills), returned as a plan the engine applies.
 // Entry point: argument checks and dispatch; the algorithm is in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // resolve_kv_cache_layout, record_kv_cache_layout and CacheConfig.get_resolved_kv_cache_layout:
 // the engine-wide layout decision and the resolved name it leaves in the context (vLLM keeps
 // it in cache_config.kv_cache_layout).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decode/prefill(/extend) split points of an ordered batch (vLLM split_decodes_and_prefills
 // and split_decodes_prefills_and_extends), on the host and on the device. Entry points:
 // argument checks and dispatch; the algorithms are in host/split_decodes_and_prefills_host.cpp

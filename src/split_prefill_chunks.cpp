@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prefill chunks that fit a workspace (vLLM split_prefill_chunks). Entry point: argument
 // checks and dispatch; the algorithm is in host/split_prefill_chunks_host.cpp.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The step plan (cattn_step_plan_*): every selected product of an engine step from the batch's
 // device tensors in one launch. Entry points: the desc's checks and the capacities and launch
 // layout they fix (creation), the run's argument checks, and dispatch to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The request of every token (vLLM CommonAttentionMetadata.token_to_req_indices). Entry point:
 // argument checks and dispatch; the algorithm is in host/token_to_req_indices_host.cpp. vLLM
 // caches the mapping in the metadata object; libcattn keeps nothing between calls.

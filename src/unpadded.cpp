@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The unpadded metadata of a padded batch (vLLM CommonAttentionMetadata.unpadded): views of
 // the first B' requests and T' tokens, made in caller storage. No tensor data is touched, so
 // there is no host or device algorithm: this entry point is the whole utility.

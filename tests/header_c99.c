@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Compiles cattn.h alone as strict C99 and uses its initialiser macros. */
 #include "cattn.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compiles cattn.hpp alone (no CUDA header, no test support) with -Wall -Wextra -Wpedantic
 // -Werror, as C++17 (an object file) and C++20 (a program), instantiating every template the
 // header defines for both index types. The C++20 program also checks the std::span views.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABI: version macros against the runtime, the function table, status strings, struct sizes,
 // the context, and the last-error message's thread locality.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cattn.hpp, the C++17 layer: compile-time constraints (index-only arguments, const inputs,
 // move-only owners) checked with a detection idiom; views and their DLTensors; cattn::error's
 // status and message against the C call's; the owners' destroy-on-destruction; and every

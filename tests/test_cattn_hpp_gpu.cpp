@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cattn.hpp's stream-taking overloads on device tensors: views made with cattn::cuda(n) over
 // cudaMalloc'd memory, a non-blocking cudaStream_t (and the same stream as a void*), results
 // copied back and compared with the one-call host helpers. Skips without a GPU.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // compute_causal_conv1d_metadata: conformance against the seed oracle's vectors (block sizes
 // other than vLLM's 8 included), an independent reference on random batches, optional and
 // oversized outputs, layouts (int32/int64, strided, misaligned), and every error path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cattn_compute_causal_conv1d_metadata_device: the metadata computed on the device from the
 // device query_start_loc. Captured once into a CUDA graph and replayed with a new random batch
 // written before every replay (and the same plainly), bit-exact against the host

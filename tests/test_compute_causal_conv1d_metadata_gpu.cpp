@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // compute_causal_conv1d_metadata with CUDA outputs (planned from the host query_start_loc_cpu),
 // bit-exact against the host implementation, three ways (default stream, non-blocking stream,
 // graph replay): every subset of outputs, each its own dtype and layout, poisoned and oversized

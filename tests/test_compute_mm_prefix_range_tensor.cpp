@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // compute_mm_prefix_range_tensor and fill_mm_prefix_query_ranges: the upstream oracle's
 // vectors (CSR ranges in int32/int64 and strided layouts), the size query, None, the inclusive
 // end, out untouched when no row is covered, and every error path with nothing written.

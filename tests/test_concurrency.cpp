@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Concurrency: many threads call every host entry point at once, on shared handles (one context
 // whose KV-cache layout override another thread keeps flipping, one local-attention plan that
 // every thread fills from and gathers with) and on private ones, compare every result with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Double fetch: while one thread calls a host entry point over and over, a second thread keeps
 // changing one element of an input between checked values, values the checks refuse, and
 // extremes. That is the caller's data race, so results and statuses may vary, but the library

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // extend_all_queries_by_n: conformance against the seed oracle's vectors (n = 1 is vLLM's
 // extend_all_queries_by_1, other n the seed applied n times), int32/int64 and strided layouts,
 // in place and out of place, host mirrors, and every error path.

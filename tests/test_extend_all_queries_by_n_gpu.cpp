@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // extend_all_queries_by_n on the device: query_start_loc and seq_lens extended by one launch,
 // bit-exact against the host implementation, three ways (default stream, non-blocking stream,
 // graph replay), out of place and in place, with poisoned outputs whose padding must stay

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fused_pcp_qkv_select: conformance against vectors from an emulation of the seed's Triton
 // kernel, an independent element-wise reference (tests/ref) on random shapes, element widths,
 // layouts, world sizes and ranks, and every error path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fused_pcp_qkv_select on the device, bit-exact against the host implementation: random batches,
 // every element width, MLA head dims, strided inputs, poisoned outputs (every byte of the output
 // storage, padding included, must equal the host run's), a non-default stream, CUDA-graph

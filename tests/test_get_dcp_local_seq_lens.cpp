@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // get_dcp_local_seq_lens: conformance against the seed oracle's vectors (and SPEC's), a
 // token-by-token reference on random batches, layouts (int32/int64 in and out, strided and
 // transposed outputs), single rank vs all ranks, and every error path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // get_dcp_local_seq_lens on the device, bit-exact against the host implementation, three ways
 // (default stream, non-blocking stream, graph replay), with poisoned outputs whose padding must
 // stay untouched; the in-place [B] form; vLLM's int32 wrap of device lengths the host rejects;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // get_dcp_local_seq_lens with CATTN_DCP_SHAPE_PRESERVE (1.1): the upstream oracle's N-D vectors
 // in every int32/int64 and strided layout, stride-0 inputs, transposed outputs, in place, the
 // 1.0 contract kept for 1.0-sized structs and the default mode, and the new errors.

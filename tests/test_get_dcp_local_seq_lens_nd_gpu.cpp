@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // get_dcp_local_seq_lens with CATTN_DCP_SHAPE_PRESERVE on the device: the upstream oracle's N-D
 // vectors in int32/int64 and strided layouts, three ways (default stream, non-blocking stream,
 // graph replay) against the host run with poisoned outputs; a stride-0 input; in place; and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // get_kv_cache_layout and friends: the seed oracle's precedence table (override > user setting
 // > connector > NHD, invalid settings) through both ways of giving the setting (args->env_value
 // and the process environment), no stale cache, supported masks, every error path, and

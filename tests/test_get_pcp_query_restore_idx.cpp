@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // get_pcp_query_restore_idx: conformance against the seed oracle's vectors, an independent
 // argsort reference on random batches, layouts (int32/int64, strided), and every error path.
 #include <gtest/gtest.h>

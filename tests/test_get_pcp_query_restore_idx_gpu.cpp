@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // get_pcp_query_restore_idx on the device (from the device cu_num_tokens), bit-exact against the
 // host implementation, three ways (default stream, non-blocking stream, graph replay), with
 // poisoned outputs larger than needed (the tail must become -1, the padding stay untouched).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // get_per_layer_parameters and infer_global_hyperparameters: conformance against the seed
 // oracle's vectors (None vs 0.0 soft caps, windows, sinks, -0.0, NaN and inf), arrays whose
 // stride is a newer header's larger struct_size, and every error path.

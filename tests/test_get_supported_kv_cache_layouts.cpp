@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // get_supported_kv_cache_layouts against the upstream oracle's vectors (README examples, the
 // default preference, identical and differing lists, votes and ties, empty lists, duplicates,
 // random declarations, 1024 backends), the tuple-versus-list quirk, every error path, and

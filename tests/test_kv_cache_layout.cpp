@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The six KV-cache layouts: properties, names (aliases, case), FlashInfer strings and strides
 // against the upstream oracle's vectors, every error path, nothing written on failure, and
 // the 1.0 layout calls unchanged by the new enum values.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log2_lse_to_ln: the upstream oracle's bit patterns for float16, bfloat16, float32 and
 // float64 (every 16-bit pattern included) under both half roundings, in contiguous, strided,
 // stride-0 and in-place layouts, and every error path.

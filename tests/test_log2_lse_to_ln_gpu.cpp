@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // log2_lse_to_ln on the device: the upstream oracle's vectors for all four dtypes and both half
 // roundings, three ways (default stream, non-blocking stream, graph replay), strided and in
 // place, each bit for bit as the host gives it (a NaN matching any NaN: payloads are not

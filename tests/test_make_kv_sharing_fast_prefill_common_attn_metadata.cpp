@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make_kv_sharing_fast_prefill_common_attn_metadata: conformance against the seed oracle's
 // vectors (including the cases where the seed fails), an independent linear-scan reference on
 // random batches, int32/int64 and strided layouts, the all-decode passthrough, and every error.

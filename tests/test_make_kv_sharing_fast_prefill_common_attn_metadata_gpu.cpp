@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make_kv_sharing_fast_prefill_common_attn_metadata on the device: one sync-free launch,
 // bit-exact against the host implementation (decode query_start_loc and {max, total}), three
 // ways (default stream, non-blocking stream, graph replay), with poisoned outputs whose padding

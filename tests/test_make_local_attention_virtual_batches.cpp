@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make_local_attention_virtual_batches and its plan: conformance against the seed oracle's
 // vectors (SPEC's among them, and the one documented difference for seq_len-0 requests), an
 // independent token-walk reference on random batches, re-gathering other block tables, use of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cattn_make_local_attention_virtual_batches_device: the virtual batches computed on the device
 // from the device query_start_loc and seq_lens. Captured once into a CUDA graph and replayed
 // with a new random batch written before every replay (and the same plainly), bit-exact

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local-attention plan on the device: cattn_local_attention_plan_fill with a device block
 // table (gathered on the device, device copies of query_start_loc and seq_lens uploaded from
 // the plan, host mirrors written on the host) and cattn_local_attention_plan_make_block_table,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mamba_get_block_table_tensor: conformance against the seed oracle's vectors (and SPEC's), a
 // literal reference on random tables, layouts (int32/int64, narrowing, column-slice views),
 // aliasing rules, and every error path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mamba_get_block_table_tensor on the device, bit-exact against the host implementation, three
 // ways (default stream, non-blocking stream, graph replay), with poisoned outputs whose padding
 // must stay untouched; the documented device behaviour where the host fails (PAD for a column

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // max_local_attention_virtual_batches: the upstream oracle's bounds (random and edge cases),
 // the virtual batches real batches make against both bounds, int64 limits, and errors.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The 1.0 calls that metadata v2 updates, against the upstream oracle's vectors:
 // extend_all_queries_by_n (upper bound, DCP lengths, positions), fast prefill
 // (max_logits_per_req) and the local-attention fill (upper bound per virtual batch); and 1.0

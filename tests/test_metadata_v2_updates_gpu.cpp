@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // extend_all_queries_by_n's metadata v2 fields on the device: the DCP lengths and positions
 // computed by kernels from the extended tensors, the host mirrors (upper bound, DCP mirror) on
 // the host, all against the upstream oracle's vectors; and the host checks that still guard

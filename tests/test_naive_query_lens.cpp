@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // naive_query_lens and compute_num_computed_tokens: conformance against the upstream oracle's
 // vectors (int32/int64 inputs and outputs, strided, offset and stride-0 views), in place for
 // compute_num_computed_tokens, 1.0 structs, and every error path with nothing written.

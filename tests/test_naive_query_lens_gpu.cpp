@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // naive_query_lens and compute_num_computed_tokens on the device: bit-exact against the host
 // path on the oracle's vectors three ways (default stream, non-blocking stream, graph replay)
 // with poisoned outputs, in place over seq_lens, a graph captured once and replayed with new

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pcp_kv_allgather_and_restore and its communicator, on any machine: argument validation of
 // every entry point (a failed call writes nothing), and a clear status where the build, the
 // machine or a missing NCCL cannot serve a call. Results on real GPUs are checked in

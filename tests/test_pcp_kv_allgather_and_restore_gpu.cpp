@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pcp_kv_allgather_and_restore on GPUs, byte-exact against a host reference (concatenate every
 // rank's key[:n] rows, then index-select; out-of-range indices give zero rows): a world of one
 // GPU, and of two GPUs with one thread per rank in this process, with communicators created

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // reorder_batch_to_split_decodes_and_prefills: conformance against the upstream oracle's
 // vectors (the index map, the swaps in vLLM's order, the changed flag, the region counts) in
 // every layout; applying the swaps gives the index map; large random batches against a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // resolve_kv_cache_layout, record_kv_cache_layout and get_resolved_kv_cache_layout against the
 // upstream oracle's vectors (every README example and error path, random worker lists, specs,
 // settings and presets, 1024 specs), through both ways of giving the user's setting; the state

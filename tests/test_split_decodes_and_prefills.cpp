@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // split_decodes_and_prefills and split_decodes_prefills_and_extends on the host: conformance
 // against the upstream oracle's vectors (vLLM's test table, the README examples, random and
 // edge-case batches) in every layout, the failures vLLM raises as statuses, and every error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device splits (cattn_split_decodes_and_prefills_device,
 // cattn_split_decodes_prefills_and_extends_device): the argument checks on any machine; on a
 // GPU every upstream-oracle vector (the failures as their -1 sentinel), layouts, and CUDA-graph

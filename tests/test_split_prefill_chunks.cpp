@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // split_prefill_chunks: conformance against the upstream oracle's vectors in every layout,
 // the size query, capacity, vLLM's assert as a status, and every error path with nothing
 // written.

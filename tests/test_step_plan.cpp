@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Step plan, host side: creation refuses every bad desc field by name, the capacities follow the
 // documented formulas, handles are checked, and a run checks every argument on the host before
 // anything is launched - these tests use CUDA-labelled host memory, so they run without a GPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Step plan on the GPU: each product alone and all seven at once, captured once into a CUDA
 // graph and replayed with a new random step written into the same buffers before every replay
 // (and the same without graphs), every output element compared with the host implementations

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // token_to_req_indices: conformance against the upstream oracle's vectors (buffer[0:max(M, T)]
 // exactly, the rest untouched), int32/int64 and strided layouts, no mirror, 1.0 structs, the
 // errors upstream raises, and nothing written on failure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // token_to_req_indices on the device: bit-exact against the host path on the oracle's vectors
 // three ways, with poisoned buffers whose entries past max(M, T) must stay untouched; one
 // kernel captured once and replayed with new batches in the same buffers (M read on the

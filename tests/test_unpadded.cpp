@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // unpadded: the upstream oracle's slices of every per-request and per-token field (libcattn's
 // slices where upstream drops positions and seq_lens_cpu_upper_bound), views sharing the
 // input's memory, strided and device views, 1.0 structs, errors with nothing written.

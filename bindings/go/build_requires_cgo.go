@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build !cgo
 
 package cattn
@@ -11,7 +13,7 @@ package cattn
 // declaration the compiler checks (a type declaration in the file that sorts first), so the
 // build's first error names the cause instead of a missing cgo type:
 //
-//	./build_requires_cgo.go:18:8: undefined: cattn_needs_cgo__build_with_CGO_ENABLED_1_and_a_C_compiler
+//	./build_requires_cgo.go:20:8: undefined: cattn_needs_cgo__build_with_CGO_ENABLED_1_and_a_C_compiler
 //
 // scripts/test_go.sh checks that this stays the first error.
 

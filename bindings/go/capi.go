@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package cattn
 
 // The cgo layer: every call into libcattn is in this file. Each Go function here fills one C

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package cattn
 
 // The memory side of the cgo layer. Every C struct a call passes (DLTensors, their shape and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package cattn
 
 // PadSlotID is the value written to BatchPtr and TokenChunkOffsetPtr past the programs in use

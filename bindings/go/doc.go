@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cattn is the Go binding of libcattn, vLLM's attention-backend metadata utilities
 // behind a C ABI (include/cattn.h). It is built with cgo and links libcattn.so, or with
 // -tags cattn_dlopen opens it at run time.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package cattn
 
 // Status is a libcattn status code (cattn_status_t). Values are frozen by the C ABI; new codes

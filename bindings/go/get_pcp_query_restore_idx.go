@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package cattn
 
 // GetPCPQueryRestoreIdxSize returns the exact length of the restore index for a host

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package cattn
 
 // AttentionLayer is what vLLM reads from one attention layer's impl

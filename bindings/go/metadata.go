@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package cattn
 
 // CommonAttnMetadata is vLLM's CommonAttentionMetadata (cattn_common_attn_metadata_t): the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package cattn
 
 // NaiveQueryLens writes the query lengths QueryStartLoc[i+1] - QueryStartLoc[i] into out ([B],

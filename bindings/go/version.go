@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package cattn
 
 // HeaderVersion is CATTN_VERSION_NUMBER of the cattn.h this package was compiled against:

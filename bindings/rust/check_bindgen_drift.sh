@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Drift check: regenerates the FFI from the header into a temporary file, exactly as
 # cattn-sys/regenerate.sh does, and fails when the checked-in cattn-sys/src/bindings.rs
 # differs. Run it after any change to include/cattn.h (CI runs it via scripts/test_rust.sh).

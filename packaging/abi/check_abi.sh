@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The ABI gate: compares libcattn's current ABI with the committed baseline
 # packaging/abi/libcattn.abi.
 #   packaging/abi/check_abi.sh

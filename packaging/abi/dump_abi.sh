@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds libcattn with debug information and writes its ABI, as abidw sees it, to a file:
 #   packaging/abi/dump_abi.sh <output .abi file>
 # Only what the exported cattn_* functions reach counts, and only types declared in the

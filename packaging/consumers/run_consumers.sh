@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and runs the five out-of-tree consumers against the INSTALLED libcattn packages
 # (dpkg -i libcattn<major> libcattn-dev first), never against a build tree:
 #   packaging/consumers/run_consumers.sh [work folder, default build-deb/consumers]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The object behind cattn_comm_t. The NCCL communicator is kept as void* so that this header
 // (and the entry points that validate a handle) compile in CPU-only builds, where no handle is
 // ever created.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The layout of the opaque context handle, shared by the files that read it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/cuda_runtime.h"
 
 #include "common/error.h"

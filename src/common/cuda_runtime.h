@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The few CUDA-runtime services the host side needs, available (as "no device") in CPU-only
 // builds so callers need no #ifdefs.
 #pragma once

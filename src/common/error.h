@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Internal error plumbing: a C++ exception carries a status and a message from wherever a
 // check fails up to the C entry point, where guarded() turns it into a status and the
 // thread-local message. Nothing here is exported.

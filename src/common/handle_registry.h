@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The live-handle registry behind every opaque handle (context, local-attention plan,
 // communicator, step plan). A handle is registered when it is created and forgotten when it is
 // destroyed, so a destroyed handle, a pointer no create call returned, or a handle of another

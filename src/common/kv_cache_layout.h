@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The six KV-cache layouts (vLLM's KVCacheLayout) as one table, shared by the layout calls:
 // names, stride orders and FlashInfer names, in vLLM's iteration order.
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Reading and writing the versioned metadata struct (cattn_common_attn_metadata_t). A 1.0
 // caller's struct ends at reserved0, so no code may copy the whole struct from or to a
 // caller: these helpers read what the caller's struct_size covers and write only the fields it

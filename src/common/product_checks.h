@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Checks a utility's entry point and the step plan share, so both refuse the same values with
 // the same messages. For the host parameters, `prefix` is how the caller's struct appears in
 // the message ("args->", "desc->dcp."); each check names prefix + the field. The tensor checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The checks and dispatch naive_query_lens and compute_num_computed_tokens share (defined in
 // src/naive_query_lens.cpp): one computes the query lengths, the other subtracts them from
 // seq_lens.

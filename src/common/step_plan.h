@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The step plan object behind cattn_step_plan_t: the desc it was made from and what creation
 // derived - the outputs' capacities and the launch layout. Immutable once created, so runs on
 // any number of threads only read it.

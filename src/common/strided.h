@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The N-D strided walk of a checked tensor (kernels/strided_nd.h), for host algorithms and
 // device preparation alike.
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Validated views of caller-supplied DLTensors. Constructing a TensorArg checks everything that
 // can be checked without reading data (NULLs, ndim, shapes, strides, dtype sanity, device kind,
 // byte-span overflow); the expect_* methods add per-argument requirements. Every failure names

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NCCL side of the communicator handles: creation (owned or borrowed), the side stream and
 // events each handle owns, and destruction. NCCL comes from nccl_loader (dlopen on first use).
 #include "device/comm_device.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of compute_causal_conv1d_metadata: the program offsets are planned from
 // query_start_loc_cpu (already validated, so no difference or sum overflows) and travel to the
 // device inside kernel parameters, one launch per kernels::kParamChunk - 1 requests, so nothing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "device/cuda_launch.h"
 
 #include <cuda_runtime_api.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Glue between the C entry points and the kernels: views of validated tensors as kernel
 // structs, the device a call runs on, and the launch-status check. CUDA builds only.
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // What the entry points (src/<utility>.cpp) need to dispatch to the device side: whether this
 // build has one. The functions of src/device/<utility>_device.h are declared in every build
 // but defined only in CUDA builds; an entry point calls them behind `if constexpr

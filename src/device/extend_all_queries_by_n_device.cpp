@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of extend_all_queries_by_n.
 #include "device/extend_all_queries_by_n_device.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of fused_pcp_qkv_select: the kernel's byte-level view of each operand.
 #include "device/fused_pcp_qkv_select_device.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of get_dcp_local_seq_lens.
 #include "device/get_dcp_local_seq_lens_device.h"
 

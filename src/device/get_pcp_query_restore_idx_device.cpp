@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of get_pcp_query_restore_idx.
 #include "device/get_pcp_query_restore_idx_device.h"
 

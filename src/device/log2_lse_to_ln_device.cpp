@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of log2_lse_to_ln.
 #include "device/log2_lse_to_ln_device.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of make_kv_sharing_fast_prefill_common_attn_metadata.
 #include "device/make_kv_sharing_fast_prefill_common_attn_metadata_device.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of the local-attention plan's fill and block-table gather.
 #include "device/make_local_attention_virtual_batches_device.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of mamba_get_block_table_tensor.
 #include "device/mamba_get_block_table_tensor_device.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of naive_query_lens and compute_num_computed_tokens.
 #include "device/naive_query_lens_device.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // NCCL, loaded at run time. libcattn has no link-time dependency on libnccl: the first call that
 // needs it dlopen()s the library and resolves every symbol below, once per process. nccl.h is
 // included for its types and enums only. CUDA builds only.

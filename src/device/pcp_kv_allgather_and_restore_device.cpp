@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of pcp_kv_allgather_and_restore: the workspace plan, the pack kernel, the NCCL
 // group and the restore kernel(s), all enqueued on the caller's stream.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of split_decodes_and_prefills and split_decodes_prefills_and_extends.
 #include "device/split_decodes_and_prefills_device.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of the step plan: the kernel parameters of every selected product from the
 // run's checked tensors (the same builders the products' own calls use), the counts vector
 // sliced among them, and the one launch.

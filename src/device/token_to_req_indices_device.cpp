@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device side of token_to_req_indices (and of extend_all_queries_by_n's positions).
 #include "device/token_to_req_indices_device.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm for compute_causal_conv1d_metadata.
 //
 // vLLM builds mlist with np.repeat and offsetlist with a Python loop that extends a list one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithms of compute_mm_prefix_range_tensor and fill_mm_prefix_query_ranges.
 //
 // Both validate everything in a first pass and write in a second, so that a failure leaves

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm for extend_all_queries_by_n: element-wise shifts of query_start_loc (+ i * n)
 // and seq_lens (+ n) and of their host mirrors.
 //

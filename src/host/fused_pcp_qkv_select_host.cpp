@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm for fused_pcp_qkv_select.
 //
 // vLLM's Triton kernel gives each (request, seq block s in [0, 2W)) pair one program: s < 2

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm for get_dcp_local_seq_lens.
 //
 // The KV tokens of a request are dealt to the ranks in runs of I (the interleave size): tokens

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm for get_pcp_query_restore_idx.
 //
 // vLLM builds the concatenation [heads of all requests, tails of all requests] of original token

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm of log2_lse_to_ln: the element product of kernels/log2_lse_to_ln.h over an
 // N-D strided walk of both views. In place is safe because element i is read just before it
 // is written and no other element shares its bytes.

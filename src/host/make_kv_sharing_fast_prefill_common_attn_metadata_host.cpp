@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm for make_kv_sharing_fast_prefill_common_attn_metadata.
 //
 // vLLM computes request_ids = bucketize(logits_indices, query_start_loc[1:], right=True), i.e.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm for make_local_attention_virtual_batches.
 //
 // vLLM splits every request into the attention chunks its query touches, with numpy over

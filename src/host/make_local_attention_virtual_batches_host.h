@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The plan of make_local_attention_virtual_batches: everything vLLM's function returns, kept
 // per virtual batch so that the metadata can be written (and a new block table gathered, the
 // seed's make_block_table closure) any number of times without redoing the split.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm for mamba_get_block_table_tensor.
 //
 // NONE/ALL hand the block table over unchanged (vLLM returns the same tensor), so the host

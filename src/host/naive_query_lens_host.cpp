@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm for naive_query_lens and compute_num_computed_tokens: one pass, each
 // query_start_loc entry read once per pass (the previous request's end is the next one's
 // start).

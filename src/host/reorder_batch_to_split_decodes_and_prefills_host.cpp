@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm of reorder_batch_to_split_decodes_and_prefills, without allocating.
 //
 // vLLM sorts the misplaced positions stably by region and moves the k-th of them in that order

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithms of split_decodes_and_prefills and split_decodes_prefills_and_extends.
 //
 // Both find a split point in one pass over query_start_loc: each entry is read once, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm of split_prefill_chunks: vLLM's greedy packing, a chunk taking requests while
 // the running sum stays within the workspace. The sum is kept in 128 bits, so negative or huge
 // lengths (which vLLM, in Python ints, accepts) never overflow. Every length is <= the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host algorithm for token_to_req_indices (and extend_all_queries_by_n's positions): one pass
 // over the requests, each writing its run of tokens, then the padding. Every write position is
 // bounded by the buffer's length again, so a query_start_loc that another thread changes after

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Calls that pass arbitrary ints where the header declares an enum, as C code may. C++ cannot
  * form such an argument without undefined behaviour (UBSan's -fsanitize=enum), so the fuzz
  * targets go through these C functions. */

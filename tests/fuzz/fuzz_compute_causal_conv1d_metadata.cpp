@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for utility 6: cattn_compute_causal_conv1d_metadata_size and
 // cattn_compute_causal_conv1d_metadata. Random batches (the empty tensor included), block sizes,
 // any subset of the five outputs with their own dtypes, lengths and layouts; every outcome is

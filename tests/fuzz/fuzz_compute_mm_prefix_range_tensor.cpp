@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for the multimodal prefix helpers: cattn_compute_mm_prefix_range_tensor (with its
 // size query) and cattn_fill_mm_prefix_query_ranges. Random CSR ranges (counts, values near the
 // int32/int64 limits, degenerate and (0, 0) pairs), offsets and query_start_loc that may not

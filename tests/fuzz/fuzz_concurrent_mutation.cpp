@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: inputs that change while a call reads them. The header promises that a caller
 // who races with a call (another thread writing an input it reads) gets unspecified output
 // values or a failure, but never a write outside the outputs or a read outside the inputs: no

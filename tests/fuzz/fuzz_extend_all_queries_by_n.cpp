@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for utility 7: cattn_extend_all_queries_by_n. Random batches and n, host mirrors
 // present or not (separate tensors holding the same values or disagreeing ones, or the main
 // tensor itself or its very view), outputs that are new tensors, the inputs themselves, views of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for utility 4: cattn_fused_pcp_qkv_select. Random batches of even (and, mutated,
 // odd or negative) lengths, world sizes and ranks, head counts and head sizes that differ
 // between q, k and v, element widths of 1-8 bytes (and unsupported ones), strided inputs (and

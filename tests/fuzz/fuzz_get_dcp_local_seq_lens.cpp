@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for utility 2: cattn_get_dcp_local_seq_lens. Random batches, group sizes, ranks
 // (one or all), interleave sizes, output shapes ([B], [B, W], [B, 1]) and layouts, in-place
 // calls on the very view of seq_lens (the same DLTensor, or another one describing that view),

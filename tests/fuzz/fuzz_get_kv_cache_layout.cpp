@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for utility 1 and the runtime entry points: cattn_get_kv_cache_layout,
 // cattn_is_valid_kv_cache_layout, cattn_kv_cache_layout_name, the context and its override, and
 // the version/status/API-table/device-count calls. Layouts arrive as arbitrary ints (a C

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for utility 3: cattn_get_pcp_query_restore_idx_size and
 // cattn_get_pcp_query_restore_idx. The harness predicts from the tensors it built whether each
 // call must succeed, checks the status against that, and compares a successful result with an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for utility 11: cattn_get_per_layer_parameters and
 // cattn_infer_global_hyperparameters. Arrays of versioned structs whose stride is their
 // struct_size (the known size, larger ones from a newer header, smaller or inconsistent ones),

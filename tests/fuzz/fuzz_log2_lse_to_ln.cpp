@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for cattn_log2_lse_to_ln: float16, bfloat16, float32 and float64 tensors of 0 to
 // 4 dimensions in any layout (strided, transposed, broadcast inputs, misaligned offsets) with
 // structural mutations, outputs of other shapes or dtypes, in place on the very view or placed

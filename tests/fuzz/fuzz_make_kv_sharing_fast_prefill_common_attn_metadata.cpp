@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for utility 8: cattn_make_kv_sharing_fast_prefill_common_attn_metadata. Random
 // batches, logits indices (sorted, unsorted, negative, past the last request), counts, the
 // optional host mirror and decode_max_and_total, the all-decode passthrough (also with `out` as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for utility 9: cattn_make_local_attention_virtual_batches, its size query
 // cattn_make_local_attention_virtual_batches_size, and the plan calls (get_shape, fill,
 // make_block_table, destroy). Random batches (zero-length requests and sequences included),

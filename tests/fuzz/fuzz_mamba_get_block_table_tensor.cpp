@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for utility 10: cattn_mamba_get_block_table_tensor in all three cache modes (and
 // unknown ones), with random block tables, sequence lengths (padding rows, lengths past the
 // table), block sizes, speculative block counts, output dtypes that widen or narrow, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for cattn_max_local_attention_virtual_batches: chunk sizes, request and token
 // limits anywhere in int64 (the limits and their neighbours included), struct sizes; every
 // outcome predicted and both bounds compared with 128-bit arithmetic.

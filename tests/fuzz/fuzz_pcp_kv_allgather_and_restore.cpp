@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for utility 5's host-side argument validation: cattn_pcp_kv_allgather_and_restore,
 // its workspace query, and the communicator calls (cattn_comm_*). This build is CPU-only, so no
 // call can succeed: each must return CATTN_INVALID_ARGUMENT (or CATTN_NOT_SUPPORTED for an

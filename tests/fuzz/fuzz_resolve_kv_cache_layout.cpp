@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for the six-layout calls (1.1): cattn_kv_cache_layout_from_name,
 // _get_properties, cattn_get_flashinfer_layout_string, cattn_kv_cache_layout_strides,
 // cattn_get_supported_kv_cache_layouts, and the context's resolved state through

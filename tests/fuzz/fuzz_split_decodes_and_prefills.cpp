@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for the split and reorder family: cattn_split_decodes_and_prefills,
 // cattn_split_decodes_prefills_and_extends, cattn_split_prefill_chunks and
 // cattn_reorder_batch_to_split_decodes_and_prefills (the first byte picks the call). Random

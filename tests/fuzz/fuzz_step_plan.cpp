@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for the step plan's host side: cattn_step_plan_create with every desc field
 // drawn (extremes too), its capacities checked against the documented formulas, then
 // cattn_step_plan_run with the batch and outputs of a random selection of products - each

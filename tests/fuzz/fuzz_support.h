@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Shared pieces of the libFuzzer targets: tensors built structurally from the fuzzer's bytes,
 // memory the harness owns (with guard zones), outputs placed over other tensors' memory
 // (aliases), snapshots for "a failed call wrote nothing", and the checks every target makes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target for the metadata v2 helpers: cattn_token_to_req_indices,
 // cattn_naive_query_lens, cattn_compute_num_computed_tokens and cattn_unpadded. Random batches
 // (decreasing starts and values near the int64 limits included), mutated tensors, mirrors

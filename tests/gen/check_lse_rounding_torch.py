@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 import math, torch
 print("torch", torch.__version__)
 ln2 = math.log(2.0)

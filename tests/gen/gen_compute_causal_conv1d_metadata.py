@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for compute_causal_conv1d_metadata from the seed oracle.
 
 The seed only ever uses BLOCK_M = 8 (`for BLOCK_M in [8]`). For other block sizes the generator

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Vectors for compute_mm_prefix_range_tensor from the upstream oracle. The dict
 {request: [(start, end), ...]} is stored in the CSR form the C call takes: range_offsets
 [num_seqs + 1] and ranges [n, 2]; "none" marks vLLM's None input."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for extend_all_queries_by_n from the seed oracle.
 
 n = 1 is the seed's extend_all_queries_by_1. For other n the expected values are the seed's

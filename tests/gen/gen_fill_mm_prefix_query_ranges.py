@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Vectors for fill_mm_prefix_query_ranges from the upstream oracle: the rows returned and
 the whole staging buffer afterwards, which starts filled with SENTINEL so that rows the call
 leaves alone (all of them when it returns 0, those past T otherwise) show. The dict is stored

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for fused_pcp_qkv_select.
 
 The seed's Triton kernel needs a GPU, so `triton_program_emulation` replays its index

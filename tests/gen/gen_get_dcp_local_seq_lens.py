@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for get_dcp_local_seq_lens from the seed oracle."""
 from oracle import V, rng, torch, write, tolist
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Vectors for get_dcp_local_seq_lens on N-D seq_lens (CATTN_DCP_SHAPE_PRESERVE), from the
 upstream oracle: any input shape, the shape kept for one rank and a trailing [dcp_size] axis for
 all ranks, never squeezed (dcp_size 1 included)."""

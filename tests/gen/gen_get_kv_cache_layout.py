@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for get_kv_cache_layout and is_valid_kv_cache_layout.
 
 Every combination of the override, the user's setting (VLLM_KV_CACHE_LAYOUT) and the KV

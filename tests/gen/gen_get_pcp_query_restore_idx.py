@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for get_pcp_query_restore_idx from the seed oracle."""
 from oracle import V, rng, torch, write, tolist
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for get_per_layer_parameters and infer_global_hyperparameters.
 
 The seed reads layers through vLLM's get_layers_from_vllm_config; a stand-in returns layers

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for get_supported_kv_cache_layouts (one worker's backends combined).
 
 Each case lists the backends' declarations (a list of layout names, or None for a backend that

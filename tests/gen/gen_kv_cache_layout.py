@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for the six KV-cache layouts: kv_cache_layout_get_properties,
 kv_cache_layout_from_name, get_flashinfer_layout_string and kv_cache_layout_strides.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Vectors for log2_lse_to_ln from the upstream oracle, as bit patterns so that every rounding
 is compared exactly: each of "in", "out" and "out_torch" is one string of fixed-width hex digits
 per element (4 for the 16-bit types, 8 for float32, 16 for float64), row-major.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for make_kv_sharing_fast_prefill_common_attn_metadata from the seed oracle.
 
 Each case gives the input (query_start_loc, logits_indices_padded, num_logits_indices, num_reqs,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for make_local_attention_virtual_batches from the seed oracle.
 
 Each case: attn_chunk_size, block_size, query_start_loc_cpu, seq_lens_cpu, block_table and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for mamba_get_block_table_tensor from the seed oracle.
 
 A case whose gather the oracle refuses (a column past the row: torch's CPU gather raises, CUDA

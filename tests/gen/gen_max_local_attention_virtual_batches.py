@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Vectors for max_local_attention_virtual_batches from the upstream oracle.
 
 Besides vLLM's bound, each case records the number of virtual batches that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors, from the upstream oracle, for the 1.0 calls that metadata v2 updates:
 extend_all_queries_by_n (vLLM's extend_all_queries_by_N with the upper bound, the DCP lengths
 and the positions), make_kv_sharing_fast_prefill_common_attn_metadata (max_logits_per_req)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for naive_query_lens and compute_num_computed_tokens from the upstream
 oracle (CommonAttentionMetadata.naive_query_lens / compute_num_computed_tokens).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for reorder_batch_to_split_decodes_and_prefills from the upstream
 oracle: per request (scheduled, computed, prompt) tokens and a threshold; vLLM's return value
 ("changed"), the order it leaves the batch in ("index_map": the old position of the request

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for resolve_kv_cache_layout, record_kv_cache_layout and
 CacheConfig.get_resolved_kv_cache_layout.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for split_decodes_and_prefills from the upstream oracle.
 
 Every case is a batch (query_start_loc, num_reqs, num_actual_tokens, max_query_len) plus the

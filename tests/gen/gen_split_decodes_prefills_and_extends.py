@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for split_decodes_prefills_and_extends from the upstream oracle.
 
 Every case is a batch (query_start_loc, seq_lens_cpu_upper_bound, num_reqs,

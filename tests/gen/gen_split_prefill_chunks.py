@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for split_prefill_chunks from the upstream oracle: lengths, workspace
 and offset; "chunks" holds vLLM's [start, end) pairs, or "error" the exception it raises."""
 from oracle_upstream import U, rng, torch, write

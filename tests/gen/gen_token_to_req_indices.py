@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for token_to_req_indices from the upstream oracle
 (CommonAttentionMetadata.token_to_req_indices(buffer)).
 

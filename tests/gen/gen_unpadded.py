@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance vectors for unpadded from the upstream oracle
 (CommonAttentionMetadata.unpadded(T', B')).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared helpers for the vector generators: import the seed oracle and write JSON.
 
 The oracle (the seed's own vLLM functions) lives beside the checkout, in ../shared/oracle, or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared helpers for the 1.1 vector generators: import the upstream oracle and write JSON.
 
 The upstream oracle (vLLM's newest versions of these helpers) lives beside the checkout, in

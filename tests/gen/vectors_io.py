@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Vector I/O shared by the generators of both oracles (oracle.py, oracle_upstream.py)."""
 import json
 import os

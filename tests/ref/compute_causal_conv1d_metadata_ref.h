@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Plain reference for compute_causal_conv1d_metadata, as vLLM's loop states it: request i gets
 // one program per started block of block_m tokens; mlist repeats the request index per program,
 // offsetlist counts the programs of each request from 0.

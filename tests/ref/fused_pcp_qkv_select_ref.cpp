@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reference for fused_pcp_qkv_select written from the kernel's description rather than from
 // libcattn's implementation: every request's query is cut into a head half and a tail half, and
 // its K/V segment (world_size * len rows) into 2 * world_size blocks of len / 2 rows; blocks

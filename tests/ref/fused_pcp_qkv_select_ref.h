@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Independent host reference for fused_pcp_qkv_select, for the tests only.
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Plain reference for get_dcp_local_seq_lens, from the definition: the KV tokens of a request
 // are dealt to the DCP ranks in runs of `interleave` tokens, rank 0 first, so rank r owns token
 // t exactly when (t / interleave) % world == r. The count is taken over whole cycles of

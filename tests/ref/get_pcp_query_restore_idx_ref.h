@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Plain reference for get_pcp_query_restore_idx, written from vLLM's definition: lay out every
 // request's head-half positions, then every tail-half position, and argsort that list.
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Plain reference for make_local_attention_virtual_batches, from what the virtual batches
 // mean rather than from vLLM's array arithmetic: request i's query tokens occupy key positions
 // [s - q, s); every attention chunk [c * C, (c + 1) * C) that holds some of them is one virtual

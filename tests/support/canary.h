@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Caller memory with canary zones: a payload between two guard zones of known bytes, and
 // DLTensor views placed anywhere in the payload (overlapping each other when a test wants
 // aliasing). A call may write only inside the payload, and only where its outputs lie.

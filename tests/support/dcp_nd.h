@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // A call of get_dcp_local_seq_lens in CATTN_DCP_SHAPE_PRESERVE mode, for the host and device
 // tests of N-D lengths.
 #pragma once

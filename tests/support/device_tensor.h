@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // GPU test support: a device copy of a HostTensor's whole storage (padding included, so poison
 // outside the view travels too), and the skip for machines without a GPU.
 #pragma once

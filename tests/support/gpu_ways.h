@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Runs one device call three ways - on the legacy default stream, on a non-blocking stream, and
 // captured into a CUDA graph that is replayed - resetting the (poisoned) outputs before each and
 // checking them after each. A call that synchronised the host or allocated would fail capture.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Test-side owner of host memory behind a DLTensor: any int/float dtype, any shape, optional
 // strided layout (every stride multiplied by `step`) and byte offset, poisoned padding.
 #pragma once

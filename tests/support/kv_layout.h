@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Shared by the KV-cache layout tests (1.0 and 1.1): contexts as RAII owners, a scoped
 // CATTN_KV_CACHE_LAYOUT, and layouts by name or by raw int.
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Reading log2_lse_to_ln's vectors (tests/vectors/log2_lse_to_ln.json): dtype names, the
 // fixed-width hex strings of element bit patterns, and NaN tests on bit patterns (a NaN
 // matches any NaN: payloads are not specified).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Nothing lost: every fallible host entry point, called with one invalid argument at a time
 // (NULL pointers, small struct sizes, each tensor NULL or malformed, wrong ndim/dtype/shape,
 // devices that differ, out-of-range scalars, data the call must refuse), returns the status the

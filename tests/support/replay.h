@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Graph-replay test support: device buffers with host twins, and a driver that captures a call
 // once into a CUDA graph and replays it step after step with new data written into the same
 // buffers before each replay (or runs it plainly each step), checking every step.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Address space without memory behind it: an anonymous, read-only, MAP_NORESERVE mapping. A
 // test that needs a tensor to really span gigabytes - to reach a size check that only such a
 // tensor can trip - points it here; the check fails before any byte is read, so no page is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Assertions on libcattn statuses that print the thread's last error message on failure.
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Step-plan test support: random engine steps at a plan's capacities (padded with zero-length
 // requests, as a CUDA-graph bucket is), and every product's expected outputs, computed by the
 // library's host implementations and padded with the sentinels the device paths document.

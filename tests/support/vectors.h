@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Loads oracle-generated conformance vectors (tests/vectors/<utility>.json).
 #pragma once
 

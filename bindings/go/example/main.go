@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command example runs every libcattn utility (1-13) through the Go binding on the batch of
 // examples/demo.c, with host tensors, and prints the inputs, the results and the status of
 // every call in the demo's format (the sections match its host run line for line, except

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Finds libcattn for the linker: the directory in CATTN_LIB_DIR, else what
 //! `pkg-config --libs-only-L --libs-only-l cattn` says. With the `link` feature off it links
 //! nothing and looks for nothing. std only.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates src/bindings.rs from include/cattn.h with the bindgen CLI (Debian: apt-get install
 # bindgen). The flags below are the whole recipe: src/bindings.rs is never edited by hand, and
 # check_bindgen_drift.sh runs this same script to prove the checked-in file is current.
@@ -53,6 +54,7 @@ trap 'rm -f "$tmp"' EXIT
   --no-prepend-enum-name \
   --translate-enum-integer-types \
   --size_t-is-usize \
+  --raw-line '// SPDX-License-Identifier: Apache-2.0' \
   --raw-line '// Generated from include/cattn.h by bindings/rust/cattn-sys/regenerate.sh.' \
   --raw-line '// Do not edit: change the header and run the script again.' \
   -- -x c -std=c99 -I "$dlpack" >"$tmp"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Out-of-tree consumer (b): built by CMake through find_package(cattn <major>) and
  * cattn::cattn. Checks that the package version CMake saw is the library's, and runs the DCP
  * local lengths and the local-attention plan on host data; exits 1 on any mismatch. */

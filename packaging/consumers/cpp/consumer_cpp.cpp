@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Out-of-tree consumer (d): C++17 against the installed cattn.hpp, built by CMake through
 // find_package(cattn <major>) and cattn::cattn. Checks the packaged library's version, a few
 // one-call helpers on SPEC's vectors, an owner, and an error's status and message; exits 1 on

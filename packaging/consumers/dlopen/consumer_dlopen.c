@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Out-of-tree consumer (c): does not link libcattn. It dlopen()s the header's CATTN_SONAME,
  * resolves the one symbol cattn_get_api and calls utilities
  * through the function table; exits 1 on any mismatch. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Out-of-tree consumer (a): built with `cc $(pkg-config --cflags --libs cattn)` against the
  * installed libcattn-dev, linked with -lcattn. Checks the header/library version, the PCP
  * restore index and the KV-cache layout resolution on host data; exits 1 on any mismatch. */

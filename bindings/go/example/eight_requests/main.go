@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command eight_requests computes, for one batch of 8 requests and with the one-call helpers
 // only, the PCP query restore index, every DCP rank's local sequence lengths, the
 // causal-conv1d launch metadata and the local-attention virtual batches. Run it with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Raw FFI of libcattn, generated from `include/cattn.h` by `regenerate.sh` (bindgen CLI).
 //!
 //! Every item mirrors the C header one to one: read the header for the contract of each call.

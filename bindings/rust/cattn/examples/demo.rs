@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! demo.rs - the batch of the C example (examples/demo.c) through the safe Rust API: runs every
 //! libcattn utility (1-13) on one small, hand-checkable batch and prints the inputs, the
 //! results and the status of every call, in the very format of the C demo's host run.

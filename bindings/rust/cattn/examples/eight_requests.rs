@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! One batch of eight requests through four utilities, each in one call of its helper: host
 //! slices in, owned Vecs out, no size query, allocation or stream of the caller's.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The function table every call goes through.
 //!
 //! libcattn publishes its entry points as an append-only table (`cattn_api_t`, from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The communicator of pcp_kv_allgather_and_restore (`cattn_comm_t`): one rank's handle of an NCCL communicator
 //! over the PCP group.
 

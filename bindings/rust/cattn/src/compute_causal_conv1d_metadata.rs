@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Causal-conv1d launch metadata (vLLM's compute_causal_conv1d_metadata), planned on the host
 //! or (since 1.1) computed on the device.
 

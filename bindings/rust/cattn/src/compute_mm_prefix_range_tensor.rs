@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Multimodal prefix ranges (vLLM's compute_mm_prefix_range_tensor and
 //! fill_mm_prefix_query_ranges, since 1.1).
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The context handle: state vLLM keeps in module globals (the KV-cache layout override).
 
 use std::ptr::NonNull;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Loading libcattn at run time with `dlopen`, through its one exported entry point
 //! `cattn_get_api`.
 //!

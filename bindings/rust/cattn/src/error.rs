@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The error of every fallible call: libcattn's status code and its message.
 
 use std::fmt;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Extend every query by n tokens (vLLM's extend_all_queries_by_1, for any n).
 
 use std::mem::size_of;

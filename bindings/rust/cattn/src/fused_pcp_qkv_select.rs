@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The fused PCP Q/K/V select (vLLM's fused_pcp_qkv_select).
 
 use std::mem::size_of;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! DCP local sequence lengths (vLLM's get_dcp_local_seq_lens).
 
 use std::mem::size_of;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The KV-cache layout (vLLM's get_kv_cache_layout, is_valid_kv_cache_layout).
 
 use std::ffi::CString;

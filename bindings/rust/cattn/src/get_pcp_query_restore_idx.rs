@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The PCP query restore index (vLLM's get_pcp_query_restore_idx).
 
 use std::mem::size_of;

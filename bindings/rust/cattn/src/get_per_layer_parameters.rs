@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Per-layer and global attention parameters (vLLM's get_per_layer_parameters,
 //! infer_global_hyperparameters).
 

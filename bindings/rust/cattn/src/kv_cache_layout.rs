@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The six KV-cache layouts of vLLM's `KVCacheLayout` (since 1.1): their properties and
 //! strides, `get_supported_kv_cache_layouts`, and `resolve_kv_cache_layout` with the resolved
 //! state a [`Context`] keeps (`record_kv_cache_layout`, `get_resolved_kv_cache_layout`).

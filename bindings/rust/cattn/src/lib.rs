@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Safe Rust API of libcattn: vLLM's attention-backend metadata utilities behind a C ABI.
 //!
 //! Every utility of `cattn.h` has a module named after vLLM's function and a free function of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Base-2 to natural-log log-sum-exp (vLLM's log2_lse_to_ln, since 1.1).
 
 use std::ffi::c_void;

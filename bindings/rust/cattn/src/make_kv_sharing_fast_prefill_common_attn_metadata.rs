@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! KV-sharing fast-prefill metadata (vLLM's
 //! make_kv_sharing_fast_prefill_common_attn_metadata).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Local-attention virtual batches (vLLM's make_local_attention_virtual_batches),
 //! as a plan handle made on the host (with, since 1.1, its size query and a cap on its virtual
 //! batches) or (since 1.1) computed on the device.

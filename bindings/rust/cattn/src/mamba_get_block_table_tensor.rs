@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The Mamba block table (vLLM's mamba_get_block_table_tensor).
 
 use std::mem::size_of;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The upper bound on local-attention virtual batches (vLLM's
 //! max_local_attention_virtual_batches, since 1.1).
 

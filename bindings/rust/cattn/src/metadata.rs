@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The metadata of one batch (`cattn_common_attn_metadata_t`, vLLM's
 //! CommonAttentionMetadata), as extend_all_queries_by_n, make_kv_sharing_fast_prefill_common_attn_metadata and make_local_attention_virtual_batches read it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Per-request lengths of the metadata (vLLM's CommonAttentionMetadata.naive_query_lens and
 //! compute_num_computed_tokens).
 

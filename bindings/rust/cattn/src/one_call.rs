@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! What the one-call helpers share: the conversions between slice lengths (`usize`) and tensor
 //! sizes (`i64`), the rows of 2-D inputs and outputs, and the scalars of a batch given as host
 //! slices.

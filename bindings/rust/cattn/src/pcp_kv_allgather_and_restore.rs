@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The PCP all-gather + restore (vLLM's pcp_kv_allgather_and_restore), over a
 //! [`Comm`].
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The step plan (`cattn_step_plan_*`, since 1.1): a whole engine step's metadata in one kernel
 //! launch, replayable in a CUDA graph.
 //!

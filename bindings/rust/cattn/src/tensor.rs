@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Borrowed DLPack tensor views and CUDA streams.
 //!
 //! libcattn reads and writes caller-owned memory described by `DLTensor`s. [`TensorRef`] (an

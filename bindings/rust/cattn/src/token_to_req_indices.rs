@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The request of every token (vLLM's CommonAttentionMetadata.token_to_req_indices).
 
 use std::mem::size_of;

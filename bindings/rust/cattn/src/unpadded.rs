@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The unpadded metadata of a padded batch (vLLM's CommonAttentionMetadata.unpadded).
 
 use std::mem::size_of;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Conformance: every utility against the seed oracle's vectors in tests/vectors, through the
 //! safe API, with int32 and int64 tensors and compact and strided views.
 //!

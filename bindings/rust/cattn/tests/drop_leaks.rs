@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Creating and dropping handles of the real library in a loop does not grow the process: a
 //! Drop that forgot its destroy call would leak every context and plan (local-attention and
 //! step plans). Alone in its test binary so that no other test's allocations blur the

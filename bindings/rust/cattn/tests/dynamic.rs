@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The run-time loader: dlopen a libcattn, call through its table, refuse what is not one.
 
 mod support;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The user setting read from the process environment (UserSetting::Environment). Alone in its
 //! test binary: it sets a variable, which must not race with other threads reading it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Errors: status codes and messages for bad input to every utility, the checks the safe layer
 //! makes itself, and that each error carries its own thread's message.
 

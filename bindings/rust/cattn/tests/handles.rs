@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Handles: every Drop frees its handle exactly once (observed through a function table whose
 //! destroy entries count), handles are shared across threads as the header allows, and tables
 //! are validated before use.

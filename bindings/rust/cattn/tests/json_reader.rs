@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The test support's JSON reader against the grammar's corner cases.
 
 #[path = "support/json.rs"]

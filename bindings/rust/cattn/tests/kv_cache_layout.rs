@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The six-layout calls (1.1) through the safe API against the upstream oracle's vectors:
 //! properties, names, strides, get_supported_kv_cache_layouts, resolve/record/get_resolved.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! A program that loads libcattn at run time only: every call through the loaded library's
 //! `Api`, handles included. This test runs with and without the `link` feature; without it,
 //! nothing links libcattn (scripts/test_rust.sh checks the binary's NEEDED entries), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The local-attention plan's size query (`make_local_attention_virtual_batches_size`) against
 //! the plans actually made of the same args, and the plan's cap `max_virtual_batches`: what it
 //! refuses, in the size query and the create call alike.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The one-call helpers: each against the oracle vectors of its utility, with int32 and int64
 //! slices (the result keeping the input's element type), failing where the utility fails, and
 //! the checks they make themselves before calling the library, in the library's message form.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! The step plan and the two device calls of 1.1: the desc's checks (status and the message
 //! naming the field), the shape's formulas, the workspace size, what a run refuses on the host,
 //! and what a build or machine without a GPU answers for CUDA tensors.

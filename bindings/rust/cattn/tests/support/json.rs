@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! A small JSON reader for the conformance vectors: the whole grammar (RFC 8259), integers
 //! kept exact as i64 when they have no fraction or exponent, and panics with the byte offset on
 //! malformed input (the vectors are checked-in files, so a parse error is a test failure).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 //! Shared test support: the conformance vectors and host integer tensors of either index
 //! dtype, compact or strided, with poisoned storage so that "nothing written" is visible.
 
