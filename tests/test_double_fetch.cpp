@@ -37,6 +37,9 @@ namespace {
 // and the write it guards is a few instructions wide, so it takes many calls to land in it.
 constexpr auto kRaceTime = std::chrono::milliseconds(300);
 constexpr int kMinRounds = 2000;
+// A case goes on past kRaceTime, up to this long, until some call has succeeded: on a loaded
+// machine the mutator can sleep through the whole race on a value every call refuses.
+constexpr auto kMaxRaceTime = std::chrono::seconds(20);
 
 // Calls `call` over and over while another thread cycles the int64 at `target` through
 // `values`; after every call the canaries of `watched` must be intact and the status valid.
@@ -52,8 +55,13 @@ void race(int64_t* target, std::vector<int64_t> values, std::vector<CanaryBuffer
   });
   int ok = 0, rounds = 0;
   std::string failure;
-  const auto until = std::chrono::steady_clock::now() + kRaceTime;
-  while (failure.empty() && (rounds < kMinRounds || std::chrono::steady_clock::now() < until)) {
+  const auto start = std::chrono::steady_clock::now();
+  auto racing = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    return rounds < kMinRounds || now < start + kRaceTime ||
+           (ok == 0 && now < start + kMaxRaceTime);
+  };
+  while (failure.empty() && racing()) {
     const cattn_status_t s = call();
     ++rounds;
     if (static_cast<int>(s) < 0 || static_cast<int>(s) >= CATTN_STATUS_COUNT_)
