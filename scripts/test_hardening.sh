@@ -7,8 +7,8 @@
 #         its committed corpus (tests/fuzz/corpus/<target>); new inputs go to the build folder
 #   fuzz-long
 #         a campaign: every target for CATTN_FUZZ_SECONDS (default 600) with CATTN_FUZZ_WORKERS
-#         processes (libFuzzer -fork; default: the number of cores), carrying on past crashes
-#         (-ignore_crashes; each one is kept in <prefix>-fuzz/fuzz-artifacts/<target>/), then
+#         processes (libFuzzer -jobs/-workers; default: the number of cores; a crash ends its
+#         process and is kept in <prefix>-fuzz/fuzz-artifacts/<target>/), then
 #         merging the new inputs that add coverage into tests/fuzz/corpus/<target> (-merge=1)
 #         and printing a table: target, executions (summed over the workers), crashes,
 #         timeouts, out-of-memory runs, corpus units added. (CATTN_FUZZ_LONG=1 makes `fuzz`
@@ -112,6 +112,7 @@ if has tsan; then
 fi
 
 # The fuzz targets: tests/fuzz/fuzz_*.cpp, or the ones CATTN_FUZZ_TARGETS names.
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 fuzz_targets() {
   if [ -n "${CATTN_FUZZ_TARGETS:-}" ]; then
     echo "$CATTN_FUZZ_TARGETS"
@@ -197,24 +198,37 @@ if has fuzz-long; then
       mkdir -p "$work" "$artifacts" "$corpus"
       echo "  $name: fuzzing for up to ${seconds}s (log: $log_file)"
       target_start=$SECONDS
-      # -fork runs the workers as child processes of one parent, which merges what each finds
-      # into the first corpus folder (scratch) and reports every job it merges in a line
-      # "#<executions so far, all workers>: cov: ... oom/timeout/crash: <o>/<t>/<c> ...".
-      # -print_final_stats reports only the parent's own (zero) executions in this mode, so the
-      # totals come from the last such line. Crashes, timeouts and OOMs do not stop the run.
-      "$bin" -fork="$workers" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-        -max_total_time="$seconds" ${runs:+-runs=$runs} -timeout=10 -rss_limit_mb=2048 \
-        -artifact_prefix="$artifacts/" "$work" "$corpus" > "$log_file" 2>&1
+      # -jobs=N -workers=N runs N independent fuzzing processes for the whole share (each
+      # -fork job restarts a process and replays part of the corpus, which cost most of the
+      # time of short runs). They share the scratch folder (first), each picking up what the
+      # others add; each writes fuzz-<job>.log in the folder it starts in and ends with
+      # -print_final_stats' "stat::number_of_executed_units". A crash, timeout or OOM ends
+      # its process, leaving its input in the artifacts folder: those files are the counts.
+      per_job=
+      [ -n "$runs" ] && per_job=$(((runs + workers - 1) / workers))
+      jobs_dir="$work.jobs"
+      rm -rf "$jobs_dir"
+      mkdir -p "$jobs_dir"
+      artifacts_before=$(find "$artifacts" -type f | sort)
+      bin_abs=$(abs "$bin") artifacts_abs=$(abs "$artifacts") work_abs=$(abs "$work")
+      corpus_abs=$(abs "$corpus")
+      (cd "$jobs_dir" && "$bin_abs" -jobs="$workers" -workers="$workers" \
+        -max_total_time="$seconds" ${per_job:+-runs=$per_job} -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="$artifacts_abs/" "$work_abs" "$corpus_abs") \
+        > "$log_file" 2>&1
       rc=$?
-      last=$(grep -E "^#[0-9]+: cov: " "$log_file" | tail -1)
-      execs=$(echo "$last" | grep -oE "^#[0-9]+" | tr -d '#')
-      counts=$(echo "$last" | grep -oE "oom/timeout/crash: [0-9]+/[0-9]+/[0-9]+" | grep -oE "[0-9]+/[0-9]+/[0-9]+")
-      ooms=$(echo "${counts:-0/0/0}" | cut -d/ -f1)
-      timeouts=$(echo "${counts:-0/0/0}" | cut -d/ -f2)
-      crashes=$(echo "${counts:-0/0/0}" | cut -d/ -f3)
-      execs=${execs:-0}
-      # A parent that stopped on its own (not at the time limit) failed: count it as a crash.
-      if [ $rc != 0 ] && [ "$crashes$timeouts$ooms" = 000 ]; then crashes=1; fi
+      execs=$(cat "$jobs_dir"/fuzz-*.log 2>/dev/null |
+        grep -oE "stat::number_of_executed_units: [0-9]+" | awk '{s += $2} END {print s + 0}')
+      new_artifacts=$(comm -13 <(echo "$artifacts_before") <(find "$artifacts" -type f | sort))
+      count_kind() { echo "$new_artifacts" | grep -c "/$1-" || true; }
+      crashes=$(( $(count_kind crash) + $(count_kind leak) ))
+      timeouts=$(count_kind timeout)
+      ooms=$(count_kind oom)
+      # A worker that stopped with no input kept (or a parent that failed) is counted as a crash.
+      finished=$(cat "$jobs_dir"/fuzz-*.log 2>/dev/null | grep -c "stat::number_of_executed_units" || true)
+      if [ "$crashes$timeouts$ooms" = 000 ] && { [ $rc != 0 ] || [ "$finished" -lt "$workers" ]; }; then
+        crashes=1
+      fi
       # New coverage from the scratch folder into the committed corpus.
       before=$(find "$corpus" -type f | wc -l)
       "$bin" -merge=1 -timeout=10 -rss_limit_mb=2048 "$corpus" "$work" > "$work.merge.log" 2>&1 ||

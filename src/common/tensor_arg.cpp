@@ -216,12 +216,12 @@ const TensorArg& TensorArg::expect_scan_bounded() const {
   // A zero stride lets a few bytes claim any number of elements, and a call that reads every
   // element while writing less (a size query, a plan, a count) would then work in proportion
   // to the claim rather than to memory.
-  if (broadcast_ && numel_ > CATTN_MAX_BROADCAST_ELEMENTS)
+  if (broadcast_ && numel_ > kMaxBroadcastElements)
     fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_,
              "is a broadcast view (a zero stride) of too many elements to scan",
              std::to_string(numel_) + " elements " + shape_string(),
              "at most CATTN_MAX_BROADCAST_ELEMENTS (" +
-                 std::to_string(CATTN_MAX_BROADCAST_ELEMENTS) + ") in a view with a zero stride");
+                 std::to_string(kMaxBroadcastElements) + ") in a view with a zero stride");
   return *this;
 }
 

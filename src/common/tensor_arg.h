@@ -28,6 +28,15 @@ inline int32_t device_type_of(const DLDevice& d) {
   return v;
 }
 
+// CATTN_MAX_BROADCAST_ELEMENTS, except in the fuzz build (tests/fuzz), which lowers it so
+// that a scan up to the limit costs what an ordinary input costs and the campaign's executions
+// go to the checks around it rather than to long loops.
+#ifdef CATTN_FUZZ_MAX_BROADCAST_ELEMENTS
+constexpr int64_t kMaxBroadcastElements = CATTN_FUZZ_MAX_BROADCAST_ELEMENTS;
+#else
+constexpr int64_t kMaxBroadcastElements = CATTN_MAX_BROADCAST_ELEMENTS;
+#endif
+
 class TensorArg {
  public:
   // A NULL tensor is an error unless `optional` is set, in which case present() is false and
@@ -71,7 +80,7 @@ class TensorArg {
   const TensorArg& expect_contiguous() const;
   // Inputs a call reads in full without writing as many outputs (query_start_loc and the like):
   // a broadcast view (a zero stride over a dimension of more than one element) may hold at
-  // most CATTN_MAX_BROADCAST_ELEMENTS elements, so the work stays proportional to memory.
+  // most kMaxBroadcastElements elements, so the work stays proportional to memory.
   const TensorArg& expect_scan_bounded() const;
   std::string shape_string() const;
 

@@ -6,7 +6,7 @@
 // the PAD tails and the untouched entries past tot included. Totals around 2^62 programs (the
 // most both calls accept is 2^62 - 1), outputs over query_start_loc_cpu's or each other's memory
 // (refused when they share a byte), query_start_loc_cpu as a broadcast view claiming
-// 2^24 - 1 .. 2^40 entries (more than CATTN_MAX_BROADCAST_ELEMENTS is refused).
+// kMaxBroadcast - 1 .. 2^40 entries (more than kMaxBroadcast is refused).
 #include "fuzz_support.h"
 #include "ref/compute_causal_conv1d_metadata_ref.h"
 

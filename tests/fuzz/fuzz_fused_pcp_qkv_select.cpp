@@ -6,8 +6,8 @@
 // non-compact layout. A success is compared byte for byte with the unit tests' reference
 // (tests/ref/fused_pcp_qkv_select_ref.cpp), including the rows past query_start_loc[B] / 2
 // that must stay unwritten. Outputs may lie over the inputs' or each other's memory (refused
-// when they share a byte); query_start_loc may be a broadcast view claiming 2^24 - 1 .. 2^40
-// entries (more than CATTN_MAX_BROADCAST_ELEMENTS is refused), q/k/v broadcast views of any
+// when they share a byte); query_start_loc may be a broadcast view claiming kMaxBroadcast - 1 .. 2^40
+// entries (more than kMaxBroadcast is refused), q/k/v broadcast views of any
 // size (not refused: the outputs bound the work).
 #include "fuzz_support.h"
 #include "ref/fused_pcp_qkv_select_ref.h"

@@ -3,8 +3,8 @@
 // cattn_get_pcp_query_restore_idx. The harness predicts from the tensors it built whether each
 // call must succeed, checks the status against that, and compares a successful result with an
 // argsort reference; a failed call must leave every output byte (guards included) as it was.
-// cu_num_tokens may be a broadcast view claiming 2^24 - 1 .. 2^40 elements (more than
-// CATTN_MAX_BROADCAST_ELEMENTS is refused), restore_idx may lie over cu_num_tokens' memory
+// cu_num_tokens may be a broadcast view claiming kMaxBroadcast - 1 .. 2^40 elements (more than
+// kMaxBroadcast is refused), restore_idx may lie over cu_num_tokens' memory
 // (refused when they share a byte).
 #include "fuzz_support.h"
 #include "ref/get_pcp_query_restore_idx_ref.h"

@@ -6,7 +6,7 @@
 // at or below it (vLLM's bucketize with right=True), then takes the cumulative sum. Outputs may
 // lie over the inputs' or each other's memory (refused when they share a byte, except in the
 // passthrough, which reads nothing); query_start_loc and logits_indices_padded may be broadcast
-// views claiming 2^24 - 1 .. 2^40 entries (more than CATTN_MAX_BROADCAST_ELEMENTS is refused).
+// views claiming kMaxBroadcast - 1 .. 2^40 entries (more than kMaxBroadcast is refused).
 #include "fuzz_support.h"
 
 using namespace cattn_fuzz;

@@ -8,8 +8,8 @@
 // (tests/ref/make_local_attention_virtual_batches_ref.h).
 //
 // Beyond the small batches: plans of more than 4,096 virtual batches, from long queries over
-// small chunks or from many requests (broadcast mirrors and block tables, up to 2^24 - 1
-// requests and past CATTN_MAX_BROADCAST_ELEMENTS, which is refused); the cap on the virtual
+// small chunks or from many requests (broadcast mirrors and block tables, up to kMaxBroadcast
+// requests and past it, which is refused); the cap on the virtual
 // batches (args->max_virtual_batches absent in a 1.0 struct, 0, exact, below, negative, and the
 // cap derived from num_actual_tokens), checked by the size query and the create call alike. A
 // plan is host memory of 40 bytes per virtual batch, so plans the library accepts with more than
@@ -92,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (mode == 1) {
     // Many requests without query tokens (a broadcast query_start_loc_cpu), each one virtual
     // batch; sequence lengths real (up to 2^16 requests) or broadcast too.
-    const bool limit = fdp.ConsumeIntegral<uint8_t>() == 0x5C;  // a full scan of 2^24 entries is slow
+    const bool limit = fdp.ConsumeIntegral<uint8_t>() == 0x5C;  // a full scan up to the limit is slow
     const int64_t sizes[] = {4097, kMaxCreate, 1 << 16, kMaxBroadcast, int64_t{1} << 32, int64_t{1} << 40,
                              limit ? kMaxBroadcast - 1 - fdp.ConsumeIntegralInRange<int64_t>(0, 1) : kMaxBroadcast};
     const int c = fdp.ConsumeIntegralInRange<int>(0, 9);

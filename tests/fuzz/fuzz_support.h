@@ -74,7 +74,13 @@ constexpr size_t kGuard = 16;          // guard bytes on each side of every buff
 constexpr uint8_t kGuardByte = 0xC3;   // guard zone content
 constexpr uint8_t kPoisonByte = 0xA5;  // initial content of output payloads
 constexpr int64_t kMaxPayload = CATTN_FUZZ_MAX_PAYLOAD;  // largest tensor payload the harness allocates
+// The library's limit on broadcast scans: CATTN_MAX_BROADCAST_ELEMENTS, lowered in this build
+// (CATTN_FUZZ_MAX_BROADCAST_ELEMENTS, tests/fuzz/CMakeLists.txt).
+#ifdef CATTN_FUZZ_MAX_BROADCAST_ELEMENTS
+constexpr int64_t kMaxBroadcast = CATTN_FUZZ_MAX_BROADCAST_ELEMENTS;
+#else
 constexpr int64_t kMaxBroadcast = CATTN_MAX_BROADCAST_ELEMENTS;
+#endif
 
 // Heap bytes with guard zones; payload() is where tensor data starts.
 class Bytes {
@@ -129,7 +135,7 @@ inline bool cuda_type(int32_t t) { return t == kDLCUDA || t == kDLCUDAManaged; }
 struct Allow {
   bool perturb = true;  // structural mutations (NULL, ndim, dtype, device, strides, ...)
   bool cuda = true;     // may be marked as device memory
-  bool huge = false;    // may become a broadcast view (a zero stride) claiming 2^24 - 1 .. 2^40
+  bool huge = false;    // may become a broadcast view (a zero stride) claiming kMaxBroadcast - 1 .. 2^40
                         // elements over a few real bytes; only where the target predicts it
 };
 
