@@ -2,7 +2,8 @@
 // GPU benchmark of libcattn's CUDA paths, timed with CUDA events: the median of repeated launches
 // over rotating input sets (so small cases are not served from L2), against the measured
 // device-to-device copy bandwidth. Traffic is counted exactly: every byte a correct kernel must
-// read once plus every byte it must write once.
+// read once plus every byte it must write once. Fused select rows also time a cudaMemcpyAsync of
+// the same traffic in the same run (its "of memcpy" column is that copy's time over the select's).
 //
 //   bench_gpu [--reps N] [--filter SUBSTRING]
 #include <cuda_runtime_api.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "cattn.h"
+#include "select_shapes.h"
 
 cudaError_t bench_launch_empty(cudaStream_t s);      // launch_floor.cu
 cudaError_t bench_launch_empty_big(cudaStream_t s);  // launch_floor.cu: 1472 B of parameters
@@ -122,28 +124,53 @@ bool wanted(const std::string& name) {
   return g_filter == nullptr || name.find(g_filter) != std::string::npos;
 }
 
-void row(const std::string& name, double us, double bytes, double copy) {
+// A fused select row: time, bandwidth over exact traffic, the fraction of the asymptotic copy
+// bandwidth, then a cudaMemcpyAsync of the same traffic timed in the same run and the fraction
+// of it (the ceiling that counts launch and tail effects at small sizes too).
+void select_row(const std::string& name, double us, double bytes, double copy, double memcpy_us) {
   const double gbps = bytes / (us * 1e3);
-  std::printf("| %-58s | %10.2f | %8.1f | %6.3f |\n", name.c_str(), us, gbps,
-              copy > 0 ? gbps / copy : 0.0);
+  std::printf("| %-70s | %10.2f | %8.1f | %6.3f | %10.2f | %9.3f |\n", name.c_str(), us, gbps,
+              copy > 0 ? gbps / copy : 0.0, memcpy_us, memcpy_us / us);
   std::fflush(stdout);
 }
 
-// One fused select shape: W, r, requests of equal length, local tokens T, heads, dims, bytes.
-void bench_fused_select(cudaStream_t s, double copy, int64_t W, int64_t r, int64_t reqs,
-                        int64_t T, int64_t H, int64_t dq, int64_t dk, int64_t dv, int elem,
-                        const char* dtype_name) {
-  char name[160];
-  std::snprintf(name, sizeof name, "fused_pcp_qkv_select W%lld r%lld reqs%lld T%lld H%lld D%lld/%lld/%lld %s",
+void select_header(const char* title) {
+  std::printf("\n| %-70s | %10s | %8s | %6s | %10s | %9s |\n", title, "us", "GB/s", "copy",
+              "memcpy us", "of memcpy");
+  std::printf("|%s|%s|%s|%s|%s|%s|\n", std::string(72, '-').c_str(), std::string(12, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(8, '-').c_str(),
+              std::string(12, '-').c_str(), std::string(11, '-').c_str());
+}
+
+// Median time of a device-to-device cudaMemcpyAsync moving `traffic` bytes (traffic / 2 read,
+// traffic / 2 written), its sources rotating over `sets` buffers as the select's inputs do.
+double same_size_memcpy_us(cudaStream_t s, double traffic, int sets) {
+  const size_t n = static_cast<size_t>(traffic / 2) / 16 * 16;
+  std::vector<std::unique_ptr<DevBuf>> src;
+  for (int i = 0; i < sets; ++i) src.emplace_back(new DevBuf(n));
+  DevBuf dst(n);
+  return median_us(s, [&](int i) {
+    CK(cudaMemcpyAsync(dst.p, src[i % sets]->p, n, cudaMemcpyDeviceToDevice, s));
+  });
+}
+
+// One fused select shape over the request boundaries `qsl_h` (`label` ends the row's name).
+void bench_fused_select(cudaStream_t s, double copy, const BenchSelectShape& sh,
+                        const std::vector<int32_t>& qsl_h, const char* label) {
+  const int64_t W = sh.world, r = sh.rank, reqs = sh.reqs, T = sh.tokens, H = sh.heads,
+                dq = sh.dq, dk = sh.dk, dv = sh.dv;
+  const int elem = sh.elem;
+  char name[200];
+  std::snprintf(name, sizeof name,
+                "fused_pcp_qkv_select W%lld r%lld reqs%lld T%lld H%lld D%lld/%lld/%lld %s%s",
                 (long long)W, (long long)r, (long long)reqs, (long long)T, (long long)H,
-                (long long)dq, (long long)dk, (long long)dv, dtype_name);
+                (long long)dq, (long long)dk, (long long)dv, elem == 1 ? "fp8" : "bf16", label);
   if (!wanted(name)) return;
   const DLDataType dt{kDLUInt, static_cast<uint8_t>(elem * 8), 1};
   const int64_t half_total = T / 2;
   const size_t qb = size_t(T) * H * dq * elem, kb = size_t(W) * T * H * dk * elem,
                vb = size_t(W) * T * H * dv * elem;
-  const double bytes = double(qb) * 2 + double(half_total) * H * elem *
-                                            ((2 * W - r) * (dk + dv) + (2 * W + 1) * (dk + dv));
+  const double bytes = select_traffic_bytes(qsl_h, sh);
   // Rotate input sets until the working set is well past L2 (or memory says stop).
   const size_t per_set = qb + kb + vb;
   const int sets = static_cast<int>(std::max<size_t>(1, std::min<size_t>(8, (size_t(400) << 20) / per_set)));
@@ -153,9 +180,6 @@ void bench_fused_select(cudaStream_t s, double copy, int64_t W, int64_t r, int64
     k.emplace_back(new DevBuf(kb));
     v.emplace_back(new DevBuf(vb));
   }
-  std::vector<int32_t> qsl_h(reqs + 1);
-  for (int64_t i = 0; i <= reqs; ++i) qsl_h[i] = static_cast<int32_t>(T / reqs * i / 2 * 2);
-  qsl_h[reqs] = static_cast<int32_t>(T);
   DevBuf qsl(sizeof(int32_t) * (reqs + 1));
   CK(cudaMemcpy(qsl.p, qsl_h.data(), sizeof(int32_t) * (reqs + 1), cudaMemcpyHostToDevice));
   DevBuf qh(qb / 2), qt(qb / 2), kh(size_t(half_total) * (r + 1) * H * dk * elem),
@@ -189,7 +213,10 @@ void bench_fused_select(cudaStream_t s, double copy, int64_t W, int64_t r, int64
     a.v = &vs[i % sets].t;
     CATTN_CK(cattn_fused_pcp_qkv_select(&a));
   });
-  row(name, us, bytes, copy);
+  q.clear();
+  k.clear();
+  v.clear();
+  select_row(name, us, bytes, copy, same_size_memcpy_us(s, bytes, sets));
 }
 
 // Host seconds spent enqueueing the last per_call_us batch, per call (host-bound when it is
@@ -474,20 +501,25 @@ int main(int argc, char** argv) {
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   const double copy = copy_gbps(s);
-  std::printf("device: %s, %d SMs; measured device-to-device copy: %.1f GB/s (read + write)\n\n",
+  std::printf("device: %s, %d SMs; measured device-to-device copy: %.1f GB/s (read + write)\n",
               prop.name, prop.multiProcessorCount, copy);
-  std::printf("| %-58s | %10s | %8s | %6s |\n", "case", "us", "GB/s", "copy");
-  std::printf("|%s|%s|%s|%s|\n", std::string(60, '-').c_str(), std::string(12, '-').c_str(),
-              std::string(10, '-').c_str(), std::string(8, '-').c_str());
-  // The seed baseline's shapes, then MLA and fp8.
-  bench_fused_select(s, copy, 2, 0, 1, 16384, 32, 128, 128, 128, 2, "bf16");
-  bench_fused_select(s, copy, 2, 1, 1, 16384, 32, 128, 128, 128, 2, "bf16");
-  bench_fused_select(s, copy, 4, 1, 8, 49792, 8, 128, 128, 128, 2, "bf16");
-  bench_fused_select(s, copy, 8, 3, 16, 166880, 8, 128, 128, 128, 2, "bf16");
-  bench_fused_select(s, copy, 4, 2, 8, 32768, 16, 192, 192, 128, 2, "bf16");
-  bench_fused_select(s, copy, 4, 1, 8, 32768, 16, 192, 192, 128, 1, "fp8");
-  bench_fused_select(s, copy, 4, 1, 8, 32768, 128, 192, 192, 128, 2, "bf16");
-  bench_fused_select(s, copy, 8, 5, 4, 16384, 128, 192, 192, 128, 2, "bf16");
+  // The seed baseline's shapes, then MLA and fp8; then the serving-batch class.
+  select_header("fused select: goal shapes (equal requests)");
+#define CATTN_BENCH_GOAL(...)                                       \
+  {                                                                 \
+    const BenchSelectShape sh{__VA_ARGS__};                         \
+    bench_fused_select(s, copy, sh, select_equal_qsl(sh.reqs, sh.tokens), ""); \
+  }
+  CATTN_BENCH_SELECT_GOAL_SHAPES(CATTN_BENCH_GOAL)
+#undef CATTN_BENCH_GOAL
+  select_header("fused select: many requests (random even lengths)");
+#define CATTN_BENCH_MANY(...)                                        \
+  {                                                                  \
+    const BenchSelectShape sh{__VA_ARGS__};                          \
+    bench_fused_select(s, copy, sh, select_random_qsl(sh.reqs, sh.tokens), " rand"); \
+  }
+  CATTN_BENCH_SELECT_MANY_REQUEST_SHAPES(CATTN_BENCH_MANY)
+#undef CATTN_BENCH_MANY
   bench_small_utilities(s);
   for (int64_t B : {8, 256, 1024}) bench_step_plan(s, B);
   CK(cudaStreamDestroy(s));

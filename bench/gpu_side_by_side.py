@@ -21,6 +21,7 @@ import argparse
 import ctypes
 import importlib
 import os
+import re
 import statistics
 import sys
 import time
@@ -143,13 +144,55 @@ def c_caller_row(name, seed_us, lib, fname, args_ref, reps):
         row(f"{name} (C caller)", seed_us, c_caller_us(lib, fname, args_ref, reps), "dev_us")
 
 
-def fused_select(V, lib, W, r, reqs, T, H, dq, dk, dv, dtype, reps, copy_gbps):
+SHAPES_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "select_shapes.h")
+
+
+def select_shapes(macro):
+    """The fused select shapes of bench/select_shapes.h's list `macro` (shared with bench_gpu
+    and tune_fused_select): tuples W, r, reqs, T, H, Dq, Dk, Dv, torch dtype."""
+    text = open(SHAPES_H).read()
+    body = text[text.index(f"#define {macro}(X)"):]
+    body = body[:body.index("\n\n")]
+    shapes = []
+    for m in re.finditer(r"X\(([^)]*)\)", body.split("\n", 1)[1]):
+        f = [int(x) for x in m.group(1).split(",")]
+        shapes.append(tuple(f[:8]) + ({1: torch.float8_e4m3fn, 2: torch.bfloat16}[f[8]],))
+    return shapes
+
+
+def splitmix64(state):
+    """bench/select_shapes.h's select_splitmix64: (new state, value)."""
+    mask = (1 << 64) - 1
+    state = (state + 0x9E3779B97F4A7C15) & mask
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    return state, z ^ (z >> 31)
+
+
+def random_qsl(reqs, T):
+    """bench/select_shapes.h's select_random_qsl: random even lengths summing to T."""
+    state = (reqs * 1000003 + T) & ((1 << 64) - 1)
+    cuts = []
+    for _ in range(1, reqs):
+        state, x = splitmix64(state)
+        cuts.append(x % (T // 2 + 1))
+    return [0] + [2 * c for c in sorted(cuts)] + [T // 2 * 2]
+
+
+def fused_select(V, lib, W, r, reqs, T, H, dq, dk, dv, dtype, reps, copy_gbps, qsl_list=None):
+    """One shape, equal request lengths unless `qsl_list` gives the boundaries (the
+    many-request rows, which also time a device copy of the same traffic in this run)."""
     dev = "cuda"
     mk = (lambda *s: torch.randn(*s, device=dev).to(dtype))
     q, k, v = mk(T, H, dq), mk(W * T, H, dk), mk(W * T, H, dv)
-    qsl = torch.tensor([T // reqs * i // 2 * 2 for i in range(reqs)] + [T], dtype=torch.int32,
-                       device=dev)
+    same_size = qsl_list is not None
+    if qsl_list is None:
+        qsl_list = [T // reqs * i // 2 * 2 for i in range(reqs)] + [T]
+    qsl = torch.tensor(qsl_list, dtype=torch.int32, device=dev)
     name = f"fused_pcp_qkv_select W{W} r{r} reqs{reqs} T{T} H{H} {dq}/{dk}/{dv} {str(dtype)[6:]}"
+    if same_size:
+        name += " rand"
     half = T // 2
     outs = [torch.empty(half, H, dq, device=dev, dtype=dtype),
             torch.empty(half * (r + 1), H, dk, device=dev, dtype=dtype),
@@ -180,14 +223,27 @@ def fused_select(V, lib, W, r, reqs, T, H, dq, dk, dv, dtype, reps, copy_gbps):
         seed_t = dev_us(lambda: V.fused_pcp_qkv_select(q, k, v, qsl, W, r), reps)
     ours_t = dev_us(ours, reps)
     e = q.element_size()
-    nbytes = 2 * q.numel() * e + half * H * e * ((4 * W + 1 - r) * (dk + dv))
+    # Exact traffic for this qsl: per request of half h, q reads and writes 2h rows, K and V
+    # each read (2W - r) h rows and write (2W + 1) h.
+    halves = sum((b - a) // 2 for a, b in zip(qsl_list, qsl_list[1:]))
+    nbytes = halves * H * e * (4 * dq + (4 * W + 1 - r) * (dk + dv))
     frac = nbytes / (ours_t * 1e3) / copy_gbps
+    note = ""
+    if same_size:
+        n = nbytes // 2 // 16 * 16
+        x = torch.empty(n, dtype=torch.uint8, device=dev).fill_(0x5A)
+        y = torch.empty_like(x)
+        copy_t = dev_us(lambda: y.copy_(x), reps)
+        del x, y
+        note = f"; same-size copy {copy_t:.2f} us: seed {copy_t / seed_t if seed_t else 0:.3f}, " \
+               f"libcattn {copy_t / ours_t:.3f}"
     if seed_t:
         seed_frac = nbytes / (seed_t * 1e3) / copy_gbps
-        row(name, seed_t, ours_t, "dev_us", f" copy: seed {seed_frac:.3f}, libcattn {frac:.3f}")
+        row(name, seed_t, ours_t, "dev_us",
+            f" copy: seed {seed_frac:.3f}, libcattn {frac:.3f}{note}")
     else:
         print(f"| {name:<58} | {'faults':>10} | {ours_t:10.2f} | {'-':>9} | dev_us  | "
-              f"copy: libcattn {frac:.3f} (K has {k.numel():.2e} elements)", flush=True)
+              f"copy: libcattn {frac:.3f}{note} (K has {k.numel():.2e} elements)", flush=True)
     del q, k, v, outs, T_
     torch.cuda.empty_cache()
 
@@ -348,6 +404,10 @@ def main():
                   (4, 1, 8, 32768, 16, 192, 192, 128, torch.float8_e4m3fn),
                   (8, 5, 4, 16384, 128, 192, 192, 128, torch.bfloat16)]:
         fused_select(V, lib, *shape, reps=args.reps, copy_gbps=copy)
+    # The many-request class, bench_gpu's rows (bench/select_shapes.h), same request lengths.
+    for shape in select_shapes("CATTN_BENCH_SELECT_MANY_REQUEST_SHAPES"):
+        fused_select(V, lib, *shape, reps=args.reps, copy_gbps=copy,
+                     qsl_list=random_qsl(shape[2], shape[3]))
     for B, size in [(256, 8), (1024, 4)]:
         dcp(V, lib, B, size, args.reps)
     for B, T in [(8, 16384), (256, 65536)]:

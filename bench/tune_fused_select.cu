@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tuning harness for the fused select kernel: one executable per configuration (the knobs are
 // the CATTN_SELECT_* macros of kernels/fused_pcp_qkv_select.cuh), each timing the benchmark's
-// shapes straight through the launcher, after the ceiling an index-free copy kernel reaches at
-// the same read/write mixes. CMake builds it with the shipped knobs (target tune_fused_select);
-// scripts/tune_fused_select.sh builds and runs a grid of others.
+// shapes (bench/select_shapes.h: the goal shapes, then the many-request class) straight through
+// the launcher, next to a cudaMemcpyAsync of the same traffic timed in the same run, after the
+// ceiling an index-free copy kernel reaches at the same read/write mixes. Every shape of up to
+// 1 GiB is checked byte for byte against a host computation of the select, so a configuration
+// that is fast but wrong shows up as such. CMake builds it with the shipped knobs (target
+// tune_fused_select); scripts/tune_fused_select.sh builds and runs a grid of others.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "bench/select_shapes.h"
 #include "kernels/fused_pcp_qkv_select.cuh"
 
 using namespace cattn::kernels;
@@ -18,8 +23,66 @@ using namespace cattn::kernels;
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
   std::printf("%s: %s\n", #x, cudaGetErrorString(e_)); return false; } } while (0)
 
-static bool run(const char* name, int64_t W, int64_t r, int64_t reqs, int64_t T, int64_t H,
-                int64_t dq, int64_t dk, int64_t dv, int elem, double copy_gbps) {
+// Median of 22 timed runs (after 3 warm-up runs) of `launch`, in microseconds.
+template <class Launch>
+static double median_us(Launch launch) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a); cudaEventCreate(&b);
+  std::vector<float> t;
+  for (int i = 0; i < 25; ++i) {
+    cudaEventRecord(a);
+    launch();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms; cudaEventElapsedTime(&ms, a, b);
+    if (i >= 3) t.push_back(ms * 1000);
+  }
+  cudaEventDestroy(a); cudaEventDestroy(b);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Compares the six outputs with the select computed on the host from the same inputs (all
+// compact): per request, q's two halves and the first (r + 1) and (2W - r) blocks of its K/V
+// segment. Returns the name of the first output that differs, or nullptr.
+static const char* check_outputs(const BenchSelectShape& s, const std::vector<int32_t>& qsl,
+                                 char* const* in, const size_t* in_b, char* const* out,
+                                 const size_t* out_b) {
+  std::vector<char> h_in[3], got, want;
+  for (int i = 0; i < 3; ++i) {
+    h_in[i].resize(in_b[i]);
+    if (cudaMemcpy(h_in[i].data(), in[i], in_b[i], cudaMemcpyDeviceToHost)) return "download";
+  }
+  const char* names[6] = {"q_head", "q_tail", "k_head", "k_tail", "v_head", "v_tail"};
+  const int64_t d[3] = {s.dq, s.dk, s.dv};
+  for (int o = 0; o < 6; ++o) {
+    const int src = o / 2;
+    const bool tail = o % 2 == 1;
+    const size_t row = size_t(s.heads) * d[src] * s.elem;
+    want.assign(out_b[o], static_cast<char>(0xee));
+    for (size_t i = 0; i + 1 < qsl.size(); ++i) {
+      const int64_t start = qsl[i], half = (qsl[i + 1] - qsl[i]) / 2;
+      int64_t from, to, rows;
+      if (src == 0) {
+        from = start + (tail ? half : 0), to = start / 2, rows = half;
+      } else {
+        const int64_t blocks = tail ? 2 * s.world - s.rank : s.rank + 1;
+        from = s.world * start, to = start / 2 * blocks, rows = blocks * half;
+      }
+      std::memcpy(want.data() + to * row, h_in[src].data() + from * row, rows * row);
+    }
+    got.resize(out_b[o]);
+    if (cudaMemcpy(got.data(), out[o], out_b[o], cudaMemcpyDeviceToHost)) return "download";
+    if (got != want) return names[o];
+  }
+  return nullptr;
+}
+
+static bool run(const char* name, const BenchSelectShape& s, const std::vector<int32_t>& h,
+                double copy_gbps) {
+  const int64_t W = s.world, r = s.rank, reqs = s.reqs, T = s.tokens, H = s.heads, dq = s.dq,
+                dk = s.dk, dv = s.dv;
+  const int elem = s.elem;
   const int64_t half = T / 2;
   const size_t qb = T * H * dq * elem, kb = W * T * H * dk * elem, vb = W * T * H * dv * elem;
   const size_t out_b[6] = {qb / 2, qb / 2, size_t(half * (r + 1) * H * dk * elem),
@@ -47,9 +110,6 @@ static bool run(const char* name, int64_t W, int64_t r, int64_t reqs, int64_t T,
       }
     }
   }
-  std::vector<int32_t> h(reqs + 1);
-  for (int64_t i = 0; i <= reqs; ++i) h[i] = static_cast<int32_t>(T / reqs * i / 2 * 2);
-  h[reqs] = static_cast<int32_t>(T);
   CK(cudaMalloc(&qsl, 4 * (reqs + 1)));
   CK(cudaMemcpy(qsl, h.data(), 4 * (reqs + 1), cudaMemcpyHostToDevice));
   auto params = [&](char* const* o) {
@@ -71,27 +131,35 @@ static bool run(const char* name, int64_t W, int64_t r, int64_t reqs, int64_t T,
   DeviceShape dev;
   cudaDeviceGetAttribute(&dev.sm_count, cudaDevAttrMultiProcessorCount, 0);
   cudaDeviceGetAttribute(&dev.max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, 0);
-  cudaEvent_t a, b;
-  cudaEventCreate(&a); cudaEventCreate(&b);
-  std::vector<float> t;
-  for (int i = 0; i < 25; ++i) {
-    cudaEventRecord(a);
-    launch_fused_pcp_qkv_select_kernel(p, dev, nullptr);
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b);
-    if (i >= 3) t.push_back(ms * 1000);
-  }
+  const double us = median_us([&] { launch_fused_pcp_qkv_select_kernel(p, dev, nullptr); });
   CK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  const double bytes = double(qb) * 2 + double(half) * H * elem * ((4 * W + 1 - r) * (dk + dv));
-  const double gbps = bytes / (t[t.size() / 2] * 1e3);
-  std::printf("  %-38s %9.1f us %7.1f GB/s %.3f of copy\n", name, t[t.size() / 2], gbps,
-              gbps / copy_gbps);
+  CK(cudaDeviceSynchronize());
+  const double bytes = select_traffic_bytes(h, s);
+  const char* verdict = "unchecked";
+  const size_t all_b = qb + kb + vb + out_b[0] + out_b[1] + out_b[2] + out_b[3] + out_b[4] + out_b[5];
+  if (all_b <= (size_t{1} << 30)) {
+    char* in[3] = {q, k, v};
+    const size_t in_b[3] = {qb, kb, vb};
+    const char* bad = check_outputs(s, h, in, in_b, out, out_b);
+    verdict = bad == nullptr ? "ok" : bad;
+  }
   for (char* x : {q, k, v}) cudaFree(x);
   for (int i = 0; i < 6; ++i) cudaFree(out[i]);
   cudaFree(qsl);
-  return true;
+  // The same traffic moved by cudaMemcpyAsync (half read, half written), in the same run.
+  const size_t n = static_cast<size_t>(bytes / 2) / 16 * 16;
+  char *a, *b;
+  CK(cudaMalloc(&a, n)); CK(cudaMalloc(&b, n));
+  CK(cudaMemset(a, 0x5a, n));
+  const double memcpy_us =
+      median_us([&] { cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice, nullptr); });
+  CK(cudaGetLastError());
+  cudaFree(a); cudaFree(b);
+  const double gbps = bytes / (us * 1e3);
+  std::printf("  %-44s %9.1f us %7.1f GB/s %.3f of copy | memcpy %9.1f us, %.3f of it | %s%s\n",
+              name, us, gbps, gbps / copy_gbps, memcpy_us, memcpy_us / us,
+              verdict[0] == 'o' || verdict[0] == 'u' ? "" : "MISMATCH in ", verdict);
+  return verdict[0] == 'o' || verdict[0] == 'u';
 }
 
 // The ceiling at a given read/write mix: rows of 8 KiB copied front to back with 16-byte
@@ -151,18 +219,31 @@ static void mix_ceiling(double copy_gbps) {
 
 int main(int argc, char** argv) {
   const double copy = argc > 1 ? atof(argv[1]) : 4218.0;
-  std::printf("unroll %d, min blocks %d, streaming %d, interleave %d, waves %d\n",
+  std::printf("unroll %d, min blocks %d, streaming %d, interleave %d, waves %d, search %d, "
+              "prefetch %d, rows %d\n",
               CATTN_SELECT_UNROLL, CATTN_SELECT_MIN_BLOCKS, CATTN_SELECT_STREAMING,
-              CATTN_SELECT_INTERLEAVE, CATTN_SELECT_WAVES);
+              CATTN_SELECT_INTERLEAVE, CATTN_SELECT_WAVES, CATTN_SELECT_SEARCH,
+              CATTN_SELECT_PREFETCH, CATTN_SELECT_ROWS);
   if (argc > 2 && atoi(argv[2]) != 0) mix_ceiling(copy);
-  run("W2 r0 T16384 H32 D128 bf16", 2, 0, 1, 16384, 32, 128, 128, 128, 2, copy);
-  run("W2 r1 T16384 H32 D128 bf16", 2, 1, 1, 16384, 32, 128, 128, 128, 2, copy);
-  run("W4 r1 T49792 H8 D128 bf16", 4, 1, 8, 49792, 8, 128, 128, 128, 2, copy);
-  run("W8 r3 T166880 H8 D128 bf16", 8, 3, 16, 166880, 8, 128, 128, 128, 2, copy);
-  run("W4 r2 T32768 H16 192/192/128 bf16", 4, 2, 8, 32768, 16, 192, 192, 128, 2, copy);
-  run("W4 r1 T32768 H16 192/192/128 fp8", 4, 1, 8, 32768, 16, 192, 192, 128, 1, copy);
-  run("W4 r1 T32768 H128 192/192/128 bf16", 4, 1, 8, 32768, 128, 192, 192, 128, 2, copy);
-  run("W8 r5 T16384 H128 192/192/128 bf16", 8, 5, 4, 16384, 128, 192, 192, 128, 2, copy);
-  run("W4 r1 T4096 H8 D128 reqs512 bf16", 4, 1, 512, 4096, 8, 128, 128, 128, 2, copy);
-  return 0;
+  // argv[3]: a substring the shape's name must hold (e.g. "rand" for the many-request class).
+  const char* filter = argc > 3 ? argv[3] : nullptr;
+  bool all_ok = true;
+  auto one = [&](const BenchSelectShape& s, bool random) {
+    char name[96];
+    std::snprintf(name, sizeof name, "W%lld r%lld reqs%lld T%lld H%lld %lld/%lld/%lld %s%s",
+                  (long long)s.world, (long long)s.rank, (long long)s.reqs, (long long)s.tokens,
+                  (long long)s.heads, (long long)s.dq, (long long)s.dk, (long long)s.dv,
+                  s.elem == 1 ? "fp8" : "bf16", random ? " rand" : "");
+    if (filter != nullptr && std::strstr(name, filter) == nullptr) return;
+    all_ok &= run(name, s,
+                  random ? select_random_qsl(s.reqs, s.tokens) : select_equal_qsl(s.reqs, s.tokens),
+                  copy);
+  };
+#define CATTN_TUNE_GOAL(...) one(BenchSelectShape{__VA_ARGS__}, false);
+#define CATTN_TUNE_MANY(...) one(BenchSelectShape{__VA_ARGS__}, true);
+  CATTN_BENCH_SELECT_GOAL_SHAPES(CATTN_TUNE_GOAL)
+  CATTN_BENCH_SELECT_MANY_REQUEST_SHAPES(CATTN_TUNE_MANY)
+#undef CATTN_TUNE_GOAL
+#undef CATTN_TUNE_MANY
+  return all_ok ? 0 : 1;
 }

@@ -758,8 +758,9 @@ typedef struct cattn_fused_pcp_qkv_select_args {
  *   tensors this build or machine cannot serve, on the device a token row of 2 GiB or more or a
  *   query_start_loc off its element alignment); CATTN_CUDA_ERROR.
  * Stream: host - synchronous; CUDA - one kernel on args->stream. The device query_start_loc is
- *   not read back, so it cannot be checked: every row is bounds-checked against the tensors'
- *   shapes instead, and a row that would fall outside them is skipped.
+ *   not read back, so it cannot be checked: its entries are taken as clamped to [0, Nq], every
+ *   row is bounds-checked against the tensors' shapes, and a row that would fall outside them
+ *   is skipped (bad entries give wrong rows, never an out-of-bounds access).
  * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_select_args_t* args);
 

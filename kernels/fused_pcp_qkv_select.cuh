@@ -6,12 +6,23 @@
 // the K tail rows, then the V tail rows. Every K/V row that any output needs is some tail row
 // (r < W implies r + 1 <= 2W - r), so walking the tail rows reads each needed input row exactly
 // once and writes it to the tail and, for the first r + 1 blocks, also to the head. A warp takes
-// one row (or, past the launcher's wave cap, rows far apart in increasing order) and finds its
-// request by binary search over query_start_loc, skipped while consecutive rows stay in one
-// request; lanes stride over a row's 16-byte vectors so accesses are coalesced. Row indices
-// are 64-bit throughout.
+// one row (or, past the launcher's wave cap, rows far apart in increasing order); lanes stride
+// over a row's 16-byte vectors so accesses are coalesced. Row indices are 64-bit throughout.
+//
+// A row's request is found from query_start_loc, skipped while consecutive rows of a warp stay
+// in one request. With many short requests nearly every row needs its own lookup, and rows are
+// small (H8 D128 bf16 is 2 KiB, one round of loads per lane), so the lookup's chain of
+// dependent loads, not the copy, sets how long a warp lives. Two measures shorten it
+// (SelectTuning): the whole warp searches together, 32 keys per round, so 1024 requests take
+// two dependent loads instead of twelve; and a warp that copies several rows looks up the next
+// row's request while its loads for the current row are in flight.
+//
+// query_start_loc on the device is never checked: each entry is held to [0, Nq] as it is read,
+// and every source and destination row is checked against its tensor's rows before use, so
+// negative, odd, decreasing or huge entries give wrong rows but never an out-of-range access.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 
 #include "kernels/fused_pcp_qkv_select.h"
@@ -33,6 +44,15 @@
 #ifndef CATTN_SELECT_WAVES
 #define CATTN_SELECT_WAVES 64  // kernels::kRowWaves
 #endif
+#ifndef CATTN_SELECT_SEARCH
+#define CATTN_SELECT_SEARCH 1
+#endif
+#ifndef CATTN_SELECT_PREFETCH
+#define CATTN_SELECT_PREFETCH 1
+#endif
+#ifndef CATTN_SELECT_ROWS
+#define CATTN_SELECT_ROWS 1
+#endif
 
 namespace cattn {
 namespace kernels {
@@ -51,6 +71,18 @@ struct SelectTuning {
   static constexpr bool kInterleave = CATTN_SELECT_INTERLEAVE;
   // Most waves of resident blocks the grid holds (kRowWaves; 0: no cap, one warp per row).
   static constexpr int kWaves = CATTN_SELECT_WAVES;
+  // How a row's request is found: 0, one binary search over query_start_loc that every lane
+  // runs (log2 B dependent loads); 1, the warp searches together, each lane testing one key per
+  // round, so each round cuts the range 32-fold (ceil(log32 B) dependent loads).
+  static constexpr int kSearch = CATTN_SELECT_SEARCH;
+  // 1: the next row's lookup is issued after the current row's first loads and before their
+  // stores, so its latency hides behind theirs (only warps that copy several rows have one).
+  static constexpr bool kPrefetch = CATTN_SELECT_PREFETCH;
+  // Consecutive rows a warp takes per turn when interleaved (1, 2, 4, ...): neighbouring rows
+  // mostly share a request, so all but the first skip the lookup; the grid shrinks to match.
+  static constexpr int kRows = CATTN_SELECT_ROWS;
+  static_assert(kSearch == 0 || kSearch == 1, "CATTN_SELECT_SEARCH is 0 or 1");
+  static_assert(kRows >= 1, "CATTN_SELECT_ROWS is at least 1");
 };
 
 template <class Vec>
@@ -65,20 +97,24 @@ __device__ __forceinline__ void select_store(Vec* p, const Vec& v) {
 }
 
 // Copies one token row (heads x head_bytes) from `src` to `dst1` and, when non-null, `dst2`.
-template <int kBytes>
+// `between()` runs once, after the first round of loads is issued and before its stores (or
+// at once for an empty row): work placed there overlaps the loads' latency. The round loop is
+// warp-uniform, so `between` may use warp collectives.
+template <int kBytes, class Between>
 __device__ __forceinline__ void fused_pcp_qkv_select_copy_row(
     const char* __restrict__ src, int64_t head_stride, int64_t head_bytes, int32_t heads,
-    char* __restrict__ dst1, char* __restrict__ dst2, int lane) {
+    char* __restrict__ dst1, char* __restrict__ dst2, int lane, Between&& between) {
   using Vec = typename VecOf<kBytes>::T;
   const int32_t per_head = static_cast<int32_t>(head_bytes / kBytes);
   const int32_t total = per_head * heads;
   const bool contiguous = head_stride == head_bytes;
   constexpr int kUnroll = SelectTuning::kUnroll;
-  for (int32_t base = lane; base < total; base += 32 * kUnroll) {
+  if (total <= 0) between();
+  for (int32_t base = 0; base < total; base += 32 * kUnroll) {
     Vec val[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const int32_t i = base + u * 32;
+      const int32_t i = base + lane + u * 32;
       if (i < total) {
         const int64_t off = contiguous ? static_cast<int64_t>(i) * kBytes
                                        : static_cast<int64_t>(i / per_head) * head_stride +
@@ -86,9 +122,10 @@ __device__ __forceinline__ void fused_pcp_qkv_select_copy_row(
         val[u] = select_load(reinterpret_cast<const Vec*>(src + off));
       }
     }
+    if (base == 0) between();
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const int32_t i = base + u * 32;
+      const int32_t i = base + lane + u * 32;
       if (i < total) {
         select_store(reinterpret_cast<Vec*>(dst1) + i, val[u]);
         if (dst2 != nullptr) select_store(reinterpret_cast<Vec*>(dst2) + i, val[u]);
@@ -97,104 +134,197 @@ __device__ __forceinline__ void fused_pcp_qkv_select_copy_row(
   }
 }
 
-// The request whose key range [key(i), key(i+1)) holds a row, with key(i) = qsl[i] / 2 * mult.
+// Entry i of query_start_loc held to [0, cap] (cap = Nq, which bounds every valid entry): the
+// device data is unchecked, and the clamp keeps every row offset derived from it non-negative
+// and free of overflow.
+__device__ __forceinline__ int64_t fused_pcp_qkv_select_entry(const IndexSpan& qsl, int64_t i,
+                                                              int64_t cap) {
+  return min(max(load_index(qsl, i), int64_t{0}), cap);
+}
+
+// One request, as two clamped query_start_loc entries. In a row space where request i owns
+// keys [key(i), key(i+1)) with key(i) = entry(i) / 2 * mult (mult 1 for query rows, 2W - r for
+// K/V tail rows), it holds rows [lo(mult), hi(mult)). The default, [0, 0), holds no row.
 struct RequestCursor {
-  int64_t lo = 1, hi = 0;  // empty: forces the first lookup
-  int64_t start = 0;       // query_start_loc[i]
-  int64_t half = 0;        // (query_start_loc[i+1] - query_start_loc[i]) / 2
-  bool valid = false;
+  int64_t start = 0, end = 0;
+  __device__ int64_t lo(int64_t mult) const { return start / 2 * mult; }
+  __device__ int64_t hi(int64_t mult) const { return end / 2 * mult; }
+  __device__ bool holds(int64_t t, int64_t mult) const { return t >= lo(mult) && t < hi(mult); }
 };
 
-__device__ __forceinline__ void fused_pcp_qkv_select_find_request(const IndexSpan& qsl,
-                                                                  int64_t num_reqs, int64_t mult,
-                                                                  int64_t row, RequestCursor& c) {
-  if (row >= c.lo && row < c.hi) return;
-  // Largest i in [0, num_reqs) with key(i) <= row; keys are non-decreasing for valid input, and
-  // for invalid input the bounds checks at the copy keep every access in range anyway.
+// Largest i in [0, num_reqs) with key(i) <= t, by one binary search every lane runs in step.
+// Keys are non-decreasing for valid input; for invalid input the result is some request whose
+// key is <= t, or none, and the copy's bounds checks do the rest.
+__device__ __forceinline__ RequestCursor fused_pcp_qkv_select_search_serial(
+    const IndexSpan& qsl, int64_t num_reqs, int64_t cap, int64_t mult, int64_t t) {
+  if (num_reqs <= 0 || fused_pcp_qkv_select_entry(qsl, 0, cap) / 2 * mult > t) return {};
   int64_t lo = 0, hi = num_reqs - 1;
-  if (num_reqs <= 0 || load_index(qsl, 0) / 2 * mult > row) {
-    c.valid = false;
-    c.lo = row;
-    c.hi = row + 1;
-    return;
-  }
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo + 1) / 2;
-    if (load_index(qsl, mid) / 2 * mult <= row)
+    if (fused_pcp_qkv_select_entry(qsl, mid, cap) / 2 * mult <= t)
       lo = mid;
     else
       hi = mid - 1;
   }
-  c.start = load_index(qsl, lo);
-  const int64_t end = load_index(qsl, lo + 1);
-  c.half = (end - c.start) / 2;
-  c.lo = c.start / 2 * mult;
-  c.hi = end / 2 * mult;
-  c.valid = row < c.hi && c.half > 0;
-  if (!c.valid) {
-    c.lo = row;
-    c.hi = row + 1;
+  return {fused_pcp_qkv_select_entry(qsl, lo, cap), fused_pcp_qkv_select_entry(qsl, lo + 1, cap)};
+}
+
+// The same answer found by the whole warp: while more than 32 candidates remain, lane j tests
+// the first key of the j-th of 32 equal buckets and the last bucket whose key is <= t is kept;
+// then each lane loads one remaining candidate's two entries and the last match is broadcast.
+// Taking the last set ballot bit (not the count of set bits) keeps key(i) <= t for the result
+// even when the keys are not sorted. Must be called by all 32 lanes with the same t.
+__device__ __forceinline__ RequestCursor fused_pcp_qkv_select_search_warp(
+    const IndexSpan& qsl, int64_t num_reqs, int64_t cap, int64_t mult, int64_t t, int lane) {
+  constexpr unsigned kAll = 0xffffffffu;
+  // Bucket arithmetic in 32 bits keeps the search within the copy's register budget (in 64 bits
+  // the 16-byte instantiation spills once the lookup overlaps a copy); a batch of 2^31 requests
+  // or more, never a real one, takes the serial search.
+  if (num_reqs > int64_t{INT32_MAX})
+    return fused_pcp_qkv_select_search_serial(qsl, num_reqs, cap, mult, t);
+  int64_t lo = 0;
+  int32_t n = static_cast<int32_t>(num_reqs);  // the answer lies in [lo, lo + n)
+  while (n > 32) {
+    const int32_t width = (n + 31) / 32;
+    const int32_t i = lane * width;
+    const bool at_or_below =
+        i < n && fused_pcp_qkv_select_entry(qsl, lo + i, cap) / 2 * mult <= t;
+    const unsigned below = __ballot_sync(kAll, at_or_below);
+    if (below == 0) return {};
+    const int32_t pick = (31 - __clz(static_cast<int>(below))) * width;
+    n = min(width, n - pick);
+    lo += pick;
   }
+  int64_t start = 0, end = 0;
+  if (lane < n) {
+    start = fused_pcp_qkv_select_entry(qsl, lo + lane, cap);
+    end = fused_pcp_qkv_select_entry(qsl, lo + lane + 1, cap);
+  }
+  const unsigned below = __ballot_sync(kAll, lane < n && start / 2 * mult <= t);
+  if (below == 0) return {};
+  const int from = 31 - __clz(static_cast<int>(below));
+  return {__shfl_sync(kAll, start, from), __shfl_sync(kAll, end, from)};
+}
+
+// Points `c` at the request holding row t of a row space (see RequestCursor); keeps it when it
+// already does. Warp-uniform.
+__device__ __forceinline__ void fused_pcp_qkv_select_find_request(const FusedSelectParams& p,
+                                                                  int64_t mult, int64_t t,
+                                                                  int lane, RequestCursor& c) {
+  if (c.holds(t, mult)) return;
+  if constexpr (SelectTuning::kSearch == 1)
+    c = fused_pcp_qkv_select_search_warp(p.query_start_loc, p.num_reqs, p.q.src_rows, mult, t,
+                                         lane);
+  else
+    c = fused_pcp_qkv_select_search_serial(p.query_start_loc, p.num_reqs, p.q.src_rows, mult, t);
+}
+
+// Flat row `row`'s row space: its index in it and the key multiplier.
+struct SelectRowSpace {
+  int64_t t, mult;
+};
+__device__ __forceinline__ SelectRowSpace fused_pcp_qkv_select_row_space(
+    const FusedSelectParams& p, int64_t row) {
+  const int64_t q_rows = p.q.dst_head_rows, k_rows = p.k.dst_tail_rows;
+  const int64_t tail_blocks = 2 * p.world - p.rank;
+  if (row < q_rows) return {row, 1};
+  return {row < q_rows + k_rows ? row - q_rows : row - q_rows - k_rows, tail_blocks};
+}
+
+// Copies flat row `row` of request `c` (which the caller found for it); skips a row that falls
+// outside a request or whose source or destination falls outside its tensor. `between()` runs
+// exactly once, overlapping the row's first loads when there are any.
+template <int kBytes, class Between>
+__device__ __forceinline__ void fused_pcp_qkv_select_row(const FusedSelectParams& p, int64_t row,
+                                                         const RequestCursor& c, int lane,
+                                                         Between&& between) {
+  const auto nothing = [] {};
+  const int64_t q_rows = p.q.dst_head_rows;
+  const int64_t half = (c.end - c.start) / 2;
+  if (row < q_rows) {
+    const int64_t o = row - c.lo(1);
+    const int64_t src_head = c.start + o, src_tail = c.start + half + o;
+    if (!c.holds(row, 1) || o >= half || src_tail >= p.q.src_rows || row >= p.q.dst_tail_rows) {
+      between();
+      return;
+    }
+    const int64_t dst = row * p.heads * p.q.head_bytes;
+    fused_pcp_qkv_select_copy_row<kBytes>(p.q.src + src_head * p.q.src_row_stride,
+                                          p.q.src_head_stride, p.q.head_bytes, p.heads,
+                                          p.q.dst_head + dst, nullptr, lane, between);
+    fused_pcp_qkv_select_copy_row<kBytes>(p.q.src + src_tail * p.q.src_row_stride,
+                                          p.q.src_head_stride, p.q.head_bytes, p.heads,
+                                          p.q.dst_tail + dst, nullptr, lane, nothing);
+    return;
+  }
+  const bool is_k = row < q_rows + p.k.dst_tail_rows;
+  const SelectOperand& op = is_k ? p.k : p.v;
+  const int64_t tail_blocks = 2 * p.world - p.rank;
+  const int64_t t = row - (is_k ? q_rows : q_rows + p.k.dst_tail_rows);
+  const int64_t local = t - c.lo(tail_blocks);
+  if (!c.holds(t, tail_blocks) || half <= 0) {
+    between();
+    return;
+  }
+  const int64_t s = div_nonneg(local, half);
+  const int64_t o = local - s * half;
+  const int64_t src = p.world * c.start + local;
+  // t < op.dst_tail_rows holds by construction: the flat rows are the outputs' rows.
+  if (src >= op.src_rows || s >= tail_blocks) {
+    between();
+    return;
+  }
+  char* head = nullptr;
+  if (s < p.rank + 1) {
+    const int64_t dst_head = c.start / 2 * (p.rank + 1) + s * half + o;
+    if (dst_head < op.dst_head_rows) head = op.dst_head + dst_head * p.heads * op.head_bytes;
+  }
+  fused_pcp_qkv_select_copy_row<kBytes>(op.src + src * op.src_row_stride, op.src_head_stride,
+                                        op.head_bytes, p.heads,
+                                        op.dst_tail + t * p.heads * op.head_bytes, head, lane,
+                                        between);
 }
 
 template <int kBytes>
 __global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
     fused_pcp_qkv_select_kernel(const FusedSelectParams p) {
+  constexpr int64_t kRows = SelectTuning::kInterleave ? SelectTuning::kRows : 1;
   const int lane = threadIdx.x & 31;
   const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
-  const int64_t q_rows = p.q.dst_head_rows;
-  const int64_t k_rows = p.k.dst_tail_rows;
-  const int64_t total = q_rows + k_rows + p.v.dst_tail_rows;
+  const int64_t total = p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows;
+  // Interleaved: turns of kRows consecutive rows, warp w taking turns w, w + warps, ...;
+  // otherwise one contiguous run per warp.
   const int64_t per_warp = (total + warps - 1) / warps;
-  const int64_t first = SelectTuning::kInterleave ? warp : warp * per_warp;
+  const int64_t first = SelectTuning::kInterleave ? warp * kRows : warp * per_warp;
   const int64_t last = SelectTuning::kInterleave ? total : min(first + per_warp, total);
-  const int64_t step = SelectTuning::kInterleave ? warps : 1;
-  const int64_t tail_blocks = 2 * p.world - p.rank;
+  auto next_of = [&](int64_t row) {
+    if (!SelectTuning::kInterleave || (row + 1) % kRows != 0) return row + 1;
+    return row + 1 + (warps - 1) * kRows;
+  };
   RequestCursor cur;
-  int phase = -1;
-  for (int64_t row = first; row < last; row += step) {
-    if (row < q_rows) {
-      if (phase != 0) { phase = 0; cur = RequestCursor(); }
-      fused_pcp_qkv_select_find_request(p.query_start_loc, p.num_reqs, 1, row, cur);
-      if (!cur.valid) continue;
-      const int64_t o = row - cur.lo;
-      const int64_t src_head = cur.start + o, src_tail = cur.start + cur.half + o;
-      if (o >= cur.half || src_tail >= p.q.src_rows || row >= p.q.dst_tail_rows) continue;
-      const int64_t dst = row * p.heads * p.q.head_bytes;
-      fused_pcp_qkv_select_copy_row<kBytes>(p.q.src + src_head * p.q.src_row_stride,
-                                            p.q.src_head_stride, p.q.head_bytes, p.heads,
-                                            p.q.dst_head + dst, nullptr, lane);
-      fused_pcp_qkv_select_copy_row<kBytes>(p.q.src + src_tail * p.q.src_row_stride,
-                                            p.q.src_head_stride, p.q.head_bytes, p.heads,
-                                            p.q.dst_tail + dst, nullptr, lane);
+  if (SelectTuning::kPrefetch && first < last) {
+    const SelectRowSpace sp = fused_pcp_qkv_select_row_space(p, first);
+    fused_pcp_qkv_select_find_request(p, sp.mult, sp.t, lane, cur);
+  }
+  for (int64_t row = first; row < last;) {
+    const int64_t next = next_of(row);
+    if constexpr (SelectTuning::kPrefetch) {
+      // The lookup for `next` writes a copy: the current row's addresses come from `cur`.
+      RequestCursor ahead = cur;
+      fused_pcp_qkv_select_row<kBytes>(p, row, cur, lane, [&] {
+        if (next < last) {
+          const SelectRowSpace sp = fused_pcp_qkv_select_row_space(p, next);
+          fused_pcp_qkv_select_find_request(p, sp.mult, sp.t, lane, ahead);
+        }
+      });
+      cur = ahead;
     } else {
-      const bool is_k = row < q_rows + k_rows;
-      const int new_phase = is_k ? 1 : 2;
-      if (phase != new_phase) { phase = new_phase; cur = RequestCursor(); }
-      const SelectOperand& op = is_k ? p.k : p.v;
-      const int64_t t = row - (is_k ? q_rows : q_rows + k_rows);
-      fused_pcp_qkv_select_find_request(p.query_start_loc, p.num_reqs, tail_blocks, t, cur);
-      if (!cur.valid) continue;
-      const int64_t local = t - cur.lo;
-      // 32-bit division when it is exact (the common case): 64-bit division is a long
-      // instruction sequence, paid per row.
-      const int64_t s = (local | cur.half) < (int64_t{1} << 32)
-                            ? static_cast<int64_t>(static_cast<uint32_t>(local) /
-                                                   static_cast<uint32_t>(cur.half))
-                            : local / cur.half;
-      const int64_t o = local - s * cur.half;
-      const int64_t src = p.world * cur.start + local;
-      if (src >= op.src_rows || s >= tail_blocks) continue;
-      char* head = nullptr;
-      if (s < p.rank + 1) {
-        const int64_t dst_head = cur.start / 2 * (p.rank + 1) + s * cur.half + o;
-        if (dst_head < op.dst_head_rows) head = op.dst_head + dst_head * p.heads * op.head_bytes;
-      }
-      fused_pcp_qkv_select_copy_row<kBytes>(op.src + src * op.src_row_stride, op.src_head_stride,
-                                            op.head_bytes, p.heads,
-                                            op.dst_tail + t * p.heads * op.head_bytes, head, lane);
+      const SelectRowSpace sp = fused_pcp_qkv_select_row_space(p, row);
+      fused_pcp_qkv_select_find_request(p, sp.mult, sp.t, lane, cur);
+      fused_pcp_qkv_select_row<kBytes>(p, row, cur, lane, [] {});
     }
+    row = next;
   }
 }
 
@@ -204,9 +334,9 @@ inline bool fused_pcp_qkv_select_operand_allows(const SelectOperand& o, int64_t 
          o.src_head_stride % bytes == 0 && o.head_bytes % bytes == 0;
 }
 
-// The launcher: the widest access every operand allows, and a warp per row up to
-// SelectTuning::kWaves waves of resident blocks (then warps loop over rows). Here rather than in
-// the .cu so that bench/tune_fused_select.cu builds the same launcher with other knobs.
+// The launcher: the widest access every operand allows, and a warp per SelectTuning::kRows rows
+// up to SelectTuning::kWaves waves of resident blocks (then warps loop over rows). Here rather
+// than in the .cu so that bench/tune_fused_select.cu builds the same launcher with other knobs.
 inline cudaError_t launch_fused_pcp_qkv_select_kernel(const FusedSelectParams& p,
                                                       const DeviceShape& dev, cudaStream_t s) {
   const int64_t rows = p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows;
@@ -216,10 +346,11 @@ inline cudaError_t launch_fused_pcp_qkv_select_kernel(const FusedSelectParams& p
            fused_pcp_qkv_select_operand_allows(p.k, w) &&
            fused_pcp_qkv_select_operand_allows(p.v, w);
   };
+  const int64_t turns = SelectTuning::kInterleave ? ceil_div(rows, SelectTuning::kRows) : rows;
   return dispatch_widest(allows, [&](auto width) {
     constexpr int kBytes = decltype(width)::value;
     const unsigned blocks =
-        row_per_warp_grid<fused_pcp_qkv_select_kernel<kBytes>>(rows, dev, SelectTuning::kWaves);
+        row_per_warp_grid<fused_pcp_qkv_select_kernel<kBytes>>(turns, dev, SelectTuning::kWaves);
     fused_pcp_qkv_select_kernel<kBytes><<<blocks, kSelectThreads, 0, s>>>(p);
     return cudaGetLastError();
   });

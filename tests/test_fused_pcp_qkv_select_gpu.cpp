@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // fused_pcp_qkv_select on the device, bit-exact against the host implementation: random batches,
 // every element width, MLA head dims, strided inputs, poisoned outputs (every byte of the output
-// storage, padding included, must equal the host run's), a non-default stream, CUDA-graph
-// capture and replay, and a K tensor past 2^31 elements.
+// storage, padding included, must equal the host run's), batches of up to 1024 requests with
+// ragged and zero lengths, a non-default stream, CUDA-graph capture and replay, a K tensor past
+// 2^31 elements, and a device query_start_loc holding garbage (writes stay in the outputs).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,13 +27,18 @@ struct SelectCase {
   int64_t step;           // >1: strided inputs
   std::vector<int64_t> qsl;
   int64_t q_rows;         // >= qsl.back(); extra rows are CUDA-graph padding
+  bool pad16 = false;     // strided inputs that keep 16-byte accesses (see random_tensor)
 };
 
 // step > 1 makes a view of a wider buffer: the last dimension stays contiguous, the token and
-// head dimensions are strided, and the first element sits at a byte offset.
-HostTensor random_tensor(std::vector<int64_t> shape, int elem, int64_t step, std::mt19937_64& g) {
-  HostTensor t(std::move(shape), dtype_bits(elem * 8), 1, step > 1 ? 2 : 0,
-               step > 1 ? step * 3 : 0);
+// head dimensions are strided, and the first element sits at a byte offset (which narrows the
+// kernel's accesses). pad16 pads each head and the start by 16 bytes instead, so the heads are
+// strided yet every address stays 16-byte aligned: the strided path at full width.
+HostTensor random_tensor(std::vector<int64_t> shape, int elem, int64_t step, std::mt19937_64& g,
+                         bool pad16 = false) {
+  const int64_t pad = pad16 ? 16 / elem : (step > 1 ? step * 3 : 0);
+  HostTensor t(std::move(shape), dtype_bits(elem * 8), 1, pad16 ? 16 / elem : (step > 1 ? 2 : 0),
+               pad);
   auto& raw = t.raw();
   for (size_t i = 0; i < raw.size(); i += 8) {
     const uint64_t r = g();
@@ -46,9 +52,9 @@ void check_case(const SelectCase& c, std::mt19937_64& g, cudaStream_t stream = n
                 bool graph = false) {
   const int64_t n2 = c.q_rows / 2;
   const int64_t kv_rows = c.world * c.qsl.back() + 3;
-  HostTensor q = random_tensor({c.q_rows, c.heads, c.dq}, c.elem, c.step, g);
-  HostTensor k = random_tensor({kv_rows, c.heads, c.dk}, c.elem, c.step, g);
-  HostTensor v = random_tensor({kv_rows, c.heads, c.dv}, c.elem, c.step, g);
+  HostTensor q = random_tensor({c.q_rows, c.heads, c.dq}, c.elem, c.step, g, c.pad16);
+  HostTensor k = random_tensor({kv_rows, c.heads, c.dk}, c.elem, c.step, g, c.pad16);
+  HostTensor v = random_tensor({kv_rows, c.heads, c.dv}, c.elem, c.step, g, c.pad16);
   HostTensor qsl = HostTensor::of(c.qsl, g() % 2 ? i64() : i32());
   auto out = [&](int64_t rows, int64_t d) {
     return HostTensor({rows, c.heads, d}, dtype_bits(c.elem * 8));
@@ -112,6 +118,31 @@ std::vector<int64_t> random_qsl(std::mt19937_64& g, int b, int64_t max_half) {
   return qsl;
 }
 
+// B requests of random even lengths summing to exactly T: B - 1 cut points drawn uniformly over
+// the T / 2 request halves, so equal cuts give zero-length requests (many of them when B is
+// close to T / 2) and the lengths are as ragged as a serving batch's.
+std::vector<int64_t> random_cut_qsl(std::mt19937_64& g, int b, int64_t T) {
+  std::vector<int64_t> cuts{0, T / 2};
+  for (int i = 1; i < b; ++i) cuts.push_back(static_cast<int64_t>(g() % (T / 2 + 1)));
+  std::sort(cuts.begin(), cuts.end());
+  for (auto& x : cuts) x *= 2;
+  return cuts;
+}
+
+// A decode-heavy batch: most requests 0 or 2 tokens, a few long prefills take the rest of T.
+std::vector<int64_t> skewed_qsl(std::mt19937_64& g, int b, int64_t T) {
+  std::vector<int64_t> len(static_cast<size_t>(b));
+  int64_t used = 0;
+  for (auto& x : len) used += (x = 2 * static_cast<int64_t>(g() % 2));
+  const int64_t rest = (T - used) / 2;  // halves left for the prefills
+  for (int i = 0; i < 4 && i < b; ++i) {
+    len[static_cast<size_t>(g() % len.size())] += 2 * (i < 3 ? rest / 4 : rest - 3 * (rest / 4));
+  }
+  std::vector<int64_t> qsl{0};
+  for (int64_t x : len) qsl.push_back(qsl.back() + x);
+  return qsl;
+}
+
 }  // namespace
 #endif
 
@@ -168,6 +199,111 @@ TEST(fused_pcp_qkv_select_gpu, ManyItemsAndLongRows) {
       c.q_rows = c.qsl.back() + 4;
       SCOPED_TRACE("iter " + std::to_string(iter++));
       check_case(c, g);
+    }
+  }
+#endif
+}
+
+// The serving-batch class: hundreds to a thousand requests, most of them short (so nearly every
+// row is a different request from its neighbour, and the kernel's request lookup is exercised
+// on every row), at bf16 and fp8, W 2, 4 and 8 with the first, last and a middle rank,
+// contiguous and strided inputs, and CUDA-graph padding rows past query_start_loc[B].
+TEST(fused_pcp_qkv_select_gpu, ManyRequestsAgainstHost) {
+  SKIP_WITHOUT_GPU();
+#if defined(CATTN_TEST_WITH_CUDA)
+  std::mt19937_64 g(17);
+  struct Shape {
+    int64_t world, rank;
+    int reqs;
+    int64_t T, heads;
+    int elem;
+    int layout;  // 0 compact, 1 strided at 16 bytes (pad16), 2 strided with a narrow offset
+    bool skewed;
+  };
+  const Shape shapes[] = {
+      {2, 1, 512, 4096, 8, 2, 0, false},    {2, 0, 256, 2048, 32, 2, 0, false},
+      {4, 3, 64, 8192, 8, 2, 0, false},     {8, 5, 1024, 2048, 8, 2, 0, false},
+      {8, 0, 1024, 4096, 8, 1, 0, false},   {4, 2, 1024, 2048, 8, 1, 1, false},
+      {2, 1, 1024, 2048, 8, 2, 1, false},   {8, 7, 256, 2048, 8, 2, 2, false},
+      {4, 1, 512, 4096, 32, 1, 0, true},    {2, 0, 1024, 4096, 8, 2, 0, true},
+      {8, 3, 33, 2048, 8, 2, 0, false},     {4, 0, 1023, 2048, 8, 1, 1, true},
+  };
+  int iter = 0;
+  for (const Shape& sh : shapes) {
+    SelectCase c;
+    c.world = sh.world;
+    c.rank = sh.rank;
+    c.heads = sh.heads;
+    c.dq = c.dk = c.dv = 128;
+    c.elem = sh.elem;
+    c.step = sh.layout == 2 ? 2 : 1;
+    c.pad16 = sh.layout == 1;
+    c.qsl = sh.skewed ? skewed_qsl(g, sh.reqs, sh.T) : random_cut_qsl(g, sh.reqs, sh.T);
+    ASSERT_EQ(c.qsl.back(), sh.T);
+    c.q_rows = sh.T + 4;
+    SCOPED_TRACE("shape " + std::to_string(iter++) + ": W" + std::to_string(sh.world) + " r" +
+                 std::to_string(sh.rank) + " reqs" + std::to_string(sh.reqs) + " T" +
+                 std::to_string(sh.T));
+    check_case(c, g);
+  }
+#endif
+}
+
+// query_start_loc on the device is not checked (the header says so): negative, odd,
+// decreasing and huge entries, over enough requests that the warp search takes two rounds,
+// must leave every output byte outside the outputs untouched and make no fault (the
+// sanitizer run checks the reads).
+TEST(fused_pcp_qkv_select_gpu, GarbageDeviceQueryStartLocStaysInBounds) {
+  SKIP_WITHOUT_GPU();
+#if defined(CATTN_TEST_WITH_CUDA)
+  std::mt19937_64 g(21);
+  const int64_t world = 4, rank = 1, heads = 2, d = 64, nq = 256;
+  const int64_t n2 = nq / 2;
+  for (int round = 0; round < 4; ++round) {
+    std::vector<int64_t> bad(301);
+    for (auto& x : bad) {
+      switch (g() % 6) {
+        case 0: x = -static_cast<int64_t>(g() % 1000) - 1; break;
+        case 1: x = int64_t{1} << (31 + g() % 30); break;
+        case 2: x = round % 2 ? INT64_MIN : INT64_MAX; break;
+        default: x = static_cast<int64_t>(g() % (nq + 40)); break;  // odd, past Nq, unsorted
+      }
+    }
+    if (round == 3) std::sort(bad.begin(), bad.end());  // sorted, yet negative and huge
+    HostTensor qsl = HostTensor::of(bad, i64());
+    HostTensor q = random_tensor({nq, heads, d}, 2, 1, g);
+    HostTensor k = random_tensor({world * nq, heads, d}, 2, 1, g);
+    HostTensor v = random_tensor({world * nq, heads, d}, 2, 1, g);
+    // Each output is a view 64 elements into its storage: the storage before and after it
+    // (poisoned) must come back unchanged.
+    std::vector<HostTensor> outs;
+    for (int64_t rows : {n2, n2 * (rank + 1), n2 * (rank + 1), n2, n2 * (2 * world - rank),
+                         n2 * (2 * world - rank)})
+      outs.emplace_back(std::vector<int64_t>{rows, heads, d}, dtype_bits(16), 1, 64);
+    DeviceTensor dq(q), dk(k), dv(v), dqsl(qsl);
+    std::vector<std::unique_ptr<DeviceTensor>> douts;
+    for (auto& t : outs) douts.push_back(std::make_unique<DeviceTensor>(t));
+    cattn_fused_pcp_qkv_select_args_t a = CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT;
+    a.q = dq.dl();
+    a.k = dk.dl();
+    a.v = dv.dl();
+    a.query_start_loc = dqsl.dl();
+    a.pcp_world_size = world;
+    a.pcp_rank = rank;
+    DLTensor** slots[6] = {&a.q_head, &a.k_head, &a.v_head, &a.q_tail, &a.k_tail, &a.v_tail};
+    for (int i = 0; i < 6; ++i) *slots[i] = douts[static_cast<size_t>(i)]->dl();
+    ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&a));
+    CATTN_CUDA_OK(cudaDeviceSynchronize());
+    CATTN_CUDA_OK(cudaGetLastError());
+    for (int i = 0; i < 6; ++i) {
+      HostTensor& t = outs[static_cast<size_t>(i)];
+      const size_t first = 64 * 2, view = static_cast<size_t>(t.numel()) * 2;
+      douts[static_cast<size_t>(i)]->download();
+      const auto& b = t.bytes();
+      for (size_t j = 0; j < b.size(); ++j)
+        if (j < first || j >= first + view)
+          ASSERT_EQ(b[j], kPoisonByte) << "round " << round << ": output " << i
+                                       << " written outside its view at byte " << j;
     }
   }
 #endif
