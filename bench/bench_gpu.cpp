@@ -471,15 +471,28 @@ void bench_step_plan(cudaStream_t s, int64_t B) {
     g_host_us = idle_call_host_us(s, [&] { CK(bench_launch_empty_big(s)); });
     small_row(floor, us, 0);
   }
+  // The plan remembers its last checked run: the plain rows repeat one description (what an
+  // engine passes every step), the "checked every call" rows alternate the counts between two
+  // buffers so that every call takes the checks, the views and the mirror's pointer query.
+  DLTensor* const counts = o.counts;
+  DLTensor* const other_counts = dev(nullptr, {CATTN_STEP_NUM_COUNTS}, i64);
   for (bool with_mirror : {true, false}) {
-    o.counts_host = with_mirror ? &mirror.t : nullptr;
-    const std::string name = "step plan, all 7 products, B" + std::to_string(B) + " T" +
-                             std::to_string(T) + (with_mirror ? " + counts_host" : "");
-    if (!wanted(name)) continue;
-    auto run = [&] { CATTN_CK(cattn_step_plan_run(plan, &b, &o, cs)); };
-    const double us = per_call_us(s, run);
-    g_host_us = idle_call_host_us(s, run);
-    small_row(name, us, 0);
+    for (bool alternate : {false, true}) {
+      o.counts_host = with_mirror ? &mirror.t : nullptr;
+      const std::string name = "step plan, all 7 products, B" + std::to_string(B) + " T" +
+                               std::to_string(T) + (with_mirror ? " + counts_host" : "") +
+                               (alternate ? ", checked every call" : "");
+      if (!wanted(name)) continue;
+      int call = 0;
+      auto run = [&] {
+        o.counts = alternate && (call++ & 1) ? other_counts : counts;
+        CATTN_CK(cattn_step_plan_run(plan, &b, &o, cs));
+      };
+      const double us = per_call_us(s, run);
+      g_host_us = idle_call_host_us(s, run);
+      small_row(name, us, 0);
+      o.counts = counts;
+    }
   }
   cattn_step_plan_destroy(plan);
   cudaFreeHost(pinned);

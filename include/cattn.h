@@ -1734,14 +1734,15 @@ typedef struct cattn_step_outputs {
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 }
 
 /* A step plan: the products, their parameters and the capacities, and the launch layout they
- * fix. Opaque; immutable after creation. */
+ * fix. Opaque; its desc and layout are immutable after creation, and it remembers the
+ * descriptors of its last run that passed every check (cattn_step_plan_run). */
 typedef struct cattn_step_plan_s cattn_step_plan_t;
 
 /* Creates a step plan from `desc`. The launch layout is fixed here from the capacities alone
  * (no device is queried, so creation needs no GPU), which is what lets a captured run keep its
  * grid on every replay. The parameters of the products not selected are ignored.
  * Reads: desc. Writes: *out, on success only. Allocates: the plan, one host object of fixed
- *   size (under 1 KiB), and its registry entry.
+ *   size (under 4 KiB, most of it the memo of the last checked run), and its registry entry.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL desc or out, small struct_size, no product or
  *   an unknown bit, nonzero reserved0, a capacity out of range, a selected product's parameter
  *   out of range - named as desc->dcp.dcp_size and the like -, a capacity whose derived sizes
@@ -1786,6 +1787,13 @@ CATTN_API cattn_status_t cattn_step_plan_workspace_size(const cattn_step_plan_t*
  * queries are taken as the queries' lengths (local attention); an int32 output keeps a value's
  * low 32 bits. The fast-prefill product always computes the decode batch (the utility's
  * max_query_len == 1 passthrough is a host decision the caller makes).
+ * A run whose tensors are all described exactly as in the plan's last run that passed every
+ * check - the same DLTensor fields, shape and stride values, NULLs in the same places; the
+ * contents may differ, as each step's do - gets that run's answer without the checks: its
+ * kernel parameters are launched as they are, and counts_host's memory is not queried again.
+ * Memory a plan has accepted as counts_host must therefore stay pinned and mapped as it was
+ * (not freed, unregistered or registered anew) while runs keep passing its address; any
+ * other description is checked in full, and becomes the one remembered once it passes.
  * Reads: plan, batch and its tensors on the device. Writes: the outputs on the device, and
  *   counts_host through its mapping. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan not live, NULL or small structs, a required
@@ -1799,7 +1807,9 @@ CATTN_API cattn_status_t cattn_step_plan_workspace_size(const cattn_step_plan_t*
  * Stream: one kernel on `stream` and no other CUDA work: no host sync, no allocation,
  *   capturable, and correct on every replay with new tensor contents.
  * Lifetime: tensors borrowed for the call; a captured graph keeps their addresses, so they
- *   must outlive it. Thread safety: any thread; one plan may run on several threads at once.
+ *   must outlive it. The plan keeps a copy of the last checked run's descriptors (never the
+ *   caller's DLTensors or shape arrays). Thread safety: any thread; one plan may run on several
+ *   threads at once (they share the remembered run under a lock).
  * Since: 1.1 */
 CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
                                              const cattn_step_batch_t* batch,

@@ -211,6 +211,27 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
     require_plan(fn, plan);
     cattn::require_struct(fn, "batch", batch, sizeof(cattn_step_batch_t));
     cattn::require_struct(fn, "outputs", outputs, sizeof(cattn_step_outputs_t));
+    // A run described exactly as the plan's last checked run gets that run's answer: its
+    // kernel parameters, launched as they are. Otherwise every check runs, on the key's copy
+    // of the descriptors when there is one, so that what is remembered is what was checked.
+    cattn::StepRunKey key;
+    const bool keyed = cattn::step_run_key(*batch, *outputs, key);
+    if (keyed) {
+      k::StepPlanParams params;
+      int device = 0;
+      if (plan->memo.find(key, params, device)) {
+        if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
+        else cattn::step_plan_launch_device(fn, device, params, stream);
+        return;
+      }
+    }
+    DLTensor views[cattn::kRunTensors];
+    const DLTensor* in[cattn::kRunTensors];
+    if (keyed) {
+      for (int i = 0; i < cattn::kRunTensors; ++i) in[i] = cattn::step_run_view(key.t[i], views[i]);
+    } else {
+      cattn::step_run_tensors(*batch, *outputs, in);
+    }
     const cattn_step_plan_desc_t& d = plan->desc;
     const cattn_step_plan_shape_t& shape = plan->shape;
     const bool dcp = plan->has(k::kStepDcpLocalSeqLens);
@@ -223,12 +244,13 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
     const bool align = mamba && shape.mamba_columns > 0;
 
     // The batch: what the selected products read must be there; whatever is there is checked.
-    const TensorArg qsl(fn, "batch->query_start_loc", batch->query_start_loc, true);
-    const TensorArg seq_lens(fn, "batch->seq_lens", batch->seq_lens, true);
-    const TensorArg table(fn, "batch->block_table", batch->block_table, true);
-    const TensorArg cu_given(fn, "batch->cu_num_tokens", batch->cu_num_tokens, true);
-    const TensorArg logits(fn, "batch->logits_indices", batch->logits_indices, true);
-    const TensorArg num_logits(fn, "batch->num_logits_indices", batch->num_logits_indices, true);
+    const TensorArg qsl(fn, "batch->query_start_loc", in[cattn::kRunQueryStartLoc], true);
+    const TensorArg seq_lens(fn, "batch->seq_lens", in[cattn::kRunSeqLens], true);
+    const TensorArg table(fn, "batch->block_table", in[cattn::kRunBlockTable], true);
+    const TensorArg cu_given(fn, "batch->cu_num_tokens", in[cattn::kRunCuNumTokens], true);
+    const TensorArg logits(fn, "batch->logits_indices", in[cattn::kRunLogitsIndices], true);
+    const TensorArg num_logits(fn, "batch->num_logits_indices", in[cattn::kRunNumLogitsIndices],
+                               true);
     if ((restore && !cu_given.present()) || conv1d || local || fast || extend)
       expect_needed(qsl, "the plan's products read it");
     if (dcp || align || local || extend) expect_needed(seq_lens, "the plan's products read it");
@@ -283,30 +305,34 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
     }
 
     // The outputs.
-    const TensorArg dcp_out(fn, "outputs->dcp_local_seq_lens", outputs->dcp_local_seq_lens, true);
+    const TensorArg dcp_out(fn, "outputs->dcp_local_seq_lens", in[cattn::kRunDcpLocalSeqLens],
+                            true);
     const TensorArg restore_out(fn, "outputs->pcp_query_restore_idx",
-                                outputs->pcp_query_restore_idx, true);
-    const TensorArg mamba_out(fn, "outputs->mamba_block_table", outputs->mamba_block_table, true);
-    const TensorArg nums(fn, "outputs->conv1d_nums", outputs->conv1d_nums, true);
-    const TensorArg mlist(fn, "outputs->conv1d_mlist", outputs->conv1d_mlist, true);
-    const TensorArg offsetlist(fn, "outputs->conv1d_offsetlist", outputs->conv1d_offsetlist, true);
-    const TensorArg batch_ptr(fn, "outputs->conv1d_batch_ptr", outputs->conv1d_batch_ptr, true);
-    const TensorArg chunk_ptr(fn, "outputs->conv1d_token_chunk_offset_ptr",
-                              outputs->conv1d_token_chunk_offset_ptr, true);
-    const TensorArg local_qsl(fn, "outputs->local_query_start_loc", outputs->local_query_start_loc,
+                                in[cattn::kRunPcpQueryRestoreIdx], true);
+    const TensorArg mamba_out(fn, "outputs->mamba_block_table", in[cattn::kRunMambaBlockTable],
                               true);
-    const TensorArg local_seq(fn, "outputs->local_seq_lens", outputs->local_seq_lens, true);
+    const TensorArg nums(fn, "outputs->conv1d_nums", in[cattn::kRunConv1dNums], true);
+    const TensorArg mlist(fn, "outputs->conv1d_mlist", in[cattn::kRunConv1dMlist], true);
+    const TensorArg offsetlist(fn, "outputs->conv1d_offsetlist", in[cattn::kRunConv1dOffsetlist],
+                               true);
+    const TensorArg batch_ptr(fn, "outputs->conv1d_batch_ptr", in[cattn::kRunConv1dBatchPtr],
+                              true);
+    const TensorArg chunk_ptr(fn, "outputs->conv1d_token_chunk_offset_ptr",
+                              in[cattn::kRunConv1dTokenChunkOffsetPtr], true);
+    const TensorArg local_qsl(fn, "outputs->local_query_start_loc",
+                              in[cattn::kRunLocalQueryStartLoc], true);
+    const TensorArg local_seq(fn, "outputs->local_seq_lens", in[cattn::kRunLocalSeqLens], true);
     const TensorArg local_computed(fn, "outputs->local_num_computed_tokens",
-                                   outputs->local_num_computed_tokens, true);
-    const TensorArg local_table(fn, "outputs->local_block_table", outputs->local_block_table,
+                                   in[cattn::kRunLocalNumComputedTokens], true);
+    const TensorArg local_table(fn, "outputs->local_block_table", in[cattn::kRunLocalBlockTable],
                                 true);
     const TensorArg decode_qsl(fn, "outputs->decode_query_start_loc",
-                               outputs->decode_query_start_loc, true);
+                               in[cattn::kRunDecodeQueryStartLoc], true);
     const TensorArg ext_qsl(fn, "outputs->extend_query_start_loc",
-                            outputs->extend_query_start_loc, true);
-    const TensorArg ext_seq(fn, "outputs->extend_seq_lens", outputs->extend_seq_lens, true);
-    const TensorArg counts(fn, "outputs->counts", outputs->counts, true);
-    const TensorArg counts_host(fn, "outputs->counts_host", outputs->counts_host, true);
+                            in[cattn::kRunExtendQueryStartLoc], true);
+    const TensorArg ext_seq(fn, "outputs->extend_seq_lens", in[cattn::kRunExtendSeqLens], true);
+    const TensorArg counts(fn, "outputs->counts", in[cattn::kRunCounts], true);
+    const TensorArg counts_host(fn, "outputs->counts_host", in[cattn::kRunCountsHost], true);
     const TensorArg* conv1d_outs[] = {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr};
 
     expect_output_use(*plan, k::kStepDcpLocalSeqLens, dcp_out);
@@ -392,7 +418,11 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
           &local_seq, &local_computed, &local_table, &decode_qsl, &ext_qsl, &ext_seq, &counts})
       if (any == nullptr && t->present()) any = t;
     if (where != cattn::Where::Cuda) any->expect_cuda("the utilities' own calls");
+    const cattn::StepRunKey* checked = keyed ? &key : nullptr;
     if constexpr (!cattn::kCudaBuild) {
+      // Remembered here too (no parameters to keep), so that a CPU-only build answers a
+      // repeated run as a CUDA build does: from the memo, without the checks.
+      if (checked) plan->memo.remember(*checked, k::StepPlanParams{}, any->device_id());
       cattn::fail_no_cuda_path(fn);
     } else {
       const cattn::StepRunTensors t{*any,       qsl,        seq_lens,   table,      cu,
@@ -400,7 +430,7 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
                                     conv1d_outs, local_qsl, local_seq,  local_computed,
                                     local_table, decode_qsl, ext_qsl,   ext_seq,    counts,
                                     counts_host};
-      cattn::step_plan_run_device(fn, *plan, t, stream);
+      cattn::step_plan_run_device(fn, *plan, t, checked, stream);
     }
   });
 }

@@ -5,10 +5,13 @@
 // and in CPU-only builds, and check that a refused run wrote nothing.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <climits>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "cattn.h"
@@ -398,4 +401,165 @@ TEST(step_plan, RunNamesTheOnlyTensorsGiven) {
   b.block_table = &table_d;
   EXPECT_CATTN_ERROR(cattn_step_plan_run(p.p, &b, &o, nullptr), CATTN_INVALID_ARGUMENT,
                      "desc->max_num_blocks_per_req");
+}
+
+TEST(step_plan, RunRechecksEveryChangeSinceTheLastCheckedRun) {
+  // A run described as the plan's last checked run skips the checks, so each edit below comes
+  // after a valid run of the same plan, and most change the caller's DLTensors in place (the
+  // same pointers, new fields or shape and stride values): each must still be refused, and
+  // the valid run answer as before once the edit is undone. Valid runs answer
+  // CATTN_NOT_SUPPORTED only in a CPU-only build; a CUDA build would launch on fake memory.
+#if defined(CATTN_TEST_WITH_CUDA)
+  GTEST_SKIP() << "valid arguments would launch on fake device memory in a CUDA build";
+#else
+  using Edit = std::function<void(FakeRun&, cattn_step_batch_t&, cattn_step_outputs_t&)>;
+  int64_t table_strides[2] = {0, 1};
+  int64_t three_dims[3] = {CATTN_STEP_NUM_COUNTS, 1, 1};
+  const struct {
+    const char* what;
+    Edit edit, undo;
+    cattn_status_t code;
+    const char* needle;
+  } cases[] = {
+      {"a shape value", [](auto& r, auto&, auto&) { r.out.extend_seq_lens->shape[0] -= 1; },
+       [](auto& r, auto&, auto&) { r.out.extend_seq_lens->shape[0] += 1; },
+       CATTN_INSUFFICIENT_SIZE, "outputs->extend_seq_lens"},
+      {"ndim", [](auto& r, auto&, auto&) { r.tensors[2]->d.ndim = 1; },
+       [](auto& r, auto&, auto&) { r.tensors[2]->d.ndim = 2; }, CATTN_INVALID_ARGUMENT,
+       "batch->block_table has the wrong ndim"},
+      {"dtype", [](auto& r, auto&, auto&) { r.out.counts->dtype = {kDLFloat, 64, 1}; },
+       [](auto& r, auto&, auto&) { r.out.counts->dtype = i64(); }, CATTN_INVALID_ARGUMENT,
+       "outputs->counts has the wrong dtype"},
+      {"data",
+       [](auto& r, auto&, auto&) {
+         r.out.decode_query_start_loc->data = r.out.extend_query_start_loc->data;
+       },
+       [](auto& r, auto&, auto&) {
+         r.out.decode_query_start_loc->data = r.tensors[18]->h.dl()->data;
+       },
+       CATTN_INVALID_ARGUMENT, "overlaps another output"},
+      {"byte_offset",
+       [](auto& r, auto&, auto&) {
+         // The lower of two outputs moved onto the other by its byte_offset alone.
+         DLTensor *lo = r.out.extend_seq_lens, *hi = r.out.extend_query_start_loc;
+         if (lo->data > hi->data) std::swap(lo, hi);
+         lo->byte_offset = static_cast<uint64_t>(static_cast<char*>(hi->data) -
+                                                 static_cast<char*>(lo->data));
+       },
+       [](auto& r, auto&, auto&) {
+         r.out.extend_seq_lens->byte_offset = 0;
+         r.out.extend_query_start_loc->byte_offset = 0;
+       },
+       CATTN_INVALID_ARGUMENT, "overlaps another output"},
+      {"device_id", [](auto& r, auto&, auto&) { r.tensors[0]->d.device.device_id = 1; },
+       [](auto& r, auto&, auto&) { r.tensors[0]->d.device.device_id = 0; },
+       CATTN_INVALID_ARGUMENT, "different device"},
+      {"device_type", [](auto& r, auto&, auto&) { r.tensors[1]->d.device = {kDLCPU, 0}; },
+       [](auto& r, auto&, auto&) { r.tensors[1]->d.device = {kDLCUDA, 0}; },
+       CATTN_INVALID_ARGUMENT, "different device"},
+      {"a stride value", [&](auto&, auto&, auto&) { table_strides[1] = 0; },
+       [&](auto&, auto&, auto&) { table_strides[1] = 1; }, CATTN_INVALID_ARGUMENT,
+       "outputs->local_block_table is an output with a zero stride"},
+      {"an ndim no key holds",
+       [&](auto& r, auto&, auto&) {
+         r.out.counts->shape = three_dims;
+         r.out.counts->ndim = 3;
+       },
+       [](auto& r, auto&, auto&) {
+         r.out.counts->shape = r.tensors[21]->h.dl()->shape;
+         r.out.counts->ndim = 1;
+       },
+       CATTN_INVALID_ARGUMENT, "outputs->counts has the wrong ndim"},
+      {"a required tensor gone", [](auto&, auto&, auto& o) { o.extend_seq_lens = nullptr; },
+       [](auto&, auto&, auto&) {}, CATTN_INVALID_ARGUMENT, "outputs->extend_seq_lens is NULL"},
+      {"the mirror's device type",
+       [](auto&, auto&, auto& o) { o.counts_host->device = {kDLCPU, 0}; },
+       [](auto&, auto&, auto& o) { o.counts_host->device = {kDLCUDAHost, 0}; },
+       CATTN_INVALID_ARGUMENT, "outputs->counts_host is not pinned host memory"},
+      {"the mirror's shape value",
+       [](auto&, auto&, auto& o) { o.counts_host->shape[0] = CATTN_STEP_NUM_COUNTS - 1; },
+       [](auto&, auto&, auto& o) { o.counts_host->shape[0] = CATTN_STEP_NUM_COUNTS; },
+       CATTN_INSUFFICIENT_SIZE, "outputs->counts_host"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    FakeRun r(test_step_desc(CATTN_STEP_ALL_PRODUCTS));
+    Fake mirror({CATTN_STEP_NUM_COUNTS}, i64());
+    mirror.d.device = {kDLCUDAHost, 0};
+    r.out.counts_host = mirror.dl();
+    table_strides[0] = r.shape.local_pages;
+    table_strides[1] = 1;
+    r.out.local_block_table->strides = table_strides;
+    cattn_step_batch_t b = r.batch;
+    cattn_step_outputs_t o = r.out;
+    const auto before = r.snapshot();
+    EXPECT_CATTN_ERROR(r.run(b, o), CATTN_NOT_SUPPORTED, "cattn_step_plan_run");
+    EXPECT_CATTN_ERROR(r.run(b, o), CATTN_NOT_SUPPORTED, "cattn_step_plan_run");
+    c.edit(r, b, o);
+    EXPECT_CATTN_ERROR(r.run(b, o), c.code, c.needle);
+    EXPECT_CATTN_ERROR(r.run(b, o), c.code, c.needle);  // a refused run is not remembered
+    c.undo(r, b, o);
+    b = r.batch;
+    o = r.out;
+    EXPECT_CATTN_ERROR(r.run(b, o), CATTN_NOT_SUPPORTED, "cattn_step_plan_run");
+    // The same descriptors in other DLTensor structs are the same run.
+    std::vector<DLTensor> copies;
+    copies.reserve(2);
+    copies.push_back(*o.counts);
+    copies.push_back(*b.query_start_loc);
+    o.counts = &copies[0];
+    b.query_start_loc = &copies[1];
+    EXPECT_CATTN_ERROR(r.run(b, o), CATTN_NOT_SUPPORTED, "cattn_step_plan_run");
+    EXPECT_EQ(r.snapshot(), before) << "a run wrote";
+  }
+#endif
+}
+
+TEST(step_plan, RunRemembersPerPlan) {
+  // What one plan accepted says nothing to another: the same tensors go through every check
+  // of a plan that computes other products.
+#if defined(CATTN_TEST_WITH_CUDA)
+  GTEST_SKIP() << "valid arguments would launch on fake device memory in a CUDA build";
+#else
+  FakeRun r(test_step_desc(CATTN_STEP_ALL_PRODUCTS));
+  EXPECT_CATTN_ERROR(r.run(r.batch, r.out), CATTN_NOT_SUPPORTED, "cattn_step_plan_run");
+  PlanPtr other;
+  const cattn_step_plan_desc_t d = test_step_desc(CATTN_STEP_EXTEND_QUERIES);
+  ASSERT_CATTN_OK(cattn_step_plan_create(&d, &other.p));
+  EXPECT_CATTN_ERROR(cattn_step_plan_run(other.p, &r.batch, &r.out, nullptr),
+                     CATTN_INVALID_ARGUMENT,
+                     "outputs->dcp_local_seq_lens is set for a product the plan does not compute");
+  EXPECT_CATTN_ERROR(r.run(r.batch, r.out), CATTN_NOT_SUPPORTED, "cattn_step_plan_run");
+#endif
+}
+
+TEST(step_plan, RunsOnSeveralThreadsShareOneMemo) {
+  // Threads run one plan with their own tensors, valid and refused in turn, so the remembered
+  // run keeps changing under them: each call must still get its own answer.
+#if defined(CATTN_TEST_WITH_CUDA)
+  GTEST_SKIP() << "valid arguments would launch on fake device memory in a CUDA build";
+#else
+  PlanPtr shared;
+  const cattn_step_plan_desc_t d = test_step_desc(CATTN_STEP_ALL_PRODUCTS);
+  ASSERT_CATTN_OK(cattn_step_plan_create(&d, &shared.p));
+  constexpr int kThreads = 4, kCalls = 400;
+  std::vector<std::unique_ptr<FakeRun>> runs;
+  for (int i = 0; i < kThreads; ++i) runs.push_back(std::make_unique<FakeRun>(d));
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&, i] {
+      FakeRun& r = *runs[static_cast<size_t>(i)];
+      cattn_step_outputs_t bad = r.out;
+      bad.extend_seq_lens = nullptr;
+      for (int c = 0; c < kCalls; ++c) {
+        const bool valid = (c + i) % 3 != 0;
+        const cattn_status_t s =
+            cattn_step_plan_run(shared.p, &r.batch, valid ? &r.out : &bad, nullptr);
+        if (s != (valid ? CATTN_NOT_SUPPORTED : CATTN_INVALID_ARGUMENT)) ++wrong;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+#endif
 }

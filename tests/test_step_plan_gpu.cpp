@@ -140,6 +140,14 @@ class StepRig {
     const cattn_step_outputs_t o = outputs();
     return cattn_step_plan_run(plan_, &b, &o, reinterpret_cast<cattn_stream_t>(s));
   }
+  // A run whose counts mirror is `counts_host` instead of the rig's own.
+  cattn_status_t run_into(cudaStream_t s, DLTensor* counts_host) {
+    const cattn_step_batch_t b = batch();
+    cattn_step_outputs_t o = outputs();
+    o.counts_host = counts_host;
+    return cattn_step_plan_run(plan_, &b, &o, reinterpret_cast<cattn_stream_t>(s));
+  }
+  std::vector<int64_t> own_mirror() const { return pinned_.values(); }
 
   void load(const StepBatch& b) {
     qsl_->write(b.qsl);
@@ -338,5 +346,47 @@ TEST(step_plan_gpu, RefusesUnmappedHostCounts) {
   EXPECT_CATTN_ERROR(cattn_step_plan_run(rig.plan(), &b, &o, nullptr), CATTN_INVALID_ARGUMENT,
                      "outputs->counts_host");
   EXPECT_EQ(pageable, std::vector<int64_t>(CATTN_STEP_NUM_COUNTS, 7));
+#endif
+}
+
+TEST(step_plan_gpu, ChecksEveryNewCountsHost) {
+  // A run described as the last checked one keeps its counts_host mapping; every other
+  // counts_host is checked and written through its own mapping.
+  SKIP_WITHOUT_GPU();
+#if defined(CATTN_TEST_WITH_CUDA)
+  StepRig rig(test_step_desc(CATTN_STEP_EXTEND_QUERIES | CATTN_STEP_FAST_PREFILL), kInt32);
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  std::mt19937_64 g(600);
+  const std::vector<int64_t> poison(CATTN_STEP_NUM_COUNTS, int64_t{0x5a5a5a5a5a5a5a5a});
+  PinnedCounts other;
+  std::vector<int64_t> pageable(CATTN_STEP_NUM_COUNTS, 7);
+  int64_t shape[1] = {CATTN_STEP_NUM_COUNTS};
+  DLTensor unmapped{pageable.data(), {kDLCUDAHost, 0}, 1, i64(), shape, nullptr, 0};
+  for (int step = 0; step < 6; ++step) {
+    const std::string where = "step " + std::to_string(step);
+    SCOPED_TRACE(where);
+    const StepBatch b = random_step(g, rig.caps(), StepRules{}, step);
+    rig.load(b);
+    other.reset();
+    // Steps alternate the rig's mirror and the other one; every step also offers memory
+    // that is not mapped, which is refused whatever ran before.
+    EXPECT_CATTN_ERROR(rig.run_into(s, &unmapped), CATTN_INVALID_ARGUMENT,
+                       "outputs->counts_host");
+    EXPECT_EQ(pageable, std::vector<int64_t>(CATTN_STEP_NUM_COUNTS, 7)) << where;
+    const bool own = step % 3 != 1;
+    ASSERT_CATTN_OK(own ? rig.run(s) : rig.run_into(s, other.dl()));
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    if (own) {
+      rig.check(b, where);  // the rig's mirror among the rest
+      EXPECT_EQ(other.values(), poison) << where << ": the other mirror was written";
+    } else {
+      const std::vector<int64_t> counts = other.values();
+      EXPECT_NE(counts, poison) << where;
+      EXPECT_EQ(rig.own_mirror(), poison) << where << ": the rig's mirror was written";
+      EXPECT_EQ(counts[CATTN_STEP_COUNT_TOKENS], b.qsl.back() - b.qsl.front()) << where;
+    }
+  }
+  cudaStreamDestroy(s);
 #endif
 }

@@ -44,7 +44,9 @@ void require_aligned(const TensorArg& a) {
 
 }  // namespace
 
-DeviceScope::DeviceScope(const char* fn, const TensorArg& t) : device_(t.device_id()) {
+DeviceScope::DeviceScope(const char* fn, const TensorArg& t) : DeviceScope(fn, t.device_id()) {}
+
+DeviceScope::DeviceScope(const char* fn, int device) : device_(device) {
   int current = 0;
   const cudaError_t e = cudaGetDevice(&current);
   if (e != cudaSuccess) {

@@ -14,6 +14,7 @@ namespace cattn {
 class DeviceScope {
  public:
   DeviceScope(const char* fn, const TensorArg& any_cuda_tensor);
+  DeviceScope(const char* fn, int device);
   ~DeviceScope();
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Device side of the step plan: the kernel parameters of every selected product from the
 // run's checked tensors (the same builders the products' own calls use), the counts vector
-// sliced among them, and the one launch.
+// sliced among them, and the one launch - or the launch alone, of parameters a run with the
+// same descriptors built before.
 #include "device/step_plan_device.h"
 
 #include <cuda_runtime_api.h>
@@ -48,7 +49,7 @@ k::MutIndexSpan mirror_view(const char* fn, const TensorArg& t) {
 }  // namespace
 
 void step_plan_run_device(const char* fn, const StepPlan& plan, const StepRunTensors& t,
-                          void* stream) {
+                          const StepRunKey* key, void* stream) {
   DeviceScope dev(fn, t.any);
   const cattn_step_plan_desc_t& d = plan.desc;
   // About 1 KiB of views: built on the stack, copied into the launch.
@@ -107,6 +108,13 @@ void step_plan_run_device(const char* fn, const StepPlan& plan, const StepRunTen
     p.extend.out_seq_lens = index_view(t.extend_seq_lens);
     p.extend.n = d.extend.n;
   }
+  if (key != nullptr) plan.memo.remember(*key, p, t.any.device_id());
+  check_launch(fn, k::launch_step_plan(p, stream), stream);
+}
+
+void step_plan_launch_device(const char* fn, int device, const k::StepPlanParams& p,
+                             void* stream) {
+  DeviceScope dev(fn, device);
   check_launch(fn, k::launch_step_plan(p, stream), stream);
 }
 

@@ -19,10 +19,16 @@ struct StepRunTensors {
   const TensorArg &counts, &counts_host;
 };
 
-// Enqueues the plan's one kernel on `stream`. counts_host, when present, must be pinned host
-// memory mapped for the device (refused with CATTN_INVALID_ARGUMENT otherwise): the kernel
-// writes it through its device address.
+// Builds the kernel parameters and enqueues the plan's one kernel on `stream`. counts_host,
+// when present, must be pinned host memory mapped for the device (refused with
+// CATTN_INVALID_ARGUMENT otherwise): the kernel writes it through its device address. With a
+// `key` (the descriptors the tensors were checked from), the parameters are remembered in the
+// plan's memo under it once they are built.
 void step_plan_run_device(const char* fn, const StepPlan& plan, const StepRunTensors& t,
-                          void* stream);
+                          const StepRunKey* key, void* stream);
+
+// Enqueues the plan's kernel with parameters built by an earlier run, on `device`.
+void step_plan_launch_device(const char* fn, int device, const kernels::StepPlanParams& p,
+                             void* stream);
 
 }  // namespace cattn

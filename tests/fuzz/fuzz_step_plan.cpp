@@ -5,8 +5,10 @@
 // tensor of its right shape, or of a wrong one, perturbed, on the host, aliased onto another
 // tensor, or absent. The fuzz build is CPU-only, so a run never reaches a kernel: a call the
 // harness builds valid must answer CATTN_NOT_SUPPORTED after every check, every other one
-// must fail too, and no call may write any byte of any tensor or struct.
+// must fail too, and no call may write any byte of any tensor or struct. Each run is made
+// twice, and the second must answer as the first (the plan remembers a run that passed).
 #include <limits>
+#include <string>
 
 #include "fuzz_support.h"
 
@@ -283,6 +285,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FZ_CHECK(batch.unchanged(batch_before) && outs.unchanged(outs_before), "a run wrote its structs");
   if (valid && benign)
     FZ_CHECK(s == CATTN_NOT_SUPPORTED, "a valid run was refused before the device");
+  // The same run again answers the same, word for word: a run that passed the checks is
+  // remembered by the plan, and the second one is answered from that memo.
+  const std::string first_message = cattn_last_error_message();
+  const cattn_status_t again = cattn_step_plan_run(plan, batch.get(), outs.get(), nullptr);
+  FZ_CHECK(again == s, std::string("a repeated run answered ") + cattn_status_string(again) +
+                           " after " + cattn_status_string(s));
+  FZ_CHECK(first_message == cattn_last_error_message(), "a repeated run said something else");
+  FZ_CHECK(w.all_unchanged(), "a repeated run wrote a tensor");
   cattn_step_plan_destroy(plan);
   FZ_CHECK(cattn_step_plan_get_shape(plan, &got) == CATTN_INVALID_ARGUMENT,
            "a destroyed plan was used");

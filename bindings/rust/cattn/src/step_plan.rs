@@ -511,7 +511,8 @@ pub struct StepPlan<'l> {
     workspace_size: usize,
 }
 
-// SAFETY: a plan is immutable after creation and not tied to a thread; Drop destroys it with
+// SAFETY: a plan is immutable after creation but for its memo of the last checked run, which
+// the library keeps behind a lock, and is not tied to a thread; Drop destroys it with
 // exclusive access ("not while a run on it is being enqueued; runs already enqueued do not need
 // the plan", cattn.h).
 unsafe impl Send for StepPlan<'_> {}
