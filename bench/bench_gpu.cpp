@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cattn.h"
+#include "step_plan_desc.h"
 #include "select_shapes.h"
 
 cudaError_t bench_launch_empty(cudaStream_t s);      // launch_floor.cu
@@ -412,15 +413,7 @@ void bench_step_plan(cudaStream_t s, int64_t B) {
   const int64_t T = qsl[B], cols = 16384 / 16 + 4, L = static_cast<int64_t>(logits.size());
   std::vector<int32_t> table(B * cols);
   for (auto& x : table) x = static_cast<int32_t>(g() % (1 << 20));
-  cattn_step_plan_desc_t d = CATTN_STEP_PLAN_DESC_INIT;
-  d.products = CATTN_STEP_ALL_PRODUCTS;
-  d.max_num_reqs = B;
-  d.max_num_tokens = T;
-  d.max_num_blocks_per_req = cols;
-  d.max_num_logits = L;
-  d.dcp = {4, CATTN_DCP_ALL_RANKS, 1};
-  d.mamba = {16, 2, CATTN_MAMBA_CACHE_MODE_ALIGN, 0};
-  d.local_attention = {8192, 16};
+  const cattn_step_plan_desc_t d = bench_step_plan_desc(B, T, cols, L);
   cattn_step_plan_t* plan = nullptr;
   CATTN_CK(cattn_step_plan_create(&d, &plan));
   cattn_step_plan_shape_t sh = CATTN_STEP_PLAN_SHAPE_INIT;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cattn.h"
+#include "step_plan_desc.h"
 
 namespace {
 
@@ -81,15 +82,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   const int64_t B = 1024, T = 61765, cols = 16384 / 16 + 4, L = 1024 + 512;
-  cattn_step_plan_desc_t d = CATTN_STEP_PLAN_DESC_INIT;
-  d.products = CATTN_STEP_ALL_PRODUCTS;
-  d.max_num_reqs = B;
-  d.max_num_tokens = T;
-  d.max_num_blocks_per_req = cols;
-  d.max_num_logits = L;
-  d.dcp = {4, CATTN_DCP_ALL_RANKS, 1};
-  d.mamba = {16, 2, CATTN_MAMBA_CACHE_MODE_ALIGN, 0};
-  d.local_attention = {8192, 16};
+  const cattn_step_plan_desc_t d = bench_step_plan_desc(B, T, cols, L);
   cattn_step_plan_t* plan = nullptr;
   cattn_step_plan_shape_t sh = CATTN_STEP_PLAN_SHAPE_INIT;
   if (cattn_step_plan_create(&d, &plan) != CATTN_OK ||
