@@ -112,7 +112,6 @@ if has tsan; then
 fi
 
 # The fuzz targets: tests/fuzz/fuzz_*.cpp, or the ones CATTN_FUZZ_TARGETS names.
-abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 fuzz_targets() {
   if [ -n "${CATTN_FUZZ_TARGETS:-}" ]; then
     echo "$CATTN_FUZZ_TARGETS"
@@ -214,8 +213,8 @@ if has fuzz-long; then
       rm -rf "$jobs_dir"
       mkdir -p "$jobs_dir"
       artifacts_before=$(find "$artifacts" -type f | sort)
-      bin_abs=$(abs "$bin") artifacts_abs=$(abs "$artifacts") work_abs=$(abs "$work")
-      corpus_abs=$(abs "$corpus")
+      bin_abs=$(realpath -m "$bin") artifacts_abs=$(realpath -m "$artifacts") work_abs=$(realpath -m "$work")
+      corpus_abs=$(realpath -m "$corpus")
       (cd "$jobs_dir" && "$bin_abs" -jobs="$workers" -workers="$workers" \
         -max_total_time="$seconds" ${per_job:+-runs=$per_job} -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$artifacts_abs/" "$work_abs" "$corpus_abs") \
