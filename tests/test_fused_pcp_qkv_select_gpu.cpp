@@ -227,6 +227,8 @@ TEST(fused_pcp_qkv_select_gpu, ManyRequestsAgainstHost) {
       {2, 1, 1024, 2048, 8, 2, 1, false},   {8, 7, 256, 2048, 8, 2, 2, false},
       {4, 1, 512, 4096, 32, 1, 0, true},    {2, 0, 1024, 4096, 8, 2, 0, true},
       {8, 3, 33, 2048, 8, 2, 0, false},     {4, 0, 1023, 2048, 8, 1, 1, true},
+      // More than 1,024 requests: the warp search takes one more round of buckets.
+      {4, 1, 1025, 4096, 8, 2, 0, false},   {2, 1, 3000, 8192, 8, 1, 0, true},
   };
   int iter = 0;
   for (const Shape& sh : shapes) {
@@ -259,8 +261,9 @@ TEST(fused_pcp_qkv_select_gpu, GarbageDeviceQueryStartLocStaysInBounds) {
   std::mt19937_64 g(21);
   const int64_t world = 4, rank = 1, heads = 2, d = 64, nq = 256;
   const int64_t n2 = nq / 2;
-  for (int round = 0; round < 4; ++round) {
-    std::vector<int64_t> bad(301);
+  // Rounds 4-5 (1,500 requests) take the warp search through one more round of buckets.
+  for (int round = 0; round < 6; ++round) {
+    std::vector<int64_t> bad(round < 4 ? 301 : 1501);
     for (auto& x : bad) {
       switch (g() % 6) {
         case 0: x = -static_cast<int64_t>(g() % 1000) - 1; break;
@@ -269,7 +272,8 @@ TEST(fused_pcp_qkv_select_gpu, GarbageDeviceQueryStartLocStaysInBounds) {
         default: x = static_cast<int64_t>(g() % (nq + 40)); break;  // odd, past Nq, unsorted
       }
     }
-    if (round == 3) std::sort(bad.begin(), bad.end());  // sorted, yet negative and huge
+    // Sorted, yet negative and huge.
+    if (round == 3 || round == 5) std::sort(bad.begin(), bad.end());
     HostTensor qsl = HostTensor::of(bad, i64());
     HostTensor q = random_tensor({nq, heads, d}, 2, 1, g);
     HostTensor k = random_tensor({world * nq, heads, d}, 2, 1, g);
