@@ -220,15 +220,16 @@ if has fuzz-long; then
         -print_final_stats=1 -artifact_prefix="$artifacts_abs/" "$work_abs" "$corpus_abs") \
         > "$log_file" 2>&1
       rc=$?
-      execs=$(cat "$jobs_dir"/fuzz-*.log 2>/dev/null |
-        grep -oE "stat::number_of_executed_units: [0-9]+" | awk '{s += $2} END {print s + 0}')
+      # One "stat::number_of_executed_units: N" per worker that finished.
+      units=$(cat "$jobs_dir"/fuzz-*.log 2>/dev/null | grep -oE "stat::number_of_executed_units: [0-9]+")
+      execs=$(echo "$units" | awk '{s += $2} END {print s + 0}')
+      finished=$(echo "$units" | grep -c . || true)
       new_artifacts=$(comm -13 <(echo "$artifacts_before") <(find "$artifacts" -type f | sort))
       count_kind() { echo "$new_artifacts" | grep -c "/$1-" || true; }
       crashes=$(( $(count_kind crash) + $(count_kind leak) ))
       timeouts=$(count_kind timeout)
       ooms=$(count_kind oom)
       # A worker that stopped with no input kept (or a parent that failed) is counted as a crash.
-      finished=$(cat "$jobs_dir"/fuzz-*.log 2>/dev/null | grep -c "stat::number_of_executed_units" || true)
       if [ "$crashes$timeouts$ooms" = 000 ] && { [ $rc != 0 ] || [ "$finished" -lt "$workers" ]; }; then
         crashes=1
       fi

@@ -74,13 +74,9 @@ constexpr size_t kGuard = 16;          // guard bytes on each side of every buff
 constexpr uint8_t kGuardByte = 0xC3;   // guard zone content
 constexpr uint8_t kPoisonByte = 0xA5;  // initial content of output payloads
 constexpr int64_t kMaxPayload = CATTN_FUZZ_MAX_PAYLOAD;  // largest tensor payload the harness allocates
-// The library's limit on broadcast scans: CATTN_MAX_BROADCAST_ELEMENTS, lowered in this build
-// (CATTN_FUZZ_MAX_BROADCAST_ELEMENTS, tests/fuzz/CMakeLists.txt).
-#ifdef CATTN_FUZZ_MAX_BROADCAST_ELEMENTS
+// The library's limit on broadcast scans as the fuzz build sets it for the library and the
+// targets alike (CATTN_FUZZ_MAX_BROADCAST_ELEMENTS, tests/fuzz/CMakeLists.txt).
 constexpr int64_t kMaxBroadcast = CATTN_FUZZ_MAX_BROADCAST_ELEMENTS;
-#else
-constexpr int64_t kMaxBroadcast = CATTN_MAX_BROADCAST_ELEMENTS;
-#endif
 
 // Heap bytes with guard zones; payload() is where tensor data starts.
 class Bytes {
