@@ -130,6 +130,80 @@ __device__ __forceinline__ void copy_table_rows_as(const LocalAttentionDevicePar
   }
 }
 
+// Shifts the window of four words that starts `o` (1-3) words into a and runs on into b.
+__device__ __forceinline__ uint4 words_from(const uint4& a, const uint4& b, int o) {
+  return o == 1 ? make_uint4(a.y, a.z, a.w, b.x)
+                : (o == 2 ? make_uint4(a.z, a.w, b.x, b.y) : make_uint4(a.w, b.x, b.y, b.z));
+}
+
+// copy_table_rows_as for 4-byte tables whose columns are adjacent and whose rows start 16-byte
+// aligned (the layout engines allocate): a lane moves four columns with one 16-byte load and
+// one 16-byte store, a warp 128 * kVectors columns of one row. A row's window starts `first`
+// columns in, so unless first is a multiple of four a lane's four columns straddle two source
+// vectors; the upper one is the next lane's, passed by a shuffle, so every source vector is
+// loaded once (the warp's last lane loads its own). Columns that would be capped at cols - 1
+// or that end past `pages` go element by element, as in copy_table_rows_as.
+template <int kThreads, int kVectors>
+__device__ __forceinline__ void copy_table_rows_vec4(const LocalAttentionDeviceParams& p,
+                                                     const int64_t* source, const int64_t* start,
+                                                     int64_t t0, int64_t rows) {
+  constexpr int kSegment = 128 * kVectors, kWarps = kThreads / 32;
+  const int pages = static_cast<int>(p.pages), last = static_cast<int>(p.cols - 1);
+  const int64_t segments = div_nonneg(p.pages + (kSegment - 1), kSegment);
+  const int64_t units = rows * segments;
+  const int lane = threadIdx.x & 31;
+  for (int64_t u = threadIdx.x >> 5; u < units; u += kWarps) {
+    const int64_t r = div_nonneg(u, segments);
+    const int j0 = static_cast<int>(u - r * segments) * kSegment + 4 * lane;
+    int32_t* dst = static_cast<int32_t*>(p.out_table.data) + (t0 + r) * p.out_table.step[0];
+    const int32_t* src =
+        static_cast<const int32_t*>(p.block_table.data) + source[r] * p.block_table.step[0];
+    const int first = start[r] > last ? last : static_cast<int>(start[r]);
+    const int o = first & 3;  // the same for every lane of the warp
+    const uint4* vec = reinterpret_cast<const uint4*>(src) + ((first + j0) >> 2);
+    uint4 a[kVectors];
+#pragma unroll
+    for (int k = 0; k < kVectors; ++k) {
+      const int e = first + j0 + 128 * k;
+      a[k] = (e & ~3) + 3 <= last ? vec[32 * k] : make_uint4(0u, 0u, 0u, 0u);
+    }
+#pragma unroll
+    for (int k = 0; k < kVectors; ++k) {
+      const int j = j0 + 128 * k, e = first + j;
+      // Whole vectors only, and none whose source columns would be capped (with o > 0, the
+      // next source vector must lie within the row too).
+      const bool whole = j + 4 <= pages && (o == 0 ? e + 3 <= last : (e & ~3) + 7 <= last);
+      uint4 w = a[k];
+      if (o != 0) {
+        uint4 b;
+        b.x = __shfl_down_sync(0xffffffffu, a[k].x, 1);
+        b.y = __shfl_down_sync(0xffffffffu, a[k].y, 1);
+        b.z = __shfl_down_sync(0xffffffffu, a[k].z, 1);
+        b.w = __shfl_down_sync(0xffffffffu, a[k].w, 1);
+        if (lane == 31 && whole) b = vec[32 * k + 1];
+        w = words_from(a[k], b, o);
+      }
+      if (whole) {
+        *reinterpret_cast<uint4*>(dst + j) = w;
+      } else {
+        for (int i = 0; i < 4 && j + i < pages; ++i)
+          dst[j + i] = src[e + i < last ? e + i : last];
+      }
+    }
+  }
+}
+
+// Whether copy_table_rows_vec4 may take the tables: 4-byte elements, unit column strides, and
+// every row's first element 16-byte aligned.
+__device__ __forceinline__ bool table_rows_vec4(const LocalAttentionDeviceParams& p) {
+  auto rows_aligned = [](const void* data, int64_t row_step) {
+    return (reinterpret_cast<uintptr_t>(data) & 15) == 0 && (row_step & 3) == 0;
+  };
+  return !p.out_table.i64 && p.out_table.step[1] == 1 && p.block_table.step[1] == 1 &&
+         rows_aligned(p.out_table.data, p.out_table.step[0]) &&
+         rows_aligned(p.block_table.data, p.block_table.step[0]);
+}
+
 template <int kThreads>
 __device__ __forceinline__ void copy_table_rows(const LocalAttentionDeviceParams& p,
                                                 const int64_t* source, const int64_t* start,
@@ -141,7 +215,9 @@ __device__ __forceinline__ void copy_table_rows(const LocalAttentionDeviceParams
     return n < (int64_t{1} << 30) && stride <= INT32_MAX / (n > 1 ? n : 1);
   };
   const bool narrow = fits(p.pages, p.out_table.step[1]) && fits(p.cols, p.block_table.step[1]);
-  if (p.out_table.i64) {
+  if (narrow && source != nullptr && table_rows_vec4(p)) {
+    copy_table_rows_vec4<kThreads, 2>(p, source, start, t0, rows);
+  } else if (p.out_table.i64) {
     if (narrow) copy_table_rows_as<int64_t, int32_t, kThreads>(p, source, start, t0, rows);
     else copy_table_rows_as<int64_t, int64_t, kThreads>(p, source, start, t0, rows);
   } else {

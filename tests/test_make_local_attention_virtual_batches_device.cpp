@@ -109,6 +109,24 @@ TEST(make_local_attention_virtual_batches_device_gpu, ReplaysNewBatches) {
 #endif
 }
 
+// 4-byte tables with aligned rows are gathered four columns at a time: windows that start at
+// every column modulo 4, windows capped at the row's end, and the layouts that must fall back
+// to element copies (a table 4 bytes off its alignment, output rows of 129 entries) or keep the
+// vectors with padded rows (132 entries).
+TEST(make_local_attention_virtual_batches_device_gpu, WideTablesInEveryAlignment) {
+  SKIP_WITHOUT_GPU();
+#if defined(CATTN_TEST_WITH_CUDA)
+  const StepCaps caps{24, 3000, 300, 0};
+  const int64_t cap = capacity(24, 3000, 512);
+  replay({i32()}, {i32()}, caps, 512, 4, cap, 7, "128 pages, aligned rows");
+  replay({i32(), 1, 1}, {i32()}, caps, 512, 4, cap, 8, "128 pages, table off by 4 bytes");
+  replay({i32()}, {i32(), 1, 0, 4}, caps, 512, 4, cap, 9, "128 pages, output rows of 132");
+  replay({i32()}, {i32(), 1, 0, 1}, caps, 512, 4, cap, 10, "128 pages, output rows of 129");
+  replay({i32()}, {i32()}, {3, 3000, 1100, 0}, 4096, 4, capacity(3, 3000, 4096), 11,
+         "1024 pages, two segments a row");
+#endif
+}
+
 TEST(make_local_attention_virtual_batches_device_gpu, ShortOutputsKeepTheFirstVirtualBatches) {
   SKIP_WITHOUT_GPU();
 #if defined(CATTN_TEST_WITH_CUDA)

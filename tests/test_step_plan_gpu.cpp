@@ -315,6 +315,11 @@ TEST(step_plan_gpu, ProductVariantsReplayNewSteps) {
   d.local_attention = {16, 16};
   d.conv1d = {1};
   replay_and_run(d, kInt64, "local one page, conv1d block_m 1", 304);
+  d = test_step_desc(CATTN_STEP_LOCAL_ATTENTION);
+  d.local_attention = {512, 4};
+  d.max_num_blocks_per_req = 300;
+  replay_and_run(d, kInt32, "local 128 pages", 306);
+  replay_and_run(d, kMixed, "local 128 pages strided", 307);
   d = test_step_desc(CATTN_STEP_ALL_PRODUCTS);
   d.max_num_reqs = 1;
   d.max_num_tokens = 700;
