@@ -434,23 +434,8 @@ void bench_step_plan(cudaStream_t s, int64_t B) {
   b.block_table = dev(&table, {B, cols}, i32);
   b.cu_num_tokens = dev(&cu, {B + 1}, i32);
   b.logits_indices = dev(&logits, {L}, i32);
-  cattn_step_outputs_t o = CATTN_STEP_OUTPUTS_INIT;
-  o.dcp_local_seq_lens = dev(nullptr, {B, 4}, i32);
-  o.pcp_query_restore_idx = dev(nullptr, {sh.restore_capacity}, i32);
-  o.mamba_block_table = dev(nullptr, {B, 3}, i32);
-  o.conv1d_nums = dev(nullptr, {B}, i32);
-  o.conv1d_mlist = dev(nullptr, {sh.conv1d_capacity}, i32);
-  o.conv1d_offsetlist = dev(nullptr, {sh.conv1d_capacity}, i32);
-  o.conv1d_batch_ptr = dev(nullptr, {sh.conv1d_capacity}, i32);
-  o.conv1d_token_chunk_offset_ptr = dev(nullptr, {sh.conv1d_capacity}, i32);
-  o.local_query_start_loc = dev(nullptr, {sh.local_capacity + 1}, i32);
-  o.local_seq_lens = dev(nullptr, {sh.local_capacity}, i32);
-  o.local_num_computed_tokens = dev(nullptr, {sh.local_capacity}, i32);
-  o.local_block_table = dev(nullptr, {sh.local_capacity, sh.local_pages}, i32);
-  o.decode_query_start_loc = dev(nullptr, {B + 1}, i32);
-  o.extend_query_start_loc = dev(nullptr, {B + 1}, i32);
-  o.extend_seq_lens = dev(nullptr, {B}, i32);
-  o.counts = dev(nullptr, {CATTN_STEP_NUM_COUNTS}, i64);
+  cattn_step_outputs_t o = bench_step_plan_outputs(
+      B, sh, [&](std::vector<int64_t> shape, DLDataType dt) { return dev(nullptr, shape, dt); });
   int64_t* pinned = nullptr;
   CK(cudaHostAlloc(reinterpret_cast<void**>(&pinned), 8 * sizeof(int64_t), cudaHostAllocMapped));
   Tensor mirror(pinned, {CATTN_STEP_NUM_COUNTS}, i64);

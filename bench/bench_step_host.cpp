@@ -98,23 +98,8 @@ int main(int argc, char** argv) {
   b.block_table = ts.make({B, cols}, i32);
   b.cu_num_tokens = ts.make({B + 1}, i32);
   b.logits_indices = ts.make({L}, i32);
-  cattn_step_outputs_t o = CATTN_STEP_OUTPUTS_INIT;
-  o.dcp_local_seq_lens = ts.make({B, 4}, i32);
-  o.pcp_query_restore_idx = ts.make({sh.restore_capacity}, i32);
-  o.mamba_block_table = ts.make({B, 3}, i32);
-  o.conv1d_nums = ts.make({B}, i32);
-  o.conv1d_mlist = ts.make({sh.conv1d_capacity}, i32);
-  o.conv1d_offsetlist = ts.make({sh.conv1d_capacity}, i32);
-  o.conv1d_batch_ptr = ts.make({sh.conv1d_capacity}, i32);
-  o.conv1d_token_chunk_offset_ptr = ts.make({sh.conv1d_capacity}, i32);
-  o.local_query_start_loc = ts.make({sh.local_capacity + 1}, i32);
-  o.local_seq_lens = ts.make({sh.local_capacity}, i32);
-  o.local_num_computed_tokens = ts.make({sh.local_capacity}, i32);
-  o.local_block_table = ts.make({sh.local_capacity, sh.local_pages}, i32);
-  o.decode_query_start_loc = ts.make({B + 1}, i32);
-  o.extend_query_start_loc = ts.make({B + 1}, i32);
-  o.extend_seq_lens = ts.make({B}, i32);
-  o.counts = ts.make({CATTN_STEP_NUM_COUNTS}, i64);
+  cattn_step_outputs_t o = bench_step_plan_outputs(
+      B, sh, [&](std::vector<int64_t> shape, DLDataType dt) { return ts.make(shape, dt); });
   // Each row with and without the mirror (kDLCUDAHost: its mapping is queried on a device).
   DLTensor* mirror = ts.make({CATTN_STEP_NUM_COUNTS}, i64, kDLCUDAHost);
   DLTensor* other_counts = ts.make({CATTN_STEP_NUM_COUNTS}, i64);
