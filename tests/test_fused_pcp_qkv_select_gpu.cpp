@@ -47,6 +47,24 @@ HostTensor random_tensor(std::vector<int64_t> shape, int elem, int64_t step, std
   return t;
 }
 
+// The select's arguments: inputs q, k, v and query_start_loc, and the outputs as out(i) for i
+// = 0..5 in the order q_head, k_head, v_head, q_tail, k_tail, v_tail.
+template <class Out>
+cattn_fused_pcp_qkv_select_args_t select_args(DLTensor* q, DLTensor* k, DLTensor* v,
+                                              DLTensor* qsl, int64_t world, int64_t rank,
+                                              Out out) {
+  cattn_fused_pcp_qkv_select_args_t a = CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT;
+  a.q = q;
+  a.k = k;
+  a.v = v;
+  a.query_start_loc = qsl;
+  a.pcp_world_size = world;
+  a.pcp_rank = rank;
+  DLTensor** slots[6] = {&a.q_head, &a.k_head, &a.v_head, &a.q_tail, &a.k_tail, &a.v_tail};
+  for (int i = 0; i < 6; ++i) *slots[i] = out(i);
+  return a;
+}
+
 // Runs one case on host and device; compares every byte of every output's storage.
 void check_case(const SelectCase& c, std::mt19937_64& g, cudaStream_t stream = nullptr,
                 bool graph = false) {
@@ -69,25 +87,16 @@ void check_case(const SelectCase& c, std::mt19937_64& g, cudaStream_t stream = n
     o.push_back(out(n2 * (2 * c.world - c.rank), c.dk));
     o.push_back(out(n2 * (2 * c.world - c.rank), c.dv));
   }
-  cattn_fused_pcp_qkv_select_args_t a = CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT;
-  a.q = q.dl();
-  a.k = k.dl();
-  a.v = v.dl();
-  a.query_start_loc = qsl.dl();
-  a.pcp_world_size = c.world;
-  a.pcp_rank = c.rank;
-  DLTensor** outs[6] = {&a.q_head, &a.k_head, &a.v_head, &a.q_tail, &a.k_tail, &a.v_tail};
-  for (int i = 0; i < 6; ++i) *outs[i] = host_out[i].dl();
+  cattn_fused_pcp_qkv_select_args_t a =
+      select_args(q.dl(), k.dl(), v.dl(), qsl.dl(), c.world, c.rank,
+                  [&](int i) { return host_out[static_cast<size_t>(i)].dl(); });
   ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&a));
 
   DeviceTensor dq(q), dk(k), dv(v), dqsl(qsl);
   std::vector<std::unique_ptr<DeviceTensor>> douts;
   for (auto& t : dev_out) douts.push_back(std::make_unique<DeviceTensor>(t));
-  a.q = dq.dl();
-  a.k = dk.dl();
-  a.v = dv.dl();
-  a.query_start_loc = dqsl.dl();
-  for (int i = 0; i < 6; ++i) *outs[i] = douts[i]->dl();
+  a = select_args(dq.dl(), dk.dl(), dv.dl(), dqsl.dl(), c.world, c.rank,
+                  [&](int i) { return douts[static_cast<size_t>(i)]->dl(); });
   a.stream = reinterpret_cast<cattn_stream_t>(stream);
   if (graph) {
     cudaGraph_t gr;
@@ -287,15 +296,9 @@ TEST(fused_pcp_qkv_select_gpu, GarbageDeviceQueryStartLocStaysInBounds) {
     DeviceTensor dq(q), dk(k), dv(v), dqsl(qsl);
     std::vector<std::unique_ptr<DeviceTensor>> douts;
     for (auto& t : outs) douts.push_back(std::make_unique<DeviceTensor>(t));
-    cattn_fused_pcp_qkv_select_args_t a = CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT;
-    a.q = dq.dl();
-    a.k = dk.dl();
-    a.v = dv.dl();
-    a.query_start_loc = dqsl.dl();
-    a.pcp_world_size = world;
-    a.pcp_rank = rank;
-    DLTensor** slots[6] = {&a.q_head, &a.k_head, &a.v_head, &a.q_tail, &a.k_tail, &a.v_tail};
-    for (int i = 0; i < 6; ++i) *slots[i] = douts[static_cast<size_t>(i)]->dl();
+    cattn_fused_pcp_qkv_select_args_t a =
+        select_args(dq.dl(), dk.dl(), dv.dl(), dqsl.dl(), world, rank,
+                    [&](int i) { return douts[static_cast<size_t>(i)]->dl(); });
     ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&a));
     CATTN_CUDA_OK(cudaDeviceSynchronize());
     CATTN_CUDA_OK(cudaGetLastError());
@@ -375,18 +378,9 @@ TEST(fused_pcp_qkv_select_gpu, OverlapsAreRefusedBeforeAnyLaunch) {
   all.set(9, 2);
   all.set(10, 4);
   dev.upload();
-  cattn_fused_pcp_qkv_select_args_t a = CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT;
-  a.q = &q.first;
-  a.k = &k.first;
-  a.v = &v.first;
-  a.query_start_loc = &qsl.first;
-  a.pcp_world_size = 2;
-  a.q_head = &qh.first;
-  a.k_head = &kh.first;
-  a.v_head = &vh.first;
-  a.q_tail = &qt.first;
-  a.k_tail = &kt.first;
-  a.v_tail = &vt.first;
+  DLTensor* outs[6] = {&qh.first, &kh.first, &vh.first, &qt.first, &kt.first, &vt.first};
+  cattn_fused_pcp_qkv_select_args_t a = select_args(&q.first, &k.first, &v.first, &qsl.first, 2,
+                                                    0, [&](int i) { return outs[i]; });
   for (int64_t over : {8, 1}) {
     qt.first.byte_offset = static_cast<uint64_t>(over * 4);
     EXPECT_CATTN_ERROR(cattn_fused_pcp_qkv_select(&a), CATTN_INVALID_ARGUMENT,
