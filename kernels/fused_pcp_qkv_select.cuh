@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fused PCP Q/K/V select: a byte-copying kernel, so one instantiation per access width serves
-// every dtype (fp8 to fp64).
+// Fused PCP Q/K/V select: a byte-copying kernel, so one instantiation per access width (and
+// index width, below) serves every dtype (fp8 to fp64).
 //
 // Work is a flat list of output rows: the Nq/2 query rows (each writes q_head and q_tail), then
 // the K tail rows, then the V tail rows. Every K/V row that any output needs is some tail row
 // (r < W implies r + 1 <= 2W - r), so walking the tail rows reads each needed input row exactly
 // once and writes it to the tail and, for the first r + 1 blocks, also to the head. A warp takes
 // one row (or, past the launcher's wave cap, rows far apart in increasing order); lanes stride
-// over a row's 16-byte vectors so accesses are coalesced. Row indices are 64-bit throughout.
+// over a row's 16-byte vectors so accesses are coalesced. Byte offsets are 64-bit; row indices
+// are 64-bit, or 32-bit where the launcher has checked that the call's rows fit.
 //
 // A row's request is found from query_start_loc, skipped while consecutive rows of a warp stay
 // in one request. With many short requests nearly every row needs its own lookup, and rows are
@@ -53,6 +54,9 @@
 #ifndef CATTN_SELECT_ROWS
 #define CATTN_SELECT_ROWS 1
 #endif
+#ifndef CATTN_SELECT_NARROW
+#define CATTN_SELECT_NARROW 1
+#endif
 
 namespace cattn {
 namespace kernels {
@@ -81,6 +85,9 @@ struct SelectTuning {
   // Consecutive rows a warp takes per turn when interleaved (1, 2, 4, ...): neighbouring rows
   // mostly share a request, so all but the first skip the lookup; the grid shrinks to match.
   static constexpr int kRows = CATTN_SELECT_ROWS;
+  // 1: the int32 instantiation of the row arithmetic for calls whose rows fit it (0: always
+  // int64, the 1.1 kernel's arithmetic).
+  static constexpr bool kNarrow = CATTN_SELECT_NARROW;
   static_assert(kSearch == 0 || kSearch == 1, "CATTN_SELECT_SEARCH is 0 or 1");
   static_assert(kRows >= 1, "CATTN_SELECT_ROWS is at least 1");
 };
@@ -134,39 +141,57 @@ __device__ __forceinline__ void fused_pcp_qkv_select_copy_row(
   }
 }
 
+// Row and request arithmetic is done in I: int64_t in general, int32_t when the launcher has
+// checked that every row index, query_start_loc entry and key (entry / 2 * (2W - r)) of the
+// call fits (fused_pcp_qkv_select_fits_int32), so the lookup and the row's bounds cost 32-bit
+// instructions. Byte offsets stay 64-bit.
+
+// a / b for a >= 0 and b > 0 in I.
+template <class I>
+__device__ __forceinline__ I select_div(I a, I b) {
+  if constexpr (sizeof(I) == 4)
+    return static_cast<I>(static_cast<uint32_t>(a) / static_cast<uint32_t>(b));
+  else
+    return div_nonneg(a, b);
+}
+
 // Entry i of query_start_loc held to [0, cap] (cap = Nq, which bounds every valid entry): the
 // device data is unchecked, and the clamp keeps every row offset derived from it non-negative
 // and free of overflow.
-__device__ __forceinline__ int64_t fused_pcp_qkv_select_entry(const IndexSpan& qsl, int64_t i,
-                                                              int64_t cap) {
-  return min(max(load_index(qsl, i), int64_t{0}), cap);
+template <class I>
+__device__ __forceinline__ I fused_pcp_qkv_select_entry(const IndexSpan& qsl, I i, I cap) {
+  return static_cast<I>(min(max(load_index(qsl, static_cast<int64_t>(i)), int64_t{0}),
+                            static_cast<int64_t>(cap)));
 }
 
 // One request, as two clamped query_start_loc entries. In a row space where request i owns
 // keys [key(i), key(i+1)) with key(i) = entry(i) / 2 * mult (mult 1 for query rows, 2W - r for
 // K/V tail rows), it holds rows [lo(mult), hi(mult)). The default, [0, 0), holds no row.
+template <class I>
 struct RequestCursor {
-  int64_t start = 0, end = 0;
-  __device__ int64_t lo(int64_t mult) const { return start / 2 * mult; }
-  __device__ int64_t hi(int64_t mult) const { return end / 2 * mult; }
-  __device__ bool holds(int64_t t, int64_t mult) const { return t >= lo(mult) && t < hi(mult); }
+  I start = 0, end = 0;
+  __device__ I lo(I mult) const { return start / 2 * mult; }
+  __device__ I hi(I mult) const { return end / 2 * mult; }
+  __device__ bool holds(I t, I mult) const { return t >= lo(mult) && t < hi(mult); }
 };
 
 // Largest i in [0, num_reqs) with key(i) <= t, by one binary search every lane runs in step.
 // Keys are non-decreasing for valid input; for invalid input the result is some request whose
 // key is <= t, or none, and the copy's bounds checks do the rest.
-__device__ __forceinline__ RequestCursor fused_pcp_qkv_select_search_serial(
-    const IndexSpan& qsl, int64_t num_reqs, int64_t cap, int64_t mult, int64_t t) {
-  if (num_reqs <= 0 || fused_pcp_qkv_select_entry(qsl, 0, cap) / 2 * mult > t) return {};
-  int64_t lo = 0, hi = num_reqs - 1;
+template <class I>
+__device__ __forceinline__ RequestCursor<I> fused_pcp_qkv_select_search_serial(
+    const IndexSpan& qsl, I num_reqs, I cap, I mult, I t) {
+  if (num_reqs <= 0 || fused_pcp_qkv_select_entry(qsl, I{0}, cap) / 2 * mult > t) return {};
+  I lo = 0, hi = num_reqs - 1;
   while (lo < hi) {
-    const int64_t mid = lo + (hi - lo + 1) / 2;
+    const I mid = lo + (hi - lo + 1) / 2;
     if (fused_pcp_qkv_select_entry(qsl, mid, cap) / 2 * mult <= t)
       lo = mid;
     else
       hi = mid - 1;
   }
-  return {fused_pcp_qkv_select_entry(qsl, lo, cap), fused_pcp_qkv_select_entry(qsl, lo + 1, cap)};
+  return {fused_pcp_qkv_select_entry(qsl, lo, cap),
+          fused_pcp_qkv_select_entry(qsl, static_cast<I>(lo + 1), cap)};
 }
 
 // The same answer found by the whole warp: while more than 32 candidates remain, lane j tests
@@ -174,31 +199,32 @@ __device__ __forceinline__ RequestCursor fused_pcp_qkv_select_search_serial(
 // then each lane loads one remaining candidate's two entries and the last match is broadcast.
 // Taking the last set ballot bit (not the count of set bits) keeps key(i) <= t for the result
 // even when the keys are not sorted. Must be called by all 32 lanes with the same t.
-__device__ __forceinline__ RequestCursor fused_pcp_qkv_select_search_warp(
-    const IndexSpan& qsl, int64_t num_reqs, int64_t cap, int64_t mult, int64_t t, int lane) {
+template <class I>
+__device__ __forceinline__ RequestCursor<I> fused_pcp_qkv_select_search_warp(
+    const IndexSpan& qsl, I num_reqs, I cap, I mult, I t, int lane) {
   constexpr unsigned kAll = 0xffffffffu;
   // Bucket arithmetic in 32 bits keeps the search within the copy's register budget (in 64 bits
   // the 16-byte instantiation spills once the lookup overlaps a copy); a batch of 2^31 requests
   // or more, never a real one, takes the serial search.
-  if (num_reqs > int64_t{INT32_MAX})
+  if (num_reqs > I{INT32_MAX})
     return fused_pcp_qkv_select_search_serial(qsl, num_reqs, cap, mult, t);
-  int64_t lo = 0;
+  I lo = 0;
   int32_t n = static_cast<int32_t>(num_reqs);  // the answer lies in [lo, lo + n)
   while (n > 32) {
     const int32_t width = (n + 31) / 32;
     const int32_t i = lane * width;
     const bool at_or_below =
-        i < n && fused_pcp_qkv_select_entry(qsl, lo + i, cap) / 2 * mult <= t;
+        i < n && fused_pcp_qkv_select_entry(qsl, static_cast<I>(lo + i), cap) / 2 * mult <= t;
     const unsigned below = __ballot_sync(kAll, at_or_below);
     if (below == 0) return {};
     const int32_t pick = (31 - __clz(static_cast<int>(below))) * width;
     n = min(width, n - pick);
     lo += pick;
   }
-  int64_t start = 0, end = 0;
+  I start = 0, end = 0;
   if (lane < n) {
-    start = fused_pcp_qkv_select_entry(qsl, lo + lane, cap);
-    end = fused_pcp_qkv_select_entry(qsl, lo + lane + 1, cap);
+    start = fused_pcp_qkv_select_entry(qsl, static_cast<I>(lo + lane), cap);
+    end = fused_pcp_qkv_select_entry(qsl, static_cast<I>(lo + lane + 1), cap);
   }
   const unsigned below = __ballot_sync(kAll, lane < n && start / 2 * mult <= t);
   if (below == 0) return {};
@@ -208,25 +234,28 @@ __device__ __forceinline__ RequestCursor fused_pcp_qkv_select_search_warp(
 
 // Points `c` at the request holding row t of a row space (see RequestCursor); keeps it when it
 // already does. Warp-uniform.
+template <class I>
 __device__ __forceinline__ void fused_pcp_qkv_select_find_request(const FusedSelectParams& p,
-                                                                  int64_t mult, int64_t t,
-                                                                  int lane, RequestCursor& c) {
+                                                                  I mult, I t, int lane,
+                                                                  RequestCursor<I>& c) {
   if (c.holds(t, mult)) return;
+  const I reqs = static_cast<I>(p.num_reqs), cap = static_cast<I>(p.q.src_rows);
   if constexpr (SelectTuning::kSearch == 1)
-    c = fused_pcp_qkv_select_search_warp(p.query_start_loc, p.num_reqs, p.q.src_rows, mult, t,
-                                         lane);
+    c = fused_pcp_qkv_select_search_warp(p.query_start_loc, reqs, cap, mult, t, lane);
   else
-    c = fused_pcp_qkv_select_search_serial(p.query_start_loc, p.num_reqs, p.q.src_rows, mult, t);
+    c = fused_pcp_qkv_select_search_serial(p.query_start_loc, reqs, cap, mult, t);
 }
 
 // Flat row `row`'s row space: its index in it and the key multiplier.
+template <class I>
 struct SelectRowSpace {
-  int64_t t, mult;
+  I t, mult;
 };
-__device__ __forceinline__ SelectRowSpace fused_pcp_qkv_select_row_space(
-    const FusedSelectParams& p, int64_t row) {
-  const int64_t q_rows = p.q.dst_head_rows, k_rows = p.k.dst_tail_rows;
-  const int64_t tail_blocks = 2 * p.world - p.rank;
+template <class I>
+__device__ __forceinline__ SelectRowSpace<I> fused_pcp_qkv_select_row_space(
+    const FusedSelectParams& p, I row) {
+  const I q_rows = static_cast<I>(p.q.dst_head_rows), k_rows = static_cast<I>(p.k.dst_tail_rows);
+  const I tail_blocks = static_cast<I>(2 * p.world - p.rank);
   if (row < q_rows) return {row, 1};
   return {row < q_rows + k_rows ? row - q_rows : row - q_rows - k_rows, tail_blocks};
 }
@@ -234,21 +263,22 @@ __device__ __forceinline__ SelectRowSpace fused_pcp_qkv_select_row_space(
 // Copies flat row `row` of request `c` (which the caller found for it); skips a row that falls
 // outside a request or whose source or destination falls outside its tensor. `between()` runs
 // exactly once, overlapping the row's first loads when there are any.
-template <int kBytes, class Between>
-__device__ __forceinline__ void fused_pcp_qkv_select_row(const FusedSelectParams& p, int64_t row,
-                                                         const RequestCursor& c, int lane,
+template <int kBytes, class I, class Between>
+__device__ __forceinline__ void fused_pcp_qkv_select_row(const FusedSelectParams& p, I row,
+                                                         const RequestCursor<I>& c, int lane,
                                                          Between&& between) {
   const auto nothing = [] {};
-  const int64_t q_rows = p.q.dst_head_rows;
-  const int64_t half = (c.end - c.start) / 2;
+  const I q_rows = static_cast<I>(p.q.dst_head_rows);
+  const I half = (c.end - c.start) / 2;
   if (row < q_rows) {
-    const int64_t o = row - c.lo(1);
-    const int64_t src_head = c.start + o, src_tail = c.start + half + o;
-    if (!c.holds(row, 1) || o >= half || src_tail >= p.q.src_rows || row >= p.q.dst_tail_rows) {
+    const I o = row - c.lo(1);
+    const I src_head = c.start + o, src_tail = c.start + half + o;
+    if (!c.holds(row, 1) || o >= half || src_tail >= static_cast<I>(p.q.src_rows) ||
+        row >= static_cast<I>(p.q.dst_tail_rows)) {
       between();
       return;
     }
-    const int64_t dst = row * p.heads * p.q.head_bytes;
+    const int64_t dst = static_cast<int64_t>(row) * p.heads * p.q.head_bytes;
     fused_pcp_qkv_select_copy_row<kBytes>(p.q.src + src_head * p.q.src_row_stride,
                                           p.q.src_head_stride, p.q.head_bytes, p.heads,
                                           p.q.dst_head + dst, nullptr, lane, between);
@@ -257,75 +287,93 @@ __device__ __forceinline__ void fused_pcp_qkv_select_row(const FusedSelectParams
                                           p.q.dst_tail + dst, nullptr, lane, nothing);
     return;
   }
-  const bool is_k = row < q_rows + p.k.dst_tail_rows;
+  const I k_rows = static_cast<I>(p.k.dst_tail_rows);
+  const bool is_k = row < q_rows + k_rows;
   const SelectOperand& op = is_k ? p.k : p.v;
-  const int64_t tail_blocks = 2 * p.world - p.rank;
-  const int64_t t = row - (is_k ? q_rows : q_rows + p.k.dst_tail_rows);
-  const int64_t local = t - c.lo(tail_blocks);
+  const I tail_blocks = static_cast<I>(2 * p.world - p.rank);
+  const I t = row - (is_k ? q_rows : q_rows + k_rows);
+  const I local = t - c.lo(tail_blocks);
   if (!c.holds(t, tail_blocks) || half <= 0) {
     between();
     return;
   }
-  const int64_t s = div_nonneg(local, half);
-  const int64_t o = local - s * half;
-  const int64_t src = p.world * c.start + local;
+  const I s = select_div(local, half);
+  const I o = local - s * half;
+  const I src = static_cast<I>(p.world) * c.start + local;
   // t < op.dst_tail_rows holds by construction: the flat rows are the outputs' rows.
-  if (src >= op.src_rows || s >= tail_blocks) {
+  if (src >= static_cast<I>(op.src_rows) || s >= tail_blocks) {
     between();
     return;
   }
   char* head = nullptr;
-  if (s < p.rank + 1) {
-    const int64_t dst_head = c.start / 2 * (p.rank + 1) + s * half + o;
-    if (dst_head < op.dst_head_rows) head = op.dst_head + dst_head * p.heads * op.head_bytes;
+  if (s < static_cast<I>(p.rank) + 1) {
+    const I dst_head = c.start / 2 * static_cast<I>(p.rank + 1) + s * half + o;
+    if (dst_head < static_cast<I>(op.dst_head_rows))
+      head = op.dst_head + static_cast<int64_t>(dst_head) * p.heads * op.head_bytes;
   }
-  fused_pcp_qkv_select_copy_row<kBytes>(op.src + src * op.src_row_stride, op.src_head_stride,
-                                        op.head_bytes, p.heads,
-                                        op.dst_tail + t * p.heads * op.head_bytes, head, lane,
-                                        between);
+  fused_pcp_qkv_select_copy_row<kBytes>(
+      op.src + src * op.src_row_stride, op.src_head_stride, op.head_bytes, p.heads,
+      op.dst_tail + static_cast<int64_t>(t) * p.heads * op.head_bytes, head, lane, between);
 }
 
-template <int kBytes>
+template <int kBytes, class I>
 __global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
     fused_pcp_qkv_select_kernel(const FusedSelectParams p) {
-  constexpr int64_t kRows = SelectTuning::kInterleave ? SelectTuning::kRows : 1;
+  constexpr I kRows = SelectTuning::kInterleave ? SelectTuning::kRows : 1;
   const int lane = threadIdx.x & 31;
-  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
-  const int64_t total = p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows;
+  const int64_t warp64 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t warps64 = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  const I warp = static_cast<I>(warp64), warps = static_cast<I>(warps64);
+  const I total = static_cast<I>(p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows);
   // Interleaved: turns of kRows consecutive rows, warp w taking turns w, w + warps, ...;
   // otherwise one contiguous run per warp.
-  const int64_t per_warp = (total + warps - 1) / warps;
-  const int64_t first = SelectTuning::kInterleave ? warp * kRows : warp * per_warp;
-  const int64_t last = SelectTuning::kInterleave ? total : min(first + per_warp, total);
-  auto next_of = [&](int64_t row) {
+  const I per_warp = (total + warps - 1) / warps;
+  const I first = SelectTuning::kInterleave ? warp * kRows : warp * per_warp;
+  const I last = SelectTuning::kInterleave ? total : min(first + per_warp, total);
+  auto next_of = [&](I row) -> I {
     if (!SelectTuning::kInterleave || (row + 1) % kRows != 0) return row + 1;
     return row + 1 + (warps - 1) * kRows;
   };
-  RequestCursor cur;
+  RequestCursor<I> cur;
   if (SelectTuning::kPrefetch && first < last) {
-    const SelectRowSpace sp = fused_pcp_qkv_select_row_space(p, first);
+    const SelectRowSpace<I> sp = fused_pcp_qkv_select_row_space(p, first);
     fused_pcp_qkv_select_find_request(p, sp.mult, sp.t, lane, cur);
   }
-  for (int64_t row = first; row < last;) {
-    const int64_t next = next_of(row);
+  for (I row = first; row < last;) {
+    const I next = next_of(row);
     if constexpr (SelectTuning::kPrefetch) {
       // The lookup for `next` writes a copy: the current row's addresses come from `cur`.
-      RequestCursor ahead = cur;
+      RequestCursor<I> ahead = cur;
       fused_pcp_qkv_select_row<kBytes>(p, row, cur, lane, [&] {
         if (next < last) {
-          const SelectRowSpace sp = fused_pcp_qkv_select_row_space(p, next);
+          const SelectRowSpace<I> sp = fused_pcp_qkv_select_row_space(p, next);
           fused_pcp_qkv_select_find_request(p, sp.mult, sp.t, lane, ahead);
         }
       });
       cur = ahead;
     } else {
-      const SelectRowSpace sp = fused_pcp_qkv_select_row_space(p, row);
+      const SelectRowSpace<I> sp = fused_pcp_qkv_select_row_space(p, row);
       fused_pcp_qkv_select_find_request(p, sp.mult, sp.t, lane, cur);
       fused_pcp_qkv_select_row<kBytes>(p, row, cur, lane, [] {});
     }
     row = next;
   }
+}
+
+// Whether the call's row arithmetic fits int32 (the kernel's narrow instantiation): every row
+// index and query_start_loc entry (held to [0, Nq]), the keys entry / 2 * (2W - r), the source
+// rows W * entry + local, and the loop's row + warps * kRows stay below 2^31.
+inline bool fused_pcp_qkv_select_fits_int32(const FusedSelectParams& p, int64_t warps) {
+  const int64_t rows = p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows;
+  int64_t most = rows > p.q.src_rows ? rows : p.q.src_rows;
+  for (const SelectOperand* o : {&p.q, &p.k, &p.v}) {
+    most = o->src_rows > most ? o->src_rows : most;
+    most = o->dst_head_rows > most ? o->dst_head_rows : most;
+    most = o->dst_tail_rows > most ? o->dst_tail_rows : most;
+  }
+  most = warps * SelectTuning::kRows > most ? warps * SelectTuning::kRows : most;
+  const int64_t limit = int64_t{INT32_MAX} / 4;
+  return p.num_reqs < limit && most < limit / (2 * p.world + 2);
 }
 
 inline bool fused_pcp_qkv_select_operand_allows(const SelectOperand& o, int64_t bytes) {
@@ -349,9 +397,13 @@ inline cudaError_t launch_fused_pcp_qkv_select_kernel(const FusedSelectParams& p
   const int64_t turns = SelectTuning::kInterleave ? ceil_div(rows, SelectTuning::kRows) : rows;
   return dispatch_widest(allows, [&](auto width) {
     constexpr int kBytes = decltype(width)::value;
-    const unsigned blocks =
-        row_per_warp_grid<fused_pcp_qkv_select_kernel<kBytes>>(turns, dev, SelectTuning::kWaves);
-    fused_pcp_qkv_select_kernel<kBytes><<<blocks, kSelectThreads, 0, s>>>(p);
+    const unsigned blocks = row_per_warp_grid<fused_pcp_qkv_select_kernel<kBytes, int64_t>>(
+        turns, dev, SelectTuning::kWaves);
+    const int64_t warps = static_cast<int64_t>(blocks) * (kSelectThreads / 32);
+    if (SelectTuning::kNarrow && fused_pcp_qkv_select_fits_int32(p, warps))
+      fused_pcp_qkv_select_kernel<kBytes, int32_t><<<blocks, kSelectThreads, 0, s>>>(p);
+    else
+      fused_pcp_qkv_select_kernel<kBytes, int64_t><<<blocks, kSelectThreads, 0, s>>>(p);
     return cudaGetLastError();
   });
 }

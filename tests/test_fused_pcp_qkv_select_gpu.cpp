@@ -341,6 +341,17 @@ TEST(fused_pcp_qkv_select_gpu, NonDefaultStreamAndGraph) {
 #endif
 }
 
+TEST(fused_pcp_qkv_select_gpu, RowsPastTheInt32Bound) {
+  SKIP_WITHOUT_GPU();
+#if defined(CATTN_TEST_WITH_CUDA)
+  // 8 ranks of 4.2M one-byte tokens: K and V hold 33.6M rows, past the bound below which the
+  // kernel keeps its row arithmetic in 32 bits (fused_pcp_qkv_select_fits_int32), so the 64-bit
+  // instantiation runs; every other case of this suite takes the 32-bit one.
+  std::mt19937_64 g(98);
+  check_case({8, 7, 1, 1, 1, 1, 1, 1, {0, 1200000, 4200000}, 4200000}, g);
+#endif
+}
+
 TEST(fused_pcp_qkv_select_gpu, PastTwoToThe31Elements) {
   SKIP_WITHOUT_GPU();
 #if defined(CATTN_TEST_WITH_CUDA)
