@@ -220,10 +220,11 @@ static void mix_ceiling(double copy_gbps) {
 int main(int argc, char** argv) {
   const double copy = argc > 1 ? atof(argv[1]) : 4218.0;
   std::printf("unroll %d, min blocks %d, streaming %d, interleave %d, waves %d, search %d, "
-              "prefetch %d, rows %d\n",
+              "prefetch %d, rows %d, narrow %d, joint %d\n",
               CATTN_SELECT_UNROLL, CATTN_SELECT_MIN_BLOCKS, CATTN_SELECT_STREAMING,
               CATTN_SELECT_INTERLEAVE, CATTN_SELECT_WAVES, CATTN_SELECT_SEARCH,
-              CATTN_SELECT_PREFETCH, CATTN_SELECT_ROWS);
+              CATTN_SELECT_PREFETCH, CATTN_SELECT_ROWS, CATTN_SELECT_NARROW,
+              CATTN_SELECT_JOINT);
   if (argc > 2 && atoi(argv[2]) != 0) mix_ceiling(copy);
   // argv[3]: a substring the shape's name must hold (e.g. "rand" for the many-request class).
   const char* filter = argc > 3 ? argv[3] : nullptr;

@@ -2,13 +2,15 @@
 // Fused PCP Q/K/V select: a byte-copying kernel, so one instantiation per access width (and
 // index width, below) serves every dtype (fp8 to fp64).
 //
-// Work is a flat list of output rows: the Nq/2 query rows (each writes q_head and q_tail), then
-// the K tail rows, then the V tail rows. Every K/V row that any output needs is some tail row
-// (r < W implies r + 1 <= 2W - r), so walking the tail rows reads each needed input row exactly
-// once and writes it to the tail and, for the first r + 1 blocks, also to the head. A warp takes
-// one row (or, past the launcher's wave cap, rows far apart in increasing order); lanes stride
-// over a row's 16-byte vectors so accesses are coalesced. Byte offsets are 64-bit; row indices
-// are 64-bit, or 32-bit where the launcher has checked that the call's rows fit.
+// Work is a flat list of turns: the Nq/2 query rows (each reads both halves and writes q_head
+// and q_tail), then the K tail rows, then the V tail rows. Every K/V row that any output needs
+// is some tail row (r < W implies r + 1 <= 2W - r), so walking the tail rows reads each needed
+// input row exactly once and writes it to the tail and, for the first r + 1 blocks, also to the
+// head. Where two rows fit a round of loads (fp8 H8 D128 is 1 KiB), a joint turn takes K's and
+// V's tail row t together, with one lookup, and q's two halves in the same round. A warp takes
+// one turn (or, past the launcher's wave cap, turns far apart in increasing order); lanes
+// stride over a turn's 16-byte vectors so accesses are coalesced. Byte offsets are 64-bit; row
+// indices are 64-bit, or 32-bit where the launcher has checked that the call's rows fit.
 //
 // A row's request is found from query_start_loc, skipped while consecutive rows of a warp stay
 // in one request. With many short requests nearly every row needs its own lookup, and rows are
@@ -23,6 +25,7 @@
 // negative, odd, decreasing or huge entries give wrong rows but never an out-of-range access.
 #pragma once
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 
@@ -57,6 +60,9 @@
 #ifndef CATTN_SELECT_NARROW
 #define CATTN_SELECT_NARROW 1
 #endif
+#ifndef CATTN_SELECT_JOINT
+#define CATTN_SELECT_JOINT 1
+#endif
 
 namespace cattn {
 namespace kernels {
@@ -88,8 +94,13 @@ struct SelectTuning {
   // 1: the int32 instantiation of the row arithmetic for calls whose rows fit it (0: always
   // int64, the 1.1 kernel's arithmetic).
   static constexpr bool kNarrow = CATTN_SELECT_NARROW;
+  // Joint turns: when two rows of every operand fit this many rounds of loads (32 x kUnroll
+  // vectors each), one warp turn copies K's and V's tail row t together (one lookup for both),
+  // and q's two halves, with both rows' loads of a round in flight at once. 0: never.
+  static constexpr int kJointRounds = CATTN_SELECT_JOINT;
   static_assert(kSearch == 0 || kSearch == 1, "CATTN_SELECT_SEARCH is 0 or 1");
   static_assert(kRows >= 1, "CATTN_SELECT_ROWS is at least 1");
+  static_assert(kJointRounds >= 0, "CATTN_SELECT_JOINT is at least 0");
 };
 
 template <class Vec>
@@ -103,39 +114,95 @@ __device__ __forceinline__ void select_store(Vec* p, const Vec& v) {
   else *p = v;
 }
 
-// Copies one token row (heads x head_bytes) from `src` to `dst1` and, when non-null, `dst2`.
-// `between()` runs once, after the first round of loads is issued and before its stores (or
-// at once for an empty row): work placed there overlaps the loads' latency. The round loop is
-// warp-uniform, so `between` may use warp collectives.
-template <int kBytes, class Between>
-__device__ __forceinline__ void fused_pcp_qkv_select_copy_row(
-    const char* __restrict__ src, int64_t head_stride, int64_t head_bytes, int32_t heads,
-    char* __restrict__ dst1, char* __restrict__ dst2, int lane, Between&& between) {
+// One token row's copy, in vectors of kBytes: heads x per_head vectors from `src` (heads
+// head_stride bytes apart) to the compact rows `dst1` and, when non-null, `dst2`. The default
+// copies nothing.
+template <int kBytes>
+struct SelectSegment {
+  const char* src = nullptr;
+  char* dst1 = nullptr;
+  char* dst2 = nullptr;
+  int64_t head_stride = 0;
+  int32_t per_head = 1;
+  int32_t vectors = 0;
+  bool contiguous = true;
+};
+
+template <int kBytes>
+__device__ __forceinline__ SelectSegment<kBytes> select_segment(const SelectOperand& op,
+                                                                int32_t heads, int64_t src_row,
+                                                                char* dst1, char* dst2) {
+  SelectSegment<kBytes> g;
+  g.src = op.src + src_row * op.src_row_stride;
+  g.dst1 = dst1;
+  g.dst2 = dst2;
+  g.head_stride = op.src_head_stride;
+  g.per_head = static_cast<int32_t>(op.head_bytes / kBytes);
+  g.vectors = g.per_head * heads;
+  g.contiguous = op.src_head_stride == op.head_bytes;
+  return g;
+}
+
+// Byte offset of vector j of a segment's source row.
+template <int kBytes>
+__device__ __forceinline__ int64_t select_offset(const SelectSegment<kBytes>& g, int32_t j) {
+  if (g.contiguous) return static_cast<int64_t>(j) * kBytes;
+  return static_cast<int64_t>(j / g.per_head) * g.head_stride +
+         static_cast<int64_t>(j % g.per_head) * kBytes;
+}
+
+// a or b, picked field by field: selecting a reference would put both in local memory.
+template <int kBytes>
+__device__ __forceinline__ SelectSegment<kBytes> select_pick(bool second,
+                                                             const SelectSegment<kBytes>& a,
+                                                             const SelectSegment<kBytes>& b) {
+  SelectSegment<kBytes> g;
+  g.src = second ? b.src : a.src;
+  g.dst1 = second ? b.dst1 : a.dst1;
+  g.dst2 = second ? b.dst2 : a.dst2;
+  g.head_stride = second ? b.head_stride : a.head_stride;
+  g.per_head = second ? b.per_head : a.per_head;
+  g.vectors = second ? b.vectors : a.vectors;
+  g.contiguous = second ? b.contiguous : a.contiguous;
+  return g;
+}
+
+// Copies segment a, then (kTwo) segment b, as one row of a.vectors + b.vectors vectors, lanes
+// striding over it, so that with kTwo the loads of both are in flight before the first store.
+// `between()` runs once, after the first round of loads is issued and before its stores (or at
+// once when there is nothing to copy): work placed there overlaps the loads' latency. The
+// round loop is warp-uniform, so `between` may use warp collectives. The vector index is
+// 64-bit: a row of up to 2^31 - 1 vectors plus a round's reach passes 32 bits.
+template <int kBytes, bool kTwo, class Between>
+__device__ __forceinline__ void fused_pcp_qkv_select_copy(const SelectSegment<kBytes>& a,
+                                                          const SelectSegment<kBytes>& b,
+                                                          int lane, Between&& between) {
   using Vec = typename VecOf<kBytes>::T;
-  const int32_t per_head = static_cast<int32_t>(head_bytes / kBytes);
-  const int32_t total = per_head * heads;
-  const bool contiguous = head_stride == head_bytes;
   constexpr int kUnroll = SelectTuning::kUnroll;
+  const int64_t total = static_cast<int64_t>(a.vectors) + (kTwo ? b.vectors : 0);
   if (total <= 0) between();
-  for (int32_t base = 0; base < total; base += 32 * kUnroll) {
+  for (int64_t base = 0; base < total; base += 32 * kUnroll) {
     Vec val[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const int32_t i = base + lane + u * 32;
+      const int64_t i = base + lane + u * 32;
       if (i < total) {
-        const int64_t off = contiguous ? static_cast<int64_t>(i) * kBytes
-                                       : static_cast<int64_t>(i / per_head) * head_stride +
-                                             static_cast<int64_t>(i % per_head) * kBytes;
-        val[u] = select_load(reinterpret_cast<const Vec*>(src + off));
+        const bool in_b = kTwo && i >= a.vectors;
+        const SelectSegment<kBytes> g = select_pick(in_b, a, b);
+        const int32_t j = static_cast<int32_t>(in_b ? i - a.vectors : i);
+        val[u] = select_load(reinterpret_cast<const Vec*>(g.src + select_offset(g, j)));
       }
     }
     if (base == 0) between();
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const int32_t i = base + lane + u * 32;
+      const int64_t i = base + lane + u * 32;
       if (i < total) {
-        select_store(reinterpret_cast<Vec*>(dst1) + i, val[u]);
-        if (dst2 != nullptr) select_store(reinterpret_cast<Vec*>(dst2) + i, val[u]);
+        const bool in_b = kTwo && i >= a.vectors;
+        const SelectSegment<kBytes> g = select_pick(in_b, a, b);
+        const int32_t j = static_cast<int32_t>(in_b ? i - a.vectors : i);
+        select_store(reinterpret_cast<Vec*>(g.dst1) + j, val[u]);
+        if (g.dst2 != nullptr) select_store(reinterpret_cast<Vec*>(g.dst2) + j, val[u]);
       }
     }
   }
@@ -246,77 +313,85 @@ __device__ __forceinline__ void fused_pcp_qkv_select_find_request(const FusedSel
     c = fused_pcp_qkv_select_search_serial(p.query_start_loc, reqs, cap, mult, t);
 }
 
-// Flat row `row`'s row space: its index in it and the key multiplier.
+// The kernel's flat list of turns: the q rows, then the K/V tail rows: K's and V's row t in
+// one turn when kJoint, else K's rows and then V's.
+template <class I, bool kJoint>
+__device__ __forceinline__ I fused_pcp_qkv_select_turns(const FusedSelectParams& p) {
+  const I q_rows = static_cast<I>(p.q.dst_head_rows);
+  const I k_rows = static_cast<I>(p.k.dst_tail_rows), v_rows = static_cast<I>(p.v.dst_tail_rows);
+  return kJoint ? q_rows + max(k_rows, v_rows) : q_rows + k_rows + v_rows;
+}
+
+// Turn `turn`'s row space: its index in it and the key multiplier.
 template <class I>
 struct SelectRowSpace {
   I t, mult;
 };
-template <class I>
+template <class I, bool kJoint>
 __device__ __forceinline__ SelectRowSpace<I> fused_pcp_qkv_select_row_space(
-    const FusedSelectParams& p, I row) {
+    const FusedSelectParams& p, I turn) {
   const I q_rows = static_cast<I>(p.q.dst_head_rows), k_rows = static_cast<I>(p.k.dst_tail_rows);
   const I tail_blocks = static_cast<I>(2 * p.world - p.rank);
-  if (row < q_rows) return {row, 1};
-  return {row < q_rows + k_rows ? row - q_rows : row - q_rows - k_rows, tail_blocks};
+  if (turn < q_rows) return {turn, 1};
+  if (kJoint || turn < q_rows + k_rows) return {turn - q_rows, tail_blocks};
+  return {turn - q_rows - k_rows, tail_blocks};
 }
 
-// Copies flat row `row` of request `c` (which the caller found for it); skips a row that falls
-// outside a request or whose source or destination falls outside its tensor. `between()` runs
-// exactly once, overlapping the row's first loads when there are any.
-template <int kBytes, class I, class Between>
-__device__ __forceinline__ void fused_pcp_qkv_select_row(const FusedSelectParams& p, I row,
-                                                         const RequestCursor<I>& c, int lane,
-                                                         Between&& between) {
-  const auto nothing = [] {};
+// Tail row t of `op` (block s of its request, from source row src), and head row dst_head
+// when block s is one of the first r + 1; nothing when a row falls outside its tensor.
+template <int kBytes, class I>
+__device__ __forceinline__ SelectSegment<kBytes> fused_pcp_qkv_select_tail_segment(
+    const FusedSelectParams& p, const SelectOperand& op, I t, I src, I s, I dst_head) {
+  if (t >= static_cast<I>(op.dst_tail_rows) || src >= static_cast<I>(op.src_rows)) return {};
+  const int64_t row_bytes = static_cast<int64_t>(p.heads) * op.head_bytes;
+  char* head = nullptr;
+  if (s < static_cast<I>(p.rank) + 1 && dst_head < static_cast<I>(op.dst_head_rows))
+    head = op.dst_head + static_cast<int64_t>(dst_head) * row_bytes;
+  return select_segment<kBytes>(op, p.heads, src,
+                                op.dst_tail + static_cast<int64_t>(t) * row_bytes, head);
+}
+
+// Copies turn `turn` of request `c` (which the caller found for it): a q row's two halves, or
+// a K and/or V tail row (with its head row). Skips a row that falls outside a request or whose
+// source or destination falls outside its tensor. `between()` runs exactly once, overlapping
+// the turn's first loads when there are any.
+template <int kBytes, class I, bool kJoint, class Between>
+__device__ __forceinline__ void fused_pcp_qkv_select_turn(const FusedSelectParams& p, I turn,
+                                                          const RequestCursor<I>& c, int lane,
+                                                          Between&& between) {
+  SelectSegment<kBytes> a, b;
   const I q_rows = static_cast<I>(p.q.dst_head_rows);
   const I half = (c.end - c.start) / 2;
-  if (row < q_rows) {
-    const I o = row - c.lo(1);
+  if (turn < q_rows) {
+    const I o = turn - c.lo(1);
     const I src_head = c.start + o, src_tail = c.start + half + o;
-    if (!c.holds(row, 1) || o >= half || src_tail >= static_cast<I>(p.q.src_rows) ||
-        row >= static_cast<I>(p.q.dst_tail_rows)) {
-      between();
-      return;
+    if (c.holds(turn, 1) && o < half && src_tail < static_cast<I>(p.q.src_rows) &&
+        turn < static_cast<I>(p.q.dst_tail_rows)) {
+      const int64_t dst = static_cast<int64_t>(turn) * p.heads * p.q.head_bytes;
+      a = select_segment<kBytes>(p.q, p.heads, src_head, p.q.dst_head + dst, nullptr);
+      b = select_segment<kBytes>(p.q, p.heads, src_tail, p.q.dst_tail + dst, nullptr);
     }
-    const int64_t dst = static_cast<int64_t>(row) * p.heads * p.q.head_bytes;
-    fused_pcp_qkv_select_copy_row<kBytes>(p.q.src + src_head * p.q.src_row_stride,
-                                          p.q.src_head_stride, p.q.head_bytes, p.heads,
-                                          p.q.dst_head + dst, nullptr, lane, between);
-    fused_pcp_qkv_select_copy_row<kBytes>(p.q.src + src_tail * p.q.src_row_stride,
-                                          p.q.src_head_stride, p.q.head_bytes, p.heads,
-                                          p.q.dst_tail + dst, nullptr, lane, nothing);
+    fused_pcp_qkv_select_copy<kBytes, kJoint>(a, b, lane, between);
+    if (!kJoint) fused_pcp_qkv_select_copy<kBytes, false>(b, a, lane, [] {});
     return;
   }
-  const I k_rows = static_cast<I>(p.k.dst_tail_rows);
-  const bool is_k = row < q_rows + k_rows;
-  const SelectOperand& op = is_k ? p.k : p.v;
   const I tail_blocks = static_cast<I>(2 * p.world - p.rank);
-  const I t = row - (is_k ? q_rows : q_rows + k_rows);
-  const I local = t - c.lo(tail_blocks);
-  if (!c.holds(t, tail_blocks) || half <= 0) {
-    between();
-    return;
+  const I t = fused_pcp_qkv_select_row_space<I, kJoint>(p, turn).t;
+  if (c.holds(t, tail_blocks) && half > 0) {
+    const I local = t - c.lo(tail_blocks);
+    const I s = select_div(local, half);
+    const I src = static_cast<I>(p.world) * c.start + local;
+    const I dst_head = c.start / 2 * static_cast<I>(p.rank + 1) + local;
+    if (s < tail_blocks) {
+      const bool is_k = kJoint || turn < q_rows + static_cast<I>(p.k.dst_tail_rows);
+      a = fused_pcp_qkv_select_tail_segment<kBytes>(p, is_k ? p.k : p.v, t, src, s, dst_head);
+      if (kJoint) b = fused_pcp_qkv_select_tail_segment<kBytes>(p, p.v, t, src, s, dst_head);
+    }
   }
-  const I s = select_div(local, half);
-  const I o = local - s * half;
-  const I src = static_cast<I>(p.world) * c.start + local;
-  // t < op.dst_tail_rows holds by construction: the flat rows are the outputs' rows.
-  if (src >= static_cast<I>(op.src_rows) || s >= tail_blocks) {
-    between();
-    return;
-  }
-  char* head = nullptr;
-  if (s < static_cast<I>(p.rank) + 1) {
-    const I dst_head = c.start / 2 * static_cast<I>(p.rank + 1) + s * half + o;
-    if (dst_head < static_cast<I>(op.dst_head_rows))
-      head = op.dst_head + static_cast<int64_t>(dst_head) * p.heads * op.head_bytes;
-  }
-  fused_pcp_qkv_select_copy_row<kBytes>(
-      op.src + src * op.src_row_stride, op.src_head_stride, op.head_bytes, p.heads,
-      op.dst_tail + static_cast<int64_t>(t) * p.heads * op.head_bytes, head, lane, between);
+  fused_pcp_qkv_select_copy<kBytes, kJoint>(a, b, lane, between);
 }
 
-template <int kBytes, class I>
+template <int kBytes, class I, bool kJoint>
 __global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
     fused_pcp_qkv_select_kernel(const FusedSelectParams p) {
   constexpr I kRows = SelectTuning::kInterleave ? SelectTuning::kRows : 1;
@@ -324,39 +399,36 @@ __global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
   const int64_t warp64 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int64_t warps64 = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
   const I warp = static_cast<I>(warp64), warps = static_cast<I>(warps64);
-  const I total = static_cast<I>(p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows);
-  // Interleaved: turns of kRows consecutive rows, warp w taking turns w, w + warps, ...;
+  const I total = fused_pcp_qkv_select_turns<I, kJoint>(p);
+  // Interleaved: rounds of kRows consecutive turns, warp w taking rounds w, w + warps, ...;
   // otherwise one contiguous run per warp.
   const I per_warp = (total + warps - 1) / warps;
   const I first = SelectTuning::kInterleave ? warp * kRows : warp * per_warp;
   const I last = SelectTuning::kInterleave ? total : min(first + per_warp, total);
-  auto next_of = [&](I row) -> I {
-    if (!SelectTuning::kInterleave || (row + 1) % kRows != 0) return row + 1;
-    return row + 1 + (warps - 1) * kRows;
+  auto next_of = [&](I turn) -> I {
+    if (!SelectTuning::kInterleave || (turn + 1) % kRows != 0) return turn + 1;
+    return turn + 1 + (warps - 1) * kRows;
+  };
+  auto find = [&](I turn, RequestCursor<I>& c) {
+    const SelectRowSpace<I> sp = fused_pcp_qkv_select_row_space<I, kJoint>(p, turn);
+    fused_pcp_qkv_select_find_request(p, sp.mult, sp.t, lane, c);
   };
   RequestCursor<I> cur;
-  if (SelectTuning::kPrefetch && first < last) {
-    const SelectRowSpace<I> sp = fused_pcp_qkv_select_row_space(p, first);
-    fused_pcp_qkv_select_find_request(p, sp.mult, sp.t, lane, cur);
-  }
-  for (I row = first; row < last;) {
-    const I next = next_of(row);
+  if (SelectTuning::kPrefetch && first < last) find(first, cur);
+  for (I turn = first; turn < last;) {
+    const I next = next_of(turn);
     if constexpr (SelectTuning::kPrefetch) {
-      // The lookup for `next` writes a copy: the current row's addresses come from `cur`.
+      // The lookup for `next` writes a copy: the current turn's addresses come from `cur`.
       RequestCursor<I> ahead = cur;
-      fused_pcp_qkv_select_row<kBytes>(p, row, cur, lane, [&] {
-        if (next < last) {
-          const SelectRowSpace<I> sp = fused_pcp_qkv_select_row_space(p, next);
-          fused_pcp_qkv_select_find_request(p, sp.mult, sp.t, lane, ahead);
-        }
+      fused_pcp_qkv_select_turn<kBytes, I, kJoint>(p, turn, cur, lane, [&] {
+        if (next < last) find(next, ahead);
       });
       cur = ahead;
     } else {
-      const SelectRowSpace<I> sp = fused_pcp_qkv_select_row_space(p, row);
-      fused_pcp_qkv_select_find_request(p, sp.mult, sp.t, lane, cur);
-      fused_pcp_qkv_select_row<kBytes>(p, row, cur, lane, [] {});
+      find(turn, cur);
+      fused_pcp_qkv_select_turn<kBytes, I, kJoint>(p, turn, cur, lane, [] {});
     }
-    row = next;
+    turn = next;
   }
 }
 
@@ -382,28 +454,51 @@ inline bool fused_pcp_qkv_select_operand_allows(const SelectOperand& o, int64_t 
          o.src_head_stride % bytes == 0 && o.head_bytes % bytes == 0;
 }
 
-// The launcher: the widest access every operand allows, and a warp per SelectTuning::kRows rows
-// up to SelectTuning::kWaves waves of resident blocks (then warps loop over rows). Here rather
-// than in the .cu so that bench/tune_fused_select.cu builds the same launcher with other knobs.
+// Whether the call takes joint turns (the kernel's kJoint) at access width `bytes`: two token
+// rows of every operand (q's two halves, and K's and V's rows together) fit
+// SelectTuning::kJointRounds rounds of loads.
+inline bool fused_pcp_qkv_select_joint(const FusedSelectParams& p, int64_t bytes) {
+  const int64_t round = int64_t{32} * SelectTuning::kUnroll * SelectTuning::kJointRounds;
+  const int64_t q = p.heads * (p.q.head_bytes / bytes), k = p.heads * (p.k.head_bytes / bytes),
+                v = p.heads * (p.v.head_bytes / bytes);
+  return 2 * q <= round && k + v <= round;
+}
+
+// The launcher: the widest access every operand allows; joint turns when the rows are that
+// small; a warp per SelectTuning::kRows turns up to SelectTuning::kWaves waves of resident
+// blocks (then warps loop over turns); int32 row arithmetic when the call's rows fit it. Here
+// rather than in the .cu so that bench/tune_fused_select.cu builds the same launcher with other
+// knobs.
 inline cudaError_t launch_fused_pcp_qkv_select_kernel(const FusedSelectParams& p,
                                                       const DeviceShape& dev, cudaStream_t s) {
-  const int64_t rows = p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows;
-  if (rows == 0 || p.heads == 0) return cudaSuccess;
+  if (p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows == 0 || p.heads == 0)
+    return cudaSuccess;
   auto allows = [&](int64_t w) {
     return fused_pcp_qkv_select_operand_allows(p.q, w) &&
            fused_pcp_qkv_select_operand_allows(p.k, w) &&
            fused_pcp_qkv_select_operand_allows(p.v, w);
   };
-  const int64_t turns = SelectTuning::kInterleave ? ceil_div(rows, SelectTuning::kRows) : rows;
   return dispatch_widest(allows, [&](auto width) {
     constexpr int kBytes = decltype(width)::value;
-    const unsigned blocks = row_per_warp_grid<fused_pcp_qkv_select_kernel<kBytes, int64_t>>(
-        turns, dev, SelectTuning::kWaves);
+    auto grid = [&](int64_t turns) {
+      const int64_t rounds =
+          SelectTuning::kInterleave ? ceil_div(turns, SelectTuning::kRows) : turns;
+      return row_per_warp_grid<fused_pcp_qkv_select_kernel<kBytes, int64_t, false>>(
+          rounds, dev, SelectTuning::kWaves);
+    };
+    unsigned blocks = grid(p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows);
     const int64_t warps = static_cast<int64_t>(blocks) * (kSelectThreads / 32);
-    if (SelectTuning::kNarrow && fused_pcp_qkv_select_fits_int32(p, warps))
-      fused_pcp_qkv_select_kernel<kBytes, int32_t><<<blocks, kSelectThreads, 0, s>>>(p);
-    else
-      fused_pcp_qkv_select_kernel<kBytes, int64_t><<<blocks, kSelectThreads, 0, s>>>(p);
+    const bool narrow = SelectTuning::kNarrow && fused_pcp_qkv_select_fits_int32(p, warps);
+    // Joint turns only with int32 arithmetic (in int64 the 16-byte copy of two rows spills);
+    // their grid is smaller, so the int32 check above holds for it too.
+    if (narrow && fused_pcp_qkv_select_joint(p, kBytes)) {
+      blocks = grid(p.q.dst_head_rows + std::max(p.k.dst_tail_rows, p.v.dst_tail_rows));
+      fused_pcp_qkv_select_kernel<kBytes, int32_t, true><<<blocks, kSelectThreads, 0, s>>>(p);
+    } else if (narrow) {
+      fused_pcp_qkv_select_kernel<kBytes, int32_t, false><<<blocks, kSelectThreads, 0, s>>>(p);
+    } else {
+      fused_pcp_qkv_select_kernel<kBytes, int64_t, false><<<blocks, kSelectThreads, 0, s>>>(p);
+    }
     return cudaGetLastError();
   });
 }

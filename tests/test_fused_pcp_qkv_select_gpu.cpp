@@ -260,6 +260,51 @@ TEST(fused_pcp_qkv_select_gpu, ManyRequestsAgainstHost) {
 #endif
 }
 
+// Rows on both sides of the joint-turn bound: the kernel copies q's two halves, and K's and V's
+// row t, in one turn and one round of loads when both pairs fit 32 x 4 vectors at the access
+// width (fused_pcp_qkv_select_joint), and row by row otherwise. At the bound exactly (fp8 H8
+// D128, 16-byte vectors), just past it in K + V only and in q only, with K and V rows of
+// different sizes, strided heads, narrow accesses, and ragged batches of many requests.
+TEST(fused_pcp_qkv_select_gpu, RowsAtTheJointTurnBound) {
+  SKIP_WITHOUT_GPU();
+#if defined(CATTN_TEST_WITH_CUDA)
+  std::mt19937_64 g(23);
+  struct Shape {
+    int64_t heads, dq, dk, dv;
+    int elem, layout;  // layout: 0 compact, 1 strided at 16 bytes, 2 strided, narrow offset
+  };
+  const Shape shapes[] = {
+      {8, 128, 128, 128, 1, 0},  // q 2 x 64, K + V 128: joint, at the bound
+      {8, 128, 128, 128, 1, 1},  // the same, heads strided
+      {4, 192, 160, 96, 1, 0},   // K 40 and V 24 vectors: joint, K and V rows of unequal size
+      {8, 128, 144, 128, 1, 0},  // K + V 136 vectors: past the bound, row by row
+      {9, 128, 128, 128, 1, 0},  // q 2 x 72 vectors: past the bound, row by row
+      {4, 64, 64, 64, 2, 1},     // bf16, strided: joint
+      {4, 3, 5, 7, 2, 0},        // 2-byte and narrower accesses: joint
+      {16, 8, 8, 8, 2, 2},       // strided with a narrow offset: 4-byte accesses, at the bound
+  };
+  int iter = 0;
+  for (const Shape& sh : shapes) {
+    for (int64_t world : {2, 8}) {
+      SelectCase c;
+      c.world = world;
+      c.rank = static_cast<int64_t>(g() % world);
+      c.heads = sh.heads;
+      c.dq = sh.dq;
+      c.dk = sh.dk;
+      c.dv = sh.dv;
+      c.elem = sh.elem;
+      c.step = sh.layout == 2 ? 2 : 1;
+      c.pad16 = sh.layout == 1;
+      c.qsl = random_cut_qsl(g, 300, 1024);
+      c.q_rows = c.qsl.back() + 2;
+      SCOPED_TRACE("shape " + std::to_string(iter++) + ", W" + std::to_string(world));
+      check_case(c, g);
+    }
+  }
+#endif
+}
+
 // query_start_loc on the device is not checked (the header says so): negative, odd,
 // decreasing and huge entries, over enough requests that the warp search takes two rounds,
 // must leave every output byte outside the outputs untouched and make no fault (the
