@@ -3,7 +3,8 @@
 // over rotating input sets (so small cases are not served from L2), against the measured
 // device-to-device copy bandwidth. Traffic is counted exactly: every byte a correct kernel must
 // read once plus every byte it must write once. Fused select rows also time a cudaMemcpyAsync of
-// the same traffic in the same run (its "of memcpy" column is that copy's time over the select's).
+// the same traffic in the same run (its "of memcpy" column is that copy's time over the select's),
+// each call alone and calls back to back.
 //
 //   bench_gpu [--reps N] [--filter SUBSTRING]
 #include <cuda_runtime_api.h>
@@ -125,34 +126,80 @@ bool wanted(const std::string& name) {
   return g_filter == nullptr || name.find(g_filter) != std::string::npos;
 }
 
-// A fused select row: time, bandwidth over exact traffic, the fraction of the asymptotic copy
-// bandwidth, then a cudaMemcpyAsync of the same traffic timed in the same run and the fraction
-// of it (the ceiling that counts launch and tail effects at small sizes too).
-void select_row(const std::string& name, double us, double bytes, double copy, double memcpy_us) {
-  const double gbps = bytes / (us * 1e3);
-  std::printf("| %-70s | %10.2f | %8.1f | %6.3f | %10.2f | %9.3f |\n", name.c_str(), us, gbps,
-              copy > 0 ? gbps / copy : 0.0, memcpy_us, memcpy_us / us);
+// A fused select row. Each call timed alone: time, bandwidth over exact traffic, the fraction
+// of the asymptotic copy bandwidth, then a cudaMemcpyAsync of the same traffic timed the same
+// way in the same run and the fraction of it (the ceiling that counts launch and tail effects
+// at small sizes too). Then both timed back to back ("b2b": calls queued between two events,
+// so the host's time to enqueue each one overlaps the previous one's work) and the select's
+// host time per call.
+struct SelectTimes {
+  double alone_us, memcpy_us, b2b_us, b2b_memcpy_us, host_us;
+};
+void select_row(const std::string& name, double bytes, double copy, const SelectTimes& t) {
+  const double gbps = bytes / (t.alone_us * 1e3);
+  std::printf("| %-70s | %9.2f | %7.1f | %6.3f | %9.2f | %9.3f | %8.2f | %8.2f | %7.3f | %7.2f |\n",
+              name.c_str(), t.alone_us, gbps, copy > 0 ? gbps / copy : 0.0, t.memcpy_us,
+              t.memcpy_us / t.alone_us, t.b2b_us, t.b2b_memcpy_us, t.b2b_memcpy_us / t.b2b_us,
+              t.host_us);
   std::fflush(stdout);
 }
 
 void select_header(const char* title) {
-  std::printf("\n| %-70s | %10s | %8s | %6s | %10s | %9s |\n", title, "us", "GB/s", "copy",
-              "memcpy us", "of memcpy");
-  std::printf("|%s|%s|%s|%s|%s|%s|\n", std::string(72, '-').c_str(), std::string(12, '-').c_str(),
-              std::string(10, '-').c_str(), std::string(8, '-').c_str(),
-              std::string(12, '-').c_str(), std::string(11, '-').c_str());
+  std::printf("\n| %-70s | %9s | %7s | %6s | %9s | %9s | %8s | %8s | %7s | %7s |\n", title, "us",
+              "GB/s", "copy", "memcpy us", "of memcpy", "b2b us", "b2b mcpy", "of mcpy", "host us");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(72, '-').c_str(),
+              std::string(11, '-').c_str(), std::string(9, '-').c_str(),
+              std::string(8, '-').c_str(), std::string(11, '-').c_str(),
+              std::string(11, '-').c_str(), std::string(10, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(9, '-').c_str(),
+              std::string(9, '-').c_str());
 }
 
-// Median time of a device-to-device cudaMemcpyAsync moving `traffic` bytes (traffic / 2 read,
-// traffic / 2 written), its sources rotating over `sets` buffers as the select's inputs do.
-double same_size_memcpy_us(cudaStream_t s, double traffic, int sets) {
+// Mean time per call of `calls` calls of `launch` queued back to back between two events, the
+// median of 7 such batches (after `warmup` calls); *host_us gets the host's median time per call.
+double back_to_back_us(cudaStream_t s, int calls, const std::function<void(int)>& launch,
+                       double* host_us = nullptr, int warmup = 3) {
+  for (int i = 0; i < warmup; ++i) launch(i);
+  CK(cudaStreamSynchronize(s));
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  std::vector<float> t;
+  std::vector<double> host;
+  for (int rep = 0; rep < 7; ++rep) {
+    CK(cudaEventRecord(a, s));
+    const auto h0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) launch(i);
+    host.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0)
+                       .count() / calls);
+    CK(cudaEventRecord(b, s));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms * 1000.f / calls);
+  }
+  CK(cudaGetLastError());
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  std::nth_element(host.begin(), host.begin() + host.size() / 2, host.end());
+  if (host_us != nullptr) *host_us = host[host.size() / 2];
+  return t[t.size() / 2];
+}
+
+// A device-to-device cudaMemcpyAsync moving `traffic` bytes (traffic / 2 read, traffic / 2
+// written), its sources rotating over `sets` buffers as the select's inputs do: each call timed
+// alone (median), and `calls` back to back.
+void same_size_memcpy_us(cudaStream_t s, double traffic, int sets, int calls, SelectTimes& t) {
   const size_t n = static_cast<size_t>(traffic / 2) / 16 * 16;
   std::vector<std::unique_ptr<DevBuf>> src;
   for (int i = 0; i < sets; ++i) src.emplace_back(new DevBuf(n));
   DevBuf dst(n);
-  return median_us(s, [&](int i) {
+  auto copy = [&](int i) {
     CK(cudaMemcpyAsync(dst.p, src[i % sets]->p, n, cudaMemcpyDeviceToDevice, s));
-  });
+  };
+  t.memcpy_us = median_us(s, copy);
+  t.b2b_memcpy_us = back_to_back_us(s, calls, copy);
 }
 
 // One fused select shape over the request boundaries `qsl_h` (`label` ends the row's name).
@@ -208,16 +255,22 @@ void bench_fused_select(cudaStream_t s, double copy, const BenchSelectShape& sh,
   a.v_head = &vh_t.t;
   a.v_tail = &vt_t.t;
   a.stream = reinterpret_cast<cattn_stream_t>(s);
-  const double us = median_us(s, [&](int i) {
+  auto call = [&](int i) {
     a.q = &qs[i % sets].t;
     a.k = &ks[i % sets].t;
     a.v = &vs[i % sets].t;
     CATTN_CK(cattn_fused_pcp_qkv_select(&a));
-  });
+  };
+  SelectTimes t{};
+  t.alone_us = median_us(s, call);
+  // About 2 ms of work a batch, 8 to 200 calls.
+  const int calls = static_cast<int>(std::max(8.0, std::min(200.0, 2000.0 / t.alone_us)));
+  t.b2b_us = back_to_back_us(s, calls, call, &t.host_us);
   q.clear();
   k.clear();
   v.clear();
-  select_row(name, us, bytes, copy, same_size_memcpy_us(s, bytes, sets));
+  same_size_memcpy_us(s, bytes, sets, calls, t);
+  select_row(name, bytes, copy, t);
 }
 
 // Host seconds spent enqueueing the last per_call_us batch, per call (host-bound when it is
@@ -227,32 +280,7 @@ double g_host_us = 0;
 // Small utilities are launch-bound: time 200 back-to-back calls between two events and report
 // the mean per call (median of 7 such batches). This is the rate an engine calling from C sees.
 double per_call_us(cudaStream_t s, const std::function<void()>& call) {
-  constexpr int kCalls = 200;
-  for (int i = 0; i < 20; ++i) call();
-  CK(cudaStreamSynchronize(s));
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  std::vector<float> t;
-  std::vector<double> host;
-  for (int rep = 0; rep < 7; ++rep) {
-    CK(cudaEventRecord(a, s));
-    const auto h0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < kCalls; ++i) call();
-    host.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0)
-                       .count() / kCalls);
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1000.f / kCalls);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-  std::nth_element(host.begin(), host.begin() + host.size() / 2, host.end());
-  g_host_us = host[host.size() / 2];
-  return t[t.size() / 2];
+  return back_to_back_us(s, 200, [&](int) { call(); }, &g_host_us, 20);
 }
 
 // Host time of one call into an idle stream (each call first waits for the previous one's
