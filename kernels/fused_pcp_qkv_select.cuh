@@ -436,14 +436,10 @@ __global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
 // index and query_start_loc entry (held to [0, Nq]), the keys entry / 2 * (2W - r), the source
 // rows W * entry + local, and the loop's row + warps * kRows stay below 2^31.
 inline bool fused_pcp_qkv_select_fits_int32(const FusedSelectParams& p, int64_t warps) {
-  const int64_t rows = p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows;
-  int64_t most = rows > p.q.src_rows ? rows : p.q.src_rows;
-  for (const SelectOperand* o : {&p.q, &p.k, &p.v}) {
-    most = o->src_rows > most ? o->src_rows : most;
-    most = o->dst_head_rows > most ? o->dst_head_rows : most;
-    most = o->dst_tail_rows > most ? o->dst_tail_rows : most;
-  }
-  most = warps * SelectTuning::kRows > most ? warps * SelectTuning::kRows : most;
+  int64_t most = std::max(p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows,
+                          warps * SelectTuning::kRows);
+  for (const SelectOperand* o : {&p.q, &p.k, &p.v})
+    most = std::max({most, o->src_rows, o->dst_head_rows, o->dst_tail_rows});
   const int64_t limit = int64_t{INT32_MAX} / 4;
   return p.num_reqs < limit && most < limit / (2 * p.world + 2);
 }
