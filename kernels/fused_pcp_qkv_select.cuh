@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/fused_pcp_qkv_select.h"
 #include "kernels/index_access.cuh"
@@ -172,20 +173,22 @@ __device__ __forceinline__ SelectSegment<kBytes> select_pick(bool second,
 // `between()` runs once, after the first round of loads is issued and before its stores (or at
 // once when there is nothing to copy): work placed there overlaps the loads' latency. The
 // round loop is warp-uniform, so `between` may use warp collectives. The vector index is
-// 64-bit: a row of up to 2^31 - 1 vectors plus a round's reach passes 32 bits.
+// 64-bit for one segment (a row of up to 2^31 - 1 vectors plus a round's reach passes 32
+// bits) and 32-bit for two (joint turns hold at most kJointRounds rounds of vectors).
 template <int kBytes, bool kTwo, class Between>
 __device__ __forceinline__ void fused_pcp_qkv_select_copy(const SelectSegment<kBytes>& a,
                                                           const SelectSegment<kBytes>& b,
                                                           int lane, Between&& between) {
   using Vec = typename VecOf<kBytes>::T;
+  using Index = std::conditional_t<kTwo, int32_t, int64_t>;
   constexpr int kUnroll = SelectTuning::kUnroll;
-  const int64_t total = static_cast<int64_t>(a.vectors) + (kTwo ? b.vectors : 0);
+  const Index total = static_cast<Index>(a.vectors) + (kTwo ? b.vectors : 0);
   if (total <= 0) between();
-  for (int64_t base = 0; base < total; base += 32 * kUnroll) {
+  for (Index base = 0; base < total; base += 32 * kUnroll) {
     Vec val[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const int64_t i = base + lane + u * 32;
+      const Index i = base + lane + u * 32;
       if (i < total) {
         const bool in_b = kTwo && i >= a.vectors;
         const SelectSegment<kBytes> g = select_pick(in_b, a, b);
@@ -196,7 +199,7 @@ __device__ __forceinline__ void fused_pcp_qkv_select_copy(const SelectSegment<kB
     if (base == 0) between();
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const int64_t i = base + lane + u * 32;
+      const Index i = base + lane + u * 32;
       if (i < total) {
         const bool in_b = kTwo && i >= a.vectors;
         const SelectSegment<kBytes> g = select_pick(in_b, a, b);
@@ -225,10 +228,20 @@ __device__ __forceinline__ I select_div(I a, I b) {
 // Entry i of query_start_loc held to [0, cap] (cap = Nq, which bounds every valid entry): the
 // device data is unchecked, and the clamp keeps every row offset derived from it non-negative
 // and free of overflow.
+// With I = int32 the element offset i * step is 32-bit too (fused_pcp_qkv_select_fits_int32
+// bounds B * |step|), and an int32 entry is clamped in 32 bits: the lookup's loads then take a
+// few instructions each instead of 64-bit products and clamps.
 template <class I>
 __device__ __forceinline__ I fused_pcp_qkv_select_entry(const IndexSpan& qsl, I i, I cap) {
-  return static_cast<I>(min(max(load_index(qsl, static_cast<int64_t>(i)), int64_t{0}),
-                            static_cast<int64_t>(cap)));
+  if constexpr (sizeof(I) == 4) {
+    const int32_t off = i * static_cast<int32_t>(qsl.step[0]);
+    if (!qsl.i64) return min(max(__ldg(static_cast<const int32_t*>(qsl.data) + off), 0), cap);
+    return static_cast<I>(min(max(__ldg(static_cast<const long long*>(qsl.data) + off), 0ll),
+                              static_cast<long long>(cap)));
+  } else {
+    return static_cast<I>(min(max(load_index(qsl, static_cast<int64_t>(i)), int64_t{0}),
+                              static_cast<int64_t>(cap)));
+  }
 }
 
 // One request, as two clamped query_start_loc entries. In a row space where request i owns
@@ -434,14 +447,18 @@ __global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
 
 // Whether the call's row arithmetic fits int32 (the kernel's narrow instantiation): every row
 // index and query_start_loc entry (held to [0, Nq]), the keys entry / 2 * (2W - r), the source
-// rows W * entry + local, and the loop's row + warps * kRows stay below 2^31.
+// rows W * entry + local, the loop's row + warps * kRows, and the element offsets of
+// query_start_loc's B + 1 entries stay below 2^31.
 inline bool fused_pcp_qkv_select_fits_int32(const FusedSelectParams& p, int64_t warps) {
+  const int64_t s = p.query_start_loc.step[0];
+  const uint64_t step = s < 0 ? 0 - static_cast<uint64_t>(s) : static_cast<uint64_t>(s);
   int64_t most = std::max(p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows,
                           warps * SelectTuning::kRows);
   for (const SelectOperand* o : {&p.q, &p.k, &p.v})
     most = std::max({most, o->src_rows, o->dst_head_rows, o->dst_tail_rows});
   const int64_t limit = int64_t{INT32_MAX} / 4;
-  return p.num_reqs < limit && most < limit / (2 * p.world + 2);
+  return p.num_reqs < limit && most < limit / (2 * p.world + 2) &&
+         step < static_cast<uint64_t>(limit / (p.num_reqs + 1));
 }
 
 inline bool fused_pcp_qkv_select_operand_allows(const SelectOperand& o, int64_t bytes) {
