@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // fused_pcp_qkv_select on the device, bit-exact against the host implementation: random batches,
-// every element width, MLA head dims, strided inputs, poisoned outputs (every byte of the output
-// storage, padding included, must equal the host run's), batches of up to 1024 requests with
-// ragged and zero lengths, a non-default stream, CUDA-graph capture and replay, a K tensor past
-// 2^31 elements, and a device query_start_loc holding garbage (writes stay in the outputs).
+// every element width, MLA head dims, strided inputs and query_start_loc, poisoned outputs
+// (every byte of the output storage, padding included, must equal the host run's), batches of
+// up to 3000 requests with ragged and zero lengths, a non-default stream, CUDA-graph capture
+// and replay, a K tensor past 2^31 elements, and a device query_start_loc holding garbage
+// (writes stay in the outputs).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,6 +29,8 @@ struct SelectCase {
   std::vector<int64_t> qsl;
   int64_t q_rows;         // >= qsl.back(); extra rows are CUDA-graph padding
   bool pad16 = false;     // strided inputs that keep 16-byte accesses (see random_tensor)
+  int64_t qsl_step = 1;   // >1: query_start_loc is a strided view
+  int qsl_bits = 0;       // 32 or 64; 0: either, drawn from the generator
 };
 
 // step > 1 makes a view of a wider buffer: the last dimension stays contiguous, the token and
@@ -73,7 +76,8 @@ void check_case(const SelectCase& c, std::mt19937_64& g, cudaStream_t stream = n
   HostTensor q = random_tensor({c.q_rows, c.heads, c.dq}, c.elem, c.step, g, c.pad16);
   HostTensor k = random_tensor({kv_rows, c.heads, c.dk}, c.elem, c.step, g, c.pad16);
   HostTensor v = random_tensor({kv_rows, c.heads, c.dv}, c.elem, c.step, g, c.pad16);
-  HostTensor qsl = HostTensor::of(c.qsl, g() % 2 ? i64() : i32());
+  const bool qsl64 = c.qsl_bits == 0 ? g() % 2 == 1 : c.qsl_bits == 64;
+  HostTensor qsl = HostTensor::of(c.qsl, qsl64 ? i64() : i32(), {}, c.qsl_step);
   auto out = [&](int64_t rows, int64_t d) {
     return HostTensor({rows, c.heads, d}, dtype_bits(c.elem * 8));
   };
@@ -300,6 +304,37 @@ TEST(fused_pcp_qkv_select_gpu, RowsAtTheJointTurnBound) {
       c.q_rows = c.qsl.back() + 2;
       SCOPED_TRACE("shape " + std::to_string(iter++) + ", W" + std::to_string(world));
       check_case(c, g);
+    }
+  }
+#endif
+}
+
+// query_start_loc as a strided view, int32 and int64: the search's int32 instantiation reads
+// entries at 32-bit element offsets i * stride, bounded by the launcher's int32 check. Batches
+// of one to 1,100 requests (one and two rounds of the warp search), joint turns (fp8 H8) and
+// row by row (bf16 H8).
+TEST(fused_pcp_qkv_select_gpu, StridedQueryStartLoc) {
+  SKIP_WITHOUT_GPU();
+#if defined(CATTN_TEST_WITH_CUDA)
+  std::mt19937_64 g(29);
+  int iter = 0;
+  for (int reqs : {1, 40, 1100}) {
+    for (int elem : {1, 2}) {
+      for (int bits : {32, 64}) {
+        SelectCase c;
+        c.world = 4;
+        c.rank = static_cast<int64_t>(g() % 4);
+        c.heads = 8;
+        c.dq = c.dk = c.dv = 128;
+        c.elem = elem;
+        c.step = 1;
+        c.qsl = random_cut_qsl(g, reqs, 2400);
+        c.q_rows = c.qsl.back() + 2;
+        c.qsl_step = iter % 2 == 0 ? 3 : 7;
+        c.qsl_bits = bits;
+        SCOPED_TRACE("case " + std::to_string(iter++) + ": reqs" + std::to_string(reqs));
+        check_case(c, g);
+      }
     }
   }
 #endif
