@@ -73,10 +73,11 @@ if [[ -z "$added" ]]; then
   exit 1
 fi
 section=$(awk '/^## /{n++} n == 1' "$root/CHANGELOG.md")
-heading=$(printf '%s\n' "$section" | head -n1)
+# Here-strings, not pipes: head and grep -q stop reading early, and under pipefail the printf
+# they leave writing dies of SIGPIPE, which ended this script silently (head) or reported a
+# named symbol as missing (grep) now and then.
+heading=$(head -n1 <<<"$section")
 missing=()
-# A here-string, not a pipe: grep -q stops at the first match, and under pipefail the printf
-# it leaves writing dies of SIGPIPE, which reported a named symbol as missing now and then.
 for name in $added; do
   grep -qw -- "$name" <<<"$section" || missing+=("$name")
 done
