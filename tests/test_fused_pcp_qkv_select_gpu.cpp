@@ -156,6 +156,27 @@ std::vector<int64_t> skewed_qsl(std::mt19937_64& g, int b, int64_t T) {
   return qsl;
 }
 
+// A row shape of the suites below: heads, q/k/v head dims, bytes per element.
+struct RowShape {
+  int64_t heads, dq, dk, dv;
+  int elem;
+};
+
+// A case of `sh` at world size `world`, its rank drawn from `g`; compact inputs. The caller
+// sets query_start_loc, q_rows and any layout.
+SelectCase shape_case(const RowShape& sh, int64_t world, std::mt19937_64& g) {
+  SelectCase c;
+  c.world = world;
+  c.rank = static_cast<int64_t>(g() % world);
+  c.heads = sh.heads;
+  c.dq = sh.dq;
+  c.dk = sh.dk;
+  c.dv = sh.dv;
+  c.elem = sh.elem;
+  c.step = 1;
+  return c;
+}
+
 }  // namespace
 #endif
 
@@ -190,24 +211,13 @@ TEST(fused_pcp_qkv_select_gpu, ManyItemsAndLongRows) {
   SKIP_WITHOUT_GPU();
 #if defined(CATTN_TEST_WITH_CUDA)
   std::mt19937_64 g(12);
-  struct Shape {
-    int64_t heads, dq, dk, dv;
-    int elem;
-  };
-  const Shape shapes[] = {{1, 32, 32, 32, 2},  {2, 64, 64, 64, 2},      {4, 192, 192, 128, 1},
-                          {8, 128, 128, 128, 2}, {64, 192, 192, 128, 2}, {3, 16, 32, 48, 4}};
+  const RowShape shapes[] = {{1, 32, 32, 32, 2},    {2, 64, 64, 64, 2},
+                             {4, 192, 192, 128, 1}, {8, 128, 128, 128, 2},
+                             {64, 192, 192, 128, 2}, {3, 16, 32, 48, 4}};
   int iter = 0;
-  for (const Shape& sh : shapes) {
+  for (const RowShape& sh : shapes) {
     for (int64_t world : {2, 4}) {
-      SelectCase c;
-      c.world = world;
-      c.rank = static_cast<int64_t>(g() % world);
-      c.heads = sh.heads;
-      c.dq = sh.dq;
-      c.dk = sh.dk;
-      c.dv = sh.dv;
-      c.elem = sh.elem;
-      c.step = 1;
+      SelectCase c = shape_case(sh, world, g);
       c.qsl = random_qsl(g, sh.heads >= 64 ? 3 : 60, sh.heads >= 64 ? 24 : 150);
       c.q_rows = c.qsl.back() + 4;
       SCOPED_TRACE("iter " + std::to_string(iter++));
@@ -274,30 +284,23 @@ TEST(fused_pcp_qkv_select_gpu, RowsAtTheJointTurnBound) {
 #if defined(CATTN_TEST_WITH_CUDA)
   std::mt19937_64 g(23);
   struct Shape {
-    int64_t heads, dq, dk, dv;
-    int elem, layout;  // layout: 0 compact, 1 strided at 16 bytes, 2 strided, narrow offset
+    RowShape row;
+    int layout;  // 0 compact, 1 strided at 16 bytes, 2 strided, narrow offset
   };
   const Shape shapes[] = {
-      {8, 128, 128, 128, 1, 0},  // q 2 x 64, K + V 128: joint, at the bound
-      {8, 128, 128, 128, 1, 1},  // the same, heads strided
-      {4, 192, 160, 96, 1, 0},   // K 40 and V 24 vectors: joint, K and V rows of unequal size
-      {8, 128, 144, 128, 1, 0},  // K + V 136 vectors: past the bound, row by row
-      {9, 128, 128, 128, 1, 0},  // q 2 x 72 vectors: past the bound, row by row
-      {4, 64, 64, 64, 2, 1},     // bf16, strided: joint
-      {4, 3, 5, 7, 2, 0},        // 2-byte and narrower accesses: joint
-      {16, 8, 8, 8, 2, 2},       // strided with a narrow offset: 4-byte accesses, at the bound
+      {{8, 128, 128, 128, 1}, 0},  // q 2 x 64, K + V 128: joint, at the bound
+      {{8, 128, 128, 128, 1}, 1},  // the same, heads strided
+      {{4, 192, 160, 96, 1}, 0},   // K 40 and V 24 vectors: joint, K and V rows of unequal size
+      {{8, 128, 144, 128, 1}, 0},  // K + V 136 vectors: past the bound, row by row
+      {{9, 128, 128, 128, 1}, 0},  // q 2 x 72 vectors: past the bound, row by row
+      {{4, 64, 64, 64, 2}, 1},     // bf16, strided: joint
+      {{4, 3, 5, 7, 2}, 0},        // 2-byte and narrower accesses: joint
+      {{16, 8, 8, 8, 2}, 2},       // strided with a narrow offset: 4-byte accesses, at the bound
   };
   int iter = 0;
   for (const Shape& sh : shapes) {
     for (int64_t world : {2, 8}) {
-      SelectCase c;
-      c.world = world;
-      c.rank = static_cast<int64_t>(g() % world);
-      c.heads = sh.heads;
-      c.dq = sh.dq;
-      c.dk = sh.dk;
-      c.dv = sh.dv;
-      c.elem = sh.elem;
+      SelectCase c = shape_case(sh.row, world, g);
       c.step = sh.layout == 2 ? 2 : 1;
       c.pad16 = sh.layout == 1;
       c.qsl = random_cut_qsl(g, 300, 1024);
@@ -321,13 +324,7 @@ TEST(fused_pcp_qkv_select_gpu, StridedQueryStartLoc) {
   for (int reqs : {1, 40, 1100}) {
     for (int elem : {1, 2}) {
       for (int bits : {32, 64}) {
-        SelectCase c;
-        c.world = 4;
-        c.rank = static_cast<int64_t>(g() % 4);
-        c.heads = 8;
-        c.dq = c.dk = c.dv = 128;
-        c.elem = elem;
-        c.step = 1;
+        SelectCase c = shape_case({8, 128, 128, 128, elem}, 4, g);
         c.qsl = random_cut_qsl(g, reqs, 2400);
         c.q_rows = c.qsl.back() + 2;
         c.qsl_step = iter % 2 == 0 ? 3 : 7;
