@@ -190,7 +190,7 @@ double back_to_back_us(cudaStream_t s, int calls, const std::function<void(int)>
 // A device-to-device cudaMemcpyAsync moving `traffic` bytes (traffic / 2 read, traffic / 2
 // written), its sources rotating over `sets` buffers as the select's inputs do: each call timed
 // alone (median), and `calls` back to back.
-void same_size_memcpy_us(cudaStream_t s, double traffic, int sets, int calls, SelectTimes& t) {
+void time_same_size_memcpy(cudaStream_t s, double traffic, int sets, int calls, SelectTimes& t) {
   const size_t n = static_cast<size_t>(traffic / 2) / 16 * 16;
   std::vector<std::unique_ptr<DevBuf>> src;
   for (int i = 0; i < sets; ++i) src.emplace_back(new DevBuf(n));
@@ -269,7 +269,7 @@ void bench_fused_select(cudaStream_t s, double copy, const BenchSelectShape& sh,
   q.clear();
   k.clear();
   v.clear();
-  same_size_memcpy_us(s, bytes, sets, calls, t);
+  time_same_size_memcpy(s, bytes, sets, calls, t);
   select_row(name, bytes, copy, t);
 }
 
