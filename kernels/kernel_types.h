@@ -36,6 +36,7 @@ struct CountOut {
 struct DeviceShape {
   int sm_count = 1;
   int max_threads_per_sm = 2048;
+  int cc_major = 0;  // compute capability major (9: dependent launches are available)
 };
 
 }  // namespace kernels

@@ -88,6 +88,40 @@ struct BlockSlice {
 };
 __device__ __forceinline__ BlockSlice whole_grid() { return {blockIdx.x, gridDim.x}; }
 
+// Programmatic dependent launch (sm_90). A kernel launched with `dependent` set may be
+// scheduled while the previous kernel on its stream finishes; it must call
+// wait_for_prior_grids() before it touches global memory (the call returns once that kernel
+// has completed and its writes are visible), and it calls allow_dependent_grids() to let the
+// next such kernel be scheduled as its own blocks drain. Both are no-ops before sm_90 and in
+// a launch without the attribute.
+__device__ __forceinline__ void wait_for_prior_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_dependent_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Launches `kernel(params)` with `blocks` blocks of kBlockThreads on `stream`, as a dependent
+// launch when `dependent` (the caller checks the device is sm_90 or newer).
+template <class Params>
+cudaError_t launch_row_kernel(void (*kernel)(Params), unsigned blocks, cudaStream_t stream,
+                              bool dependent, const Params& params) {
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(kBlockThreads);
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = dependent ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, params);
+}
+
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The reduction operator of a block-wide maximum (cub::BlockReduce).

@@ -12,23 +12,27 @@ namespace cattn {
 namespace {
 
 constexpr int kMaxDevices = 64;
-// Packed (sm_count << 32 | max_threads) per device, 0 = not read yet. Attribute reads are
-// cheap but not free; the values never change for a device.
+// Packed (sm_count << 40 | compute capability major << 32 | max_threads) per device, 0 = not
+// read yet. Attribute reads are cheap but not free; the values never change for a device.
 std::atomic<uint64_t> g_shape_cache[kMaxDevices];
 
 kernels::DeviceShape read_shape(const char* fn, int device) {
   if (device < kMaxDevices) {
     const uint64_t packed = g_shape_cache[device].load(std::memory_order_relaxed);
     if (packed != 0)
-      return {static_cast<int>(packed >> 32), static_cast<int>(packed & 0xffffffffu)};
+      return {static_cast<int>(packed >> 40), static_cast<int>(packed & 0xffffffffu),
+              static_cast<int>((packed >> 32) & 0xffu)};
   }
-  int sms = 0, threads = 0;
+  int sms = 0, threads = 0, major = 0;
   check_cuda(fn, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   check_cuda(fn, cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  check_cuda(fn, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   if (device < kMaxDevices)
-    g_shape_cache[device].store((static_cast<uint64_t>(sms) << 32) | static_cast<uint32_t>(threads),
+    g_shape_cache[device].store((static_cast<uint64_t>(sms) << 40) |
+                                    (static_cast<uint64_t>(major & 0xff) << 32) |
+                                    static_cast<uint32_t>(threads),
                                 std::memory_order_relaxed);
-  return {sms, threads};
+  return {sms, threads, major};
 }
 
 // Kernels load index elements with typed (naturally aligned) accesses; DLPack allows any
