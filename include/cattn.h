@@ -760,7 +760,11 @@ typedef struct cattn_fused_pcp_qkv_select_args {
  * Stream: host - synchronous; CUDA - one kernel on args->stream. The device query_start_loc is
  *   not read back, so it cannot be checked: its entries are taken as clamped to [0, Nq], every
  *   row is bounds-checked against the tensors' shapes, and a row that would fall outside them
- *   is skipped (bad entries give wrong rows, never an out-of-bounds access).
+ *   is skipped (bad entries give wrong rows, never an out-of-bounds access). On sm_90 and newer
+ *   (since 1.1) the kernel is a programmatic dependent launch: it may be scheduled while the
+ *   kernel before it on the stream drains, but reads and writes no memory until that kernel
+ *   has completed, so stream order (CUDA-graph capture included) is as for any kernel; and it
+ *   lets a dependent launch queued after it be scheduled as its own blocks drain.
  * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_select_args_t* args);
 

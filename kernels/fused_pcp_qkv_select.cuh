@@ -64,6 +64,12 @@
 #ifndef CATTN_SELECT_JOINT
 #define CATTN_SELECT_JOINT 1
 #endif
+#ifndef CATTN_SELECT_CHUNK
+#define CATTN_SELECT_CHUNK 1
+#endif
+#ifndef CATTN_SELECT_PDL
+#define CATTN_SELECT_PDL 1
+#endif
 
 namespace cattn {
 namespace kernels {
@@ -99,7 +105,14 @@ struct SelectTuning {
   // vectors each), one warp turn copies K's and V's tail row t together (one lookup for both),
   // and q's two halves, with both rows' loads of a round in flight at once. 0: never.
   static constexpr int kJointRounds = CATTN_SELECT_JOINT;
+  // Rounds of loads a warp turn copies at most (0: whole rows): a longer row is split into
+  // chunks that consecutive turns take, so that no warp outlives a few rounds.
+  static constexpr int kChunkRounds = CATTN_SELECT_CHUNK;
+  // 1: programmatic dependent launch on sm_90: the grid may be scheduled while the previous
+  // kernel on the stream finishes, and waits for it (griddepcontrol.wait) before touching memory.
+  static constexpr bool kDependentLaunch = CATTN_SELECT_PDL;
   static_assert(kSearch == 0 || kSearch == 1, "CATTN_SELECT_SEARCH is 0 or 1");
+  static_assert(kChunkRounds >= 0, "CATTN_SELECT_CHUNK is at least 0");
   static_assert(kRows >= 1, "CATTN_SELECT_ROWS is at least 1");
   static_assert(kJointRounds >= 0, "CATTN_SELECT_JOINT is at least 0");
 };
@@ -125,7 +138,8 @@ struct SelectSegment {
   char* dst2 = nullptr;
   int64_t head_stride = 0;
   int32_t per_head = 1;
-  int32_t vectors = 0;
+  int32_t begin = 0;    // the first vector of the row this segment copies (a chunk's start)
+  int32_t vectors = 0;  // how many from there
   bool contiguous = true;
 };
 
@@ -163,8 +177,21 @@ __device__ __forceinline__ SelectSegment<kBytes> select_pick(bool second,
   g.dst2 = second ? b.dst2 : a.dst2;
   g.head_stride = second ? b.head_stride : a.head_stride;
   g.per_head = second ? b.per_head : a.per_head;
+  g.begin = second ? b.begin : a.begin;
   g.vectors = second ? b.vectors : a.vectors;
   g.contiguous = second ? b.contiguous : a.contiguous;
+  return g;
+}
+
+// Chunk `chunk` of a segment's row: at most SelectTuning::kChunkRounds rounds of vectors.
+template <int kBytes>
+__device__ __forceinline__ SelectSegment<kBytes> select_chunk(SelectSegment<kBytes> g,
+                                                              int32_t chunk) {
+  constexpr int32_t kSpan = 32 * SelectTuning::kUnroll * SelectTuning::kChunkRounds;
+  if constexpr (kSpan > 0) {
+    g.begin = chunk * kSpan;
+    g.vectors = max(0, min(kSpan, g.vectors - g.begin));
+  }
   return g;
 }
 
@@ -192,7 +219,7 @@ __device__ __forceinline__ void fused_pcp_qkv_select_copy(const SelectSegment<kB
       if (i < total) {
         const bool in_b = kTwo && i >= a.vectors;
         const SelectSegment<kBytes> g = select_pick(in_b, a, b);
-        const int32_t j = static_cast<int32_t>(in_b ? i - a.vectors : i);
+        const int32_t j = g.begin + static_cast<int32_t>(in_b ? i - a.vectors : i);
         val[u] = select_load(reinterpret_cast<const Vec*>(g.src + select_offset(g, j)));
       }
     }
@@ -203,7 +230,7 @@ __device__ __forceinline__ void fused_pcp_qkv_select_copy(const SelectSegment<kB
       if (i < total) {
         const bool in_b = kTwo && i >= a.vectors;
         const SelectSegment<kBytes> g = select_pick(in_b, a, b);
-        const int32_t j = static_cast<int32_t>(in_b ? i - a.vectors : i);
+        const int32_t j = g.begin + static_cast<int32_t>(in_b ? i - a.vectors : i);
         select_store(reinterpret_cast<Vec*>(g.dst1) + j, val[u]);
         if (g.dst2 != nullptr) select_store(reinterpret_cast<Vec*>(g.dst2) + j, val[u]);
       }
@@ -326,28 +353,55 @@ __device__ __forceinline__ void fused_pcp_qkv_select_find_request(const FusedSel
     c = fused_pcp_qkv_select_search_serial(p.query_start_loc, reqs, cap, mult, t);
 }
 
-// The kernel's flat list of turns: the q rows, then the K/V tail rows: K's and V's row t in
-// one turn when kJoint, else K's rows and then V's.
-template <class I, bool kJoint>
-__device__ __forceinline__ I fused_pcp_qkv_select_turns(const FusedSelectParams& p) {
-  const I q_rows = static_cast<I>(p.q.dst_head_rows);
-  const I k_rows = static_cast<I>(p.k.dst_tail_rows), v_rows = static_cast<I>(p.v.dst_tail_rows);
-  return kJoint ? q_rows + max(k_rows, v_rows) : q_rows + k_rows + v_rows;
+// Chunks per row of an operand: 1 unless SelectTuning::kChunkRounds splits rows (the launcher
+// sets the counts in FusedSelectParams), and only with int32 row arithmetic (I): in int64 the
+// chunk's division spills.
+template <class I>
+__device__ __forceinline__ int32_t select_chunks(int32_t chunks) {
+  return SelectTuning::kChunkRounds > 0 && sizeof(I) == 4 ? chunks : 1;
 }
 
-// Turn `turn`'s row space: its index in it and the key multiplier.
+// The kernel's flat list of turns: the q rows, then the K/V tail rows: K's and V's row t in
+// one turn when kJoint, else K's rows and then V's. Each row is its operand's chunks, in turn.
+template <class I, bool kJoint>
+__device__ __forceinline__ I fused_pcp_qkv_select_turns(const FusedSelectParams& p) {
+  const I q = static_cast<I>(p.q.dst_head_rows) * select_chunks<I>(p.q_chunks);
+  const I k = static_cast<I>(p.k.dst_tail_rows) * select_chunks<I>(p.k_chunks);
+  const I v = static_cast<I>(p.v.dst_tail_rows) * select_chunks<I>(p.v_chunks);
+  return kJoint ? q + max(k, v) : q + k + v;
+}
+
+// A turn of that list: the operand (0 q, 1 K, and V too when kJoint, 2 V), its row t in its
+// row space, the row space's key multiplier (1 for q rows, 2W - r for K/V tail rows) and the
+// chunk of the row.
 template <class I>
-struct SelectRowSpace {
-  I t, mult;
+struct SelectTurn {
+  I t = 0, mult = 1;
+  int32_t chunk = 0;
+  int32_t what = 0;
 };
 template <class I, bool kJoint>
-__device__ __forceinline__ SelectRowSpace<I> fused_pcp_qkv_select_row_space(
-    const FusedSelectParams& p, I turn) {
-  const I q_rows = static_cast<I>(p.q.dst_head_rows), k_rows = static_cast<I>(p.k.dst_tail_rows);
+__device__ __forceinline__ SelectTurn<I> fused_pcp_qkv_select_decode(const FusedSelectParams& p,
+                                                                      I turn) {
+  auto split = [](I x, int32_t chunks, I mult, int32_t what) {
+    SelectTurn<I> d;
+    d.mult = mult;
+    d.what = what;
+    if (select_chunks<I>(chunks) == 1) {
+      d.t = x;
+    } else {
+      d.t = select_div(x, static_cast<I>(chunks));
+      d.chunk = static_cast<int32_t>(x - d.t * chunks);
+    }
+    return d;
+  };
+  const I q_turns = static_cast<I>(p.q.dst_head_rows) * select_chunks<I>(p.q_chunks);
+  if (turn < q_turns) return split(turn, p.q_chunks, 1, 0);
   const I tail_blocks = static_cast<I>(2 * p.world - p.rank);
-  if (turn < q_rows) return {turn, 1};
-  if (kJoint || turn < q_rows + k_rows) return {turn - q_rows, tail_blocks};
-  return {turn - q_rows - k_rows, tail_blocks};
+  const I kv = turn - q_turns;
+  const I k_turns = static_cast<I>(p.k.dst_tail_rows) * select_chunks<I>(p.k_chunks);
+  if (kJoint || kv < k_turns) return split(kv, p.k_chunks, tail_blocks, 1);
+  return split(kv - k_turns, p.v_chunks, tail_blocks, 2);
 }
 
 // Tail row t of `op` (block s of its request, from source row src), and head row dst_head
@@ -364,40 +418,43 @@ __device__ __forceinline__ SelectSegment<kBytes> fused_pcp_qkv_select_tail_segme
                                 op.dst_tail + static_cast<int64_t>(t) * row_bytes, head);
 }
 
-// Copies turn `turn` of request `c` (which the caller found for it): a q row's two halves, or
-// a K and/or V tail row (with its head row). Skips a row that falls outside a request or whose
-// source or destination falls outside its tensor. `between()` runs exactly once, overlapping
-// the turn's first loads when there are any.
+// Copies turn `d` of request `c` (which the caller found for it): a chunk of a q row's two
+// halves, or of a K and/or V tail row (with its head row). Skips a row that falls outside a
+// request or whose source or destination falls outside its tensor. `between()` runs exactly
+// once, overlapping the turn's first loads when there are any.
 template <int kBytes, class I, bool kJoint, class Between>
-__device__ __forceinline__ void fused_pcp_qkv_select_turn(const FusedSelectParams& p, I turn,
+__device__ __forceinline__ void fused_pcp_qkv_select_turn(const FusedSelectParams& p,
+                                                          const SelectTurn<I>& d,
                                                           const RequestCursor<I>& c, int lane,
                                                           Between&& between) {
   SelectSegment<kBytes> a, b;
-  const I q_rows = static_cast<I>(p.q.dst_head_rows);
   const I half = (c.end - c.start) / 2;
-  if (turn < q_rows) {
-    const I o = turn - c.lo(1);
+  const I t = d.t;
+  if (d.what == 0) {
+    const I o = t - c.lo(1);
     const I src_head = c.start + o, src_tail = c.start + half + o;
-    if (c.holds(turn, 1) && o < half && src_tail < static_cast<I>(p.q.src_rows) &&
-        turn < static_cast<I>(p.q.dst_tail_rows)) {
-      const int64_t dst = static_cast<int64_t>(turn) * p.heads * p.q.head_bytes;
-      a = select_segment<kBytes>(p.q, p.heads, src_head, p.q.dst_head + dst, nullptr);
-      b = select_segment<kBytes>(p.q, p.heads, src_tail, p.q.dst_tail + dst, nullptr);
+    if (c.holds(t, 1) && o < half && src_tail < static_cast<I>(p.q.src_rows) &&
+        t < static_cast<I>(p.q.dst_tail_rows)) {
+      const int64_t dst = static_cast<int64_t>(t) * p.heads * p.q.head_bytes;
+      a = select_chunk(select_segment<kBytes>(p.q, p.heads, src_head, p.q.dst_head + dst, nullptr),
+                       d.chunk);
+      b = select_chunk(select_segment<kBytes>(p.q, p.heads, src_tail, p.q.dst_tail + dst, nullptr),
+                       d.chunk);
     }
     fused_pcp_qkv_select_copy<kBytes, kJoint>(a, b, lane, between);
     if (!kJoint) fused_pcp_qkv_select_copy<kBytes, false>(b, a, lane, [] {});
     return;
   }
-  const I tail_blocks = static_cast<I>(2 * p.world - p.rank);
-  const I t = fused_pcp_qkv_select_row_space<I, kJoint>(p, turn).t;
+  const I tail_blocks = d.mult;
   if (c.holds(t, tail_blocks) && half > 0) {
     const I local = t - c.lo(tail_blocks);
     const I s = select_div(local, half);
     const I src = static_cast<I>(p.world) * c.start + local;
     const I dst_head = c.start / 2 * static_cast<I>(p.rank + 1) + local;
     if (s < tail_blocks) {
-      const bool is_k = kJoint || turn < q_rows + static_cast<I>(p.k.dst_tail_rows);
-      a = fused_pcp_qkv_select_tail_segment<kBytes>(p, is_k ? p.k : p.v, t, src, s, dst_head);
+      a = select_chunk(fused_pcp_qkv_select_tail_segment<kBytes>(p, d.what == 1 ? p.k : p.v, t,
+                                                                 src, s, dst_head),
+                       d.chunk);
       if (kJoint) b = fused_pcp_qkv_select_tail_segment<kBytes>(p, p.v, t, src, s, dst_head);
     }
   }
@@ -407,6 +464,10 @@ __device__ __forceinline__ void fused_pcp_qkv_select_turn(const FusedSelectParam
 template <int kBytes, class I, bool kJoint>
 __global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
     fused_pcp_qkv_select_kernel(const FusedSelectParams p) {
+  if constexpr (SelectTuning::kDependentLaunch) {
+    wait_for_prior_grids();
+    allow_dependent_grids();
+  }
   constexpr I kRows = SelectTuning::kInterleave ? SelectTuning::kRows : 1;
   const int lane = threadIdx.x & 31;
   const int64_t warp64 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
@@ -422,24 +483,29 @@ __global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
     if (!SelectTuning::kInterleave || (turn + 1) % kRows != 0) return turn + 1;
     return turn + 1 + (warps - 1) * kRows;
   };
-  auto find = [&](I turn, RequestCursor<I>& c) {
-    const SelectRowSpace<I> sp = fused_pcp_qkv_select_row_space<I, kJoint>(p, turn);
-    fused_pcp_qkv_select_find_request(p, sp.mult, sp.t, lane, c);
-  };
   RequestCursor<I> cur;
-  if (SelectTuning::kPrefetch && first < last) find(first, cur);
+  SelectTurn<I> now;
+  if (SelectTuning::kPrefetch && first < last) {
+    now = fused_pcp_qkv_select_decode<I, kJoint>(p, first);
+    fused_pcp_qkv_select_find_request(p, now.mult, now.t, lane, cur);
+  }
   for (I turn = first; turn < last;) {
     const I next = next_of(turn);
     if constexpr (SelectTuning::kPrefetch) {
       // The lookup for `next` writes a copy: the current turn's addresses come from `cur`.
+      // `next` is decoded twice, since holding its decoding across the copy costs registers.
       RequestCursor<I> ahead = cur;
-      fused_pcp_qkv_select_turn<kBytes, I, kJoint>(p, turn, cur, lane, [&] {
-        if (next < last) find(next, ahead);
+      fused_pcp_qkv_select_turn<kBytes, I, kJoint>(p, now, cur, lane, [&] {
+        if (next >= last) return;
+        const SelectTurn<I> d = fused_pcp_qkv_select_decode<I, kJoint>(p, next);
+        fused_pcp_qkv_select_find_request(p, d.mult, d.t, lane, ahead);
       });
       cur = ahead;
+      if (next < last) now = fused_pcp_qkv_select_decode<I, kJoint>(p, next);
     } else {
-      find(turn, cur);
-      fused_pcp_qkv_select_turn<kBytes, I, kJoint>(p, turn, cur, lane, [] {});
+      now = fused_pcp_qkv_select_decode<I, kJoint>(p, turn);
+      fused_pcp_qkv_select_find_request(p, now.mult, now.t, lane, cur);
+      fused_pcp_qkv_select_turn<kBytes, I, kJoint>(p, now, cur, lane, [] {});
     }
     turn = next;
   }
@@ -447,13 +513,13 @@ __global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
 
 // Whether the call's row arithmetic fits int32 (the kernel's narrow instantiation): every row
 // index and query_start_loc entry (held to [0, Nq]), the keys entry / 2 * (2W - r), the source
-// rows W * entry + local, the loop's row + warps * kRows, and the element offsets of
-// query_start_loc's B + 1 entries stay below 2^31.
-inline bool fused_pcp_qkv_select_fits_int32(const FusedSelectParams& p, int64_t warps) {
+// rows W * entry + local, the call's `turns` and the loop's turn + warps * kRows, and the
+// element offsets of query_start_loc's B + 1 entries stay below 2^31.
+inline bool fused_pcp_qkv_select_fits_int32(const FusedSelectParams& p, int64_t turns,
+                                            int64_t warps) {
   const int64_t s = p.query_start_loc.step[0];
   const uint64_t step = s < 0 ? 0 - static_cast<uint64_t>(s) : static_cast<uint64_t>(s);
-  int64_t most = std::max(p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows,
-                          warps * SelectTuning::kRows);
+  int64_t most = std::max(turns, warps * SelectTuning::kRows);
   for (const SelectOperand* o : {&p.q, &p.k, &p.v})
     most = std::max({most, o->src_rows, o->dst_head_rows, o->dst_tail_rows});
   const int64_t limit = int64_t{INT32_MAX} / 4;
@@ -477,42 +543,63 @@ inline bool fused_pcp_qkv_select_joint(const FusedSelectParams& p, int64_t bytes
   return 2 * q <= round && k + v <= round;
 }
 
+// Chunks per row of `o` at access width `bytes`: rows longer than SelectTuning::kChunkRounds
+// rounds of loads are split (1 when that knob is 0).
+inline int32_t fused_pcp_qkv_select_chunks(const FusedSelectParams& p, const SelectOperand& o,
+                                           int64_t bytes) {
+  const int64_t span = int64_t{32} * SelectTuning::kUnroll * SelectTuning::kChunkRounds;
+  if (span == 0) return 1;
+  return static_cast<int32_t>(std::max<int64_t>(1, ceil_div(p.heads * (o.head_bytes / bytes), span)));
+}
+
 // The launcher: the widest access every operand allows; joint turns when the rows are that
-// small; a warp per SelectTuning::kRows turns up to SelectTuning::kWaves waves of resident
-// blocks (then warps loop over turns); int32 row arithmetic when the call's rows fit it. Here
-// rather than in the .cu so that bench/tune_fused_select.cu builds the same launcher with other
-// knobs.
-inline cudaError_t launch_fused_pcp_qkv_select_kernel(const FusedSelectParams& p,
+// small, chunked rows when they are long; a warp per SelectTuning::kRows turns up to
+// SelectTuning::kWaves waves of resident blocks (then warps loop over turns); int32 row
+// arithmetic when the call's rows fit it; on sm_90, a dependent launch when
+// SelectTuning::kDependentLaunch. Here rather than in the .cu so that
+// bench/tune_fused_select.cu builds the same launcher with other knobs.
+inline cudaError_t launch_fused_pcp_qkv_select_kernel(const FusedSelectParams& params,
                                                       const DeviceShape& dev, cudaStream_t s) {
-  if (p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows == 0 || p.heads == 0)
-    return cudaSuccess;
+  const int64_t q_rows = params.q.dst_head_rows, k_rows = params.k.dst_tail_rows,
+                v_rows = params.v.dst_tail_rows;
+  if (q_rows + k_rows + v_rows == 0 || params.heads == 0) return cudaSuccess;
   auto allows = [&](int64_t w) {
-    return fused_pcp_qkv_select_operand_allows(p.q, w) &&
-           fused_pcp_qkv_select_operand_allows(p.k, w) &&
-           fused_pcp_qkv_select_operand_allows(p.v, w);
+    return fused_pcp_qkv_select_operand_allows(params.q, w) &&
+           fused_pcp_qkv_select_operand_allows(params.k, w) &&
+           fused_pcp_qkv_select_operand_allows(params.v, w);
   };
+  const bool dependent = SelectTuning::kDependentLaunch && dev.cc_major >= 9;
   return dispatch_widest(allows, [&](auto width) {
     constexpr int kBytes = decltype(width)::value;
+    FusedSelectParams p = params;
     auto grid = [&](int64_t turns) {
       const int64_t rounds =
           SelectTuning::kInterleave ? ceil_div(turns, SelectTuning::kRows) : turns;
       return row_per_warp_grid<fused_pcp_qkv_select_kernel<kBytes, int64_t, false>>(
           rounds, dev, SelectTuning::kWaves);
     };
-    unsigned blocks = grid(p.q.dst_head_rows + p.k.dst_tail_rows + p.v.dst_tail_rows);
+    auto launch = [&](auto kernel, unsigned blocks) {
+      return launch_row_kernel(kernel, blocks, s, dependent, p);
+    };
+    p.q_chunks = fused_pcp_qkv_select_chunks(p, p.q, kBytes);
+    p.k_chunks = fused_pcp_qkv_select_chunks(p, p.k, kBytes);
+    p.v_chunks = fused_pcp_qkv_select_chunks(p, p.v, kBytes);
+    const int64_t turns = q_rows * p.q_chunks + k_rows * p.k_chunks + v_rows * p.v_chunks;
+    unsigned blocks = grid(turns);
     const int64_t warps = static_cast<int64_t>(blocks) * (kSelectThreads / 32);
-    const bool narrow = SelectTuning::kNarrow && fused_pcp_qkv_select_fits_int32(p, warps);
+    const bool narrow = SelectTuning::kNarrow && fused_pcp_qkv_select_fits_int32(p, turns, warps);
     // Joint turns only with int32 arithmetic (in int64 the 16-byte copy of two rows spills);
-    // their grid is smaller, so the int32 check above holds for it too.
+    // their rows are a round or less, one chunk, and their grid is smaller, so the int32 check
+    // above holds for it too.
     if (narrow && fused_pcp_qkv_select_joint(p, kBytes)) {
-      blocks = grid(p.q.dst_head_rows + std::max(p.k.dst_tail_rows, p.v.dst_tail_rows));
-      fused_pcp_qkv_select_kernel<kBytes, int32_t, true><<<blocks, kSelectThreads, 0, s>>>(p);
-    } else if (narrow) {
-      fused_pcp_qkv_select_kernel<kBytes, int32_t, false><<<blocks, kSelectThreads, 0, s>>>(p);
-    } else {
-      fused_pcp_qkv_select_kernel<kBytes, int64_t, false><<<blocks, kSelectThreads, 0, s>>>(p);
+      p.q_chunks = p.k_chunks = p.v_chunks = 1;
+      return launch(fused_pcp_qkv_select_kernel<kBytes, int32_t, true>,
+                    grid(q_rows + std::max(k_rows, v_rows)));
     }
-    return cudaGetLastError();
+    if (narrow) return launch(fused_pcp_qkv_select_kernel<kBytes, int32_t, false>, blocks);
+    p.q_chunks = p.k_chunks = p.v_chunks = 1;
+    return launch(fused_pcp_qkv_select_kernel<kBytes, int64_t, false>,
+                  grid(q_rows + k_rows + v_rows));
   });
 }
 

@@ -29,6 +29,8 @@ struct FusedSelectParams {
   int64_t world = 1;
   int64_t rank = 0;
   int32_t heads = 0;
+  // Chunks each row of q, K and V is split into (the launcher sets them; 1: whole rows).
+  int32_t q_chunks = 1, k_chunks = 1, v_chunks = 1;
 };
 
 // Enqueues the select on `stream` (a cudaStream_t); returns a cudaError_t as int.

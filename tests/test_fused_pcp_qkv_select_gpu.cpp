@@ -2,9 +2,9 @@
 // fused_pcp_qkv_select on the device, bit-exact against the host implementation: random batches,
 // every element width, MLA head dims, strided inputs and query_start_loc, poisoned outputs
 // (every byte of the output storage, padding included, must equal the host run's), batches of
-// up to 3000 requests with ragged and zero lengths, a non-default stream, CUDA-graph capture
-// and replay, a K tensor past 2^31 elements, and a device query_start_loc holding garbage
-// (writes stay in the outputs).
+// up to 3000 requests with ragged and zero lengths, rows split into chunks, a non-default
+// stream, CUDA-graph capture and replay, dependent launches back to back, a K tensor past 2^31
+// elements, and a device query_start_loc holding garbage (writes stay in the outputs).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -309,6 +309,122 @@ TEST(fused_pcp_qkv_select_gpu, RowsAtTheJointTurnBound) {
       check_case(c, g);
     }
   }
+#endif
+}
+
+// Rows on both sides of the chunk bound: a row longer than one round of loads (32 x 4 vectors
+// at the access width) is split into chunks that separate warp turns copy, the last one
+// partial. Rows of 129 and 130 vectors (one vector past the bound), exactly at it, chunk edges
+// inside a strided head, K and V rows with different chunk counts, 24 KiB rows (12 chunks),
+// and 1-, 2-, 4- and 16-byte accesses, over ragged batches of many requests.
+TEST(fused_pcp_qkv_select_gpu, RowsSplitIntoChunks) {
+  SKIP_WITHOUT_GPU();
+#if defined(CATTN_TEST_WITH_CUDA)
+  std::mt19937_64 g(31);
+  struct Shape {
+    RowShape row;
+    int layout;  // 0 compact, 1 strided at 16 bytes, 2 strided, narrow offset
+  };
+  const Shape shapes[] = {
+      {{1, 1032, 1024, 1040, 2}, 0},  // 16 B: q 129 vectors, K 128 (one chunk), V 130
+      {{3, 344, 352, 336, 2}, 1},     // heads of 43/44/42 vectors, strided: edges inside a head
+      {{5, 128, 192, 64, 4}, 0},      // q 160, K 240, V 80 vectors: 2, 2 and 1 chunks
+      {{3, 100, 100, 100, 8}, 1},     // fp64, strided: 150 vectors
+      {{64, 192, 192, 128, 2}, 0},    // 24 KiB and 16 KiB rows: 12 and 8 chunks
+      {{2, 129, 131, 127, 1}, 0},     // 1-byte accesses: 258, 262 and 254 vectors
+      {{8, 66, 70, 62, 2}, 2},        // narrow offset: 2-byte accesses, 4 to 5 chunks
+  };
+  int iter = 0;
+  for (const Shape& sh : shapes) {
+    for (int64_t world : {2, 4}) {
+      SelectCase c = shape_case(sh.row, world, g);
+      c.step = sh.layout == 2 ? 2 : 1;
+      c.pad16 = sh.layout == 1;
+      c.qsl = random_cut_qsl(g, sh.row.heads >= 64 ? 6 : 40, sh.row.heads >= 64 ? 48 : 400);
+      c.q_rows = c.qsl.back() + 2;
+      SCOPED_TRACE("shape " + std::to_string(iter++) + ", W" + std::to_string(world));
+      check_case(c, g);
+    }
+  }
+#endif
+}
+
+// On sm_90 the kernel is a programmatic dependent launch: it may be scheduled while the kernel
+// before it on the stream drains, and must wait for it before reading. Two selects queued back
+// to back on one stream, the second reading what the first writes (its q, k and v are the
+// first's q_head, k_tail and v_tail; its query_start_loc is the first's halved), then the same
+// pair captured in a CUDA graph and replayed: the second's outputs must equal the host's.
+TEST(fused_pcp_qkv_select_gpu, DependentLaunchesReadWhatTheKernelBeforeWrote) {
+  SKIP_WITHOUT_GPU();
+#if defined(CATTN_TEST_WITH_CUDA)
+  std::mt19937_64 g(37);
+  cudaStream_t s;
+  CATTN_CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const int64_t world = 2, rank = 1, heads = 8, d = 128;
+  // Request lengths are multiples of 4, so the halved boundaries stay even.
+  std::vector<int64_t> qsl1 = random_cut_qsl(g, 300, 8192);
+  for (auto& x : qsl1) x *= 2;
+  std::vector<int64_t> qsl2 = qsl1;
+  for (auto& x : qsl2) x /= 2;
+  const int64_t n = qsl1.back();
+  auto outs = [&](int64_t nq) {
+    std::vector<HostTensor> o;
+    for (int64_t rows : {nq / 2, nq / 2 * (rank + 1), nq / 2 * (rank + 1), nq / 2,
+                         nq / 2 * (2 * world - rank), nq / 2 * (2 * world - rank)})
+      o.emplace_back(std::vector<int64_t>{rows, heads, d}, dtype_bits(16));
+    return o;
+  };
+  HostTensor q = random_tensor({n, heads, d}, 2, 1, g);
+  HostTensor k = random_tensor({world * n, heads, d}, 2, 1, g);
+  HostTensor v = random_tensor({world * n, heads, d}, 2, 1, g);
+  HostTensor hq1 = HostTensor::of(qsl1, i32()), hq2 = HostTensor::of(qsl2, i32());
+  // Host: the first select, then the second over its outputs.
+  std::vector<HostTensor> h1 = outs(n), h2 = outs(n / 2);
+  cattn_fused_pcp_qkv_select_args_t a = select_args(
+      q.dl(), k.dl(), v.dl(), hq1.dl(), world, rank, [&](int i) { return h1[size_t(i)].dl(); });
+  ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&a));
+  a = select_args(h1[0].dl(), h1[4].dl(), h1[5].dl(), hq2.dl(), world, rank,
+                  [&](int i) { return h2[size_t(i)].dl(); });
+  ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&a));
+  for (bool graph : {false, true}) {
+    SCOPED_TRACE(graph ? "graph" : "stream");
+    std::vector<HostTensor> o1 = outs(n), o2 = outs(n / 2);
+    DeviceTensor dq(q), dk(k), dv(v), dq1(hq1), dq2(hq2);
+    std::vector<std::unique_ptr<DeviceTensor>> d1, d2;
+    for (auto& t : o1) d1.push_back(std::make_unique<DeviceTensor>(t));
+    for (auto& t : o2) d2.push_back(std::make_unique<DeviceTensor>(t));
+    cattn_fused_pcp_qkv_select_args_t first = select_args(
+        dq.dl(), dk.dl(), dv.dl(), dq1.dl(), world, rank, [&](int i) { return d1[size_t(i)]->dl(); });
+    cattn_fused_pcp_qkv_select_args_t second =
+        select_args(d1[0]->dl(), d1[4]->dl(), d1[5]->dl(), dq2.dl(), world, rank,
+                    [&](int i) { return d2[size_t(i)]->dl(); });
+    first.stream = second.stream = reinterpret_cast<cattn_stream_t>(s);
+    if (graph) {
+      cudaGraph_t gr;
+      cudaGraphExec_t exec;
+      CATTN_CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+      ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&first));
+      ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&second));
+      CATTN_CUDA_OK(cudaStreamEndCapture(s, &gr));
+      CATTN_CUDA_OK(cudaGraphInstantiate(&exec, gr, 0));
+      CATTN_CUDA_OK(cudaGraphLaunch(exec, s));
+      CATTN_CUDA_OK(cudaStreamSynchronize(s));
+      CATTN_CUDA_OK(cudaGraphExecDestroy(exec));
+      CATTN_CUDA_OK(cudaGraphDestroy(gr));
+    } else {
+      for (int rep = 0; rep < 3; ++rep) {
+        ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&first));
+        ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&second));
+      }
+    }
+    CATTN_CUDA_OK(cudaStreamSynchronize(s));
+    CATTN_CUDA_OK(cudaGetLastError());
+    for (int i = 0; i < 6; ++i) {
+      d2[size_t(i)]->download();
+      ASSERT_TRUE(o2[size_t(i)].bytes() == h2[size_t(i)].bytes()) << "output " << i << " differs";
+    }
+  }
+  CATTN_CUDA_OK(cudaStreamDestroy(s));
 #endif
 }
 
