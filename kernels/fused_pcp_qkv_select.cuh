@@ -7,10 +7,12 @@
 // is some tail row (r < W implies r + 1 <= 2W - r), so walking the tail rows reads each needed
 // input row exactly once and writes it to the tail and, for the first r + 1 blocks, also to the
 // head. Where two rows fit a round of loads (fp8 H8 D128 is 1 KiB), a joint turn takes K's and
-// V's tail row t together, with one lookup, and q's two halves in the same round. A warp takes
-// one turn (or, past the launcher's wave cap, turns far apart in increasing order); lanes
-// stride over a turn's 16-byte vectors so accesses are coalesced. Byte offsets are 64-bit; row
-// indices are 64-bit, or 32-bit where the launcher has checked that the call's rows fit.
+// V's tail row t together, with one lookup, and q's two halves in the same round; a longer row
+// is cut into chunks of one round, one turn each, so that no warp lives long enough to drift
+// away from the grid's sweep through memory. A warp takes one turn (or, past the launcher's
+// wave cap, turns far apart in increasing order); lanes stride over a turn's 16-byte vectors so
+// accesses are coalesced. Byte offsets are 64-bit; row indices are 64-bit, or 32-bit where the
+// launcher has checked that the call's rows fit (rows are chunked only then).
 //
 // A row's request is found from query_start_loc, skipped while consecutive rows of a warp stay
 // in one request. With many short requests nearly every row needs its own lookup, and rows are
