@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <random>
+#include <vector>
 
 #include "cattn.h"
 #include "support/device_tensor.h"
@@ -177,6 +179,32 @@ SelectCase shape_case(const RowShape& sh, int64_t world, std::mt19937_64& g) {
   return c;
 }
 
+// A row shape and its inputs' layout: 0 compact, 1 strided at 16 bytes (pad16), 2 strided with
+// a narrow offset.
+struct LayoutShape {
+  RowShape row;
+  int layout;
+};
+
+// Every shape at every world size (rank drawn from `g`) over the requests qsl_of(row) draws, q
+// with two padding rows past them.
+template <class QslOf>
+void check_layouts(const std::vector<LayoutShape>& shapes, std::initializer_list<int64_t> worlds,
+                   std::mt19937_64& g, QslOf qsl_of) {
+  int iter = 0;
+  for (const LayoutShape& sh : shapes) {
+    for (int64_t world : worlds) {
+      SelectCase c = shape_case(sh.row, world, g);
+      c.step = sh.layout == 2 ? 2 : 1;
+      c.pad16 = sh.layout == 1;
+      c.qsl = qsl_of(sh.row);
+      c.q_rows = c.qsl.back() + 2;
+      SCOPED_TRACE("shape " + std::to_string(iter++) + ", W" + std::to_string(world));
+      check_case(c, g);
+    }
+  }
+}
+
 }  // namespace
 #endif
 
@@ -283,32 +311,18 @@ TEST(fused_pcp_qkv_select_gpu, RowsAtTheJointTurnBound) {
   SKIP_WITHOUT_GPU();
 #if defined(CATTN_TEST_WITH_CUDA)
   std::mt19937_64 g(23);
-  struct Shape {
-    RowShape row;
-    int layout;  // 0 compact, 1 strided at 16 bytes, 2 strided, narrow offset
-  };
-  const Shape shapes[] = {
-      {{8, 128, 128, 128, 1}, 0},  // q 2 x 64, K + V 128: joint, at the bound
-      {{8, 128, 128, 128, 1}, 1},  // the same, heads strided
-      {{4, 192, 160, 96, 1}, 0},   // K 40 and V 24 vectors: joint, K and V rows of unequal size
-      {{8, 128, 144, 128, 1}, 0},  // K + V 136 vectors: past the bound, row by row
-      {{9, 128, 128, 128, 1}, 0},  // q 2 x 72 vectors: past the bound, row by row
-      {{4, 64, 64, 64, 2}, 1},     // bf16, strided: joint
-      {{4, 3, 5, 7, 2}, 0},        // 2-byte and narrower accesses: joint
-      {{16, 8, 8, 8, 2}, 2},       // strided with a narrow offset: 4-byte accesses, at the bound
-  };
-  int iter = 0;
-  for (const Shape& sh : shapes) {
-    for (int64_t world : {2, 8}) {
-      SelectCase c = shape_case(sh.row, world, g);
-      c.step = sh.layout == 2 ? 2 : 1;
-      c.pad16 = sh.layout == 1;
-      c.qsl = random_cut_qsl(g, 300, 1024);
-      c.q_rows = c.qsl.back() + 2;
-      SCOPED_TRACE("shape " + std::to_string(iter++) + ", W" + std::to_string(world));
-      check_case(c, g);
-    }
-  }
+  check_layouts(
+      {
+          {{8, 128, 128, 128, 1}, 0},  // q 2 x 64, K + V 128: joint, at the bound
+          {{8, 128, 128, 128, 1}, 1},  // the same, heads strided
+          {{4, 192, 160, 96, 1}, 0},   // K 40 and V 24 vectors: joint, K and V rows unequal
+          {{8, 128, 144, 128, 1}, 0},  // K + V 136 vectors: past the bound, row by row
+          {{9, 128, 128, 128, 1}, 0},  // q 2 x 72 vectors: past the bound, row by row
+          {{4, 64, 64, 64, 2}, 1},     // bf16, strided: joint
+          {{4, 3, 5, 7, 2}, 0},        // 2-byte and narrower accesses: joint
+          {{16, 8, 8, 8, 2}, 2},       // strided with a narrow offset: 4-byte accesses, at the bound
+      },
+      {2, 8}, g, [&](const RowShape&) { return random_cut_qsl(g, 300, 1024); });
 #endif
 }
 
@@ -321,31 +335,20 @@ TEST(fused_pcp_qkv_select_gpu, RowsSplitIntoChunks) {
   SKIP_WITHOUT_GPU();
 #if defined(CATTN_TEST_WITH_CUDA)
   std::mt19937_64 g(31);
-  struct Shape {
-    RowShape row;
-    int layout;  // 0 compact, 1 strided at 16 bytes, 2 strided, narrow offset
-  };
-  const Shape shapes[] = {
-      {{1, 1032, 1024, 1040, 2}, 0},  // 16 B: q 129 vectors, K 128 (one chunk), V 130
-      {{3, 344, 352, 336, 2}, 1},     // heads of 43/44/42 vectors, strided: edges inside a head
-      {{5, 128, 192, 64, 4}, 0},      // q 160, K 240, V 80 vectors: 2, 2 and 1 chunks
-      {{3, 100, 100, 100, 8}, 1},     // fp64, strided: 150 vectors
-      {{64, 192, 192, 128, 2}, 0},    // 24 KiB and 16 KiB rows: 12 and 8 chunks
-      {{2, 129, 131, 127, 1}, 0},     // 1-byte accesses: 258, 262 and 254 vectors
-      {{8, 66, 70, 62, 2}, 2},        // narrow offset: 2-byte accesses, 4 to 5 chunks
-  };
-  int iter = 0;
-  for (const Shape& sh : shapes) {
-    for (int64_t world : {2, 4}) {
-      SelectCase c = shape_case(sh.row, world, g);
-      c.step = sh.layout == 2 ? 2 : 1;
-      c.pad16 = sh.layout == 1;
-      c.qsl = random_cut_qsl(g, sh.row.heads >= 64 ? 6 : 40, sh.row.heads >= 64 ? 48 : 400);
-      c.q_rows = c.qsl.back() + 2;
-      SCOPED_TRACE("shape " + std::to_string(iter++) + ", W" + std::to_string(world));
-      check_case(c, g);
-    }
-  }
+  check_layouts(
+      {
+          {{1, 1032, 1024, 1040, 2}, 0},  // 16 B: q 129 vectors, K 128 (one chunk), V 130
+          {{3, 344, 352, 336, 2}, 1},     // heads of 43/44/42 vectors, strided: edges in a head
+          {{5, 128, 192, 64, 4}, 0},      // q 160, K 240, V 80 vectors: 2, 2 and 1 chunks
+          {{3, 100, 100, 100, 8}, 1},     // fp64, strided: 150 vectors
+          {{64, 192, 192, 128, 2}, 0},    // 24 KiB and 16 KiB rows: 12 and 8 chunks
+          {{2, 129, 131, 127, 1}, 0},     // 1-byte accesses: 258, 262 and 254 vectors
+          {{8, 66, 70, 62, 2}, 2},        // narrow offset: 2-byte accesses, 4 to 5 chunks
+      },
+      {2, 4}, g,
+      [&](const RowShape& row) {
+        return row.heads >= 64 ? random_cut_qsl(g, 6, 48) : random_cut_qsl(g, 40, 400);
+      });
 #endif
 }
 
