@@ -110,6 +110,8 @@ struct SelectTuning {
   // Rounds of loads a warp turn copies at most (0: whole rows): a longer row is split into
   // chunks that consecutive turns take, so that no warp outlives a few rounds.
   static constexpr int kChunkRounds = CATTN_SELECT_CHUNK;
+  // Vectors a chunk holds (0: rows are not chunked).
+  static constexpr int32_t kChunkVectors = 32 * kUnroll * kChunkRounds;
   // 1: programmatic dependent launch on sm_90: the grid may be scheduled while the previous
   // kernel on the stream finishes, and waits for it (griddepcontrol.wait) before touching memory.
   static constexpr bool kDependentLaunch = CATTN_SELECT_PDL;
@@ -185,12 +187,21 @@ __device__ __forceinline__ SelectSegment<kBytes> select_pick(bool second,
   return g;
 }
 
-// Chunk `chunk` of a segment's row: at most SelectTuning::kChunkRounds rounds of vectors.
-template <int kBytes>
+// Whether an instantiation chunks its rows: only with int32 row arithmetic (in int64 the
+// chunk's division spills) and never with joint turns (their rows are a round at most), so the
+// others pay nothing for chunks at run time. The launcher sets the counts to match.
+template <class I, bool kJoint>
+__device__ __forceinline__ constexpr bool select_chunked() {
+  return SelectTuning::kChunkVectors > 0 && sizeof(I) == 4 && !kJoint;
+}
+
+// Chunk `chunk` of a segment's row (at most SelectTuning::kChunkVectors vectors), in the
+// instantiations that chunk rows; the whole row in the others.
+template <class I, bool kJoint, int kBytes>
 __device__ __forceinline__ SelectSegment<kBytes> select_chunk(SelectSegment<kBytes> g,
                                                               int32_t chunk) {
-  constexpr int32_t kSpan = 32 * SelectTuning::kUnroll * SelectTuning::kChunkRounds;
-  if constexpr (kSpan > 0) {
+  if constexpr (select_chunked<I, kJoint>()) {
+    constexpr int32_t kSpan = SelectTuning::kChunkVectors;
     g.begin = chunk * kSpan;
     g.vectors = max(0, min(kSpan, g.vectors - g.begin));
   }
@@ -355,21 +366,19 @@ __device__ __forceinline__ void fused_pcp_qkv_select_find_request(const FusedSel
     c = fused_pcp_qkv_select_search_serial(p.query_start_loc, reqs, cap, mult, t);
 }
 
-// Chunks per row of an operand: 1 unless SelectTuning::kChunkRounds splits rows (the launcher
-// sets the counts in FusedSelectParams), and only with int32 row arithmetic (I): in int64 the
-// chunk's division spills.
-template <class I>
+// Chunks per row of an operand, as this instantiation takes them.
+template <class I, bool kJoint>
 __device__ __forceinline__ int32_t select_chunks(int32_t chunks) {
-  return SelectTuning::kChunkRounds > 0 && sizeof(I) == 4 ? chunks : 1;
+  return select_chunked<I, kJoint>() ? chunks : 1;
 }
 
 // The kernel's flat list of turns: the q rows, then the K/V tail rows: K's and V's row t in
 // one turn when kJoint, else K's rows and then V's. Each row is its operand's chunks, in turn.
 template <class I, bool kJoint>
 __device__ __forceinline__ I fused_pcp_qkv_select_turns(const FusedSelectParams& p) {
-  const I q = static_cast<I>(p.q.dst_head_rows) * select_chunks<I>(p.q_chunks);
-  const I k = static_cast<I>(p.k.dst_tail_rows) * select_chunks<I>(p.k_chunks);
-  const I v = static_cast<I>(p.v.dst_tail_rows) * select_chunks<I>(p.v_chunks);
+  const I q = static_cast<I>(p.q.dst_head_rows) * select_chunks<I, kJoint>(p.q_chunks);
+  const I k = static_cast<I>(p.k.dst_tail_rows) * select_chunks<I, kJoint>(p.k_chunks);
+  const I v = static_cast<I>(p.v.dst_tail_rows) * select_chunks<I, kJoint>(p.v_chunks);
   return kJoint ? q + max(k, v) : q + k + v;
 }
 
@@ -389,7 +398,7 @@ __device__ __forceinline__ SelectTurn<I> fused_pcp_qkv_select_decode(const Fused
     SelectTurn<I> d;
     d.mult = mult;
     d.what = what;
-    if (select_chunks<I>(chunks) == 1) {
+    if (select_chunks<I, kJoint>(chunks) == 1) {
       d.t = x;
     } else {
       d.t = select_div(x, static_cast<I>(chunks));
@@ -397,11 +406,11 @@ __device__ __forceinline__ SelectTurn<I> fused_pcp_qkv_select_decode(const Fused
     }
     return d;
   };
-  const I q_turns = static_cast<I>(p.q.dst_head_rows) * select_chunks<I>(p.q_chunks);
+  const I q_turns = static_cast<I>(p.q.dst_head_rows) * select_chunks<I, kJoint>(p.q_chunks);
   if (turn < q_turns) return split(turn, p.q_chunks, 1, 0);
   const I tail_blocks = static_cast<I>(2 * p.world - p.rank);
   const I kv = turn - q_turns;
-  const I k_turns = static_cast<I>(p.k.dst_tail_rows) * select_chunks<I>(p.k_chunks);
+  const I k_turns = static_cast<I>(p.k.dst_tail_rows) * select_chunks<I, kJoint>(p.k_chunks);
   if (kJoint || kv < k_turns) return split(kv, p.k_chunks, tail_blocks, 1);
   return split(kv - k_turns, p.v_chunks, tail_blocks, 2);
 }
@@ -438,10 +447,10 @@ __device__ __forceinline__ void fused_pcp_qkv_select_turn(const FusedSelectParam
     if (c.holds(t, 1) && o < half && src_tail < static_cast<I>(p.q.src_rows) &&
         t < static_cast<I>(p.q.dst_tail_rows)) {
       const int64_t dst = static_cast<int64_t>(t) * p.heads * p.q.head_bytes;
-      a = select_chunk(select_segment<kBytes>(p.q, p.heads, src_head, p.q.dst_head + dst, nullptr),
-                       d.chunk);
-      b = select_chunk(select_segment<kBytes>(p.q, p.heads, src_tail, p.q.dst_tail + dst, nullptr),
-                       d.chunk);
+      a = select_segment<kBytes>(p.q, p.heads, src_head, p.q.dst_head + dst, nullptr);
+      b = select_segment<kBytes>(p.q, p.heads, src_tail, p.q.dst_tail + dst, nullptr);
+      a = select_chunk<I, kJoint>(a, d.chunk);
+      b = select_chunk<I, kJoint>(b, d.chunk);
     }
     fused_pcp_qkv_select_copy<kBytes, kJoint>(a, b, lane, between);
     if (!kJoint) fused_pcp_qkv_select_copy<kBytes, false>(b, a, lane, [] {});
@@ -454,9 +463,9 @@ __device__ __forceinline__ void fused_pcp_qkv_select_turn(const FusedSelectParam
     const I src = static_cast<I>(p.world) * c.start + local;
     const I dst_head = c.start / 2 * static_cast<I>(p.rank + 1) + local;
     if (s < tail_blocks) {
-      a = select_chunk(fused_pcp_qkv_select_tail_segment<kBytes>(p, d.what == 1 ? p.k : p.v, t,
-                                                                 src, s, dst_head),
-                       d.chunk);
+      a = fused_pcp_qkv_select_tail_segment<kBytes>(p, d.what == 1 ? p.k : p.v, t, src, s,
+                                                    dst_head);
+      a = select_chunk<I, kJoint>(a, d.chunk);
       if (kJoint) b = fused_pcp_qkv_select_tail_segment<kBytes>(p, p.v, t, src, s, dst_head);
     }
   }
@@ -545,13 +554,14 @@ inline bool fused_pcp_qkv_select_joint(const FusedSelectParams& p, int64_t bytes
   return 2 * q <= round && k + v <= round;
 }
 
-// Chunks per row of `o` at access width `bytes`: rows longer than SelectTuning::kChunkRounds
-// rounds of loads are split (1 when that knob is 0).
+// Chunks per row of `o` at access width `bytes`: rows longer than SelectTuning::kChunkVectors
+// vectors are split (1 when rows are not chunked).
 inline int32_t fused_pcp_qkv_select_chunks(const FusedSelectParams& p, const SelectOperand& o,
                                            int64_t bytes) {
-  const int64_t span = int64_t{32} * SelectTuning::kUnroll * SelectTuning::kChunkRounds;
+  const int64_t span = SelectTuning::kChunkVectors;
   if (span == 0) return 1;
-  return static_cast<int32_t>(std::max<int64_t>(1, ceil_div(p.heads * (o.head_bytes / bytes), span)));
+  const int64_t vectors = p.heads * (o.head_bytes / bytes);
+  return static_cast<int32_t>(std::max<int64_t>(1, ceil_div(vectors, span)));
 }
 
 // The launcher: the widest access every operand allows; joint turns when the rows are that
@@ -583,23 +593,25 @@ inline cudaError_t launch_fused_pcp_qkv_select_kernel(const FusedSelectParams& p
     auto launch = [&](auto kernel, unsigned blocks) {
       return launch_row_kernel(kernel, blocks, s, dependent, p);
     };
-    p.q_chunks = fused_pcp_qkv_select_chunks(p, p.q, kBytes);
-    p.k_chunks = fused_pcp_qkv_select_chunks(p, p.k, kBytes);
-    p.v_chunks = fused_pcp_qkv_select_chunks(p, p.v, kBytes);
-    const int64_t turns = q_rows * p.q_chunks + k_rows * p.k_chunks + v_rows * p.v_chunks;
-    unsigned blocks = grid(turns);
+    const int32_t q_chunks = fused_pcp_qkv_select_chunks(p, p.q, kBytes),
+                  k_chunks = fused_pcp_qkv_select_chunks(p, p.k, kBytes),
+                  v_chunks = fused_pcp_qkv_select_chunks(p, p.v, kBytes);
+    const int64_t turns = q_rows * q_chunks + k_rows * k_chunks + v_rows * v_chunks;
+    const unsigned blocks = grid(turns);
     const int64_t warps = static_cast<int64_t>(blocks) * (kSelectThreads / 32);
     const bool narrow = SelectTuning::kNarrow && fused_pcp_qkv_select_fits_int32(p, turns, warps);
     // Joint turns only with int32 arithmetic (in int64 the 16-byte copy of two rows spills);
     // their rows are a round or less, one chunk, and their grid is smaller, so the int32 check
-    // above holds for it too.
-    if (narrow && fused_pcp_qkv_select_joint(p, kBytes)) {
-      p.q_chunks = p.k_chunks = p.v_chunks = 1;
+    // above holds for it too. Only the int32 row-by-row kernel chunks rows (select_chunked).
+    if (narrow && fused_pcp_qkv_select_joint(p, kBytes))
       return launch(fused_pcp_qkv_select_kernel<kBytes, int32_t, true>,
                     grid(q_rows + std::max(k_rows, v_rows)));
+    if (narrow) {
+      p.q_chunks = q_chunks;
+      p.k_chunks = k_chunks;
+      p.v_chunks = v_chunks;
+      return launch(fused_pcp_qkv_select_kernel<kBytes, int32_t, false>, blocks);
     }
-    if (narrow) return launch(fused_pcp_qkv_select_kernel<kBytes, int32_t, false>, blocks);
-    p.q_chunks = p.k_chunks = p.v_chunks = 1;
     return launch(fused_pcp_qkv_select_kernel<kBytes, int64_t, false>,
                   grid(q_rows + k_rows + v_rows));
   });
