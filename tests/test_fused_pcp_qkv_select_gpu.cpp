@@ -70,6 +70,28 @@ cattn_fused_pcp_qkv_select_args_t select_args(DLTensor* q, DLTensor* k, DLTensor
   return a;
 }
 
+// Enqueues `calls` in order on `stream`, `times` times over, or with `graph` captures them once
+// into a CUDA graph and launches it `times` times; then waits for the stream.
+void enqueue_selects(cudaStream_t stream, bool graph, int times,
+                     std::initializer_list<const cattn_fused_pcp_qkv_select_args_t*> calls) {
+  if (graph) {
+    cudaGraph_t gr;
+    cudaGraphExec_t exec;
+    CATTN_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    for (const auto* a : calls) ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(a));
+    CATTN_CUDA_OK(cudaStreamEndCapture(stream, &gr));
+    CATTN_CUDA_OK(cudaGraphInstantiate(&exec, gr, 0));
+    for (int rep = 0; rep < times; ++rep) CATTN_CUDA_OK(cudaGraphLaunch(exec, stream));
+    CATTN_CUDA_OK(cudaGraphExecDestroy(exec));
+    CATTN_CUDA_OK(cudaGraphDestroy(gr));
+  } else {
+    for (int rep = 0; rep < times; ++rep)
+      for (const auto* a : calls) ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(a));
+  }
+  CATTN_CUDA_OK(cudaStreamSynchronize(stream));
+  CATTN_CUDA_OK(cudaGetLastError());
+}
+
 // Runs one case on host and device; compares every byte of every output's storage.
 void check_case(const SelectCase& c, std::mt19937_64& g, cudaStream_t stream = nullptr,
                 bool graph = false) {
@@ -104,21 +126,7 @@ void check_case(const SelectCase& c, std::mt19937_64& g, cudaStream_t stream = n
   a = select_args(dq.dl(), dk.dl(), dv.dl(), dqsl.dl(), c.world, c.rank,
                   [&](int i) { return douts[static_cast<size_t>(i)]->dl(); });
   a.stream = reinterpret_cast<cattn_stream_t>(stream);
-  if (graph) {
-    cudaGraph_t gr;
-    cudaGraphExec_t exec;
-    CATTN_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&a));
-    CATTN_CUDA_OK(cudaStreamEndCapture(stream, &gr));
-    CATTN_CUDA_OK(cudaGraphInstantiate(&exec, gr, 0));
-    for (int rep = 0; rep < 2; ++rep) CATTN_CUDA_OK(cudaGraphLaunch(exec, stream));
-    CATTN_CUDA_OK(cudaGraphExecDestroy(exec));
-    CATTN_CUDA_OK(cudaGraphDestroy(gr));
-  } else {
-    ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&a));
-  }
-  CATTN_CUDA_OK(cudaStreamSynchronize(stream));
-  CATTN_CUDA_OK(cudaGetLastError());
+  ASSERT_NO_FATAL_FAILURE(enqueue_selects(stream, graph, graph ? 2 : 1, {&a}));
   const char* names[6] = {"q_head", "k_head", "v_head", "q_tail", "k_tail", "v_tail"};
   for (int i = 0; i < 6; ++i) {
     douts[i]->download();
@@ -402,26 +410,7 @@ TEST(fused_pcp_qkv_select_gpu, DependentLaunchesReadWhatTheKernelBeforeWrote) {
         select_args(d1[0]->dl(), d1[4]->dl(), d1[5]->dl(), dq2.dl(), world, rank,
                     [&](int i) { return d2[size_t(i)]->dl(); });
     first.stream = second.stream = reinterpret_cast<cattn_stream_t>(s);
-    if (graph) {
-      cudaGraph_t gr;
-      cudaGraphExec_t exec;
-      CATTN_CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-      ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&first));
-      ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&second));
-      CATTN_CUDA_OK(cudaStreamEndCapture(s, &gr));
-      CATTN_CUDA_OK(cudaGraphInstantiate(&exec, gr, 0));
-      CATTN_CUDA_OK(cudaGraphLaunch(exec, s));
-      CATTN_CUDA_OK(cudaStreamSynchronize(s));
-      CATTN_CUDA_OK(cudaGraphExecDestroy(exec));
-      CATTN_CUDA_OK(cudaGraphDestroy(gr));
-    } else {
-      for (int rep = 0; rep < 3; ++rep) {
-        ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&first));
-        ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select(&second));
-      }
-    }
-    CATTN_CUDA_OK(cudaStreamSynchronize(s));
-    CATTN_CUDA_OK(cudaGetLastError());
+    ASSERT_NO_FATAL_FAILURE(enqueue_selects(s, graph, graph ? 1 : 3, {&first, &second}));
     for (int i = 0; i < 6; ++i) {
       d2[size_t(i)]->download();
       ASSERT_TRUE(o2[size_t(i)].bytes() == h2[size_t(i)].bytes()) << "output " << i << " differs";
