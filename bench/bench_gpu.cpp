@@ -3,8 +3,8 @@
 // over rotating input sets (so small cases are not served from L2), against the measured
 // device-to-device copy bandwidth. Traffic is counted exactly: every byte a correct kernel must
 // read once plus every byte it must write once. Fused select rows also time a cudaMemcpyAsync of
-// the same traffic in the same run (its "of memcpy" column is that copy's time over the select's),
-// each call alone and calls back to back.
+// the same traffic in the same run (its "of memcpy" column is that copy's time over the
+// select's): each call alone, the two kinds of call interleaved, and calls back to back.
 //
 //   bench_gpu [--reps N] [--filter SUBSTRING]
 #include <cuda_runtime_api.h>
@@ -19,6 +19,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cattn.h"
@@ -90,27 +91,53 @@ struct Tensor {
   Tensor(const Tensor& o) : shape(o.shape), t(o.t) { t.shape = shape.data(); }
 };
 
-// Median time in microseconds of `launch` over g_reps runs (after warm-up), each timed alone.
-double median_us(cudaStream_t s, const std::function<void(int)>& launch) {
+// Times one call of `launch` alone (the stream idle before it) between two events, in
+// microseconds.
+double one_call_us(cudaStream_t s, cudaEvent_t a, cudaEvent_t b,
+                   const std::function<void(int)>& launch, int i) {
+  CK(cudaEventRecord(a, s));
+  launch(i);
+  CK(cudaEventRecord(b, s));
+  CK(cudaEventSynchronize(b));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, a, b));
+  return ms * 1000.0;
+}
+
+double median_of(std::vector<double> t) {
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
+// Median times in microseconds of `first` and `second` over g_reps runs each (after warm-up),
+// every call timed alone, the two interleaved (first, second, second, first, ...) so that a
+// drift of the machine's state during the run reaches both alike. `second` may be empty.
+std::pair<double, double> paired_median_us(cudaStream_t s, const std::function<void(int)>& first,
+                                           const std::function<void(int)>& second) {
   cudaEvent_t a, b;
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) launch(i);
-  std::vector<float> t;
+  for (int i = 0; i < 3; ++i) {
+    first(i);
+    if (second) second(i);
+  }
+  CK(cudaStreamSynchronize(s));
+  std::vector<double> t1, t2;
   for (int i = 0; i < g_reps; ++i) {
-    CK(cudaEventRecord(a, s));
-    launch(i);
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1000.f);
+    const bool swap = second && i % 2 == 1;
+    if (swap) t2.push_back(one_call_us(s, a, b, second, i));
+    t1.push_back(one_call_us(s, a, b, first, i));
+    if (second && !swap) t2.push_back(one_call_us(s, a, b, second, i));
   }
   CK(cudaGetLastError());
   cudaEventDestroy(a);
   cudaEventDestroy(b);
-  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-  return t[t.size() / 2];
+  return {median_of(t1), t2.empty() ? 0.0 : median_of(t2)};
+}
+
+// Median time in microseconds of `launch` over g_reps runs (after warm-up), each timed alone.
+double median_us(cudaStream_t s, const std::function<void(int)>& launch) {
+  return paired_median_us(s, launch, nullptr).first;
 }
 
 double copy_gbps(cudaStream_t s) {
@@ -128,31 +155,33 @@ bool wanted(const std::string& name) {
 
 // A fused select row. Each call timed alone: time, bandwidth over exact traffic, the fraction
 // of the asymptotic copy bandwidth, then a cudaMemcpyAsync of the same traffic timed the same
-// way in the same run and the fraction of it (the ceiling that counts launch and tail effects
-// at small sizes too). Then both timed back to back ("b2b": calls queued between two events,
-// so the host's time to enqueue each one overlaps the previous one's work) and the select's
-// host time per call.
+// way, its calls interleaved with the select's, and the fraction of it (the ceiling that
+// counts launch and tail effects at small sizes too). Then both timed back to back ("b2b":
+// calls queued between two events, so the host's time to enqueue each one overlaps the previous
+// one's work), and each one's host time per call there.
 struct SelectTimes {
-  double alone_us, memcpy_us, b2b_us, b2b_memcpy_us, host_us;
+  double alone_us, memcpy_us, b2b_us, b2b_memcpy_us, host_us, memcpy_host_us;
 };
 void select_row(const std::string& name, double bytes, double copy, const SelectTimes& t) {
   const double gbps = bytes / (t.alone_us * 1e3);
-  std::printf("| %-70s | %9.2f | %7.1f | %6.3f | %9.2f | %9.3f | %8.2f | %8.2f | %7.3f | %7.2f |\n",
-              name.c_str(), t.alone_us, gbps, copy > 0 ? gbps / copy : 0.0, t.memcpy_us,
-              t.memcpy_us / t.alone_us, t.b2b_us, t.b2b_memcpy_us, t.b2b_memcpy_us / t.b2b_us,
-              t.host_us);
+  std::printf(
+      "| %-70s | %9.2f | %7.1f | %6.3f | %9.2f | %9.3f | %8.2f | %8.2f | %7.3f | %7.2f | %9.2f |\n",
+      name.c_str(), t.alone_us, gbps, copy > 0 ? gbps / copy : 0.0, t.memcpy_us,
+      t.memcpy_us / t.alone_us, t.b2b_us, t.b2b_memcpy_us, t.b2b_memcpy_us / t.b2b_us, t.host_us,
+      t.memcpy_host_us);
   std::fflush(stdout);
 }
 
 void select_header(const char* title) {
-  std::printf("\n| %-70s | %9s | %7s | %6s | %9s | %9s | %8s | %8s | %7s | %7s |\n", title, "us",
-              "GB/s", "copy", "memcpy us", "of memcpy", "b2b us", "b2b mcpy", "of mcpy", "host us");
-  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(72, '-').c_str(),
+  std::printf("\n| %-70s | %9s | %7s | %6s | %9s | %9s | %8s | %8s | %7s | %7s | %9s |\n", title,
+              "us", "GB/s", "copy", "memcpy us", "of memcpy", "b2b us", "b2b mcpy", "of mcpy",
+              "host us", "mcpy host");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(72, '-').c_str(),
               std::string(11, '-').c_str(), std::string(9, '-').c_str(),
               std::string(8, '-').c_str(), std::string(11, '-').c_str(),
               std::string(11, '-').c_str(), std::string(10, '-').c_str(),
               std::string(10, '-').c_str(), std::string(9, '-').c_str(),
-              std::string(9, '-').c_str());
+              std::string(9, '-').c_str(), std::string(11, '-').c_str());
 }
 
 // Mean time per call of `calls` calls of `launch` queued back to back between two events, the
@@ -188,19 +217,21 @@ double back_to_back_us(cudaStream_t s, int calls, const std::function<void(int)>
 }
 
 // A device-to-device cudaMemcpyAsync moving `traffic` bytes (traffic / 2 read, traffic / 2
-// written), its sources rotating over `sets` buffers as the select's inputs do: each call timed
-// alone (median), and `calls` back to back.
-void time_same_size_memcpy(cudaStream_t s, double traffic, int sets, int calls, SelectTimes& t) {
-  const size_t n = static_cast<size_t>(traffic / 2) / 16 * 16;
+// written), its sources rotating over `sets` buffers as the select's inputs do.
+struct SameSizeMemcpy {
   std::vector<std::unique_ptr<DevBuf>> src;
-  for (int i = 0; i < sets; ++i) src.emplace_back(new DevBuf(n));
-  DevBuf dst(n);
-  auto copy = [&](int i) {
-    CK(cudaMemcpyAsync(dst.p, src[i % sets]->p, n, cudaMemcpyDeviceToDevice, s));
-  };
-  t.memcpy_us = median_us(s, copy);
-  t.b2b_memcpy_us = back_to_back_us(s, calls, copy);
-}
+  std::unique_ptr<DevBuf> dst;
+  size_t n;
+  SameSizeMemcpy(double traffic, int sets) : n(static_cast<size_t>(traffic / 2) / 16 * 16) {
+    for (int i = 0; i < sets; ++i) src.emplace_back(new DevBuf(n));
+    dst.reset(new DevBuf(n));
+  }
+  std::function<void(int)> call(cudaStream_t s) {
+    return [this, s](int i) {
+      CK(cudaMemcpyAsync(dst->p, src[i % src.size()]->p, n, cudaMemcpyDeviceToDevice, s));
+    };
+  }
+};
 
 // One fused select shape over the request boundaries `qsl_h` (`label` ends the row's name).
 void bench_fused_select(cudaStream_t s, double copy, const BenchSelectShape& sh,
@@ -261,15 +292,14 @@ void bench_fused_select(cudaStream_t s, double copy, const BenchSelectShape& sh,
     a.v = &vs[i % sets].t;
     CATTN_CK(cattn_fused_pcp_qkv_select(&a));
   };
+  SameSizeMemcpy mc(bytes, sets);
+  const std::function<void(int)> copy_call = mc.call(s);
   SelectTimes t{};
-  t.alone_us = median_us(s, call);
+  std::tie(t.alone_us, t.memcpy_us) = paired_median_us(s, call, copy_call);
   // About 2 ms of work a batch, 8 to 200 calls.
   const int calls = static_cast<int>(std::max(8.0, std::min(200.0, 2000.0 / t.alone_us)));
   t.b2b_us = back_to_back_us(s, calls, call, &t.host_us);
-  q.clear();
-  k.clear();
-  v.clear();
-  time_same_size_memcpy(s, bytes, sets, calls, t);
+  t.b2b_memcpy_us = back_to_back_us(s, calls, copy_call, &t.memcpy_host_us);
   select_row(name, bytes, copy, t);
 }
 
