@@ -764,7 +764,8 @@ typedef struct cattn_fused_pcp_qkv_select_args {
  *   (since 1.1) the kernel is a programmatic dependent launch: it may be scheduled while the
  *   kernel before it on the stream drains, but reads and writes no memory until that kernel
  *   has completed, so stream order (CUDA-graph capture included) is as for any kernel; and it
- *   lets a dependent launch queued after it be scheduled as its own blocks drain.
+ *   lets a dependent launch queued after it be scheduled once all of its own blocks have
+ *   started.
  * Lifetime: tensors borrowed for the call. Thread safety: any thread. Since: 1.0 */
 CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_select_args_t* args);
 

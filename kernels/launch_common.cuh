@@ -92,8 +92,8 @@ __device__ __forceinline__ BlockSlice whole_grid() { return {blockIdx.x, gridDim
 // scheduled while the previous kernel on its stream finishes; it must call
 // wait_for_prior_grids() before it touches global memory (the call returns once that kernel
 // has completed and its writes are visible), and it calls allow_dependent_grids() to let the
-// next such kernel be scheduled as its own blocks drain. Both are no-ops before sm_90 and in
-// a launch without the attribute.
+// next such kernel be scheduled once every one of its own blocks has made that call (or
+// exited). Both are no-ops before sm_90 and in a launch without the attribute.
 __device__ __forceinline__ void wait_for_prior_grids() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
