@@ -21,7 +21,10 @@
  *     dtype, and a value that does not fit it is an error (host) or is documented per call
  *     (device). Every dtype has one lane: lanes != 1 is CATTN_INVALID_ARGUMENT, like any other
  *     wrong dtype (1.1; 1.0 returned CATTN_NOT_SUPPORTED). An element width other than 8, 16,
- *     32 or 64 bits is CATTN_NOT_SUPPORTED.
+ *     32 or 64 bits is CATTN_NOT_SUPPORTED. A view whose elements span more than 2^57 bytes
+ *     (shape, strides and element size; past any canonical address range) is
+ *     CATTN_INVALID_ARGUMENT, "spans more bytes than an address space holds", whatever its
+ *     dtype (since 1.1).
  *  3. Broadcast inputs. An input a call reads in full while writing fewer outputs -
  *     query_start_loc, cu_num_tokens, the *_cpu mirrors of the conv1d metadata and of the
  *     local-attention plan, logits_indices_padded - may be a broadcast view (a zero stride in a
@@ -29,9 +32,21 @@
  *     that no call works in proportion to a size no memory backs; a larger one is
  *     CATTN_INVALID_ARGUMENT. Elsewhere the work is bounded by the outputs, which are real
  *     memory.
- *  4. Overlap. No output may share memory with an input or with another output (the byte
- *     ranges their elements span are compared), except where a call documents an exact
- *     in-place alias; an overlap is CATTN_INVALID_ARGUMENT before anything is written.
+ *  4. Overlap, one rule for every call. Everything a call reads is an input: tensor elements,
+ *     the DLTensor structs and their shape and strides arrays, args and metadata structs,
+ *     arrays and strings behind pointers. Everything it writes is an output: tensor elements,
+ *     output structs (an out metadata struct, cattn_unpadded's storage, a properties or shape
+ *     struct), values written through pointers. No output may share a byte with an input or
+ *     with another output; an overlap is CATTN_INVALID_ARGUMENT, naming the output and what it
+ *     shares memory with, before anything is written. Byte ranges are compared in one address
+ *     space, whatever the devices (since 1.1: DLTensor structs, shapes, strides, args and
+ *     metadata structs count; 1.0 compared tensor elements on the same device). The
+ *     exemptions, each documented where it applies: an output that is exactly the view of the
+ *     input it replaces (in place: get_dcp_local_seq_lens, compute_num_computed_tokens,
+ *     extend_all_queries_by_n, mamba_get_block_table_tensor without ALIGN, log2_lse_to_ln); an
+ *     out metadata struct that is the input metadata struct itself (extend_all_queries_by_n,
+ *     make_kv_sharing_fast_prefill_common_attn_metadata, cattn_local_attention_plan_fill); and
+ *     the out fields of an args struct, which a call fills after every read.
  *  5. Inputs that change. Inputs must not change while a call reads them. If another thread
  *     writes one anyway (a data race of the caller's), the outputs' values are unspecified and
  *     the call may fail, but it never writes outside its outputs or reads outside its inputs:
@@ -54,17 +69,25 @@
  *     what its size query reports, or of a fixed size) and for error messages; device memory
  *     is never allocated (a workspace comes from the caller).
  *  9. Versioned structs. Structs that cross the ABI begin with `size_t struct_size`; set it
- *     with the *_INIT macro. A struct_size smaller than the oldest supported size is
- *     CATTN_INVALID_ARGUMENT; a larger one (from a newer header) is accepted, and only the
- *     fields this header knows are read or written.
+ *     with the *_INIT macro. The sizes a header release defined are accepted, and so is any
+ *     size from the newest up (a newer header's struct, up to SIZE_MAX): only the fields this
+ *     header knows are read or written, and no size forms an address past them. A size below
+ *     the oldest is CATTN_INVALID_ARGUMENT ("has struct_size too small"); so is one between two
+ *     releases' sizes, which no header wrote (since 1.1; 1.1.0 pre-releases read it as the older
+ *     version in some calls). The structs that grew in 1.1 list both sizes
+ *     (CATTN_COMMON_ATTN_METADATA_SIZE_1_0 / _1_1, CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE_1_0).
+ *     Reserved fields ("set to 0") must be 0 in every struct a call reads: any other value is
+ *     CATTN_INVALID_ARGUMENT.
  * 10. Threads. Every call may be made from any number of threads at once, provided no two
  *     threads write the same output tensor or handle; handles are safe to share for reading.
  *     The last-error message is per thread.
  * 11. Handles (contexts, plans, communicators) are opaque and checked on every use: a
  *     destroyed handle, a pointer no create call returned, or a handle of another kind is
  *     CATTN_INVALID_ARGUMENT, and destroying one of them frees nothing (the destroy call sets
- *     the message). Undefined, because it cannot be detected: destroying a handle while another
- *     thread uses it, and using a destroyed handle whose address a later create call reused.
+ *     the message). Such a pointer is never read: the live-handle registry vouches for a
+ *     pointer before the library touches the memory it points to. Undefined, because it
+ *     cannot be detected: destroying a handle while another thread uses it, and using a
+ *     destroyed handle whose address a later create call reused.
  *
  * Each declaration: what it computes; its parameters; Reads / Writes / Allocates; Returns
  * (every status it can return); Stream; Lifetime; Thread safety; Since.
@@ -212,7 +235,8 @@ typedef struct cattn_common_attn_metadata {
   int64_t max_seq_len;
   int64_t num_logits_indices;        /* meaningful only with logits_indices_padded */
   int32_t causal;                    /* 1 = causal */
-  int32_t reserved0;                 /* set to 0 */
+  int32_t reserved0;                 /* set to 0; a metadata struct a call reads with another
+                                        value is CATTN_INVALID_ARGUMENT (since 1.1) */
   /* Since 1.1: vLLM's newer CommonAttentionMetadata fields. A call reads and writes them only
    * when the struct's struct_size covers them (CATTN_COMMON_ATTN_METADATA_SIZE_1_1); a 1.0
    * struct (CATTN_COMMON_ATTN_METADATA_SIZE_1_0) behaves as these fields were NULL / not given,
@@ -438,7 +462,8 @@ typedef struct cattn_kv_cache_layout_strides_args {
  * args: host pointer, not NULL.
  * Reads: args. Writes: args->strides, physical_shape, numel. Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (args NULL, small struct_size, layout not one of
- *   the six, a negative size, a product that overflows int64 - the message names the axis).
+ *   the six, reserved0 not 0 (since 1.1.0), a negative size, a product that overflows int64 -
+ *   the message names the axis).
  * Stream: synchronous. Lifetime: -. Thread safety: any thread. Since: 1.1 */
 CATTN_API cattn_status_t cattn_kv_cache_layout_strides(cattn_kv_cache_layout_strides_args_t* args);
 
@@ -563,11 +588,12 @@ CATTN_API cattn_status_t cattn_context_set_kv_cache_layout_preset(cattn_context_
  * Writes: args->layout, connector_fell_back, from_preset; the context's layout.
  * Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or not live, args NULL, small
- *   struct_size, a negative count, a NULL array that must hold entries, a NULL name, and
- *   every failure vLLM raises: an unknown preset, no worker or an empty list (vLLM asserts),
- *   workers that disagree (asserts), an unknown name in the first list, mixed specs with no
- *   block-compact candidate, an unknown user setting or one that is not a candidate, an
- *   unknown connector layout; the message names the argument and lists what was valid).
+ *   struct_size, reserved0 or reserved1 not 0, a negative count, a NULL array that must hold
+ *   entries, a NULL name, and every failure vLLM raises: an unknown preset, no worker or an
+ *   empty list (vLLM asserts), workers that disagree (asserts), an unknown name in the first
+ *   list, mixed specs with no block-compact candidate, an unknown user setting or one that is
+ *   not a candidate, an unknown connector layout; the message names the argument and lists
+ *   what was valid).
  *   On failure the context is left as it was.
  * Stream: synchronous. Lifetime: the arrays and strings are read during the call only.
  * Thread safety: any thread; the whole resolution holds the context's lock, so of concurrent
@@ -1190,7 +1216,7 @@ typedef struct cattn_fast_prefill_metadata_args {
   DLTensor* decode_max_and_total;
   int32_t passthrough;            /* out: 1 when max_query_len == 1 and out is a copy of the
                                      input (vLLM returns the metadata unchanged) */
-  int32_t reserved0;
+  int32_t reserved0;              /* set to 0 */
   cattn_stream_t stream;
 } cattn_fast_prefill_metadata_args_t;
 #define CATTN_FAST_PREFILL_METADATA_ARGS_SIZE ((size_t)sizeof(cattn_fast_prefill_metadata_args_t))
@@ -1219,7 +1245,8 @@ typedef cattn_fast_prefill_metadata_args_t
  * num_logits_indices through to the backend's metadata.
  * Reads: args, the metadata struct, query_start_loc, logits_indices_padded. Writes: out's
  *   fields and tensors, decode_max_and_total, passthrough. Allocates: nothing.
- * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (no logits indices when max_query_len != 1,
+ * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (reserved0 not 0, no logits indices when
+ *   max_query_len != 1,
  *   num_logits_indices outside [0, length], num_reqs < 1, query_start_loc not of num_reqs + 1
  *   entries or (host) decreasing, a host logits index at or past query_start_loc[num_reqs],
  *   overlapping outputs, a broadcast input of more than CATTN_MAX_BROADCAST_ELEMENTS entries -
@@ -2250,9 +2277,10 @@ typedef struct cattn_unpadded_args {
  * Reads: args, the metadata struct and its tensors' shapes and strides. Writes: *out (its
  *   struct_size kept), *args->storage (its struct_size kept). Allocates: nothing.
  * Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL args, metadata, out or storage, small
- *   struct_size, out equal to metadata, B' or T' negative or past a tensor's first dimension,
- *   query_start_loc(_cpu) shorter than B' + 1, a tensor of no dimension or of more than
- *   CATTN_UNPADDED_MAX_DIMS, malformed tensors).
+ *   struct_size, out or storage overlapping each other, args, metadata or a DLTensor the views
+ *   are made from (out equal to metadata among them), B' or T' negative or past a tensor's
+ *   first dimension, query_start_loc(_cpu) shorter than B' + 1, a tensor of no dimension or of
+ *   more than CATTN_UNPADDED_MAX_DIMS, malformed tensors).
  * Stream: synchronous; no device work, so it serves host and device tensors alike.
  * Lifetime: out's tensor fields point into args->storage and into the input tensors' memory;
  *   they stay valid while both do. Thread safety: any thread. Since: 1.1 */

@@ -8,13 +8,15 @@
 
 #include "common/comm_handle.h"
 #include "common/error.h"
+#include "common/struct_arg.h"
 #include "device/comm_device.h"
 
 namespace {
 
-void require_ptr(const char* fn, const char* arg, const void* p) {
+void require_ptr(const char* fn, const char* arg, const void* p, size_t bytes) {
   if (p == nullptr)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, "is NULL", "NULL", "a pointer");
+  cattn::record_input(arg, p, bytes);
 }
 
 }  // namespace
@@ -24,7 +26,8 @@ extern "C" {
 CATTN_API cattn_status_t cattn_comm_get_unique_id(cattn_comm_unique_id_t* id) {
   constexpr const char* fn = "cattn_comm_get_unique_id";
   return cattn::guarded(fn, [&] {
-    require_ptr(fn, "id", id);
+    cattn::require_out_ptr(fn, "id", id);
+    cattn::seal_arguments();
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_nccl_path(fn);
     else cattn::comm_get_unique_id_device(fn, id);
   });
@@ -35,8 +38,8 @@ CATTN_API cattn_status_t cattn_comm_create(const cattn_comm_unique_id_t* id, int
                                            cattn_comm_t** out) {
   constexpr const char* fn = "cattn_comm_create";
   return cattn::guarded(fn, [&] {
-    require_ptr(fn, "id", id);
-    require_ptr(fn, "out", out);
+    require_ptr(fn, "id", id, sizeof *id);
+    cattn::require_out_ptr(fn, "out", out);
     if (nranks < 1)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "nranks", "is out of range",
                       std::to_string(nranks), ">= 1");
@@ -46,6 +49,7 @@ CATTN_API cattn_status_t cattn_comm_create(const cattn_comm_unique_id_t* id, int
     if (cuda_device < 0)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "cuda_device", "is negative",
                       std::to_string(cuda_device), "a device ordinal >= 0");
+    cattn::seal_arguments();
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_nccl_path(fn);
     else *out = cattn::comm_create_device(fn, id, nranks, rank, cuda_device);
   });
@@ -54,8 +58,9 @@ CATTN_API cattn_status_t cattn_comm_create(const cattn_comm_unique_id_t* id, int
 CATTN_API cattn_status_t cattn_comm_create_borrowed(void* nccl_comm, cattn_comm_t** out) {
   constexpr const char* fn = "cattn_comm_create_borrowed";
   return cattn::guarded(fn, [&] {
-    require_ptr(fn, "nccl_comm", nccl_comm);
-    require_ptr(fn, "out", out);
+    require_ptr(fn, "nccl_comm", nccl_comm, 0);  // NCCL's own object, never read here
+    cattn::require_out_ptr(fn, "out", out);
+    cattn::seal_arguments();
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_nccl_path(fn);
     else *out = cattn::comm_create_borrowed_device(fn, nccl_comm);
   });
@@ -73,7 +78,8 @@ CATTN_API cattn_status_t cattn_comm_get_rank(const cattn_comm_t* comm, int32_t* 
   constexpr const char* fn = "cattn_comm_get_rank";
   return cattn::guarded(fn, [&] {
     cattn::require_comm(fn, "comm", comm);
-    require_ptr(fn, "rank", rank);
+    cattn::require_out_ptr(fn, "rank", rank);
+    cattn::seal_arguments();
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_nccl_path(fn);
     *rank = comm->rank;
   });
@@ -83,7 +89,8 @@ CATTN_API cattn_status_t cattn_comm_get_size(const cattn_comm_t* comm, int32_t* 
   constexpr const char* fn = "cattn_comm_get_size";
   return cattn::guarded(fn, [&] {
     cattn::require_comm(fn, "comm", comm);
-    require_ptr(fn, "size", size);
+    cattn::require_out_ptr(fn, "size", size);
+    cattn::seal_arguments();
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_nccl_path(fn);
     *size = comm->size;
   });

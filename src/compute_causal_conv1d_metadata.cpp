@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/product_checks.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/compute_causal_conv1d_metadata_device.h"
 #include "host/compute_causal_conv1d_metadata_host.h"
@@ -26,11 +27,12 @@ const cattn::TensorArg& check_query_start_loc(const char* fn, const cattn::Tenso
 struct Conv1dOutputs {
   template <class Args>
   Conv1dOutputs(const char* fn, const Args* args)
-      : nums(fn, "args->nums", args->nums, true),
-        mlist(fn, "args->mlist", args->mlist, true),
-        offsetlist(fn, "args->offsetlist", args->offsetlist, true),
-        batch_ptr(fn, "args->batch_ptr", args->batch_ptr, true),
-        chunk_ptr(fn, "args->token_chunk_offset_ptr", args->token_chunk_offset_ptr, true) {}
+      : nums(fn, "args->nums", args->nums, kOut, true),
+        mlist(fn, "args->mlist", args->mlist, kOut, true),
+        offsetlist(fn, "args->offsetlist", args->offsetlist, kOut, true),
+        batch_ptr(fn, "args->batch_ptr", args->batch_ptr, kOut, true),
+        chunk_ptr(fn, "args->token_chunk_offset_ptr", args->token_chunk_offset_ptr, kOut, true) {}
+  static constexpr cattn::Use kOut = cattn::Use::Out;
   Conv1dOutputs(const Conv1dOutputs&) = delete;
   Conv1dOutputs& operator=(const Conv1dOutputs&) = delete;
   const cattn::TensorArg nums, mlist, offsetlist, batch_ptr, chunk_ptr;
@@ -45,10 +47,13 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_size(
     const DLTensor* query_start_loc_cpu, int64_t block_m, int64_t* tot, int64_t* capacity) {
   constexpr const char* fn = "cattn_compute_causal_conv1d_metadata_size";
   return cattn::guarded(fn, [&] {
-    const cattn::TensorArg q(fn, "query_start_loc_cpu", query_start_loc_cpu);
+    const cattn::TensorArg q(fn, "query_start_loc_cpu", query_start_loc_cpu, cattn::Use::In);
     check_query_start_loc(fn, q, "", block_m);
+    cattn::optional_out_ptr("tot", tot);
+    cattn::optional_out_ptr("capacity", capacity);
     const auto c = cattn::compute_causal_conv1d_metadata_count_host(fn, q, block_m);
     const int64_t cap = cattn::checked_mul(fn, "capacity", std::max(kMinPrograms, c.tot), 2);
+    cattn::seal_arguments();
     if (tot != nullptr) *tot = c.tot;
     if (capacity != nullptr) *capacity = cap;
   });
@@ -58,8 +63,9 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
     cattn_causal_conv1d_metadata_args_t* args) {
   constexpr const char* fn = "cattn_compute_causal_conv1d_metadata";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_causal_conv1d_metadata_args_t));
-    const cattn::TensorArg q(fn, "args->query_start_loc_cpu", args->query_start_loc_cpu);
+    cattn::require_struct(fn, "args", args);
+    const cattn::TensorArg q(fn, "args->query_start_loc_cpu", args->query_start_loc_cpu,
+                             cattn::Use::In);
     check_query_start_loc(fn, q, "args->", args->block_m);
     const Conv1dOutputs given(fn, args);
     const cattn::TensorArg &nums = given.nums, &mlist = given.mlist;
@@ -69,8 +75,7 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
     for (const cattn::TensorArg* o : outs)
       if (o->present()) o->expect_ndim(1).expect_index_dtype().expect_writable();
     // The host path rereads query_start_loc_cpu while it writes each output.
-    cattn::require_disjoint_outputs(fn, {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr},
-                                    {&q});
+    cattn::seal_arguments();
     // query_start_loc_cpu is a host mirror, so only the outputs decide the device.
     const cattn::Where where =
         cattn::require_same_device(fn, {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr});
@@ -108,8 +113,8 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_device(
     const cattn_causal_conv1d_metadata_device_args_t* args) {
   constexpr const char* fn = "cattn_compute_causal_conv1d_metadata_device";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_causal_conv1d_metadata_device_args_t));
-    const cattn::TensorArg q(fn, "args->query_start_loc", args->query_start_loc);
+    cattn::require_struct(fn, "args", args);
+    const cattn::TensorArg q(fn, "args->query_start_loc", args->query_start_loc, cattn::Use::In);
     q.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
     if (q.size(0) < 1)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->query_start_loc", "is empty",
@@ -119,12 +124,11 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_device(
     const cattn::TensorArg &nums = given.nums, &mlist = given.mlist;
     const cattn::TensorArg &offsetlist = given.offsetlist, &batch_ptr = given.batch_ptr,
                            &chunk_ptr = given.chunk_ptr;
-    const cattn::TensorArg tot(fn, "args->tot", args->tot, true);
+    const cattn::TensorArg tot(fn, "args->tot", args->tot, cattn::Use::Out, true);
     const auto& outs = given.all;
     cattn::check_causal_conv1d_device_outputs(outs, tot, q.size(0) - 1);
     // Every block reads all of query_start_loc while others write.
-    cattn::require_disjoint_outputs(fn, {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr, &tot},
-                                    {&q});
+    cattn::seal_arguments();
     cattn::require_same_device(fn, {&q, &nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr, &tot});
     q.expect_cuda("cattn_compute_causal_conv1d_metadata");
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "host/compute_mm_prefix_range_tensor_host.h"
 
@@ -34,14 +35,15 @@ CATTN_API cattn_status_t cattn_compute_mm_prefix_range_tensor(
     cattn_mm_prefix_range_tensor_args_t* args) {
   constexpr const char* fn = "cattn_compute_mm_prefix_range_tensor";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_mm_prefix_range_tensor_args_t));
+    cattn::require_struct(fn, "args", args);
     if (args->reserved0 != 0)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->reserved0", "is not 0",
                       std::to_string(args->reserved0), "0");
     const bool given = ranges_given(fn, args->range_offsets, args->ranges);
-    const cattn::TensorArg offsets(fn, "args->range_offsets", args->range_offsets, true);
-    const cattn::TensorArg ranges(fn, "args->ranges", args->ranges, true);
-    const cattn::TensorArg out(fn, "args->out", args->out, true);
+    const cattn::TensorArg offsets(fn, "args->range_offsets", args->range_offsets, cattn::Use::In,
+                                   true);
+    const cattn::TensorArg ranges(fn, "args->ranges", args->ranges, cattn::Use::In, true);
+    const cattn::TensorArg out(fn, "args->out", args->out, cattn::Use::Out, true);
     if (out.present()) require_host_out(out);
     cattn::MmPrefixShape shape;
     if (given) {
@@ -52,10 +54,11 @@ CATTN_API cattn_status_t cattn_compute_mm_prefix_range_tensor(
         out.expect_out_size(0, m.requests())
             .expect_out_size(1, shape.max_ranges)
             .expect_out_size(2, 2);
-        cattn::require_disjoint_outputs(fn, {&out}, {&offsets, &ranges});
+        cattn::seal_arguments();
         cattn::compute_mm_prefix_range_tensor_host(m, shape.max_ranges, out);
       }
     }
+    cattn::seal_arguments();  // (out, when not written)
     args->max_ranges = shape.max_ranges;
     args->is_none = shape.is_none ? 1 : 0;
   });
@@ -65,13 +68,15 @@ CATTN_API cattn_status_t cattn_fill_mm_prefix_query_ranges(
     cattn_fill_mm_prefix_query_ranges_args_t* args) {
   constexpr const char* fn = "cattn_fill_mm_prefix_query_ranges";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_fill_mm_prefix_query_ranges_args_t));
+    cattn::require_struct(fn, "args", args);
     const bool given = ranges_given(fn, args->range_offsets, args->ranges);
-    const cattn::TensorArg offsets(fn, "args->range_offsets", args->range_offsets, true);
-    const cattn::TensorArg ranges(fn, "args->ranges", args->ranges, true);
-    const cattn::TensorArg qsl(fn, "args->query_start_loc_cpu", args->query_start_loc_cpu);
-    const cattn::TensorArg seq(fn, "args->seq_lens_cpu", args->seq_lens_cpu);
-    const cattn::TensorArg out(fn, "args->out", args->out);
+    const cattn::TensorArg offsets(fn, "args->range_offsets", args->range_offsets, cattn::Use::In,
+                                   true);
+    const cattn::TensorArg ranges(fn, "args->ranges", args->ranges, cattn::Use::In, true);
+    const cattn::TensorArg qsl(fn, "args->query_start_loc_cpu", args->query_start_loc_cpu,
+                               cattn::Use::In);
+    const cattn::TensorArg seq(fn, "args->seq_lens_cpu", args->seq_lens_cpu, cattn::Use::In);
+    const cattn::TensorArg out(fn, "args->out", args->out, cattn::Use::Out);
     qsl.expect_ndim(1).expect_index_dtype().expect_host().expect_scan_bounded();
     if (qsl.size(0) < 1)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "is empty", qsl.shape_string(),
@@ -81,7 +86,7 @@ CATTN_API cattn_status_t cattn_fill_mm_prefix_query_ranges(
         0, batch);
     require_host_out(out);
     out.expect_ndim(2).expect_index_dtype().expect_writable().expect_size(1, 2);
-    cattn::require_disjoint_outputs(fn, {&out}, {&offsets, &ranges, &qsl, &seq});
+    cattn::seal_arguments();
     int64_t rows = 0;
     if (given) {
       const cattn::MmPrefixRanges m(fn, offsets, ranges, batch);

@@ -7,14 +7,14 @@
 #include "common/cuda_runtime.h"
 #include "common/error.h"
 #include "common/context.h"
+#include "common/struct_arg.h"
 
 extern "C" {
 
 CATTN_API cattn_status_t cattn_context_create(cattn_context_t** out) {
   return cattn::guarded("cattn_context_create", [&] {
-    if (out == nullptr)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, "cattn_context_create", "out", "is NULL", "NULL",
-                      "a pointer to receive the handle");
+    cattn::require_out_ptr("cattn_context_create", "out", out);
+    cattn::seal_arguments();
     auto ctx = std::make_unique<cattn_context_s>();
     cattn::register_handle(ctx.get(), cattn::HandleKind::Context);
     *out = ctx.release();
@@ -30,9 +30,8 @@ CATTN_API void cattn_context_destroy(cattn_context_t* ctx) {
 
 CATTN_API cattn_status_t cattn_cuda_device_count(int32_t* count) {
   return cattn::guarded("cattn_cuda_device_count", [&] {
-    if (count == nullptr)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, "cattn_cuda_device_count", "count", "is NULL",
-                      "NULL", "a pointer");
+    cattn::require_out_ptr("cattn_cuda_device_count", "count", count);
+    cattn::seal_arguments();
     *count = cattn::cuda_device_count();
   });
 }

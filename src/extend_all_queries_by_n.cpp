@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/metadata.h"
 #include "common/product_checks.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/extend_all_queries_by_n_device.h"
 #include "device/get_dcp_local_seq_lens_device.h"
@@ -33,17 +34,6 @@ void require_mirror_pair(const char* fn, const cattn::TensorArg& in, const cattn
   if (!in.present()) return;
   in.expect_ndim(1).expect_index_dtype().expect_host().expect_size(0, size);
   out.expect_ndim(1).expect_index_dtype().expect_host().expect_writable().expect_out_size(0, size);
-}
-
-// In place works when an output is exactly the input it replaces or that input's mirror (the
-// host loop reads element i of both before writing it there). Any other overlap would feed
-// written values back in, so it is refused.
-void require_safe_alias(const char* fn, const cattn::TensorArg& out,
-                        std::initializer_list<const cattn::TensorArg*> own,
-                        std::initializer_list<const cattn::TensorArg*> others) {
-  for (const cattn::TensorArg* in : own)
-    if (!cattn::same_view(out, *in)) cattn::require_disjoint(fn, out, *in);
-  for (const cattn::TensorArg* in : others) cattn::require_disjoint(fn, out, *in);
 }
 
 // The DCP lengths in the output exactly when the input has them (as for the mirrors), [B] of
@@ -71,27 +61,32 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
     const cattn_extend_all_queries_by_n_args_t* args) {
   constexpr const char* fn = "cattn_extend_all_queries_by_n";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE_1_0);
-    const bool args_1_1 = args->struct_size >= sizeof(cattn_extend_all_queries_by_n_args_t);
+    cattn::require_struct(fn, "args", args);
+    const bool args_1_1 = cattn::has_newest(args);
     // A snapshot of the input, because `out` may be the very same struct.
     const cattn_common_attn_metadata_t in =
         cattn::read_metadata(fn, "args->metadata", args->metadata);
-    cattn::require_metadata_out(fn, "args->out", args->out);
+    cattn::require_metadata_out(fn, "args->out", args->out, args->metadata);
     cattn_common_attn_metadata_t* const out = args->out;
     const int64_t n = args->n;
     cattn::check_extend_n(fn, "args->", n);
 
-    const cattn::TensorArg seq_lens(fn, "args->metadata->seq_lens", in.seq_lens);
-    const cattn::TensorArg qsl(fn, "args->metadata->query_start_loc", in.query_start_loc);
-    const cattn::TensorArg seq_lens_cpu(fn, "args->metadata->seq_lens_cpu", in.seq_lens_cpu, true);
+    const cattn::TensorArg seq_lens(fn, "args->metadata->seq_lens", in.seq_lens, cattn::Use::In);
+    const cattn::TensorArg qsl(fn, "args->metadata->query_start_loc", in.query_start_loc,
+                               cattn::Use::In);
+    const cattn::TensorArg seq_lens_cpu(fn, "args->metadata->seq_lens_cpu", in.seq_lens_cpu,
+                                        cattn::Use::In, true);
     const cattn::TensorArg qsl_cpu(fn, "args->metadata->query_start_loc_cpu",
-                                   in.query_start_loc_cpu, true);
-    const cattn::TensorArg slot(fn, "args->new_slot_mapping", args->new_slot_mapping, true);
-    const cattn::TensorArg out_seq_lens(fn, "args->out->seq_lens", out->seq_lens);
-    const cattn::TensorArg out_qsl(fn, "args->out->query_start_loc", out->query_start_loc);
-    const cattn::TensorArg out_seq_lens_cpu(fn, "args->out->seq_lens_cpu", out->seq_lens_cpu, true);
+                                   in.query_start_loc_cpu, cattn::Use::In, true);
+    const cattn::TensorArg slot(fn, "args->new_slot_mapping", args->new_slot_mapping,
+                                cattn::Use::In, true);
+    const cattn::TensorArg out_seq_lens(fn, "args->out->seq_lens", out->seq_lens, cattn::Use::Out);
+    const cattn::TensorArg out_qsl(fn, "args->out->query_start_loc", out->query_start_loc,
+                                   cattn::Use::Out);
+    const cattn::TensorArg out_seq_lens_cpu(fn, "args->out->seq_lens_cpu", out->seq_lens_cpu,
+                                            cattn::Use::Out, true);
     const cattn::TensorArg out_qsl_cpu(fn, "args->out->query_start_loc_cpu",
-                                       out->query_start_loc_cpu, true);
+                                       out->query_start_loc_cpu, cattn::Use::Out, true);
 
     // vLLM's batch_size() is seq_lens.shape[0]; query_start_loc has one more entry.
     seq_lens.expect_ndim(1).expect_index_dtype();
@@ -102,37 +97,37 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
     require_mirror_pair(fn, seq_lens_cpu, out_seq_lens_cpu, batch);
     require_mirror_pair(fn, qsl_cpu, out_qsl_cpu, batch + 1);
     if (slot.present()) slot.expect_ndim(1);
+    // In place: an output may be exactly the input it replaces or that input's mirror (the host
+    // loop reads element i of both before writing it there), and a tensor and its mirror may be
+    // one view (both receive the same values, the mirror having been checked to match). Every
+    // other overlap would feed written values back in, and the seal below refuses it.
     for (const cattn::TensorArg* o : {&out_qsl, &out_qsl_cpu})
-      require_safe_alias(fn, *o, {&qsl, &qsl_cpu}, {&seq_lens, &seq_lens_cpu});
+      for (const cattn::TensorArg* i : {&qsl, &qsl_cpu}) cattn::allow_in_place(*o, *i);
     for (const cattn::TensorArg* o : {&out_seq_lens, &out_seq_lens_cpu})
-      require_safe_alias(fn, *o, {&seq_lens, &seq_lens_cpu}, {&qsl, &qsl_cpu});
-    // Outputs of different tensors never share memory; a tensor and its mirror may be one view
-    // (both receive the same values, the mirror having been checked to match).
-    for (const cattn::TensorArg* o : {&out_seq_lens, &out_seq_lens_cpu})
-      for (const cattn::TensorArg* other : {&out_qsl, &out_qsl_cpu})
-        cattn::require_disjoint_outputs(fn, {other, o}, {});
-    for (const auto& pair : {std::make_pair(&out_qsl, &out_qsl_cpu),
-                             std::make_pair(&out_seq_lens, &out_seq_lens_cpu)})
-      if (!cattn::same_view(*pair.first, *pair.second))
-        cattn::require_disjoint_outputs(fn, {pair.first, pair.second}, {});
+      for (const cattn::TensorArg* i : {&seq_lens, &seq_lens_cpu}) cattn::allow_in_place(*o, *i);
+    cattn::allow_in_place(out_qsl_cpu, out_qsl);
+    cattn::allow_in_place(out_seq_lens_cpu, out_seq_lens);
 
     // Since 1.1: the newer fields, present only in 1.1 structs (the snapshot `in` has NULLs for
     // a 1.0 input, and nothing is read from or written to a 1.0 out).
     const bool out_1_1 = cattn::metadata_has_1_1(out);
     const cattn::TensorArg upper(fn, "args->metadata->seq_lens_cpu_upper_bound",
-                                 in.seq_lens_cpu_upper_bound, true);
+                                 in.seq_lens_cpu_upper_bound, cattn::Use::In, true);
     const cattn::TensorArg out_upper(fn, "args->out->seq_lens_cpu_upper_bound",
-                                     out_1_1 ? out->seq_lens_cpu_upper_bound : nullptr, true);
+                                     out_1_1 ? out->seq_lens_cpu_upper_bound : nullptr,
+                                     cattn::Use::Out, true);
     const cattn::TensorArg dcp(fn, "args->metadata->dcp_local_seq_lens", in.dcp_local_seq_lens,
-                               true);
+                               cattn::Use::In, true);
     const cattn::TensorArg out_dcp(fn, "args->out->dcp_local_seq_lens",
-                                   out_1_1 ? out->dcp_local_seq_lens : nullptr, true);
+                                   out_1_1 ? out->dcp_local_seq_lens : nullptr, cattn::Use::Out,
+                                   true);
     const cattn::TensorArg dcp_cpu(fn, "args->metadata->dcp_local_seq_lens_cpu",
-                                   in.dcp_local_seq_lens_cpu, true);
+                                   in.dcp_local_seq_lens_cpu, cattn::Use::In, true);
     const cattn::TensorArg out_dcp_cpu(fn, "args->out->dcp_local_seq_lens_cpu",
-                                       out_1_1 ? out->dcp_local_seq_lens_cpu : nullptr, true);
+                                       out_1_1 ? out->dcp_local_seq_lens_cpu : nullptr,
+                                       cattn::Use::Out, true);
     const cattn::TensorArg positions(fn, "args->out->positions",
-                                     out_1_1 ? out->positions : nullptr, true);
+                                     out_1_1 ? out->positions : nullptr, cattn::Use::Out, true);
     if (out_1_1) {
       require_mirror_pair(fn, upper, out_upper, batch);
       require_dcp_pair(fn, dcp, out_dcp, batch, false);
@@ -152,19 +147,12 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
                         "0.." + std::to_string(args->dcp_size - 1));
     }
     if (positions.present()) positions.expect_ndim(1).expect_index_dtype().expect_writable();
-    // The DCP lengths and positions are computed from the extended outputs, never read from
-    // their inputs, so each may replace its own input; every other overlap is refused.
-    cattn::require_disjoint_outputs(
-        fn, {&out_dcp, &out_dcp_cpu, &positions},
-        {&qsl, &qsl_cpu, &seq_lens, &seq_lens_cpu, &out_qsl, &out_qsl_cpu, &out_seq_lens,
-         &out_seq_lens_cpu, &upper, &out_upper});
-    for (const cattn::TensorArg* o : {&out_upper})
-      if (o->present()) {
-        if (!cattn::same_view(*o, upper)) cattn::require_disjoint(fn, *o, upper);
-        cattn::require_disjoint_outputs(fn, {o}, {&qsl, &qsl_cpu, &seq_lens, &seq_lens_cpu,
-                                                  &out_qsl, &out_qsl_cpu, &out_seq_lens,
-                                                  &out_seq_lens_cpu});
-      }
+    // The upper bound is extended element by element like seq_lens; the DCP lengths are
+    // computed from the extended outputs, never read from their inputs. Each may replace its
+    // own input exactly; every other overlap is refused.
+    cattn::allow_in_place(out_upper, upper);
+    cattn::allow_in_place(out_dcp, dcp);
+    cattn::allow_in_place(out_dcp_cpu, dcp_cpu);
     if (out_dcp_cpu.present() && !seq_lens_cpu.present() && seq_lens.is_cuda())
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->metadata->seq_lens_cpu", "is NULL",
                       "NULL", "the host mirror of seq_lens, to extend dcp_local_seq_lens_cpu");
@@ -183,12 +171,13 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
         cattn::checked_add(fn, "args->metadata->max_query_len + n", in.max_query_len, n);
     const int64_t max_seq_len =
         cattn::checked_add(fn, "args->metadata->max_seq_len + n", in.max_seq_len, n);
+    cattn::seal_arguments();
 
     if (where == cattn::Where::Cuda) {
       // The mirrors are host memory: checked here as pairs of their own (on every build, so the
       // errors do not depend on it), and written after the launch so that a failed launch
       // leaves them untouched too.
-      const cattn::TensorArg none(fn, "(none)", nullptr, true);
+      const cattn::TensorArg none(fn, "(none)", nullptr, cattn::Use::In, true);
       const cattn::ExtendedPair starts{qsl_cpu, none, out_qsl_cpu, none, 0, n};
       const cattn::ExtendedPair lens{seq_lens_cpu, none, out_seq_lens_cpu, none, n, 0};
       if (qsl_cpu.present()) cattn::check_extended_pair_host(fn, starts);
@@ -220,7 +209,7 @@ CATTN_API cattn_status_t cattn_extend_all_queries_by_n(
       // Both sides are host memory here, so comparing a mirror with its tensor is cheap.
       cattn::check_mirror_host(fn, qsl, qsl_cpu);
       cattn::check_mirror_host(fn, seq_lens, seq_lens_cpu);
-      const cattn::TensorArg none(fn, "(none)", nullptr, true);
+      const cattn::TensorArg none(fn, "(none)", nullptr, cattn::Use::In, true);
       const cattn::ExtendedPair bound{upper, none, out_upper, none, n, 0};
       cattn::check_extended_pair_host(fn, starts);
       cattn::check_extended_pair_host(fn, lens);

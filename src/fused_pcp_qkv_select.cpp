@@ -2,6 +2,7 @@
 // Fused PCP Q/K/V select (vLLM fused_pcp_qkv_select). Entry point: argument checks
 // and dispatch; the host algorithm is in host/fused_pcp_qkv_select_host.cpp.
 #include "common/error.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/fused_pcp_qkv_select_device.h"
 #include "host/fused_pcp_qkv_select_host.h"
@@ -35,17 +36,17 @@ extern "C" {
 CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_select_args_t* args) {
   constexpr const char* fn = "cattn_fused_pcp_qkv_select";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_fused_pcp_qkv_select_args_t));
-    const cattn::TensorArg q(fn, "args->q", args->q);
-    const cattn::TensorArg k(fn, "args->k", args->k);
-    const cattn::TensorArg v(fn, "args->v", args->v);
-    const cattn::TensorArg qsl(fn, "args->query_start_loc", args->query_start_loc);
-    const cattn::TensorArg q_head(fn, "args->q_head", args->q_head);
-    const cattn::TensorArg k_head(fn, "args->k_head", args->k_head);
-    const cattn::TensorArg v_head(fn, "args->v_head", args->v_head);
-    const cattn::TensorArg q_tail(fn, "args->q_tail", args->q_tail);
-    const cattn::TensorArg k_tail(fn, "args->k_tail", args->k_tail);
-    const cattn::TensorArg v_tail(fn, "args->v_tail", args->v_tail);
+    cattn::require_struct(fn, "args", args);
+    const cattn::TensorArg q(fn, "args->q", args->q, cattn::Use::In);
+    const cattn::TensorArg k(fn, "args->k", args->k, cattn::Use::In);
+    const cattn::TensorArg v(fn, "args->v", args->v, cattn::Use::In);
+    const cattn::TensorArg qsl(fn, "args->query_start_loc", args->query_start_loc, cattn::Use::In);
+    const cattn::TensorArg q_head(fn, "args->q_head", args->q_head, cattn::Use::Out);
+    const cattn::TensorArg k_head(fn, "args->k_head", args->k_head, cattn::Use::Out);
+    const cattn::TensorArg v_head(fn, "args->v_head", args->v_head, cattn::Use::Out);
+    const cattn::TensorArg q_tail(fn, "args->q_tail", args->q_tail, cattn::Use::Out);
+    const cattn::TensorArg k_tail(fn, "args->k_tail", args->k_tail, cattn::Use::Out);
+    const cattn::TensorArg v_tail(fn, "args->v_tail", args->v_tail, cattn::Use::Out);
 
     for (const cattn::TensorArg* t : {&q, &k, &v}) {
       t->expect_ndim(3);
@@ -83,8 +84,7 @@ CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_se
                             ? cattn::fused_pcp_qkv_select_check_host(fn, qsl, q, k, v, world)
                             : 0;
     // Both paths read query_start_loc and the inputs while they write the outputs.
-    cattn::require_disjoint_outputs(fn, {&q_head, &k_head, &v_head, &q_tail, &k_tail, &v_tail},
-                                    {&q, &k, &v, &qsl});
+    cattn::seal_arguments();
     if (where == cattn::Where::Cuda) {
       const cattn::TensorArg* outs[6] = {&q_head, &k_head, &v_head, &q_tail, &k_tail, &v_tail};
       if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);

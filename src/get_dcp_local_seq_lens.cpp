@@ -8,14 +8,12 @@
 #include "common/error.h"
 #include "common/product_checks.h"
 #include "common/strided.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/get_dcp_local_seq_lens_device.h"
 #include "host/get_dcp_local_seq_lens_host.h"
 
 namespace {
-
-// The 1.0 struct ends before shape_mode; such a caller gets the 1.0 contract.
-constexpr size_t kArgsSize10 = offsetof(cattn_dcp_local_seq_lens_args_t, shape_mode);
 
 // CATTN_DCP_SHAPE_PRESERVE's output: seq_lens' shape, plus a trailing [dcp_size] for all ranks.
 void check_dcp_out_nd(const cattn::TensorArg& out, const cattn::TensorArg& seq, int64_t size,
@@ -38,23 +36,17 @@ extern "C" {
 CATTN_API cattn_status_t cattn_get_dcp_local_seq_lens(const cattn_dcp_local_seq_lens_args_t* args) {
   constexpr const char* fn = "cattn_get_dcp_local_seq_lens";
   return cattn::guarded(fn, [&] {
-    // A 1.0 struct (exactly kArgsSize10 bytes) or at least the 1.1 one; a size in between is
-    // no version's and is refused like a short struct.
-    cattn::require_struct(fn, "args", args, kArgsSize10);
-    const bool v11 = args->struct_size >= sizeof(cattn_dcp_local_seq_lens_args_t);
-    if (!v11 && args->struct_size != kArgsSize10)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args", "has struct_size too small",
-                      std::to_string(args->struct_size),
-                      ">= " + std::to_string(sizeof(cattn_dcp_local_seq_lens_args_t)) +
-                          ", or exactly " + std::to_string(kArgsSize10) + " (1.0)");
+    // A 1.0 struct or a 1.1 (or newer) one; a size in between is no version's.
+    cattn::require_struct(fn, "args", args);
+    const bool v11 = cattn::has_newest(args);
     const int64_t mode = v11 ? args->shape_mode : int64_t{CATTN_DCP_SHAPE_1_0};
     if (mode != CATTN_DCP_SHAPE_1_0 && mode != CATTN_DCP_SHAPE_PRESERVE)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->shape_mode", "is not a known value",
                       std::to_string(mode),
                       "CATTN_DCP_SHAPE_1_0 (0) or CATTN_DCP_SHAPE_PRESERVE (1)");
     const bool nd = mode == CATTN_DCP_SHAPE_PRESERVE;
-    const cattn::TensorArg seq(fn, "args->seq_lens", args->seq_lens);
-    const cattn::TensorArg out(fn, "args->out", args->out);
+    const cattn::TensorArg seq(fn, "args->seq_lens", args->seq_lens, cattn::Use::In);
+    const cattn::TensorArg out(fn, "args->out", args->out, cattn::Use::Out);
     if (!nd) seq.expect_ndim(1);
     seq.expect_index_dtype();
     out.expect_index_dtype().expect_writable();
@@ -73,7 +65,8 @@ CATTN_API cattn_status_t cattn_get_dcp_local_seq_lens(const cattn_dcp_local_seq_
     // Element b of a one-rank out depends on seq_lens[b] alone, so writing over the very same
     // view is safe (on the device one thread reads and writes it); any other overlap would
     // clobber lengths not yet read.
-    if (!cattn::same_view(out, seq)) cattn::require_disjoint(fn, out, seq);
+    cattn::allow_in_place(out, seq);
+    cattn::seal_arguments();
     // Every mode walks seq_lens' dimensions; out's first seq.ndim() dimensions follow them and
     // its rank column, when there is one, is the last (a 1.0 [B] out of a group of 1 has none).
     const bool column = out.ndim() > seq.ndim();

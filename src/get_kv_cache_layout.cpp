@@ -9,6 +9,7 @@
 #include "common/context.h"
 #include "common/error.h"
 #include "common/kv_cache_layout.h"
+#include "common/struct_arg.h"
 
 namespace {
 
@@ -35,9 +36,10 @@ CATTN_API cattn_status_t cattn_is_valid_kv_cache_layout(const char* value, int32
     if (value == nullptr)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, "cattn_is_valid_kv_cache_layout", "value",
                       "is NULL", "NULL", "a NUL-terminated string");
-    if (valid == nullptr)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, "cattn_is_valid_kv_cache_layout", "valid",
-                      "is NULL", "NULL", "a pointer");
+    cattn::require_out_ptr("cattn_is_valid_kv_cache_layout", "valid", valid);
+    // The parse compares with "NHD" and "HND": it reads at most 4 bytes.
+    cattn::record_input("value", value, strnlen(value, 3) + 1);
+    cattn::seal_arguments();
     *valid = parse_layout(value) != CATTN_KV_CACHE_LAYOUT_UNSET;
   });
 }
@@ -66,7 +68,7 @@ CATTN_API cattn_status_t cattn_context_set_kv_cache_layout_override(
 CATTN_API cattn_status_t cattn_get_kv_cache_layout(const cattn_context_t* ctx,
                                                    cattn_kv_cache_layout_args_t* args) {
   return cattn::guarded(kResolve, [&] {
-    cattn::require_struct(kResolve, "args", args, sizeof(cattn_kv_cache_layout_args_t));
+    cattn::require_struct(kResolve, "args", args);
     const int connector = layout_bits(args->connector_layout);
     if (!in_range(connector))
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, kResolve, "args->connector_layout",

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/struct_arg.h"
 
 namespace {
 
@@ -62,16 +63,9 @@ StructArray check_array(const char* fn, const char* arg, const void* p, size_t c
   return a;
 }
 
-// Fails when the bytes of two arrays of versioned structs overlap: the output is written
-// while the input is still being read, so a shared byte would feed results back in.
-void require_disjoint_arrays(const char* fn, const char* out_name, const StructArray& out,
-                             const char* in_name, const StructArray& in) {
-  const uintptr_t o = reinterpret_cast<uintptr_t>(out.base);
-  const uintptr_t i = reinterpret_cast<uintptr_t>(in.base);
-  // Both spans fit the address space: check_array bounded count * stride.
-  if (o < i + in.count * in.stride && i < o + out.count * out.stride)
-    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, out_name, "overlaps an input",
-                    std::string("memory shared with ") + in_name, "a separate output array");
+// Records an array with the call: its whole span (check_array bounded count * stride).
+void record_array(const char* arg, const StructArray& a, cattn::Use use) {
+  cattn::current_call().add(cattn::Part::Data, arg, a.base, a.count * a.stride, use, a.base);
 }
 
 void check_flag(const char* fn, const char* arg, size_t i, const char* field, int32_t v) {
@@ -103,7 +97,9 @@ CATTN_API cattn_status_t cattn_get_per_layer_parameters(const cattn_attention_la
         check_array(fn, "layers", layers, num_layers, sizeof(cattn_attention_layer_desc_t));
     const StructArray dst =
         check_array(fn, "out", out, num_layers, sizeof(cattn_per_layer_parameters_t));
-    require_disjoint_arrays(fn, "out", dst, "layers", in);
+    // The output is written while the input is still being read.
+    record_array("layers", in, cattn::Use::In);
+    record_array("out", dst, cattn::Use::Out);
     for (size_t i = 0; i < num_layers; ++i) {
       const auto d = in.get<cattn_attention_layer_desc_t>(i);
       check_flag(fn, "layers", i, "has_sliding_window", d.has_sliding_window);
@@ -114,6 +110,7 @@ CATTN_API cattn_status_t cattn_get_per_layer_parameters(const cattn_attention_la
                         "is not zero", std::to_string(d.reserved0), "0");
     }
     // Separate pass: every check above precedes the first write.
+    cattn::seal_arguments();
     for (size_t i = 0; i < num_layers; ++i) {
       const auto d = in.get<cattn_attention_layer_desc_t>(i);
       cattn_per_layer_parameters_t p{};
@@ -133,17 +130,13 @@ cattn_infer_global_hyperparameters(const cattn_per_layer_parameters_t* params, s
                                    cattn_global_hyperparameters_t* out) {
   constexpr const char* fn = "cattn_infer_global_hyperparameters";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "out", out, sizeof(cattn_global_hyperparameters_t));
+    cattn::require_struct(fn, "out", out, cattn::Use::Out);
     if (num_layers == 0)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "num_layers", "is zero", "0",
                       ">= 1 (vLLM asserts \"No attention layers found in the model.\")");
     const StructArray in =
         check_array(fn, "params", params, num_layers, sizeof(cattn_per_layer_parameters_t));
-    // Only the known fields of *out are written.
-    require_disjoint_arrays(
-        fn, "out",
-        StructArray{reinterpret_cast<char*>(out), sizeof(cattn_global_hyperparameters_t), 1},
-        "params", in);
+    record_array("params", in, cattn::Use::In);
     for (size_t i = 0; i < num_layers; ++i) {
       const auto p = in.get<cattn_per_layer_parameters_t>(i);
       check_flag(fn, "params", i, "has_logits_soft_cap", p.has_logits_soft_cap);
@@ -167,6 +160,7 @@ cattn_infer_global_hyperparameters(const cattn_per_layer_parameters_t* params, s
     g.has_sinks = first.has_sinks;
     g.has_same_window_lefts = same_window;
     g.has_same_all_params = same_all;
+    cattn::seal_arguments();
     std::memcpy(static_cast<void*>(out), &g, sizeof g);
   });
 }

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/kv_cache_layout.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 
 namespace {
@@ -18,12 +19,6 @@ constexpr const char* kFn = "cattn_get_supported_kv_cache_layouts";
 constexpr int kDefault[CATTN_KV_CACHE_LAYOUT_COUNT] = {
     CATTN_KV_CACHE_LAYOUT_LBNHC, CATTN_KV_CACHE_LAYOUT_LBHNC, CATTN_KV_CACHE_LAYOUT_BLNHC,
     CATTN_KV_CACHE_LAYOUT_BLHNC, CATTN_KV_CACHE_LAYOUT_BHLNC, CATTN_KV_CACHE_LAYOUT_LHBNC};
-
-bool ranges_overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
-  if (a_bytes == 0 || b_bytes == 0) return false;
-  const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
-  return pa < pb + b_bytes && pb < pa + a_bytes;
-}
 
 // The declared lists as the message shows them: [['LBHNC', 'BLHNC'], ['LBNHC']]. Reads at
 // most `total` values whatever the counts say by now, and is cut at kMaxMessagePart bytes.
@@ -53,7 +48,7 @@ extern "C" {
 CATTN_API cattn_status_t cattn_get_supported_kv_cache_layouts(
     cattn_get_supported_kv_cache_layouts_args_t* args) {
   return cattn::guarded(kFn, [&] {
-    cattn::require_struct(kFn, "args", args, sizeof(cattn_get_supported_kv_cache_layouts_args_t));
+    cattn::require_struct(kFn, "args", args);
     const int64_t n = args->num_backends;
     if (n < 0)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, kFn, "args->num_backends", "is negative",
@@ -152,12 +147,12 @@ CATTN_API cattn_status_t cattn_get_supported_kv_cache_layouts(
     if (len > 0 && args->out == nullptr)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, kFn, "args->out", "is NULL", "NULL",
                       "an array of " + std::to_string(len) + " layouts");
-    const size_t out_bytes = static_cast<size_t>(len) * sizeof(int);
-    if (ranges_overlap(args->out, out_bytes, values, static_cast<size_t>(total) * sizeof(int)) ||
-        ranges_overlap(args->out, out_bytes, counts, static_cast<size_t>(n) * sizeof(int64_t)) ||
-        ranges_overlap(args->out, out_bytes, args, sizeof *args))
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, kFn, "args->out", "overlaps an input", "an overlap",
-                      "memory apart from args, backend_counts and layouts");
+    // The lists as read (each count once, each value up to the checked total), and the
+    // answer's room.
+    cattn::record_input("args->backend_counts", counts, static_cast<size_t>(n) * sizeof(int64_t));
+    cattn::record_input("args->layouts", values, static_cast<size_t>(total) * sizeof(int));
+    if (len > 0) cattn::require_out_ptr(kFn, "args->out", args->out, static_cast<size_t>(len));
+    cattn::seal_arguments();
     int* out = reinterpret_cast<int*>(args->out);
     for (int64_t i = 0; i < len; ++i) out[i] = src[i];
     args->num_out = len;

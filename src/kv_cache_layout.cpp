@@ -4,9 +4,11 @@
 #include "common/kv_cache_layout.h"
 
 #include <cassert>
+#include <cstring>
 #include <string>
 
 #include "common/error.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 
 namespace cattn::kv_layout {
@@ -75,9 +77,11 @@ CATTN_API cattn_status_t cattn_kv_cache_layout_from_name(const char* name,
                                                          cattn_kv_cache_layout_t* layout) {
   constexpr const char* fn = "cattn_kv_cache_layout_from_name";
   return cattn::guarded(fn, [&] {
-    if (layout == nullptr)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "layout", "is NULL", "NULL", "a pointer");
+    cattn::require_out_ptr(fn, "layout", layout);
     const kl::Layout& l = kl::require_name(fn, "name", name);
+    // The parse compares with names of at most 5 characters: it reads at most 6 bytes.
+    cattn::record_input("name", name, strnlen(name, 5) + 1);
+    cattn::seal_arguments();
     *layout = static_cast<cattn_kv_cache_layout_t>(l.value);
   });
 }
@@ -86,7 +90,7 @@ CATTN_API cattn_status_t cattn_kv_cache_layout_get_properties(
     cattn_kv_cache_layout_t layout, cattn_kv_cache_layout_properties_t* props) {
   constexpr const char* fn = "cattn_kv_cache_layout_get_properties";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "props", props, sizeof(cattn_kv_cache_layout_properties_t));
+    cattn::require_struct(fn, "props", props, cattn::Use::Out);
     const kl::Layout& l = kl::require(fn, "layout", kl::bits(layout));
     const int32_t* v = l.stride_order;
     cattn_kv_cache_layout_properties_t p = *props;
@@ -102,6 +106,7 @@ CATTN_API cattn_status_t cattn_kv_cache_layout_get_properties(
     p.order = static_cast<int32_t>(&l - kl::kLayouts);
     p.name = l.name;
     p.flashinfer_layout = l.flashinfer;
+    cattn::seal_arguments();
     *props = p;
   });
 }
@@ -110,12 +115,12 @@ CATTN_API cattn_status_t cattn_get_flashinfer_layout_string(cattn_kv_cache_layou
                                                             const char** out) {
   constexpr const char* fn = "cattn_get_flashinfer_layout_string";
   return cattn::guarded(fn, [&] {
-    if (out == nullptr)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "out", "is NULL", "NULL", "a pointer");
+    cattn::require_out_ptr(fn, "out", out);
     const kl::Layout& l = kl::require(fn, "layout", kl::bits(layout));
     if (l.flashinfer == nullptr)
       cattn::fail_arg(CATTN_NOT_SUPPORTED, fn, "layout", "has no FlashInfer equivalent", l.name,
                       "a layout FlashInfer supports (all but LHBNC)");
+    cattn::seal_arguments();
     *out = l.flashinfer;
   });
 }
@@ -123,8 +128,9 @@ CATTN_API cattn_status_t cattn_get_flashinfer_layout_string(cattn_kv_cache_layou
 CATTN_API cattn_status_t cattn_kv_cache_layout_strides(cattn_kv_cache_layout_strides_args_t* args) {
   constexpr const char* fn = "cattn_kv_cache_layout_strides";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_kv_cache_layout_strides_args_t));
+    cattn::require_struct(fn, "args", args);
     const kl::Layout& l = kl::require(fn, "args->layout", kl::bits(args->layout));
+    cattn::require_reserved_zero(fn, "args->reserved0", args->reserved0);
     static const char* const kAxis[5] = {"args->sizes[0] (L)", "args->sizes[1] (B)",
                                          "args->sizes[2] (H)", "args->sizes[3] (N)",
                                          "args->sizes[4] (C)"};

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/log2_lse_to_ln_device.h"
 #include "host/log2_lse_to_ln_host.h"
@@ -31,9 +32,9 @@ extern "C" {
 CATTN_API cattn_status_t cattn_log2_lse_to_ln(const cattn_log2_lse_to_ln_args_t* args) {
   constexpr const char* fn = "cattn_log2_lse_to_ln";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_log2_lse_to_ln_args_t));
-    const cattn::TensorArg lse(fn, "args->lse", args->lse);
-    const cattn::TensorArg out(fn, "args->out", args->out);
+    cattn::require_struct(fn, "args", args);
+    const cattn::TensorArg lse(fn, "args->lse", args->lse, cattn::Use::In);
+    const cattn::TensorArg out(fn, "args->out", args->out, cattn::Use::Out);
     const cattn::kernels::LseType type = lse_type(lse);
     out.expect_same_dtype(lse).expect_ndim(lse.ndim());
     for (int d = 0; d < lse.ndim(); ++d) out.expect_size(d, lse.size(d));
@@ -46,7 +47,8 @@ CATTN_API cattn_status_t cattn_log2_lse_to_ln(const cattn_log2_lse_to_ln_args_t*
     const cattn::Where where = cattn::require_same_device(fn, {&lse, &out});
     // Element i is read just before it is written, so the very same view is safe; any other
     // overlap would overwrite elements not yet read.
-    if (!cattn::same_view(out, lse)) cattn::require_disjoint(fn, out, lse);
+    cattn::allow_in_place(out, lse);
+    cattn::seal_arguments();
     const bool is_half =
         type == cattn::kernels::LseType::F16 || type == cattn::kernels::LseType::BF16;
     const float half_mul =

@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/metadata.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/make_kv_sharing_fast_prefill_common_attn_metadata_device.h"
 #include "host/make_kv_sharing_fast_prefill_common_attn_metadata_host.h"
@@ -40,15 +41,17 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
     cattn_fast_prefill_metadata_args_t* args) {
   constexpr const char* fn = "cattn_make_kv_sharing_fast_prefill_common_attn_metadata";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_fast_prefill_metadata_args_t));
+    cattn::require_struct(fn, "args", args);
+    cattn::require_reserved_zero(fn, "args->reserved0", args->reserved0);
     // A snapshot, because out may be the same struct.
     const cattn_common_attn_metadata_t in =
         cattn::read_metadata(fn, "args->metadata", args->metadata);
-    cattn::require_metadata_out(fn, "args->out", args->out);
+    cattn::require_metadata_out(fn, "args->out", args->out, args->metadata);
     cattn_common_attn_metadata_t* const out = args->out;
 
     // vLLM returns its input untouched for an all-decode batch; nothing is read or checked.
     if (in.max_query_len == 1) {
+      cattn::seal_arguments();
       copy_known_fields(out, in);
       cattn::write_metadata_1_1(out, in);
       args->passthrough = 1;
@@ -56,13 +59,15 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
     }
 
     const cattn::TensorArg logits(fn, "args->metadata->logits_indices_padded",
-                                  in.logits_indices_padded);
-    const cattn::TensorArg qsl(fn, "args->metadata->query_start_loc", in.query_start_loc);
-    const cattn::TensorArg out_qsl(fn, "args->out->query_start_loc", out->query_start_loc);
+                                  in.logits_indices_padded, cattn::Use::In);
+    const cattn::TensorArg qsl(fn, "args->metadata->query_start_loc", in.query_start_loc,
+                               cattn::Use::In);
+    const cattn::TensorArg out_qsl(fn, "args->out->query_start_loc", out->query_start_loc,
+                                   cattn::Use::Out);
     const cattn::TensorArg out_qsl_cpu(fn, "args->out->query_start_loc_cpu",
-                                       out->query_start_loc_cpu, true);
+                                       out->query_start_loc_cpu, cattn::Use::Out, true);
     const cattn::TensorArg max_and_total(fn, "args->decode_max_and_total",
-                                         args->decode_max_and_total, true);
+                                         args->decode_max_and_total, cattn::Use::Out, true);
 
     logits.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
     const int64_t count = in.num_logits_indices;
@@ -89,8 +94,7 @@ CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata
       max_and_total.expect_ndim(1).expect_index_dtype().expect_writable().expect_out_size(0, 2);
     const cattn::Where where =
         cattn::require_same_device(fn, {&qsl, &logits, &out_qsl, &max_and_total});
-    cattn::require_disjoint_outputs(fn, {&out_qsl, &out_qsl_cpu, &max_and_total},
-                                    {&qsl, &logits});
+    cattn::seal_arguments();
     if (where == cattn::Where::Cuda) {
       if (!max_and_total.present())
         cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->decode_max_and_total", "is NULL",

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/metadata.h"
 #include "common/product_checks.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/make_local_attention_virtual_batches_device.h"
 #include "host/make_local_attention_virtual_batches_host.h"
@@ -22,8 +23,7 @@ using cattn::LocalAttentionPlan;
 using cattn::TensorArg;
 
 void require_plan(const char* fn, const LocalAttentionPlan* plan) {
-  cattn::require_live_handle(fn, "plan", plan, cattn::HandleKind::LocalAttentionPlan,
-                             plan ? &plan->magic : nullptr);
+  cattn::require_live_handle(fn, "plan", plan, cattn::HandleKind::LocalAttentionPlan);
 }
 
 // What the size query and the create call both check and compute: the argument checks, the
@@ -32,30 +32,32 @@ void require_plan(const char* fn, const LocalAttentionPlan* plan) {
 struct LocalAttentionRequest {
   int64_t chunk = 0, block_size = 0, batch = 0, cols = 0, num_actual_tokens = 0;
   int64_t virtual_batches = 0;
+  // The mirrors as the checks found them in the metadata (read once).
+  const DLTensor* query_start_loc_cpu = nullptr;
+  const DLTensor* seq_lens_cpu = nullptr;
 };
-
-// The 1.0 struct ends at `plan`; max_virtual_batches was appended in 1.1.
-constexpr size_t kArgsSize10 = offsetof(cattn_local_attention_args_t, plan) + sizeof(void*);
 
 LocalAttentionRequest check_local_attention(const char* fn,
                                             const cattn_local_attention_args_t* args) {
-  cattn::require_struct(fn, "args", args, kArgsSize10);
+  cattn::require_struct(fn, "args", args);
   LocalAttentionRequest r;
   r.chunk = args->attn_chunk_size;
   r.block_size = args->block_size;
   cattn::check_local_attention_sizes(fn, "args->", r.chunk, r.block_size);
-  const int64_t cap_field = args->struct_size >= sizeof(cattn_local_attention_args_t)
-                                ? args->max_virtual_batches
-                                : 0;
+  const int64_t cap_field = cattn::has_newest(args) ? args->max_virtual_batches : 0;
   if (cap_field < 0)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->max_virtual_batches", "is negative",
                     std::to_string(cap_field), ">= 0 (0 = derive it from num_actual_tokens)");
-  cattn::require_metadata_out(fn, "args->metadata", args->metadata);  // reads 1.0 fields only
-  const cattn_common_attn_metadata_t& in = *args->metadata;
+  const cattn_common_attn_metadata_t in =
+      cattn::read_metadata(fn, "args->metadata", args->metadata);
+  r.query_start_loc_cpu = in.query_start_loc_cpu;
+  r.seq_lens_cpu = in.seq_lens_cpu;
 
-  const TensorArg qsl(fn, "args->metadata->query_start_loc_cpu", in.query_start_loc_cpu);
-  const TensorArg seq_lens(fn, "args->metadata->seq_lens_cpu", in.seq_lens_cpu);
-  const TensorArg table(fn, "args->metadata->block_table_tensor", in.block_table_tensor);
+  const TensorArg qsl(fn, "args->metadata->query_start_loc_cpu", in.query_start_loc_cpu,
+                      cattn::Use::In);
+  const TensorArg seq_lens(fn, "args->metadata->seq_lens_cpu", in.seq_lens_cpu, cattn::Use::In);
+  const TensorArg table(fn, "args->metadata->block_table_tensor", in.block_table_tensor,
+                        cattn::Use::In);
   seq_lens.expect_ndim(1).expect_index_dtype().expect_host().expect_scan_bounded();
   qsl.expect_ndim(1).expect_index_dtype().expect_host().expect_scan_bounded();
   r.batch = seq_lens.size(0);
@@ -139,8 +141,12 @@ CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_size(
     size_t* plan_bytes) {
   constexpr const char* fn = "cattn_make_local_attention_virtual_batches_size";
   return cattn::guarded(fn, [&] {
+    cattn::optional_out_ptr("virtual_batches", virtual_batches);
+    cattn::optional_out_ptr("pages", pages);
+    cattn::optional_out_ptr("plan_bytes", plan_bytes);
     const LocalAttentionRequest r = check_local_attention(fn, args);
     const int64_t bytes = cattn::local_attention_plan_bytes(fn, r.virtual_batches);
+    cattn::seal_arguments();
     if (virtual_batches != nullptr) *virtual_batches = r.virtual_batches;
     if (pages != nullptr) *pages = r.chunk / r.block_size;
     if (plan_bytes != nullptr) *plan_bytes = static_cast<size_t>(bytes);
@@ -154,9 +160,9 @@ CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches(
     const LocalAttentionRequest r = check_local_attention(fn, args);
     // Within what the size query reports: checked, then allocated.
     (void)cattn::local_attention_plan_bytes(fn, r.virtual_batches);
-    const cattn_common_attn_metadata_t& in = *args->metadata;
-    const TensorArg qsl(fn, "args->metadata->query_start_loc_cpu", in.query_start_loc_cpu);
-    const TensorArg seq_lens(fn, "args->metadata->seq_lens_cpu", in.seq_lens_cpu);
+    const TensorArg qsl(fn, "args->metadata->query_start_loc_cpu", r.query_start_loc_cpu,
+                        cattn::Use::In);
+    const TensorArg seq_lens(fn, "args->metadata->seq_lens_cpu", r.seq_lens_cpu, cattn::Use::In);
     auto plan = std::make_unique<LocalAttentionPlan>();
     plan->cols = r.cols;
     plan->num_actual_tokens = r.num_actual_tokens;
@@ -181,6 +187,9 @@ CATTN_API cattn_status_t cattn_local_attention_plan_get_shape(
   constexpr const char* fn = "cattn_local_attention_plan_get_shape";
   return cattn::guarded(fn, [&] {
     require_plan(fn, plan);
+    cattn::optional_out_ptr("virtual_batches", virtual_batches);
+    cattn::optional_out_ptr("pages", pages);
+    cattn::seal_arguments();
     if (virtual_batches != nullptr) *virtual_batches = plan->virtual_batches;
     if (pages != nullptr) *pages = plan->pages;
   });
@@ -191,27 +200,32 @@ CATTN_API cattn_status_t cattn_local_attention_plan_fill(
   constexpr const char* fn = "cattn_local_attention_plan_fill";
   return cattn::guarded(fn, [&] {
     require_plan(fn, plan);
-    cattn::require_struct(fn, "args", args, sizeof(cattn_local_attention_fill_args_t));
+    cattn::require_struct(fn, "args", args);
     // A snapshot, because out may be the same struct.
     const cattn_common_attn_metadata_t in =
         cattn::read_metadata(fn, "args->metadata", args->metadata);
-    cattn::require_metadata_out(fn, "args->out", args->out);
+    cattn::require_metadata_out(fn, "args->out", args->out, args->metadata);
     cattn_common_attn_metadata_t* const out = args->out;
     const int64_t v = plan->virtual_batches;
 
-    const TensorArg table(fn, "args->metadata->block_table_tensor", in.block_table_tensor);
-    const TensorArg slots(fn, "args->metadata->slot_mapping", in.slot_mapping, true);
-    const TensorArg qsl_cpu(fn, "args->out->query_start_loc_cpu", out->query_start_loc_cpu);
-    const TensorArg seq_lens_cpu(fn, "args->out->seq_lens_cpu", out->seq_lens_cpu);
+    const TensorArg table(fn, "args->metadata->block_table_tensor", in.block_table_tensor,
+                          cattn::Use::In);
+    const TensorArg slots(fn, "args->metadata->slot_mapping", in.slot_mapping, cattn::Use::In,
+                          true);
+    const TensorArg qsl_cpu(fn, "args->out->query_start_loc_cpu", out->query_start_loc_cpu,
+                            cattn::Use::Out);
+    const TensorArg seq_lens_cpu(fn, "args->out->seq_lens_cpu", out->seq_lens_cpu, cattn::Use::Out);
     const TensorArg computed(fn, "args->out->num_computed_tokens_cpu",
-                             out->num_computed_tokens_cpu);
-    const TensorArg out_table(fn, "args->out->block_table_tensor", out->block_table_tensor);
-    const TensorArg qsl(fn, "args->out->query_start_loc", out->query_start_loc, true);
-    const TensorArg seq_lens(fn, "args->out->seq_lens", out->seq_lens, true);
+                             out->num_computed_tokens_cpu, cattn::Use::Out);
+    const TensorArg out_table(fn, "args->out->block_table_tensor", out->block_table_tensor,
+                              cattn::Use::Out);
+    const TensorArg qsl(fn, "args->out->query_start_loc", out->query_start_loc, cattn::Use::Out,
+                        true);
+    const TensorArg seq_lens(fn, "args->out->seq_lens", out->seq_lens, cattn::Use::Out, true);
     // Since 1.1: the virtual batches' upper bound ([V], host), where the caller asks for it.
     const TensorArg upper(fn, "args->out->seq_lens_cpu_upper_bound",
                           cattn::metadata_has_1_1(out) ? out->seq_lens_cpu_upper_bound : nullptr,
-                          true);
+                          cattn::Use::Out, true);
 
     expect_source_table(fn, *plan, table);
     expect_gathered_table(*plan, out_table, table);
@@ -225,9 +239,7 @@ CATTN_API cattn_status_t cattn_local_attention_plan_fill(
     expect_vector_out(upper, v);
     const cattn::Where where =
         cattn::require_same_device(fn, {&table, &out_table, &qsl, &seq_lens, &slots});
-    cattn::require_disjoint_outputs(fn, {&out_table, &qsl_cpu, &seq_lens_cpu, &computed, &qsl,
-                                         &seq_lens, &upper},
-                                    {&table});
+    cattn::seal_arguments();
     // Every value is >= 0, so the maxima decide whether each output dtype can hold them; they
     // are the plan's, so the device copies are checked here just like the host ones.
     for (const TensorArg* t : {&qsl_cpu, &qsl})
@@ -236,7 +248,7 @@ CATTN_API cattn_status_t cattn_local_attention_plan_fill(
       if (t->present()) cattn::require_fits(fn, *t, plan->max_seq_len);
     cattn::require_fits(fn, computed, plan->max_computed);
 
-    const TensorArg none(fn, "(none)", nullptr, true);
+    const TensorArg none(fn, "(none)", nullptr, cattn::Use::In, true);
     if (where == cattn::Where::Cuda) {
       require_device_packable(fn, *plan, table);
       if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
@@ -274,13 +286,13 @@ CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(
   constexpr const char* fn = "cattn_local_attention_plan_make_block_table";
   return cattn::guarded(fn, [&] {
     require_plan(fn, plan);
-    const TensorArg table(fn, "block_table", block_table);
-    const TensorArg gathered(fn, "out", out);
+    const TensorArg table(fn, "block_table", block_table, cattn::Use::In);
+    const TensorArg gathered(fn, "out", out, cattn::Use::Out);
     expect_source_table(fn, *plan, table);
     expect_gathered_table(*plan, gathered, table);
     const cattn::Where where = cattn::require_same_device(fn, {&table, &gathered});
-    cattn::require_disjoint(fn, gathered, table);
-    const TensorArg none(fn, "(none)", nullptr, true);
+    cattn::seal_arguments();
+    const TensorArg none(fn, "(none)", nullptr, cattn::Use::In, true);
     if (where == cattn::Where::Cuda) {
       require_device_packable(fn, *plan, table);
       if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
@@ -296,25 +308,27 @@ CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_device(
     const cattn_local_attention_device_args_t* args) {
   constexpr const char* fn = "cattn_make_local_attention_virtual_batches_device";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_local_attention_device_args_t));
+    cattn::require_struct(fn, "args", args);
     cattn::check_local_attention_sizes(fn, "args->", args->attn_chunk_size, args->block_size);
-    const TensorArg qsl(fn, "args->query_start_loc", args->query_start_loc);
-    const TensorArg seq_lens(fn, "args->seq_lens", args->seq_lens);
-    const TensorArg table(fn, "args->block_table", args->block_table);
-    const TensorArg qsl_out(fn, "args->query_start_loc_out", args->query_start_loc_out);
-    const TensorArg seq_lens_out(fn, "args->seq_lens_out", args->seq_lens_out);
+    const TensorArg qsl(fn, "args->query_start_loc", args->query_start_loc, cattn::Use::In);
+    const TensorArg seq_lens(fn, "args->seq_lens", args->seq_lens, cattn::Use::In);
+    const TensorArg table(fn, "args->block_table", args->block_table, cattn::Use::In);
+    const TensorArg qsl_out(fn, "args->query_start_loc_out", args->query_start_loc_out,
+                            cattn::Use::Out);
+    const TensorArg seq_lens_out(fn, "args->seq_lens_out", args->seq_lens_out, cattn::Use::Out);
     const TensorArg computed(fn, "args->num_computed_tokens_out", args->num_computed_tokens_out,
+                             cattn::Use::Out,
                              true);
-    const TensorArg table_out(fn, "args->block_table_out", args->block_table_out, true);
-    const TensorArg counts(fn, "args->counts", args->counts, true);
+    const TensorArg table_out(fn, "args->block_table_out", args->block_table_out, cattn::Use::Out,
+                              true);
+    const TensorArg counts(fn, "args->counts", args->counts, cattn::Use::Out, true);
     const cattn::LocalAttentionDeviceTensors t{qsl,     seq_lens,     table,   qsl_out,
                                                seq_lens_out, computed, table_out};
     cattn::check_local_attention_device_tensors(t, args->attn_chunk_size / args->block_size);
     if (counts.present())
       counts.expect_ndim(1).expect_index_dtype().expect_writable().expect_out_size(0, 3);
     // Every block reads all of the inputs while others write.
-    cattn::require_disjoint_outputs(fn, {&qsl_out, &seq_lens_out, &computed, &table_out, &counts},
-                                    {&qsl, &seq_lens, &table});
+    cattn::seal_arguments();
     cattn::require_same_device(
         fn, {&qsl, &seq_lens, &table, &qsl_out, &seq_lens_out, &computed, &table_out, &counts});
     qsl.expect_cuda("cattn_make_local_attention_virtual_batches and the plan calls");

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/struct_arg.h"
 
 namespace {
 
@@ -32,8 +33,7 @@ CATTN_API cattn_status_t cattn_max_local_attention_virtual_batches(
     cattn_max_local_attention_virtual_batches_args_t* args) {
   constexpr const char* fn = "cattn_max_local_attention_virtual_batches";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args,
-                          sizeof(cattn_max_local_attention_virtual_batches_args_t));
+    cattn::require_struct(fn, "args", args);
     const int64_t chunk = args->attn_chunk_size, seqs = args->max_num_seqs,
                   tokens = args->max_num_batched_tokens;
     require_nonnegative(fn, "args->attn_chunk_size", chunk, 1);

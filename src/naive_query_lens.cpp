@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/metadata.h"
 #include "common/query_lens_entry.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/naive_query_lens_device.h"
 #include "host/naive_query_lens_host.h"
@@ -13,12 +14,13 @@ namespace cattn {
 
 void run_query_lens(const char* fn, const cattn_naive_query_lens_args_t* args,
                     bool subtract_from_seq_lens) {
-  require_struct(fn, "args", args, sizeof(cattn_naive_query_lens_args_t));
+  require_struct(fn, "args", args);
   const cattn_common_attn_metadata_t md = read_metadata(fn, "args->metadata", args->metadata);
-  const TensorArg qsl(fn, "args->metadata->query_start_loc", md.query_start_loc);
+  const TensorArg qsl(fn, "args->metadata->query_start_loc", md.query_start_loc, Use::In);
   const TensorArg seq(fn, "args->metadata->seq_lens",
-                      subtract_from_seq_lens ? md.seq_lens : nullptr, !subtract_from_seq_lens);
-  const TensorArg out(fn, "args->out", args->out);
+                      subtract_from_seq_lens ? md.seq_lens : nullptr, Use::In,
+                      !subtract_from_seq_lens);
+  const TensorArg out(fn, "args->out", args->out, Use::Out);
   qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
   int64_t batch;
   if (subtract_from_seq_lens) {
@@ -35,8 +37,8 @@ void run_query_lens(const char* fn, const cattn_naive_query_lens_args_t* args,
   out.expect_ndim(1).expect_index_dtype().expect_writable().expect_out_size(0, batch);
   const Where where = require_same_device(fn, {&qsl, &seq, &out});
   // One thread (or loop step) reads seq_lens[i] and then writes out[i]: the very view is safe.
-  require_disjoint(fn, out, qsl);
-  if (seq.present() && !same_view(out, seq)) require_disjoint(fn, out, seq);
+  allow_in_place(out, seq);
+  seal_arguments();
   const TensorArg* seq_ptr = seq.present() ? &seq : nullptr;
   if (where == Where::Cuda) {
     if constexpr (!kCudaBuild) fail_no_cuda_path(fn);

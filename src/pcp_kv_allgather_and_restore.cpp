@@ -7,6 +7,7 @@
 
 #include "common/comm_handle.h"
 #include "common/error.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/pcp_kv_allgather_and_restore_device.h"
 
@@ -49,16 +50,19 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
     const cattn_pcp_kv_allgather_and_restore_args_t* args, size_t* size) {
   constexpr const char* fn = "cattn_pcp_kv_allgather_and_restore_workspace_size";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_pcp_kv_allgather_and_restore_args_t));
-    if (size == nullptr)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "size", "is NULL", "NULL", "a pointer");
-    const cattn::TensorArg key(fn, "args->key", args->key);
-    const cattn::TensorArg value(fn, "args->value", args->value);
+    cattn::require_struct(fn, "args", args);
+    cattn::require_out_ptr(fn, "size", size);
+    const cattn::TensorArg key(fn, "args->key", args->key, cattn::Use::In);
+    const cattn::TensorArg value(fn, "args->value", args->value, cattn::Use::In);
     check_inputs(fn, key, value, args->num_actual_tokens);
     require_comm(fn, args->comm);
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_nccl_path(fn);
-    else *size = cattn::pcp_kv_allgather_and_restore_workspace_device(
-        fn, key, value, args->num_actual_tokens, args->comm->size);
+    else {
+      const size_t bytes = cattn::pcp_kv_allgather_and_restore_workspace_device(
+          fn, key, value, args->num_actual_tokens, args->comm->size);
+      cattn::seal_arguments();
+      *size = bytes;
+    }
   });
 }
 
@@ -66,12 +70,12 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore(
     const cattn_pcp_kv_allgather_and_restore_args_t* args) {
   constexpr const char* fn = "cattn_pcp_kv_allgather_and_restore";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_pcp_kv_allgather_and_restore_args_t));
-    const cattn::TensorArg key(fn, "args->key", args->key);
-    const cattn::TensorArg value(fn, "args->value", args->value);
-    const cattn::TensorArg idx(fn, "args->restore_idx", args->restore_idx);
-    const cattn::TensorArg key_out(fn, "args->key_out", args->key_out);
-    const cattn::TensorArg value_out(fn, "args->value_out", args->value_out);
+    cattn::require_struct(fn, "args", args);
+    const cattn::TensorArg key(fn, "args->key", args->key, cattn::Use::In);
+    const cattn::TensorArg value(fn, "args->value", args->value, cattn::Use::In);
+    const cattn::TensorArg idx(fn, "args->restore_idx", args->restore_idx, cattn::Use::In);
+    const cattn::TensorArg key_out(fn, "args->key_out", args->key_out, cattn::Use::Out);
+    const cattn::TensorArg value_out(fn, "args->value_out", args->value_out, cattn::Use::Out);
     check_inputs(fn, key, value, args->num_actual_tokens);
     idx.expect_ndim(1).expect_index_dtype();
     const int64_t m = idx.size(0);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "host/reorder_batch_to_split_decodes_and_prefills_host.h"
 
@@ -16,12 +17,15 @@ CATTN_API cattn_status_t cattn_reorder_batch_to_split_decodes_and_prefills(
     cattn_reorder_batch_args_t* args) {
   constexpr const char* fn = "cattn_reorder_batch_to_split_decodes_and_prefills";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_reorder_batch_args_t));
-    const cattn::TensorArg s(fn, "args->num_scheduled_tokens", args->num_scheduled_tokens);
-    const cattn::TensorArg c(fn, "args->num_computed_tokens", args->num_computed_tokens);
-    const cattn::TensorArg p(fn, "args->num_prompt_tokens", args->num_prompt_tokens);
-    const cattn::TensorArg map(fn, "args->index_map", args->index_map);
-    const cattn::TensorArg swaps(fn, "args->swaps", args->swaps, true);
+    cattn::require_struct(fn, "args", args);
+    const cattn::TensorArg s(fn, "args->num_scheduled_tokens", args->num_scheduled_tokens,
+                             cattn::Use::In);
+    const cattn::TensorArg c(fn, "args->num_computed_tokens", args->num_computed_tokens,
+                             cattn::Use::In);
+    const cattn::TensorArg p(fn, "args->num_prompt_tokens", args->num_prompt_tokens,
+                             cattn::Use::In);
+    const cattn::TensorArg map(fn, "args->index_map", args->index_map, cattn::Use::Out);
+    const cattn::TensorArg swaps(fn, "args->swaps", args->swaps, cattn::Use::Out, true);
     s.expect_ndim(1).expect_index_dtype().expect_host();
     const int64_t B = s.size(0);
     c.expect_ndim(1).expect_size(0, B).expect_index_dtype().expect_host();
@@ -47,7 +51,7 @@ CATTN_API cattn_status_t cattn_reorder_batch_to_split_decodes_and_prefills(
                       std::to_string(args->reserved0), "0");
     // The index map is read back while it is written, and swaps after it: neither may share
     // memory with an input or with the other.
-    cattn::require_disjoint_outputs(fn, {&map, &swaps}, {&s, &c, &p});
+    cattn::seal_arguments();
     const cattn::ReorderResult r = cattn::reorder_batch_to_split_decodes_and_prefills_host(
         s, c, p, args->decode_threshold, map, swaps);
     args->changed = r.changed ? 1 : 0;

@@ -11,6 +11,7 @@
 #include "common/context.h"
 #include "common/error.h"
 #include "common/kv_cache_layout.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 
 namespace {
@@ -88,7 +89,9 @@ CATTN_API cattn_status_t cattn_resolve_kv_cache_layout(
     cattn_context_t* ctx, cattn_resolve_kv_cache_layout_args_t* args) {
   return cattn::guarded(kResolve, [&] {
     cattn::require_context(kResolve, "ctx", ctx);
-    cattn::require_struct(kResolve, "args", args, sizeof(cattn_resolve_kv_cache_layout_args_t));
+    cattn::require_struct(kResolve, "args", args);
+    cattn::require_reserved_zero(kResolve, "args->reserved0", args->reserved0);
+    cattn::require_reserved_zero(kResolve, "args->reserved1", args->reserved1);
     std::lock_guard<std::mutex> lock(ctx->kv_cache_layout_mutex);
 
     // 1. A layout the context holds wins, checked against nothing.
@@ -254,15 +257,16 @@ CATTN_API cattn_status_t cattn_get_resolved_kv_cache_layout(const cattn_context_
   constexpr const char* fn = "cattn_get_resolved_kv_cache_layout";
   return cattn::guarded(fn, [&] {
     cattn::require_context(fn, "ctx", ctx);
-    if (layout == nullptr)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "layout", "is NULL", "NULL", "a pointer");
+    cattn::require_out_ptr(fn, "layout", layout);
     std::lock_guard<std::mutex> lock(ctx->kv_cache_layout_mutex);
     if (!ctx->has_kv_cache_layout)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "ctx",
                       "has no KV cache layout resolved yet (resolve_kv_cache_layout resolves "
                       "it once unless a preset is set)",
                       "unresolved", "a resolved or preset layout");
-    *layout = static_cast<cattn_kv_cache_layout_t>(stored(fn, ctx).value);
+    const int value = stored(fn, ctx).value;
+    cattn::seal_arguments();
+    *layout = static_cast<cattn_kv_cache_layout_t>(value);
   });
 }
 

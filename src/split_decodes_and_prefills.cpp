@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/split_decodes_and_prefills_device.h"
 #include "host/split_decodes_and_prefills_host.h"
@@ -86,9 +87,11 @@ CATTN_API cattn_status_t cattn_split_decodes_and_prefills(
     cattn_split_decodes_and_prefills_args_t* args) {
   constexpr const char* fn = "cattn_split_decodes_and_prefills";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_split_decodes_and_prefills_args_t));
-    const cattn::TensorArg q(fn, "args->query_start_loc_cpu", args->query_start_loc_cpu);
-    const cattn::TensorArg isp(fn, "args->is_prefilling_cpu", args->is_prefilling_cpu, true);
+    cattn::require_struct(fn, "args", args);
+    const cattn::TensorArg q(fn, "args->query_start_loc_cpu", args->query_start_loc_cpu,
+                             cattn::Use::In);
+    const cattn::TensorArg isp(fn, "args->is_prefilling_cpu", args->is_prefilling_cpu,
+                               cattn::Use::In, true);
     const int64_t B = check_query_start_loc(fn, q, args->num_reqs);
     q.expect_host();
     if (isp.present()) {
@@ -115,11 +118,11 @@ CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends(
     cattn_split_decodes_prefills_and_extends_args_t* args) {
   constexpr const char* fn = "cattn_split_decodes_prefills_and_extends";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args,
-                          sizeof(cattn_split_decodes_prefills_and_extends_args_t));
-    const cattn::TensorArg q(fn, "args->query_start_loc_cpu", args->query_start_loc_cpu);
+    cattn::require_struct(fn, "args", args);
+    const cattn::TensorArg q(fn, "args->query_start_loc_cpu", args->query_start_loc_cpu,
+                             cattn::Use::In);
     const cattn::TensorArg ub(fn, "args->seq_lens_cpu_upper_bound",
-                              args->seq_lens_cpu_upper_bound, true);
+                              args->seq_lens_cpu_upper_bound, cattn::Use::In, true);
     const int64_t B = check_query_start_loc(fn, q, args->num_reqs);
     q.expect_host();
     if (ub.present()) ub.expect_ndim(1).expect_size(0, B).expect_index_dtype().expect_host()
@@ -144,13 +147,15 @@ CATTN_API cattn_status_t cattn_split_decodes_and_prefills_device(
     const cattn_split_decodes_and_prefills_device_args_t* args) {
   constexpr const char* fn = "cattn_split_decodes_and_prefills_device";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args,
-                          sizeof(cattn_split_decodes_and_prefills_device_args_t));
-    const cattn::TensorArg q(fn, "args->query_start_loc", args->query_start_loc);
-    const cattn::TensorArg isp(fn, "args->is_prefilling", args->is_prefilling, true);
-    const cattn::TensorArg tokens(fn, "args->num_actual_tokens", args->num_actual_tokens, true);
-    const cattn::TensorArg mql(fn, "args->max_query_len", args->max_query_len, true);
-    const cattn::TensorArg out(fn, "args->result", args->result);
+    cattn::require_struct(fn, "args", args);
+    const cattn::TensorArg q(fn, "args->query_start_loc", args->query_start_loc, cattn::Use::In);
+    const cattn::TensorArg isp(fn, "args->is_prefilling", args->is_prefilling, cattn::Use::In,
+                               true);
+    const cattn::TensorArg tokens(fn, "args->num_actual_tokens", args->num_actual_tokens,
+                                  cattn::Use::In, true);
+    const cattn::TensorArg mql(fn, "args->max_query_len", args->max_query_len, cattn::Use::In,
+                               true);
+    const cattn::TensorArg out(fn, "args->result", args->result, cattn::Use::Out);
     const int64_t B = check_query_start_loc(fn, q, 0, true);
     if (isp.present()) check_flags_tensor(isp, B);
     check_scalar(tokens);
@@ -159,7 +164,7 @@ CATTN_API cattn_status_t cattn_split_decodes_and_prefills_device(
     check_threshold(fn, args->decode_threshold);
     check_flag(fn, "args->require_uniform", args->require_uniform);
     check_flag(fn, "args->treat_short_extends_as_decodes", args->treat_short_extends_as_decodes);
-    cattn::require_disjoint_outputs(fn, {&out}, {&q, &isp, &tokens, &mql});
+    cattn::seal_arguments();
     cattn::require_same_device(fn, {&q, &isp, &tokens, &mql, &out});
     q.expect_cuda("cattn_split_decodes_and_prefills");
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
@@ -174,20 +179,22 @@ CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends_device(
     const cattn_split_decodes_prefills_and_extends_device_args_t* args) {
   constexpr const char* fn = "cattn_split_decodes_prefills_and_extends_device";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args,
-                          sizeof(cattn_split_decodes_prefills_and_extends_device_args_t));
-    const cattn::TensorArg q(fn, "args->query_start_loc", args->query_start_loc);
-    const cattn::TensorArg ub(fn, "args->seq_lens_upper_bound", args->seq_lens_upper_bound);
-    const cattn::TensorArg tokens(fn, "args->num_actual_tokens", args->num_actual_tokens, true);
-    const cattn::TensorArg mql(fn, "args->max_query_len", args->max_query_len, true);
-    const cattn::TensorArg out(fn, "args->result", args->result);
+    cattn::require_struct(fn, "args", args);
+    const cattn::TensorArg q(fn, "args->query_start_loc", args->query_start_loc, cattn::Use::In);
+    const cattn::TensorArg ub(fn, "args->seq_lens_upper_bound", args->seq_lens_upper_bound,
+                              cattn::Use::In);
+    const cattn::TensorArg tokens(fn, "args->num_actual_tokens", args->num_actual_tokens,
+                                  cattn::Use::In, true);
+    const cattn::TensorArg mql(fn, "args->max_query_len", args->max_query_len, cattn::Use::In,
+                               true);
+    const cattn::TensorArg out(fn, "args->result", args->result, cattn::Use::Out);
     const int64_t B = check_query_start_loc(fn, q, 0, true);
     ub.expect_ndim(1).expect_size(0, B).expect_index_dtype().expect_scan_bounded();
     check_scalar(tokens);
     check_scalar(mql);
     out.expect_ndim(1).expect_index_dtype().expect_writable().expect_out_size(0, 6);
     check_threshold(fn, args->decode_threshold);
-    cattn::require_disjoint_outputs(fn, {&out}, {&q, &ub, &tokens, &mql});
+    cattn::seal_arguments();
     cattn::require_same_device(fn, {&q, &ub, &tokens, &mql, &out});
     q.expect_cuda("cattn_split_decodes_prefills_and_extends");
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "host/split_prefill_chunks_host.h"
 
@@ -12,14 +13,13 @@ extern "C" {
 CATTN_API cattn_status_t cattn_split_prefill_chunks(cattn_split_prefill_chunks_args_t* args) {
   constexpr const char* fn = "cattn_split_prefill_chunks";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_split_prefill_chunks_args_t));
-    const cattn::TensorArg seq(fn, "args->seq_lens_cpu", args->seq_lens_cpu);
-    const cattn::TensorArg chunks(fn, "args->chunks", args->chunks, true);
+    cattn::require_struct(fn, "args", args);
+    const cattn::TensorArg seq(fn, "args->seq_lens_cpu", args->seq_lens_cpu, cattn::Use::In);
+    const cattn::TensorArg chunks(fn, "args->chunks", args->chunks, cattn::Use::Out, true);
     seq.expect_ndim(1).expect_index_dtype().expect_host().expect_scan_bounded();
     if (chunks.present()) {
       chunks.expect_ndim(2).expect_size(1, 2).expect_index_dtype().expect_host()
           .expect_writable();
-      cattn::require_disjoint(fn, chunks, seq);
     }
     if (args->workspace_size < 0)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->workspace_size", "is negative",
@@ -35,8 +35,10 @@ CATTN_API cattn_status_t cattn_split_prefill_chunks(cattn_split_prefill_chunks_a
         cattn::require_fits(fn, chunks, off);
         cattn::require_fits(fn, chunks, last);
       }
-      cattn::split_prefill_chunks_host(seq, args->workspace_size, off, count, chunks);
     }
+    cattn::seal_arguments();
+    if (chunks.present())
+      cattn::split_prefill_chunks_host(seq, args->workspace_size, off, count, chunks);
     args->num_chunks = count;
   });
 }

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/product_checks.h"
 #include "common/step_plan.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/step_plan_device.h"
 
@@ -20,8 +21,7 @@ using cattn::TensorArg;
 namespace k = cattn::kernels;
 
 void require_plan(const char* fn, const StepPlan* plan) {
-  cattn::require_live_handle(fn, "plan", plan, cattn::HandleKind::StepPlan,
-                             plan ? &plan->magic : nullptr);
+  cattn::require_live_handle(fn, "plan", plan, cattn::HandleKind::StepPlan);
 }
 
 void expect_at_least(const char* fn, const char* name, int64_t v, int64_t min) {
@@ -161,11 +161,11 @@ CATTN_API cattn_status_t cattn_step_plan_create(const cattn_step_plan_desc_t* de
                                                 cattn_step_plan_t** out) {
   constexpr const char* fn = "cattn_step_plan_create";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "desc", desc, sizeof(cattn_step_plan_desc_t));
-    if (out == nullptr)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "out", "is NULL", "NULL", "a pointer");
+    cattn::require_struct(fn, "desc", desc);
+    cattn::require_out_ptr(fn, "out", out);
     auto plan = std::make_unique<StepPlan>();
     plan_step(fn, *desc, *plan);
+    cattn::seal_arguments();
     cattn::register_handle(plan.get(), cattn::HandleKind::StepPlan);
     *out = plan.release();
   });
@@ -184,7 +184,8 @@ CATTN_API cattn_status_t cattn_step_plan_get_shape(const cattn_step_plan_t* plan
   constexpr const char* fn = "cattn_step_plan_get_shape";
   return cattn::guarded(fn, [&] {
     require_plan(fn, plan);
-    cattn::require_struct(fn, "shape", shape, sizeof(cattn_step_plan_shape_t));
+    cattn::require_struct(fn, "shape", shape, cattn::Use::Out);
+    cattn::seal_arguments();
     const size_t size = shape->struct_size;
     *shape = plan->shape;
     shape->struct_size = size;
@@ -196,8 +197,8 @@ CATTN_API cattn_status_t cattn_step_plan_workspace_size(const cattn_step_plan_t*
   constexpr const char* fn = "cattn_step_plan_workspace_size";
   return cattn::guarded(fn, [&] {
     require_plan(fn, plan);
-    if (bytes == nullptr)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "bytes", "is NULL", "NULL", "a pointer");
+    cattn::require_out_ptr(fn, "bytes", bytes);
+    cattn::seal_arguments();
     *bytes = 0;
   });
 }
@@ -209,8 +210,8 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
   constexpr const char* fn = "cattn_step_plan_run";
   return cattn::guarded(fn, [&] {
     require_plan(fn, plan);
-    cattn::require_struct(fn, "batch", batch, sizeof(cattn_step_batch_t));
-    cattn::require_struct(fn, "outputs", outputs, sizeof(cattn_step_outputs_t));
+    cattn::require_struct(fn, "batch", batch);
+    cattn::require_struct(fn, "outputs", outputs);
     // A run described exactly as the plan's last checked run gets that run's answer: its
     // kernel parameters, launched as they are. Otherwise every check runs, on the key's copy
     // of the descriptors when there is one, so that what is remembered is what was checked.
@@ -244,12 +245,17 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
     const bool align = mamba && shape.mamba_columns > 0;
 
     // The batch: what the selected products read must be there; whatever is there is checked.
-    const TensorArg qsl(fn, "batch->query_start_loc", in[cattn::kRunQueryStartLoc], true);
-    const TensorArg seq_lens(fn, "batch->seq_lens", in[cattn::kRunSeqLens], true);
-    const TensorArg table(fn, "batch->block_table", in[cattn::kRunBlockTable], true);
-    const TensorArg cu_given(fn, "batch->cu_num_tokens", in[cattn::kRunCuNumTokens], true);
-    const TensorArg logits(fn, "batch->logits_indices", in[cattn::kRunLogitsIndices], true);
+    const TensorArg qsl(fn, "batch->query_start_loc", in[cattn::kRunQueryStartLoc], cattn::Use::In,
+                        true);
+    const TensorArg seq_lens(fn, "batch->seq_lens", in[cattn::kRunSeqLens], cattn::Use::In, true);
+    const TensorArg table(fn, "batch->block_table", in[cattn::kRunBlockTable], cattn::Use::In,
+                          true);
+    const TensorArg cu_given(fn, "batch->cu_num_tokens", in[cattn::kRunCuNumTokens], cattn::Use::In,
+                             true);
+    const TensorArg logits(fn, "batch->logits_indices", in[cattn::kRunLogitsIndices],
+                           cattn::Use::In, true);
     const TensorArg num_logits(fn, "batch->num_logits_indices", in[cattn::kRunNumLogitsIndices],
+                               cattn::Use::In,
                                true);
     if ((restore && !cu_given.present()) || conv1d || local || fast || extend)
       expect_needed(qsl, "the plan's products read it");
@@ -306,33 +312,43 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
 
     // The outputs.
     const TensorArg dcp_out(fn, "outputs->dcp_local_seq_lens", in[cattn::kRunDcpLocalSeqLens],
+                            cattn::Use::Out,
                             true);
     const TensorArg restore_out(fn, "outputs->pcp_query_restore_idx",
-                                in[cattn::kRunPcpQueryRestoreIdx], true);
+                                in[cattn::kRunPcpQueryRestoreIdx], cattn::Use::Out, true);
     const TensorArg mamba_out(fn, "outputs->mamba_block_table", in[cattn::kRunMambaBlockTable],
+                              cattn::Use::Out,
                               true);
-    const TensorArg nums(fn, "outputs->conv1d_nums", in[cattn::kRunConv1dNums], true);
-    const TensorArg mlist(fn, "outputs->conv1d_mlist", in[cattn::kRunConv1dMlist], true);
+    const TensorArg nums(fn, "outputs->conv1d_nums", in[cattn::kRunConv1dNums], cattn::Use::Out,
+                         true);
+    const TensorArg mlist(fn, "outputs->conv1d_mlist", in[cattn::kRunConv1dMlist], cattn::Use::Out,
+                          true);
     const TensorArg offsetlist(fn, "outputs->conv1d_offsetlist", in[cattn::kRunConv1dOffsetlist],
+                               cattn::Use::Out,
                                true);
     const TensorArg batch_ptr(fn, "outputs->conv1d_batch_ptr", in[cattn::kRunConv1dBatchPtr],
+                              cattn::Use::Out,
                               true);
     const TensorArg chunk_ptr(fn, "outputs->conv1d_token_chunk_offset_ptr",
-                              in[cattn::kRunConv1dTokenChunkOffsetPtr], true);
+                              in[cattn::kRunConv1dTokenChunkOffsetPtr], cattn::Use::Out, true);
     const TensorArg local_qsl(fn, "outputs->local_query_start_loc",
-                              in[cattn::kRunLocalQueryStartLoc], true);
-    const TensorArg local_seq(fn, "outputs->local_seq_lens", in[cattn::kRunLocalSeqLens], true);
+                              in[cattn::kRunLocalQueryStartLoc], cattn::Use::Out, true);
+    const TensorArg local_seq(fn, "outputs->local_seq_lens", in[cattn::kRunLocalSeqLens],
+                              cattn::Use::Out, true);
     const TensorArg local_computed(fn, "outputs->local_num_computed_tokens",
-                                   in[cattn::kRunLocalNumComputedTokens], true);
+                                   in[cattn::kRunLocalNumComputedTokens], cattn::Use::Out, true);
     const TensorArg local_table(fn, "outputs->local_block_table", in[cattn::kRunLocalBlockTable],
+                                cattn::Use::Out,
                                 true);
     const TensorArg decode_qsl(fn, "outputs->decode_query_start_loc",
-                               in[cattn::kRunDecodeQueryStartLoc], true);
+                               in[cattn::kRunDecodeQueryStartLoc], cattn::Use::Out, true);
     const TensorArg ext_qsl(fn, "outputs->extend_query_start_loc",
-                            in[cattn::kRunExtendQueryStartLoc], true);
-    const TensorArg ext_seq(fn, "outputs->extend_seq_lens", in[cattn::kRunExtendSeqLens], true);
-    const TensorArg counts(fn, "outputs->counts", in[cattn::kRunCounts], true);
-    const TensorArg counts_host(fn, "outputs->counts_host", in[cattn::kRunCountsHost], true);
+                            in[cattn::kRunExtendQueryStartLoc], cattn::Use::Out, true);
+    const TensorArg ext_seq(fn, "outputs->extend_seq_lens", in[cattn::kRunExtendSeqLens],
+                            cattn::Use::Out, true);
+    const TensorArg counts(fn, "outputs->counts", in[cattn::kRunCounts], cattn::Use::Out, true);
+    const TensorArg counts_host(fn, "outputs->counts_host", in[cattn::kRunCountsHost],
+                                cattn::Use::Out, true);
     const TensorArg* conv1d_outs[] = {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr};
 
     expect_output_use(*plan, k::kStepDcpLocalSeqLens, dcp_out);
@@ -361,7 +377,8 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
                                                                   : table.size(1));
     }
     if (conv1d) {
-      cattn::check_causal_conv1d_device_outputs(conv1d_outs, TensorArg(fn, "", nullptr, true),
+      cattn::check_causal_conv1d_device_outputs(conv1d_outs,
+                                                TensorArg(fn, "", nullptr, cattn::Use::In, true),
                                                 reqs);
       for (int i = 1; i < 5; ++i)
         if (conv1d_outs[i]->present()) conv1d_outs[i]->expect_capacity(shape.conv1d_capacity);
@@ -388,23 +405,12 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
                             std::to_string(cattn::device_type_of(counts_host.raw()->device)),
                         "kDLCUDAHost (pinned memory mapped for the device)");
     }
-    // The products run side by side, so no output may touch an input or another output.
-    cattn::require_disjoint_outputs(
-        fn,
-        {&dcp_out, &restore_out, &mamba_out, &nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr,
-         &local_qsl, &local_seq, &local_computed, &local_table, &decode_qsl, &ext_qsl, &ext_seq,
-         &counts},
-        {&qsl, &seq_lens, &table, &cu_given, &logits, &num_logits});
-    // counts_host is host memory, the rest device memory, but one virtual address space holds
-    // both, and a kDLCUDA view may point into pinned host memory.
-    for (const TensorArg* t :
-         {&qsl, &seq_lens, &table, &cu_given, &logits, &num_logits, &dcp_out, &restore_out,
-          &mamba_out, &nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr, &local_qsl,
-          &local_seq, &local_computed, &local_table, &decode_qsl, &ext_qsl, &ext_seq, &counts})
-      if (cattn::overlap_in_address_space(counts_host, *t))
-        cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, counts_host.name(), "overlaps another tensor",
-                        std::string("memory shared with ") + t->name(),
-                        "a separate host buffer");
+    // The products run side by side, so no output may touch an input or another output (no
+    // in place here); counts_host is host memory and the rest device memory, but one address
+    // space holds both. A keyed run checked copies of the descriptors: the caller's own are
+    // what outputs must keep away from.
+    if (keyed) cattn::record_step_descriptors(key);
+    cattn::seal_arguments();
     const cattn::Where where = cattn::require_same_device(
         fn, {&qsl, &seq_lens, &table, &cu_given, &logits, &num_logits, &dcp_out, &restore_out,
              &mamba_out, &nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr, &local_qsl,

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/metadata.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/token_to_req_indices_device.h"
 #include "host/token_to_req_indices_host.h"
@@ -16,13 +17,14 @@ extern "C" {
 CATTN_API cattn_status_t cattn_token_to_req_indices(const cattn_token_to_req_indices_args_t* args) {
   constexpr const char* fn = "cattn_token_to_req_indices";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_token_to_req_indices_args_t));
+    cattn::require_struct(fn, "args", args);
     const cattn_common_attn_metadata_t md =
         cattn::read_metadata(fn, "args->metadata", args->metadata);
-    const cattn::TensorArg qsl(fn, "args->metadata->query_start_loc", md.query_start_loc);
+    const cattn::TensorArg qsl(fn, "args->metadata->query_start_loc", md.query_start_loc,
+                               cattn::Use::In);
     const cattn::TensorArg qsl_cpu(fn, "args->metadata->query_start_loc_cpu",
-                                   md.query_start_loc_cpu, true);
-    const cattn::TensorArg buffer(fn, "args->buffer", args->buffer);
+                                   md.query_start_loc_cpu, cattn::Use::In, true);
+    const cattn::TensorArg buffer(fn, "args->buffer", args->buffer, cattn::Use::Out);
     qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
     if (qsl.size(0) < 1)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "is empty", "0 entries",
@@ -36,8 +38,7 @@ CATTN_API cattn_status_t cattn_token_to_req_indices(const cattn_token_to_req_ind
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->metadata->num_actual_tokens",
                       "is negative", std::to_string(num_tokens), ">= 0");
     const cattn::Where where = cattn::require_same_device(fn, {&qsl, &buffer});
-    cattn::require_disjoint(fn, buffer, qsl);
-    if (qsl_cpu.present()) cattn::require_disjoint(fn, buffer, qsl_cpu);
+    cattn::seal_arguments();
 
     if (where == cattn::Where::Cuda) {
       // The device data is not read back: the mirror's total (vLLM's M) sizes the check when

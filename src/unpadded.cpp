@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/metadata.h"
+#include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 
 namespace {
@@ -38,7 +39,7 @@ class Slicer {
   // Checks `t` (NULL allowed) for a cut of its first dimension to `n` entries and reserves a
   // slot; returns the slot, or -1 for a NULL tensor.
   int plan(const char* name, const DLTensor* t, int64_t n) {
-    const TensorArg a(fn_, name, t, true);
+    const TensorArg a(fn_, name, t, cattn::Use::In, true);
     if (!a.present()) return -1;
     if (a.ndim() < 1 || a.ndim() > CATTN_UNPADDED_MAX_DIMS)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn_, name, "has an unsupported rank",
@@ -86,15 +87,15 @@ extern "C" {
 CATTN_API cattn_status_t cattn_unpadded(const cattn_unpadded_args_t* args) {
   constexpr const char* fn = "cattn_unpadded";
   return cattn::guarded(fn, [&] {
-    cattn::require_struct(fn, "args", args, sizeof(cattn_unpadded_args_t));
+    cattn::require_struct(fn, "args", args);
     const cattn_common_attn_metadata_t in =
         cattn::read_metadata(fn, "args->metadata", args->metadata);
+    // The views are built in storage and *out written last: neither may share memory with
+    // the other or with anything the call reads (args, the metadata, its DLTensor structs and
+    // their shapes and strides) - the one overlap rule, applied by seal_arguments below.
     cattn::require_metadata_out(fn, "args->out", args->out);
-    cattn::require_struct(fn, "args->storage", args->storage, sizeof(cattn_unpadded_storage_t));
+    cattn::require_struct(fn, "args->storage", args->storage, cattn::Use::Out);
     cattn_common_attn_metadata_t* const out = args->out;
-    if (static_cast<const void*>(out) == static_cast<const void*>(args->metadata))
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->out", "is the input struct",
-                      "args->metadata", "another struct (the input's tensors are read)");
     const int64_t tokens = args->num_actual_tokens, reqs = args->num_actual_reqs;
     if (reqs < 0)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->num_actual_reqs", "is negative",
@@ -102,14 +103,6 @@ CATTN_API cattn_status_t cattn_unpadded(const cattn_unpadded_args_t* args) {
     if (tokens < 0)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->num_actual_tokens", "is negative",
                       std::to_string(tokens), ">= 0");
-    // The storage may not hold the input's own DLTensor structs or shapes, which the views are
-    // made from.
-    const char* st = reinterpret_cast<const char*>(args->storage);
-    const char* md = reinterpret_cast<const char*>(args->metadata);
-    if (md < st + sizeof(cattn_unpadded_storage_t) && st < md + in.struct_size)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->storage", "overlaps args->metadata",
-                      "shared bytes", "separate memory");
-
     Slicer s(fn, args->storage);
     const int64_t reqs1 = cattn::checked_add(fn, "args->num_actual_reqs + 1", reqs, 1);
     const int qsl = s.plan("args->metadata->query_start_loc", in.query_start_loc, reqs1);
@@ -133,6 +126,7 @@ CATTN_API cattn_status_t cattn_unpadded(const cattn_unpadded_args_t* args) {
     const int enc_cpu =
         s.plan("args->metadata->encoder_seq_lens_cpu", in.encoder_seq_lens_cpu, reqs);
 
+    cattn::seal_arguments();
     s.begin();
     out->query_start_loc = s.make(qsl);
     out->query_start_loc_cpu = s.make(qsl_cpu);

@@ -534,7 +534,7 @@ TEST(nothing_lost, ExtendAllQueriesByN) {
          s.qsl_cpu = in_tensor({0, 3, std::numeric_limits<int32_t>::max()}, i64());
        }, nullptr},
       {"mirror disagreeing", I, "args->metadata->seq_lens_cpu disagrees with its device tensor", [](Extend& s) { s.seq_cpu = in_tensor({5, 8}, i64()); }, nullptr},
-      {"out seq_lens over out query_start_loc", I, "args->out->seq_lens overlaps another output", nullptr, [](Extend& s) {
+      {"out seq_lens over out query_start_loc", I, "args->out->query_start_loc overlaps another output (got memory shared with args->out->seq_lens", nullptr, [](Extend& s) {
          s.out->seq_lens = s.overlap_view(s.o_qsl, 1, {2});
          s.out->seq_lens->dtype = i64();
        }},

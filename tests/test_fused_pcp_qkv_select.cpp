@@ -443,8 +443,9 @@ TEST(fused_pcp_qkv_select, Errors) {
   }
   EXPECT_EQ(p.output_bytes(), before) << "a failed call wrote to an output";
 
-  // W * qsl[B] overflowing int64 while every output size fits: huge fake outputs whose memory
-  // is never touched, since the check precedes any write.
+  // W * qsl[B] overflowing int64 needs outputs of 2^62 rows: since 1.1 such views are refused
+  // before the size checks (no view spans more than 2^57 bytes), and the memory of these fake
+  // outputs is never touched.
   {
     const int64_t world = int64_t{1} << 59, rank = world - 1;
     HostTensor qsl = HostTensor::of({0, 16}, i64());
@@ -474,7 +475,8 @@ TEST(fused_pcp_qkv_select, Errors) {
     b.q_tail = &fake[3];
     b.k_tail = &fake[4];
     b.v_tail = &fake[5];
-    expect_error(b, CATTN_INVALID_ARGUMENT, "pcp_world_size * query_start_loc[B] overflows");
+    expect_error(b, CATTN_INVALID_ARGUMENT,
+                 "args->k_head spans more bytes than an address space holds");
   }
 }
 

@@ -307,6 +307,8 @@ TEST(nothing_lost, GetDcpLocalSeqLens) {
   std::vector<V> v = {
       {"NULL args", I, "args is NULL", [](Dcp& s) { s.null_args = true; }, nullptr},
       {"small struct_size", I, "args has struct_size too small", nullptr,
+       [](Dcp& s) { s.args->struct_size = offsetof(cattn_dcp_local_seq_lens_args_t, shape_mode) - 1; }},
+      {"struct_size between 1.0 and 1.1", I, "args has a struct_size that no version of the header has", nullptr,
        [](Dcp& s) { s.args->struct_size = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE - 1; }},
       {"dcp_size 0", I, "args->dcp_size is out of range", nullptr, [](Dcp& s) { s.args->dcp_size = 0; }},
       {"interleave 0", I, "args->dcp_kv_cache_interleave_size is out of range", nullptr,

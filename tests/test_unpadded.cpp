@@ -194,7 +194,8 @@ TEST(unpadded, Errors) {
   EXPECT_CATTN_ERROR(cattn_unpadded(&a), CATTN_INVALID_ARGUMENT, "args->storage has struct_size");
   storage.struct_size = CATTN_UNPADDED_STORAGE_SIZE;
   a.out = &md;
-  EXPECT_CATTN_ERROR(cattn_unpadded(&a), CATTN_INVALID_ARGUMENT, "args->out is the input");
+  EXPECT_CATTN_ERROR(cattn_unpadded(&a), CATTN_INVALID_ARGUMENT,
+                     "args->out overlaps an input (got memory shared with args->metadata");
   a.out = &out;
   a.num_actual_reqs = 3;
   EXPECT_CATTN_ERROR(cattn_unpadded(&a), CATTN_INVALID_ARGUMENT,

@@ -35,7 +35,7 @@ namespace cattn {
 // which says more, and is never dereferenced.
 inline void require_comm(const char* fn, const char* arg, const cattn_comm_s* comm) {
   if constexpr (kCudaBuild)
-    require_live_handle(fn, arg, comm, HandleKind::Comm, comm ? &comm->magic : nullptr);
+    require_live_handle(fn, arg, comm, HandleKind::Comm);
   else if (comm == nullptr)
     fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, "is NULL", "NULL", "a communicator");
 }

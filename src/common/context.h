@@ -23,6 +23,6 @@ struct cattn_context_s {
 namespace cattn {
 // Fails unless `ctx` is a live context (see common/handle_registry.h).
 inline void require_context(const char* fn, const char* arg, const cattn_context_s* ctx) {
-  require_live_handle(fn, arg, ctx, HandleKind::Context, ctx ? &ctx->magic : nullptr);
+  require_live_handle(fn, arg, ctx, HandleKind::Context);
 }
 }  // namespace cattn

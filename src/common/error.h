@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cattn.h"
+#include "common/call_args.h"
 
 namespace cattn {
 
@@ -38,11 +39,16 @@ std::string quoted(const char* s, size_t max = 64);
 
 // Runs `body` (which returns nothing and reports failure by throwing) and converts the outcome
 // into a status. This is the only place exceptions stop, so every entry point wraps its whole
-// body in it.
+// body in it. It also opens the call whose arguments the body records (common/call_args.h):
+// a body that recorded outputs must have sealed them before it succeeds.
 template <class F>
 cattn_status_t guarded(const char* fn, F&& body) noexcept {
+  CallArgs call(fn);
+  const CallScope scope(&call);
   try {
     body();
+    if (call.has_outputs() && !call.sealed())
+      fail(CATTN_INTERNAL, fn, "recorded outputs without the overlap check");
     return CATTN_OK;
   } catch (const Failure& f) {
     set_last_error(f.message);
@@ -54,17 +60,6 @@ cattn_status_t guarded(const char* fn, F&& body) noexcept {
     set_last_error(std::string(fn) + ": unexpected internal exception");
     return CATTN_INTERNAL;
   }
-}
-
-// Checks that a versioned struct pointer is non-NULL and at least `min_size` bytes by its own
-// struct_size field.
-template <class T>
-void require_struct(const char* fn, const char* arg, const T* s, size_t min_size) {
-  if (s == nullptr)
-    fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, "is NULL", "NULL", "a pointer");
-  if (s->struct_size < min_size)
-    fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, "has struct_size too small",
-             std::to_string(s->struct_size), ">= " + std::to_string(min_size));
 }
 
 // The one place a CPU-only build answers a request for the device: CATTN_NOT_SUPPORTED with a

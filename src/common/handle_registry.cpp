@@ -57,17 +57,19 @@ bool unregister_handle(const void* handle, HandleKind kind) {
   return true;
 }
 
-void require_live_handle(const char* fn, const char* arg, const void* handle, HandleKind kind,
-                         const uint64_t* magic) {
+void require_registered(const char* fn, const char* arg, const void* handle, HandleKind kind) {
   if (handle == nullptr)
     fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, "is NULL", "NULL", kind_name(kind));
   if (!is_live(handle, kind))
     fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, "is not a live handle",
              "a pointer that is destroyed, of another kind, or never created",
              std::string(kind_name(kind)) + " that has not been destroyed");
-  if (*magic != static_cast<uint64_t>(kind))
+}
+
+void require_magic(const char* fn, const char* arg, uint64_t magic, HandleKind kind) {
+  if (magic != static_cast<uint64_t>(kind))
     fail_arg(CATTN_INVALID_ARGUMENT, fn, arg, "is a corrupted handle",
-             "magic " + std::to_string(*magic), std::to_string(static_cast<uint64_t>(kind)));
+             "magic " + std::to_string(magic), std::to_string(static_cast<uint64_t>(kind)));
 }
 
 bool release_handle(const char* fn, const void* handle, HandleKind kind) noexcept {

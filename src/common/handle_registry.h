@@ -28,10 +28,21 @@ void register_handle(const void* handle, HandleKind kind);
 // Forgets `handle`; false when it was not a live handle of `kind` (then nothing changes).
 bool unregister_handle(const void* handle, HandleKind kind);
 
-// Fails (CATTN_INVALID_ARGUMENT, naming `arg`) unless `handle` is a live handle of `kind`
-// whose magic is intact. `magic` is read only after the registry has vouched for the pointer.
-void require_live_handle(const char* fn, const char* arg, const void* handle, HandleKind kind,
-                         const uint64_t* magic);
+// Fails (CATTN_INVALID_ARGUMENT, naming `arg`) unless `handle` is registered as a live
+// handle of `kind`. Reads nothing at the address.
+void require_registered(const char* fn, const char* arg, const void* handle, HandleKind kind);
+
+// Fails (CATTN_INVALID_ARGUMENT) unless `magic`, read from a registered handle, is its kind's.
+void require_magic(const char* fn, const char* arg, uint64_t magic, HandleKind kind);
+
+// Fails unless `handle` is a live handle of `kind` whose magic is intact. The handle's memory
+// (its magic) is touched only after the registry has vouched for the pointer, so a forged one
+// - misaligned, unmapped, freed - is refused without forming an access through it.
+template <class T>
+void require_live_handle(const char* fn, const char* arg, const T* handle, HandleKind kind) {
+  require_registered(fn, arg, static_cast<const void*>(handle), kind);
+  require_magic(fn, arg, handle->magic, kind);
+}
 
 // For destroy calls, which return nothing: true when `handle` was live (and is now forgotten);
 // otherwise records a message naming `fn` as this thread's last error and returns false.

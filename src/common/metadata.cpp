@@ -3,23 +3,30 @@
 
 #include <cstring>
 
+#include <string>
+
 #include "common/error.h"
+#include "common/struct_arg.h"
 
 namespace cattn {
 
 cattn_common_attn_metadata_t read_metadata(const char* fn, const char* arg,
                                            const cattn_common_attn_metadata_t* md) {
-  require_struct(fn, arg, md, CATTN_COMMON_ATTN_METADATA_SIZE_1_0);
+  // A 1.0 struct or a 1.1 (or newer) one: require_struct refuses the sizes in between.
+  const size_t bytes = require_struct(fn, arg, md, Use::In);
   cattn_common_attn_metadata_t v = CATTN_COMMON_ATTN_METADATA_INIT;
-  // A struct of a size between the two versions holds only whole 1.0 fields that are known to
-  // be there; the 1.1 fields are read all together or not at all.
-  std::memcpy(&v, md, metadata_has_1_1(md) ? sizeof v : CATTN_COMMON_ATTN_METADATA_SIZE_1_0);
+  std::memcpy(&v, md, bytes);
   v.struct_size = md->struct_size;
+  if (v.reserved0 != 0)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, (std::string(arg) + "->reserved0").c_str(), "is not 0",
+             std::to_string(v.reserved0), "0");
   return v;
 }
 
-void require_metadata_out(const char* fn, const char* arg, const cattn_common_attn_metadata_t* md) {
-  require_struct(fn, arg, md, CATTN_COMMON_ATTN_METADATA_SIZE_1_0);
+void require_metadata_out(const char* fn, const char* arg, const cattn_common_attn_metadata_t* md,
+                          const cattn_common_attn_metadata_t* in) {
+  require_struct(fn, arg, md, Use::Out);
+  if (md == in) current_call().allow_in_place(md, in, Use::In);
 }
 
 void write_metadata_1_1(cattn_common_attn_metadata_t* out, const cattn_common_attn_metadata_t& v) {

@@ -15,11 +15,16 @@
 
 namespace cattn {
 
-// What a run's checks read of one DLTensor: the descriptor, never the data. Two runs whose
-// keys are equal byte for byte get the same answer from every check (the checks are a pure
-// function of the descriptors and the plan), so the second may reuse the first's result.
+// What a run's checks read of one DLTensor: the descriptor, never the data, and where the
+// caller keeps it (the DLTensor struct and its shape and stride arrays, which the overlap rule
+// keeps outputs away from). Two runs whose keys are equal byte for byte get the same answer
+// from every check (the checks are a pure function of the descriptors, their addresses and the
+// plan), so the second may reuse the first's result.
 struct StepTensorKey {
   enum : uint32_t { kPresent = 1u, kStridesRead = 2u };
+  const DLTensor* at;
+  const int64_t* shape_at;
+  const int64_t* strides_at;  // only with kStridesRead
   const void* data;
   uint64_t byte_offset;
   int64_t shape[2];
@@ -63,8 +68,19 @@ enum StepRunTensor : int {
 };
 
 struct StepRunKey {
+  const cattn_step_batch_t* batch;
+  const cattn_step_outputs_t* outputs;
   StepTensorKey t[kRunTensors];
 };
+static_assert(std::has_unique_object_representations_v<StepRunKey>,
+              "StepRunKey is compared with memcmp");
+
+// The name each run tensor has in messages, in StepRunTensor order.
+extern const char* const kRunTensorNames[kRunTensors];
+
+// Records where the caller keeps each present tensor's descriptor (its DLTensor struct, shape
+// and strides arrays) with the current call: a keyed run checks copies of them.
+void record_step_descriptors(const StepRunKey& key);
 
 // The run's tensor pointers as the caller gave them, in StepRunTensor order.
 void step_run_tensors(const cattn_step_batch_t& batch, const cattn_step_outputs_t& outputs,

@@ -15,8 +15,10 @@ bool key_of(const DLTensor* t, StepTensorKey& k) {
   std::memset(&k, 0, sizeof k);
   if (t == nullptr) return true;
   k.flags = StepTensorKey::kPresent;
+  k.at = t;
   const int32_t ndim = t->ndim;
   const int64_t* shape = t->shape;
+  k.shape_at = shape;
   // The checks read shape[0, ndim) only for 0 <= ndim <= 8 with a shape; every tensor of a run
   // has one or two dimensions, so a key needs no more.
   if (ndim < 0 || ndim > 2 || (ndim > 0 && shape == nullptr)) return false;
@@ -36,6 +38,7 @@ bool key_of(const DLTensor* t, StepTensorKey& k) {
   const int64_t* strides = t->strides;
   if (strides != nullptr && nonempty) {
     k.flags |= StepTensorKey::kStridesRead;
+    k.strides_at = strides;
     for (int i = 0; i < ndim; ++i) k.strides[i] = strides[i];
   }
   return true;
@@ -71,11 +74,52 @@ void step_run_tensors(const cattn_step_batch_t& b, const cattn_step_outputs_t& o
 }
 
 bool step_run_key(const cattn_step_batch_t& b, const cattn_step_outputs_t& o, StepRunKey& key) {
+  key.batch = &b;
+  key.outputs = &o;
   const DLTensor* tensors[kRunTensors];
   step_run_tensors(b, o, tensors);
   for (int i = 0; i < kRunTensors; ++i)
     if (!key_of(tensors[i], key.t[i])) return false;
   return true;
+}
+
+const char* const kRunTensorNames[kRunTensors] = {
+    "batch->query_start_loc",
+    "batch->seq_lens",
+    "batch->block_table",
+    "batch->cu_num_tokens",
+    "batch->logits_indices",
+    "batch->num_logits_indices",
+    "outputs->dcp_local_seq_lens",
+    "outputs->pcp_query_restore_idx",
+    "outputs->mamba_block_table",
+    "outputs->conv1d_nums",
+    "outputs->conv1d_mlist",
+    "outputs->conv1d_offsetlist",
+    "outputs->conv1d_batch_ptr",
+    "outputs->conv1d_token_chunk_offset_ptr",
+    "outputs->local_query_start_loc",
+    "outputs->local_seq_lens",
+    "outputs->local_num_computed_tokens",
+    "outputs->local_block_table",
+    "outputs->decode_query_start_loc",
+    "outputs->extend_query_start_loc",
+    "outputs->extend_seq_lens",
+    "outputs->counts",
+    "outputs->counts_host",
+};
+
+void record_step_descriptors(const StepRunKey& key) {
+  CallArgs& call = current_call();
+  for (int i = 0; i < kRunTensors; ++i) {
+    const StepTensorKey& k = key.t[i];
+    if ((k.flags & StepTensorKey::kPresent) == 0) continue;
+    const size_t dims = static_cast<size_t>(k.ndim) * sizeof(int64_t);
+    call.add(Part::DLTensor, kRunTensorNames[i], k.at, sizeof(DLTensor), Use::In, k.at);
+    call.add(Part::Shape, kRunTensorNames[i], k.shape_at, dims, Use::In, k.at);
+    if (k.flags & StepTensorKey::kStridesRead)
+      call.add(Part::Strides, kRunTensorNames[i], k.strides_at, dims, Use::In, k.at);
+  }
 }
 
 const DLTensor* step_run_view(const StepTensorKey& k, DLTensor& t) {

@@ -40,8 +40,8 @@ int64_t checked_add(const char* fn, const char* what, int64_t a, int64_t b) {
   return r;
 }
 
-TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, bool optional)
-    : fn_(fn), name_(name), t_(t) {
+TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, Use use, bool optional)
+    : fn_(fn), name_(name), t_(t), use_(use) {
   if (t == nullptr) {
     if (optional) return;
     fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "is NULL", "NULL", "a DLTensor");
@@ -102,12 +102,17 @@ TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, bool o
     compact = numel_ == 0 ? compact : compact * t->shape[i];
   }
   broadcast_ = broadcast;
-  int64_t span = 0;
+  // The byte span, refused past kMaxSpanBytes whatever the element size: checked after each
+  // term, so the 128-bit sum never overflows.
+  unsigned __int128 span = 0;
   if (numel_ > 0) {
-    for (int i = 0; i < t->ndim; ++i)
-      span = checked_add(fn, name, span,
-                         checked_mul(fn, name, t->shape[i] - 1, strides_[i]));
-    span = checked_mul(fn, name, checked_add(fn, name, span, 1), elem_bytes_);
+    for (int i = 0; i < t->ndim; ++i) {
+      span += static_cast<unsigned __int128>(t->shape[i] - 1) *
+              static_cast<unsigned __int128>(strides_[i]);
+      if (span > static_cast<unsigned __int128>(kMaxSpanBytes)) fail_span();
+    }
+    span = (span + 1) * static_cast<unsigned __int128>(elem_bytes_);
+    if (span > static_cast<unsigned __int128>(kMaxSpanBytes)) fail_span();
     if (t->data == nullptr)
       fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has NULL data", "NULL",
                "memory for " + std::to_string(numel_) + " elements");
@@ -121,7 +126,30 @@ TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, bool o
   // Integer arithmetic: an empty tensor may have NULL data and a nonzero byte_offset, and
   // offsetting a null pointer is undefined even when the result is never dereferenced.
   data_ = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(t->data) + t->byte_offset);
-  span_bytes_ = span;
+  span_bytes_ = static_cast<int64_t>(span);
+
+  // What the call reads of the descriptor (strides only when an element exists), and the
+  // elements it reads or writes.
+  call_ = &current_call();
+  const size_t dims = static_cast<size_t>(t->ndim) * sizeof(int64_t);
+  call_->add(Part::DLTensor, name, t, sizeof(DLTensor), Use::In, t);
+  call_->add(Part::Shape, name, t->shape, dims, Use::In, t);
+  if (t->strides != nullptr && numel_ > 0)
+    call_->add(Part::Strides, name, t->strides, dims, Use::In, t);
+  call_->add(Part::Data, name, data_, static_cast<size_t>(span_bytes_), use, t);
+}
+
+void TensorArg::fail_unsealed() const {
+  fail(CATTN_INTERNAL, fn_, std::string(name_) + " is written before the overlap check");
+}
+
+void TensorArg::fail_span() const {
+  std::string strides = "[";
+  for (int i = 0; i < t_->ndim; ++i) strides += (i ? ", " : "") + std::to_string(strides_[i]);
+  fail_arg(CATTN_INVALID_ARGUMENT, fn_, name_, "spans more bytes than an address space holds",
+           "shape " + shape_string() + ", strides " + strides + "], " +
+               std::to_string(elem_bytes_) + "-byte elements",
+           "a view of at most 2^57 bytes");
 }
 
 bool TensorArg::is_contiguous() const {
@@ -274,83 +302,8 @@ void fail_does_not_fit(const char* fn, const TensorArg& a, int64_t value) {
              std::to_string(value), "a value that fits int32 (pass an int64 tensor)");
 }
 
-namespace {
-// [first, last) addresses a tensor's elements can touch; empty tensors touch nothing.
-std::pair<uintptr_t, uintptr_t> byte_range(const TensorArg& a) {
-  // The constructor checked the span against the address space.
-  const uintptr_t first = reinterpret_cast<uintptr_t>(a.data());
-  return {first, first + static_cast<uintptr_t>(a.span_bytes())};
-}
-}  // namespace
-
-bool overlap(const TensorArg& a, const TensorArg& b) {
-  // An empty tensor touches no memory, wherever its data pointer points.
-  if (!a.present() || !b.present() || a.span_bytes() == 0 || b.span_bytes() == 0 ||
-      a.where() != b.where() || (a.is_cuda() && a.device_id() != b.device_id()))
-    return false;
-  const auto x = byte_range(a), y = byte_range(b);
-  return x.first < y.second && y.first < x.second;
-}
-
-bool overlap_in_address_space(const TensorArg& a, const TensorArg& b) {
-  if (!a.present() || !b.present() || a.span_bytes() == 0 || b.span_bytes() == 0) return false;
-  const auto x = byte_range(a), y = byte_range(b);
-  return x.first < y.second && y.first < x.second;
-}
-
-void require_disjoint(const char* fn, const TensorArg& out, const TensorArg& in) {
-  if (overlap(out, in))
-    fail_arg(CATTN_INVALID_ARGUMENT, fn, out.name(), "overlaps an input",
-             std::string("memory shared with ") + in.name(), "a separate output buffer");
-}
-
-namespace {
-// True when no output shares an address with an input or another output, whatever their
-// devices (one address space holds them all, so this can only err towards "maybe"): the
-// outputs sorted by address must be disjoint neighbours, and each input is looked up among
-// them. O(n log n) instead of every pair, for calls with many tensors (the step plan).
-bool surely_disjoint(std::initializer_list<const TensorArg*> outs,
-                     std::initializer_list<const TensorArg*> ins) {
-  using Range = std::pair<uintptr_t, uintptr_t>;
-  std::array<Range, 32> o;
-  size_t n = 0;
-  for (const TensorArg* t : outs) {
-    if (!t->present() || t->span_bytes() == 0) continue;
-    if (n == o.size()) return false;
-    o[n++] = byte_range(*t);
-  }
-  std::sort(o.begin(), o.begin() + n);
-  for (size_t i = 1; i < n; ++i)
-    if (o[i].first < o[i - 1].second) return false;
-  for (const TensorArg* t : ins) {
-    if (!t->present() || t->span_bytes() == 0) continue;
-    const Range r = byte_range(*t);
-    // The first output ending after r starts is the only one that can overlap it, since the
-    // sorted outputs are disjoint.
-    const Range* it = std::upper_bound(o.begin(), o.begin() + n, r.first,
-                                       [](uintptr_t a, const Range& b) { return a < b.second; });
-    if (it != o.begin() + n && it->first < r.second) return false;
-  }
-  return true;
-}
-}  // namespace
-
-void require_disjoint_outputs(const char* fn, std::initializer_list<const TensorArg*> outs,
-                              std::initializer_list<const TensorArg*> ins) {
-  if (surely_disjoint(outs, ins)) return;
-  for (const TensorArg* o : outs) {
-    for (const TensorArg* i : ins) require_disjoint(fn, *o, *i);
-    for (const TensorArg* other : outs) {
-      if (other == o) break;  // each pair once, the later output named
-      if (overlap(*o, *other))
-        fail_arg(CATTN_INVALID_ARGUMENT, fn, o->name(), "overlaps another output",
-                 std::string("memory shared with ") + other->name(), "a separate output buffer");
-    }
-  }
-}
-
 bool same_view(const TensorArg& a, const TensorArg& b) {
-  if (!a.present() || !b.present() || a.data() != b.data() || a.where() != b.where() ||
+  if (!a.present() || !b.present() || a.address() != b.address() || a.where() != b.where() ||
       (a.is_cuda() && a.device_id() != b.device_id()) || a.ndim() != b.ndim())
     return false;
   const DLDataType x = a.raw()->dtype, y = b.raw()->dtype;
@@ -358,6 +311,11 @@ bool same_view(const TensorArg& a, const TensorArg& b) {
   for (int i = 0; i < a.ndim(); ++i)
     if (a.size(i) != b.size(i) || (a.size(i) > 1 && a.stride(i) != b.stride(i))) return false;
   return true;
+}
+
+void allow_in_place(const TensorArg& out, const TensorArg& in) {
+  if (same_view(out, in))
+    current_call().allow_in_place(out.raw(), in.raw(), in.is_output() ? Use::Out : Use::In);
 }
 
 }  // namespace cattn

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // Validated views of caller-supplied DLTensors. Constructing a TensorArg checks everything that
 // can be checked without reading data (NULLs, ndim, shapes, strides, dtype sanity, device kind,
-// byte-span overflow); the expect_* methods add per-argument requirements. Every failure names
-// the function and the argument.
+// byte span) and records the tensor's memory with the call (common/call_args.h) as an input or
+// an output; the expect_* methods add per-argument requirements. Every failure names the
+// function and the argument.
 #pragma once
 
 #include <climits>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "cattn.h"
+#include "common/call_args.h"
 #include "common/error.h"
 
 namespace cattn {
@@ -37,11 +39,18 @@ constexpr int64_t kMaxBroadcastElements = CATTN_FUZZ_MAX_BROADCAST_ELEMENTS;
 constexpr int64_t kMaxBroadcastElements = CATTN_MAX_BROADCAST_ELEMENTS;
 #endif
 
+// The largest byte span a view may claim (shape, strides and element size): past any canonical
+// virtual address range, so no real view reaches it, and small enough that every offset inside
+// a view fits int64 with room to spare.
+constexpr int64_t kMaxSpanBytes = int64_t{1} << 57;
+
 class TensorArg {
  public:
   // A NULL tensor is an error unless `optional` is set, in which case present() is false and
-  // nothing else may be called.
-  TensorArg(const char* fn, const char* name, const DLTensor* t, bool optional = false);
+  // nothing else may be called. `use` says whether the call reads the elements or writes them:
+  // the elements, the DLTensor struct and its shape and stride arrays are recorded with the
+  // current call, and an output's data() is refused until the call's seal().
+  TensorArg(const char* fn, const char* name, const DLTensor* t, Use use, bool optional = false);
 
   bool present() const { return t_ != nullptr; }
   const DLTensor* raw() const { return t_; }
@@ -56,8 +65,15 @@ class TensorArg {
   bool is_cuda() const { return where_ == Where::Cuda; }
   int device_id() const { return t_->device.device_id; }
   bool is_int64() const { return t_->dtype.code == kDLInt && t_->dtype.bits == 64; }
-  // First element's address (data + byte_offset).
-  char* data() const { return data_; }
+  bool is_output() const { return use_ == Use::Out; }
+  // First element's address (data + byte_offset), to read or write elements: an output's only
+  // once the call has sealed its arguments (CATTN_INTERNAL before).
+  char* data() const {
+    if (use_ == Use::Out && !call_->sealed()) fail_unsealed();
+    return data_;
+  }
+  // The same address, for comparing views; never for access.
+  uintptr_t address() const { return reinterpret_cast<uintptr_t>(data_); }
   int64_t span_bytes() const { return span_bytes_; }
   // True when the tensor is compact row-major.
   bool is_contiguous() const;
@@ -85,9 +101,14 @@ class TensorArg {
   std::string shape_string() const;
 
  private:
+  [[noreturn]] void fail_unsealed() const;
+  [[noreturn]] void fail_span() const;
+
   const char* fn_;
   const char* name_;
   const DLTensor* t_;
+  CallArgs* call_ = nullptr;
+  Use use_ = Use::In;
   int64_t strides_[8] = {0};
   int64_t numel_ = 0;
   int elem_bytes_ = 0;
@@ -150,29 +171,14 @@ inline void require_fits(const char* fn, const TensorArg& a, int64_t value) {
   if (!a.is_int64() && !fits_int32(value)) fail_does_not_fit(fn, a, value);
 }
 
-// True when `a` and `b` (both present, on the same device) share a byte of the memory their
-// elements span.
-bool overlap(const TensorArg& a, const TensorArg& b);
-
-// As overlap, but comparing addresses whatever the devices: with unified addressing a host
-// and a device view share one address space, and a kDLCUDA view may point at pinned host
-// memory.
-bool overlap_in_address_space(const TensorArg& a, const TensorArg& b);
-
-// Fails (CATTN_INVALID_ARGUMENT) if output `out` shares any byte with `in`. For calls that read
-// `in` after they begin writing `out`, where aliasing would silently corrupt the result.
-void require_disjoint(const char* fn, const TensorArg& out, const TensorArg& in);
-
-// Fails (CATTN_INVALID_ARGUMENT) if any output shares a byte with an input or with another
-// output; absent tensors take no part.
-void require_disjoint_outputs(const char* fn, std::initializer_list<const TensorArg*> outs,
-                              std::initializer_list<const TensorArg*> ins);
-
 // True when `a` and `b` are the same view of the same memory: same device, first element,
-// dtype, shape and strides (strides of size-1 dimensions are ignored). Lets a call accept an
-// exactly aliased output, where reading element i before writing it is safe, and reject the
-// other overlaps with require_disjoint.
+// dtype, shape and strides (strides of size-1 dimensions are ignored).
 bool same_view(const TensorArg& a, const TensorArg& b);
+
+// Declares output `out` may be exactly input (or other output) `in`, in place: when both are
+// present and the same view, the call's overlap rule lets that pair share memory. Any other
+// overlap of either is still refused when the call seals.
+void allow_in_place(const TensorArg& out, const TensorArg& in);
 
 // Overflow-checked arithmetic for sizes; throws CATTN_INVALID_ARGUMENT naming `what`.
 int64_t checked_mul(const char* fn, const char* what, int64_t a, int64_t b);

@@ -136,17 +136,10 @@ void pcp_kv_allgather_and_restore_device(const char* fn,
     ws_dl.dtype = {kDLUInt, 8, 1};
     ws_dl.shape = ws_shape;
   }
-  const TensorArg work(fn, "args->workspace", plan.total > 0 ? &ws_dl : nullptr, true);
+  const TensorArg work(fn, "args->workspace", plan.total > 0 ? &ws_dl : nullptr, Use::Out, true);
   // The pack kernel and NCCL write the workspace while key and value are read, and the restore
   // kernel reads it and restore_idx while it writes the outputs.
-  for (const TensorArg* in : {&key, &value, &idx}) {
-    require_disjoint(fn, work, *in);
-    require_disjoint(fn, key_out, *in);
-    require_disjoint(fn, value_out, *in);
-  }
-  require_disjoint(fn, key_out, work);
-  require_disjoint(fn, value_out, work);
-  require_disjoint(fn, value_out, key_out);
+  seal_arguments();
 
   kernels::RestoreParams rp;
   rp.restore_idx = index_view(idx);  // may refuse a misaligned index: before any work

@@ -80,7 +80,7 @@ void step_plan_run_device(const char* fn, const StepPlan& plan, const StepRunTen
     p.mamba.align = align;
   }
   if (plan.has(k::kStepCausalConv1d)) {
-    const TensorArg none(fn, "(none)", nullptr, true);
+    const TensorArg none(fn, "(none)", nullptr, Use::In, true);
     p.conv1d = causal_conv1d_device_params(t.query_start_loc, d.conv1d.block_m, t.conv1d, none);
     p.conv1d.tot = count_slice(p.counts, k::kCountConv1dPrograms, 1);
   }
