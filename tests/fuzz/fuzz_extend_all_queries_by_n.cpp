@@ -2,12 +2,14 @@
 // Fuzz target for utility 7: cattn_extend_all_queries_by_n. Random batches and n, host mirrors
 // present or not (separate tensors holding the same values or disagreeing ones, or the main
 // tensor itself or its very view), outputs that are new tensors, the inputs themselves, views of
-// them or of each other, or placed over any tensor's memory (new_slot_mapping's included, which
-// takes no part), `out` that is the metadata struct itself, scalars near int64's limits and
-// values that do not fit int32 outputs. Every alias is predicted from the rules (the very view
-// of a tensor or of its mirror is allowed, any other shared byte refused). The reference is the
-// definition: query_start_loc[i] + i * n, seq_lens + n, the scalars shifted, the other fields
-// copied.
+// them or of each other, or placed over any tensor's memory (new_slot_mapping's included, an
+// argument whose pointer is passed on), `out` that is the metadata struct itself, the 1.1 upper
+// bound (in place, its own tensor, over another's memory, or given on one side only), the
+// metadata and args structs copied over an output, struct sizes at every version boundary,
+// scalars near int64's limits and values that do not fit int32 outputs. Every alias is
+// predicted from the rules (the very view of a tensor or of its mirror is allowed, any other
+// shared byte refused). The reference is the definition: query_start_loc[i] + i * n,
+// seq_lens + n, the bound + n, the scalars shifted, the other fields copied.
 #include "fuzz_support.h"
 
 using namespace cattn_fuzz;
@@ -53,6 +55,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Tensor seq_cpu = make_mirror(seq_mirror, seq, batch, seq_values);
   const bool slot_given = fdp.ConsumeBool();
   Tensor slot = slot_given ? make_tensor(fdp, {fdp.ConsumeIntegralInRange<int64_t>(0, 9)}, dtype(), false) : Tensor();
+  // Since 1.1: seq_lens_cpu_upper_bound, a host [B] extended like seq_lens, read from a 1.1
+  // metadata struct and written to a 1.1 out (given on both sides, or - mutated - on one).
+  const int upper_mode = fdp.ConsumeIntegralInRange<int>(0, 15);  // 0-7 none, 8-13 both, 14 in only, 15 out only
+  const bool upper_in = upper_mode >= 8 && upper_mode <= 14, upper_out = upper_mode >= 8 && upper_mode != 14;
+  Tensor upper = upper_in ? make_tensor(fdp, {batch}, dtype(), false, {true, false}) : Tensor();
+  {
+    std::vector<int64_t> v(static_cast<size_t>(batch));
+    for (auto& x : v) x = pick_value(fdp, 200);
+    upper.fill(v);
+  }
 
   // DLTensor pointers of the inputs as the caller passes them.
   DLTensor* in_qsl_cpu_p = qsl_mirror == 0 ? nullptr : qsl_mirror == 2 ? qsl.ptr() : qsl_cpu.ptr();
@@ -112,17 +124,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return own.ptr();
   };
   DLTensor* out_qsl_cpu_p = mirror_out_p(out_qsl_cpu_kind, qsl.ptr(), in_qsl_cpu_p, out_qsl_cpu);
+  // The bound's output: the input itself (in place), or its own tensor, sometimes over any
+  // other tensor's memory.
+  Tensor out_upper;
+  const bool upper_in_place = upper_in && upper_out && fdp.ConsumeIntegralInRange<int>(0, 3) == 0;
+  if (upper_out && !upper_in_place) {
+    out_upper = make_tensor(fdp, {batch}, dtype(), true, {true, false});
+    maybe_alias(fdp, out_upper, {&qsl, &seq, qsl_cpu_t, seq_cpu_t, &slot, &upper, out_qsl_kind >= 2 ? &out_qsl : nullptr,
+                                 out_seq_kind >= 2 ? &out_seq : nullptr}, 3);
+  }
+  DLTensor* out_upper_p = !upper_out ? nullptr : upper_in_place ? upper.ptr() : out_upper.ptr();
   DLTensor* out_seq_cpu_p = mirror_out_p(out_seq_cpu_kind, seq.ptr(), in_seq_cpu_p, out_seq_cpu);
-  std::vector<Tensor*> all = {&qsl, &seq, &qsl_cpu, &seq_cpu, &out_qsl, &out_seq, &out_qsl_cpu, &out_seq_cpu, &slot};
+  std::vector<Tensor*> all = {&qsl, &seq, &qsl_cpu, &seq_cpu, &out_qsl, &out_seq, &out_qsl_cpu, &out_seq_cpu, &slot,
+                              &upper, &out_upper};
   auto of = [&](const DLTensor* d) -> Tensor* {
     for (Tensor* t : all) if (t->mem && t->exists && &t->t == d) return t;
     return nullptr;
   };
   // Anything written in place is an output for the unchanged-input check.
-  for (DLTensor* d : {out_qsl_p, out_seq_p, out_qsl_cpu_p, out_seq_cpu_p}) if (Tensor* t = of(d)) t->output = true;
+  for (DLTensor* d : {out_qsl_p, out_seq_p, out_qsl_cpu_p, out_seq_cpu_p, out_upper_p}) if (Tensor* t = of(d)) t->output = true;
 
   cattn_common_attn_metadata_t m = CATTN_COMMON_ATTN_METADATA_INIT;
-  Struct<cattn_common_attn_metadata_t> meta(m, pick_struct_size(fdp, CATTN_COMMON_ATTN_METADATA_SIZE));
+  Struct<cattn_common_attn_metadata_t> meta(m, pick_struct_size(fdp, CATTN_FUZZ_METADATA_SIZES));
   static DLTensor dummy[3] = {};  // copied through, never read
   cattn_common_attn_metadata_t* in = meta.get();
   in->query_start_loc = qsl.ptr();
@@ -139,35 +162,46 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   in->max_seq_len = pick_value(fdp, 400);
   in->num_logits_indices = fdp.ConsumeIntegralInRange<int64_t>(0, 9);
   in->causal = fdp.ConsumeIntegralInRange<int32_t>(0, 1);
+  in->seq_lens_cpu_upper_bound = upper_in ? upper.ptr() : nullptr;  // read from a 1.1 struct only
   // `out` may be the metadata struct itself when every output is its own input (then the
   // pointers the caller sets in out are the inputs' ones).
   const bool same_struct = out_qsl_p == in->query_start_loc && out_seq_p == in->seq_lens &&
                            out_qsl_cpu_p == in->query_start_loc_cpu && out_seq_cpu_p == in->seq_lens_cpu &&
+                           out_upper_p == in->seq_lens_cpu_upper_bound &&
                            fdp.ConsumeIntegralInRange<int>(0, 1) == 0;
   Struct<cattn_common_attn_metadata_t> out_meta(CATTN_COMMON_ATTN_METADATA_INIT,
-                                                pick_struct_size(fdp, CATTN_COMMON_ATTN_METADATA_SIZE));
+                                                pick_struct_size(fdp, CATTN_FUZZ_METADATA_SIZES));
   cattn_common_attn_metadata_t* out = same_struct ? in : out_meta.get();
   out->query_start_loc = out_qsl_p;
   out->seq_lens = out_seq_p;
   out->query_start_loc_cpu = out_qsl_cpu_p;
   out->seq_lens_cpu = out_seq_cpu_p;
+  out->seq_lens_cpu_upper_bound = out_upper_p;  // read from a 1.1 out only
   out->reserved0 = 5;  // the call writes 0
 
-  const size_t args_size = pick_struct_size(fdp, CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE);
+  const size_t args_size = pick_struct_size(fdp, CATTN_FUZZ_EXTEND_ARGS_SIZES);
   Struct<cattn_extend_all_queries_by_n_args_t> args(CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT, args_size);
   cattn_extend_all_queries_by_n_args_t* a = args.get();
-  a->metadata = in;
+  // The metadata or the args copied over an output's memory now and then: refused. (Never both:
+  // the second copy could land on the first, and a struct of garbage pointers is not a defect.)
+  bool meta_over_out = false, args_over_out = false;
+  Tensor* seq_out = of(out_seq_p);
+  a->metadata = same_struct || !seq_out ? in : maybe_struct_over_output(fdp, meta, *seq_out, &meta_over_out);
   a->n = n;
   a->new_slot_mapping = slot_given ? slot.ptr() : nullptr;
   a->out = out;
+  Tensor* qsl_out = of(out_qsl_p);
+  cattn_extend_all_queries_by_n_args_t* call_args =
+      qsl_out && !meta_over_out ? maybe_struct_over_output(fdp, args, *qsl_out, &args_over_out) : a;
   const bool null_args = fdp.ConsumeIntegralInRange<int>(0, 63) == 0;
   const cattn_common_attn_metadata_t in_before = meta.value();
   const auto meta_snap = meta.snapshot(), out_meta_snap = out_meta.snapshot(), args_snap = args.snapshot();
 
   // Prediction.
-  bool ok = !null_args && args_size >= CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE_1_0 &&
-            in_before.struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0 &&
-            out->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0 && n >= 0;
+  bool ok = !null_args && struct_size_ok(args_size, CATTN_FUZZ_EXTEND_ARGS_SIZES) &&
+            struct_size_ok(in_before.struct_size, CATTN_FUZZ_METADATA_SIZES) &&
+            struct_size_ok(out->struct_size, CATTN_FUZZ_METADATA_SIZES) && n >= 0 &&
+            in_before.reserved0 == 0 && !meta_over_out && !args_over_out;
   Tensor* tq = of(qsl.ptr());
   Tensor* ts = of(seq.ptr());
   Tensor* tqc = of(in_qsl_cpu_p);
@@ -213,6 +247,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (Tensor* b : out_q) ok = ok && !(a && b && overlaps(*a, *b));
     ok = ok && !(toqc && !same_view(*toq, *toqc) && overlaps(*toq, *toqc));
     ok = ok && !(tosc && !same_view(*tos, *tosc) && overlaps(*tos, *tosc));
+    // new_slot_mapping is an argument (its pointer is passed on): no output over it.
+    if (slot_given && slot.exists)
+      for (Tensor* o : {toq, tos, toqc, tosc}) ok = ok && !(o && overlaps(*o, slot));
+  }
+  // The bound: a mirror pair read from a 1.1 input and written to a 1.1 out. A given input is
+  // an argument (checked, recorded) even when a 1.0 out does not take the result.
+  const bool in_11 = in_before.struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_1;
+  const bool out_11 = out->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_1;
+  Tensor* tu = in_11 && upper_in && upper.ptr() ? &upper : nullptr;  // a NULL input is absent
+  Tensor* tou = out_11 && out_upper_p ? of(out_upper_p) : nullptr;
+  if (ok && tu) ok = tu->usable();
+  if (ok && tou) ok = tou->usable();
+  if (ok && out_11) {
+    ok = (tu != nullptr) == (tou != nullptr);
+    if (ok && tu)
+      ok = index1(tu) && !tu->device && tu->dim(0) == b && index1(tou) && !tou->device && writable(*tou) &&
+           tou->dim(0) == b;
+  }
+  if (ok) {
+    const std::vector<Tensor*> recorded_outs = {toq, tos, toqc, tosc};
+    if (tu)
+      for (Tensor* o : recorded_outs) ok = ok && !(o && overlaps(*o, *tu));
+    if (tou) {
+      for (Tensor* i : {tq, ts, tqc, tsc}) ok = ok && !(i && overlaps(*tou, *i));
+      if (slot_given && slot.exists) ok = ok && !overlaps(*tou, slot);
+      for (Tensor* o : recorded_outs) ok = ok && !(o && overlaps(*tou, *o));
+      ok = ok && (same_view(*tou, *tu) || !overlaps(*tou, *tu));
+    }
   }
   // One device for the main tensors and the slot mapping: this build serves only the host.
   for (Tensor* t : {tq, ts, toq, tos}) ok = ok && !t->device;
@@ -235,6 +297,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     jobs.push_back({ts, tos, n, 0});
     if (present(in_qsl_cpu_p)) jobs.push_back({tqc, toqc, 0, n});
     if (present(in_seq_cpu_p)) jobs.push_back({tsc, tosc, n, 0});
+    if (tou) jobs.push_back({tu, tou, n, 0});
   }
   std::vector<std::vector<int64_t>> results;
   for (const Job& j : jobs) {
@@ -255,14 +318,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return shared;
   }());
 
-  for (DLTensor* d : {qsl.ptr(), seq.ptr(), in_qsl_cpu_p, in_seq_cpu_p, out_qsl_p, out_seq_p, out_qsl_cpu_p, out_seq_cpu_p})
+  for (DLTensor* d : {qsl.ptr(), seq.ptr(), in_qsl_cpu_p, in_seq_cpu_p, out_qsl_p, out_seq_p, out_qsl_cpu_p, out_seq_cpu_p,
+                      upper_in ? upper.ptr() : nullptr, out_upper_p})
     FZ_LOG("  %s\n", of(d) ? describe(*of(d)).c_str() : d ? "(unlisted)" : "NULL");
   FZ_LOG("  struct sizes %zu %zu %zu scalars %ld %ld %ld\n", args_size, (size_t)in_before.struct_size,
          (size_t)out->struct_size, (long)in_before.num_actual_tokens, (long)in_before.max_query_len,
          (long)in_before.max_seq_len);
   Watch w;
   for (Tensor* t : all) w.add(t);
-  const cattn_status_t s = cattn_extend_all_queries_by_n(null_args ? nullptr : a);
+  const cattn_status_t s = cattn_extend_all_queries_by_n(null_args ? nullptr : call_args);
   FZ_CHECK(args.unchanged(args_snap), "the call wrote its args struct");
   if (!check_outcome(s, kFn, ok, w)) {
     FZ_CHECK(meta.unchanged(meta_snap) && out_meta.unchanged(out_meta_snap), "a failed call wrote a metadata struct");

@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t size10 = offsetof(cattn_dcp_local_seq_lens_args_t, shape_mode);
   const size_t struct_size = fdp.ConsumeIntegralInRange<int>(0, 15) == 0
                                  ? size10
-                                 : pick_struct_size(fdp, CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE);
+                                 : pick_struct_size(fdp, CATTN_FUZZ_DCP_ARGS_SIZES);
   const bool v11 = struct_size >= CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE;
   const bool nd = v11 && mode == CATTN_DCP_SHAPE_PRESERVE;
 
@@ -76,10 +76,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   args.get()->out = out_dl;
   if (v11) args.get()->shape_mode = mode;
   const bool null_args = fdp.ConsumeIntegralInRange<int>(0, 63) == 0;
+  // The args copied over out's memory now and then: refused.
+  bool args_over_out = false;
+  cattn_dcp_local_seq_lens_args_t* call_args = maybe_struct_over_output(fdp, args, o, &args_over_out);
   const std::vector<uint8_t> args_before = args.snapshot();
 
   // The prediction, from the header's contract.
-  bool ok = !null_args && (v11 || struct_size == size10);
+  bool ok = !null_args && struct_size_ok(struct_size, CATTN_FUZZ_DCP_ARGS_SIZES) && !args_over_out;
   ok = ok && (!v11 || mode == CATTN_DCP_SHAPE_1_0 || mode == CATTN_DCP_SHAPE_PRESERVE);
   ok = ok && seq.usable() && !seq.device && seq.index() && (nd || seq.ndim() == 1);
   ok = ok && o.usable() && !o.device && o.index() && writable(o);
@@ -109,7 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Watch w;
   w.add(&seq);
   if (!in_place) w.add(&out);
-  const cattn_status_t s = cattn_get_dcp_local_seq_lens(null_args ? nullptr : args.get());
+  const cattn_status_t s = cattn_get_dcp_local_seq_lens(null_args ? nullptr : call_args);
   FZ_CHECK(args.unchanged(args_before), "the call wrote its args struct");
   if (!check_outcome(s, fn, ok, w)) return 0;
 

@@ -92,8 +92,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     bool past = false;
     const size_t count = pick_count(fdp, &past);
     const size_t owned = past ? 2 : count;  // elements actually laid out
-    const size_t in_size = pick_struct_size(fdp, CATTN_ATTENTION_LAYER_DESC_SIZE);
-    const size_t out_size = pick_struct_size(fdp, CATTN_PER_LAYER_PARAMETERS_SIZE);
+    const size_t in_size = pick_element_size(fdp, CATTN_ATTENTION_LAYER_DESC_SIZE);
+    const size_t out_size = pick_element_size(fdp, CATTN_PER_LAYER_PARAMETERS_SIZE);
     // Separate buffers, or one shared by both arrays (bytes for strides up to 16 past the
     // known sizes, so that reading an inconsistent stride stays in owned memory).
     const bool shared = fdp.ConsumeIntegralInRange<int>(0, 3) == 0;
@@ -127,7 +127,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < owned; ++i) {
       cattn_attention_layer_desc_t d = CATTN_ATTENTION_LAYER_DESC_INIT;
       // Element 0's struct_size is the array's stride; a later one may disagree with it.
-      d.struct_size = i > 0 && fdp.ConsumeIntegralInRange<int>(0, 31) == 0 ? pick_struct_size(fdp, in_size + 1) : in_size;
+      d.struct_size = i > 0 && fdp.ConsumeIntegralInRange<int>(0, 31) == 0 ? pick_element_size(fdp, in_size + 1) : in_size;
       d.sliding_window_left = pick_value(fdp, 4096);
       d.sliding_window_right = pick_value(fdp, 4096);
       d.logits_soft_cap = pick_double(fdp);
@@ -184,7 +184,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     bool past = false;
     const size_t count = pick_count(fdp, &past);
     const size_t owned = past ? 2 : count;
-    const size_t p_size = pick_struct_size(fdp, CATTN_PER_LAYER_PARAMETERS_SIZE);
+    const size_t p_size = pick_element_size(fdp, CATTN_PER_LAYER_PARAMETERS_SIZE);
     // *out in a buffer of its own, or in the params array's buffer (8-aligned, as a struct).
     const bool shared = fdp.ConsumeIntegralInRange<int>(0, 3) == 0;
     size_t p_off = fdp.ConsumeIntegralInRange<size_t>(0, 7), g_off = 0;

@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   static DLTensor dummy[4] = {};  // copied through, never read
   cattn_common_attn_metadata_t init = CATTN_COMMON_ATTN_METADATA_INIT;
-  Struct<cattn_common_attn_metadata_t> meta(init, pick_struct_size(fdp, CATTN_COMMON_ATTN_METADATA_SIZE));
+  Struct<cattn_common_attn_metadata_t> meta(init, pick_struct_size(fdp, CATTN_FUZZ_METADATA_SIZES));
   cattn_common_attn_metadata_t* in = meta.get();
   in->query_start_loc = qsl.ptr();
   in->query_start_loc_cpu = &dummy[0];
@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   in->reserved0 = fdp.ConsumeIntegralInRange<int32_t>(0, 1);
   const bool passthrough = in->max_query_len == 1;
   const bool same_struct = passthrough && fdp.ConsumeBool();
-  Struct<cattn_common_attn_metadata_t> out_meta(init, pick_struct_size(fdp, CATTN_COMMON_ATTN_METADATA_SIZE));
+  Struct<cattn_common_attn_metadata_t> out_meta(init, pick_struct_size(fdp, CATTN_FUZZ_METADATA_SIZES));
   cattn_common_attn_metadata_t* out = same_struct ? in : out_meta.get();
   if (!same_struct) {
     out->query_start_loc = out_qsl.ptr();
@@ -90,14 +90,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   a->out = out;
   a->decode_max_and_total = with_mt ? max_total.ptr() : nullptr;
   a->passthrough = 7;
+  a->reserved0 = fdp.ConsumeIntegralInRange<int>(0, 31) == 0 ? 1 : 0;
+  // Past the passthrough the output tensors are arguments: the args struct copied over one of
+  // them now and then (refused).
+  bool args_over_out = false;
+  cattn_fast_prefill_metadata_args_t* call_args =
+      passthrough ? a : maybe_struct_over_output(fdp, args, out_qsl, &args_over_out);
   const bool null_args = fdp.ConsumeIntegralInRange<int>(0, 63) == 0;
   const cattn_common_attn_metadata_t in_before = meta.value();
   const cattn_common_attn_metadata_t out_before = out_meta.value();
   const auto meta_snap = meta.snapshot(), out_snap = out_meta.snapshot(), args_snap = args.snapshot();
 
   bool ok = !null_args && args_size >= CATTN_FAST_PREFILL_METADATA_ARGS_SIZE &&
-            in_before.struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0 &&
-            out->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0;
+            struct_size_ok(in_before.struct_size, CATTN_FUZZ_METADATA_SIZES) &&
+            struct_size_ok(out->struct_size, CATTN_FUZZ_METADATA_SIZES) &&
+            in_before.reserved0 == 0 && a->reserved0 == 0 && !args_over_out;
   std::vector<int64_t> counts;
   const int64_t count = in_before.num_logits_indices, nreq = in_before.num_reqs;
   if (ok && !passthrough) {
@@ -141,7 +148,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   Watch w;
   for (const Tensor* t : {&qsl, &logits, &out_qsl, &out_qsl_cpu, &max_total}) w.add(t);
-  const cattn_status_t s = cattn_make_kv_sharing_fast_prefill_common_attn_metadata(null_args ? nullptr : a);
+  const cattn_status_t s =
+      cattn_make_kv_sharing_fast_prefill_common_attn_metadata(null_args ? nullptr : call_args);
   if (!check_outcome(s, kFn, ok, w)) {
     FZ_CHECK(args.unchanged(args_snap) && meta.unchanged(meta_snap) && out_meta.unchanged(out_snap),
              "a failed call wrote a struct");

@@ -150,7 +150,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   static DLTensor dummy[2] = {};
   cattn_common_attn_metadata_t init = CATTN_COMMON_ATTN_METADATA_INIT;
-  Struct<cattn_common_attn_metadata_t> meta(init, pick_struct_size(fdp, CATTN_COMMON_ATTN_METADATA_SIZE));
+  Struct<cattn_common_attn_metadata_t> meta(init, pick_struct_size(fdp, CATTN_FUZZ_METADATA_SIZES));
   cattn_common_attn_metadata_t* m = meta.get();
   m->query_start_loc = &dummy[0];
   m->seq_lens = &dummy[1];
@@ -171,7 +171,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // args: the 1.1 struct (with max_virtual_batches) or a smaller one (a 1.0 caller's, which
   // lacks the field: whatever its bytes hold is not read).
-  size_t args_size = pick_struct_size(fdp, CATTN_LOCAL_ATTENTION_ARGS_SIZE);
+  size_t args_size = pick_struct_size(fdp, CATTN_FUZZ_LOCAL_ATTENTION_ARGS_SIZES);
   if (fdp.ConsumeIntegralInRange<int>(0, 7) == 0) args_size = kArgsSize10;
   const bool has_cap = args_size >= sizeof(cattn_local_attention_args_t);
   Struct<cattn_local_attention_args_t> args(CATTN_LOCAL_ATTENTION_ARGS_INIT, args_size);
@@ -208,7 +208,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const __int128 plan_entries_bytes = count >= 0 ? (count * 5 + 1) * 8 : 0;
   const bool bytes_surely_fit = plan_entries_bytes + (g_plan_overhead >= 0 ? g_plan_overhead : 256 + 4096) <= INT64_MAX;
   const bool bytes_surely_overflow = plan_entries_bytes + (g_plan_overhead >= 0 ? g_plan_overhead : 256) > INT64_MAX;
-  const bool base_ok = !null_args && args_size >= kArgsSize10 && m->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0 &&
+  const bool base_ok = !null_args && struct_size_ok(args_size, CATTN_FUZZ_LOCAL_ATTENTION_ARGS_SIZES) &&
+                       struct_size_ok(m->struct_size, CATTN_FUZZ_METADATA_SIZES) &&
                        field >= 0 && count >= 0 && count <= cap;
   const bool ok = base_ok && bytes_surely_fit;
   const bool undecided = base_ok && !bytes_surely_fit && !bytes_surely_overflow;
@@ -305,7 +306,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                   i > 2 ? outs[2] : nullptr, i > 3 ? outs[3] : nullptr, i > 4 ? outs[4] : nullptr},
                   8);
   }
-  Struct<cattn_common_attn_metadata_t> out_meta(init, pick_struct_size(fdp, CATTN_COMMON_ATTN_METADATA_SIZE));
+  Struct<cattn_common_attn_metadata_t> out_meta(init, pick_struct_size(fdp, CATTN_FUZZ_METADATA_SIZES));
   cattn_common_attn_metadata_t* o = out_meta.get();
   o->query_start_loc_cpu = o_qsl_cpu.ptr();
   o->seq_lens_cpu = o_seq_cpu.ptr();
@@ -317,8 +318,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o->num_logits_indices = 3;
   const size_t fill_size = pick_struct_size(fdp, CATTN_LOCAL_ATTENTION_FILL_ARGS_SIZE);
   Struct<cattn_local_attention_fill_args_t> fill(CATTN_LOCAL_ATTENTION_FILL_ARGS_INIT, fill_size);
-  fill.get()->metadata = m;
   fill.get()->out = o;
+  // The metadata, or the fill args, copied over the gathered table's memory now and then:
+  // refused.
+  bool meta_over_out = false, fill_over_out = false;
+  fill.get()->metadata = maybe_struct_over_output(fdp, meta, o_table, &meta_over_out);
+  cattn_local_attention_fill_args_t* fill_args =
+      meta_over_out ? fill.get() : maybe_struct_over_output(fdp, fill, o_table, &fill_over_out);
   const bool null_plan = fdp.ConsumeIntegralInRange<int>(0, 31) == 0;
   const auto fill_snap = fill.snapshot(), out_snap = out_meta.snapshot();
   const cattn_common_attn_metadata_t m_now = meta.value();
@@ -326,7 +332,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   int64_t cum_q = 0;
   for (const auto& b : ref.batches) cum_q += b.q;
   bool fok = !null_plan && fill_size >= CATTN_LOCAL_ATTENTION_FILL_ARGS_SIZE &&
-             m_now.struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0 && o->struct_size >= CATTN_COMMON_ATTN_METADATA_SIZE_1_0;
+             struct_size_ok(m_now.struct_size, CATTN_FUZZ_METADATA_SIZES) &&
+             struct_size_ok(o->struct_size, CATTN_FUZZ_METADATA_SIZES) && !meta_over_out && !fill_over_out;
   fok = fok && index_nd(source, 2) && source.dim(0) == plan_batch && source.dim(1) >= plan_cols && !source.device;
   fok = fok && (!with_slots || !slots.exists || (slots.usable() && !slots.device));
   fok = fok && o_table.usable() && o_table.ndim() == 2 && same_dtype(o_table, source) && writable(o_table) &&
@@ -339,12 +346,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (with_copies) {
     fok = fok && (!o_qsl.exists || vec_ok(o_qsl, v_count + 1, cum_q)) && (!o_seq.exists || vec_ok(o_seq, v_count, ref.max_k));
   }
-  {  // Every output disjoint from the block table read and from every other output.
+  {  // Every output disjoint from the block table read, the slot mapping passed on (an input,
+     // though only its pointer is used) and every other output.
     const Tensor* outs[6] = {&o_table, &o_qsl_cpu, &o_seq_cpu, &o_computed, with_copies ? &o_qsl : nullptr,
                              with_copies ? &o_seq : nullptr};
     for (int i = 0; i < 6 && fok; ++i) {
       if (!outs[i]) continue;
-      fok = !overlaps(*outs[i], source);
+      fok = !overlaps(*outs[i], source) && !(with_slots && overlaps(*outs[i], slots));
       for (int j = 0; j < i && fok; ++j) fok = !outs[j] || !overlaps(*outs[i], *outs[j]);
     }
   }
@@ -355,7 +363,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Watch fw;
   for (const Tensor* t : {&qsl, &seq, &table, &table2, &slots, &o_qsl_cpu, &o_seq_cpu, &o_computed, &o_table, &o_qsl, &o_seq})
     fw.add(t);
-  const cattn_status_t fs = cattn_local_attention_plan_fill(null_plan ? nullptr : plan, fill.get());
+  const cattn_status_t fs = cattn_local_attention_plan_fill(null_plan ? nullptr : plan, fill_args);
   FZ_CHECK(fill.unchanged(fill_snap), "fill wrote its args");
   if (!check_outcome(fs, "cattn_local_attention_plan_fill", fok, fw)) {
     FZ_CHECK(out_meta.unchanged(out_snap), "a failed fill wrote out");
@@ -423,10 +431,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_failure_message(st, fn);
     FZ_CHECK(st == CATTN_INVALID_ARGUMENT, std::string(fn) + " on a handle that is no live plan: " + cattn_status_string(st));
   };
-  const int handle_case = fdp.ConsumeIntegralInRange<int>(0, 3);
-  auto* not_a_plan = handle_case == 0 ? reinterpret_cast<cattn_local_attention_plan_t*>(ctx)
-                                      : reinterpret_cast<cattn_local_attention_plan_t*>(meta.get());
-  if (handle_case <= 1) {
+  // A forged handle: at an odd address, never created (read before the registry vouches for it,
+  // a misaligned access UBSan reports).
+  alignas(16) static unsigned char forged[64];
+  const int handle_case = fdp.ConsumeIntegralInRange<int>(0, 4);
+  auto* not_a_plan = handle_case == 0   ? reinterpret_cast<cattn_local_attention_plan_t*>(ctx)
+                     : handle_case == 1 ? reinterpret_cast<cattn_local_attention_plan_t*>(meta.get())
+                                        : reinterpret_cast<cattn_local_attention_plan_t*>(
+                                              forged + 1 + fdp.ConsumeIntegralInRange<int>(0, 14));
+  if (handle_case <= 2) {
     int64_t v = -5;
     refused(cattn_local_attention_plan_get_shape(not_a_plan, &v, nullptr), "cattn_local_attention_plan_get_shape");
     FZ_CHECK(v == -5, "get_shape of no plan wrote");

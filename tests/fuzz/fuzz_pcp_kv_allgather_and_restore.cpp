@@ -11,8 +11,9 @@ using namespace cattn_fuzz;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider fdp(data, size);
-  std::unique_ptr<char, void (*)(void*)> fake(static_cast<char*>(std::malloc(1)), std::free);
-  cattn_comm_t* comm = reinterpret_cast<cattn_comm_t*>(fake.get());
+  // A forged communicator: a pointer no create call returned, at an odd address (never read).
+  std::unique_ptr<char, void (*)(void*)> fake(static_cast<char*>(std::malloc(16)), std::free);
+  cattn_comm_t* comm = reinterpret_cast<cattn_comm_t*>(fake.get() + 1 + fdp.ConsumeIntegralInRange<int>(0, 6));
 
   // Communicator calls.
   {

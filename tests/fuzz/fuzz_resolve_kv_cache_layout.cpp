@@ -137,9 +137,10 @@ void fuzz_strides(FuzzedDataProvider& fdp) {
   auto* a = args.get();
   store(&a->layout, l);
   for (auto& s : a->sizes) s = pick_size(fdp);
+  a->reserved0 = fdp.ConsumeIntegralInRange<int>(0, 31) == 0 ? 1 : 0;
   const auto snap = args.snapshot();
   // Model in 128 bits: numel and each stride (an empty axis counts as 1) must fit int64.
-  bool ok = i >= 0 && ss >= CATTN_KV_CACHE_LAYOUT_STRIDES_ARGS_SIZE;
+  bool ok = i >= 0 && ss >= CATTN_KV_CACHE_LAYOUT_STRIDES_ARGS_SIZE && a->reserved0 == 0;
   __int128 numel = 1, want[5] = {};
   for (int k = 0; ok && k < 5; ++k) ok = a->sizes[k] >= 0;
   for (int k = 0; ok && k < 5; ++k) {
@@ -292,10 +293,12 @@ void fuzz_resolve(FuzzedDataProvider& fdp, cattn_context_t* ctx, std::optional<s
   a->spec_page_size_bytes = pg.empty() ? nullptr : pg.data();
   a->env_value = has_env ? env.c_str() : nullptr;
   a->connector_layout = has_conn ? conn.c_str() : nullptr;
+  if (fdp.ConsumeIntegralInRange<int>(0, 31) == 0) (fdp.ConsumeBool() ? a->reserved0 : a->reserved1) = 1;
   const auto snap = args.snapshot();
 
   // Model.
-  bool ok = a->struct_size >= CATTN_RESOLVE_KV_CACHE_LAYOUT_ARGS_SIZE;
+  bool ok = a->struct_size >= CATTN_RESOLVE_KV_CACHE_LAYOUT_ARGS_SIZE && a->reserved0 == 0 &&
+            a->reserved1 == 0;
   int want = -1, fell = 0, preset = 0;
   if (ok && state) {
     want = model_parse(*state);
@@ -400,5 +403,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   cattn_context_destroy(ctx);
+  // A forged context at an odd address: refused without reading it (UBSan would report a
+  // misaligned access); destroying it frees nothing.
+  alignas(16) static unsigned char forged[64];
+  auto* fake = reinterpret_cast<cattn_context_t*>(forged + 1 + fdp.ConsumeIntegralInRange<int>(0, 14));
+  cattn_kv_cache_layout_t got;
+  FZ_CHECK(cattn_get_resolved_kv_cache_layout(fake, &got) == CATTN_INVALID_ARGUMENT, "a forged context was read");
+  FZ_CHECK(cattn_context_set_kv_cache_layout_preset(fake, "NHD") == CATTN_INVALID_ARGUMENT,
+           "a forged context was written");
+  FZ_CHECK(cattn_context_set_kv_cache_layout_override(fake, CATTN_KV_CACHE_LAYOUT_HND) == CATTN_INVALID_ARGUMENT,
+           "a forged context was overridden");
+  cattn_context_destroy(fake);
   return 0;
 }

@@ -119,12 +119,16 @@ void fuzz_chunks(FuzzedDataProvider& fdp) {
   a->workspace_size = ws;
   a->request_offset = off;
   a->chunks = out.ptr();
+  // The args copied over the chunks' memory now and then: refused.
+  bool over = false;
+  a = maybe_struct_over_output(fdp, args, out, &over);
   Watch w;
   w.add(&seq);
   w.add(&out);
   const auto before = args.snapshot();
   const cattn_status_t s = cattn_split_prefill_chunks(a);
   if (s != CATTN_OK) FZ_CHECK(args.unchanged(before), "failed but wrote its args struct");
+  FZ_CHECK(!over || s != CATTN_OK, "accepted chunks over its args struct");
   if (!outcome(s, fn, w) || !out.exists || seq.broadcast) return;
   // The chunks tile [off, off + n) in order, each of at least one request.
   int64_t at = off;
@@ -168,6 +172,9 @@ void fuzz_reorder(FuzzedDataProvider& fdp) {
   a->index_map = map.ptr();
   a->swaps = swaps.ptr();
   a->reserved0 = fdp.ConsumeIntegralInRange<int>(0, 31) == 0 ? 1 : 0;
+  // The args copied over the index map's memory now and then: refused.
+  bool over = false;
+  a = maybe_struct_over_output(fdp, args, map, &over);
   const bool plain = s.usable() && c.usable() && p.usable() && !s.broadcast && !c.broadcast &&
                      !p.broadcast && s.t.data && c.t.data && p.t.data;
   const std::vector<int64_t> sv2 = plain ? s.values() : std::vector<int64_t>();
@@ -182,6 +189,7 @@ void fuzz_reorder(FuzzedDataProvider& fdp) {
   const auto before = args.snapshot();
   const cattn_status_t st = cattn_reorder_batch_to_split_decodes_and_prefills(a);
   if (st != CATTN_OK) FZ_CHECK(args.unchanged(before), "failed but wrote its args struct");
+  FZ_CHECK(!over || st != CATTN_OK, "accepted an index map over its args struct");
   if (!outcome(st, fn, w) || !plain) return;
   // A permutation that sorts the regions, and the swaps reproduce it.
   const int64_t n = static_cast<int64_t>(sv2.size());

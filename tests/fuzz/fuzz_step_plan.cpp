@@ -259,13 +259,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (local && src_table.usable() && local_table.usable() &&
       !same_dtype(src_table.t.dtype, local_table.t.dtype))
     valid = false;
-  // Aliasing: sometimes an output over another tensor (refused unless one of them is empty);
-  // counts_host is left out (the library compares it across devices, the model does not).
+  // Aliasing: sometimes an output over another tensor (refused unless one of them is empty),
+  // counts_host included (one address space holds host and device memory).
   if (fdp.ConsumeIntegralInRange<int>(0, 7) == 0) {
-    Tensor& out = ts[static_cast<size_t>(fdp.ConsumeIntegralInRange<int>(6, 21))];
-    Tensor& other = ts[static_cast<size_t>(fdp.ConsumeIntegralInRange<int>(0, 21))];
+    Tensor& out = ts[static_cast<size_t>(fdp.ConsumeIntegralInRange<int>(6, 22))];
+    Tensor& other = ts[static_cast<size_t>(fdp.ConsumeIntegralInRange<int>(0, 22))];
     if (alias_onto(fdp, out, other) && overlaps(out, other)) valid = false;
   }
+  // The batch or outputs struct copied over an output's memory now and then: refused.
+  const Tensor& over = ts[static_cast<size_t>(fdp.ConsumeIntegralInRange<int>(6, 22))];
+  bool batch_over = false, outs_over = false;
+  cattn_step_batch_t* batch_arg = maybe_struct_over_output(fdp, batch, over, &batch_over);
+  cattn_step_outputs_t* outs_arg = batch_over ? outs.get() : maybe_struct_over_output(fdp, outs, over, &outs_over);
+  if (batch_over || outs_over) valid = false;
   if (!table_fits && bt.block_table != nullptr) valid = false;
   // The restore index reads query_start_loc when cu_num_tokens did not come.
   if (restore && bt.cu_num_tokens == nullptr && bt.query_start_loc == nullptr) valid = false;
@@ -276,7 +282,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Watch w;
   for (const Tensor& t : ts) w.add(&t);
   const std::vector<uint8_t> batch_before = batch.snapshot(), outs_before = outs.snapshot();
-  const cattn_status_t s = cattn_step_plan_run(plan, batch.get(), outs.get(), nullptr);
+  const cattn_status_t s = cattn_step_plan_run(plan, batch_arg, outs_arg, nullptr);
   FZ_LOG("  run: valid %d benign %d -> %s\n", valid, benign, cattn_status_string(s));
   check_status_valid(s);
   check_failure_message(s, "cattn_step_plan_run");
@@ -288,7 +294,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The same run again answers the same, word for word: a run that passed the checks is
   // remembered by the plan, and the second one is answered from that memo.
   const std::string first_message = cattn_last_error_message();
-  const cattn_status_t again = cattn_step_plan_run(plan, batch.get(), outs.get(), nullptr);
+  const cattn_status_t again = cattn_step_plan_run(plan, batch_arg, outs_arg, nullptr);
   FZ_CHECK(again == s, std::string("a repeated run answered ") + cattn_status_string(again) +
                            " after " + cattn_status_string(s));
   FZ_CHECK(first_message == cattn_last_error_message(), "a repeated run said something else");
@@ -296,5 +302,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cattn_step_plan_destroy(plan);
   FZ_CHECK(cattn_step_plan_get_shape(plan, &got) == CATTN_INVALID_ARGUMENT,
            "a destroyed plan was used");
+  // A forged handle at an odd address: refused without reading it (UBSan would report a
+  // misaligned access), and destroying it frees nothing.
+  alignas(16) static unsigned char forged[64];
+  auto* fake = reinterpret_cast<cattn_step_plan_t*>(forged + 1 + fdp.ConsumeIntegralInRange<int>(0, 14));
+  FZ_CHECK(cattn_step_plan_get_shape(fake, &got) == CATTN_INVALID_ARGUMENT, "a forged plan was used");
+  FZ_CHECK(cattn_step_plan_run(fake, batch.get(), outs.get(), nullptr) == CATTN_INVALID_ARGUMENT,
+           "a forged plan was run");
+  cattn_step_plan_destroy(fake);
   return 0;
 }

@@ -74,6 +74,8 @@ constexpr size_t kGuard = 16;          // guard bytes on each side of every buff
 constexpr uint8_t kGuardByte = 0xC3;   // guard zone content
 constexpr uint8_t kPoisonByte = 0xA5;  // initial content of output payloads
 constexpr int64_t kMaxPayload = CATTN_FUZZ_MAX_PAYLOAD;  // largest tensor payload the harness allocates
+// The largest byte span a view may claim (any dtype): larger ones are refused.
+constexpr int64_t kMaxSpanBytes = int64_t{1} << 57;
 // The library's limit on broadcast scans as the fuzz build sets it for the library and the
 // targets alike (CATTN_FUZZ_MAX_BROADCAST_ELEMENTS, tests/fuzz/CMakeLists.txt).
 constexpr int64_t kMaxBroadcast = CATTN_FUZZ_MAX_BROADCAST_ELEMENTS;
@@ -304,14 +306,18 @@ inline bool structurally_bad(const DLTensor& t, int64_t* numel_out, __int128* ex
     int64_t compact = 1;
     for (int i = t.ndim - 1; i >= 0; --i) {
       const int64_t s = t.strides ? t.strides[i] : compact;
-      const __int128 term = static_cast<__int128>(t.shape[i] - 1) * s;
-      if (term > std::numeric_limits<int64_t>::max()) return true;
-      span += term;
-      if (span > std::numeric_limits<int64_t>::max()) return true;
+      // A dimension of one element never advances: its stride may be anything.
+      if (t.shape[i] > 1) {
+        const __int128 term = static_cast<__int128>(t.shape[i] - 1) * s;
+        if (term > kMaxSpanBytes) return true;
+        span += term;
+        if (span > kMaxSpanBytes) return true;
+      }
       compact *= t.shape[i];
     }
     span = (span + 1) * elem;
-    if (span > std::numeric_limits<int64_t>::max()) return true;
+    // Every dtype: no view spans more than 2^57 bytes.
+    if (span > kMaxSpanBytes) return true;
     if (t.data == nullptr) return true;
   }
   if (t.byte_offset > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return true;
@@ -371,7 +377,7 @@ inline Tensor make_tensor(FuzzedDataProvider& fdp, std::vector<int64_t> shape, D
   int ndim = static_cast<int>(shape.size());
   int32_t dev_type = kDLCPU, dev_id = 0;
   uint64_t byte_offset = 0;
-  enum Stride { Default, Null, Zero, Negative, Huge, HugeOne, Min };
+  enum Stride { Default, Null, Zero, Negative, Huge, HugeOne, Min, Pow61, SpanEdge };
   Stride stride_mut = Default;
   int stride_dim = 0;
   bool null_shape = false, null_data = false, huge_offset = false;
@@ -461,6 +467,10 @@ inline Tensor make_tensor(FuzzedDataProvider& fdp, std::vector<int64_t> shape, D
         break;
       }
       case 19: stride_mut = Min; break;
+      // Strides whose span fits int64 but not the 2^57-byte limit (the 1.1 probe's 1-byte
+      // view with stride 2^61), or only just passes it.
+      case 20: stride_mut = Pow61; break;
+      case 21: stride_mut = SpanEdge; break;
       default: x.perturbed = false; break;  // unperturbed
     }
   }
@@ -513,6 +523,8 @@ inline Tensor make_tensor(FuzzedDataProvider& fdp, std::vector<int64_t> shape, D
       case Huge: strides[d] = std::numeric_limits<int64_t>::max() / 2; break;
       case HugeOne: strides[d] = int64_t{1} << 40; break;
       case Min: strides[d] = std::numeric_limits<int64_t>::min(); break;
+      case Pow61: strides[d] = int64_t{1} << 61; break;
+      case SpanEdge: strides[d] = (int64_t{1} << 57) / elem_alloc - fdp.ConsumeIntegralInRange<int>(0, 1); break;
       default: break;
     }
   }
@@ -576,11 +588,11 @@ inline std::pair<uintptr_t, uintptr_t> byte_range(const Tensor& x) {
   return {lo, lo + static_cast<uintptr_t>(span * x.elem)};
 }
 
-// Whether two tensors share a byte the library compares: both present and valid, on the same
-// host/device, with elements whose byte ranges intersect.
+// Whether two tensors share a byte the library compares: both present and valid, with elements
+// whose byte ranges intersect. One address space holds every device's memory, so the devices
+// the tensors are marked with do not matter.
 inline bool overlaps(const Tensor& a, const Tensor& b) {
   if (!a.usable() || !b.usable() || a.numel == 0 || b.numel == 0) return false;
-  if (where_of(a) != where_of(b)) return false;
   const auto x = byte_range(a), y = byte_range(b);
   return x.first < y.second && y.first < x.second;
 }
@@ -744,13 +756,14 @@ inline Tensor view_of(FuzzedDataProvider& fdp, const Tensor& src, bool output) {
 }
 
 // A struct the library reads or writes, placed at the start of owned bytes with guard zones and
-// room for a struct_size larger than the known one (a newer caller's struct).
+// room for a struct_size larger than the known one (a newer caller's struct; the library reads
+// only the fields it knows, so a claim past them - up to SIZE_MAX - gets 64 owned bytes).
 template <class T>
 class Struct {
  public:
-  // size: the struct_size to store (>= sizeof(T) gets that many owned bytes).
+  // size: the struct_size to store.
   Struct(const T& init, size_t struct_size)
-      : mem_(std::max(sizeof(T), struct_size), kGuardByte) {
+      : mem_(std::max(sizeof(T), std::min(struct_size, sizeof(T) + 64)), kGuardByte) {
     // Keep T's alignment: payload() is kGuard (16) bytes into a vector, which is 16-aligned.
     std::memcpy(mem_.payload(), &init, sizeof(T));
     T* p = get();
@@ -773,9 +786,44 @@ class Struct {
   Bytes mem_;
 };
 
-// struct_size values: mostly the known size, sometimes smaller (must be refused) or larger (a
-// newer header; accepted).
+// The struct_size rule (cattn.h, promise 9): one of the sizes a header version defined
+// (`versions`, oldest first), or the newest or more (a newer header's struct, however large).
+inline bool struct_size_ok(size_t size, std::initializer_list<size_t> versions) {
+  for (size_t v : versions)
+    if (size == v) return true;
+  return size >= *(versions.end() - 1);
+}
+
+// struct_size values at every boundary of `versions` (oldest first): mostly the newest;
+// otherwise 0, 8, each version and its neighbours, a size between two versions, a newer
+// struct's sizes up to SIZE_MAX.
+inline size_t pick_struct_size(FuzzedDataProvider& fdp, std::initializer_list<size_t> versions) {
+  const size_t newest = *(versions.end() - 1);
+  const uint8_t c = fdp.ConsumeIntegral<uint8_t>();
+  if (c < 224) return newest;
+  const size_t v = *(versions.begin() + fdp.ConsumeIntegralInRange<size_t>(0, versions.size() - 1));
+  switch (c % 12) {
+    case 0: return 0;
+    case 1: return sizeof(size_t);
+    case 2: return v - 1;
+    case 3: return v - 8;
+    case 4: return v + 1;
+    case 5: return v + 8;
+    case 6: return v;
+    case 7: return fdp.ConsumeIntegralInRange<size_t>(*versions.begin(), newest + 16);
+    case 8: return std::numeric_limits<size_t>::max();
+    case 9: return std::numeric_limits<size_t>::max() - 7;
+    case 10: return size_t{1} << 63;
+    default: return newest + 4096;
+  }
+}
 inline size_t pick_struct_size(FuzzedDataProvider& fdp, size_t known) {
+  return pick_struct_size(fdp, {known});
+}
+
+// struct_size values for the elements of an array, whose struct_size is its stride (the harness
+// owns count x struct_size bytes): the known size, its neighbours, 0 and 8.
+inline size_t pick_element_size(FuzzedDataProvider& fdp, size_t known) {
   const uint8_t c = fdp.ConsumeIntegral<uint8_t>();
   if (c < 232) return known;
   switch (c % 6) {
@@ -786,6 +834,48 @@ inline size_t pick_struct_size(FuzzedDataProvider& fdp, size_t known) {
     case 4: return known + 1;
     default: return sizeof(size_t);
   }
+}
+
+// The released sizes of the structs that grew in 1.1.
+#define CATTN_FUZZ_METADATA_SIZES \
+  { CATTN_COMMON_ATTN_METADATA_SIZE_1_0, CATTN_COMMON_ATTN_METADATA_SIZE_1_1 }
+#define CATTN_FUZZ_EXTEND_ARGS_SIZES \
+  { CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE_1_0, CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE }
+#define CATTN_FUZZ_LOCAL_ATTENTION_ARGS_SIZES \
+  { offsetof(cattn_local_attention_args_t, plan) + sizeof(void*), CATTN_LOCAL_ATTENTION_ARGS_SIZE }
+#define CATTN_FUZZ_DCP_ARGS_SIZES \
+  { offsetof(cattn_dcp_local_seq_lens_args_t, shape_mode), CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE }
+
+// With probability 1 / one_in, copies struct `s` into the buffer of output `out`, at an
+// 8-aligned offset where its bytes meet out's elements, and returns the copy for the call to
+// read: an output over the call's own argument struct, which the call must refuse before
+// writing anything (*placed tells). Otherwise returns s.get(). Call it before the buffer is
+// watched.
+template <class T>
+T* maybe_struct_over_output(FuzzedDataProvider& fdp, Struct<T>& s, const Tensor& out,
+                            bool* placed, int one_in = 12) {
+  *placed = false;
+  if (fdp.ConsumeIntegralInRange<int>(0, one_in - 1) != 0) return s.get();
+  if (!out.exists || !out.usable() || !out.mem || !out.t.data || out.numel == 0) return s.get();
+  uint8_t* base = out.mem->payload();
+  const int64_t size = static_cast<int64_t>(out.mem->payload_size());
+  const auto r = byte_range(out);
+  const int64_t lo = static_cast<int64_t>(r.first - reinterpret_cast<uintptr_t>(base));
+  const int64_t hi = static_cast<int64_t>(r.second - reinterpret_cast<uintptr_t>(base));
+  // The bytes the library reads of the struct (min(struct_size, sizeof(T))) must meet out's;
+  // all sizeof(T) copied bytes must fit the buffer.
+  const int64_t bytes = static_cast<int64_t>(sizeof(T));
+  const int64_t meet = static_cast<int64_t>(std::min(s.get()->struct_size, sizeof(T)));
+  if (meet == 0) return s.get();
+  // Offsets k (multiples of 8) with [k, k + bytes) inside the buffer and [k, k + meet) meeting
+  // [lo, hi).
+  const int64_t first = std::max<int64_t>(0, lo - meet + 1), last = std::min(hi - 1, size - bytes);
+  const int64_t k0 = (first + 7) / 8, k1 = last >= 0 ? last / 8 : -1;
+  if (k1 < k0) return s.get();
+  const int64_t k = 8 * fdp.ConsumeIntegralInRange<int64_t>(k0, k1);
+  std::memcpy(base + k, s.get(), sizeof(T));
+  *placed = true;
+  return reinterpret_cast<T*>(base + k);
 }
 
 // Index values: mostly small and non-negative, sometimes extreme (the int32 and int64 limits and
