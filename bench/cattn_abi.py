@@ -127,6 +127,136 @@ class cattn_resolve_kv_cache_layout_args_t(ctypes.Structure):
     ]
 
 
+class cattn_split_decodes_and_prefills_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("query_start_loc_cpu", ctypes.POINTER(DLTensor)),
+        ("is_prefilling_cpu", ctypes.POINTER(DLTensor)),
+        ("num_reqs", ctypes.c_int64),
+        ("num_actual_tokens", ctypes.c_int64),
+        ("max_query_len", ctypes.c_int64),
+        ("decode_threshold", ctypes.c_int64),
+        ("require_uniform", ctypes.c_int32),
+        ("treat_short_extends_as_decodes", ctypes.c_int32),
+        ("num_decodes", ctypes.c_int64),
+        ("num_prefills", ctypes.c_int64),
+        ("num_decode_tokens", ctypes.c_int64),
+        ("num_prefill_tokens", ctypes.c_int64),
+    ]
+
+
+class cattn_split_decodes_and_prefills_device_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("is_prefilling", ctypes.POINTER(DLTensor)),
+        ("num_actual_tokens", ctypes.POINTER(DLTensor)),
+        ("max_query_len", ctypes.POINTER(DLTensor)),
+        ("decode_threshold", ctypes.c_int64),
+        ("require_uniform", ctypes.c_int32),
+        ("treat_short_extends_as_decodes", ctypes.c_int32),
+        ("result", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_split_decodes_prefills_and_extends_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("query_start_loc_cpu", ctypes.POINTER(DLTensor)),
+        ("seq_lens_cpu_upper_bound", ctypes.POINTER(DLTensor)),
+        ("num_reqs", ctypes.c_int64),
+        ("num_actual_tokens", ctypes.c_int64),
+        ("max_query_len", ctypes.c_int64),
+        ("decode_threshold", ctypes.c_int64),
+        ("num_decodes", ctypes.c_int64),
+        ("num_extends", ctypes.c_int64),
+        ("num_prefills", ctypes.c_int64),
+        ("num_decode_tokens", ctypes.c_int64),
+        ("num_extend_tokens", ctypes.c_int64),
+        ("num_prefill_tokens", ctypes.c_int64),
+    ]
+
+
+class cattn_split_decodes_prefills_and_extends_device_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("seq_lens_upper_bound", ctypes.POINTER(DLTensor)),
+        ("num_actual_tokens", ctypes.POINTER(DLTensor)),
+        ("max_query_len", ctypes.POINTER(DLTensor)),
+        ("decode_threshold", ctypes.c_int64),
+        ("result", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_split_prefill_chunks_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("seq_lens_cpu", ctypes.POINTER(DLTensor)),
+        ("workspace_size", ctypes.c_int64),
+        ("request_offset", ctypes.c_int64),
+        ("chunks", ctypes.POINTER(DLTensor)),
+        ("num_chunks", ctypes.c_int64),
+    ]
+
+
+class cattn_reorder_batch_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("num_scheduled_tokens", ctypes.POINTER(DLTensor)),
+        ("num_computed_tokens", ctypes.POINTER(DLTensor)),
+        ("num_prompt_tokens", ctypes.POINTER(DLTensor)),
+        ("decode_threshold", ctypes.c_int64),
+        ("index_map", ctypes.POINTER(DLTensor)),
+        ("swaps", ctypes.POINTER(DLTensor)),
+        ("changed", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+        ("num_swaps", ctypes.c_int64),
+        ("num_decodes", ctypes.c_int64),
+        ("num_short_extends", ctypes.c_int64),
+        ("num_long_extends", ctypes.c_int64),
+        ("num_prefills", ctypes.c_int64),
+    ]
+
+
+class cattn_naive_query_lens_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
+        ("out", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_token_to_req_indices_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
+        ("buffer", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_unpadded_storage_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("opaque", ctypes.c_int64 * 256),
+    ]
+
+
+class cattn_unpadded_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
+        ("num_actual_tokens", ctypes.c_int64),
+        ("num_actual_reqs", ctypes.c_int64),
+        ("out", ctypes.POINTER(cattn_common_attn_metadata_t)),
+        ("storage", ctypes.POINTER(cattn_unpadded_storage_t)),
+    ]
+
+
 class cattn_dcp_local_seq_lens_args_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -190,6 +320,54 @@ class cattn_pcp_kv_allgather_and_restore_args_t(ctypes.Structure):
     ]
 
 
+class cattn_local_attention_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("attn_chunk_size", ctypes.c_int64),
+        ("block_size", ctypes.c_int64),
+        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
+        ("plan", ctypes.c_void_p),
+        ("max_virtual_batches", ctypes.c_int64),
+    ]
+
+
+class cattn_local_attention_fill_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
+        ("out", ctypes.POINTER(cattn_common_attn_metadata_t)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_max_local_attention_virtual_batches_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("attn_chunk_size", ctypes.c_int64),
+        ("max_num_seqs", ctypes.c_int64),
+        ("max_num_batched_tokens", ctypes.c_int64),
+        ("bound", ctypes.c_int64),
+        ("bound_with_empty_rows", ctypes.c_int64),
+    ]
+
+
+class cattn_local_attention_device_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("attn_chunk_size", ctypes.c_int64),
+        ("block_size", ctypes.c_int64),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("seq_lens", ctypes.POINTER(DLTensor)),
+        ("block_table", ctypes.POINTER(DLTensor)),
+        ("query_start_loc_out", ctypes.POINTER(DLTensor)),
+        ("seq_lens_out", ctypes.POINTER(DLTensor)),
+        ("num_computed_tokens_out", ctypes.POINTER(DLTensor)),
+        ("block_table_out", ctypes.POINTER(DLTensor)),
+        ("counts", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
 class cattn_causal_conv1d_metadata_args_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -220,6 +398,20 @@ class cattn_causal_conv1d_metadata_device_args_t(ctypes.Structure):
     ]
 
 
+class cattn_mamba_block_table_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("block_table", ctypes.POINTER(DLTensor)),
+        ("seq_lens", ctypes.POINTER(DLTensor)),
+        ("block_size", ctypes.c_int64),
+        ("num_speculative_blocks", ctypes.c_int64),
+        ("mamba_cache_mode", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+        ("out", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
 class cattn_extend_all_queries_by_n_args_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -246,53 +438,36 @@ class cattn_fast_prefill_metadata_args_t(ctypes.Structure):
     ]
 
 
-class cattn_local_attention_args_t(ctypes.Structure):
+class cattn_mm_prefix_range_tensor_args_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
-        ("attn_chunk_size", ctypes.c_int64),
-        ("block_size", ctypes.c_int64),
-        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
-        ("plan", ctypes.c_void_p),
-        ("max_virtual_batches", ctypes.c_int64),
-    ]
-
-
-class cattn_local_attention_fill_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
-        ("out", ctypes.POINTER(cattn_common_attn_metadata_t)),
-        ("stream", ctypes.c_void_p),
-    ]
-
-
-class cattn_local_attention_device_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("attn_chunk_size", ctypes.c_int64),
-        ("block_size", ctypes.c_int64),
-        ("query_start_loc", ctypes.POINTER(DLTensor)),
-        ("seq_lens", ctypes.POINTER(DLTensor)),
-        ("block_table", ctypes.POINTER(DLTensor)),
-        ("query_start_loc_out", ctypes.POINTER(DLTensor)),
-        ("seq_lens_out", ctypes.POINTER(DLTensor)),
-        ("num_computed_tokens_out", ctypes.POINTER(DLTensor)),
-        ("block_table_out", ctypes.POINTER(DLTensor)),
-        ("counts", ctypes.POINTER(DLTensor)),
-        ("stream", ctypes.c_void_p),
-    ]
-
-
-class cattn_mamba_block_table_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("block_table", ctypes.POINTER(DLTensor)),
-        ("seq_lens", ctypes.POINTER(DLTensor)),
-        ("block_size", ctypes.c_int64),
-        ("num_speculative_blocks", ctypes.c_int64),
-        ("mamba_cache_mode", ctypes.c_int32),
-        ("reserved0", ctypes.c_int32),
+        ("range_offsets", ctypes.POINTER(DLTensor)),
+        ("ranges", ctypes.POINTER(DLTensor)),
         ("out", ctypes.POINTER(DLTensor)),
+        ("max_ranges", ctypes.c_int64),
+        ("is_none", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+    ]
+
+
+class cattn_fill_mm_prefix_query_ranges_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("range_offsets", ctypes.POINTER(DLTensor)),
+        ("ranges", ctypes.POINTER(DLTensor)),
+        ("query_start_loc_cpu", ctypes.POINTER(DLTensor)),
+        ("seq_lens_cpu", ctypes.POINTER(DLTensor)),
+        ("out", ctypes.POINTER(DLTensor)),
+        ("rows", ctypes.c_int64),
+    ]
+
+
+class cattn_log2_lse_to_ln_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("lse", ctypes.POINTER(DLTensor)),
+        ("out", ctypes.POINTER(DLTensor)),
+        ("half_rounding", ctypes.c_int64),
         ("stream", ctypes.c_void_p),
     ]
 
@@ -436,181 +611,6 @@ class cattn_step_outputs_t(ctypes.Structure):
     ]
 
 
-class cattn_split_decodes_and_prefills_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("query_start_loc_cpu", ctypes.POINTER(DLTensor)),
-        ("is_prefilling_cpu", ctypes.POINTER(DLTensor)),
-        ("num_reqs", ctypes.c_int64),
-        ("num_actual_tokens", ctypes.c_int64),
-        ("max_query_len", ctypes.c_int64),
-        ("decode_threshold", ctypes.c_int64),
-        ("require_uniform", ctypes.c_int32),
-        ("treat_short_extends_as_decodes", ctypes.c_int32),
-        ("num_decodes", ctypes.c_int64),
-        ("num_prefills", ctypes.c_int64),
-        ("num_decode_tokens", ctypes.c_int64),
-        ("num_prefill_tokens", ctypes.c_int64),
-    ]
-
-
-class cattn_split_decodes_and_prefills_device_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("query_start_loc", ctypes.POINTER(DLTensor)),
-        ("is_prefilling", ctypes.POINTER(DLTensor)),
-        ("num_actual_tokens", ctypes.POINTER(DLTensor)),
-        ("max_query_len", ctypes.POINTER(DLTensor)),
-        ("decode_threshold", ctypes.c_int64),
-        ("require_uniform", ctypes.c_int32),
-        ("treat_short_extends_as_decodes", ctypes.c_int32),
-        ("result", ctypes.POINTER(DLTensor)),
-        ("stream", ctypes.c_void_p),
-    ]
-
-
-class cattn_split_decodes_prefills_and_extends_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("query_start_loc_cpu", ctypes.POINTER(DLTensor)),
-        ("seq_lens_cpu_upper_bound", ctypes.POINTER(DLTensor)),
-        ("num_reqs", ctypes.c_int64),
-        ("num_actual_tokens", ctypes.c_int64),
-        ("max_query_len", ctypes.c_int64),
-        ("decode_threshold", ctypes.c_int64),
-        ("num_decodes", ctypes.c_int64),
-        ("num_extends", ctypes.c_int64),
-        ("num_prefills", ctypes.c_int64),
-        ("num_decode_tokens", ctypes.c_int64),
-        ("num_extend_tokens", ctypes.c_int64),
-        ("num_prefill_tokens", ctypes.c_int64),
-    ]
-
-
-class cattn_split_decodes_prefills_and_extends_device_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("query_start_loc", ctypes.POINTER(DLTensor)),
-        ("seq_lens_upper_bound", ctypes.POINTER(DLTensor)),
-        ("num_actual_tokens", ctypes.POINTER(DLTensor)),
-        ("max_query_len", ctypes.POINTER(DLTensor)),
-        ("decode_threshold", ctypes.c_int64),
-        ("result", ctypes.POINTER(DLTensor)),
-        ("stream", ctypes.c_void_p),
-    ]
-
-
-class cattn_split_prefill_chunks_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("seq_lens_cpu", ctypes.POINTER(DLTensor)),
-        ("workspace_size", ctypes.c_int64),
-        ("request_offset", ctypes.c_int64),
-        ("chunks", ctypes.POINTER(DLTensor)),
-        ("num_chunks", ctypes.c_int64),
-    ]
-
-
-class cattn_reorder_batch_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("num_scheduled_tokens", ctypes.POINTER(DLTensor)),
-        ("num_computed_tokens", ctypes.POINTER(DLTensor)),
-        ("num_prompt_tokens", ctypes.POINTER(DLTensor)),
-        ("decode_threshold", ctypes.c_int64),
-        ("index_map", ctypes.POINTER(DLTensor)),
-        ("swaps", ctypes.POINTER(DLTensor)),
-        ("changed", ctypes.c_int32),
-        ("reserved0", ctypes.c_int32),
-        ("num_swaps", ctypes.c_int64),
-        ("num_decodes", ctypes.c_int64),
-        ("num_short_extends", ctypes.c_int64),
-        ("num_long_extends", ctypes.c_int64),
-        ("num_prefills", ctypes.c_int64),
-    ]
-
-
-class cattn_naive_query_lens_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
-        ("out", ctypes.POINTER(DLTensor)),
-        ("stream", ctypes.c_void_p),
-    ]
-
-
-class cattn_token_to_req_indices_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
-        ("buffer", ctypes.POINTER(DLTensor)),
-        ("stream", ctypes.c_void_p),
-    ]
-
-
-class cattn_unpadded_storage_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("opaque", ctypes.c_int64 * 256),
-    ]
-
-
-class cattn_unpadded_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("metadata", ctypes.POINTER(cattn_common_attn_metadata_t)),
-        ("num_actual_tokens", ctypes.c_int64),
-        ("num_actual_reqs", ctypes.c_int64),
-        ("out", ctypes.POINTER(cattn_common_attn_metadata_t)),
-        ("storage", ctypes.POINTER(cattn_unpadded_storage_t)),
-    ]
-
-
-class cattn_max_local_attention_virtual_batches_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("attn_chunk_size", ctypes.c_int64),
-        ("max_num_seqs", ctypes.c_int64),
-        ("max_num_batched_tokens", ctypes.c_int64),
-        ("bound", ctypes.c_int64),
-        ("bound_with_empty_rows", ctypes.c_int64),
-    ]
-
-
-class cattn_mm_prefix_range_tensor_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("range_offsets", ctypes.POINTER(DLTensor)),
-        ("ranges", ctypes.POINTER(DLTensor)),
-        ("out", ctypes.POINTER(DLTensor)),
-        ("max_ranges", ctypes.c_int64),
-        ("is_none", ctypes.c_int32),
-        ("reserved0", ctypes.c_int32),
-    ]
-
-
-class cattn_fill_mm_prefix_query_ranges_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("range_offsets", ctypes.POINTER(DLTensor)),
-        ("ranges", ctypes.POINTER(DLTensor)),
-        ("query_start_loc_cpu", ctypes.POINTER(DLTensor)),
-        ("seq_lens_cpu", ctypes.POINTER(DLTensor)),
-        ("out", ctypes.POINTER(DLTensor)),
-        ("rows", ctypes.c_int64),
-    ]
-
-
-class cattn_log2_lse_to_ln_args_t(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("lse", ctypes.POINTER(DLTensor)),
-        ("out", ctypes.POINTER(DLTensor)),
-        ("half_rounding", ctypes.c_int64),
-        ("stream", ctypes.c_void_p),
-    ]
-
-
 class cattn_api_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -685,7 +685,7 @@ class cattn_api_t(ctypes.Structure):
     ]
 
 
-STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_device_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_local_attention_device_args_t, cattn_mamba_block_table_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_device_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_device_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_api_t]
+STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_device_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_device_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_local_attention_device_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_device_args_t, cattn_mamba_block_table_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
 
 # name: (restype, argtypes)
 SIGNATURES = {
@@ -709,6 +709,16 @@ SIGNATURES = {
     "cattn_resolve_kv_cache_layout": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_resolve_kv_cache_layout_args_t)]),
     "cattn_record_kv_cache_layout": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
     "cattn_get_resolved_kv_cache_layout": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+    "cattn_split_decodes_and_prefills": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_and_prefills_args_t)]),
+    "cattn_split_decodes_and_prefills_device": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_and_prefills_device_args_t)]),
+    "cattn_split_decodes_prefills_and_extends": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_prefills_and_extends_args_t)]),
+    "cattn_split_decodes_prefills_and_extends_device": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_prefills_and_extends_device_args_t)]),
+    "cattn_split_prefill_chunks": (ctypes.c_int, [ctypes.POINTER(cattn_split_prefill_chunks_args_t)]),
+    "cattn_reorder_batch_to_split_decodes_and_prefills": (ctypes.c_int, [ctypes.POINTER(cattn_reorder_batch_args_t)]),
+    "cattn_naive_query_lens": (ctypes.c_int, [ctypes.POINTER(cattn_naive_query_lens_args_t)]),
+    "cattn_compute_num_computed_tokens": (ctypes.c_int, [ctypes.c_void_p]),
+    "cattn_token_to_req_indices": (ctypes.c_int, [ctypes.POINTER(cattn_token_to_req_indices_args_t)]),
+    "cattn_unpadded": (ctypes.c_int, [ctypes.POINTER(cattn_unpadded_args_t)]),
     "cattn_get_dcp_local_seq_lens": (ctypes.c_int, [ctypes.POINTER(cattn_dcp_local_seq_lens_args_t)]),
     "cattn_get_pcp_query_restore_idx_size": (ctypes.c_int, [ctypes.POINTER(DLTensor), ctypes.POINTER(ctypes.c_int64)]),
     "cattn_get_pcp_query_restore_idx": (ctypes.c_int, [ctypes.POINTER(cattn_pcp_query_restore_idx_args_t)]),
@@ -721,19 +731,23 @@ SIGNATURES = {
     "cattn_comm_get_size": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32)]),
     "cattn_pcp_kv_allgather_and_restore_workspace_size": (ctypes.c_int, [ctypes.POINTER(cattn_pcp_kv_allgather_and_restore_args_t), ctypes.POINTER(ctypes.c_size_t)]),
     "cattn_pcp_kv_allgather_and_restore": (ctypes.c_int, [ctypes.POINTER(cattn_pcp_kv_allgather_and_restore_args_t)]),
-    "cattn_compute_causal_conv1d_metadata_size": (ctypes.c_int, [ctypes.POINTER(DLTensor), ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64)]),
-    "cattn_compute_causal_conv1d_metadata": (ctypes.c_int, [ctypes.POINTER(cattn_causal_conv1d_metadata_args_t)]),
-    "cattn_compute_causal_conv1d_metadata_device": (ctypes.c_int, [ctypes.POINTER(cattn_causal_conv1d_metadata_device_args_t)]),
-    "cattn_extend_all_queries_by_n": (ctypes.c_int, [ctypes.POINTER(cattn_extend_all_queries_by_n_args_t)]),
-    "cattn_make_kv_sharing_fast_prefill_common_attn_metadata": (ctypes.c_int, [ctypes.POINTER(cattn_fast_prefill_metadata_args_t)]),
     "cattn_make_local_attention_virtual_batches_size": (ctypes.c_int, [ctypes.POINTER(cattn_local_attention_args_t), ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_size_t)]),
     "cattn_make_local_attention_virtual_batches": (ctypes.c_int, [ctypes.POINTER(cattn_local_attention_args_t)]),
     "cattn_local_attention_plan_destroy": (None, [ctypes.c_void_p]),
     "cattn_local_attention_plan_get_shape": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64)]),
     "cattn_local_attention_plan_fill": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_local_attention_fill_args_t)]),
     "cattn_local_attention_plan_make_block_table": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(DLTensor), ctypes.POINTER(DLTensor), ctypes.c_void_p]),
+    "cattn_max_local_attention_virtual_batches": (ctypes.c_int, [ctypes.POINTER(cattn_max_local_attention_virtual_batches_args_t)]),
     "cattn_make_local_attention_virtual_batches_device": (ctypes.c_int, [ctypes.POINTER(cattn_local_attention_device_args_t)]),
+    "cattn_compute_causal_conv1d_metadata_size": (ctypes.c_int, [ctypes.POINTER(DLTensor), ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64)]),
+    "cattn_compute_causal_conv1d_metadata": (ctypes.c_int, [ctypes.POINTER(cattn_causal_conv1d_metadata_args_t)]),
+    "cattn_compute_causal_conv1d_metadata_device": (ctypes.c_int, [ctypes.POINTER(cattn_causal_conv1d_metadata_device_args_t)]),
     "cattn_mamba_get_block_table_tensor": (ctypes.c_int, [ctypes.POINTER(cattn_mamba_block_table_args_t)]),
+    "cattn_extend_all_queries_by_n": (ctypes.c_int, [ctypes.POINTER(cattn_extend_all_queries_by_n_args_t)]),
+    "cattn_make_kv_sharing_fast_prefill_common_attn_metadata": (ctypes.c_int, [ctypes.POINTER(cattn_fast_prefill_metadata_args_t)]),
+    "cattn_compute_mm_prefix_range_tensor": (ctypes.c_int, [ctypes.POINTER(cattn_mm_prefix_range_tensor_args_t)]),
+    "cattn_fill_mm_prefix_query_ranges": (ctypes.c_int, [ctypes.POINTER(cattn_fill_mm_prefix_query_ranges_args_t)]),
+    "cattn_log2_lse_to_ln": (ctypes.c_int, [ctypes.POINTER(cattn_log2_lse_to_ln_args_t)]),
     "cattn_get_per_layer_parameters": (ctypes.c_int, [ctypes.POINTER(cattn_attention_layer_desc_t), ctypes.c_size_t, ctypes.POINTER(cattn_per_layer_parameters_t)]),
     "cattn_infer_global_hyperparameters": (ctypes.c_int, [ctypes.POINTER(cattn_per_layer_parameters_t), ctypes.c_size_t, ctypes.POINTER(cattn_global_hyperparameters_t)]),
     "cattn_step_plan_create": (ctypes.c_int, [ctypes.POINTER(cattn_step_plan_desc_t), ctypes.c_void_p]),
@@ -741,19 +755,5 @@ SIGNATURES = {
     "cattn_step_plan_get_shape": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_step_plan_shape_t)]),
     "cattn_step_plan_workspace_size": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]),
     "cattn_step_plan_run": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_step_batch_t), ctypes.POINTER(cattn_step_outputs_t), ctypes.c_void_p]),
-    "cattn_split_decodes_and_prefills": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_and_prefills_args_t)]),
-    "cattn_split_decodes_and_prefills_device": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_and_prefills_device_args_t)]),
-    "cattn_split_decodes_prefills_and_extends": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_prefills_and_extends_args_t)]),
-    "cattn_split_decodes_prefills_and_extends_device": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_prefills_and_extends_device_args_t)]),
-    "cattn_split_prefill_chunks": (ctypes.c_int, [ctypes.POINTER(cattn_split_prefill_chunks_args_t)]),
-    "cattn_reorder_batch_to_split_decodes_and_prefills": (ctypes.c_int, [ctypes.POINTER(cattn_reorder_batch_args_t)]),
-    "cattn_naive_query_lens": (ctypes.c_int, [ctypes.POINTER(cattn_naive_query_lens_args_t)]),
-    "cattn_compute_num_computed_tokens": (ctypes.c_int, [ctypes.c_void_p]),
-    "cattn_token_to_req_indices": (ctypes.c_int, [ctypes.POINTER(cattn_token_to_req_indices_args_t)]),
-    "cattn_unpadded": (ctypes.c_int, [ctypes.POINTER(cattn_unpadded_args_t)]),
-    "cattn_max_local_attention_virtual_batches": (ctypes.c_int, [ctypes.POINTER(cattn_max_local_attention_virtual_batches_args_t)]),
-    "cattn_compute_mm_prefix_range_tensor": (ctypes.c_int, [ctypes.POINTER(cattn_mm_prefix_range_tensor_args_t)]),
-    "cattn_fill_mm_prefix_query_ranges": (ctypes.c_int, [ctypes.POINTER(cattn_fill_mm_prefix_query_ranges_args_t)]),
-    "cattn_log2_lse_to_ln": (ctypes.c_int, [ctypes.POINTER(cattn_log2_lse_to_ln_args_t)]),
     "cattn_get_api": (ctypes.POINTER(cattn_api_t), [ctypes.c_uint32]),
 }

@@ -59,6 +59,10 @@ trap 'rm -f "$tmp"' EXIT
   --raw-line '// Do not edit: change the header and run the script again.' \
   -- -x c -std=c99 -I "$dlpack" >"$tmp"
 
+# The header documents fields with trailing Doxygen comments (/**< ... */), which this bindgen
+# carries with their marker as "< ..."; drop the marker.
+sed -i -E 's/#[[:space:]]*\[[[:space:]]*doc[[:space:]]*=[[:space:]]*"< /#[doc = " /g' "$tmp"
+
 "$rustfmt" --edition 2021 --emit stdout --quiet <"$tmp" >"$out.tmp" || {
   rm -f "$out.tmp"
   echo "regenerate.sh: rustfmt failed on bindgen's output" >&2

@@ -14,6 +14,12 @@ pub const CATTN_KV_CACHE_LAYOUT_ENV: &[u8; 22usize] = b"CATTN_KV_CACHE_LAYOUT\0"
 pub const CATTN_KV_CACHE_LAYOUT_COUNT: u32 = 6;
 pub const CATTN_KV_CACHE_LAYOUTS_NONE: i32 = -1;
 pub const CATTN_KV_CACHE_LAYOUT_NAME_MAX: u32 = 31;
+pub const CATTN_REGION_DECODE: u32 = 0;
+pub const CATTN_REGION_SHORT_EXTEND: u32 = 1;
+pub const CATTN_REGION_LONG_EXTEND: u32 = 2;
+pub const CATTN_REGION_PREFILL: u32 = 3;
+pub const CATTN_UNPADDED_MAX_DIMS: u32 = 4;
+pub const CATTN_UNPADDED_STORAGE_WORDS: u32 = 256;
 pub const CATTN_DCP_ALL_RANKS: i32 = -1;
 pub const CATTN_NCCL_LIBRARY_ENV: &[u8; 19usize] = b"CATTN_NCCL_LIBRARY\0";
 pub const CATTN_COMM_UNIQUE_ID_BYTES: u32 = 128;
@@ -35,12 +41,6 @@ pub const CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN: u32 = 5;
 pub const CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN: u32 = 6;
 pub const CATTN_STEP_COUNT_DECODE_TOKENS: u32 = 7;
 pub const CATTN_STEP_NUM_COUNTS: u32 = 8;
-pub const CATTN_REGION_DECODE: u32 = 0;
-pub const CATTN_REGION_SHORT_EXTEND: u32 = 1;
-pub const CATTN_REGION_LONG_EXTEND: u32 = 2;
-pub const CATTN_REGION_PREFILL: u32 = 3;
-pub const CATTN_UNPADDED_MAX_DIMS: u32 = 4;
-pub const CATTN_UNPADDED_STORAGE_WORDS: u32 = 256;
 pub const CATTN_SONAME: &[u8; 14usize] = b"libcattn.so.1\0";
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
@@ -335,27 +335,53 @@ fn bindgen_test_layout_DLTensor() {
     test_field_byte_offset();
 }
 extern "C" {
+    #[doc = " Returns the library's CATTN_VERSION_NUMBER; compare it with the macro to detect a"]
+    #[doc = "  header/library mismatch. Cannot fail. Since: 1.0. Details: docs/api/context.md"]
     pub fn cattn_version() -> u32;
 }
 extern "C" {
+    #[doc = " Returns the library's version as \"MAJOR.MINOR.PATCH\"; static, never NULL. Cannot fail."]
+    #[doc = "  Since: 1.0. Details: docs/api/context.md"]
     pub fn cattn_version_string() -> *const ::std::os::raw::c_char;
 }
+#[doc = " success"]
 pub const CATTN_OK: cattn_status_e = 0;
+#[doc = " an argument is NULL, malformed, inconsistent or out of range"]
 pub const CATTN_INVALID_ARGUMENT: cattn_status_e = 1;
+#[doc = " the CUDA runtime reported an error (message has its name)"]
 pub const CATTN_CUDA_ERROR: cattn_status_e = 2;
+#[doc = " an allocation failed: a handle's host memory, or the CUDA"]
+#[doc = "runtime's own"]
 pub const CATTN_OUT_OF_MEMORY: cattn_status_e = 3;
+#[doc = " an output tensor or workspace is too small"]
 pub const CATTN_INSUFFICIENT_SIZE: cattn_status_e = 4;
+#[doc = " a valid request this build or machine cannot serve"]
 pub const CATTN_NOT_SUPPORTED: cattn_status_e = 5;
+#[doc = " a bug in libcattn; please report the message"]
 pub const CATTN_INTERNAL: cattn_status_e = 6;
+#[doc = " reserved for calls declared before they are implemented; no"]
+#[doc = "call of this release returns it"]
 pub const CATTN_NOT_IMPLEMENTED: cattn_status_e = 7;
+#[doc = " NCCL reported an error (message has ncclGetErrorString's"]
+#[doc = "text)"]
 pub const CATTN_NCCL_ERROR: cattn_status_e = 8;
+#[doc = " internal: number of codes; not a status"]
 pub const CATTN_STATUS_COUNT_: cattn_status_e = 9;
+#[doc = " Status codes. Values are frozen once released; new codes are only appended. Since: 1.0"]
 pub type cattn_status_e = u32;
+#[doc = " Status codes. Values are frozen once released; new codes are only appended. Since: 1.0"]
 pub use self::cattn_status_e as cattn_status_t;
 extern "C" {
+    #[doc = " Returns a static name for `status` (\"CATTN_OK\", ...), \"CATTN_UNKNOWN_STATUS\" for an"]
+    #[doc = "  unknown value; never NULL. Cannot fail. Since: 1.0. Details: docs/api/context.md"]
     pub fn cattn_status_string(status: cattn_status_t) -> *const ::std::os::raw::c_char;
 }
 extern "C" {
+    #[doc = " Returns the calling thread's last failure as \"function: argument problem (got X, expected"]
+    #[doc = "  Y)\", or \"\" when no call has failed; at most CATTN_LAST_ERROR_MESSAGE_MAX bytes with its NUL."]
+    #[doc = "  A successful call may leave an older message in place. Cannot fail."]
+    #[doc = "  Lifetime: thread-local, valid until this thread's next libcattn call; copy it first."]
+    #[doc = "  Since: 1.0. Details: docs/api/context.md"]
     pub fn cattn_last_error_message() -> *const ::std::os::raw::c_char;
 }
 #[repr(C)]
@@ -363,8 +389,15 @@ extern "C" {
 pub struct CUstream_st {
     _unused: [u8; 0],
 }
+#[doc = " ABI-identical to cudaStream_t (NULL = the legacy default stream); declared here so that this"]
+#[doc = "  header needs no CUDA header. Since: 1.0"]
 pub type cattn_stream_t = *mut CUstream_st;
 extern "C" {
+    #[doc = " Reports how many CUDA devices the library can use."]
+    #[doc = "  count: host pointer, not NULL; receives 0 in a CPU-only build, without a driver, or when"]
+    #[doc = "  no device is visible. Reads: the CUDA runtime. Writes: *count. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK (also with no GPU); CATTN_INVALID_ARGUMENT (count NULL)."]
+    #[doc = "  Since: 1.0. Details: docs/api/context.md"]
     pub fn cattn_cuda_device_count(count: *mut i32) -> cattn_status_t;
 }
 #[repr(C)]
@@ -372,40 +405,89 @@ extern "C" {
 pub struct cattn_context_s {
     _unused: [u8; 0],
 }
+#[doc = " Opaque context: the state vLLM keeps in module globals (the KV-cache layout override and"]
+#[doc = "  the resolved layout), so that two engines in one process do not share it. Since: 1.0"]
 pub type cattn_context_t = cattn_context_s;
 extern "C" {
+    #[doc = " Creates a context with no layout override and no resolved layout."]
+    #[doc = "  out: host pointer, not NULL; receives the handle. Writes: *out."]
+    #[doc = "  Allocates: the context (a few bytes of host memory); free it with cattn_context_destroy."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (out NULL); CATTN_OUT_OF_MEMORY."]
+    #[doc = "  Since: 1.0. Details: docs/api/context.md"]
     pub fn cattn_context_create(out: *mut *mut cattn_context_t) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Destroys a context. NULL is a no-op; so is a context that is not live (destroyed already,"]
+    #[doc = "  never created), which this thread's last-error message then reports."]
+    #[doc = "  Lifetime: the handle is invalid afterwards."]
+    #[doc = "  Thread safety: no call may use the context concurrently. Since: 1.0."]
+    #[doc = "  Details: docs/api/context.md"]
     pub fn cattn_context_destroy(ctx: *mut cattn_context_t);
 }
+#[doc = " One batch's metadata, vLLM's CommonAttentionMetadata: borrowed DLTensor pointers and"]
+#[doc = "  counts, read and written by extend_all_queries_by_n, fast prefill and local attention."]
+#[doc = "  Host mirrors (`*_cpu`) are host tensors; the others live on the batch's device. The 1.1"]
+#[doc = "  fields (positions onward) are read or written only when struct_size covers them, and each"]
+#[doc = "  tensor among them may be NULL (vLLM's None). Set struct_size with"]
+#[doc = "  CATTN_COMMON_ATTN_METADATA_INIT. Since: 1.0; grew in 1.1."]
+#[doc = "  Details: docs/api/common_attn_metadata.md"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_common_attn_metadata {
+    #[doc = " CATTN_COMMON_ATTN_METADATA_SIZE (or _SIZE_1_0)"]
     pub struct_size: usize,
+    #[doc = " [num_reqs + 1] cumulative query lengths"]
     pub query_start_loc: *mut DLTensor,
+    #[doc = " host mirror of query_start_loc, may be NULL"]
     pub query_start_loc_cpu: *mut DLTensor,
+    #[doc = " [num_reqs] sequence (context + query) lengths"]
     pub seq_lens: *mut DLTensor,
+    #[doc = " host mirror of seq_lens, may be NULL"]
     pub seq_lens_cpu: *mut DLTensor,
+    #[doc = " [num_reqs] host, may be NULL"]
     pub num_computed_tokens_cpu: *mut DLTensor,
+    #[doc = " [num_reqs, max_blocks_per_req], may be NULL"]
     pub block_table_tensor: *mut DLTensor,
+    #[doc = " [num_actual_tokens (+ padding)], may be NULL"]
     pub slot_mapping: *mut DLTensor,
+    #[doc = " [num_logits_indices or more], may be NULL"]
     pub logits_indices_padded: *mut DLTensor,
+    #[doc = " number of requests"]
     pub num_reqs: i64,
+    #[doc = " tokens in the batch"]
     pub num_actual_tokens: i64,
+    #[doc = " longest query"]
     pub max_query_len: i64,
+    #[doc = " longest sequence (may be an upper bound)"]
     pub max_seq_len: i64,
+    #[doc = " meaningful only with logits_indices_padded"]
     pub num_logits_indices: i64,
+    #[doc = " 1 = causal"]
     pub causal: i32,
+    #[doc = " set to 0; another value is CATTN_INVALID_ARGUMENT"]
+    #[doc = "(since 1.1). A 1.0 struct ends here."]
     pub reserved0: i32,
+    #[doc = " 1.1: [num_actual_tokens (+ padding)] positions"]
     pub positions: *mut DLTensor,
+    #[doc = " 1.1: [num_reqs] bool (8-bit): 1 while the request is"]
+    #[doc = "still in its prompt"]
     pub is_prefilling: *mut DLTensor,
+    #[doc = " 1.1: [num_reqs] bool, vLLM's tensor `causal`; when set"]
+    #[doc = "it takes precedence over `causal`"]
     pub causal_per_req: *mut DLTensor,
+    #[doc = " 1.1: [num_reqs] this DCP rank's sequence lengths"]
     pub dcp_local_seq_lens: *mut DLTensor,
+    #[doc = " 1.1: host mirror of dcp_local_seq_lens"]
     pub dcp_local_seq_lens_cpu: *mut DLTensor,
+    #[doc = " 1.1: [num_reqs] host: an upper bound of seq_lens"]
+    #[doc = "(exact for prefill rows)"]
     pub seq_lens_cpu_upper_bound: *mut DLTensor,
+    #[doc = " 1.1: [num_reqs] cross-attention encoder lengths"]
     pub encoder_seq_lens: *mut DLTensor,
+    #[doc = " 1.1: host mirror of encoder_seq_lens"]
     pub encoder_seq_lens_cpu: *mut DLTensor,
+    #[doc = " 1.1: the most logits indices of one request; 0 or"]
+    #[doc = "negative (CATTN_NOT_GIVEN) = not given"]
     pub max_logits_per_req: i64,
 }
 #[test]
@@ -846,43 +928,89 @@ fn bindgen_test_layout_cattn_common_attn_metadata() {
     }
     test_field_max_logits_per_req();
 }
+#[doc = " One batch's metadata, vLLM's CommonAttentionMetadata: borrowed DLTensor pointers and"]
+#[doc = "  counts, read and written by extend_all_queries_by_n, fast prefill and local attention."]
+#[doc = "  Host mirrors (`*_cpu`) are host tensors; the others live on the batch's device. The 1.1"]
+#[doc = "  fields (positions onward) are read or written only when struct_size covers them, and each"]
+#[doc = "  tensor among them may be NULL (vLLM's None). Set struct_size with"]
+#[doc = "  CATTN_COMMON_ATTN_METADATA_INIT. Since: 1.0; grew in 1.1."]
+#[doc = "  Details: docs/api/common_attn_metadata.md"]
 pub type cattn_common_attn_metadata_t = cattn_common_attn_metadata;
+#[doc = " \"no preference\" in inputs; never a result"]
 pub const CATTN_KV_CACHE_LAYOUT_UNSET: cattn_kv_cache_layout_e = 0;
+#[doc = " 1.0 name of LBNHC"]
 pub const CATTN_KV_CACHE_LAYOUT_NHD: cattn_kv_cache_layout_e = 1;
+#[doc = " 1.0 name of LBHNC"]
 pub const CATTN_KV_CACHE_LAYOUT_HND: cattn_kv_cache_layout_e = 2;
+#[doc = " [L, B, N, H, C] (1.1)"]
 pub const CATTN_KV_CACHE_LAYOUT_LBNHC: cattn_kv_cache_layout_e = 1;
+#[doc = " [L, B, H, N, C], identity (1.1)"]
 pub const CATTN_KV_CACHE_LAYOUT_LBHNC: cattn_kv_cache_layout_e = 2;
+#[doc = " [L, H, B, N, C] (1.1)"]
 pub const CATTN_KV_CACHE_LAYOUT_LHBNC: cattn_kv_cache_layout_e = 3;
+#[doc = " [B, L, H, N, C] (1.1)"]
 pub const CATTN_KV_CACHE_LAYOUT_BLHNC: cattn_kv_cache_layout_e = 4;
+#[doc = " [B, L, N, H, C] (1.1)"]
 pub const CATTN_KV_CACHE_LAYOUT_BLNHC: cattn_kv_cache_layout_e = 5;
+#[doc = " [B, H, L, N, C] (1.1)"]
 pub const CATTN_KV_CACHE_LAYOUT_BHLNC: cattn_kv_cache_layout_e = 6;
+#[doc = " KV-cache layouts. The 1.0 values UNSET, NHD and HND keep their numbers and meaning for the"]
+#[doc = "  1.0 calls, which accept and return only those; 1.1 names vLLM's six physical layouts"]
+#[doc = "  (KVCacheLayout) of the logical shape [L, B, H, N, C]: NHD is LBNHC and HND is LBHNC."]
+#[doc = "  Since: 1.0; six layouts since 1.1. Details: docs/api/kv_cache_layout.md"]
 pub type cattn_kv_cache_layout_e = u32;
+#[doc = " KV-cache layouts. The 1.0 values UNSET, NHD and HND keep their numbers and meaning for the"]
+#[doc = "  1.0 calls, which accept and return only those; 1.1 names vLLM's six physical layouts"]
+#[doc = "  (KVCacheLayout) of the logical shape [L, B, H, N, C]: NHD is LBNHC and HND is LBHNC."]
+#[doc = "  Since: 1.0; six layouts since 1.1. Details: docs/api/kv_cache_layout.md"]
 pub use self::cattn_kv_cache_layout_e as cattn_kv_cache_layout_t;
 extern "C" {
+    #[doc = " Checks whether `value` is \"NHD\" or \"HND\" (exact, case-sensitive), as vLLM's"]
+    #[doc = "  is_valid_kv_cache_layout."]
+    #[doc = "  value: NUL-terminated host string, not NULL. valid: host pointer, not NULL."]
+    #[doc = "  Reads: value. Writes: *valid (1 or 0). Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer)."]
+    #[doc = "  Since: 1.0. Details: docs/api/get_kv_cache_layout.md"]
     pub fn cattn_is_valid_kv_cache_layout(
         value: *const ::std::os::raw::c_char,
         valid: *mut i32,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Returns \"NHD\" or \"HND\" for those two values, NULL for any other value, the 1.1 layouts"]
+    #[doc = "  included (their names come from cattn_kv_cache_layout_get_properties). Static; cannot"]
+    #[doc = "  fail. Since: 1.0. Details: docs/api/get_kv_cache_layout.md"]
     pub fn cattn_kv_cache_layout_name(
         layout: cattn_kv_cache_layout_t,
     ) -> *const ::std::os::raw::c_char;
 }
 extern "C" {
+    #[doc = " Sets, or with CATTN_KV_CACHE_LAYOUT_UNSET clears, the context's layout override (vLLM's"]
+    #[doc = "  _KV_CACHE_LAYOUT_OVERRIDE); later resolutions see the new value."]
+    #[doc = "  ctx: a live context. layout: UNSET, NHD or HND. Writes: the context. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or not live, layout out of range)."]
+    #[doc = "  Thread safety: the value is published atomically."]
+    #[doc = "  Since: 1.0. Details: docs/api/get_kv_cache_layout.md"]
     pub fn cattn_context_set_kv_cache_layout_override(
         ctx: *mut cattn_context_t,
         layout: cattn_kv_cache_layout_t,
     ) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_get_kv_cache_layout. Since: 1.0"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_kv_cache_layout_args {
+    #[doc = " CATTN_KV_CACHE_LAYOUT_ARGS_SIZE"]
     pub struct_size: usize,
+    #[doc = " in: the backend's layouts, CATTN_KV_CACHE_LAYOUT_BIT of NHD and/or HND ORed; 0 = any."]
     pub supported_mask: u32,
+    #[doc = " in: 1 = read CATTN_KV_CACHE_LAYOUT from the environment when env_value is NULL."]
     pub read_environment: i32,
+    #[doc = " in: the user's setting (\"NHD\"/\"HND\"), vLLM's VLLM_KV_CACHE_LAYOUT; NULL = unset."]
     pub env_value: *const ::std::os::raw::c_char,
+    #[doc = " in: the KV connector's preferred layout (UNSET, NHD or HND); UNSET = no preference."]
     pub connector_layout: cattn_kv_cache_layout_t,
+    #[doc = " out: the resolved layout, NHD or HND."]
     pub layout: cattn_kv_cache_layout_t,
 }
 #[test]
@@ -1000,31 +1128,63 @@ fn bindgen_test_layout_cattn_kv_cache_layout_args() {
     }
     test_field_layout();
 }
+#[doc = " Arguments of cattn_get_kv_cache_layout. Since: 1.0"]
 pub type cattn_kv_cache_layout_args_t = cattn_kv_cache_layout_args;
 extern "C" {
+    #[doc = " Resolves the 1.0 KV-cache layout, vLLM's get_kv_cache_layout: the context's override, else"]
+    #[doc = "  the user's setting (env_value, or the environment), else connector_layout, else NHD."]
+    #[doc = "  ctx: a live context, or NULL (no override). args: host pointer, not NULL."]
+    #[doc = "  Reads: the context, args, the environment with read_environment. Writes: args->layout."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (args NULL, small struct_size, ctx not live, a"]
+    #[doc = "  user setting that is not \"NHD\"/\"HND\", connector_layout out of range, supported_mask bits"]
+    #[doc = "  that name no 1.0 layout); CATTN_NOT_SUPPORTED (the result is not in supported_mask)."]
+    #[doc = "  Thread safety: the environment read races with a concurrent setenv; pass env_value."]
+    #[doc = "  Since: 1.0. Details: docs/api/get_kv_cache_layout.md"]
     pub fn cattn_get_kv_cache_layout(
         ctx: *const cattn_context_t,
         args: *mut cattn_kv_cache_layout_args_t,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Parses a layout name, vLLM's _layout_from_name: \"NHD\" is LBNHC, \"HND\" is LBHNC, otherwise"]
+    #[doc = "  one of the six canonical names, exactly (case-sensitive, no surrounding space)."]
+    #[doc = "  name: NUL-terminated host string, not NULL. layout: host pointer, not NULL."]
+    #[doc = "  Reads: name. Writes: *layout. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer; an unknown name, the message"]
+    #[doc = "  listing the valid ones). Since: 1.1. Details: docs/api/kv_cache_layout.md"]
     pub fn cattn_kv_cache_layout_from_name(
         name: *const ::std::os::raw::c_char,
         layout: *mut cattn_kv_cache_layout_t,
     ) -> cattn_status_t;
 }
+#[doc = " The fixed properties of one layout (vLLM's KVCacheLayout member and its properties), filled"]
+#[doc = "  by cattn_kv_cache_layout_get_properties. Since: 1.1"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_kv_cache_layout_properties {
+    #[doc = " CATTN_KV_CACHE_LAYOUT_PROPERTIES_SIZE"]
     pub struct_size: usize,
+    #[doc = " out: the logical axis at each physical position, outermost"]
+    #[doc = "first (vLLM's value)"]
     pub stride_order: [i32; 5usize],
+    #[doc = " out: physical order of the per-layer view [B, H, N, C]:"]
+    #[doc = "stride_order without L, each other axis less one"]
     pub layer_view_order: [i32; 4usize],
+    #[doc = " out: 1 when L is outermost"]
     pub is_layer_compact: i32,
+    #[doc = " out: 1 when H, N, C are the three innermost, in order"]
     pub is_block_contiguous: i32,
+    #[doc = " out: 1 when L and B are the two outermost (a page is one"]
+    #[doc = "contiguous run of H*N*C)"]
     pub is_block_compact: i32,
+    #[doc = " out: 1 when B is outermost"]
     pub is_block_outermost: i32,
+    #[doc = " out: position in vLLM's iteration order, 0 (LBHNC) to 5"]
     pub order: i32,
+    #[doc = " out: the canonical name (\"LBNHC\", never \"NHD\"); static"]
     pub name: *const ::std::os::raw::c_char,
+    #[doc = " out: FlashInfer's name (\"NHD\"/\"HND\"), NULL for LHBNC;"]
+    #[doc = "static"]
     pub flashinfer_layout: *const ::std::os::raw::c_char,
 }
 #[test]
@@ -1213,28 +1373,49 @@ fn bindgen_test_layout_cattn_kv_cache_layout_properties() {
     }
     test_field_flashinfer_layout();
 }
+#[doc = " The fixed properties of one layout (vLLM's KVCacheLayout member and its properties), filled"]
+#[doc = "  by cattn_kv_cache_layout_get_properties. Since: 1.1"]
 pub type cattn_kv_cache_layout_properties_t = cattn_kv_cache_layout_properties;
 extern "C" {
+    #[doc = " Describes `layout` (the table of all six: docs/api/kv_cache_layout.md)."]
+    #[doc = "  layout: one of the six (UNSET is not a layout). props: host pointer, struct_size set."]
+    #[doc = "  Writes: *props (the fields its struct_size covers). Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (props NULL or small struct_size, layout not one"]
+    #[doc = "  of the six). Lifetime: the strings are static. Since: 1.1"]
     pub fn cattn_kv_cache_layout_get_properties(
         layout: cattn_kv_cache_layout_t,
         props: *mut cattn_kv_cache_layout_properties_t,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Gives FlashInfer's name of `layout`, vLLM's get_flashinfer_layout_string: \"NHD\" for LBNHC"]
+    #[doc = "  and BLNHC, \"HND\" for LBHNC, BLHNC and BHLNC."]
+    #[doc = "  out: host pointer, not NULL; receives a static string. Writes: *out. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (out NULL, layout not one of the six);"]
+    #[doc = "  CATTN_NOT_SUPPORTED (LHBNC, which FlashInfer has no name for)."]
+    #[doc = "  Since: 1.1. Details: docs/api/kv_cache_layout.md"]
     pub fn cattn_get_flashinfer_layout_string(
         layout: cattn_kv_cache_layout_t,
         out: *mut *const ::std::os::raw::c_char,
     ) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_kv_cache_layout_strides. Since: 1.1"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_kv_cache_layout_strides_args {
+    #[doc = " CATTN_KV_CACHE_LAYOUT_STRIDES_ARGS_SIZE"]
     pub struct_size: usize,
+    #[doc = " in: one of the six"]
     pub layout: cattn_kv_cache_layout_t,
+    #[doc = " set to 0"]
     pub reserved0: i32,
+    #[doc = " in: the logical sizes L, B, H, N, C, each 0 or more"]
     pub sizes: [i64; 5usize],
+    #[doc = " out: the element stride of each logical axis L..C"]
     pub strides: [i64; 5usize],
+    #[doc = " out: sizes[stride_order[k]] for k = 0..4"]
     pub physical_shape: [i64; 5usize],
+    #[doc = " out: L * B * H * N * C"]
     pub numel: i64,
 }
 #[test]
@@ -1379,21 +1560,39 @@ fn bindgen_test_layout_cattn_kv_cache_layout_strides_args() {
     }
     test_field_numel();
 }
+#[doc = " Arguments of cattn_kv_cache_layout_strides. Since: 1.1"]
 pub type cattn_kv_cache_layout_strides_args_t = cattn_kv_cache_layout_strides_args;
 extern "C" {
+    #[doc = " Computes torch's strides of the logical [L, B, H, N, C] view of a compact buffer stored in"]
+    #[doc = "  `layout`'s physical order, in elements of C's unit (a size of 0 counts as 1 in the"]
+    #[doc = "  products). args: host pointer, not NULL."]
+    #[doc = "  Reads: args. Writes: args->strides, physical_shape, numel. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (args NULL, small struct_size, layout not one of"]
+    #[doc = "  the six, reserved0 not 0, a negative size, a product that overflows int64, the message"]
+    #[doc = "  naming the axis). Since: 1.1. Details: docs/api/kv_cache_layout.md"]
     pub fn cattn_kv_cache_layout_strides(
         args: *mut cattn_kv_cache_layout_strides_args_t,
     ) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_get_supported_kv_cache_layouts. Since: 1.1"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_get_supported_kv_cache_layouts_args {
+    #[doc = " CATTN_GET_SUPPORTED_KV_CACHE_LAYOUTS_ARGS_SIZE"]
     pub struct_size: usize,
+    #[doc = " in: 0 or more"]
     pub num_backends: i64,
+    #[doc = " in: [num_backends] host array (NULL when 0): each backend's count of declared layouts"]
+    #[doc = "  (0 or more), or CATTN_KV_CACHE_LAYOUTS_NONE."]
     pub backend_counts: *const i64,
+    #[doc = " in: the declared lists back to back, most preferred first, in backend order (NONE takes"]
+    #[doc = "  no entries): the sum of the other counts; NULL when that is 0."]
     pub layouts: *const cattn_kv_cache_layout_t,
+    #[doc = " in: host array of out_capacity entries (NULL when 0)"]
     pub out: *mut cattn_kv_cache_layout_t,
+    #[doc = " in: entries available at out"]
     pub out_capacity: i64,
+    #[doc = " out: entries written to out"]
     pub num_out: i64,
 }
 #[test]
@@ -1541,30 +1740,66 @@ fn bindgen_test_layout_cattn_get_supported_kv_cache_layouts_args() {
     }
     test_field_num_out();
 }
+#[doc = " Arguments of cattn_get_supported_kv_cache_layouts. Since: 1.1"]
 pub type cattn_get_supported_kv_cache_layouts_args_t = cattn_get_supported_kv_cache_layouts_args;
 extern "C" {
+    #[doc = " Combines one worker's backends' layout lists, vLLM's get_supported_kv_cache_layouts: none"]
+    #[doc = "  declared gives the default preference; equal lists give the first as is; else the common"]
+    #[doc = "  layouts by first-entry votes, ties in iteration order. args: host pointer; host arrays."]
+    #[doc = "  Writes: out[0..num_out), args->num_out. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (args NULL, small struct_size, a negative count,"]
+    #[doc = "  a NULL array that must hold entries, a value not one of the six, out overlapping args or"]
+    #[doc = "  an input, an empty list among differing ones, an empty intersection);"]
+    #[doc = "  CATTN_INSUFFICIENT_SIZE (out_capacity below the answer, which is at most max(6, the first"]
+    #[doc = "  list's length); the message gives it). Since: 1.1."]
+    #[doc = "  Details: docs/api/get_supported_kv_cache_layouts.md"]
     pub fn cattn_get_supported_kv_cache_layouts(
         args: *mut cattn_get_supported_kv_cache_layouts_args_t,
     ) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_resolve_kv_cache_layout. Since: 1.1"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_resolve_kv_cache_layout_args {
+    #[doc = " CATTN_RESOLVE_KV_CACHE_LAYOUT_ARGS_SIZE"]
     pub struct_size: usize,
+    #[doc = " in: workers reporting a list (vLLM's supported_layouts),"]
+    #[doc = "0 or more"]
     pub num_workers: i64,
+    #[doc = " in: [num_workers] host: names in each worker's list;"]
+    #[doc = "NULL when num_workers is 0"]
     pub worker_counts: *const i64,
+    #[doc = " in: [sum of worker_counts] host NUL-terminated layout"]
+    #[doc = "names (aliases allowed), the lists back to back"]
     pub worker_names: *const *const ::std::os::raw::c_char,
+    #[doc = " in: KV-cache specs, 0 or more (0 = vLLM's None)"]
     pub num_specs: i64,
+    #[doc = " in: [num_specs] each spec's num_heads"]
     pub spec_num_heads: *const i64,
+    #[doc = " in: [num_specs] each spec's num_states"]
     pub spec_num_states: *const i64,
+    #[doc = " in: [num_specs] each spec's page_size_bytes"]
     pub spec_page_size_bytes: *const i64,
+    #[doc = " in: the user's setting (VLLM_KV_CACHE_LAYOUT) as a"]
+    #[doc = "name; NULL = unset"]
     pub env_value: *const ::std::os::raw::c_char,
+    #[doc = " in: 1 = read CATTN_KV_CACHE_LAYOUT when env_value is"]
+    #[doc = "NULL"]
     pub read_environment: i32,
+    #[doc = " set to 0"]
     pub reserved0: i32,
+    #[doc = " in: the KV connector's preferred layout name; NULL ="]
+    #[doc = "no connector or no preference"]
     pub connector_layout: *const ::std::os::raw::c_char,
+    #[doc = " out: the resolved layout"]
     pub layout: cattn_kv_cache_layout_t,
+    #[doc = " out: 1 when the connector's layout was not a candidate"]
+    #[doc = "and the first candidate was used (vLLM warns)"]
     pub connector_fell_back: i32,
+    #[doc = " out: 1 when the context already held a layout, which"]
+    #[doc = "won outright"]
     pub from_preset: i32,
+    #[doc = " set to 0"]
     pub reserved1: i32,
 }
 #[test]
@@ -1871,41 +2106,2055 @@ fn bindgen_test_layout_cattn_resolve_kv_cache_layout_args() {
     }
     test_field_reserved1();
 }
+#[doc = " Arguments of cattn_resolve_kv_cache_layout. Since: 1.1"]
 pub type cattn_resolve_kv_cache_layout_args_t = cattn_resolve_kv_cache_layout_args;
 extern "C" {
+    #[doc = " Sets, or with NULL clears, the context's resolved layout name as written (vLLM's explicit"]
+    #[doc = "  cache_config.kv_cache_layout): an alias stays \"NHD\"; the name is checked only when used."]
+    #[doc = "  ctx: a live context. name: NUL-terminated host string or NULL; copied."]
+    #[doc = "  Writes: the context. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or not live, a name longer than"]
+    #[doc = "  CATTN_KV_CACHE_LAYOUT_NAME_MAX bytes). Thread safety: under the context's lock."]
+    #[doc = "  Since: 1.1. Details: docs/api/resolve_kv_cache_layout.md"]
     pub fn cattn_context_set_kv_cache_layout_preset(
         ctx: *mut cattn_context_t,
         name: *const ::std::os::raw::c_char,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Resolves one layout for the whole model, vLLM's resolve_kv_cache_layout: a layout the"]
+    #[doc = "  context holds wins; else the workers' common list, narrowed to block-compact layouts for"]
+    #[doc = "  mixed specs, picked by the user's setting, the connector, or first. The result's canonical"]
+    #[doc = "  name is stored in the context (a preset is kept as written)."]
+    #[doc = "  ctx: a live context. args: host pointer. Writes: args' out fields; the context."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or not live, args NULL, small"]
+    #[doc = "  struct_size, reserved0/1 not 0, a negative count, a NULL array that must hold entries, a"]
+    #[doc = "  NULL name, and each failure vLLM raises: unknown preset, no worker or an empty list,"]
+    #[doc = "  workers that disagree, unknown name, mixed specs without a block-compact candidate, user"]
+    #[doc = "  setting unknown or not a candidate, unknown connector layout); on failure the context is"]
+    #[doc = "  unchanged. Thread safety: one resolution at a time per context; the environment read"]
+    #[doc = "  races with setenv (pass env_value). Since: 1.1. Details: docs/api/resolve_kv_cache_layout.md"]
     pub fn cattn_resolve_kv_cache_layout(
         ctx: *mut cattn_context_t,
         args: *mut cattn_resolve_kv_cache_layout_args_t,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Adopts a layout resolved elsewhere, vLLM's record_kv_cache_layout: parses `name` and stores"]
+    #[doc = "  its canonical name; fails when the context holds a different name, compared as strings"]
+    #[doc = "  (a preset \"NHD\" and a record of \"LBNHC\" conflict)."]
+    #[doc = "  ctx: a live context. name: NUL-terminated host string, not NULL. Writes: the context."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or not live, name NULL or unknown, a"]
+    #[doc = "  context resolved to another name, which is then unchanged)."]
+    #[doc = "  Thread safety: under the context's lock. Since: 1.1."]
+    #[doc = "  Details: docs/api/resolve_kv_cache_layout.md"]
     pub fn cattn_record_kv_cache_layout(
         ctx: *mut cattn_context_t,
         name: *const ::std::os::raw::c_char,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Gives the context's resolved layout, vLLM's CacheConfig.get_resolved_kv_cache_layout."]
+    #[doc = "  ctx: a live context. layout: host pointer, not NULL. Reads: the context. Writes: *layout."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (ctx NULL or not live, layout NULL, nothing"]
+    #[doc = "  resolved yet, a preset that names no layout). Thread safety: under the context's lock."]
+    #[doc = "  Since: 1.1. Details: docs/api/resolve_kv_cache_layout.md"]
     pub fn cattn_get_resolved_kv_cache_layout(
         ctx: *const cattn_context_t,
         layout: *mut cattn_kv_cache_layout_t,
     ) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_split_decodes_and_prefills (the host split)."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_split_decodes_and_prefills_args {
+    #[doc = " CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: host [num_reqs + 1] int32/int64."]
+    pub query_start_loc_cpu: *const DLTensor,
+    #[doc = " in, may be NULL: host [num_reqs], one byte per"]
+    #[doc = "request (bool, uint8 or int8; nonzero = prefilling);"]
+    #[doc = "read only when treat_short_extends_as_decodes is 0."]
+    pub is_prefilling_cpu: *const DLTensor,
+    #[doc = " in: B, at least 0."]
+    pub num_reqs: i64,
+    #[doc = " in: T, padding included. Used as given, never"]
+    #[doc = "derived: set it (_INIT leaves 0)."]
+    pub num_actual_tokens: i64,
+    #[doc = " in: the metadata's max_query_len. Used as given,"]
+    #[doc = "never derived: set it (_INIT leaves 0)."]
+    pub max_query_len: i64,
+    #[doc = " in: 0 to INT32_MAX; vLLM's default 1."]
+    pub decode_threshold: i64,
+    #[doc = " in: 0 or 1."]
+    pub require_uniform: i32,
+    #[doc = " in: 0 or 1; vLLM's default 1."]
+    pub treat_short_extends_as_decodes: i32,
+    #[doc = " out: leading decode requests."]
+    pub num_decodes: i64,
+    #[doc = " out: requests from the first prefill on."]
+    pub num_prefills: i64,
+    #[doc = " out: `query_start_loc[f]`, f the first prefill;"]
+    #[doc = "T when there is none."]
+    pub num_decode_tokens: i64,
+    #[doc = " out: T minus the decode tokens."]
+    pub num_prefill_tokens: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_split_decodes_and_prefills_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_split_decodes_and_prefills_args>(),
+        96usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_split_decodes_and_prefills_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_split_decodes_and_prefills_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_split_decodes_and_prefills_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc_cpu) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(query_start_loc_cpu)
+            )
+        );
+    }
+    test_field_query_start_loc_cpu();
+    fn test_field_is_prefilling_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_prefilling_cpu) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(is_prefilling_cpu)
+            )
+        );
+    }
+    test_field_is_prefilling_cpu();
+    fn test_field_num_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(num_reqs)
+            )
+        );
+    }
+    test_field_num_reqs();
+    fn test_field_num_actual_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(num_actual_tokens)
+            )
+        );
+    }
+    test_field_num_actual_tokens();
+    fn test_field_max_query_len() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(max_query_len)
+            )
+        );
+    }
+    test_field_max_query_len();
+    fn test_field_decode_threshold() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(decode_threshold)
+            )
+        );
+    }
+    test_field_decode_threshold();
+    fn test_field_require_uniform() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).require_uniform) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(require_uniform)
+            )
+        );
+    }
+    test_field_require_uniform();
+    fn test_field_treat_short_extends_as_decodes() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).treat_short_extends_as_decodes) as usize - ptr as usize
+            },
+            60usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(treat_short_extends_as_decodes)
+            )
+        );
+    }
+    test_field_treat_short_extends_as_decodes();
+    fn test_field_num_decodes() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_decodes) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(num_decodes)
+            )
+        );
+    }
+    test_field_num_decodes();
+    fn test_field_num_prefills() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_prefills) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(num_prefills)
+            )
+        );
+    }
+    test_field_num_prefills();
+    fn test_field_num_decode_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_decode_tokens) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(num_decode_tokens)
+            )
+        );
+    }
+    test_field_num_decode_tokens();
+    fn test_field_num_prefill_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_prefill_tokens) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_args),
+                "::",
+                stringify!(num_prefill_tokens)
+            )
+        );
+    }
+    test_field_num_prefill_tokens();
+}
+#[doc = " Arguments of cattn_split_decodes_and_prefills (the host split)."]
+pub type cattn_split_decodes_and_prefills_args_t = cattn_split_decodes_and_prefills_args;
+extern "C" {
+    #[doc = " Splits an ordered batch at its first prefill (vLLM's split_decodes_and_prefills): request i"]
+    #[doc = "  is a prefill when its query length `q[i]` exceeds decode_threshold (or, per the flags,"]
+    #[doc = "  differs from `q[0]` or is still prefilling). With the default flags a max_query_len at most"]
+    #[doc = "  decode_threshold makes all B requests decodes, the batch unread. Host tensors only."]
+    #[doc = "  Reads: args, query_start_loc_cpu, is_prefilling_cpu. Writes: the four outputs."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor, a knob out"]
+    #[doc = "  of range, B = 0 or is_prefilling_cpu NULL where vLLM raises, an int64 overflow)."]
+    #[doc = "  Since: 1.1. Details: docs/api/split_decodes_and_prefills.md"]
+    pub fn cattn_split_decodes_and_prefills(
+        args: *mut cattn_split_decodes_and_prefills_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_split_decodes_and_prefills_device."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_split_decodes_and_prefills_device_args {
+    #[doc = " CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: device [B + 1] int32/int64, B from its shape"]
+    #[doc = "(pad a captured batch with zero-length rows)."]
+    pub query_start_loc: *const DLTensor,
+    #[doc = " in, may be NULL: device [B], one byte per request,"]
+    #[doc = "read as in the host call."]
+    pub is_prefilling: *const DLTensor,
+    #[doc = " in, may be NULL: device [1] int32/int64, T; NULL"]
+    #[doc = "means `query_start_loc[B]`."]
+    pub num_actual_tokens: *const DLTensor,
+    #[doc = " in, may be NULL: device [1] int32/int64; NULL means"]
+    #[doc = "the largest `q[i]` (0 when B = 0)."]
+    pub max_query_len: *const DLTensor,
+    #[doc = " in: 0 to INT32_MAX."]
+    pub decode_threshold: i64,
+    #[doc = " in: 0 or 1."]
+    pub require_uniform: i32,
+    #[doc = " in: 0 or 1."]
+    pub treat_short_extends_as_decodes: i32,
+    #[doc = " out: device [4] int32/int64: num_decodes,"]
+    #[doc = "num_prefills, num_decode_tokens, num_prefill_tokens."]
+    pub result: *mut DLTensor,
+    #[doc = " in: the stream the kernel runs on."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_split_decodes_and_prefills_device_args>(),
+        72usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_split_decodes_and_prefills_device_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_split_decodes_and_prefills_device_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_split_decodes_and_prefills_device_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_is_prefilling() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_prefilling) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(is_prefilling)
+            )
+        );
+    }
+    test_field_is_prefilling();
+    fn test_field_num_actual_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(num_actual_tokens)
+            )
+        );
+    }
+    test_field_num_actual_tokens();
+    fn test_field_max_query_len() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(max_query_len)
+            )
+        );
+    }
+    test_field_max_query_len();
+    fn test_field_decode_threshold() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(decode_threshold)
+            )
+        );
+    }
+    test_field_decode_threshold();
+    fn test_field_require_uniform() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).require_uniform) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(require_uniform)
+            )
+        );
+    }
+    test_field_require_uniform();
+    fn test_field_treat_short_extends_as_decodes() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).treat_short_extends_as_decodes) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(treat_short_extends_as_decodes)
+            )
+        );
+    }
+    test_field_treat_short_extends_as_decodes();
+    fn test_field_result() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).result) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(result)
+            )
+        );
+    }
+    test_field_result();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_and_prefills_device_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_split_decodes_and_prefills_device."]
+pub type cattn_split_decodes_and_prefills_device_args_t =
+    cattn_split_decodes_and_prefills_device_args;
+extern "C" {
+    #[doc = " cattn_split_decodes_and_prefills on CUDA tensors in one kernel, counts written to `result`,"]
+    #[doc = "  so that a captured graph splits each replay's batch. Values the host call refuses give four"]
+    #[doc = "  -1 entries; an int32 result keeps the low 32 bits. Reads: args, inputs. Writes: result."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor, a host"]
+    #[doc = "  tensor, mixed devices, result longer than 4 or overlapping an input, a knob out of range);"]
+    #[doc = "  CATTN_INSUFFICIENT_SIZE (result shorter than 4); CATTN_NOT_SUPPORTED (CPU-only build, no"]
+    #[doc = "  usable device, a tensor off its element alignment); CATTN_CUDA_ERROR."]
+    #[doc = "  Since: 1.1. Details: docs/api/split_decodes_and_prefills.md"]
+    pub fn cattn_split_decodes_and_prefills_device(
+        args: *const cattn_split_decodes_and_prefills_device_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_split_decodes_prefills_and_extends (the host split)."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_split_decodes_prefills_and_extends_args {
+    #[doc = " CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: host [num_reqs + 1] int32/int64."]
+    pub query_start_loc_cpu: *const DLTensor,
+    #[doc = " in, may be NULL: host [num_reqs] int32/int64;"]
+    #[doc = "required once max_query_len exceeds"]
+    #[doc = "decode_threshold (vLLM asserts)."]
+    pub seq_lens_cpu_upper_bound: *const DLTensor,
+    #[doc = " in: B, at least 0."]
+    pub num_reqs: i64,
+    #[doc = " in: T, padding included. Used as given: set"]
+    #[doc = "it (_INIT leaves 0)."]
+    pub num_actual_tokens: i64,
+    #[doc = " in: used as given: set it (_INIT leaves 0)."]
+    pub max_query_len: i64,
+    #[doc = " in: 0 to INT32_MAX; vLLM's default 1."]
+    pub decode_threshold: i64,
+    #[doc = " out: leading decode requests."]
+    pub num_decodes: i64,
+    #[doc = " out: requests with context after them."]
+    pub num_extends: i64,
+    #[doc = " out: requests from the first prefill on."]
+    pub num_prefills: i64,
+    #[doc = " out"]
+    pub num_decode_tokens: i64,
+    #[doc = " out"]
+    pub num_extend_tokens: i64,
+    #[doc = " out"]
+    pub num_prefill_tokens: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_split_decodes_prefills_and_extends_args>(),
+        104usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_split_decodes_prefills_and_extends_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_split_decodes_prefills_and_extends_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_split_decodes_prefills_and_extends_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc_cpu) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(query_start_loc_cpu)
+            )
+        );
+    }
+    test_field_query_start_loc_cpu();
+    fn test_field_seq_lens_cpu_upper_bound() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens_cpu_upper_bound) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(seq_lens_cpu_upper_bound)
+            )
+        );
+    }
+    test_field_seq_lens_cpu_upper_bound();
+    fn test_field_num_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_reqs)
+            )
+        );
+    }
+    test_field_num_reqs();
+    fn test_field_num_actual_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_actual_tokens)
+            )
+        );
+    }
+    test_field_num_actual_tokens();
+    fn test_field_max_query_len() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(max_query_len)
+            )
+        );
+    }
+    test_field_max_query_len();
+    fn test_field_decode_threshold() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(decode_threshold)
+            )
+        );
+    }
+    test_field_decode_threshold();
+    fn test_field_num_decodes() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_decodes) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_decodes)
+            )
+        );
+    }
+    test_field_num_decodes();
+    fn test_field_num_extends() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_extends) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_extends)
+            )
+        );
+    }
+    test_field_num_extends();
+    fn test_field_num_prefills() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_prefills) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_prefills)
+            )
+        );
+    }
+    test_field_num_prefills();
+    fn test_field_num_decode_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_decode_tokens) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_decode_tokens)
+            )
+        );
+    }
+    test_field_num_decode_tokens();
+    fn test_field_num_extend_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_extend_tokens) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_extend_tokens)
+            )
+        );
+    }
+    test_field_num_extend_tokens();
+    fn test_field_num_prefill_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_prefill_tokens) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_args),
+                "::",
+                stringify!(num_prefill_tokens)
+            )
+        );
+    }
+    test_field_num_prefill_tokens();
+}
+#[doc = " Arguments of cattn_split_decodes_prefills_and_extends (the host split)."]
+pub type cattn_split_decodes_prefills_and_extends_args_t =
+    cattn_split_decodes_prefills_and_extends_args;
+extern "C" {
+    #[doc = " Splits an ordered batch into decodes, extends (query above decode_threshold, with context)"]
+    #[doc = "  and prefills (no context: `seq_lens_cpu_upper_bound[i] == q[i]`), vLLM's"]
+    #[doc = "  split_decodes_prefills_and_extends, quirks included: an over-estimated max_query_len gives"]
+    #[doc = "  all zeros, and int32 token counts wrap as vLLM's tensors do. Host tensors only."]
+    #[doc = "  Reads: args, query_start_loc_cpu, seq_lens_cpu_upper_bound. Writes: the six outputs."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor,"]
+    #[doc = "  decode_threshold out of range, B = 0 or seq_lens_cpu_upper_bound NULL past the all-decode"]
+    #[doc = "  case, an int64 overflow). Since: 1.1. Details: docs/api/split_decodes_and_prefills.md"]
+    pub fn cattn_split_decodes_prefills_and_extends(
+        args: *mut cattn_split_decodes_prefills_and_extends_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_split_decodes_prefills_and_extends_device."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_split_decodes_prefills_and_extends_device_args {
+    #[doc = " CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: device [B + 1] int32/int64."]
+    pub query_start_loc: *const DLTensor,
+    #[doc = " in: device [B] int32/int64."]
+    pub seq_lens_upper_bound: *const DLTensor,
+    #[doc = " in, may be NULL: device [1]; NULL means"]
+    #[doc = "`query_start_loc[B]`."]
+    pub num_actual_tokens: *const DLTensor,
+    #[doc = " in, may be NULL: device [1]; NULL means the"]
+    #[doc = "largest `q[i]` (0 when B = 0)."]
+    pub max_query_len: *const DLTensor,
+    #[doc = " in: 0 to INT32_MAX."]
+    pub decode_threshold: i64,
+    #[doc = " out: device [6] int32/int64: num_decodes,"]
+    #[doc = "num_extends, num_prefills, num_decode_tokens,"]
+    #[doc = "num_extend_tokens, num_prefill_tokens."]
+    pub result: *mut DLTensor,
+    #[doc = " in: the stream the kernel runs on."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_split_decodes_prefills_and_extends_device_args>(),
+        64usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_split_decodes_prefills_and_extends_device_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_split_decodes_prefills_and_extends_device_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_split_decodes_prefills_and_extends_device_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_seq_lens_upper_bound() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens_upper_bound) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(seq_lens_upper_bound)
+            )
+        );
+    }
+    test_field_seq_lens_upper_bound();
+    fn test_field_num_actual_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(num_actual_tokens)
+            )
+        );
+    }
+    test_field_num_actual_tokens();
+    fn test_field_max_query_len() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(max_query_len)
+            )
+        );
+    }
+    test_field_max_query_len();
+    fn test_field_decode_threshold() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(decode_threshold)
+            )
+        );
+    }
+    test_field_decode_threshold();
+    fn test_field_result() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).result) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(result)
+            )
+        );
+    }
+    test_field_result();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_prefills_and_extends_device_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_split_decodes_prefills_and_extends_device."]
+pub type cattn_split_decodes_prefills_and_extends_device_args_t =
+    cattn_split_decodes_prefills_and_extends_device_args;
+extern "C" {
+    #[doc = " cattn_split_decodes_prefills_and_extends on CUDA tensors in one kernel, counts to `result`."]
+    #[doc = "  Values the host call refuses (B = 0 past the all-decode case, an int64 overflow) give six"]
+    #[doc = "  -1 entries; an int32 result keeps the low 32 bits. Reads: args, inputs. Writes: result."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor, a host"]
+    #[doc = "  tensor, mixed devices, result longer than 6 or overlapping an input, decode_threshold out of"]
+    #[doc = "  range); CATTN_INSUFFICIENT_SIZE (result shorter than 6); CATTN_NOT_SUPPORTED (CPU-only"]
+    #[doc = "  build, no usable device, a tensor off its element alignment); CATTN_CUDA_ERROR."]
+    #[doc = "  Since: 1.1. Details: docs/api/split_decodes_and_prefills.md"]
+    pub fn cattn_split_decodes_prefills_and_extends_device(
+        args: *const cattn_split_decodes_prefills_and_extends_device_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_split_prefill_chunks."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_split_prefill_chunks_args {
+    #[doc = " CATTN_SPLIT_PREFILL_CHUNKS_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: host [n] int32/int64, the prefill requests' lengths."]
+    pub seq_lens_cpu: *const DLTensor,
+    #[doc = " in: tokens per chunk, at least 0."]
+    pub workspace_size: i64,
+    #[doc = " in: added to every bound."]
+    pub request_offset: i64,
+    #[doc = " out, may be NULL (size query): host [rows, 2] int32/int64,"]
+    #[doc = "row k = {start, end} of chunk k; later rows untouched."]
+    pub chunks: *mut DLTensor,
+    #[doc = " out: the number of chunks, also when chunks is NULL."]
+    pub num_chunks: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_split_prefill_chunks_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_split_prefill_chunks_args>(),
+        48usize,
+        concat!("Size of: ", stringify!(cattn_split_prefill_chunks_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_split_prefill_chunks_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_split_prefill_chunks_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_prefill_chunks_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_seq_lens_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens_cpu) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_prefill_chunks_args),
+                "::",
+                stringify!(seq_lens_cpu)
+            )
+        );
+    }
+    test_field_seq_lens_cpu();
+    fn test_field_workspace_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).workspace_size) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_prefill_chunks_args),
+                "::",
+                stringify!(workspace_size)
+            )
+        );
+    }
+    test_field_workspace_size();
+    fn test_field_request_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).request_offset) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_prefill_chunks_args),
+                "::",
+                stringify!(request_offset)
+            )
+        );
+    }
+    test_field_request_offset();
+    fn test_field_chunks() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).chunks) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_prefill_chunks_args),
+                "::",
+                stringify!(chunks)
+            )
+        );
+    }
+    test_field_chunks();
+    fn test_field_num_chunks() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_chunks) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_split_prefill_chunks_args),
+                "::",
+                stringify!(num_chunks)
+            )
+        );
+    }
+    test_field_num_chunks();
+}
+#[doc = " Arguments of cattn_split_prefill_chunks."]
+pub type cattn_split_prefill_chunks_args_t = cattn_split_prefill_chunks_args;
+extern "C" {
+    #[doc = " Groups consecutive prefill requests greedily into chunks of at most workspace_size tokens"]
+    #[doc = "  (vLLM's split_prefill_chunks); bounds are half-open, shifted by request_offset. Call with"]
+    #[doc = "  chunks NULL to learn num_chunks. Reads: args, seq_lens_cpu. Writes: chunks, num_chunks."]
+    #[doc = "  Host tensors only. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument"]
+    #[doc = "  or tensor, chunks not of 2 columns or overlapping seq_lens_cpu, workspace_size negative, a"]
+    #[doc = "  length above it (vLLM asserts), a bound overflowing int64 or an int32 chunks);"]
+    #[doc = "  CATTN_INSUFFICIENT_SIZE (fewer than num_chunks rows)."]
+    #[doc = "  Since: 1.1. Details: docs/api/split_prefill_chunks.md"]
+    pub fn cattn_split_prefill_chunks(
+        args: *mut cattn_split_prefill_chunks_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_reorder_batch_to_split_decodes_and_prefills."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_reorder_batch_args {
+    #[doc = " CATTN_REORDER_BATCH_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: host [B] int32/int64, in batch order."]
+    pub num_scheduled_tokens: *const DLTensor,
+    #[doc = " in: host [B] int32/int64."]
+    pub num_computed_tokens: *const DLTensor,
+    #[doc = " in: host [B] int32/int64."]
+    pub num_prompt_tokens: *const DLTensor,
+    #[doc = " in: 0 to INT32_MAX; vLLM's default 1."]
+    pub decode_threshold: i64,
+    #[doc = " out: host [B] int32/int64: the old position of the request now at"]
+    #[doc = "position i (the identity when nothing moves); int32 holds at most"]
+    #[doc = "2^28 requests."]
+    pub index_map: *mut DLTensor,
+    #[doc = " out, may be NULL: host [rows at least B - 1, 2] int32/int64,"]
+    #[doc = "vLLM's swaps in its order; later rows untouched."]
+    pub swaps: *mut DLTensor,
+    #[doc = " out: 1 when the batch must be reordered (vLLM returns True)."]
+    pub changed: i32,
+    #[doc = " Set to 0."]
+    pub reserved0: i32,
+    #[doc = " out: rows written to swaps."]
+    pub num_swaps: i64,
+    #[doc = " out: requests of CATTN_REGION_DECODE."]
+    pub num_decodes: i64,
+    #[doc = " out: requests of CATTN_REGION_SHORT_EXTEND."]
+    pub num_short_extends: i64,
+    #[doc = " out: requests of CATTN_REGION_LONG_EXTEND."]
+    pub num_long_extends: i64,
+    #[doc = " out: requests of CATTN_REGION_PREFILL."]
+    pub num_prefills: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_reorder_batch_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_reorder_batch_args>(),
+        104usize,
+        concat!("Size of: ", stringify!(cattn_reorder_batch_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_reorder_batch_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_reorder_batch_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_num_scheduled_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_scheduled_tokens) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_scheduled_tokens)
+            )
+        );
+    }
+    test_field_num_scheduled_tokens();
+    fn test_field_num_computed_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_computed_tokens) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_computed_tokens)
+            )
+        );
+    }
+    test_field_num_computed_tokens();
+    fn test_field_num_prompt_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_prompt_tokens) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_prompt_tokens)
+            )
+        );
+    }
+    test_field_num_prompt_tokens();
+    fn test_field_decode_threshold() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(decode_threshold)
+            )
+        );
+    }
+    test_field_decode_threshold();
+    fn test_field_index_map() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).index_map) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(index_map)
+            )
+        );
+    }
+    test_field_index_map();
+    fn test_field_swaps() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).swaps) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(swaps)
+            )
+        );
+    }
+    test_field_swaps();
+    fn test_field_changed() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).changed) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(changed)
+            )
+        );
+    }
+    test_field_changed();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            60usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+    fn test_field_num_swaps() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_swaps) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_swaps)
+            )
+        );
+    }
+    test_field_num_swaps();
+    fn test_field_num_decodes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_decodes) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_decodes)
+            )
+        );
+    }
+    test_field_num_decodes();
+    fn test_field_num_short_extends() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_short_extends) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_short_extends)
+            )
+        );
+    }
+    test_field_num_short_extends();
+    fn test_field_num_long_extends() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_long_extends) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_long_extends)
+            )
+        );
+    }
+    test_field_num_long_extends();
+    fn test_field_num_prefills() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_prefills) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_reorder_batch_args),
+                "::",
+                stringify!(num_prefills)
+            )
+        );
+    }
+    test_field_num_prefills();
+}
+#[doc = " Arguments of cattn_reorder_batch_to_split_decodes_and_prefills."]
+pub type cattn_reorder_batch_args_t = cattn_reorder_batch_args;
+#[doc = " Arguments of cattn_reorder_batch_to_split_decodes_and_prefills."]
+pub type cattn_reorder_batch_to_split_decodes_and_prefills_args_t = cattn_reorder_batch_args_t;
+extern "C" {
+    #[doc = " Plans vLLM's reorder_batch_to_split_decodes_and_prefills for the engine to apply: regions"]
+    #[doc = "  CATTN_REGION_DECODE to CATTN_REGION_PREFILL in order, misplaced requests moved to misplaced"]
+    #[doc = "  positions (not a stable sort). Host tensors only; allocates nothing. Writes: index_map,"]
+    #[doc = "  swaps and the outputs of args. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or"]
+    #[doc = "  malformed argument or tensor, unequal input lengths, index_map over B entries or int32 over"]
+    #[doc = "  2^28, swaps not of 2 columns, an overlap, a knob out of range, reserved0 not 0);"]
+    #[doc = "  CATTN_INSUFFICIENT_SIZE (index_map under B entries, swaps under B - 1 rows)."]
+    #[doc = "  Since: 1.1. Details: docs/api/reorder_batch_to_split_decodes_and_prefills.md"]
+    pub fn cattn_reorder_batch_to_split_decodes_and_prefills(
+        args: *mut cattn_reorder_batch_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_naive_query_lens and cattn_compute_num_computed_tokens."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_naive_query_lens_args {
+    #[doc = " CATTN_NAIVE_QUERY_LENS_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: only query_start_loc ([B + 1]) and, for compute_num_computed_tokens, seq_lens ([B])"]
+    #[doc = "  are read; B is seq_lens' length when it is read, else query_start_loc's length - 1. A"]
+    #[doc = "  1.0 struct will do."]
+    pub metadata: *const cattn_common_attn_metadata_t,
+    #[doc = " out: [B] int32/int64 on the tensors' device."]
+    pub out: *mut DLTensor,
+    #[doc = " in: the stream, for CUDA tensors only."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_naive_query_lens_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_naive_query_lens_args>(),
+        32usize,
+        concat!("Size of: ", stringify!(cattn_naive_query_lens_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_naive_query_lens_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_naive_query_lens_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_naive_query_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_naive_query_lens_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_metadata() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_naive_query_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_naive_query_lens_args),
+                "::",
+                stringify!(metadata)
+            )
+        );
+    }
+    test_field_metadata();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_naive_query_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_naive_query_lens_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_naive_query_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_naive_query_lens_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_naive_query_lens and cattn_compute_num_computed_tokens."]
+pub type cattn_naive_query_lens_args_t = cattn_naive_query_lens_args;
+#[doc = " Arguments of cattn_naive_query_lens and cattn_compute_num_computed_tokens."]
+pub type cattn_compute_num_computed_tokens_args_t = cattn_naive_query_lens_args_t;
+extern "C" {
+    #[doc = " Writes each request's query length, `out[i] = query_start_loc[i + 1] - query_start_loc[i]`"]
+    #[doc = "  (vLLM's CommonAttentionMetadata.naive_query_lens), unchecked: a decrease gives a negative"]
+    #[doc = "  length. out may not overlap query_start_loc. On CUDA one kernel, correct on replay, modulo"]
+    #[doc = "  2^64 (an int32 out keeps the low 32 bits). Reads: query_start_loc. Writes: out."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor, an"]
+    #[doc = "  overlap, a host difference overflowing int64 or out's dtype); CATTN_INSUFFICIENT_SIZE (out"]
+    #[doc = "  under B); CATTN_NOT_SUPPORTED (CUDA tensors not served here, a device tensor off its element"]
+    #[doc = "  alignment); CATTN_CUDA_ERROR. Since: 1.1. Details: docs/api/naive_query_lens.md"]
+    pub fn cattn_naive_query_lens(args: *const cattn_naive_query_lens_args_t) -> cattn_status_t;
+}
+extern "C" {
+    #[doc = " Writes the tokens each request computed before this step, `out[i] = seq_lens[i] -"]
+    #[doc = "  (query_start_loc[i + 1] - query_start_loc[i])` (vLLM's"]
+    #[doc = "  CommonAttentionMetadata.compute_num_computed_tokens), from the tensors as they are: no"]
+    #[doc = "  cache. query_start_loc has B + 1 entries; values unchecked. out may be the very view of"]
+    #[doc = "  seq_lens (in place); any other overlap is refused. Reads: query_start_loc, seq_lens."]
+    #[doc = "  Writes: out. Returns and device path: as cattn_naive_query_lens, seq_lens checked too."]
+    #[doc = "  Since: 1.1. Details: docs/api/compute_num_computed_tokens.md"]
+    pub fn cattn_compute_num_computed_tokens(
+        args: *const cattn_compute_num_computed_tokens_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_token_to_req_indices."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_token_to_req_indices_args {
+    #[doc = " CATTN_TOKEN_TO_REQ_INDICES_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: only query_start_loc ([B + 1], the batch's device), query_start_loc_cpu (its host"]
+    #[doc = "  mirror, may be NULL) and num_actual_tokens (T, at least 0, padding included) are read. A"]
+    #[doc = "  1.0 struct will do."]
+    pub metadata: *const cattn_common_attn_metadata_t,
+    #[doc = " out: [at least max(M, T)] int32/int64 on query_start_loc's device, M the mapped tokens;"]
+    #[doc = "  the caller owns it and may reuse it every step."]
+    pub buffer: *mut DLTensor,
+    #[doc = " in: the stream, for CUDA tensors only."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_token_to_req_indices_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_token_to_req_indices_args>(),
+        32usize,
+        concat!("Size of: ", stringify!(cattn_token_to_req_indices_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_token_to_req_indices_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_token_to_req_indices_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_token_to_req_indices_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_token_to_req_indices_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_metadata() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_token_to_req_indices_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_token_to_req_indices_args),
+                "::",
+                stringify!(metadata)
+            )
+        );
+    }
+    test_field_metadata();
+    fn test_field_buffer() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_token_to_req_indices_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).buffer) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_token_to_req_indices_args),
+                "::",
+                stringify!(buffer)
+            )
+        );
+    }
+    test_field_buffer();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_token_to_req_indices_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_token_to_req_indices_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_token_to_req_indices."]
+pub type cattn_token_to_req_indices_args_t = cattn_token_to_req_indices_args;
+extern "C" {
+    #[doc = " Writes into buffer the request of each token (vLLM's"]
+    #[doc = "  CommonAttentionMetadata.token_to_req_indices): `buffer[0:M]` = request r repeated `q[r]`"]
+    #[doc = "  times, `buffer[M:T]` = 0 (padding is request 0); the result is `buffer[0:T]`, nothing from"]
+    #[doc = "  max(M, T) on is written; no cache. M, the mapped tokens: `query_start_loc_cpu[B]`, or"]
+    #[doc = "  `query_start_loc[B] - query_start_loc[0]` without the mirror and on CUDA (one kernel,"]
+    #[doc = "  correct on replay). Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument"]
+    #[doc = "  or tensor, T below 0, an overlap, on the host a negative `q[r]` or q not summing to M, a"]
+    #[doc = "  request index too big for an int32 buffer); CATTN_INSUFFICIENT_SIZE (buffer under max(M, T),"]
+    #[doc = "  or under T on CUDA without the mirror); CATTN_NOT_SUPPORTED (CUDA tensors not served here, a"]
+    #[doc = "  device tensor off its element alignment); CATTN_CUDA_ERROR."]
+    #[doc = "  Since: 1.1. Details: docs/api/token_to_req_indices.md"]
+    pub fn cattn_token_to_req_indices(
+        args: *const cattn_token_to_req_indices_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Caller-owned storage for the views cattn_unpadded makes; the out metadata's tensor fields"]
+#[doc = "  point into it. Opaque: read the views through those fields. Since: 1.1"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_unpadded_storage {
+    #[doc = " CATTN_UNPADDED_STORAGE_SIZE."]
+    pub struct_size: usize,
+    #[doc = " Opaque; not to be read or written."]
+    pub opaque: [i64; 256usize],
+}
+#[test]
+fn bindgen_test_layout_cattn_unpadded_storage() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_unpadded_storage>(),
+        2056usize,
+        concat!("Size of: ", stringify!(cattn_unpadded_storage))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_unpadded_storage>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_unpadded_storage))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_storage>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_storage),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_opaque() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_storage>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).opaque) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_storage),
+                "::",
+                stringify!(opaque)
+            )
+        );
+    }
+    test_field_opaque();
+}
+#[doc = " Caller-owned storage for the views cattn_unpadded makes; the out metadata's tensor fields"]
+#[doc = "  point into it. Opaque: read the views through those fields. Since: 1.1"]
+pub type cattn_unpadded_storage_t = cattn_unpadded_storage;
+#[doc = " Arguments of cattn_unpadded."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_unpadded_args {
+    #[doc = " CATTN_UNPADDED_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: the padded batch."]
+    pub metadata: *const cattn_common_attn_metadata_t,
+    #[doc = " in: T', 0 to slot_mapping's length."]
+    pub num_actual_tokens: i64,
+    #[doc = " in: B', 0 to seq_lens' length."]
+    pub num_actual_reqs: i64,
+    #[doc = " out: the unpadded batch (not metadata itself)."]
+    pub out: *mut cattn_common_attn_metadata_t,
+    #[doc = " out: the views out points into."]
+    pub storage: *mut cattn_unpadded_storage_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_unpadded_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_unpadded_args>(),
+        48usize,
+        concat!("Size of: ", stringify!(cattn_unpadded_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_unpadded_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_unpadded_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_metadata() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_args),
+                "::",
+                stringify!(metadata)
+            )
+        );
+    }
+    test_field_metadata();
+    fn test_field_num_actual_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_args),
+                "::",
+                stringify!(num_actual_tokens)
+            )
+        );
+    }
+    test_field_num_actual_tokens();
+    fn test_field_num_actual_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_actual_reqs) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_args),
+                "::",
+                stringify!(num_actual_reqs)
+            )
+        );
+    }
+    test_field_num_actual_reqs();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_storage() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).storage) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_unpadded_args),
+                "::",
+                stringify!(storage)
+            )
+        );
+    }
+    test_field_storage();
+}
+#[doc = " Arguments of cattn_unpadded."]
+pub type cattn_unpadded_args_t = cattn_unpadded_args;
+extern "C" {
+    #[doc = " Makes the metadata of the first B' requests and T' tokens of a padded batch (vLLM's"]
+    #[doc = "  CommonAttentionMetadata.unpadded) as views in storage, touching no tensor data (host and"]
+    #[doc = "  device alike): per-request tensors cut to B' rows (query_start_loc(_cpu) to B' + 1),"]
+    #[doc = "  slot_mapping and positions to T', num_reqs = B', num_actual_tokens = T', the rest copied;"]
+    #[doc = "  newer fields only between 1.1 structs. Writes: *out, *storage (each keeps its struct_size)."]
+    #[doc = "  Lifetime: out's views live while storage and the input tensors do."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor, an overlap"]
+    #[doc = "  (out equal to metadata included), B' or T' negative or past a tensor's length, a tensor of"]
+    #[doc = "  no dimension or over CATTN_UNPADDED_MAX_DIMS). Since: 1.1. Details: docs/api/unpadded.md"]
+    pub fn cattn_unpadded(args: *const cattn_unpadded_args_t) -> cattn_status_t;
+}
+#[doc = " The 1.0 contract: seq_lens `[B]`; out `[B]` for one rank, `[B, dcp_size]` for all ranks,"]
+#[doc = "  and `[B]` or `[B, 1]` for all ranks when dcp_size is 1."]
+pub const CATTN_DCP_SHAPE_1_0: cattn_dcp_shape_mode_e = 0;
+#[doc = " vLLM's newest: seq_lens of any shape S of 0 to 7 dims (strided or broadcast views are"]
+#[doc = "  fine); out S for one rank, S + `[dcp_size]` for all ranks, even when dcp_size is 1."]
+pub const CATTN_DCP_SHAPE_PRESERVE: cattn_dcp_shape_mode_e = 1;
+#[doc = " How cattn_get_dcp_local_seq_lens shapes its input and output (`args->shape_mode`)."]
+#[doc = "  Since: 1.1. Details: docs/api/get_dcp_local_seq_lens.md"]
+pub type cattn_dcp_shape_mode_e = u32;
+#[doc = " How cattn_get_dcp_local_seq_lens shapes its input and output (`args->shape_mode`)."]
+#[doc = "  Since: 1.1. Details: docs/api/get_dcp_local_seq_lens.md"]
+pub use self::cattn_dcp_shape_mode_e as cattn_dcp_shape_mode_t;
+#[doc = " Arguments of cattn_get_dcp_local_seq_lens; set with CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_dcp_local_seq_lens_args {
+    #[doc = " CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE, or the 1.0 struct's size."]
     pub struct_size: usize,
+    #[doc = " in: `[B]` int32/int64 (any shape with"]
+    #[doc = "CATTN_DCP_SHAPE_PRESERVE), values in [0, INT32_MAX]."]
     pub seq_lens: *const DLTensor,
+    #[doc = " in: D, at least 1."]
     pub dcp_size: i64,
+    #[doc = " in: in [0, D), or CATTN_DCP_ALL_RANKS."]
     pub dcp_rank: i64,
+    #[doc = " in: I, at least 1, with D * I at most INT32_MAX."]
     pub dcp_kv_cache_interleave_size: i64,
+    #[doc = " out: int32/int64 on seq_lens' device, shaped as shape_mode"]
+    #[doc = "says."]
     pub out: *mut DLTensor,
+    #[doc = " CUDA tensors only."]
     pub stream: cattn_stream_t,
+    #[doc = " in (1.1): a cattn_dcp_shape_mode_t; the _INIT value and a 1.0"]
+    #[doc = "struct without this field mean CATTN_DCP_SHAPE_1_0."]
     pub shape_mode: i64,
 }
 #[test]
@@ -2057,22 +4306,37 @@ fn bindgen_test_layout_cattn_dcp_local_seq_lens_args() {
     }
     test_field_shape_mode();
 }
+#[doc = " Arguments of cattn_get_dcp_local_seq_lens; set with CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT."]
 pub type cattn_dcp_local_seq_lens_args_t = cattn_dcp_local_seq_lens_args;
-pub const CATTN_DCP_SHAPE_1_0: cattn_dcp_shape_mode_e = 0;
-pub const CATTN_DCP_SHAPE_PRESERVE: cattn_dcp_shape_mode_e = 1;
-pub type cattn_dcp_shape_mode_e = u32;
-pub use self::cattn_dcp_shape_mode_e as cattn_dcp_shape_mode_t;
 extern "C" {
+    #[doc = " Computes how many KV tokens of each request each DCP rank stores, the KV cache being dealt"]
+    #[doc = "  out round-robin in runs of I tokens (vLLM's get_dcp_local_seq_lens, exact in int32). In"]
+    #[doc = "  place: a `[B]` out (any one-rank out with CATTN_DCP_SHAPE_PRESERVE) may be the very same"]
+    #[doc = "  view as seq_lens, same dtype and layout. Reads: args, seq_lens. Writes: out. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, shapes, dtypes, D, rank or I out of range,"]
+    #[doc = "  a host seq_len outside [0, INT32_MAX], out overlapping seq_lens other than as the same view;"]
+    #[doc = "  since 1.1 an unknown shape_mode, a struct_size between the 1.0 and 1.1 sizes);"]
+    #[doc = "  CATTN_INSUFFICIENT_SIZE (out too small); CATTN_NOT_SUPPORTED (CUDA tensors this build or"]
+    #[doc = "  machine cannot serve); CATTN_CUDA_ERROR. Stream: CUDA: one kernel on args->stream; device"]
+    #[doc = "  lengths are not range-checked (out-of-range ones wrap to int32 first, as in vLLM)."]
+    #[doc = "  Since: 1.0. Details: docs/api/get_dcp_local_seq_lens.md"]
     pub fn cattn_get_dcp_local_seq_lens(
         args: *const cattn_dcp_local_seq_lens_args_t,
     ) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_get_pcp_query_restore_idx; set with CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_pcp_query_restore_idx_args {
+    #[doc = " CATTN_PCP_QUERY_RESTORE_IDX_ARGS_SIZE."]
     pub struct_size: usize,
+    #[doc = " in: `[R + 1]` int32/int64, non-decreasing: this rank's"]
+    #[doc = "cumulative token counts per request."]
     pub cu_num_tokens: *const DLTensor,
+    #[doc = " out: `[capacity]` int32/int64, capacity at least the size;"]
+    #[doc = "entries past the size are set to -1."]
     pub restore_idx: *mut DLTensor,
+    #[doc = " CUDA tensors only."]
     pub stream: cattn_stream_t,
 }
 #[test]
@@ -2159,34 +4423,75 @@ fn bindgen_test_layout_cattn_pcp_query_restore_idx_args() {
     }
     test_field_stream();
 }
+#[doc = " Arguments of cattn_get_pcp_query_restore_idx; set with CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT."]
 pub type cattn_pcp_query_restore_idx_args_t = cattn_pcp_query_restore_idx_args;
 extern "C" {
+    #[doc = " Computes the exact length of the restore index for a host cu_num_tokens: twice the sum of"]
+    #[doc = "  the per-request halves `(cu[i+1] - cu[i]) / 2` (a length-1 decode request adds nothing)."]
+    #[doc = "  cu_num_tokens: host `[R + 1]` int32/int64. size: host pointer, not NULL. Writes: *size."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, shape, dtype, device tensor, decreasing, an"]
+    #[doc = "  odd length above 1, a broadcast of more than CATTN_MAX_BROADCAST_ELEMENTS)."]
+    #[doc = "  Since: 1.0. Details: docs/api/get_pcp_query_restore_idx.md"]
     pub fn cattn_get_pcp_query_restore_idx_size(
         cu_num_tokens: *const DLTensor,
         size: *mut i64,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Computes the index that restores this rank's query order after each request was split into"]
+    #[doc = "  a head half and a tail half and the halves concatenated as [all heads, all tails] (vLLM's"]
+    #[doc = "  argsort result): row i of the restored order is row `restore_idx[i]` of the concatenation."]
+    #[doc = "  Length-1 (decode) requests take no part; a decode-only batch gives an empty index."]
+    #[doc = "  Reads: args, cu_num_tokens. Writes: restore_idx. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, shape, dtype, decreasing cu_num_tokens, an"]
+    #[doc = "  odd length above 1, a value that does not fit the output dtype, restore_idx overlapping"]
+    #[doc = "  cu_num_tokens, a broadcast cu_num_tokens of more than CATTN_MAX_BROADCAST_ELEMENTS);"]
+    #[doc = "  CATTN_INSUFFICIENT_SIZE (capacity below the size); CATTN_NOT_SUPPORTED (CUDA tensors this"]
+    #[doc = "  build or machine cannot serve, a device tensor off its element alignment); CATTN_CUDA_ERROR."]
+    #[doc = "  Stream: CUDA: one kernel on args->stream, which cannot check the data: the capacity is not"]
+    #[doc = "  compared (cu[R] - cu[0] entries suffice; fewer truncate), an odd length gives vLLM's answer"]
+    #[doc = "  and a decreasing entry is an empty request."]
+    #[doc = "  Since: 1.0. Details: docs/api/get_pcp_query_restore_idx.md"]
     pub fn cattn_get_pcp_query_restore_idx(
         args: *const cattn_pcp_query_restore_idx_args_t,
     ) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_fused_pcp_qkv_select; set with CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_fused_pcp_qkv_select_args {
+    #[doc = " CATTN_FUSED_PCP_QKV_SELECT_ARGS_SIZE."]
     pub struct_size: usize,
+    #[doc = " in: `[Nq, H, Dq]`, this rank's queries; last-dim stride 1 (any"]
+    #[doc = "when Dq is at most 1), any strides in dims 0 and 1."]
     pub q: *const DLTensor,
+    #[doc = " in: `[W * query_start_loc[B] or more, H, Dk]`, the keys of all"]
+    #[doc = "ranks; stride rules as q."]
     pub k: *const DLTensor,
+    #[doc = " in: `[W * query_start_loc[B] or more, H, Dv]`, the values of all"]
+    #[doc = "ranks; stride rules as q."]
     pub v: *const DLTensor,
+    #[doc = " in: `[B + 1]` (B at least 0) int32/int64, entries even,"]
+    #[doc = "at least 0, non-decreasing, `query_start_loc[B]` at"]
+    #[doc = "most Nq."]
     pub query_start_loc: *const DLTensor,
+    #[doc = " in: W, at least 1."]
     pub pcp_world_size: i64,
+    #[doc = " in: r in [0, W)."]
     pub pcp_rank: i64,
+    #[doc = " out: `[Nq / 2, H, Dq]`, dtype of q, compact."]
     pub q_head: *mut DLTensor,
+    #[doc = " out: `[Nq / 2 * (r + 1), H, Dk]`, dtype of k, compact."]
     pub k_head: *mut DLTensor,
+    #[doc = " out: `[Nq / 2 * (r + 1), H, Dv]`, dtype of v, compact."]
     pub v_head: *mut DLTensor,
+    #[doc = " out: `[Nq / 2, H, Dq]`, dtype of q, compact."]
     pub q_tail: *mut DLTensor,
+    #[doc = " out: `[Nq / 2 * (2W - r), H, Dk]`, dtype of k, compact."]
     pub k_tail: *mut DLTensor,
+    #[doc = " out: `[Nq / 2 * (2W - r), H, Dv]`, dtype of v, compact."]
     pub v_tail: *mut DLTensor,
+    #[doc = " CUDA tensors only."]
     pub stream: cattn_stream_t,
 }
 #[test]
@@ -2440,8 +4745,24 @@ fn bindgen_test_layout_cattn_fused_pcp_qkv_select_args() {
     }
     test_field_stream();
 }
+#[doc = " Arguments of cattn_fused_pcp_qkv_select; set with CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT."]
 pub type cattn_fused_pcp_qkv_select_args_t = cattn_fused_pcp_qkv_select_args;
 extern "C" {
+    #[doc = " Selects, per request, this rank's head and tail query halves and the K/V blocks (of 2W)"]
+    #[doc = "  each attends to, 0..r and 0..2W-r-1, in one pass (vLLM's fused_pcp_qkv_select). Rows past"]
+    #[doc = "  the live requests are not written. Elements of 1, 2, 4 or 8 bytes; Dq, Dk, Dv may differ."]
+    #[doc = "  Reads: args, q, k, v, query_start_loc. Writes: the six outputs. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, struct_size, ndim, H differing, a last-dim"]
+    #[doc = "  stride not 1, W or r out of range, query_start_loc empty or not int32/int64, an output's"]
+    #[doc = "  dtype, H or D differing from its input, not compact or with too many rows, mixed devices,"]
+    #[doc = "  overlaps, a broadcast query_start_loc over CATTN_MAX_BROADCAST_ELEMENTS, int64 overflow;"]
+    #[doc = "  host only: a negative, odd or decreasing query_start_loc, `query_start_loc[B]` above Nq, k"]
+    #[doc = "  or v under `W * query_start_loc[B]` rows); CATTN_INSUFFICIENT_SIZE (an output short of"]
+    #[doc = "  rows); CATTN_NOT_SUPPORTED (another element width or device, CUDA tensors this build or"]
+    #[doc = "  machine cannot serve; device: a token row of 2 GiB or more, query_start_loc misaligned);"]
+    #[doc = "  CATTN_CUDA_ERROR. Stream: CUDA: one kernel (since 1.1 a programmatic dependent launch on"]
+    #[doc = "  sm_90+); a bad device query_start_loc gives wrong rows, never an out-of-bounds access."]
+    #[doc = "  Since: 1.0. Details: docs/api/fused_pcp_qkv_select.md"]
     pub fn cattn_fused_pcp_qkv_select(
         args: *const cattn_fused_pcp_qkv_select_args_t,
     ) -> cattn_status_t;
@@ -2451,10 +4772,21 @@ extern "C" {
 pub struct cattn_comm_s {
     _unused: [u8; 0],
 }
+#[doc = " Opaque communicator over the PCP group: one rank's handle of an NCCL communicator, owned"]
+#[doc = "  (cattn_comm_create) or borrowed (cattn_comm_create_borrowed), bound to one CUDA device."]
+#[doc = "  NCCL 2.13 or newer is loaded with dlopen on first need (\"libnccl.so.2\", or the value of"]
+#[doc = "  CATTN_NCCL_LIBRARY_ENV; one the process already loaded is the one used); when it cannot be,"]
+#[doc = "  this section's calls return CATTN_NOT_SUPPORTED, as a CPU-only build always does. One"]
+#[doc = "  thread at a time per handle; every rank makes the same collective calls in the same order,"]
+#[doc = "  one thread or process per rank. The handle owns a CUDA stream and two events on its device."]
+#[doc = "  Since: 1.0. Details: docs/api/pcp_kv_allgather_and_restore.md"]
 pub type cattn_comm_t = cattn_comm_s;
+#[doc = " Rendezvous token of a new communicator: an ncclUniqueId as plain bytes, for the engine to"]
+#[doc = "  send to the other ranks over its own transport. Since: 1.0"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_comm_unique_id {
+    #[doc = " The id's bytes, opaque."]
     pub bytes: [u8; 128usize],
 }
 #[test]
@@ -2487,11 +4819,28 @@ fn bindgen_test_layout_cattn_comm_unique_id() {
     }
     test_field_bytes();
 }
+#[doc = " Rendezvous token of a new communicator: an ncclUniqueId as plain bytes, for the engine to"]
+#[doc = "  send to the other ranks over its own transport. Since: 1.0"]
 pub type cattn_comm_unique_id_t = cattn_comm_unique_id;
 extern "C" {
+    #[doc = " Creates the unique id of a new communicator (ncclGetUniqueId): call it on one rank and send"]
+    #[doc = "  the bytes to every other rank before they call cattn_comm_create; one id serves one"]
+    #[doc = "  communicator. id: host, not NULL. Needs no GPU. Allocates: nothing of libcattn's."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (id NULL); CATTN_NOT_SUPPORTED (CPU-only build,"]
+    #[doc = "  NCCL cannot be loaded); CATTN_NCCL_ERROR (e.g. no network interface for its bootstrap)."]
+    #[doc = "  Since: 1.0"]
     pub fn cattn_comm_get_unique_id(id: *mut cattn_comm_unique_id_t) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Creates and owns a communicator of nranks ranks (ncclCommInitRank on cuda_device, which"]
+    #[doc = "  must be below the device count; the current device is restored). Blocks, with no timeout,"]
+    #[doc = "  until all ranks have called it with the same id: call it for every rank concurrently."]
+    #[doc = "  rank: in [0, nranks), distinct per rank. Allocates: the handle, its stream and two events,"]
+    #[doc = "  NCCL's communicator; cattn_comm_destroy frees them all."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer, nranks below 1, rank or"]
+    #[doc = "  cuda_device out of range); CATTN_NOT_SUPPORTED (CPU-only build, NCCL cannot be loaded, no"]
+    #[doc = "  usable CUDA device or driver); CATTN_NCCL_ERROR (ncclCommInitRank failed: inconsistent rank"]
+    #[doc = "  or size, unreachable peer, ...); CATTN_CUDA_ERROR; CATTN_OUT_OF_MEMORY. Since: 1.0"]
     pub fn cattn_comm_create(
         id: *const cattn_comm_unique_id_t,
         nranks: i32,
@@ -2501,33 +4850,70 @@ extern "C" {
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Wraps an NCCL communicator the engine owns: nccl_comm is an ncclComm_t (blocking, or"]
+    #[doc = "  nonblocking and waited for if still initialising) of the NCCL that libcattn loads; its"]
+    #[doc = "  rank, size and device are read once. Allocates: the handle, its stream and two events."]
+    #[doc = "  Lifetime: nccl_comm must outlive the handle; cattn_comm_destroy frees only the handle."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer); CATTN_NOT_SUPPORTED (CPU-only"]
+    #[doc = "  build, NCCL cannot be loaded, no usable CUDA device or driver); CATTN_NCCL_ERROR (NCCL"]
+    #[doc = "  rejects it, or its nonblocking initialisation failed); CATTN_CUDA_ERROR (the stream or"]
+    #[doc = "  events); CATTN_OUT_OF_MEMORY. Since: 1.0"]
     pub fn cattn_comm_create_borrowed(
         nccl_comm: *mut ::std::os::raw::c_void,
         out: *mut *mut cattn_comm_t,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Destroys a communicator handle and an owned NCCL communicator with it (ncclCommDestroy,"]
+    #[doc = "  which waits for its outstanding work; errors are ignored); a borrowed one is left to its"]
+    #[doc = "  owner. NULL is a no-op, and so is a handle that is not live (this thread's last-error"]
+    #[doc = "  message says so). No call may use the handle concurrently. Since: 1.0"]
     pub fn cattn_comm_destroy(comm: *mut cattn_comm_t);
 }
 extern "C" {
+    #[doc = " Writes the communicator's rank, in [0, size), to *rank (a value read at creation); safe"]
+    #[doc = "  while another thread uses the communicator. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a"]
+    #[doc = "  NULL pointer, comm not live); CATTN_NOT_SUPPORTED (CPU-only build). Since: 1.0"]
     pub fn cattn_comm_get_rank(comm: *const cattn_comm_t, rank: *mut i32) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Writes the group's number of ranks (the PCP world size W, at least 1) to *size (a value read"]
+    #[doc = "  at creation); safe while another thread uses the communicator. Returns: CATTN_OK;"]
+    #[doc = "  CATTN_INVALID_ARGUMENT (a NULL pointer, comm not live); CATTN_NOT_SUPPORTED (CPU-only"]
+    #[doc = "  build). Since: 1.0"]
     pub fn cattn_comm_get_size(comm: *const cattn_comm_t, size: *mut i32) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_pcp_kv_allgather_and_restore and its workspace query; set with"]
+#[doc = "  CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_INIT."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_pcp_kv_allgather_and_restore_args {
+    #[doc = " CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_SIZE."]
     pub struct_size: usize,
+    #[doc = " in: this rank's handle of the PCP group of W ranks."]
     pub comm: *mut cattn_comm_t,
+    #[doc = " in: `[n or more, ...]`, this rank's keys on comm's device;"]
+    #[doc = "elements of 1, 2, 4 or 8 bytes; any strides."]
     pub key: *const DLTensor,
+    #[doc = " in: `[key's dim 0, ...]`, this rank's values; other dims"]
+    #[doc = "and dtype may differ from key's (MLA)."]
     pub value: *const DLTensor,
+    #[doc = " in: n, the rows to gather, in [0, key's dim 0], the same"]
+    #[doc = "on every rank; later rows (graph padding) are ignored."]
     pub num_actual_tokens: i64,
+    #[doc = " in: `[M]` int32/int64, rows of the gathered `[W * n, ...]`"]
+    #[doc = "tensors; any stride."]
     pub restore_idx: *const DLTensor,
+    #[doc = " out: `[M, key's other dims]`, key's dtype, compact."]
     pub key_out: *mut DLTensor,
+    #[doc = " out: `[M, value's other dims]`, value's dtype, compact."]
     pub value_out: *mut DLTensor,
+    #[doc = " in: device memory on comm's device, 256-byte aligned (as"]
+    #[doc = "cudaMalloc returns); NULL when the query reports 0."]
     pub workspace: *mut ::std::os::raw::c_void,
+    #[doc = " in: bytes at workspace, at least the query's result."]
     pub workspace_size: usize,
+    #[doc = " in: a stream of comm's device; NULL = legacy default."]
     pub stream: cattn_stream_t,
 }
 #[test]
@@ -2747,801 +5133,41 @@ fn bindgen_test_layout_cattn_pcp_kv_allgather_and_restore_args() {
     }
     test_field_stream();
 }
+#[doc = " Arguments of cattn_pcp_kv_allgather_and_restore and its workspace query; set with"]
+#[doc = "  CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_INIT."]
 pub type cattn_pcp_kv_allgather_and_restore_args_t = cattn_pcp_kv_allgather_and_restore_args;
 extern "C" {
+    #[doc = " Reports the device workspace cattn_pcp_kv_allgather_and_restore needs: the gathered key and"]
+    #[doc = "  value, W * n rows each, every piece rounded up to 256 bytes. It depends only on comm's size,"]
+    #[doc = "  key's and value's shapes and dtypes and num_actual_tokens; other fields are ignored."]
+    #[doc = "  args, size: host, not NULL. Writes: *size. Touches no device memory."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer, small struct_size, NULL key or"]
+    #[doc = "  value, ndim 0, value's dim 0 not key's, num_actual_tokens outside [0, key's dim 0], comm"]
+    #[doc = "  NULL or not live, a size overflowing, lanes not 1); CATTN_NOT_SUPPORTED (CPU-only build; an"]
+    #[doc = "  element width other than 8, 16, 32 or 64 bits). Since: 1.0"]
     pub fn cattn_pcp_kv_allgather_and_restore_workspace_size(
         args: *const cattn_pcp_kv_allgather_and_restore_args_t,
         size: *mut usize,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " All-gathers this rank's first n rows of key and value over the PCP group and restores the"]
+    #[doc = "  order (vLLM's pcp_kv_allgather_and_restore): `key_out[i] = K_all[restore_idx[i]]`, K_all the"]
+    #[doc = "  ranks' `key[:n]` in rank order; value alike. Every rank calls it with the same n, trailing"]
+    #[doc = "  shapes and dtypes, in the same order among its collectives. Writes: outputs, workspace."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL, struct_size, ndim 0, value's dim 0 not"]
+    #[doc = "  key's, n out of range, restore_idx not 1-D int32/int64, an output's ndim, trailing dims,"]
+    #[doc = "  dtype, more than M rows or not compact, devices mixed or not comm's, comm not live, a NULL or"]
+    #[doc = "  unaligned workspace where needed, overlaps, a size overflowing, lanes not 1);"]
+    #[doc = "  CATTN_INSUFFICIENT_SIZE (an output under M rows, workspace_size under the query's);"]
+    #[doc = "  CATTN_NOT_SUPPORTED (host tensors, CPU-only build, NCCL cannot be loaded, element width,"]
+    #[doc = "  restore_idx misaligned, no usable device); CATTN_NCCL_ERROR; CATTN_CUDA_ERROR."]
+    #[doc = "  Stream: enqueued on args->stream (part on comm's stream, forked and joined back); NCCL may"]
+    #[doc = "  block the host; never inside an open ncclGroupStart. A restore_idx entry outside [0, W * n)"]
+    #[doc = "  gives a zero row. Lifetime: keep the workspace until the work completes. Thread safety: one"]
+    #[doc = "  thread at a time per comm. Since: 1.0. Details: docs/api/pcp_kv_allgather_and_restore.md"]
     pub fn cattn_pcp_kv_allgather_and_restore(
         args: *const cattn_pcp_kv_allgather_and_restore_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_causal_conv1d_metadata_args {
-    pub struct_size: usize,
-    pub query_start_loc_cpu: *const DLTensor,
-    pub block_m: i64,
-    pub nums: *mut DLTensor,
-    pub mlist: *mut DLTensor,
-    pub offsetlist: *mut DLTensor,
-    pub batch_ptr: *mut DLTensor,
-    pub token_chunk_offset_ptr: *mut DLTensor,
-    pub tot: i64,
-    pub stream: cattn_stream_t,
-}
-#[test]
-fn bindgen_test_layout_cattn_causal_conv1d_metadata_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_causal_conv1d_metadata_args>(),
-        80usize,
-        concat!("Size of: ", stringify!(cattn_causal_conv1d_metadata_args))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_causal_conv1d_metadata_args>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cattn_causal_conv1d_metadata_args)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_query_start_loc_cpu() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).query_start_loc_cpu) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_args),
-                "::",
-                stringify!(query_start_loc_cpu)
-            )
-        );
-    }
-    test_field_query_start_loc_cpu();
-    fn test_field_block_m() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).block_m) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_args),
-                "::",
-                stringify!(block_m)
-            )
-        );
-    }
-    test_field_block_m();
-    fn test_field_nums() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).nums) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_args),
-                "::",
-                stringify!(nums)
-            )
-        );
-    }
-    test_field_nums();
-    fn test_field_mlist() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).mlist) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_args),
-                "::",
-                stringify!(mlist)
-            )
-        );
-    }
-    test_field_mlist();
-    fn test_field_offsetlist() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).offsetlist) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_args),
-                "::",
-                stringify!(offsetlist)
-            )
-        );
-    }
-    test_field_offsetlist();
-    fn test_field_batch_ptr() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).batch_ptr) as usize - ptr as usize
-            },
-            48usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_args),
-                "::",
-                stringify!(batch_ptr)
-            )
-        );
-    }
-    test_field_batch_ptr();
-    fn test_field_token_chunk_offset_ptr() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).token_chunk_offset_ptr) as usize - ptr as usize
-            },
-            56usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_args),
-                "::",
-                stringify!(token_chunk_offset_ptr)
-            )
-        );
-    }
-    test_field_token_chunk_offset_ptr();
-    fn test_field_tot() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).tot) as usize - ptr as usize
-            },
-            64usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_args),
-                "::",
-                stringify!(tot)
-            )
-        );
-    }
-    test_field_tot();
-    fn test_field_stream() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
-            },
-            72usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_args),
-                "::",
-                stringify!(stream)
-            )
-        );
-    }
-    test_field_stream();
-}
-pub type cattn_causal_conv1d_metadata_args_t = cattn_causal_conv1d_metadata_args;
-pub type cattn_compute_causal_conv1d_metadata_args_t = cattn_causal_conv1d_metadata_args_t;
-extern "C" {
-    pub fn cattn_compute_causal_conv1d_metadata_size(
-        query_start_loc_cpu: *const DLTensor,
-        block_m: i64,
-        tot: *mut i64,
-        capacity: *mut i64,
-    ) -> cattn_status_t;
-}
-extern "C" {
-    pub fn cattn_compute_causal_conv1d_metadata(
-        args: *mut cattn_causal_conv1d_metadata_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_causal_conv1d_metadata_device_args {
-    pub struct_size: usize,
-    pub query_start_loc: *const DLTensor,
-    pub block_m: i64,
-    pub nums: *mut DLTensor,
-    pub mlist: *mut DLTensor,
-    pub offsetlist: *mut DLTensor,
-    pub batch_ptr: *mut DLTensor,
-    pub token_chunk_offset_ptr: *mut DLTensor,
-    pub tot: *mut DLTensor,
-    pub stream: cattn_stream_t,
-}
-#[test]
-fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_causal_conv1d_metadata_device_args>(),
-        80usize,
-        concat!(
-            "Size of: ",
-            stringify!(cattn_causal_conv1d_metadata_device_args)
-        )
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_causal_conv1d_metadata_device_args>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cattn_causal_conv1d_metadata_device_args)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_query_start_loc() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
-                "::",
-                stringify!(query_start_loc)
-            )
-        );
-    }
-    test_field_query_start_loc();
-    fn test_field_block_m() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).block_m) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
-                "::",
-                stringify!(block_m)
-            )
-        );
-    }
-    test_field_block_m();
-    fn test_field_nums() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).nums) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
-                "::",
-                stringify!(nums)
-            )
-        );
-    }
-    test_field_nums();
-    fn test_field_mlist() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).mlist) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
-                "::",
-                stringify!(mlist)
-            )
-        );
-    }
-    test_field_mlist();
-    fn test_field_offsetlist() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).offsetlist) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
-                "::",
-                stringify!(offsetlist)
-            )
-        );
-    }
-    test_field_offsetlist();
-    fn test_field_batch_ptr() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).batch_ptr) as usize - ptr as usize
-            },
-            48usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
-                "::",
-                stringify!(batch_ptr)
-            )
-        );
-    }
-    test_field_batch_ptr();
-    fn test_field_token_chunk_offset_ptr() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).token_chunk_offset_ptr) as usize - ptr as usize
-            },
-            56usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
-                "::",
-                stringify!(token_chunk_offset_ptr)
-            )
-        );
-    }
-    test_field_token_chunk_offset_ptr();
-    fn test_field_tot() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).tot) as usize - ptr as usize
-            },
-            64usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
-                "::",
-                stringify!(tot)
-            )
-        );
-    }
-    test_field_tot();
-    fn test_field_stream() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
-            },
-            72usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
-                "::",
-                stringify!(stream)
-            )
-        );
-    }
-    test_field_stream();
-}
-pub type cattn_causal_conv1d_metadata_device_args_t = cattn_causal_conv1d_metadata_device_args;
-extern "C" {
-    pub fn cattn_compute_causal_conv1d_metadata_device(
-        args: *const cattn_causal_conv1d_metadata_device_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_extend_all_queries_by_n_args {
-    pub struct_size: usize,
-    pub metadata: *const cattn_common_attn_metadata_t,
-    pub n: i64,
-    pub new_slot_mapping: *mut DLTensor,
-    pub out: *mut cattn_common_attn_metadata_t,
-    pub stream: cattn_stream_t,
-    pub dcp_size: i64,
-    pub dcp_rank: i64,
-    pub dcp_kv_cache_interleave_size: i64,
-}
-#[test]
-fn bindgen_test_layout_cattn_extend_all_queries_by_n_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_extend_all_queries_by_n_args>(),
-        72usize,
-        concat!("Size of: ", stringify!(cattn_extend_all_queries_by_n_args))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_extend_all_queries_by_n_args>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cattn_extend_all_queries_by_n_args)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_extend_all_queries_by_n_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_metadata() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_extend_all_queries_by_n_args),
-                "::",
-                stringify!(metadata)
-            )
-        );
-    }
-    test_field_metadata();
-    fn test_field_n() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).n) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_extend_all_queries_by_n_args),
-                "::",
-                stringify!(n)
-            )
-        );
-    }
-    test_field_n();
-    fn test_field_new_slot_mapping() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).new_slot_mapping) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_extend_all_queries_by_n_args),
-                "::",
-                stringify!(new_slot_mapping)
-            )
-        );
-    }
-    test_field_new_slot_mapping();
-    fn test_field_out() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_extend_all_queries_by_n_args),
-                "::",
-                stringify!(out)
-            )
-        );
-    }
-    test_field_out();
-    fn test_field_stream() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_extend_all_queries_by_n_args),
-                "::",
-                stringify!(stream)
-            )
-        );
-    }
-    test_field_stream();
-    fn test_field_dcp_size() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dcp_size) as usize - ptr as usize
-            },
-            48usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_extend_all_queries_by_n_args),
-                "::",
-                stringify!(dcp_size)
-            )
-        );
-    }
-    test_field_dcp_size();
-    fn test_field_dcp_rank() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dcp_rank) as usize - ptr as usize
-            },
-            56usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_extend_all_queries_by_n_args),
-                "::",
-                stringify!(dcp_rank)
-            )
-        );
-    }
-    test_field_dcp_rank();
-    fn test_field_dcp_kv_cache_interleave_size() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).dcp_kv_cache_interleave_size) as usize - ptr as usize
-            },
-            64usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_extend_all_queries_by_n_args),
-                "::",
-                stringify!(dcp_kv_cache_interleave_size)
-            )
-        );
-    }
-    test_field_dcp_kv_cache_interleave_size();
-}
-pub type cattn_extend_all_queries_by_n_args_t = cattn_extend_all_queries_by_n_args;
-extern "C" {
-    pub fn cattn_extend_all_queries_by_n(
-        args: *const cattn_extend_all_queries_by_n_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_fast_prefill_metadata_args {
-    pub struct_size: usize,
-    pub metadata: *const cattn_common_attn_metadata_t,
-    pub out: *mut cattn_common_attn_metadata_t,
-    pub decode_max_and_total: *mut DLTensor,
-    pub passthrough: i32,
-    pub reserved0: i32,
-    pub stream: cattn_stream_t,
-}
-#[test]
-fn bindgen_test_layout_cattn_fast_prefill_metadata_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_fast_prefill_metadata_args>(),
-        48usize,
-        concat!("Size of: ", stringify!(cattn_fast_prefill_metadata_args))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_fast_prefill_metadata_args>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cattn_fast_prefill_metadata_args)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fast_prefill_metadata_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_metadata() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fast_prefill_metadata_args),
-                "::",
-                stringify!(metadata)
-            )
-        );
-    }
-    test_field_metadata();
-    fn test_field_out() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fast_prefill_metadata_args),
-                "::",
-                stringify!(out)
-            )
-        );
-    }
-    test_field_out();
-    fn test_field_decode_max_and_total() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).decode_max_and_total) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fast_prefill_metadata_args),
-                "::",
-                stringify!(decode_max_and_total)
-            )
-        );
-    }
-    test_field_decode_max_and_total();
-    fn test_field_passthrough() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).passthrough) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fast_prefill_metadata_args),
-                "::",
-                stringify!(passthrough)
-            )
-        );
-    }
-    test_field_passthrough();
-    fn test_field_reserved0() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
-            },
-            36usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fast_prefill_metadata_args),
-                "::",
-                stringify!(reserved0)
-            )
-        );
-    }
-    test_field_reserved0();
-    fn test_field_stream() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fast_prefill_metadata_args),
-                "::",
-                stringify!(stream)
-            )
-        );
-    }
-    test_field_stream();
-}
-pub type cattn_fast_prefill_metadata_args_t = cattn_fast_prefill_metadata_args;
-pub type cattn_make_kv_sharing_fast_prefill_common_attn_metadata_args_t =
-    cattn_fast_prefill_metadata_args_t;
-extern "C" {
-    pub fn cattn_make_kv_sharing_fast_prefill_common_attn_metadata(
-        args: *mut cattn_fast_prefill_metadata_args_t,
     ) -> cattn_status_t;
 }
 #[repr(C)]
@@ -3549,15 +5175,26 @@ extern "C" {
 pub struct cattn_local_attention_plan_s {
     _unused: [u8; 0],
 }
+#[doc = " A local-attention plan: the virtual batches of one batch, that is vLLM's returned metadata"]
+#[doc = "  plus its make_block_table closure. Opaque; immutable after creation. Since: 1.0"]
 pub type cattn_local_attention_plan_t = cattn_local_attention_plan_s;
+#[doc = " Arguments of cattn_make_local_attention_virtual_batches and its _size query. Since: 1.0"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_local_attention_args {
+    #[doc = " CATTN_LOCAL_ATTENTION_ARGS_SIZE, or a 1.0 struct's size"]
     pub struct_size: usize,
+    #[doc = " in: the attention chunk C, at least 1"]
     pub attn_chunk_size: i64,
+    #[doc = " in: tokens per page, at least 1; divides attn_chunk_size"]
     pub block_size: i64,
+    #[doc = " in: query_start_loc_cpu [B + 1] and seq_lens_cpu [B] (host), the column count of"]
+    #[doc = "  block_table_tensor (any device) and num_actual_tokens are read."]
     pub metadata: *const cattn_common_attn_metadata_t,
+    #[doc = " out: a new plan, which the caller destroys"]
     pub plan: *mut cattn_local_attention_plan_t,
+    #[doc = " in (since 1.1): the most virtual batches the plan may hold; 0, and a 1.0 struct, mean"]
+    #[doc = "  `2 * B + cdiv(num_actual_tokens, attn_chunk_size)`."]
     pub max_virtual_batches: i64,
 }
 #[test]
@@ -3675,9 +5312,18 @@ fn bindgen_test_layout_cattn_local_attention_args() {
     }
     test_field_max_virtual_batches();
 }
+#[doc = " Arguments of cattn_make_local_attention_virtual_batches and its _size query. Since: 1.0"]
 pub type cattn_local_attention_args_t = cattn_local_attention_args;
+#[doc = " Arguments of cattn_make_local_attention_virtual_batches and its _size query. Since: 1.0"]
 pub type cattn_make_local_attention_virtual_batches_args_t = cattn_local_attention_args_t;
 extern "C" {
+    #[doc = " Reports, without allocating, what cattn_make_local_attention_virtual_batches would plan for"]
+    #[doc = "  the same args (`args->plan` ignored): virtual batches V, pages per virtual batch P, and the"]
+    #[doc = "  most host memory the create call allocates. It makes every check the create call makes,"]
+    #[doc = "  the cap included. Each output pointer may be NULL."]
+    #[doc = "  Reads: args, the metadata struct, its mirrors once. Writes: the outputs."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (as the create call)."]
+    #[doc = "  Since: 1.1. Details: docs/api/make_local_attention_virtual_batches.md"]
     pub fn cattn_make_local_attention_virtual_batches_size(
         args: *const cattn_local_attention_args_t,
         virtual_batches: *mut i64,
@@ -3686,26 +5332,46 @@ extern "C" {
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Plans chunked local attention's virtual batches (vLLM's make_local_attention_virtual_batches)"]
+    #[doc = "  and their block table: pages clipped to column cols - 1; a seq_len of 0 starts at column 0."]
+    #[doc = "  Reads: args, the metadata, its mirrors (twice). Writes: `args->plan`, on success only."]
+    #[doc = "  Allocates: the plan, at most what the _size query reports. Stream: synchronous, always."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (sizes, mirrors, block table, a seq_len below its"]
+    #[doc = "  query length, an empty batch, a negative cap or more virtual batches than the cap, mirrors"]
+    #[doc = "  changed during the call); CATTN_OUT_OF_MEMORY. Lifetime: the caller destroys the plan."]
+    #[doc = "  Since: 1.0. Details: docs/api/make_local_attention_virtual_batches.md"]
     pub fn cattn_make_local_attention_virtual_batches(
         args: *mut cattn_local_attention_args_t,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Destroys a plan. NULL is a no-op; so is a plan that is not live, which this thread's"]
+    #[doc = "  last-error message then reports. No call may use the plan concurrently. Since: 1.0"]
     pub fn cattn_local_attention_plan_destroy(plan: *mut cattn_local_attention_plan_t);
 }
 extern "C" {
+    #[doc = " Reports a live plan's virtual batches V and pages per virtual batch P; either output"]
+    #[doc = "  pointer may be NULL. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan NULL or not live)."]
+    #[doc = "  Since: 1.0"]
     pub fn cattn_local_attention_plan_get_shape(
         plan: *const cattn_local_attention_plan_t,
         virtual_batches: *mut i64,
         pages: *mut i64,
     ) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_local_attention_plan_fill. Since: 1.0"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_local_attention_fill_args {
+    #[doc = " CATTN_LOCAL_ATTENTION_FILL_ARGS_SIZE"]
     pub struct_size: usize,
+    #[doc = " in: the batch the plan was made from; its block_table_tensor is gathered."]
     pub metadata: *const cattn_common_attn_metadata_t,
+    #[doc = " out: the caller sets query_start_loc_cpu [V + 1], seq_lens_cpu [V] and"]
+    #[doc = "  num_computed_tokens_cpu [V] (host), block_table_tensor [V, P] (the block table's device),"]
+    #[doc = "  and optionally device copies query_start_loc and seq_lens (NULL: not written)."]
     pub out: *mut cattn_common_attn_metadata_t,
+    #[doc = " device outputs only"]
     pub stream: cattn_stream_t,
 }
 #[test]
@@ -3789,14 +5455,33 @@ fn bindgen_test_layout_cattn_local_attention_fill_args() {
     }
     test_field_stream();
 }
+#[doc = " Arguments of cattn_local_attention_plan_fill. Since: 1.0"]
 pub type cattn_local_attention_fill_args_t = cattn_local_attention_fill_args;
 extern "C" {
+    #[doc = " Writes a plan's virtual batches into `args->out`, which may be `args->metadata` itself: its"]
+    #[doc = "  tensors (int32/int64; the table in the input table's dtype), num_reqs = V, max_query_len,"]
+    #[doc = "  max_seq_len, num_actual_tokens and slot_mapping (the input's), causal = 1,"]
+    #[doc = "  logits_indices_padded = NULL, num_logits_indices = 0 and, in a 1.1 struct, a host [V]"]
+    #[doc = "  seq_lens_cpu_upper_bound if set (the key lengths). Other fields stay as they are."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan NULL or not live, NULL args, shapes, dtypes,"]
+    #[doc = "  devices, overlap, a value past an output dtype); CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED"]
+    #[doc = "  (CUDA tensors not served, misaligned, 2^31 planned requests or columns); CATTN_CUDA_ERROR."]
+    #[doc = "  Stream: device outputs from the plan (a captured graph replays it), host mirrors after."]
+    #[doc = "  Since: 1.0 (seq_lens_cpu_upper_bound: 1.1)."]
+    #[doc = "  Details: docs/api/make_local_attention_virtual_batches.md"]
     pub fn cattn_local_attention_plan_fill(
         plan: *const cattn_local_attention_plan_t,
         args: *const cattn_local_attention_fill_args_t,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Gathers a (new) block table into the virtual batches' table (vLLM's make_block_table):"]
+    #[doc = "  `out[v, p] = block_table[batch(v), min(start(v) + p, cols - 1)]`, cols the plan's."]
+    #[doc = "  block_table: [B, at least cols] int32/int64. out: [V, P], block_table's device and dtype."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan NULL or not live, shapes, dtypes, devices,"]
+    #[doc = "  overlap); CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED (as the fill); CATTN_CUDA_ERROR."]
+    #[doc = "  Stream: CUDA - kernels on `stream` carrying the plan (a captured graph replays it)."]
+    #[doc = "  Since: 1.0. Details: docs/api/make_local_attention_virtual_batches.md"]
     pub fn cattn_local_attention_plan_make_block_table(
         plan: *const cattn_local_attention_plan_t,
         block_table: *const DLTensor,
@@ -3804,20 +5489,199 @@ extern "C" {
         stream: cattn_stream_t,
     ) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_max_local_attention_virtual_batches. Since: 1.1"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_max_local_attention_virtual_batches_args {
+    #[doc = " CATTN_MAX_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_SIZE"]
+    pub struct_size: usize,
+    #[doc = " in: the attention chunk C, at least 1"]
+    pub attn_chunk_size: i64,
+    #[doc = " in: R, requests per step, at least 0"]
+    pub max_num_seqs: i64,
+    #[doc = " in: T, query tokens per step, at least 0"]
+    pub max_num_batched_tokens: i64,
+    #[doc = " out: vLLM's, `min(2 * R + cdiv(T, C), T)`"]
+    pub bound: i64,
+    #[doc = " out: `min(2 * R + cdiv(T, C), T + R)`"]
+    pub bound_with_empty_rows: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_max_local_attention_virtual_batches_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_max_local_attention_virtual_batches_args>(),
+        48usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_max_local_attention_virtual_batches_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_max_local_attention_virtual_batches_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_max_local_attention_virtual_batches_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_max_local_attention_virtual_batches_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_max_local_attention_virtual_batches_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_attn_chunk_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_max_local_attention_virtual_batches_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).attn_chunk_size) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_max_local_attention_virtual_batches_args),
+                "::",
+                stringify!(attn_chunk_size)
+            )
+        );
+    }
+    test_field_attn_chunk_size();
+    fn test_field_max_num_seqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_max_local_attention_virtual_batches_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_num_seqs) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_max_local_attention_virtual_batches_args),
+                "::",
+                stringify!(max_num_seqs)
+            )
+        );
+    }
+    test_field_max_num_seqs();
+    fn test_field_max_num_batched_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_max_local_attention_virtual_batches_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_num_batched_tokens) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_max_local_attention_virtual_batches_args),
+                "::",
+                stringify!(max_num_batched_tokens)
+            )
+        );
+    }
+    test_field_max_num_batched_tokens();
+    fn test_field_bound() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_max_local_attention_virtual_batches_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bound) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_max_local_attention_virtual_batches_args),
+                "::",
+                stringify!(bound)
+            )
+        );
+    }
+    test_field_bound();
+    fn test_field_bound_with_empty_rows() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_max_local_attention_virtual_batches_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bound_with_empty_rows) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_max_local_attention_virtual_batches_args),
+                "::",
+                stringify!(bound_with_empty_rows)
+            )
+        );
+    }
+    test_field_bound_with_empty_rows();
+}
+#[doc = " Arguments of cattn_max_local_attention_virtual_batches. Since: 1.1"]
+pub type cattn_max_local_attention_virtual_batches_args_t =
+    cattn_max_local_attention_virtual_batches_args;
+extern "C" {
+    #[doc = " Bounds the virtual batches of a step of at most R requests and T query tokens, to size"]
+    #[doc = "  per-virtual-batch buffers once (vLLM's max_local_attention_virtual_batches). `bound` is"]
+    #[doc = "  vLLM's value, quirk included: a zero-length (padding) row can exceed it."]
+    #[doc = "  `bound_with_empty_rows` holds whatever the rows. Exact, saturated at INT64_MAX."]
+    #[doc = "  Reads: args. Writes: `args->bound`, `args->bound_with_empty_rows`."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (args NULL, small struct_size, attn_chunk_size"]
+    #[doc = "  below 1, a negative max_num_seqs or max_num_batched_tokens)."]
+    #[doc = "  Since: 1.1. Details: docs/api/max_local_attention_virtual_batches.md"]
+    pub fn cattn_max_local_attention_virtual_batches(
+        args: *mut cattn_max_local_attention_virtual_batches_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_make_local_attention_virtual_batches_device. Since: 1.1"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_local_attention_device_args {
+    #[doc = " CATTN_LOCAL_ATTENTION_DEVICE_ARGS_SIZE"]
     pub struct_size: usize,
+    #[doc = " in: the attention chunk C, at least 1"]
     pub attn_chunk_size: i64,
+    #[doc = " in: tokens per page, at least 1; divides C"]
     pub block_size: i64,
+    #[doc = " in: device [B + 1] int32/int64"]
     pub query_start_loc: *const DLTensor,
+    #[doc = " in: device [B] int32/int64"]
     pub seq_lens: *const DLTensor,
+    #[doc = " in: device [B, cols] int32/int64, cols at least 1"]
     pub block_table: *const DLTensor,
+    #[doc = " out: [capacity + 1] cu_seqlens_q; the total past V"]
     pub query_start_loc_out: *mut DLTensor,
+    #[doc = " out: [capacity] key lengths; 0 past V"]
     pub seq_lens_out: *mut DLTensor,
+    #[doc = " out, may be NULL: [capacity]; 0 past V"]
     pub num_computed_tokens_out: *mut DLTensor,
+    #[doc = " out, may be NULL: [capacity, C / block_size] in block_table's dtype; rows past V are 0"]
     pub block_table_out: *mut DLTensor,
+    #[doc = " out, may be NULL: [3] V, max_query_len, max_seq_len"]
     pub counts: *mut DLTensor,
+    #[doc = " the stream the kernel is enqueued on"]
     pub stream: cattn_stream_t,
 }
 #[test]
@@ -4040,28 +5904,539 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     }
     test_field_stream();
 }
+#[doc = " Arguments of cattn_make_local_attention_virtual_batches_device. Since: 1.1"]
 pub type cattn_local_attention_device_args_t = cattn_local_attention_device_args;
 extern "C" {
+    #[doc = " Computes the virtual batches on the device from the device query_start_loc and seq_lens, so"]
+    #[doc = "  that a captured CUDA graph recomputes them on every replay; values equal the plan's. The"]
+    #[doc = "  capacity is the outputs' length (cattn_max_local_attention_virtual_batches'"]
+    #[doc = "  bound_with_empty_rows suffices); a larger batch writes its first ones, its V in counts."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (arguments, host tensors, outputs of different"]
+    #[doc = "  capacities, block_table_out columns or dtype); CATTN_INSUFFICIENT_SIZE (query_start_loc_out,"]
+    #[doc = "  counts); CATTN_NOT_SUPPORTED (CPU-only build, no usable device, misaligned); CATTN_CUDA_ERROR."]
+    #[doc = "  Stream: one kernel on `args->stream`. Unchecked data: a decrease is an empty request, a"]
+    #[doc = "  short seq_len its query's length; an int32 output keeps the low 32 bits."]
+    #[doc = "  Since: 1.1. Details: docs/api/make_local_attention_virtual_batches.md"]
     pub fn cattn_make_local_attention_virtual_batches_device(
         args: *const cattn_local_attention_device_args_t,
     ) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_compute_causal_conv1d_metadata. Since: 1.0"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_causal_conv1d_metadata_args {
+    #[doc = " CATTN_CAUSAL_CONV1D_METADATA_ARGS_SIZE"]
+    pub struct_size: usize,
+    #[doc = " in: host [B + 1] int32/int64, non-decreasing; an empty tensor is the empty batch, B = 0"]
+    pub query_start_loc_cpu: *const DLTensor,
+    #[doc = " in: tokens per program (vLLM: 8), at least 1"]
+    pub block_m: i64,
+    #[doc = " out, may be NULL: exactly [B], programs per request"]
+    pub nums: *mut DLTensor,
+    #[doc = " out, may be NULL: [at least tot] request of each program"]
+    pub mlist: *mut DLTensor,
+    #[doc = " out, may be NULL: [at least tot] chunk within its request"]
+    pub offsetlist: *mut DLTensor,
+    #[doc = " out, may be NULL: [capacity, at least tot] mlist, then CATTN_PAD_SLOT_ID to capacity"]
+    pub batch_ptr: *mut DLTensor,
+    #[doc = " out, may be NULL: [capacity, at least tot] offsetlist, then CATTN_PAD_SLOT_ID"]
+    pub token_chunk_offset_ptr: *mut DLTensor,
+    #[doc = " out: programs in all (vLLM's `nums.sum()`)"]
+    pub tot: i64,
+    #[doc = " CUDA outputs only"]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_causal_conv1d_metadata_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_causal_conv1d_metadata_args>(),
+        80usize,
+        concat!("Size of: ", stringify!(cattn_causal_conv1d_metadata_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_causal_conv1d_metadata_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_causal_conv1d_metadata_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc_cpu) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_args),
+                "::",
+                stringify!(query_start_loc_cpu)
+            )
+        );
+    }
+    test_field_query_start_loc_cpu();
+    fn test_field_block_m() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_m) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_args),
+                "::",
+                stringify!(block_m)
+            )
+        );
+    }
+    test_field_block_m();
+    fn test_field_nums() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).nums) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_args),
+                "::",
+                stringify!(nums)
+            )
+        );
+    }
+    test_field_nums();
+    fn test_field_mlist() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mlist) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_args),
+                "::",
+                stringify!(mlist)
+            )
+        );
+    }
+    test_field_mlist();
+    fn test_field_offsetlist() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).offsetlist) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_args),
+                "::",
+                stringify!(offsetlist)
+            )
+        );
+    }
+    test_field_offsetlist();
+    fn test_field_batch_ptr() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).batch_ptr) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_args),
+                "::",
+                stringify!(batch_ptr)
+            )
+        );
+    }
+    test_field_batch_ptr();
+    fn test_field_token_chunk_offset_ptr() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).token_chunk_offset_ptr) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_args),
+                "::",
+                stringify!(token_chunk_offset_ptr)
+            )
+        );
+    }
+    test_field_token_chunk_offset_ptr();
+    fn test_field_tot() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tot) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_args),
+                "::",
+                stringify!(tot)
+            )
+        );
+    }
+    test_field_tot();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_compute_causal_conv1d_metadata. Since: 1.0"]
+pub type cattn_causal_conv1d_metadata_args_t = cattn_causal_conv1d_metadata_args;
+#[doc = " Arguments of cattn_compute_causal_conv1d_metadata. Since: 1.0"]
+pub type cattn_compute_causal_conv1d_metadata_args_t = cattn_causal_conv1d_metadata_args_t;
+extern "C" {
+    #[doc = " Counts the programs `tot` and the capacity vLLM allocates for the padded launch arrays,"]
+    #[doc = "  `max(1024, tot) * 2`; the compute call takes any capacity of at least tot. tot, capacity:"]
+    #[doc = "  host pointers, either may be NULL. Reads: query_start_loc_cpu. Writes: `*tot`, `*capacity`."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (query_start_loc_cpu NULL, malformed, off the"]
+    #[doc = "  host, decreasing or broadcast past CATTN_MAX_BROADCAST_ELEMENTS; block_m below 1; a length"]
+    #[doc = "  past int64; more than 2^62 - 1 programs, which the compute call refuses too)."]
+    #[doc = "  Since: 1.0. Details: docs/api/compute_causal_conv1d_metadata.md"]
+    pub fn cattn_compute_causal_conv1d_metadata_size(
+        query_start_loc_cpu: *const DLTensor,
+        block_m: i64,
+        tot: *mut i64,
+        capacity: *mut i64,
+    ) -> cattn_status_t;
+}
+extern "C" {
+    #[doc = " Computes causal_conv1d's launch metadata (vLLM's compute_causal_conv1d_metadata): programs"]
+    #[doc = "  per request `ceil(len / block_m)`, each program's request and chunk, the padded arrays."]
+    #[doc = "  Outputs: optional 1-D int32/int64 on one device. Writes: the outputs, `args->tot`."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (the size query's refusals, NULL args, small"]
+    #[doc = "  struct_size, bad or overlapping outputs, nums longer than B, a value past an int32 output);"]
+    #[doc = "  CATTN_INSUFFICIENT_SIZE (nums shorter than B, another output shorter than tot);"]
+    #[doc = "  CATTN_NOT_SUPPORTED (CUDA outputs not served, misaligned); CATTN_CUDA_ERROR. Stream: CUDA -"]
+    #[doc = "  planned on the host, tot set on return; a captured graph replays the values planned then."]
+    #[doc = "  Since: 1.0. Details: docs/api/compute_causal_conv1d_metadata.md"]
+    pub fn cattn_compute_causal_conv1d_metadata(
+        args: *mut cattn_causal_conv1d_metadata_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_compute_causal_conv1d_metadata_device. Since: 1.1"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_causal_conv1d_metadata_device_args {
+    #[doc = " CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_SIZE"]
+    pub struct_size: usize,
+    #[doc = " in: device [B + 1] int32/int64, non-decreasing"]
+    pub query_start_loc: *const DLTensor,
+    #[doc = " in: tokens per program (vLLM: 8), at least 1"]
+    pub block_m: i64,
+    #[doc = " out, may be NULL: [B] programs per request"]
+    pub nums: *mut DLTensor,
+    #[doc = " out, may be NULL: [capacity] request of each program"]
+    pub mlist: *mut DLTensor,
+    #[doc = " out, may be NULL: [capacity] chunk within its request"]
+    pub offsetlist: *mut DLTensor,
+    #[doc = " out, may be NULL: [capacity], as mlist"]
+    pub batch_ptr: *mut DLTensor,
+    #[doc = " out, may be NULL: [capacity], as offsetlist"]
+    pub token_chunk_offset_ptr: *mut DLTensor,
+    #[doc = " out, may be NULL: [1] the number of programs"]
+    pub tot: *mut DLTensor,
+    #[doc = " the stream the kernel is enqueued on"]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_causal_conv1d_metadata_device_args>(),
+        80usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_causal_conv1d_metadata_device_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_causal_conv1d_metadata_device_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_causal_conv1d_metadata_device_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_block_m() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_m) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(block_m)
+            )
+        );
+    }
+    test_field_block_m();
+    fn test_field_nums() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).nums) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(nums)
+            )
+        );
+    }
+    test_field_nums();
+    fn test_field_mlist() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mlist) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(mlist)
+            )
+        );
+    }
+    test_field_mlist();
+    fn test_field_offsetlist() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).offsetlist) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(offsetlist)
+            )
+        );
+    }
+    test_field_offsetlist();
+    fn test_field_batch_ptr() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).batch_ptr) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(batch_ptr)
+            )
+        );
+    }
+    test_field_batch_ptr();
+    fn test_field_token_chunk_offset_ptr() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).token_chunk_offset_ptr) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(token_chunk_offset_ptr)
+            )
+        );
+    }
+    test_field_token_chunk_offset_ptr();
+    fn test_field_tot() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tot) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(tot)
+            )
+        );
+    }
+    test_field_tot();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_causal_conv1d_metadata_device_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_compute_causal_conv1d_metadata_device. Since: 1.1"]
+pub type cattn_causal_conv1d_metadata_device_args_t = cattn_causal_conv1d_metadata_device_args;
+extern "C" {
+    #[doc = " Computes the same metadata on the device from the device query_start_loc, so that a"]
+    #[doc = "  captured CUDA graph recomputes it on every replay. Per-program outputs get CATTN_PAD_SLOT_ID"]
+    #[doc = "  past tot; `cdiv(max_num_tokens, block_m) + max_num_reqs` entries hold every batch within"]
+    #[doc = "  those limits, and a larger batch writes its first programs (tot counts all)."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (arguments, host tensors, nums or tot longer than"]
+    #[doc = "  B or 1); CATTN_INSUFFICIENT_SIZE (nums or tot shorter); CATTN_NOT_SUPPORTED (CPU-only build,"]
+    #[doc = "  no usable device, misaligned); CATTN_CUDA_ERROR. Stream: one kernel on `args->stream`;"]
+    #[doc = "  unchecked data: a decrease is an empty request, an int32 output keeps the low 32 bits."]
+    #[doc = "  Since: 1.1. Details: docs/api/compute_causal_conv1d_metadata.md"]
+    pub fn cattn_compute_causal_conv1d_metadata_device(
+        args: *const cattn_causal_conv1d_metadata_device_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " \"none\": every column, as given"]
 pub const CATTN_MAMBA_CACHE_MODE_NONE: cattn_mamba_cache_mode_e = 0;
+#[doc = " \"all\": every column, as given"]
 pub const CATTN_MAMBA_CACHE_MODE_ALL: cattn_mamba_cache_mode_e = 1;
+#[doc = " \"align\": each request's last 1 + nspec blocks"]
 pub const CATTN_MAMBA_CACHE_MODE_ALIGN: cattn_mamba_cache_mode_e = 2;
+#[doc = " Which block-table columns the Mamba kernels use (vLLM's mamba_cache_mode). Since: 1.0"]
 pub type cattn_mamba_cache_mode_e = u32;
+#[doc = " Which block-table columns the Mamba kernels use (vLLM's mamba_cache_mode). Since: 1.0"]
 pub use self::cattn_mamba_cache_mode_e as cattn_mamba_cache_mode_t;
+#[doc = " Arguments of cattn_mamba_get_block_table_tensor. Since: 1.0"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_mamba_block_table_args {
+    #[doc = " CATTN_MAMBA_BLOCK_TABLE_ARGS_SIZE"]
     pub struct_size: usize,
+    #[doc = " in: [B, M] int32/int64"]
     pub block_table: *const DLTensor,
+    #[doc = " in: [B] int32/int64, read by ALIGN only; otherwise may be NULL (checked if given)"]
     pub seq_lens: *const DLTensor,
+    #[doc = " in: ALIGN: tokens per block, at least 1; else ignored"]
     pub block_size: i64,
+    #[doc = " in: ALIGN: nspec, at least 0; else ignored"]
     pub num_speculative_blocks: i64,
+    #[doc = " in: a cattn_mamba_cache_mode_t"]
     pub mamba_cache_mode: i32,
+    #[doc = " set to 0"]
     pub reserved0: i32,
+    #[doc = " out: int32/int64, block_table's dtype or the other: [B, M] for ALL and NONE,"]
+    #[doc = "  [B, 1 + nspec] for ALIGN"]
     pub out: *mut DLTensor,
+    #[doc = " CUDA tensors only"]
     pub stream: cattn_stream_t,
 }
 #[test]
@@ -4230,24 +6605,938 @@ fn bindgen_test_layout_cattn_mamba_block_table_args() {
     }
     test_field_stream();
 }
+#[doc = " Arguments of cattn_mamba_get_block_table_tensor. Since: 1.0"]
 pub type cattn_mamba_block_table_args_t = cattn_mamba_block_table_args;
+#[doc = " Arguments of cattn_mamba_get_block_table_tensor. Since: 1.0"]
 pub type cattn_mamba_get_block_table_tensor_args_t = cattn_mamba_block_table_args_t;
 extern "C" {
+    #[doc = " Selects the block-table columns Mamba kernels use (vLLM's mamba_get_block_table_tensor)."]
+    #[doc = "  ALIGN: `out[b, j] = block_table[b, max((seq_lens[b] - 1) // block_size, 0) + j]`, j from 0"]
+    #[doc = "  to nspec. ALL, NONE: out is a copy, or block_table's very view (then nothing is written)."]
+    #[doc = "  A column past a row: refused on the host, CATTN_PAD_SLOT_ID on the device."]
+    #[doc = "  Reads: args, block_table, seq_lens (ALIGN). Writes: out."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (arguments, unknown mode, nonzero reserved0,"]
+    #[doc = "  block_size or nspec out of range, a column past a row, a value past out's dtype, overlap);"]
+    #[doc = "  CATTN_INSUFFICIENT_SIZE (out too small); CATTN_NOT_SUPPORTED (CUDA tensors not served,"]
+    #[doc = "  misaligned); CATTN_CUDA_ERROR. Stream: CUDA - one kernel, copies too; an int32 out keeps the"]
+    #[doc = "  low 32 bits of a wider value. Since: 1.0. Details: docs/api/mamba_get_block_table_tensor.md"]
     pub fn cattn_mamba_get_block_table_tensor(
         args: *const cattn_mamba_block_table_args_t,
     ) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_extend_all_queries_by_n."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_extend_all_queries_by_n_args {
+    #[doc = " CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_SIZE (or `_SIZE_1_0`)."]
+    pub struct_size: usize,
+    #[doc = " in: the batch; its query_start_loc(_cpu), seq_lens(_cpu) and scalars are read."]
+    pub metadata: *const cattn_common_attn_metadata_t,
+    #[doc = " in: tokens added to every request, at least 0."]
+    pub n: i64,
+    #[doc = " in: 1-D or NULL; becomes out->slot_mapping, not read."]
+    pub new_slot_mapping: *mut DLTensor,
+    #[doc = " out: the caller sets its query_start_loc and seq_lens (and mirrors) to tensors of the"]
+    #[doc = "  input's shapes, possibly the input's own (in place); the call writes the rest."]
+    pub out: *mut cattn_common_attn_metadata_t,
+    #[doc = " CUDA tensors only."]
+    pub stream: cattn_stream_t,
+    #[doc = " in (1.1): DCP group size of the metadata's dcp_local_seq_lens; 0 = not given."]
+    pub dcp_size: i64,
+    #[doc = " in (1.1): in `[0, dcp_size)`."]
+    pub dcp_rank: i64,
+    #[doc = " in (1.1): at least 1."]
+    pub dcp_kv_cache_interleave_size: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_extend_all_queries_by_n_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_extend_all_queries_by_n_args>(),
+        72usize,
+        concat!("Size of: ", stringify!(cattn_extend_all_queries_by_n_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_extend_all_queries_by_n_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_extend_all_queries_by_n_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_extend_all_queries_by_n_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_metadata() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_extend_all_queries_by_n_args),
+                "::",
+                stringify!(metadata)
+            )
+        );
+    }
+    test_field_metadata();
+    fn test_field_n() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).n) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_extend_all_queries_by_n_args),
+                "::",
+                stringify!(n)
+            )
+        );
+    }
+    test_field_n();
+    fn test_field_new_slot_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).new_slot_mapping) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_extend_all_queries_by_n_args),
+                "::",
+                stringify!(new_slot_mapping)
+            )
+        );
+    }
+    test_field_new_slot_mapping();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_extend_all_queries_by_n_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_extend_all_queries_by_n_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+    fn test_field_dcp_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_size) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_extend_all_queries_by_n_args),
+                "::",
+                stringify!(dcp_size)
+            )
+        );
+    }
+    test_field_dcp_size();
+    fn test_field_dcp_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_rank) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_extend_all_queries_by_n_args),
+                "::",
+                stringify!(dcp_rank)
+            )
+        );
+    }
+    test_field_dcp_rank();
+    fn test_field_dcp_kv_cache_interleave_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_extend_all_queries_by_n_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_kv_cache_interleave_size) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_extend_all_queries_by_n_args),
+                "::",
+                stringify!(dcp_kv_cache_interleave_size)
+            )
+        );
+    }
+    test_field_dcp_kv_cache_interleave_size();
+}
+#[doc = " Arguments of cattn_extend_all_queries_by_n."]
+pub type cattn_extend_all_queries_by_n_args_t = cattn_extend_all_queries_by_n_args;
+extern "C" {
+    #[doc = " Extends every request's query and sequence by `n` tokens (vLLM's extend_all_queries_by_1,"]
+    #[doc = "  for any n): `query_start_loc[i] += i * n`; seq_lens, seq_lens_cpu, max_query_len and"]
+    #[doc = "  max_seq_len `+= n`; `num_actual_tokens += n * B` (B = seq_lens' length); slot_mapping ="]
+    #[doc = "  new_slot_mapping; the rest is copied. With 1.1 structs on both sides it also extends"]
+    #[doc = "  seq_lens_cpu_upper_bound, recomputes dcp_local_seq_lens(_cpu) (needs dcp_size) and fills"]
+    #[doc = "  out->positions when set. An output is set exactly when its input is. Writes: out. In place:"]
+    #[doc = "  out may be the metadata struct, an output tensor its input's (or its mirror's) view."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (shapes, dtypes, devices, an output set without"]
+    #[doc = "  its input or the reverse, a host mirror unlike its tensor, DCP parameters, overlaps, n"]
+    #[doc = "  negative, int64 overflow, a host value too wide for its output); CATTN_INSUFFICIENT_SIZE;"]
+    #[doc = "  CATTN_NOT_SUPPORTED (CUDA unavailable, a misaligned device tensor); CATTN_CUDA_ERROR."]
+    #[doc = "  Stream: CUDA - kernels on args->stream; host mirrors are updated on the host before return."]
+    #[doc = "  Lifetime: out->slot_mapping keeps new_slot_mapping's pointer."]
+    #[doc = "  Since: 1.0 (1.1 fields: 1.1). Details: docs/api/extend_all_queries_by_n.md"]
+    pub fn cattn_extend_all_queries_by_n(
+        args: *const cattn_extend_all_queries_by_n_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_make_kv_sharing_fast_prefill_common_attn_metadata."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_fast_prefill_metadata_args {
+    #[doc = " CATTN_FAST_PREFILL_METADATA_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: the batch: query_start_loc, logits_indices_padded and the scalars are read."]
+    pub metadata: *const cattn_common_attn_metadata_t,
+    #[doc = " out: the caller sets query_start_loc (`[num_reqs + 1]`) and, host path only, optionally"]
+    #[doc = "  query_start_loc_cpu; the call writes them and every other field."]
+    pub out: *mut cattn_common_attn_metadata_t,
+    #[doc = " out: `[2]` {max_query_len, num_actual_tokens} of the decode batch, on the input's device;"]
+    #[doc = "  required for CUDA tensors, optional on the host."]
+    pub decode_max_and_total: *mut DLTensor,
+    #[doc = " out: 1 when max_query_len is 1 and out is a copy."]
+    pub passthrough: i32,
+    #[doc = " Set to 0."]
+    pub reserved0: i32,
+    #[doc = " CUDA tensors only."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_fast_prefill_metadata_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_fast_prefill_metadata_args>(),
+        48usize,
+        concat!("Size of: ", stringify!(cattn_fast_prefill_metadata_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_fast_prefill_metadata_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_fast_prefill_metadata_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fast_prefill_metadata_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_metadata() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fast_prefill_metadata_args),
+                "::",
+                stringify!(metadata)
+            )
+        );
+    }
+    test_field_metadata();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fast_prefill_metadata_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_decode_max_and_total() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_max_and_total) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fast_prefill_metadata_args),
+                "::",
+                stringify!(decode_max_and_total)
+            )
+        );
+    }
+    test_field_decode_max_and_total();
+    fn test_field_passthrough() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).passthrough) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fast_prefill_metadata_args),
+                "::",
+                stringify!(passthrough)
+            )
+        );
+    }
+    test_field_passthrough();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            36usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fast_prefill_metadata_args),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_fast_prefill_metadata_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fast_prefill_metadata_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_make_kv_sharing_fast_prefill_common_attn_metadata."]
+pub type cattn_fast_prefill_metadata_args_t = cattn_fast_prefill_metadata_args;
+#[doc = " Arguments of cattn_make_kv_sharing_fast_prefill_common_attn_metadata."]
+pub type cattn_make_kv_sharing_fast_prefill_common_attn_metadata_args_t =
+    cattn_fast_prefill_metadata_args_t;
+extern "C" {
+    #[doc = " Builds KV-sharing fast prefill's decode-only metadata (vLLM's"]
+    #[doc = "  make_kv_sharing_fast_prefill_common_attn_metadata): each request keeps only the tokens"]
+    #[doc = "  whose logits are needed. When max_query_len is 1, out is a copy and passthrough = 1."]
+    #[doc = "  Reads: args, the metadata, query_start_loc, logits_indices_padded. Writes: out,"]
+    #[doc = "  decode_max_and_total, passthrough. Allocates: nothing. out is the metadata only if passthrough."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (reserved0, no logits indices, num_logits_indices"]
+    #[doc = "  or num_reqs out of range, a bad host query_start_loc or logits index, overlaps, a broadcast"]
+    #[doc = "  input too large; on CUDA a NULL decode_max_and_total or a set out->query_start_loc_cpu);"]
+    #[doc = "  CATTN_INSUFFICIENT_SIZE; CATTN_NOT_SUPPORTED (CUDA unavailable, a misaligned device"]
+    #[doc = "  tensor); CATTN_CUDA_ERROR."]
+    #[doc = "  Stream: CUDA - one kernel on args->stream; out->max_query_len and num_actual_tokens are -1."]
+    #[doc = "  Since: 1.0 (max_logits_per_req: 1.1)."]
+    #[doc = "  Details: docs/api/make_kv_sharing_fast_prefill_common_attn_metadata.md"]
+    pub fn cattn_make_kv_sharing_fast_prefill_common_attn_metadata(
+        args: *mut cattn_fast_prefill_metadata_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_compute_mm_prefix_range_tensor. The ranges are vLLM's mm_prefix_range"]
+#[doc = "  dict in CSR form: request r's ranges are the rows of ranges from `range_offsets[r]` up to,"]
+#[doc = "  not including, `range_offsets[r + 1]`, in list order; range_offsets NULL stands for None."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_mm_prefix_range_tensor_args {
+    #[doc = " CATTN_MM_PREFIX_RANGE_TENSOR_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: host `[num_seqs + 1]` int32/int64, from 0, non-decreasing, last at most the rows of"]
+    #[doc = "  ranges; NULL for None."]
+    pub range_offsets: *const DLTensor,
+    #[doc = " in: host `[n, 2]` (start, end) pairs, values in int32; NULL only with range_offsets."]
+    pub ranges: *const DLTensor,
+    #[doc = " out: host `[num_seqs, max_ranges, 2]` int32/int64, or NULL for the size query."]
+    pub out: *mut DLTensor,
+    #[doc = " out: ranges per request after padding, 0 for None."]
+    pub max_ranges: i64,
+    #[doc = " out: 1 where vLLM returns None (out not written)."]
+    pub is_none: i32,
+    #[doc = " in: must be 0."]
+    pub reserved0: i32,
+}
+#[test]
+fn bindgen_test_layout_cattn_mm_prefix_range_tensor_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_mm_prefix_range_tensor_args>(),
+        48usize,
+        concat!("Size of: ", stringify!(cattn_mm_prefix_range_tensor_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_mm_prefix_range_tensor_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_mm_prefix_range_tensor_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_range_offsets() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).range_offsets) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(range_offsets)
+            )
+        );
+    }
+    test_field_range_offsets();
+    fn test_field_ranges() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ranges) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(ranges)
+            )
+        );
+    }
+    test_field_ranges();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_max_ranges() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_ranges) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(max_ranges)
+            )
+        );
+    }
+    test_field_max_ranges();
+    fn test_field_is_none() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_none) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(is_none)
+            )
+        );
+    }
+    test_field_is_none();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            44usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_mm_prefix_range_tensor_args),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+}
+#[doc = " Arguments of cattn_compute_mm_prefix_range_tensor. The ranges are vLLM's mm_prefix_range"]
+#[doc = "  dict in CSR form: request r's ranges are the rows of ranges from `range_offsets[r]` up to,"]
+#[doc = "  not including, `range_offsets[r + 1]`, in list order; range_offsets NULL stands for None."]
+pub type cattn_mm_prefix_range_tensor_args_t = cattn_mm_prefix_range_tensor_args;
+extern "C" {
+    #[doc = " Builds vLLM's padded per-request range tensor (compute_mm_prefix_range_tensor): request r's"]
+    #[doc = "  ranges as given (or one (0, 0)), padded with (0, 0) to max_ranges, the longest list; None"]
+    #[doc = "  (is_none = 1) when every list is empty or exactly one (0, 0). Size query: out NULL gives"]
+    #[doc = "  max_ranges; then pass out of exactly `[num_seqs, max_ranges, 2]`. Reads: args, inputs."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULLs, struct_size, reserved0, shapes, dtypes,"]
+    #[doc = "  bad offsets, a range value outside int32, overlaps); CATTN_INSUFFICIENT_SIZE (out too"]
+    #[doc = "  small); CATTN_NOT_SUPPORTED (device tensors: host memory only)."]
+    #[doc = "  Since: 1.1. Details: docs/api/compute_mm_prefix_range_tensor.md"]
+    pub fn cattn_compute_mm_prefix_range_tensor(
+        args: *mut cattn_mm_prefix_range_tensor_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_fill_mm_prefix_query_ranges (host tensors, int32/int64)."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_fill_mm_prefix_query_ranges_args {
+    #[doc = " CATTN_FILL_MM_PREFIX_QUERY_RANGES_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: host `[B + 1]` as above, or NULL for None."]
+    pub range_offsets: *const DLTensor,
+    #[doc = " in: host `[n, 2]` (start, end) in absolute prompt positions; NULL only with"]
+    #[doc = "  range_offsets."]
+    pub ranges: *const DLTensor,
+    #[doc = " in: host `[B + 1]`, from 0, non-decreasing."]
+    pub query_start_loc_cpu: *const DLTensor,
+    #[doc = " in: host `[B]`."]
+    pub seq_lens_cpu: *const DLTensor,
+    #[doc = " out: host `[capacity, 2]`, capacity at least T = `query_start_loc_cpu[B]`."]
+    pub out: *mut DLTensor,
+    #[doc = " out: rows written: 0 or T."]
+    pub rows: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_fill_mm_prefix_query_ranges_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_fill_mm_prefix_query_ranges_args>(),
+        56usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_fill_mm_prefix_query_ranges_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_fill_mm_prefix_query_ranges_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_fill_mm_prefix_query_ranges_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_range_offsets() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).range_offsets) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(range_offsets)
+            )
+        );
+    }
+    test_field_range_offsets();
+    fn test_field_ranges() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ranges) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(ranges)
+            )
+        );
+    }
+    test_field_ranges();
+    fn test_field_query_start_loc_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc_cpu) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(query_start_loc_cpu)
+            )
+        );
+    }
+    test_field_query_start_loc_cpu();
+    fn test_field_seq_lens_cpu() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens_cpu) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(seq_lens_cpu)
+            )
+        );
+    }
+    test_field_seq_lens_cpu();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_rows() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).rows) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_fill_mm_prefix_query_ranges_args),
+                "::",
+                stringify!(rows)
+            )
+        );
+    }
+    test_field_rows();
+}
+#[doc = " Arguments of cattn_fill_mm_prefix_query_ranges (host tensors, int32/int64)."]
+pub type cattn_fill_mm_prefix_query_ranges_args_t = cattn_fill_mm_prefix_query_ranges_args;
+extern "C" {
+    #[doc = " Maps each scheduled query token to the multimodal prefix range covering its position, end"]
+    #[doc = "  inclusive (vLLM's fill_mm_prefix_query_ranges). If any token is covered, rows 0 to T - 1 of"]
+    #[doc = "  out become (-1, -1), covered rows their range's (start, end), and rows = T; else rows = 0"]
+    #[doc = "  and out is untouched. Reads: args and the inputs. Writes: out, rows. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULLs, struct_size, shapes, dtypes, offsets or"]
+    #[doc = "  query_start_loc_cpu not from 0 or decreasing, a range value too wide for out, overlaps);"]
+    #[doc = "  CATTN_INSUFFICIENT_SIZE (capacity below T, always checked); CATTN_NOT_SUPPORTED (device)."]
+    #[doc = "  Since: 1.1. Details: docs/api/compute_mm_prefix_range_tensor.md"]
+    pub fn cattn_fill_mm_prefix_query_ranges(
+        args: *mut cattn_fill_mm_prefix_query_ranges_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " torch 2.0 and later, CPU and CUDA (vLLM's runtime): the product in float32 with ln 2"]
+#[doc = "  rounded to float32, rounded once to the tensor's type."]
+pub const CATTN_LSE_ROUNDING_TORCH: cattn_lse_rounding_e = 0;
+#[doc = " torch 1.x on the CPU: ln 2 first rounded to the tensor's type, then as above."]
+pub const CATTN_LSE_ROUNDING_TORCH1_CPU: cattn_lse_rounding_e = 1;
+#[doc = " How cattn_log2_lse_to_ln rounds float16 and bfloat16 (args->half_rounding). Since: 1.1"]
+pub type cattn_lse_rounding_e = u32;
+#[doc = " How cattn_log2_lse_to_ln rounds float16 and bfloat16 (args->half_rounding). Since: 1.1"]
+pub use self::cattn_lse_rounding_e as cattn_lse_rounding_t;
+#[doc = " Arguments of cattn_log2_lse_to_ln."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_log2_lse_to_ln_args {
+    #[doc = " CATTN_LOG2_LSE_TO_LN_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: 0 to 8 dims, any strides (0 too); float16, bfloat16, float32 or float64."]
+    pub lse: *const DLTensor,
+    #[doc = " out: lse's shape, dtype and device; may be the very view of lse (in place)."]
+    pub out: *mut DLTensor,
+    #[doc = " in: a cattn_lse_rounding_t (float16 and bfloat16 only)."]
+    pub half_rounding: i64,
+    #[doc = " CUDA tensors only."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_log2_lse_to_ln_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_log2_lse_to_ln_args>(),
+        40usize,
+        concat!("Size of: ", stringify!(cattn_log2_lse_to_ln_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_log2_lse_to_ln_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_log2_lse_to_ln_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_log2_lse_to_ln_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_lse() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).lse) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_log2_lse_to_ln_args),
+                "::",
+                stringify!(lse)
+            )
+        );
+    }
+    test_field_lse();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_log2_lse_to_ln_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_half_rounding() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).half_rounding) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_log2_lse_to_ln_args),
+                "::",
+                stringify!(half_rounding)
+            )
+        );
+    }
+    test_field_half_rounding();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_log2_lse_to_ln_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_log2_lse_to_ln."]
+pub type cattn_log2_lse_to_ln_args_t = cattn_log2_lse_to_ln_args;
+extern "C" {
+    #[doc = " Converts a base-2 log-sum-exp to natural-log units, `out = lse * ln 2` (vLLM's"]
+    #[doc = "  log2_lse_to_ln), rounding as torch does, so host and device give the same bits."]
+    #[doc = "  Reads: args, lse. Writes: out (which may be lse itself). Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULLs, struct_size, an unsupported dtype, out"]
+    #[doc = "  of another shape or dtype, a zero-stride out, out overlapping lse other than as the same"]
+    #[doc = "  view, an unknown half_rounding, tensors on different devices); CATTN_NOT_SUPPORTED (CUDA"]
+    #[doc = "  unavailable, a misaligned device tensor); CATTN_CUDA_ERROR."]
+    #[doc = "  Since: 1.1. Details: docs/api/log2_lse_to_ln.md"]
+    pub fn cattn_log2_lse_to_ln(args: *const cattn_log2_lse_to_ln_args_t) -> cattn_status_t;
+}
+#[doc = " What vLLM reads from one attention layer's impl; the input of"]
+#[doc = "  cattn_get_per_layer_parameters."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_attention_layer_desc {
+    #[doc = " CATTN_ATTENTION_LAYER_DESC_SIZE; the array's stride."]
     pub struct_size: usize,
+    #[doc = " impl.sliding_window[0], used when has_sliding_window."]
     pub sliding_window_left: i64,
+    #[doc = " impl.sliding_window[1] (unused, as in vLLM)."]
     pub sliding_window_right: i64,
+    #[doc = " Used when has_logits_soft_cap."]
     pub logits_soft_cap: f64,
+    #[doc = " impl.scale."]
     pub scale: f64,
+    #[doc = " 0 = impl.sliding_window is None, or 1."]
     pub has_sliding_window: i32,
+    #[doc = " 0 = impl.logits_soft_cap is None, or 1."]
     pub has_logits_soft_cap: i32,
+    #[doc = " 1 = impl.sinks is not None, or 0."]
     pub has_sinks: i32,
+    #[doc = " Set to 0."]
     pub reserved0: i32,
 }
 #[test]
@@ -4416,15 +7705,24 @@ fn bindgen_test_layout_cattn_attention_layer_desc() {
     }
     test_field_reserved0();
 }
+#[doc = " What vLLM reads from one attention layer's impl; the input of"]
+#[doc = "  cattn_get_per_layer_parameters."]
 pub type cattn_attention_layer_desc_t = cattn_attention_layer_desc;
+#[doc = " vLLM's PerLayerParameters: the output of cattn_get_per_layer_parameters."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_per_layer_parameters {
+    #[doc = " CATTN_PER_LAYER_PARAMETERS_SIZE; the array's stride."]
     pub struct_size: usize,
+    #[doc = " -1 = no sliding window."]
     pub window_left: i64,
+    #[doc = " Meaningful when has_logits_soft_cap; else written 0.0."]
     pub logits_soft_cap: f64,
+    #[doc = " The layer's softmax scale."]
     pub sm_scale: f64,
+    #[doc = " 0 = None (unlike a cap of 0.0), or 1."]
     pub has_logits_soft_cap: i32,
+    #[doc = " 0 or 1."]
     pub has_sinks: i32,
 }
 #[test]
@@ -4542,17 +7840,28 @@ fn bindgen_test_layout_cattn_per_layer_parameters() {
     }
     test_field_has_sinks();
 }
+#[doc = " vLLM's PerLayerParameters: the output of cattn_get_per_layer_parameters."]
 pub type cattn_per_layer_parameters_t = cattn_per_layer_parameters;
+#[doc = " The global parameters and vLLM's two flags: the output of"]
+#[doc = "  cattn_infer_global_hyperparameters."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_global_hyperparameters {
+    #[doc = " CATTN_GLOBAL_HYPERPARAMETERS_SIZE."]
     pub struct_size: usize,
+    #[doc = " The first layer's window_left."]
     pub window_left: i64,
+    #[doc = " The first layer's logits_soft_cap."]
     pub logits_soft_cap: f64,
+    #[doc = " The first layer's sm_scale."]
     pub sm_scale: f64,
+    #[doc = " The first layer's has_logits_soft_cap."]
     pub has_logits_soft_cap: i32,
+    #[doc = " The first layer's has_sinks."]
     pub has_sinks: i32,
+    #[doc = " 1 when every layer's window_left equals the first's."]
     pub has_same_window_lefts: i32,
+    #[doc = " 1 when every layer equals the first in all four fields."]
     pub has_same_all_params: i32,
 }
 #[test]
@@ -4704,8 +8013,18 @@ fn bindgen_test_layout_cattn_global_hyperparameters() {
     }
     test_field_has_same_all_params();
 }
+#[doc = " The global parameters and vLLM's two flags: the output of"]
+#[doc = "  cattn_infer_global_hyperparameters."]
 pub type cattn_global_hyperparameters_t = cattn_global_hyperparameters;
 extern "C" {
+    #[doc = " Converts layer descriptions into per-layer parameters, element by element (vLLM's"]
+    #[doc = "  get_per_layer_parameters): window_left = sliding_window_left or -1; a missing soft cap"]
+    #[doc = "  stays missing. layers and out: host arrays of num_layers structs, each array's stride its"]
+    #[doc = "  element 0's struct_size (the same in every element); both may be NULL when num_layers = 0."]
+    #[doc = "  Reads: layers. Writes: the known fields of every out element. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULL arrays, a struct_size too small or unlike"]
+    #[doc = "  element 0's, a flag not 0 or 1, nonzero reserved0, out overlapping layers)."]
+    #[doc = "  Stream: synchronous. Since: 1.0. Details: docs/api/get_per_layer_parameters.md"]
     pub fn cattn_get_per_layer_parameters(
         layers: *const cattn_attention_layer_desc_t,
         num_layers: usize,
@@ -4713,17 +8032,29 @@ extern "C" {
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Takes the first layer's parameters as global and reports whether every layer shares its"]
+    #[doc = "  window_left and whether every layer equals it in all four fields, with vLLM's dataclass"]
+    #[doc = "  equality (vLLM's infer_global_hyperparameters). params: host array, stride"]
+    #[doc = "  `params[0].struct_size`; out: host, not NULL, struct_size set."]
+    #[doc = "  Reads: params. Writes: the known fields of `*out`. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULLs, num_layers 0, struct sizes, a flag not 0"]
+    #[doc = "  or 1, out overlapping params)."]
+    #[doc = "  Stream: synchronous. Since: 1.0. Details: docs/api/get_per_layer_parameters.md"]
     pub fn cattn_infer_global_hyperparameters(
         params: *const cattn_per_layer_parameters_t,
         num_layers: usize,
         out: *mut cattn_global_hyperparameters_t,
     ) -> cattn_status_t;
 }
+#[doc = " Parameters of CATTN_STEP_DCP_LOCAL_SEQ_LENS, as cattn_get_dcp_local_seq_lens takes them."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_step_dcp_params {
+    #[doc = " At least 1."]
     pub dcp_size: i64,
+    #[doc = " In `[0, dcp_size)` or CATTN_DCP_ALL_RANKS."]
     pub dcp_rank: i64,
+    #[doc = " At least 1; `dcp_size * this` fits INT32_MAX."]
     pub dcp_kv_cache_interleave_size: i64,
 }
 #[test]
@@ -4790,13 +8121,19 @@ fn bindgen_test_layout_cattn_step_dcp_params() {
     }
     test_field_dcp_kv_cache_interleave_size();
 }
+#[doc = " Parameters of CATTN_STEP_DCP_LOCAL_SEQ_LENS, as cattn_get_dcp_local_seq_lens takes them."]
 pub type cattn_step_dcp_params_t = cattn_step_dcp_params;
+#[doc = " Parameters of CATTN_STEP_MAMBA_BLOCK_TABLE."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_step_mamba_params {
+    #[doc = " At least 1 (ALIGN mode)."]
     pub block_size: i64,
+    #[doc = " At least 0 (ALIGN mode)."]
     pub num_speculative_blocks: i64,
+    #[doc = " A cattn_mamba_cache_mode_t."]
     pub mamba_cache_mode: i32,
+    #[doc = " Set to 0."]
     pub reserved0: i32,
 }
 #[test]
@@ -4880,10 +8217,13 @@ fn bindgen_test_layout_cattn_step_mamba_params() {
     }
     test_field_reserved0();
 }
+#[doc = " Parameters of CATTN_STEP_MAMBA_BLOCK_TABLE."]
 pub type cattn_step_mamba_params_t = cattn_step_mamba_params;
+#[doc = " Parameters of CATTN_STEP_CAUSAL_CONV1D_METADATA."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_step_conv1d_params {
+    #[doc = " Tokens per program, at least 1 (vLLM: 8)."]
     pub block_m: i64,
 }
 #[test]
@@ -4916,11 +8256,15 @@ fn bindgen_test_layout_cattn_step_conv1d_params() {
     }
     test_field_block_m();
 }
+#[doc = " Parameters of CATTN_STEP_CAUSAL_CONV1D_METADATA."]
 pub type cattn_step_conv1d_params_t = cattn_step_conv1d_params;
+#[doc = " Parameters of CATTN_STEP_LOCAL_ATTENTION."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_step_local_attention_params {
+    #[doc = " C, at least 1."]
     pub attn_chunk_size: i64,
+    #[doc = " At least 1; divides attn_chunk_size."]
     pub block_size: i64,
 }
 #[test]
@@ -4973,10 +8317,13 @@ fn bindgen_test_layout_cattn_step_local_attention_params() {
     }
     test_field_block_size();
 }
+#[doc = " Parameters of CATTN_STEP_LOCAL_ATTENTION."]
 pub type cattn_step_local_attention_params_t = cattn_step_local_attention_params;
+#[doc = " Parameters of CATTN_STEP_EXTEND_QUERIES."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_step_extend_params {
+    #[doc = " Tokens added to every request, at least 0."]
     pub n: i64,
 }
 #[test]
@@ -5009,21 +8356,35 @@ fn bindgen_test_layout_cattn_step_extend_params() {
     }
     test_field_n();
 }
+#[doc = " Parameters of CATTN_STEP_EXTEND_QUERIES."]
 pub type cattn_step_extend_params_t = cattn_step_extend_params;
+#[doc = " What cattn_step_plan_create takes: the products, capacities and parameters."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_step_plan_desc {
+    #[doc = " CATTN_STEP_PLAN_DESC_SIZE."]
     pub struct_size: usize,
+    #[doc = " CATTN_STEP_* bits, at least one."]
     pub products: u32,
+    #[doc = " Set to 0."]
     pub reserved0: u32,
+    #[doc = " At least 1: rows of per-request tensors (B)."]
     pub max_num_reqs: i64,
+    #[doc = " At least 0: tokens a batch holds (T)."]
     pub max_num_tokens: i64,
+    #[doc = " Columns of a batch's block_table: at least 1 with mamba or local attention, else 0 up."]
     pub max_num_blocks_per_req: i64,
+    #[doc = " At least 0: logits_indices entries (fast prefill)."]
     pub max_num_logits: i64,
+    #[doc = " CATTN_STEP_DCP_LOCAL_SEQ_LENS."]
     pub dcp: cattn_step_dcp_params_t,
+    #[doc = " CATTN_STEP_MAMBA_BLOCK_TABLE."]
     pub mamba: cattn_step_mamba_params_t,
+    #[doc = " CATTN_STEP_CAUSAL_CONV1D_METADATA."]
     pub conv1d: cattn_step_conv1d_params_t,
+    #[doc = " CATTN_STEP_LOCAL_ATTENTION."]
     pub local_attention: cattn_step_local_attention_params_t,
+    #[doc = " CATTN_STEP_EXTEND_QUERIES."]
     pub extend: cattn_step_extend_params_t,
 }
 #[test]
@@ -5243,15 +8604,25 @@ fn bindgen_test_layout_cattn_step_plan_desc() {
     }
     test_field_extend();
 }
+#[doc = " What cattn_step_plan_create takes: the products, capacities and parameters."]
 pub type cattn_step_plan_desc_t = cattn_step_plan_desc;
+#[doc = " The capacities a plan's outputs must hold (cattn_step_plan_get_shape); 0 for products the"]
+#[doc = "  plan does not compute."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_step_plan_shape {
+    #[doc = " CATTN_STEP_PLAN_SHAPE_SIZE."]
     pub struct_size: usize,
+    #[doc = " Restore-index entries: max_num_tokens."]
     pub restore_capacity: i64,
+    #[doc = " Programs: `cdiv(max_num_tokens, block_m) + max_num_reqs`."]
     pub conv1d_capacity: i64,
+    #[doc = " Virtual batches: `min(2 * max_num_reqs + cdiv(max_num_tokens, C), max_num_tokens +"]
+    #[doc = "  max_num_reqs)`."]
     pub local_capacity: i64,
+    #[doc = " Columns of the local block table: C / block_size."]
     pub local_pages: i64,
+    #[doc = " Mamba columns: ALIGN `1 + num_speculative_blocks`; copy modes 0 (the batch's)."]
     pub mamba_columns: i64,
 }
 #[test]
@@ -5369,16 +8740,28 @@ fn bindgen_test_layout_cattn_step_plan_shape() {
     }
     test_field_mamba_columns();
 }
+#[doc = " The capacities a plan's outputs must hold (cattn_step_plan_get_shape); 0 for products the"]
+#[doc = "  plan does not compute."]
 pub type cattn_step_plan_shape_t = cattn_step_plan_shape;
+#[doc = " One step's batch for cattn_step_plan_run: int32/int64 device tensors of one GPU. B ="]
+#[doc = "  query_start_loc's length - 1, at most max_num_reqs, padding rows included. A tensor a"]
+#[doc = "  selected product needs is required; the others may be NULL and are not read."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_step_batch {
+    #[doc = " CATTN_STEP_BATCH_SIZE."]
     pub struct_size: usize,
+    #[doc = " `[B + 1]`, B at most max_num_reqs (every product but DCP and mamba)."]
     pub query_start_loc: *const DLTensor,
+    #[doc = " `[B]` (DCP, mamba ALIGN, local attention, extend)."]
     pub seq_lens: *const DLTensor,
+    #[doc = " `[B, cols]`, cols from 1 to max_num_blocks_per_req (mamba, local attention)."]
     pub block_table: *const DLTensor,
+    #[doc = " `[R + 1]`, R at most max_num_reqs: the PCP restore index's input; NULL = query_start_loc."]
     pub cu_num_tokens: *const DLTensor,
+    #[doc = " `[L]`, L at most max_num_logits (fast prefill)."]
     pub logits_indices: *const DLTensor,
+    #[doc = " `[1]`: how many logits_indices to read, clamped to `[0, L]`; NULL = all (fast prefill)."]
     pub num_logits_indices: *const DLTensor,
 }
 #[test]
@@ -5513,29 +8896,57 @@ fn bindgen_test_layout_cattn_step_batch() {
     }
     test_field_num_logits_indices();
 }
+#[doc = " One step's batch for cattn_step_plan_run: int32/int64 device tensors of one GPU. B ="]
+#[doc = "  query_start_loc's length - 1, at most max_num_reqs, padding rows included. A tensor a"]
+#[doc = "  selected product needs is required; the others may be NULL and are not read."]
 pub type cattn_step_batch_t = cattn_step_batch;
+#[doc = " Where cattn_step_plan_run writes: int32/int64 device tensors on the batch's GPU (except"]
+#[doc = "  counts_host). A selected product's outputs are required unless \"may be NULL\"; an"]
+#[doc = "  unselected product's must be NULL. A capacity output may be longer than its capacity"]
+#[doc = "  (cattn_step_plan_get_shape); every entry past the step's values gets its sentinel."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_step_outputs {
+    #[doc = " CATTN_STEP_OUTPUTS_SIZE."]
     pub struct_size: usize,
+    #[doc = " `[B]` one rank, `[B, dcp_size]` all ranks."]
     pub dcp_local_seq_lens: *mut DLTensor,
+    #[doc = " At least restore_capacity; -1 past the size."]
     pub pcp_query_restore_idx: *mut DLTensor,
+    #[doc = " ALIGN `[B, 1 + nspec]`; copy modes `[B, cols]`."]
     pub mamba_block_table: *mut DLTensor,
+    #[doc = " `[B]`; may be NULL."]
     pub conv1d_nums: *mut DLTensor,
+    #[doc = " At least conv1d_capacity; may be NULL; CATTN_PAD_SLOT_ID past tot, as the next three."]
     pub conv1d_mlist: *mut DLTensor,
+    #[doc = " As conv1d_mlist."]
     pub conv1d_offsetlist: *mut DLTensor,
+    #[doc = " As conv1d_mlist."]
     pub conv1d_batch_ptr: *mut DLTensor,
+    #[doc = " As conv1d_mlist."]
     pub conv1d_token_chunk_offset_ptr: *mut DLTensor,
+    #[doc = " `[V_cap + 1]`, V_cap at least local_capacity; past V it repeats the total."]
     pub local_query_start_loc: *mut DLTensor,
+    #[doc = " `[V_cap]`; 0 past V."]
     pub local_seq_lens: *mut DLTensor,
+    #[doc = " `[V_cap]`; may be NULL; 0 past V."]
     pub local_num_computed_tokens: *mut DLTensor,
+    #[doc = " `[V_cap, local_pages]` in block_table's dtype; may be NULL; rows past V are 0."]
     pub local_block_table: *mut DLTensor,
+    #[doc = " `[B + 1]`: fast prefill's decode query_start_loc."]
     pub decode_query_start_loc: *mut DLTensor,
+    #[doc = " `[B + 1]`."]
     pub extend_query_start_loc: *mut DLTensor,
+    #[doc = " `[B]`."]
     pub extend_seq_lens: *mut DLTensor,
+    #[doc = " `[CATTN_STEP_NUM_COUNTS]`; may be NULL."]
     pub counts: *mut DLTensor,
+    #[doc = " `[CATTN_STEP_NUM_COUNTS]` kDLCUDAHost: counts in mapped pinned memory, valid once the"]
+    #[doc = "  stream is synchronised; may be NULL."]
     pub counts_host: *mut DLTensor,
+    #[doc = " Device memory of cattn_step_plan_workspace_size bytes; may be NULL when that is 0."]
     pub workspace: *mut ::std::os::raw::c_void,
+    #[doc = " The size of workspace in bytes."]
     pub workspace_bytes: usize,
 }
 #[test]
@@ -5891,35 +9302,73 @@ fn bindgen_test_layout_cattn_step_outputs() {
     }
     test_field_workspace_bytes();
 }
+#[doc = " Where cattn_step_plan_run writes: int32/int64 device tensors on the batch's GPU (except"]
+#[doc = "  counts_host). A selected product's outputs are required unless \"may be NULL\"; an"]
+#[doc = "  unselected product's must be NULL. A capacity output may be longer than its capacity"]
+#[doc = "  (cattn_step_plan_get_shape); every entry past the step's values gets its sentinel."]
 pub type cattn_step_outputs_t = cattn_step_outputs;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_step_plan_s {
     _unused: [u8; 0],
 }
+#[doc = " A step plan (opaque): products, parameters, capacities and the launch layout they fix,"]
+#[doc = "  immutable after creation, plus a memo of its last fully checked run. Since: 1.1"]
 pub type cattn_step_plan_t = cattn_step_plan_s;
 extern "C" {
+    #[doc = " Creates a step plan from `desc`, fixing the launch layout from the capacities alone (no"]
+    #[doc = "  GPU needed). Reads: desc. Writes: `*out`, on success only. Allocates: the plan (one host"]
+    #[doc = "  object under 4 KiB) and its registry entry. Lifetime: until cattn_step_plan_destroy."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (NULLs, struct_size, no product or an unknown"]
+    #[doc = "  bit, reserved0, a capacity or a selected product's parameter out of range, derived sizes"]
+    #[doc = "  overflowing int64); CATTN_OUT_OF_MEMORY."]
+    #[doc = "  Stream: synchronous, no CUDA call. Since: 1.1. Details: docs/api/step_plan.md"]
     pub fn cattn_step_plan_create(
         desc: *const cattn_step_plan_desc_t,
         out: *mut *mut cattn_step_plan_t,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Destroys a plan; NULL is a no-op, a handle that is not a live plan is left alone (the"]
+    #[doc = "  message says so). Not while a run on it is being enqueued; enqueued runs do not need it."]
+    #[doc = "  Stream: synchronous. Since: 1.1. Details: docs/api/step_plan.md"]
     pub fn cattn_step_plan_destroy(plan: *mut cattn_step_plan_t);
 }
 extern "C" {
+    #[doc = " Reports the capacities the plan's outputs must hold."]
+    #[doc = "  Reads: plan. Writes: `*shape` (its struct_size kept; fields past it not written)."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan not live, NULL or small shape)."]
+    #[doc = "  Stream: synchronous. Since: 1.1. Details: docs/api/step_plan.md"]
     pub fn cattn_step_plan_get_shape(
         plan: *const cattn_step_plan_t,
         shape: *mut cattn_step_plan_shape_t,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Reports the device workspace a run needs, in bytes: 0 for every plan of this version."]
+    #[doc = "  Reads: plan. Writes: `*bytes`."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan not live, bytes NULL)."]
+    #[doc = "  Stream: synchronous. Since: 1.1. Details: docs/api/step_plan.md"]
     pub fn cattn_step_plan_workspace_size(
         plan: *const cattn_step_plan_t,
         bytes: *mut usize,
     ) -> cattn_status_t;
 }
 extern "C" {
+    #[doc = " Computes every product of the plan from the batch's device tensors in one kernel launch."]
+    #[doc = "  Shapes, dtypes, devices, capacities and overlaps are checked on the host (no output may"]
+    #[doc = "  alias an input, in place included); data is handled on the device as each utility does."]
+    #[doc = "  A run described exactly as the last fully checked one skips the host checks."]
+    #[doc = "  Reads: plan, batch. Writes: outputs, counts_host through its mapping. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan not live, NULL or small structs, a required"]
+    #[doc = "  tensor NULL, an unselected product's output set, shapes, dtypes, devices, a counts_host"]
+    #[doc = "  not mapped pinned memory, a batch past a capacity, overlaps, a broadcast input too large);"]
+    #[doc = "  CATTN_INSUFFICIENT_SIZE (an output below its capacity or the batch's need);"]
+    #[doc = "  CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a misaligned tensor);"]
+    #[doc = "  CATTN_CUDA_ERROR."]
+    #[doc = "  Stream: one kernel on `stream`, nothing else; capturable, correct on every replay."]
+    #[doc = "  Lifetime: a captured graph keeps the tensors' addresses. Thread safety: one plan may run"]
+    #[doc = "  on several threads at once. Since: 1.1. Details: docs/api/step_plan.md"]
     pub fn cattn_step_plan_run(
         plan: *const cattn_step_plan_t,
         batch: *const cattn_step_batch_t,
@@ -5927,2390 +9376,92 @@ extern "C" {
         stream: cattn_stream_t,
     ) -> cattn_status_t;
 }
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_split_decodes_and_prefills_args {
-    pub struct_size: usize,
-    pub query_start_loc_cpu: *const DLTensor,
-    pub is_prefilling_cpu: *const DLTensor,
-    pub num_reqs: i64,
-    pub num_actual_tokens: i64,
-    pub max_query_len: i64,
-    pub decode_threshold: i64,
-    pub require_uniform: i32,
-    pub treat_short_extends_as_decodes: i32,
-    pub num_decodes: i64,
-    pub num_prefills: i64,
-    pub num_decode_tokens: i64,
-    pub num_prefill_tokens: i64,
-}
-#[test]
-fn bindgen_test_layout_cattn_split_decodes_and_prefills_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_split_decodes_and_prefills_args>(),
-        96usize,
-        concat!(
-            "Size of: ",
-            stringify!(cattn_split_decodes_and_prefills_args)
-        )
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_split_decodes_and_prefills_args>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cattn_split_decodes_and_prefills_args)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_query_start_loc_cpu() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).query_start_loc_cpu) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(query_start_loc_cpu)
-            )
-        );
-    }
-    test_field_query_start_loc_cpu();
-    fn test_field_is_prefilling_cpu() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).is_prefilling_cpu) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(is_prefilling_cpu)
-            )
-        );
-    }
-    test_field_is_prefilling_cpu();
-    fn test_field_num_reqs() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(num_reqs)
-            )
-        );
-    }
-    test_field_num_reqs();
-    fn test_field_num_actual_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(num_actual_tokens)
-            )
-        );
-    }
-    test_field_num_actual_tokens();
-    fn test_field_max_query_len() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(max_query_len)
-            )
-        );
-    }
-    test_field_max_query_len();
-    fn test_field_decode_threshold() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
-            },
-            48usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(decode_threshold)
-            )
-        );
-    }
-    test_field_decode_threshold();
-    fn test_field_require_uniform() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).require_uniform) as usize - ptr as usize
-            },
-            56usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(require_uniform)
-            )
-        );
-    }
-    test_field_require_uniform();
-    fn test_field_treat_short_extends_as_decodes() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).treat_short_extends_as_decodes) as usize - ptr as usize
-            },
-            60usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(treat_short_extends_as_decodes)
-            )
-        );
-    }
-    test_field_treat_short_extends_as_decodes();
-    fn test_field_num_decodes() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_decodes) as usize - ptr as usize
-            },
-            64usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(num_decodes)
-            )
-        );
-    }
-    test_field_num_decodes();
-    fn test_field_num_prefills() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_prefills) as usize - ptr as usize
-            },
-            72usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(num_prefills)
-            )
-        );
-    }
-    test_field_num_prefills();
-    fn test_field_num_decode_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_decode_tokens) as usize - ptr as usize
-            },
-            80usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(num_decode_tokens)
-            )
-        );
-    }
-    test_field_num_decode_tokens();
-    fn test_field_num_prefill_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_prefill_tokens) as usize - ptr as usize
-            },
-            88usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_args),
-                "::",
-                stringify!(num_prefill_tokens)
-            )
-        );
-    }
-    test_field_num_prefill_tokens();
-}
-pub type cattn_split_decodes_and_prefills_args_t = cattn_split_decodes_and_prefills_args;
-extern "C" {
-    pub fn cattn_split_decodes_and_prefills(
-        args: *mut cattn_split_decodes_and_prefills_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_split_decodes_and_prefills_device_args {
-    pub struct_size: usize,
-    pub query_start_loc: *const DLTensor,
-    pub is_prefilling: *const DLTensor,
-    pub num_actual_tokens: *const DLTensor,
-    pub max_query_len: *const DLTensor,
-    pub decode_threshold: i64,
-    pub require_uniform: i32,
-    pub treat_short_extends_as_decodes: i32,
-    pub result: *mut DLTensor,
-    pub stream: cattn_stream_t,
-}
-#[test]
-fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_split_decodes_and_prefills_device_args>(),
-        72usize,
-        concat!(
-            "Size of: ",
-            stringify!(cattn_split_decodes_and_prefills_device_args)
-        )
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_split_decodes_and_prefills_device_args>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cattn_split_decodes_and_prefills_device_args)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_query_start_loc() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
-                "::",
-                stringify!(query_start_loc)
-            )
-        );
-    }
-    test_field_query_start_loc();
-    fn test_field_is_prefilling() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).is_prefilling) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
-                "::",
-                stringify!(is_prefilling)
-            )
-        );
-    }
-    test_field_is_prefilling();
-    fn test_field_num_actual_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
-                "::",
-                stringify!(num_actual_tokens)
-            )
-        );
-    }
-    test_field_num_actual_tokens();
-    fn test_field_max_query_len() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
-                "::",
-                stringify!(max_query_len)
-            )
-        );
-    }
-    test_field_max_query_len();
-    fn test_field_decode_threshold() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
-                "::",
-                stringify!(decode_threshold)
-            )
-        );
-    }
-    test_field_decode_threshold();
-    fn test_field_require_uniform() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).require_uniform) as usize - ptr as usize
-            },
-            48usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
-                "::",
-                stringify!(require_uniform)
-            )
-        );
-    }
-    test_field_require_uniform();
-    fn test_field_treat_short_extends_as_decodes() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).treat_short_extends_as_decodes) as usize - ptr as usize
-            },
-            52usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
-                "::",
-                stringify!(treat_short_extends_as_decodes)
-            )
-        );
-    }
-    test_field_treat_short_extends_as_decodes();
-    fn test_field_result() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).result) as usize - ptr as usize
-            },
-            56usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
-                "::",
-                stringify!(result)
-            )
-        );
-    }
-    test_field_result();
-    fn test_field_stream() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
-            },
-            64usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
-                "::",
-                stringify!(stream)
-            )
-        );
-    }
-    test_field_stream();
-}
-pub type cattn_split_decodes_and_prefills_device_args_t =
-    cattn_split_decodes_and_prefills_device_args;
-extern "C" {
-    pub fn cattn_split_decodes_and_prefills_device(
-        args: *const cattn_split_decodes_and_prefills_device_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_split_decodes_prefills_and_extends_args {
-    pub struct_size: usize,
-    pub query_start_loc_cpu: *const DLTensor,
-    pub seq_lens_cpu_upper_bound: *const DLTensor,
-    pub num_reqs: i64,
-    pub num_actual_tokens: i64,
-    pub max_query_len: i64,
-    pub decode_threshold: i64,
-    pub num_decodes: i64,
-    pub num_extends: i64,
-    pub num_prefills: i64,
-    pub num_decode_tokens: i64,
-    pub num_extend_tokens: i64,
-    pub num_prefill_tokens: i64,
-}
-#[test]
-fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_split_decodes_prefills_and_extends_args>(),
-        104usize,
-        concat!(
-            "Size of: ",
-            stringify!(cattn_split_decodes_prefills_and_extends_args)
-        )
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_split_decodes_prefills_and_extends_args>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cattn_split_decodes_prefills_and_extends_args)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_query_start_loc_cpu() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).query_start_loc_cpu) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(query_start_loc_cpu)
-            )
-        );
-    }
-    test_field_query_start_loc_cpu();
-    fn test_field_seq_lens_cpu_upper_bound() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).seq_lens_cpu_upper_bound) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(seq_lens_cpu_upper_bound)
-            )
-        );
-    }
-    test_field_seq_lens_cpu_upper_bound();
-    fn test_field_num_reqs() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(num_reqs)
-            )
-        );
-    }
-    test_field_num_reqs();
-    fn test_field_num_actual_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(num_actual_tokens)
-            )
-        );
-    }
-    test_field_num_actual_tokens();
-    fn test_field_max_query_len() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(max_query_len)
-            )
-        );
-    }
-    test_field_max_query_len();
-    fn test_field_decode_threshold() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
-            },
-            48usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(decode_threshold)
-            )
-        );
-    }
-    test_field_decode_threshold();
-    fn test_field_num_decodes() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_decodes) as usize - ptr as usize
-            },
-            56usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(num_decodes)
-            )
-        );
-    }
-    test_field_num_decodes();
-    fn test_field_num_extends() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_extends) as usize - ptr as usize
-            },
-            64usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(num_extends)
-            )
-        );
-    }
-    test_field_num_extends();
-    fn test_field_num_prefills() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_prefills) as usize - ptr as usize
-            },
-            72usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(num_prefills)
-            )
-        );
-    }
-    test_field_num_prefills();
-    fn test_field_num_decode_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_decode_tokens) as usize - ptr as usize
-            },
-            80usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(num_decode_tokens)
-            )
-        );
-    }
-    test_field_num_decode_tokens();
-    fn test_field_num_extend_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_extend_tokens) as usize - ptr as usize
-            },
-            88usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(num_extend_tokens)
-            )
-        );
-    }
-    test_field_num_extend_tokens();
-    fn test_field_num_prefill_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit = :: std :: mem :: MaybeUninit :: < cattn_split_decodes_prefills_and_extends_args > :: uninit () ;
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_prefill_tokens) as usize - ptr as usize
-            },
-            96usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_args),
-                "::",
-                stringify!(num_prefill_tokens)
-            )
-        );
-    }
-    test_field_num_prefill_tokens();
-}
-pub type cattn_split_decodes_prefills_and_extends_args_t =
-    cattn_split_decodes_prefills_and_extends_args;
-extern "C" {
-    pub fn cattn_split_decodes_prefills_and_extends(
-        args: *mut cattn_split_decodes_prefills_and_extends_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_split_decodes_prefills_and_extends_device_args {
-    pub struct_size: usize,
-    pub query_start_loc: *const DLTensor,
-    pub seq_lens_upper_bound: *const DLTensor,
-    pub num_actual_tokens: *const DLTensor,
-    pub max_query_len: *const DLTensor,
-    pub decode_threshold: i64,
-    pub result: *mut DLTensor,
-    pub stream: cattn_stream_t,
-}
-#[test]
-fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_split_decodes_prefills_and_extends_device_args>(),
-        64usize,
-        concat!(
-            "Size of: ",
-            stringify!(cattn_split_decodes_prefills_and_extends_device_args)
-        )
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_split_decodes_prefills_and_extends_device_args>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cattn_split_decodes_prefills_and_extends_device_args)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_query_start_loc() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
-                "::",
-                stringify!(query_start_loc)
-            )
-        );
-    }
-    test_field_query_start_loc();
-    fn test_field_seq_lens_upper_bound() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).seq_lens_upper_bound) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
-                "::",
-                stringify!(seq_lens_upper_bound)
-            )
-        );
-    }
-    test_field_seq_lens_upper_bound();
-    fn test_field_num_actual_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
-                "::",
-                stringify!(num_actual_tokens)
-            )
-        );
-    }
-    test_field_num_actual_tokens();
-    fn test_field_max_query_len() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
-                "::",
-                stringify!(max_query_len)
-            )
-        );
-    }
-    test_field_max_query_len();
-    fn test_field_decode_threshold() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
-                "::",
-                stringify!(decode_threshold)
-            )
-        );
-    }
-    test_field_decode_threshold();
-    fn test_field_result() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).result) as usize - ptr as usize
-            },
-            48usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
-                "::",
-                stringify!(result)
-            )
-        );
-    }
-    test_field_result();
-    fn test_field_stream() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
-            },
-            56usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
-                "::",
-                stringify!(stream)
-            )
-        );
-    }
-    test_field_stream();
-}
-pub type cattn_split_decodes_prefills_and_extends_device_args_t =
-    cattn_split_decodes_prefills_and_extends_device_args;
-extern "C" {
-    pub fn cattn_split_decodes_prefills_and_extends_device(
-        args: *const cattn_split_decodes_prefills_and_extends_device_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_split_prefill_chunks_args {
-    pub struct_size: usize,
-    pub seq_lens_cpu: *const DLTensor,
-    pub workspace_size: i64,
-    pub request_offset: i64,
-    pub chunks: *mut DLTensor,
-    pub num_chunks: i64,
-}
-#[test]
-fn bindgen_test_layout_cattn_split_prefill_chunks_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_split_prefill_chunks_args>(),
-        48usize,
-        concat!("Size of: ", stringify!(cattn_split_prefill_chunks_args))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_split_prefill_chunks_args>(),
-        8usize,
-        concat!("Alignment of ", stringify!(cattn_split_prefill_chunks_args))
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_prefill_chunks_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_seq_lens_cpu() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).seq_lens_cpu) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_prefill_chunks_args),
-                "::",
-                stringify!(seq_lens_cpu)
-            )
-        );
-    }
-    test_field_seq_lens_cpu();
-    fn test_field_workspace_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).workspace_size) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_prefill_chunks_args),
-                "::",
-                stringify!(workspace_size)
-            )
-        );
-    }
-    test_field_workspace_size();
-    fn test_field_request_offset() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).request_offset) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_prefill_chunks_args),
-                "::",
-                stringify!(request_offset)
-            )
-        );
-    }
-    test_field_request_offset();
-    fn test_field_chunks() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).chunks) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_prefill_chunks_args),
-                "::",
-                stringify!(chunks)
-            )
-        );
-    }
-    test_field_chunks();
-    fn test_field_num_chunks() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_split_prefill_chunks_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_chunks) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_split_prefill_chunks_args),
-                "::",
-                stringify!(num_chunks)
-            )
-        );
-    }
-    test_field_num_chunks();
-}
-pub type cattn_split_prefill_chunks_args_t = cattn_split_prefill_chunks_args;
-extern "C" {
-    pub fn cattn_split_prefill_chunks(
-        args: *mut cattn_split_prefill_chunks_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_reorder_batch_args {
-    pub struct_size: usize,
-    pub num_scheduled_tokens: *const DLTensor,
-    pub num_computed_tokens: *const DLTensor,
-    pub num_prompt_tokens: *const DLTensor,
-    pub decode_threshold: i64,
-    pub index_map: *mut DLTensor,
-    pub swaps: *mut DLTensor,
-    pub changed: i32,
-    pub reserved0: i32,
-    pub num_swaps: i64,
-    pub num_decodes: i64,
-    pub num_short_extends: i64,
-    pub num_long_extends: i64,
-    pub num_prefills: i64,
-}
-#[test]
-fn bindgen_test_layout_cattn_reorder_batch_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_reorder_batch_args>(),
-        104usize,
-        concat!("Size of: ", stringify!(cattn_reorder_batch_args))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_reorder_batch_args>(),
-        8usize,
-        concat!("Alignment of ", stringify!(cattn_reorder_batch_args))
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_num_scheduled_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_scheduled_tokens) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(num_scheduled_tokens)
-            )
-        );
-    }
-    test_field_num_scheduled_tokens();
-    fn test_field_num_computed_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_computed_tokens) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(num_computed_tokens)
-            )
-        );
-    }
-    test_field_num_computed_tokens();
-    fn test_field_num_prompt_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_prompt_tokens) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(num_prompt_tokens)
-            )
-        );
-    }
-    test_field_num_prompt_tokens();
-    fn test_field_decode_threshold() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(decode_threshold)
-            )
-        );
-    }
-    test_field_decode_threshold();
-    fn test_field_index_map() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).index_map) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(index_map)
-            )
-        );
-    }
-    test_field_index_map();
-    fn test_field_swaps() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).swaps) as usize - ptr as usize
-            },
-            48usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(swaps)
-            )
-        );
-    }
-    test_field_swaps();
-    fn test_field_changed() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).changed) as usize - ptr as usize
-            },
-            56usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(changed)
-            )
-        );
-    }
-    test_field_changed();
-    fn test_field_reserved0() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
-            },
-            60usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(reserved0)
-            )
-        );
-    }
-    test_field_reserved0();
-    fn test_field_num_swaps() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_swaps) as usize - ptr as usize
-            },
-            64usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(num_swaps)
-            )
-        );
-    }
-    test_field_num_swaps();
-    fn test_field_num_decodes() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_decodes) as usize - ptr as usize
-            },
-            72usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(num_decodes)
-            )
-        );
-    }
-    test_field_num_decodes();
-    fn test_field_num_short_extends() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_short_extends) as usize - ptr as usize
-            },
-            80usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(num_short_extends)
-            )
-        );
-    }
-    test_field_num_short_extends();
-    fn test_field_num_long_extends() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_long_extends) as usize - ptr as usize
-            },
-            88usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(num_long_extends)
-            )
-        );
-    }
-    test_field_num_long_extends();
-    fn test_field_num_prefills() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_reorder_batch_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_prefills) as usize - ptr as usize
-            },
-            96usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_reorder_batch_args),
-                "::",
-                stringify!(num_prefills)
-            )
-        );
-    }
-    test_field_num_prefills();
-}
-pub type cattn_reorder_batch_args_t = cattn_reorder_batch_args;
-pub type cattn_reorder_batch_to_split_decodes_and_prefills_args_t = cattn_reorder_batch_args_t;
-extern "C" {
-    pub fn cattn_reorder_batch_to_split_decodes_and_prefills(
-        args: *mut cattn_reorder_batch_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_naive_query_lens_args {
-    pub struct_size: usize,
-    pub metadata: *const cattn_common_attn_metadata_t,
-    pub out: *mut DLTensor,
-    pub stream: cattn_stream_t,
-}
-#[test]
-fn bindgen_test_layout_cattn_naive_query_lens_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_naive_query_lens_args>(),
-        32usize,
-        concat!("Size of: ", stringify!(cattn_naive_query_lens_args))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_naive_query_lens_args>(),
-        8usize,
-        concat!("Alignment of ", stringify!(cattn_naive_query_lens_args))
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_naive_query_lens_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_naive_query_lens_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_metadata() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_naive_query_lens_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_naive_query_lens_args),
-                "::",
-                stringify!(metadata)
-            )
-        );
-    }
-    test_field_metadata();
-    fn test_field_out() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_naive_query_lens_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_naive_query_lens_args),
-                "::",
-                stringify!(out)
-            )
-        );
-    }
-    test_field_out();
-    fn test_field_stream() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_naive_query_lens_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_naive_query_lens_args),
-                "::",
-                stringify!(stream)
-            )
-        );
-    }
-    test_field_stream();
-}
-pub type cattn_naive_query_lens_args_t = cattn_naive_query_lens_args;
-pub type cattn_compute_num_computed_tokens_args_t = cattn_naive_query_lens_args_t;
-extern "C" {
-    pub fn cattn_naive_query_lens(args: *const cattn_naive_query_lens_args_t) -> cattn_status_t;
-}
-extern "C" {
-    pub fn cattn_compute_num_computed_tokens(
-        args: *const cattn_compute_num_computed_tokens_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_token_to_req_indices_args {
-    pub struct_size: usize,
-    pub metadata: *const cattn_common_attn_metadata_t,
-    pub buffer: *mut DLTensor,
-    pub stream: cattn_stream_t,
-}
-#[test]
-fn bindgen_test_layout_cattn_token_to_req_indices_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_token_to_req_indices_args>(),
-        32usize,
-        concat!("Size of: ", stringify!(cattn_token_to_req_indices_args))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_token_to_req_indices_args>(),
-        8usize,
-        concat!("Alignment of ", stringify!(cattn_token_to_req_indices_args))
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_token_to_req_indices_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_token_to_req_indices_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_metadata() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_token_to_req_indices_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_token_to_req_indices_args),
-                "::",
-                stringify!(metadata)
-            )
-        );
-    }
-    test_field_metadata();
-    fn test_field_buffer() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_token_to_req_indices_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).buffer) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_token_to_req_indices_args),
-                "::",
-                stringify!(buffer)
-            )
-        );
-    }
-    test_field_buffer();
-    fn test_field_stream() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_token_to_req_indices_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_token_to_req_indices_args),
-                "::",
-                stringify!(stream)
-            )
-        );
-    }
-    test_field_stream();
-}
-pub type cattn_token_to_req_indices_args_t = cattn_token_to_req_indices_args;
-extern "C" {
-    pub fn cattn_token_to_req_indices(
-        args: *const cattn_token_to_req_indices_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_unpadded_storage {
-    pub struct_size: usize,
-    pub opaque: [i64; 256usize],
-}
-#[test]
-fn bindgen_test_layout_cattn_unpadded_storage() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_unpadded_storage>(),
-        2056usize,
-        concat!("Size of: ", stringify!(cattn_unpadded_storage))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_unpadded_storage>(),
-        8usize,
-        concat!("Alignment of ", stringify!(cattn_unpadded_storage))
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_storage>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_unpadded_storage),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_opaque() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_storage>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).opaque) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_unpadded_storage),
-                "::",
-                stringify!(opaque)
-            )
-        );
-    }
-    test_field_opaque();
-}
-pub type cattn_unpadded_storage_t = cattn_unpadded_storage;
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_unpadded_args {
-    pub struct_size: usize,
-    pub metadata: *const cattn_common_attn_metadata_t,
-    pub num_actual_tokens: i64,
-    pub num_actual_reqs: i64,
-    pub out: *mut cattn_common_attn_metadata_t,
-    pub storage: *mut cattn_unpadded_storage_t,
-}
-#[test]
-fn bindgen_test_layout_cattn_unpadded_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_unpadded_args>(),
-        48usize,
-        concat!("Size of: ", stringify!(cattn_unpadded_args))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_unpadded_args>(),
-        8usize,
-        concat!("Alignment of ", stringify!(cattn_unpadded_args))
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_unpadded_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_metadata() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).metadata) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_unpadded_args),
-                "::",
-                stringify!(metadata)
-            )
-        );
-    }
-    test_field_metadata();
-    fn test_field_num_actual_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_unpadded_args),
-                "::",
-                stringify!(num_actual_tokens)
-            )
-        );
-    }
-    test_field_num_actual_tokens();
-    fn test_field_num_actual_reqs() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).num_actual_reqs) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_unpadded_args),
-                "::",
-                stringify!(num_actual_reqs)
-            )
-        );
-    }
-    test_field_num_actual_reqs();
-    fn test_field_out() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_unpadded_args),
-                "::",
-                stringify!(out)
-            )
-        );
-    }
-    test_field_out();
-    fn test_field_storage() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_unpadded_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).storage) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_unpadded_args),
-                "::",
-                stringify!(storage)
-            )
-        );
-    }
-    test_field_storage();
-}
-pub type cattn_unpadded_args_t = cattn_unpadded_args;
-extern "C" {
-    pub fn cattn_unpadded(args: *const cattn_unpadded_args_t) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_max_local_attention_virtual_batches_args {
-    pub struct_size: usize,
-    pub attn_chunk_size: i64,
-    pub max_num_seqs: i64,
-    pub max_num_batched_tokens: i64,
-    pub bound: i64,
-    pub bound_with_empty_rows: i64,
-}
-#[test]
-fn bindgen_test_layout_cattn_max_local_attention_virtual_batches_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_max_local_attention_virtual_batches_args>(),
-        48usize,
-        concat!(
-            "Size of: ",
-            stringify!(cattn_max_local_attention_virtual_batches_args)
-        )
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_max_local_attention_virtual_batches_args>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cattn_max_local_attention_virtual_batches_args)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_max_local_attention_virtual_batches_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_max_local_attention_virtual_batches_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_attn_chunk_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_max_local_attention_virtual_batches_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).attn_chunk_size) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_max_local_attention_virtual_batches_args),
-                "::",
-                stringify!(attn_chunk_size)
-            )
-        );
-    }
-    test_field_attn_chunk_size();
-    fn test_field_max_num_seqs() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_max_local_attention_virtual_batches_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).max_num_seqs) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_max_local_attention_virtual_batches_args),
-                "::",
-                stringify!(max_num_seqs)
-            )
-        );
-    }
-    test_field_max_num_seqs();
-    fn test_field_max_num_batched_tokens() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_max_local_attention_virtual_batches_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).max_num_batched_tokens) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_max_local_attention_virtual_batches_args),
-                "::",
-                stringify!(max_num_batched_tokens)
-            )
-        );
-    }
-    test_field_max_num_batched_tokens();
-    fn test_field_bound() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_max_local_attention_virtual_batches_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).bound) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_max_local_attention_virtual_batches_args),
-                "::",
-                stringify!(bound)
-            )
-        );
-    }
-    test_field_bound();
-    fn test_field_bound_with_empty_rows() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<
-                    cattn_max_local_attention_virtual_batches_args,
-                >::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).bound_with_empty_rows) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_max_local_attention_virtual_batches_args),
-                "::",
-                stringify!(bound_with_empty_rows)
-            )
-        );
-    }
-    test_field_bound_with_empty_rows();
-}
-pub type cattn_max_local_attention_virtual_batches_args_t =
-    cattn_max_local_attention_virtual_batches_args;
-extern "C" {
-    pub fn cattn_max_local_attention_virtual_batches(
-        args: *mut cattn_max_local_attention_virtual_batches_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_mm_prefix_range_tensor_args {
-    pub struct_size: usize,
-    pub range_offsets: *const DLTensor,
-    pub ranges: *const DLTensor,
-    pub out: *mut DLTensor,
-    pub max_ranges: i64,
-    pub is_none: i32,
-    pub reserved0: i32,
-}
-#[test]
-fn bindgen_test_layout_cattn_mm_prefix_range_tensor_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_mm_prefix_range_tensor_args>(),
-        48usize,
-        concat!("Size of: ", stringify!(cattn_mm_prefix_range_tensor_args))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_mm_prefix_range_tensor_args>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cattn_mm_prefix_range_tensor_args)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_mm_prefix_range_tensor_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_range_offsets() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).range_offsets) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_mm_prefix_range_tensor_args),
-                "::",
-                stringify!(range_offsets)
-            )
-        );
-    }
-    test_field_range_offsets();
-    fn test_field_ranges() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).ranges) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_mm_prefix_range_tensor_args),
-                "::",
-                stringify!(ranges)
-            )
-        );
-    }
-    test_field_ranges();
-    fn test_field_out() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_mm_prefix_range_tensor_args),
-                "::",
-                stringify!(out)
-            )
-        );
-    }
-    test_field_out();
-    fn test_field_max_ranges() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).max_ranges) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_mm_prefix_range_tensor_args),
-                "::",
-                stringify!(max_ranges)
-            )
-        );
-    }
-    test_field_max_ranges();
-    fn test_field_is_none() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).is_none) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_mm_prefix_range_tensor_args),
-                "::",
-                stringify!(is_none)
-            )
-        );
-    }
-    test_field_is_none();
-    fn test_field_reserved0() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_mm_prefix_range_tensor_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
-            },
-            44usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_mm_prefix_range_tensor_args),
-                "::",
-                stringify!(reserved0)
-            )
-        );
-    }
-    test_field_reserved0();
-}
-pub type cattn_mm_prefix_range_tensor_args_t = cattn_mm_prefix_range_tensor_args;
-extern "C" {
-    pub fn cattn_compute_mm_prefix_range_tensor(
-        args: *mut cattn_mm_prefix_range_tensor_args_t,
-    ) -> cattn_status_t;
-}
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_fill_mm_prefix_query_ranges_args {
-    pub struct_size: usize,
-    pub range_offsets: *const DLTensor,
-    pub ranges: *const DLTensor,
-    pub query_start_loc_cpu: *const DLTensor,
-    pub seq_lens_cpu: *const DLTensor,
-    pub out: *mut DLTensor,
-    pub rows: i64,
-}
-#[test]
-fn bindgen_test_layout_cattn_fill_mm_prefix_query_ranges_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_fill_mm_prefix_query_ranges_args>(),
-        56usize,
-        concat!(
-            "Size of: ",
-            stringify!(cattn_fill_mm_prefix_query_ranges_args)
-        )
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_fill_mm_prefix_query_ranges_args>(),
-        8usize,
-        concat!(
-            "Alignment of ",
-            stringify!(cattn_fill_mm_prefix_query_ranges_args)
-        )
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fill_mm_prefix_query_ranges_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_range_offsets() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).range_offsets) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fill_mm_prefix_query_ranges_args),
-                "::",
-                stringify!(range_offsets)
-            )
-        );
-    }
-    test_field_range_offsets();
-    fn test_field_ranges() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).ranges) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fill_mm_prefix_query_ranges_args),
-                "::",
-                stringify!(ranges)
-            )
-        );
-    }
-    test_field_ranges();
-    fn test_field_query_start_loc_cpu() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).query_start_loc_cpu) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fill_mm_prefix_query_ranges_args),
-                "::",
-                stringify!(query_start_loc_cpu)
-            )
-        );
-    }
-    test_field_query_start_loc_cpu();
-    fn test_field_seq_lens_cpu() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).seq_lens_cpu) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fill_mm_prefix_query_ranges_args),
-                "::",
-                stringify!(seq_lens_cpu)
-            )
-        );
-    }
-    test_field_seq_lens_cpu();
-    fn test_field_out() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
-            },
-            40usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fill_mm_prefix_query_ranges_args),
-                "::",
-                stringify!(out)
-            )
-        );
-    }
-    test_field_out();
-    fn test_field_rows() {
-        assert_eq!(
-            unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_fill_mm_prefix_query_ranges_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).rows) as usize - ptr as usize
-            },
-            48usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_fill_mm_prefix_query_ranges_args),
-                "::",
-                stringify!(rows)
-            )
-        );
-    }
-    test_field_rows();
-}
-pub type cattn_fill_mm_prefix_query_ranges_args_t = cattn_fill_mm_prefix_query_ranges_args;
-extern "C" {
-    pub fn cattn_fill_mm_prefix_query_ranges(
-        args: *mut cattn_fill_mm_prefix_query_ranges_args_t,
-    ) -> cattn_status_t;
-}
-pub const CATTN_LSE_ROUNDING_TORCH: cattn_lse_rounding_e = 0;
-pub const CATTN_LSE_ROUNDING_TORCH1_CPU: cattn_lse_rounding_e = 1;
-pub type cattn_lse_rounding_e = u32;
-pub use self::cattn_lse_rounding_e as cattn_lse_rounding_t;
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct cattn_log2_lse_to_ln_args {
-    pub struct_size: usize,
-    pub lse: *const DLTensor,
-    pub out: *mut DLTensor,
-    pub half_rounding: i64,
-    pub stream: cattn_stream_t,
-}
-#[test]
-fn bindgen_test_layout_cattn_log2_lse_to_ln_args() {
-    assert_eq!(
-        ::std::mem::size_of::<cattn_log2_lse_to_ln_args>(),
-        40usize,
-        concat!("Size of: ", stringify!(cattn_log2_lse_to_ln_args))
-    );
-    assert_eq!(
-        ::std::mem::align_of::<cattn_log2_lse_to_ln_args>(),
-        8usize,
-        concat!("Alignment of ", stringify!(cattn_log2_lse_to_ln_args))
-    );
-    fn test_field_struct_size() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
-            },
-            0usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_log2_lse_to_ln_args),
-                "::",
-                stringify!(struct_size)
-            )
-        );
-    }
-    test_field_struct_size();
-    fn test_field_lse() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).lse) as usize - ptr as usize
-            },
-            8usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_log2_lse_to_ln_args),
-                "::",
-                stringify!(lse)
-            )
-        );
-    }
-    test_field_lse();
-    fn test_field_out() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
-            },
-            16usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_log2_lse_to_ln_args),
-                "::",
-                stringify!(out)
-            )
-        );
-    }
-    test_field_out();
-    fn test_field_half_rounding() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).half_rounding) as usize - ptr as usize
-            },
-            24usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_log2_lse_to_ln_args),
-                "::",
-                stringify!(half_rounding)
-            )
-        );
-    }
-    test_field_half_rounding();
-    fn test_field_stream() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_log2_lse_to_ln_args>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
-            },
-            32usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(cattn_log2_lse_to_ln_args),
-                "::",
-                stringify!(stream)
-            )
-        );
-    }
-    test_field_stream();
-}
-pub type cattn_log2_lse_to_ln_args_t = cattn_log2_lse_to_ln_args;
-extern "C" {
-    pub fn cattn_log2_lse_to_ln(args: *const cattn_log2_lse_to_ln_args_t) -> cattn_status_t;
-}
+#[doc = " Every entry point, in release order, for callers that dlopen the library and resolve only"]
+#[doc = "  cattn_get_api. Members are only appended: test a member newer than your oldest supported"]
+#[doc = "  library with CATTN_API_HAS before calling it. Since: 1.0; members added in 1.1."]
+#[doc = "  Details: docs/api/api_table.md"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_api {
+    #[doc = " CATTN_API_SIZE of the library's header: the table's size in bytes"]
     pub struct_size: usize,
+    #[doc = " the ABI major version, CATTN_VERSION_MAJOR of the library"]
     pub abi_major: u32,
+    #[doc = " the library's CATTN_VERSION_NUMBER"]
     pub version: u32,
+    #[doc = " cattn_version"]
     pub version_number: ::std::option::Option<unsafe extern "C" fn() -> u32>,
+    #[doc = " cattn_version_string"]
     pub version_string:
         ::std::option::Option<unsafe extern "C" fn() -> *const ::std::os::raw::c_char>,
+    #[doc = " cattn_status_string"]
     pub status_string: ::std::option::Option<
         unsafe extern "C" fn(arg1: cattn_status_t) -> *const ::std::os::raw::c_char,
     >,
+    #[doc = " cattn_last_error_message"]
     pub last_error_message:
         ::std::option::Option<unsafe extern "C" fn() -> *const ::std::os::raw::c_char>,
+    #[doc = " cattn_cuda_device_count"]
     pub cuda_device_count:
         ::std::option::Option<unsafe extern "C" fn(arg1: *mut i32) -> cattn_status_t>,
+    #[doc = " cattn_context_create"]
     pub context_create: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut *mut cattn_context_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_context_destroy"]
     pub context_destroy: ::std::option::Option<unsafe extern "C" fn(arg1: *mut cattn_context_t)>,
+    #[doc = " cattn_is_valid_kv_cache_layout"]
     pub is_valid_kv_cache_layout: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const ::std::os::raw::c_char, arg2: *mut i32) -> cattn_status_t,
     >,
+    #[doc = " cattn_kv_cache_layout_name"]
     pub kv_cache_layout_name: ::std::option::Option<
         unsafe extern "C" fn(arg1: cattn_kv_cache_layout_t) -> *const ::std::os::raw::c_char,
     >,
+    #[doc = " cattn_context_set_kv_cache_layout_override"]
     pub context_set_kv_cache_layout_override: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *mut cattn_context_t,
             arg2: cattn_kv_cache_layout_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_get_kv_cache_layout"]
     pub get_kv_cache_layout: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_context_t,
             arg2: *mut cattn_kv_cache_layout_args_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_get_dcp_local_seq_lens"]
     pub get_dcp_local_seq_lens: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_dcp_local_seq_lens_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_get_pcp_query_restore_idx_size"]
     pub get_pcp_query_restore_idx_size: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const DLTensor, arg2: *mut i64) -> cattn_status_t,
     >,
+    #[doc = " cattn_get_pcp_query_restore_idx"]
     pub get_pcp_query_restore_idx: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_pcp_query_restore_idx_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_fused_pcp_qkv_select"]
     pub fused_pcp_qkv_select: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_fused_pcp_qkv_select_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_pcp_kv_allgather_and_restore_workspace_size"]
     pub pcp_kv_allgather_and_restore_workspace_size: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_pcp_kv_allgather_and_restore_args_t,
             arg2: *mut usize,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_pcp_kv_allgather_and_restore"]
     pub pcp_kv_allgather_and_restore: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_pcp_kv_allgather_and_restore_args_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_compute_causal_conv1d_metadata_size"]
     pub compute_causal_conv1d_metadata_size: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const DLTensor,
@@ -8319,20 +9470,26 @@ pub struct cattn_api {
             arg4: *mut i64,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_compute_causal_conv1d_metadata"]
     pub compute_causal_conv1d_metadata: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut cattn_causal_conv1d_metadata_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_extend_all_queries_by_n"]
     pub extend_all_queries_by_n: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_extend_all_queries_by_n_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_make_kv_sharing_fast_prefill_common_attn_metadata"]
     pub make_kv_sharing_fast_prefill_common_attn_metadata: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut cattn_fast_prefill_metadata_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_make_local_attention_virtual_batches"]
     pub make_local_attention_virtual_batches: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut cattn_local_attention_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_local_attention_plan_destroy"]
     pub local_attention_plan_destroy:
         ::std::option::Option<unsafe extern "C" fn(arg1: *mut cattn_local_attention_plan_t)>,
+    #[doc = " cattn_local_attention_plan_get_shape"]
     pub local_attention_plan_get_shape: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_local_attention_plan_t,
@@ -8340,12 +9497,14 @@ pub struct cattn_api {
             arg3: *mut i64,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_local_attention_plan_fill"]
     pub local_attention_plan_fill: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_local_attention_plan_t,
             arg2: *const cattn_local_attention_fill_args_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_local_attention_plan_make_block_table"]
     pub local_attention_plan_make_block_table: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_local_attention_plan_t,
@@ -8354,9 +9513,11 @@ pub struct cattn_api {
             arg4: cattn_stream_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_mamba_get_block_table_tensor"]
     pub mamba_get_block_table_tensor: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_mamba_block_table_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_get_per_layer_parameters"]
     pub get_per_layer_parameters: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_attention_layer_desc_t,
@@ -8364,6 +9525,7 @@ pub struct cattn_api {
             arg3: *mut cattn_per_layer_parameters_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_infer_global_hyperparameters"]
     pub infer_global_hyperparameters: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_per_layer_parameters_t,
@@ -8371,9 +9533,11 @@ pub struct cattn_api {
             arg3: *mut cattn_global_hyperparameters_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_comm_get_unique_id"]
     pub comm_get_unique_id: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut cattn_comm_unique_id_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_comm_create"]
     pub comm_create: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_comm_unique_id_t,
@@ -8383,19 +9547,24 @@ pub struct cattn_api {
             arg5: *mut *mut cattn_comm_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_comm_create_borrowed"]
     pub comm_create_borrowed: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *mut ::std::os::raw::c_void,
             arg2: *mut *mut cattn_comm_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_comm_destroy"]
     pub comm_destroy: ::std::option::Option<unsafe extern "C" fn(arg1: *mut cattn_comm_t)>,
+    #[doc = " cattn_comm_get_rank"]
     pub comm_get_rank: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_comm_t, arg2: *mut i32) -> cattn_status_t,
     >,
+    #[doc = " cattn_comm_get_size"]
     pub comm_get_size: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_comm_t, arg2: *mut i32) -> cattn_status_t,
     >,
+    #[doc = " cattn_make_local_attention_virtual_batches_size"]
     pub make_local_attention_virtual_batches_size: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_local_attention_args_t,
@@ -8404,31 +9573,38 @@ pub struct cattn_api {
             arg4: *mut usize,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_compute_causal_conv1d_metadata_device"]
     pub compute_causal_conv1d_metadata_device: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_causal_conv1d_metadata_device_args_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_make_local_attention_virtual_batches_device"]
     pub make_local_attention_virtual_batches_device: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_local_attention_device_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_step_plan_create"]
     pub step_plan_create: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_step_plan_desc_t,
             arg2: *mut *mut cattn_step_plan_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_step_plan_destroy"]
     pub step_plan_destroy:
         ::std::option::Option<unsafe extern "C" fn(arg1: *mut cattn_step_plan_t)>,
+    #[doc = " cattn_step_plan_get_shape"]
     pub step_plan_get_shape: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_step_plan_t,
             arg2: *mut cattn_step_plan_shape_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_step_plan_workspace_size"]
     pub step_plan_workspace_size: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_step_plan_t, arg2: *mut usize) -> cattn_status_t,
     >,
+    #[doc = " cattn_step_plan_run"]
     pub step_plan_run: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_step_plan_t,
@@ -8437,105 +9613,128 @@ pub struct cattn_api {
             arg4: cattn_stream_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_kv_cache_layout_from_name"]
     pub kv_cache_layout_from_name: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const ::std::os::raw::c_char,
             arg2: *mut cattn_kv_cache_layout_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_kv_cache_layout_get_properties"]
     pub kv_cache_layout_get_properties: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: cattn_kv_cache_layout_t,
             arg2: *mut cattn_kv_cache_layout_properties_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_get_flashinfer_layout_string"]
     pub get_flashinfer_layout_string: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: cattn_kv_cache_layout_t,
             arg2: *mut *const ::std::os::raw::c_char,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_kv_cache_layout_strides"]
     pub kv_cache_layout_strides: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut cattn_kv_cache_layout_strides_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_get_supported_kv_cache_layouts"]
     pub get_supported_kv_cache_layouts: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *mut cattn_get_supported_kv_cache_layouts_args_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_context_set_kv_cache_layout_preset"]
     pub context_set_kv_cache_layout_preset: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *mut cattn_context_t,
             arg2: *const ::std::os::raw::c_char,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_resolve_kv_cache_layout"]
     pub resolve_kv_cache_layout: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *mut cattn_context_t,
             arg2: *mut cattn_resolve_kv_cache_layout_args_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_record_kv_cache_layout"]
     pub record_kv_cache_layout: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *mut cattn_context_t,
             arg2: *const ::std::os::raw::c_char,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_get_resolved_kv_cache_layout"]
     pub get_resolved_kv_cache_layout: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_context_t,
             arg2: *mut cattn_kv_cache_layout_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_split_decodes_and_prefills"]
     pub split_decodes_and_prefills: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut cattn_split_decodes_and_prefills_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_split_decodes_and_prefills_device"]
     pub split_decodes_and_prefills_device: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_split_decodes_and_prefills_device_args_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_split_decodes_prefills_and_extends"]
     pub split_decodes_prefills_and_extends: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *mut cattn_split_decodes_prefills_and_extends_args_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_split_decodes_prefills_and_extends_device"]
     pub split_decodes_prefills_and_extends_device: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_split_decodes_prefills_and_extends_device_args_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_split_prefill_chunks"]
     pub split_prefill_chunks: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut cattn_split_prefill_chunks_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_reorder_batch_to_split_decodes_and_prefills"]
     pub reorder_batch_to_split_decodes_and_prefills: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut cattn_reorder_batch_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_naive_query_lens"]
     pub naive_query_lens: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_naive_query_lens_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_compute_num_computed_tokens"]
     pub compute_num_computed_tokens: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *const cattn_compute_num_computed_tokens_args_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_token_to_req_indices"]
     pub token_to_req_indices: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_token_to_req_indices_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_unpadded"]
     pub unpadded: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_unpadded_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_max_local_attention_virtual_batches"]
     pub max_local_attention_virtual_batches: ::std::option::Option<
         unsafe extern "C" fn(
             arg1: *mut cattn_max_local_attention_virtual_batches_args_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_compute_mm_prefix_range_tensor"]
     pub compute_mm_prefix_range_tensor: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut cattn_mm_prefix_range_tensor_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_fill_mm_prefix_query_ranges"]
     pub fill_mm_prefix_query_ranges: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut cattn_fill_mm_prefix_query_ranges_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_log2_lse_to_ln"]
     pub log2_lse_to_ln: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_log2_lse_to_ln_args_t) -> cattn_status_t,
     >,
@@ -9742,9 +10941,21 @@ fn bindgen_test_layout_cattn_api() {
     }
     test_field_log2_lse_to_ln();
 }
+#[doc = " Every entry point, in release order, for callers that dlopen the library and resolve only"]
+#[doc = "  cattn_get_api. Members are only appended: test a member newer than your oldest supported"]
+#[doc = "  library with CATTN_API_HAS before calling it. Since: 1.0; members added in 1.1."]
+#[doc = "  Details: docs/api/api_table.md"]
 pub type cattn_api_t = cattn_api;
 extern "C" {
+    #[doc = " Returns the function table for ABI `abi_major` (CATTN_VERSION_MAJOR), or NULL when the"]
+    #[doc = "  library does not implement that major: the one symbol a dlopen user resolves."]
+    #[doc = "  Returns: the table or NULL; cannot fail."]
+    #[doc = "  Lifetime: static; valid while the library stays loaded. Since: 1.0."]
+    #[doc = "  Details: docs/api/api_table.md"]
     pub fn cattn_get_api(abi_major: u32) -> *const cattn_api_t;
 }
+#[doc = " The type of cattn_get_api, for callers that resolve it with dlsym; copy dlsym's pointer"]
+#[doc = "  into it with memcpy (ISO C has no cast from void* to a function pointer; POSIX gives both"]
+#[doc = "  one representation). Example: docs/api/api_table.md. Since: 1.1"]
 pub type cattn_get_api_fn =
     ::std::option::Option<unsafe extern "C" fn(abi_major: u32) -> *const cattn_api_t>;

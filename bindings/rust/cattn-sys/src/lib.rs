@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //! Raw FFI of libcattn, generated from `include/cattn.h` by `regenerate.sh` (bindgen CLI).
 //!
-//! Every item mirrors the C header one to one: read the header for the contract of each call.
+//! Every item mirrors the C header one to one, and bindgen copies the header's Doxygen comments
+//! (`/** ... */`, `/**< ... */`) onto the items as their documentation: the contract of each
+//! call. Its explanation, every rule and status, the parity with vLLM, worked examples and the
+//! history are in the libcattn repository's `docs/api/<utility>.md` pages (index:
+//! `docs/api/README.md`). The `CATTN_*` constants of `#define`s carry no documentation: bindgen
+//! does not copy comments of macros.
 //! C enums are plain integer constants (`CATTN_OK`, `kDLCPU`, ...), so that a value from a
 //! newer library is never an invalid Rust value. The safe API is the `cattn` crate.
 //!
@@ -13,5 +18,12 @@
 
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 #![allow(clippy::all)]
+// The generated documentation is the C header's text, not rustdoc Markdown: a `[in]` or a
+// `<name>` in it is not a link or an HTML tag.
+#![allow(
+    rustdoc::broken_intra_doc_links,
+    rustdoc::invalid_html_tags,
+    rustdoc::bare_urls
+)]
 
 include!("bindings.rs");
