@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/*
+/**
+ * @file cattn.hpp
  * cattn.hpp - libcattn's C++17 layer over the C ABI of cattn.h: RAII owners for the handles,
  * typed non-owning tensor views, exceptions, and one-call helpers that allocate and return
  * their outputs.
@@ -7,8 +8,10 @@
  * Header-only: every function here is inline and calls the C entry points of cattn.h, so this
  * header adds no symbol and no ABI of its own. Link libcattn as a C caller does
  * (find_package(cattn) and cattn::cattn, or pkg-config cattn). It needs C++17 and no CUDA
- * header. cattn.h remains the manual of what each call computes and which status it returns;
- * the comments here say which C call a wrapper makes, what it allocates and what it throws.
+ * header. cattn.h states each C call's contract and `docs/api/<utility>.md` explains it (what
+ * it computes, every rule and status, the parity with vLLM, examples, history); the comments
+ * here say only which C call a wrapper makes, what it allocates and what it throws, and end
+ * with a pointer to that page.
  *
  * Conventions (each declaration below states only what it adds):
  *
@@ -34,7 +37,7 @@
  *     non-const memory. A default-constructed view is absent: the C call sees NULL.
  *  4. Devices. A view is host memory (kDLCPU) unless made with a device, e.g.
  *     tensor_view<int32_t>(ptr, {n}, cattn::cuda(0)), or moved with .on(cattn::cuda(0)). The
- *     C calls dispatch on the tensors' devices as cattn.h says.
+ *     C calls dispatch on the tensors' devices: see docs/api/conventions.md.
  *  5. Streams. stream_ref takes a cudaStream_t (cattn_stream_t is the same type, so no CUDA
  *     header is needed), a void*, or nothing (NULL, the legacy default stream). Every wrapper
  *     whose C call has a stream takes one, last, and forwards it; host tensors ignore it.
@@ -45,8 +48,8 @@
  *  7. Lifetime. Views borrow: the memory must outlive the call (and, for CUDA work, the work).
  *     Nothing here keeps a view after returning, except the views inside an attn_metadata that
  *     the caller holds and unpadded() returns.
- *  8. Threads. As the C calls (cattn.h promise 10). The objects of this header are not
- *     synchronised: share one between threads for reading only.
+ *  8. Threads. As the C calls (see docs/api/conventions.md). The objects of this header are
+ *     not synchronised: share one between threads for reading only.
  *
  * Everything in this header is Since: 1.1.
  */
@@ -80,31 +83,33 @@
 #include <span>
 #endif
 #endif
-/* Defined to 1 when tensor views convert from std::span (C++20 with the library's span). */
+/** Defined to 1 when tensor views convert from std::span (C++20 with the library's span). */
 #if defined(__cpp_lib_span) && __cpp_lib_span >= 202002L
 #define CATTN_HPP_HAVE_SPAN 1
 #else
 #define CATTN_HPP_HAVE_SPAN 0
 #endif
 
+/** libcattn's C++ layer: everything of cattn.hpp but the CATTN_HPP_* macros. */
 namespace cattn {
 
 /* ============================================================================================
  * Errors
  * ========================================================================================== */
 
-/* A failed libcattn call: its status and the library's message. what() is
+/** A failed libcattn call: its status and the library's message. what() is
  * "<status name>: <message>", e.g. "CATTN_INVALID_ARGUMENT: cattn_get_dcp_local_seq_lens: ...".
- * Copying never throws. Since: 1.1 */
+ * Copying never throws. Since: 1.1
+ * See docs/api/context.md for the statuses and the message format. */
 class error : public std::runtime_error {
  public:
   error(cattn_status_t status, const std::string& message)
       : std::runtime_error(std::string(cattn_status_string(status)) + ": " + message),
         status_(status),
         prefix_(std::strlen(cattn_status_string(status)) + 2) {}
-  /* The status the C call returned (CATTN_INVALID_ARGUMENT for this layer's own checks). */
+  /** The status the C call returned (CATTN_INVALID_ARGUMENT for this layer's own checks). */
   cattn_status_t status() const noexcept { return status_; }
-  /* The message alone: cattn_last_error_message() of the failed call, or this layer's. */
+  /** The message alone: cattn_last_error_message() of the failed call, or this layer's. */
   const char* message() const noexcept { return what() + prefix_; }
 
  private:
@@ -112,8 +117,9 @@ class error : public std::runtime_error {
   size_t prefix_;
 };
 
-/* Throws error(status, cattn_last_error_message()) unless status is CATTN_OK: for callers that
- * mix this header with C calls of their own. Since: 1.1 */
+/** Throws error(status, cattn_last_error_message()) unless status is CATTN_OK: for callers that
+ * mix this header with C calls of their own. Since: 1.1
+ * See docs/api/context.md. */
 inline void check(cattn_status_t status) {
   if (status != CATTN_OK) throw error(status, cattn_last_error_message());
 }
@@ -144,22 +150,24 @@ inline size_t to_size(int64_t n, const char* fn) {
  * Version, status, runtime
  * ========================================================================================== */
 
-/* cattn_version(): the library's CATTN_VERSION_NUMBER. Throws nothing. Since: 1.1 */
+/** cattn_version(): the library's CATTN_VERSION_NUMBER. Throws nothing. Since: 1.1
+ * See docs/api/context.md. */
 inline uint32_t version() noexcept { return cattn_version(); }
-/* cattn_version_string(): "MAJOR.MINOR.PATCH", static. Throws nothing. Since: 1.1 */
+/** cattn_version_string(): "MAJOR.MINOR.PATCH", static. Throws nothing. Since: 1.1 */
 inline const char* version_string() noexcept { return cattn_version_string(); }
-/* cattn_status_string(): a static name. Throws nothing. Since: 1.1 */
+/** cattn_status_string(): a static name. Throws nothing. Since: 1.1 */
 inline const char* status_string(cattn_status_t status) noexcept {
   return cattn_status_string(status);
 }
-/* cattn_cuda_device_count(): the CUDA devices the library can use (0 without CUDA).
- * Throws: error. Since: 1.1 */
+/** cattn_cuda_device_count(): the CUDA devices the library can use. Throws: error. Since: 1.1
+ * See docs/api/context.md. */
 inline int32_t cuda_device_count() {
   int32_t n = 0;
   check(cattn_cuda_device_count(&n));
   return n;
 }
-/* cattn_get_api(abi_major): the function table, or nullptr. Throws nothing. Since: 1.1 */
+/** cattn_get_api(abi_major): the function table, or nullptr. Throws nothing. Since: 1.1
+ * See docs/api/api_table.md. */
 inline const cattn_api_t* get_api(uint32_t abi_major = CATTN_VERSION_MAJOR) noexcept {
   return cattn_get_api(abi_major);
 }
@@ -168,10 +176,11 @@ inline const cattn_api_t* get_api(uint32_t abi_major = CATTN_VERSION_MAJOR) noex
  * Element types, devices, streams
  * ========================================================================================== */
 
-/* The DLPack dtype of element type T: specialise it for types of your own (a bfloat16 struct,
- * say). Provided: every integer type (kDLInt or kDLUInt of its width), bool (kDLUInt 8, which
- * cattn.h's byte-per-request inputs accept), float and double. A type without a value cannot
- * be viewed. Since: 1.1 */
+/** The DLPack dtype of element type T: specialise it for types of your own (a bfloat16 struct,
+ * say). Provided: every integer type (kDLInt or kDLUInt of its width), bool (kDLUInt 8, for
+ * the byte-per-request inputs), float and double. A type without a value cannot be viewed.
+ * Since: 1.1
+ * See docs/api/conventions.md for the dtypes each call accepts. */
 template <class T, class = void>
 struct dtype_traits {};
 template <class T>
@@ -193,7 +202,7 @@ struct dtype_traits<double> {
   static constexpr DLDataType value{static_cast<uint8_t>(kDLFloat), 64, 1};
 };
 
-/* Whether T (cv-qualifiers ignored) has a dtype. Since: 1.1 */
+/** Whether T (cv-qualifiers ignored) has a dtype. Since: 1.1 */
 template <class T, class = void>
 struct has_dtype : std::false_type {};
 template <class T>
@@ -202,32 +211,40 @@ struct has_dtype<T, std::void_t<decltype(dtype_traits<std::remove_cv_t<T>>::valu
 template <class T>
 inline constexpr bool has_dtype_v = has_dtype<T>::value;
 
-/* The dtype of T, deduced at compile time. Since: 1.1 */
+/** The dtype of T, deduced at compile time. Since: 1.1 */
 template <class T>
 inline constexpr DLDataType dtype_of = dtype_traits<std::remove_cv_t<T>>::value;
 
-/* Whether T can be an index or length element: a signed integer of 32 or 64 bits (int32_t,
+/** Whether T can be an index or length element: a signed integer of 32 or 64 bits (int32_t,
  * int64_t, and long long where that is another type). Since: 1.1 */
 template <class T>
 inline constexpr bool is_index_type_v =
     std::is_integral_v<std::remove_cv_t<T>> && std::is_signed_v<std::remove_cv_t<T>> &&
     (sizeof(T) == 4 || sizeof(T) == 8);
 
-/* Devices for views. Since: 1.1 */
+/** Host memory (kDLCPU), the device of a view made without one. Since: 1.1
+ * See docs/api/conventions.md for the devices each call accepts. */
 constexpr DLDevice host() noexcept { return DLDevice{kDLCPU, 0}; }
+/** Memory of CUDA device `ordinal` (kDLCUDA). Since: 1.1 */
 constexpr DLDevice cuda(int32_t ordinal = 0) noexcept { return DLDevice{kDLCUDA, ordinal}; }
+/** Pinned host memory (kDLCUDAHost), which the host may read. Since: 1.1 */
 constexpr DLDevice cuda_host() noexcept { return DLDevice{kDLCUDAHost, 0}; }
 
-/* A borrowed CUDA stream: a cudaStream_t / cattn_stream_t, a void* holding one, or nothing
- * (NULL: the legacy default stream). Host work ignores it. Since: 1.1 */
+/** A borrowed CUDA stream: a cudaStream_t / cattn_stream_t, a void* holding one, or nothing
+ * (NULL: the legacy default stream). Host work ignores it. Since: 1.1
+ * See docs/api/context.md for the stream rules. */
 class stream_ref {
  public:
+  /** The legacy default stream (NULL). */
   constexpr stream_ref() noexcept = default;
+  /** The legacy default stream (NULL). */
   constexpr stream_ref(std::nullptr_t) noexcept {}
+  /** Borrows `stream` (a cudaStream_t is the same type). */
   constexpr stream_ref(cattn_stream_t stream) noexcept : s_(stream) {}
-  /* Only a void* itself, so that no other pointer becomes a stream by accident. */
+  /** Only a void* itself, so that no other pointer becomes a stream by accident. */
   template <class P, std::enable_if_t<std::is_same_v<P, void*>, int> = 0>
   stream_ref(P stream) noexcept : s_(static_cast<cattn_stream_t>(stream)) {}
+  /** The stream the C calls receive. */
   constexpr cattn_stream_t get() const noexcept { return s_; }
 
  private:
@@ -238,7 +255,7 @@ class stream_ref {
  * Tensor views
  * ========================================================================================== */
 
-/* The most dimensions a view holds (log2_lse_to_ln takes up to 8). Since: 1.1 */
+/** The most dimensions a view holds (log2_lse_to_ln takes up to 8). Since: 1.1 */
 inline constexpr int max_dims = 8;
 
 template <class T>
@@ -347,8 +364,9 @@ class tensor_arg {
 
 }  // namespace detail
 
-/* A typed, non-owning view of caller memory: row-major when no strides are given. T may be
- * const (an input). An absent view is default-constructed. Since: 1.1 */
+/** A typed, non-owning view of caller memory: row-major when no strides are given. T may be
+ * const (an input). An absent view is default-constructed. Since: 1.1
+ * See docs/api/conventions.md for what the calls require of tensors. */
 template <class T>
 class tensor_view : public detail::view_base {
   static_assert(has_dtype_v<T>, "cattn::tensor_view<T>: T has no DLPack dtype (dtype_traits)");
@@ -365,14 +383,14 @@ class tensor_view : public detail::view_base {
   using value_type = value_type_;
 
   tensor_view() noexcept = default;
-  /* data with a compact row-major shape on `device`. */
+  /** data with a compact row-major shape on `device`. */
   tensor_view(T* data, std::initializer_list<int64_t> shape, DLDevice device = host()) {
     assign(data, dtype_of<T>, shape.begin(), shape.size(), nullptr, device);
   }
   tensor_view(T* data, const std::vector<int64_t>& shape, DLDevice device = host()) {
     assign(data, dtype_of<T>, shape.data(), shape.size(), nullptr, device);
   }
-  /* data with a shape and strides in elements (as many as dimensions). */
+  /** data with a shape and strides in elements (as many as dimensions). */
   tensor_view(T* data, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> strides,
               DLDevice device = host()) {
     if (strides.size() != shape.size())
@@ -380,7 +398,7 @@ class tensor_view : public detail::view_base {
                    std::to_string(shape.size()) + " dimensions");
     assign(data, dtype_of<T>, shape.begin(), shape.size(), strides.begin(), device);
   }
-  /* A 1-D view of a vector, or of it reshaped (the shape must hold exactly its elements). */
+  /** A 1-D view of a vector, or of it reshaped (the shape must hold exactly its elements). */
   template <class U, class A, std::enable_if_t<from_vector_<U>, int> = 0>
   tensor_view(std::vector<U, A>& v) : tensor_view(v.data(), {static_cast<int64_t>(v.size())}) {}
   template <class U, class A, std::enable_if_t<from_vector_<const U>, int> = 0>
@@ -396,7 +414,7 @@ class tensor_view : public detail::view_base {
       : tensor_view(v.data(), shape) {
     expect_numel(v.size());
   }
-  /* std::array and C arrays (1-D, or 2-D for T[R][C]). */
+  /** std::array and C arrays (1-D, or 2-D for T[R][C]). */
   template <class U, size_t N, std::enable_if_t<from_<U>, int> = 0>
   tensor_view(std::array<U, N>& a) : tensor_view(a.data(), {static_cast<int64_t>(N)}) {}
   template <class U, size_t N, std::enable_if_t<from_<const U>, int> = 0>
@@ -407,27 +425,27 @@ class tensor_view : public detail::view_base {
   tensor_view(T (&a)[R][C])
       : tensor_view(&a[0][0], {static_cast<int64_t>(R), static_cast<int64_t>(C)}) {}
 #if CATTN_HPP_HAVE_SPAN
-  /* A 1-D view of a span (C++20). */
+  /** A 1-D view of a span (C++20). */
   template <class U, size_t E, std::enable_if_t<from_<U>, int> = 0>
   tensor_view(std::span<U, E> s) : tensor_view(s.data(), {static_cast<int64_t>(s.size())}) {}
 #endif
-  /* The whole of a host_tensor, with its dtype. */
+  /** The whole of a host_tensor, with its dtype. */
   template <class U, std::enable_if_t<from_<U>, int> = 0>
   tensor_view(host_tensor<U>& t) : tensor_view(t.view()) {}
   template <class U, std::enable_if_t<from_<const U>, int> = 0>
   tensor_view(const host_tensor<U>& t) : tensor_view(t.view()) {}
-  /* A view of non-const elements is also a view of const ones. */
+  /** A view of non-const elements is also a view of const ones. */
   template <class U, std::enable_if_t<!std::is_same_v<U, T> && from_<U>, int> = 0>
   tensor_view(const tensor_view<U>& v) noexcept : view_base(v) {}
 
   T* data() const noexcept { return static_cast<T*>(data_); }
-  /* The same view on another device: the data pointer is that device's memory. */
+  /** The same view on another device: the data pointer is that device's memory. */
   tensor_view on(DLDevice device) const noexcept {
     tensor_view v = *this;
     detail::view_access::set_device(v, device);
     return v;
   }
-  /* The same view under another dtype of T's width (bfloat16 data in uint16_t, say). */
+  /** The same view under another dtype of T's width (bfloat16 data in uint16_t, say). */
   tensor_view with_dtype(DLDataType dtype) const {
     if (static_cast<size_t>(dtype.bits) * dtype.lanes != sizeof(T) * 8)
       detail::fail("cattn::tensor_view::with_dtype: " + std::to_string(dtype.bits) + " bits x " +
@@ -437,7 +455,7 @@ class tensor_view : public detail::view_base {
     detail::view_access::set_dtype(v, dtype);
     return v;
   }
-  /* The same view with DLTensor::byte_offset set (bytes from data() to the first element). */
+  /** The same view with DLTensor::byte_offset set (bytes from data() to the first element). */
   tensor_view with_byte_offset(uint64_t bytes) const noexcept {
     tensor_view v = *this;
     detail::view_access::set_byte_offset(v, bytes);
@@ -512,38 +530,38 @@ class erased_view : public view_base {
 
 }  // namespace detail
 
-/* An input of int32 or int64 elements (index and length tensors). Anything else does not
+/** An input of int32 or int64 elements (index and length tensors). Anything else does not
  * convert, so passing float data where cattn.h takes an index fails to compile. Since: 1.1 */
 class index_cview : public detail::erased_view<detail::index_element, false> {
  public:
   using erased_view::erased_view;
   index_cview() noexcept = default;
-  /* An index_view is also an input. */
+  /** An index_view is also an input. */
   index_cview(const detail::erased_view<detail::index_element, true>& v) noexcept { set_from(v); }
 };
-/* An output of int32 or int64 elements, in non-const memory. Since: 1.1 */
+/** An output of int32 or int64 elements, in non-const memory. Since: 1.1 */
 class index_view : public detail::erased_view<detail::index_element, true> {
  public:
   using erased_view::erased_view;
   index_view() noexcept = default;
 };
-/* An input of any element type that has a dtype (keys, values, lse, slot mappings...).
+/** An input of any element type that has a dtype (keys, values, lse, slot mappings...).
  * Since: 1.1 */
 class any_cview : public detail::erased_view<detail::any_element, false> {
  public:
   using erased_view::erased_view;
   any_cview() noexcept = default;
-  /* Index views and any_view are inputs of any element type too. */
+  /** Index views and any_view are inputs of any element type too. */
   any_cview(const index_cview& v) noexcept { set_from(v); }
   any_cview(const detail::erased_view<detail::index_element, true>& v) noexcept { set_from(v); }
   any_cview(const detail::erased_view<detail::any_element, true>& v) noexcept { set_from(v); }
 };
-/* An output of any element type, in non-const memory. Since: 1.1 */
+/** An output of any element type, in non-const memory. Since: 1.1 */
 class any_view : public detail::erased_view<detail::any_element, true> {
  public:
   using erased_view::erased_view;
   any_view() noexcept = default;
-  /* An index_view is an output of any element type too. */
+  /** An index_view is an output of any element type too. */
   any_view(const index_view& v) noexcept { set_from(v); }
 };
 
@@ -551,7 +569,7 @@ class any_view : public detail::erased_view<detail::any_element, true> {
  * Owned host results
  * ========================================================================================== */
 
-/* A row-major host array with a shape, as the one-call helpers return where a result has more
+/** A row-major host array with a shape, as the one-call helpers return where a result has more
  * than one dimension. Zero-initialised; dtype() is T's unless made with another of T's width
  * (a helper copies its input's, e.g. bfloat16 in uint16_t). Since: 1.1 */
 template <class T>
@@ -576,12 +594,12 @@ class host_tensor {
   DLDataType dtype() const noexcept { return dtype_; }
   T* data() noexcept { return data_.data(); }
   const T* data() const noexcept { return data_.data(); }
-  /* The elements in row-major order. */
+  /** The elements in row-major order. */
   std::vector<T>& values() noexcept { return data_; }
   const std::vector<T>& values() const noexcept { return data_; }
   T& operator[](size_t i) noexcept { return data_[i]; }
   const T& operator[](size_t i) const noexcept { return data_[i]; }
-  /* Element (i, j, ...): one index per dimension. */
+  /** Element (i, j, ...): one index per dimension. */
   template <class... I>
   T& operator()(I... idx) noexcept {
     return data_[offset(idx...)];
@@ -594,7 +612,7 @@ class host_tensor {
   typename std::vector<T>::iterator end() noexcept { return data_.end(); }
   typename std::vector<T>::const_iterator begin() const noexcept { return data_.begin(); }
   typename std::vector<T>::const_iterator end() const noexcept { return data_.end(); }
-  /* A view of the whole array (host memory, its dtype). */
+  /** A view of the whole array (host memory, its dtype). */
   tensor_view<T> view() { return tensor_view<T>(data_.data(), shape_).with_dtype(dtype_); }
   tensor_view<const T> view() const {
     return tensor_view<const T>(data_.data(), shape_).with_dtype(dtype_);
@@ -651,7 +669,7 @@ void append_nested(std::string& s, const host_tensor<T>& t, size_t dim, size_t& 
 
 }  // namespace detail
 
-/* "[1, 2, 3]"; nested brackets per dimension for a host_tensor; "[(0, 3), (3, 5)]" for pairs.
+/** "[1, 2, 3]"; nested brackets per dimension for a host_tensor; "[(0, 3), (3, 5)]" for pairs.
  * For printing and messages. Since: 1.1 */
 template <class T, class A>
 std::string to_string(const std::vector<T, A>& v) {
@@ -794,35 +812,37 @@ struct step_plan_traits {
  * Batch metadata (vLLM's CommonAttentionMetadata)
  * ========================================================================================== */
 
-/* cattn_common_attn_metadata_t with views instead of DLTensor pointers: an absent view is NULL.
- * The 1.1 fields are included (a call reads them as cattn.h says). Since: 1.1 */
+/** cattn_common_attn_metadata_t with views instead of DLTensor pointers: an absent view is NULL.
+ * The 1.1 fields are included. Since: 1.1
+ * See docs/api/common_attn_metadata.md. */
 struct attn_metadata {
-  index_cview query_start_loc;         /* [num_reqs + 1] */
-  index_cview query_start_loc_cpu;     /* host mirror */
-  index_cview seq_lens;                /* [num_reqs] */
-  index_cview seq_lens_cpu;            /* host mirror */
-  index_cview num_computed_tokens_cpu; /* [num_reqs] host */
-  index_cview block_table_tensor;      /* [num_reqs, max_blocks_per_req] */
-  any_cview slot_mapping;              /* [num_actual_tokens (+ padding)] */
-  index_cview logits_indices_padded;   /* [>= num_logits_indices] */
+  index_cview query_start_loc;         /**< [num_reqs + 1] */
+  index_cview query_start_loc_cpu;     /**< host mirror */
+  index_cview seq_lens;                /**< [num_reqs] */
+  index_cview seq_lens_cpu;            /**< host mirror */
+  index_cview num_computed_tokens_cpu; /**< [num_reqs] host */
+  index_cview block_table_tensor;      /**< [num_reqs, max_blocks_per_req] */
+  any_cview slot_mapping;              /**< [num_actual_tokens (+ padding)] */
+  index_cview logits_indices_padded;   /**< [>= num_logits_indices] */
   int64_t num_reqs = 0;
   int64_t num_actual_tokens = 0;
   int64_t max_query_len = 0;
   int64_t max_seq_len = 0;
   int64_t num_logits_indices = 0;
   bool causal = true;
-  index_cview positions;               /* 1.1 fields, as cattn.h's struct */
-  any_cview is_prefilling;             /* one byte per request (bool) */
-  any_cview causal_per_req;            /* one byte per request (bool) */
+  index_cview positions;               /**< the first of the 1.1 fields */
+  any_cview is_prefilling;             /**< one byte per request (bool) */
+  any_cview causal_per_req;            /**< one byte per request (bool) */
   index_cview dcp_local_seq_lens;
   index_cview dcp_local_seq_lens_cpu;
   index_cview seq_lens_cpu_upper_bound;
   index_cview encoder_seq_lens;
   index_cview encoder_seq_lens_cpu;
-  int64_t max_logits_per_req = CATTN_NOT_GIVEN; /* <= 0: not given */
+  int64_t max_logits_per_req = CATTN_NOT_GIVEN; /**< <= 0: not given */
 };
 
-/* The scalar fields of a metadata struct a call has written. Since: 1.1 */
+/** The scalar fields of a metadata struct a call has written. Since: 1.1
+ * See docs/api/common_attn_metadata.md. */
 struct metadata_scalars {
   int64_t num_reqs = 0;
   int64_t num_actual_tokens = 0;
@@ -900,24 +920,27 @@ inline metadata_scalars scalars_of(const cattn_common_attn_metadata_t& m) noexce
  * KV-cache layout (get_kv_cache_layout, the six layouts, the resolver) and the context
  * ========================================================================================== */
 
-/* The inputs of cattn_get_kv_cache_layout (cattn_kv_cache_layout_args_t). Since: 1.1 */
+/** The inputs of cattn_get_kv_cache_layout (cattn_kv_cache_layout_args_t). Since: 1.1
+ * See docs/api/get_kv_cache_layout.md. */
 struct kv_cache_layout_query {
-  uint32_t supported_mask = 0; /* CATTN_KV_CACHE_LAYOUT_BIT(...) ORed; 0 = any layout */
+  uint32_t supported_mask = 0; /**< CATTN_KV_CACHE_LAYOUT_BIT(...) ORed; 0 = any layout */
   bool read_environment = false;
-  const char* env_value = nullptr; /* the user's setting; nullptr = unset */
+  const char* env_value = nullptr; /**< the user's setting; nullptr = unset */
   cattn_kv_cache_layout_t connector_layout = CATTN_KV_CACHE_LAYOUT_UNSET;
 };
 
-/* One KV-cache spec of the resolver (num_heads, num_states, page_size_bytes; 0 = None).
- * Since: 1.1 */
+/** One KV-cache spec of the resolver (num_heads, num_states, page_size_bytes; 0 = None).
+ * Since: 1.1
+ * See docs/api/resolve_kv_cache_layout.md. */
 struct kv_cache_spec {
   int64_t num_heads = 0;
   int64_t num_states = 0;
   int64_t page_size_bytes = 0;
 };
 
-/* The inputs of cattn_resolve_kv_cache_layout: one list of layout names per worker, the specs,
- * the user's setting and the connector's preference (nullopt = unset). Since: 1.1 */
+/** The inputs of cattn_resolve_kv_cache_layout: one list of layout names per worker, the specs,
+ * the user's setting and the connector's preference (nullopt = unset). Since: 1.1
+ * See docs/api/resolve_kv_cache_layout.md. */
 struct kv_cache_layout_resolve_request {
   std::vector<std::vector<std::string>> workers;
   std::vector<kv_cache_spec> specs;
@@ -926,7 +949,8 @@ struct kv_cache_layout_resolve_request {
   std::optional<std::string> connector_layout;
 };
 
-/* The outputs of cattn_resolve_kv_cache_layout. Since: 1.1 */
+/** The outputs of cattn_resolve_kv_cache_layout. Since: 1.1
+ * See docs/api/resolve_kv_cache_layout.md. */
 struct resolved_kv_cache_layout {
   cattn_kv_cache_layout_t layout = CATTN_KV_CACHE_LAYOUT_UNSET;
   bool connector_fell_back = false;
@@ -946,34 +970,35 @@ inline cattn_kv_cache_layout_t get_kv_cache_layout(const cattn_context_t* ctx,
 }
 }  // namespace detail
 
-/* Owns a cattn_context_t: the state vLLM keeps in module globals (the layout override, the
- * resolved layout). Move-only; destroyed with cattn_context_destroy. Since: 1.1 */
+/** Owns a cattn_context_t: the layout override, the preset and the resolved layout.
+ * Move-only; destroyed with cattn_context_destroy. Since: 1.1
+ * See docs/api/context.md. */
 class context {
  public:
-  /* Creates a context. Calls: cattn_context_create. Allocates: the context.
+  /** Creates a context. Calls: cattn_context_create. Allocates: the context.
    * Throws: error (CATTN_OUT_OF_MEMORY). */
   context() {
     cattn_context_t* p = nullptr;
     check(cattn_context_create(&p));
     h_.reset(p);
   }
-  /* Takes ownership of a context made with cattn_context_create. Throws nothing. */
+  /** Takes ownership of a context made with cattn_context_create. Throws nothing. */
   static context adopt(cattn_context_t* raw) noexcept { return context(raw); }
   cattn_context_t* get() const noexcept { return h_.get(); }
   cattn_context_t* release() noexcept { return h_.release(); }
   explicit operator bool() const noexcept { return h_.get() != nullptr; }
 
-  /* Sets or (UNSET) clears the override. Calls: cattn_context_set_kv_cache_layout_override.
+  /** Sets or (UNSET) clears the override. Calls: cattn_context_set_kv_cache_layout_override.
    * Throws: error. */
   void set_kv_cache_layout_override(cattn_kv_cache_layout_t layout) {
     check(cattn_context_set_kv_cache_layout_override(get(), layout));
   }
-  /* The layout with this context's override. Calls: cattn_get_kv_cache_layout.
+  /** The layout with this context's override. Calls: cattn_get_kv_cache_layout.
    * Throws: error. */
   cattn_kv_cache_layout_t get_kv_cache_layout(const kv_cache_layout_query& q = {}) const {
     return detail::get_kv_cache_layout(get(), q);
   }
-  /* Sets (nullptr: clears) the preset name. Calls: cattn_context_set_kv_cache_layout_preset.
+  /** Sets (nullptr: clears) the preset name. Calls: cattn_context_set_kv_cache_layout_preset.
    * Throws: error. */
   void set_kv_cache_layout_preset(const char* name) {
     check(cattn_context_set_kv_cache_layout_preset(get(), name));
@@ -981,7 +1006,7 @@ class context {
   void set_kv_cache_layout_preset(const std::string& name) {
     set_kv_cache_layout_preset(name.c_str());
   }
-  /* Resolves the model's layout. Calls: cattn_resolve_kv_cache_layout. Allocates: the arrays
+  /** Resolves the model's layout. Calls: cattn_resolve_kv_cache_layout. Allocates: the arrays
    * of names it passes. Throws: error. */
   resolved_kv_cache_layout resolve_kv_cache_layout(const kv_cache_layout_resolve_request& r) {
     std::vector<int64_t> counts;
@@ -1014,13 +1039,12 @@ class context {
     out.from_preset = a.from_preset != 0;
     return out;
   }
-  /* Adopts a layout resolved elsewhere. Calls: cattn_record_kv_cache_layout. Throws: error. */
+  /** Adopts a layout resolved elsewhere. Calls: cattn_record_kv_cache_layout. Throws: error. */
   void record_kv_cache_layout(const char* name) {
     check(cattn_record_kv_cache_layout(get(), name));
   }
   void record_kv_cache_layout(const std::string& name) { record_kv_cache_layout(name.c_str()); }
-  /* The resolved layout. Calls: cattn_get_resolved_kv_cache_layout. Throws: error (nothing
-   * resolved yet, among others). */
+  /** The resolved layout. Calls: cattn_get_resolved_kv_cache_layout. Throws: error. */
   cattn_kv_cache_layout_t get_resolved_kv_cache_layout() const {
     cattn_kv_cache_layout_t l = CATTN_KV_CACHE_LAYOUT_UNSET;
     check(cattn_get_resolved_kv_cache_layout(get(), &l));
@@ -1032,13 +1056,15 @@ class context {
   detail::unique_handle<detail::context_traits> h_;
 };
 
-/* The layout without a context (no override). Calls: cattn_get_kv_cache_layout with ctx NULL.
- * Throws: error. Since: 1.1 */
+/** The layout without a context (no override). Calls: cattn_get_kv_cache_layout with ctx NULL.
+ * Throws: error. Since: 1.1
+ * See docs/api/get_kv_cache_layout.md. */
 inline cattn_kv_cache_layout_t get_kv_cache_layout(const kv_cache_layout_query& q = {}) {
   return detail::get_kv_cache_layout(nullptr, q);
 }
-/* Whether value is "NHD" or "HND". Calls: cattn_is_valid_kv_cache_layout. Throws: error.
- * Since: 1.1 */
+/** Whether value is "NHD" or "HND". Calls: cattn_is_valid_kv_cache_layout. Throws: error.
+ * Since: 1.1
+ * See docs/api/get_kv_cache_layout.md. */
 inline bool is_valid_kv_cache_layout(const char* value) {
   int32_t valid = 0;
   check(cattn_is_valid_kv_cache_layout(value, &valid));
@@ -1047,12 +1073,14 @@ inline bool is_valid_kv_cache_layout(const char* value) {
 inline bool is_valid_kv_cache_layout(const std::string& value) {
   return is_valid_kv_cache_layout(value.c_str());
 }
-/* "NHD", "HND" or nullptr. Calls: cattn_kv_cache_layout_name. Throws nothing. Since: 1.1 */
+/** "NHD", "HND" or nullptr. Calls: cattn_kv_cache_layout_name. Throws nothing. Since: 1.1
+ * See docs/api/kv_cache_layout.md. */
 inline const char* kv_cache_layout_name(cattn_kv_cache_layout_t layout) noexcept {
   return cattn_kv_cache_layout_name(layout);
 }
-/* Parses a name (aliases NHD, HND). Calls: cattn_kv_cache_layout_from_name. Throws: error.
- * Since: 1.1 */
+/** Parses a name (aliases NHD, HND). Calls: cattn_kv_cache_layout_from_name. Throws: error.
+ * Since: 1.1
+ * See docs/api/kv_cache_layout.md. */
 inline cattn_kv_cache_layout_t kv_cache_layout_from_name(const char* name) {
   cattn_kv_cache_layout_t l = CATTN_KV_CACHE_LAYOUT_UNSET;
   check(cattn_kv_cache_layout_from_name(name, &l));
@@ -1061,30 +1089,34 @@ inline cattn_kv_cache_layout_t kv_cache_layout_from_name(const char* name) {
 inline cattn_kv_cache_layout_t kv_cache_layout_from_name(const std::string& name) {
   return kv_cache_layout_from_name(name.c_str());
 }
-/* A layout's properties. Calls: cattn_kv_cache_layout_get_properties. Throws: error.
- * Since: 1.1 */
+/** A layout's properties. Calls: cattn_kv_cache_layout_get_properties. Throws: error.
+ * Since: 1.1
+ * See docs/api/kv_cache_layout.md. */
 inline cattn_kv_cache_layout_properties_t kv_cache_layout_get_properties(
     cattn_kv_cache_layout_t layout) {
   cattn_kv_cache_layout_properties_t p = CATTN_KV_CACHE_LAYOUT_PROPERTIES_INIT;
   check(cattn_kv_cache_layout_get_properties(layout, &p));
   return p;
 }
-/* FlashInfer's name, static. Calls: cattn_get_flashinfer_layout_string. Throws: error
- * (CATTN_NOT_SUPPORTED for LHBNC). Since: 1.1 */
+/** FlashInfer's name, static. Calls: cattn_get_flashinfer_layout_string. Throws: error.
+ * Since: 1.1
+ * See docs/api/kv_cache_layout.md. */
 inline const char* get_flashinfer_layout_string(cattn_kv_cache_layout_t layout) {
   const char* s = nullptr;
   check(cattn_get_flashinfer_layout_string(layout, &s));
   return s;
 }
 
-/* The outputs of cattn_kv_cache_layout_strides. Since: 1.1 */
+/** The outputs of cattn_kv_cache_layout_strides. Since: 1.1
+ * See docs/api/kv_cache_layout.md. */
 struct kv_cache_layout_strides_result {
   std::array<int64_t, 5> strides{};
   std::array<int64_t, 5> physical_shape{};
   int64_t numel = 0;
 };
-/* Strides of the logical [L, B, H, N, C] view of a compact buffer in `layout`.
- * Calls: cattn_kv_cache_layout_strides. Throws: error. Since: 1.1 */
+/** Strides of the logical [L, B, H, N, C] view of a compact buffer in `layout`.
+ * Calls: cattn_kv_cache_layout_strides. Throws: error. Since: 1.1
+ * See docs/api/kv_cache_layout.md. */
 inline kv_cache_layout_strides_result kv_cache_layout_strides(
     cattn_kv_cache_layout_t layout, const std::array<int64_t, 5>& sizes) {
   cattn_kv_cache_layout_strides_args_t a = CATTN_KV_CACHE_LAYOUT_STRIDES_ARGS_INIT;
@@ -1100,9 +1132,10 @@ inline kv_cache_layout_strides_result kv_cache_layout_strides(
   return r;
 }
 
-/* Combines one worker's backends' preferences: one entry per backend, std::nullopt for a
+/** Combines one worker's backends' preferences: one entry per backend, std::nullopt for a
  * backend that declares nothing. Calls: cattn_get_supported_kv_cache_layouts. Allocates: the
- * answer (and the flattened lists). Throws: error. Since: 1.1 */
+ * answer (and the flattened lists). Throws: error. Since: 1.1
+ * See docs/api/get_supported_kv_cache_layouts.md. */
 inline std::vector<cattn_kv_cache_layout_t> get_supported_kv_cache_layouts(
     const std::vector<std::optional<std::vector<cattn_kv_cache_layout_t>>>& backends) {
   std::vector<int64_t> counts;
@@ -1131,11 +1164,13 @@ inline std::vector<cattn_kv_cache_layout_t> get_supported_kv_cache_layouts(
  * DCP local sequence lengths (get_dcp_local_seq_lens)
  * ========================================================================================== */
 
-/* dcp_rank for every rank's lengths (CATTN_DCP_ALL_RANKS). Since: 1.1 */
+/** dcp_rank for every rank's lengths (CATTN_DCP_ALL_RANKS). Since: 1.1
+ * See docs/api/get_dcp_local_seq_lens.md. */
 inline constexpr int64_t all_ranks = CATTN_DCP_ALL_RANKS;
 
-/* Each rank's KV lengths into `out` (host, or CUDA on `stream`); shape_mode as cattn.h's.
- * Calls: cattn_get_dcp_local_seq_lens. Allocates: nothing. Throws: error. Since: 1.1 */
+/** Each rank's KV lengths into `out` (host, or CUDA on `stream`); shape_mode as cattn.h's.
+ * Calls: cattn_get_dcp_local_seq_lens. Allocates: nothing. Throws: error. Since: 1.1
+ * See docs/api/get_dcp_local_seq_lens.md. */
 inline void get_dcp_local_seq_lens(index_cview seq_lens, index_view out, int64_t dcp_size,
                                    int64_t dcp_rank, int64_t dcp_kv_cache_interleave_size = 1,
                                    stream_ref stream = {},
@@ -1151,9 +1186,10 @@ inline void get_dcp_local_seq_lens(index_cview seq_lens, index_view out, int64_t
   a.shape_mode = shape_mode;
   check(cattn_get_dcp_local_seq_lens(&a));
 }
-/* One-call: the lengths of rank dcp_rank (shape of seq_lens) or, with all_ranks, of every rank
- * (seq_lens' shape + [dcp_size]; vLLM's newest semantics, CATTN_DCP_SHAPE_PRESERVE). Calls:
- * cattn_get_dcp_local_seq_lens. Allocates: the result. Throws: error. Since: 1.1 */
+/** One-call: the lengths of rank dcp_rank (shape of seq_lens) or, with all_ranks, of every rank
+ * (seq_lens' shape + [dcp_size]), always with CATTN_DCP_SHAPE_PRESERVE. Calls:
+ * cattn_get_dcp_local_seq_lens. Allocates: the result. Throws: error. Since: 1.1
+ * See docs/api/get_dcp_local_seq_lens.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 host_tensor<Out> get_dcp_local_seq_lens(index_cview seq_lens, int64_t dcp_size, int64_t dcp_rank,
                                         int64_t dcp_kv_cache_interleave_size = 1) {
@@ -1170,16 +1206,18 @@ host_tensor<Out> get_dcp_local_seq_lens(index_cview seq_lens, int64_t dcp_size, 
  * PCP query restore index (get_pcp_query_restore_idx)
  * ========================================================================================== */
 
-/* The restore index's exact length for a host cu_num_tokens.
- * Calls: cattn_get_pcp_query_restore_idx_size. Throws: error. Since: 1.1 */
+/** The restore index's exact length for a host cu_num_tokens.
+ * Calls: cattn_get_pcp_query_restore_idx_size. Throws: error. Since: 1.1
+ * See docs/api/get_pcp_query_restore_idx.md. */
 inline int64_t get_pcp_query_restore_idx_size(index_cview cu_num_tokens) {
   detail::tensor_arg c(cu_num_tokens);
   int64_t n = 0;
   check(cattn_get_pcp_query_restore_idx_size(c.get(), &n));
   return n;
 }
-/* The restore index into restore_idx (host, or CUDA on `stream`).
- * Calls: cattn_get_pcp_query_restore_idx. Allocates: nothing. Throws: error. Since: 1.1 */
+/** The restore index into restore_idx (host, or CUDA on `stream`).
+ * Calls: cattn_get_pcp_query_restore_idx. Allocates: nothing. Throws: error. Since: 1.1
+ * See docs/api/get_pcp_query_restore_idx.md. */
 inline void get_pcp_query_restore_idx(index_cview cu_num_tokens, index_view restore_idx,
                                       stream_ref stream = {}) {
   detail::tensor_arg c(cu_num_tokens), r(restore_idx);
@@ -1189,8 +1227,9 @@ inline void get_pcp_query_restore_idx(index_cview cu_num_tokens, index_view rest
   a.stream = stream.get();
   check(cattn_get_pcp_query_restore_idx(&a));
 }
-/* One-call: the restore index of a host cu_num_tokens. Calls: the size query, then
- * cattn_get_pcp_query_restore_idx. Allocates: the result. Throws: error. Since: 1.1 */
+/** One-call: the restore index of a host cu_num_tokens. Calls: the size query, then
+ * cattn_get_pcp_query_restore_idx. Allocates: the result. Throws: error. Since: 1.1
+ * See docs/api/get_pcp_query_restore_idx.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 std::vector<Out> get_pcp_query_restore_idx(index_cview cu_num_tokens) {
   std::vector<Out> out(detail::to_size(get_pcp_query_restore_idx_size(cu_num_tokens),
@@ -1203,13 +1242,15 @@ std::vector<Out> get_pcp_query_restore_idx(index_cview cu_num_tokens) {
  * Fused PCP Q/K/V select (fused_pcp_qkv_select)
  * ========================================================================================== */
 
-/* The six outputs of cattn_fused_pcp_qkv_select. Since: 1.1 */
+/** The six outputs of cattn_fused_pcp_qkv_select. Since: 1.1
+ * See docs/api/fused_pcp_qkv_select.md. */
 struct fused_pcp_qkv_select_outputs {
   any_view q_head, k_head, v_head, q_tail, k_tail, v_tail;
 };
-/* Head and tail halves of q and the K/V rows they attend to, into the caller's outputs (host
+/** Head and tail halves of q and the K/V rows they attend to, into the caller's outputs (host
  * reference, or one kernel on `stream`). Calls: cattn_fused_pcp_qkv_select. Allocates:
- * nothing. Throws: error. Since: 1.1 */
+ * nothing. Throws: error. Since: 1.1
+ * See docs/api/fused_pcp_qkv_select.md. */
 inline void fused_pcp_qkv_select(any_cview q, any_cview k, any_cview v,
                                  index_cview query_start_loc, int64_t pcp_world_size,
                                  int64_t pcp_rank, const fused_pcp_qkv_select_outputs& out,
@@ -1232,15 +1273,17 @@ inline void fused_pcp_qkv_select(any_cview q, any_cview k, any_cview v,
   a.stream = stream.get();
   check(cattn_fused_pcp_qkv_select(&a));
 }
-/* The results of the one-call fused select, each of its input's dtype. Since: 1.1 */
+/** The results of the one-call fused select, each of its input's dtype. Since: 1.1
+ * See docs/api/fused_pcp_qkv_select.md. */
 template <class T>
 struct fused_pcp_qkv_select_result {
   host_tensor<T> q_head, k_head, v_head, q_tail, k_tail, v_tail;
 };
-/* One-call, on host q, k, v ([N, H, D] each, elements of T): allocates the six outputs at the
+/** One-call, on host q, k, v ([N, H, D] each, elements of T): allocates the six outputs at the
  * sizes cattn.h gives and runs the host path. Calls: cattn_fused_pcp_qkv_select. Allocates:
  * the outputs. Throws: error (a q, k or v that is not 3-D: this layer's, naming it).
- * Since: 1.1 */
+ * Since: 1.1
+ * See docs/api/fused_pcp_qkv_select.md. */
 template <class T, std::enable_if_t<has_dtype_v<T>, int> = 0>
 fused_pcp_qkv_select_result<std::remove_const_t<T>> fused_pcp_qkv_select(
     const tensor_view<T>& q, const tensor_view<T>& k, const tensor_view<T>& v,
@@ -1273,20 +1316,22 @@ fused_pcp_qkv_select_result<std::remove_const_t<T>> fused_pcp_qkv_select(
  * PCP all-gather + restore (pcp_kv_allgather_and_restore) and its communicator
  * ========================================================================================== */
 
-/* A fresh rendezvous id for a new communicator. Calls: cattn_comm_get_unique_id. Throws: error
- * (CATTN_NOT_SUPPORTED without NCCL or CUDA). Since: 1.1 */
+/** A fresh rendezvous id for a new communicator. Calls: cattn_comm_get_unique_id. Throws: error.
+ * Since: 1.1
+ * See docs/api/pcp_kv_allgather_and_restore.md. */
 inline cattn_comm_unique_id_t comm_get_unique_id() {
   cattn_comm_unique_id_t id{};
   check(cattn_comm_get_unique_id(&id));
   return id;
 }
 
-/* Owns a cattn_comm_t (an NCCL communicator libcattn owns or borrows). Move-only; destroyed
- * with cattn_comm_destroy. A default-constructed comm holds nothing. Since: 1.1 */
+/** Owns a cattn_comm_t (an NCCL communicator libcattn owns or borrows). Move-only; destroyed
+ * with cattn_comm_destroy. A default-constructed comm holds nothing. Since: 1.1
+ * See docs/api/pcp_kv_allgather_and_restore.md. */
 class comm {
  public:
   comm() noexcept = default;
-  /* Creates rank `rank` of `nranks` from an id (blocks until every rank has called).
+  /** Creates rank `rank` of `nranks` from an id (blocks until every rank has called).
    * Calls: cattn_comm_create. Allocates: the handle, its stream, events and NCCL's
    * communicator. Throws: error. */
   static comm create(const cattn_comm_unique_id_t& id, int32_t nranks, int32_t rank,
@@ -1295,25 +1340,25 @@ class comm {
     check(cattn_comm_create(&id, nranks, rank, cuda_device, &p));
     return comm(p);
   }
-  /* Wraps an engine's ncclComm_t, which it keeps owning. Calls: cattn_comm_create_borrowed.
+  /** Wraps an engine's ncclComm_t, which it keeps owning. Calls: cattn_comm_create_borrowed.
    * Allocates: the handle, its stream and events. Throws: error. */
   static comm create_borrowed(void* nccl_comm) {
     cattn_comm_t* p = nullptr;
     check(cattn_comm_create_borrowed(nccl_comm, &p));
     return comm(p);
   }
-  /* Takes ownership of a handle made by the C calls. Throws nothing. */
+  /** Takes ownership of a handle made by the C calls. Throws nothing. */
   static comm adopt(cattn_comm_t* raw) noexcept { return comm(raw); }
   cattn_comm_t* get() const noexcept { return h_.get(); }
   cattn_comm_t* release() noexcept { return h_.release(); }
   explicit operator bool() const noexcept { return h_.get() != nullptr; }
-  /* Calls: cattn_comm_get_rank. Throws: error. */
+  /** Calls: cattn_comm_get_rank. Throws: error. */
   int32_t rank() const {
     int32_t r = 0;
     check(cattn_comm_get_rank(get(), &r));
     return r;
   }
-  /* Calls: cattn_comm_get_size. Throws: error. */
+  /** Calls: cattn_comm_get_size. Throws: error. */
   int32_t size() const {
     int32_t s = 0;
     check(cattn_comm_get_size(get(), &s));
@@ -1325,8 +1370,9 @@ class comm {
   detail::unique_handle<detail::comm_traits> h_;
 };
 
-/* The device workspace the all-gather + restore needs. Calls:
- * cattn_pcp_kv_allgather_and_restore_workspace_size. Throws: error. Since: 1.1 */
+/** The device workspace the all-gather + restore needs. Calls:
+ * cattn_pcp_kv_allgather_and_restore_workspace_size. Throws: error. Since: 1.1
+ * See docs/api/pcp_kv_allgather_and_restore.md. */
 inline size_t pcp_kv_allgather_and_restore_workspace_size(const comm& c, any_cview key,
                                                           any_cview value,
                                                           int64_t num_actual_tokens) {
@@ -1340,9 +1386,10 @@ inline size_t pcp_kv_allgather_and_restore_workspace_size(const comm& c, any_cvi
   check(cattn_pcp_kv_allgather_and_restore_workspace_size(&a, &bytes));
   return bytes;
 }
-/* All-gathers key and value over the group and restores the token order, on `stream` (device
+/** All-gathers key and value over the group and restores the token order, on `stream` (device
  * tensors only; there is no host path). Calls: cattn_pcp_kv_allgather_and_restore.
- * Allocates: nothing (the workspace is the caller's device memory). Throws: error. Since: 1.1 */
+ * Allocates: nothing (the workspace is the caller's device memory). Throws: error. Since: 1.1
+ * See docs/api/pcp_kv_allgather_and_restore.md. */
 inline void pcp_kv_allgather_and_restore(comm& c, any_cview key, any_cview value,
                                          int64_t num_actual_tokens, index_cview restore_idx,
                                          any_view key_out, any_view value_out, void* workspace,
@@ -1366,12 +1413,14 @@ inline void pcp_kv_allgather_and_restore(comm& c, any_cview key, any_cview value
  * Causal-conv1d metadata (compute_causal_conv1d_metadata)
  * ========================================================================================== */
 
-/* The outputs of cattn_compute_causal_conv1d_metadata_size. Since: 1.1 */
+/** The outputs of cattn_compute_causal_conv1d_metadata_size. Since: 1.1
+ * See docs/api/compute_causal_conv1d_metadata.md. */
 struct causal_conv1d_metadata_size {
-  int64_t tot = 0;      /* programs */
-  int64_t capacity = 0; /* vLLM's batch_ptr length, max(1024, tot) * 2 */
+  int64_t tot = 0;      /**< programs */
+  int64_t capacity = 0; /**< length of batch_ptr and token_chunk_offset_ptr */
 };
-/* Calls: cattn_compute_causal_conv1d_metadata_size. Throws: error. Since: 1.1 */
+/** Calls: cattn_compute_causal_conv1d_metadata_size. Throws: error. Since: 1.1
+ * See docs/api/compute_causal_conv1d_metadata.md. */
 inline causal_conv1d_metadata_size compute_causal_conv1d_metadata_size(
     index_cview query_start_loc_cpu, int64_t block_m = 8) {
   detail::tensor_arg q(query_start_loc_cpu);
@@ -1379,13 +1428,15 @@ inline causal_conv1d_metadata_size compute_causal_conv1d_metadata_size(
   check(cattn_compute_causal_conv1d_metadata_size(q.get(), block_m, &s.tot, &s.capacity));
   return s;
 }
-/* The optional outputs of cattn_compute_causal_conv1d_metadata (absent = NULL). Since: 1.1 */
+/** The optional outputs of cattn_compute_causal_conv1d_metadata (absent = NULL). Since: 1.1
+ * See docs/api/compute_causal_conv1d_metadata.md. */
 struct causal_conv1d_metadata_outputs {
   index_view nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr;
 };
-/* Launch metadata into the caller's outputs (host, or CUDA on `stream`, planned from the host
+/** Launch metadata into the caller's outputs (host, or CUDA on `stream`, planned from the host
  * mirror); returns tot. Calls: cattn_compute_causal_conv1d_metadata. Allocates: nothing.
- * Throws: error. Since: 1.1 */
+ * Throws: error. Since: 1.1
+ * See docs/api/compute_causal_conv1d_metadata.md. */
 inline int64_t compute_causal_conv1d_metadata(index_cview query_start_loc_cpu, int64_t block_m,
                                               const causal_conv1d_metadata_outputs& out,
                                               stream_ref stream = {}) {
@@ -1403,16 +1454,18 @@ inline int64_t compute_causal_conv1d_metadata(index_cview query_start_loc_cpu, i
   check(cattn_compute_causal_conv1d_metadata(&a));
   return a.tot;
 }
-/* The results of the one-call conv1d metadata: nums [B], mlist and offsetlist [tot], the
- * padded batch_ptr and token_chunk_offset_ptr [capacity]. Since: 1.1 */
+/** The results of the one-call conv1d metadata: nums [B], mlist and offsetlist [tot], the
+ * padded batch_ptr and token_chunk_offset_ptr [capacity]. Since: 1.1
+ * See docs/api/compute_causal_conv1d_metadata.md. */
 template <class Out = int64_t>
 struct causal_conv1d_metadata {
   std::vector<Out> nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr;
   int64_t tot = 0;
 };
-/* One-call, from a host query_start_loc_cpu. Calls: the size query, then
+/** One-call, from a host query_start_loc_cpu. Calls: the size query, then
  * cattn_compute_causal_conv1d_metadata. Allocates: the five vectors. Throws: error.
- * Since: 1.1 */
+ * Since: 1.1
+ * See docs/api/compute_causal_conv1d_metadata.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 causal_conv1d_metadata<Out> compute_causal_conv1d_metadata(index_cview query_start_loc_cpu,
                                                            int64_t block_m = 8) {
@@ -1430,13 +1483,15 @@ causal_conv1d_metadata<Out> compute_causal_conv1d_metadata(index_cview query_sta
       {r.nums, r.mlist, r.offsetlist, r.batch_ptr, r.token_chunk_offset_ptr});
   return r;
 }
-/* The outputs of cattn_compute_causal_conv1d_metadata_device (absent = NULL). Since: 1.1 */
+/** The outputs of cattn_compute_causal_conv1d_metadata_device (absent = NULL). Since: 1.1
+ * See docs/api/compute_causal_conv1d_metadata.md. */
 struct causal_conv1d_metadata_device_outputs {
   index_view nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr, tot;
 };
-/* Launch metadata computed on the device from the device query_start_loc, one kernel on
+/** Launch metadata computed on the device from the device query_start_loc, one kernel on
  * `stream`, replayable. Calls: cattn_compute_causal_conv1d_metadata_device. Allocates:
- * nothing. Throws: error. Since: 1.1 */
+ * nothing. Throws: error. Since: 1.1
+ * See docs/api/compute_causal_conv1d_metadata.md. */
 inline void compute_causal_conv1d_metadata_device(
     index_cview query_start_loc, int64_t block_m, const causal_conv1d_metadata_device_outputs& out,
     stream_ref stream = {}) {
@@ -1459,21 +1514,24 @@ inline void compute_causal_conv1d_metadata_device(
  * Extend queries (extend_all_queries_by_1, generalised to N)
  * ========================================================================================== */
 
-/* A DCP group (size, rank, interleave); size 0 = not given. Since: 1.1 */
+/** A DCP group (size, rank, interleave); size 0 = not given. Since: 1.1
+ * See docs/api/extend_all_queries_by_n.md. */
 struct dcp_group {
   int64_t size = 0;
   int64_t rank = 0;
   int64_t interleave = 1;
 };
-/* The tensors cattn_extend_all_queries_by_n writes (set each one exactly as cattn.h says; any
- * may be the very view of its input). Since: 1.1 */
+/** The tensors cattn_extend_all_queries_by_n writes (set each one exactly as cattn.h says; any
+ * may be the very view of its input). Since: 1.1
+ * See docs/api/extend_all_queries_by_n.md. */
 struct extend_outputs {
   index_view query_start_loc, query_start_loc_cpu, seq_lens, seq_lens_cpu,
       seq_lens_cpu_upper_bound, dcp_local_seq_lens, dcp_local_seq_lens_cpu, positions;
 };
-/* Extends every request by n tokens into the caller's outputs (host, or CUDA on `stream`);
+/** Extends every request by n tokens into the caller's outputs (host, or CUDA on `stream`);
  * returns the new scalars. Calls: cattn_extend_all_queries_by_n. Allocates: nothing.
- * Throws: error. Since: 1.1 */
+ * Throws: error. Since: 1.1
+ * See docs/api/extend_all_queries_by_n.md. */
 inline metadata_scalars extend_all_queries_by_n(const attn_metadata& metadata, int64_t n,
                                                 const extend_outputs& out,
                                                 any_cview new_slot_mapping = {},
@@ -1502,19 +1560,21 @@ inline metadata_scalars extend_all_queries_by_n(const attn_metadata& metadata, i
   check(cattn_extend_all_queries_by_n(&a));
   return detail::scalars_of(*r);
 }
-/* The results of the one-call extend: each vector is filled when the input has that tensor
+/** The results of the one-call extend: each vector is filled when the input has that tensor
  * (positions when asked for), and query_start_loc / seq_lens also stand for their mirrors.
- * Since: 1.1 */
+ * Since: 1.1
+ * See docs/api/extend_all_queries_by_n.md. */
 template <class Out = int64_t>
 struct extended_metadata {
   std::vector<Out> query_start_loc, seq_lens, seq_lens_cpu_upper_bound, dcp_local_seq_lens,
       dcp_local_seq_lens_cpu, positions;
   metadata_scalars scalars;
 };
-/* One-call, on host metadata: allocates the outputs cattn.h requires for the tensors the input
+/** One-call, on host metadata: allocates the outputs cattn.h requires for the tensors the input
  * has (a tensor and its mirror share one vector), and positions of the extended batch when
  * `positions` is true; new_slot_mapping becomes the slot mapping (not returned). Calls:
- * cattn_extend_all_queries_by_n. Allocates: the vectors. Throws: error. Since: 1.1 */
+ * cattn_extend_all_queries_by_n. Allocates: the vectors. Throws: error. Since: 1.1
+ * See docs/api/extend_all_queries_by_n.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 extended_metadata<Out> extend_all_queries_by_n(const attn_metadata& metadata, int64_t n,
                                                any_cview new_slot_mapping = {},
@@ -1562,16 +1622,18 @@ extended_metadata<Out> extend_all_queries_by_n(const attn_metadata& metadata, in
  * KV-sharing fast-prefill metadata (make_kv_sharing_fast_prefill_common_attn_metadata)
  * ========================================================================================== */
 
-/* What cattn_make_kv_sharing_fast_prefill_common_attn_metadata reports besides its tensors.
- * Since: 1.1 */
+/** What cattn_make_kv_sharing_fast_prefill_common_attn_metadata reports besides its tensors.
+ * Since: 1.1
+ * See docs/api/make_kv_sharing_fast_prefill_common_attn_metadata.md. */
 struct fast_prefill_result {
   bool passthrough = false;
   metadata_scalars scalars;
 };
-/* The decode-only metadata into the caller's query_start_loc (and optional host mirror and
+/** The decode-only metadata into the caller's query_start_loc (and optional host mirror and
  * decode_max_and_total, required on CUDA); host, or one kernel on `stream`. Calls:
  * cattn_make_kv_sharing_fast_prefill_common_attn_metadata. Allocates: nothing. Throws: error.
- * Since: 1.1 */
+ * Since: 1.1
+ * See docs/api/make_kv_sharing_fast_prefill_common_attn_metadata.md. */
 inline fast_prefill_result make_kv_sharing_fast_prefill_common_attn_metadata(
     const attn_metadata& metadata, index_view query_start_loc, index_view query_start_loc_cpu = {},
     index_view decode_max_and_total = {}, stream_ref stream = {}) {
@@ -1590,17 +1652,19 @@ inline fast_prefill_result make_kv_sharing_fast_prefill_common_attn_metadata(
   r.scalars = detail::scalars_of(*o.get());
   return r;
 }
-/* The results of the one-call fast prefill. On passthrough (max_query_len == 1) the metadata
- * is vLLM's input unchanged: query_start_loc is a copy of the input's and scalars are its.
- * Since: 1.1 */
+/** The results of the one-call fast prefill. On passthrough the metadata is the input's:
+ * query_start_loc is a copy of the input's and scalars are its.
+ * Since: 1.1
+ * See docs/api/make_kv_sharing_fast_prefill_common_attn_metadata.md. */
 template <class Out = int64_t>
 struct fast_prefill_metadata {
   bool passthrough = false;
-  std::vector<Out> query_start_loc; /* [num_reqs + 1] decode query_start_loc */
-  metadata_scalars scalars;         /* max_query_len, num_actual_tokens of the decode batch */
+  std::vector<Out> query_start_loc; /**< [num_reqs + 1] decode query_start_loc */
+  metadata_scalars scalars;         /**< max_query_len, num_actual_tokens of the decode batch */
 };
-/* One-call, on host metadata. Calls: cattn_make_kv_sharing_fast_prefill_common_attn_metadata.
- * Allocates: the result. Throws: error. Since: 1.1 */
+/** One-call, on host metadata. Calls: cattn_make_kv_sharing_fast_prefill_common_attn_metadata.
+ * Allocates: the result. Throws: error. Since: 1.1
+ * See docs/api/make_kv_sharing_fast_prefill_common_attn_metadata.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 fast_prefill_metadata<Out> make_kv_sharing_fast_prefill_common_attn_metadata(
     const attn_metadata& metadata) {
@@ -1622,19 +1686,22 @@ fast_prefill_metadata<Out> make_kv_sharing_fast_prefill_common_attn_metadata(
  * Local-attention virtual batches (make_local_attention_virtual_batches)
  * ========================================================================================== */
 
-/* A plan's sizes: virtual batches V and pages per virtual batch P. Since: 1.1 */
+/** A plan's sizes: virtual batches V and pages per virtual batch P. Since: 1.1
+ * See docs/api/make_local_attention_virtual_batches.md. */
 struct local_attention_plan_shape {
   int64_t virtual_batches = 0;
   int64_t pages = 0;
 };
-/* What cattn_make_local_attention_virtual_batches_size reports. Since: 1.1 */
+/** What cattn_make_local_attention_virtual_batches_size reports. Since: 1.1
+ * See docs/api/make_local_attention_virtual_batches.md. */
 struct local_attention_size {
   int64_t virtual_batches = 0;
   int64_t pages = 0;
   size_t plan_bytes = 0;
 };
-/* The tensors cattn_local_attention_plan_fill writes: the four host mirrors and block table
- * are required, the device copies and seq_lens_cpu_upper_bound optional. Since: 1.1 */
+/** The tensors cattn_local_attention_plan_fill writes: the four host mirrors and block table
+ * are required, the device copies and seq_lens_cpu_upper_bound optional. Since: 1.1
+ * See docs/api/make_local_attention_virtual_batches.md. */
 struct local_attention_outputs {
   index_view query_start_loc_cpu, seq_lens_cpu, num_computed_tokens_cpu, block_table_tensor,
       query_start_loc, seq_lens, seq_lens_cpu_upper_bound;
@@ -1654,8 +1721,9 @@ inline cattn_local_attention_args_t local_attention_args(cattn_common_attn_metad
 }
 }  // namespace detail
 
-/* What the plan would hold, without allocating. Calls:
- * cattn_make_local_attention_virtual_batches_size. Throws: error. Since: 1.1 */
+/** What the plan would hold, without allocating. Calls:
+ * cattn_make_local_attention_virtual_batches_size. Throws: error. Since: 1.1
+ * See docs/api/make_local_attention_virtual_batches.md. */
 inline local_attention_size make_local_attention_virtual_batches_size(
     const attn_metadata& metadata, int64_t attn_chunk_size, int64_t block_size,
     int64_t max_virtual_batches = 0) {
@@ -1668,13 +1736,14 @@ inline local_attention_size make_local_attention_virtual_batches_size(
   return s;
 }
 
-/* Owns a cattn_local_attention_plan_t: vLLM's virtual batches plus its make_block_table
- * closure. Move-only; destroyed with cattn_local_attention_plan_destroy. A default-constructed
- * plan holds nothing. Since: 1.1 */
+/** Owns a cattn_local_attention_plan_t: the virtual batches and what make_block_table
+ * needs. Move-only; destroyed with cattn_local_attention_plan_destroy. A default-constructed
+ * plan holds nothing. Since: 1.1
+ * See docs/api/make_local_attention_virtual_batches.md. */
 class local_attention_plan {
  public:
   local_attention_plan() noexcept = default;
-  /* Plans the virtual batches of host mirrors metadata.query_start_loc_cpu and seq_lens_cpu
+  /** Plans the virtual batches of host mirrors metadata.query_start_loc_cpu and seq_lens_cpu
    * (with block_table_tensor's columns and num_actual_tokens). Calls:
    * cattn_make_local_attention_virtual_batches. Allocates: the plan (at most what the size
    * query reports). Throws: error. */
@@ -1686,7 +1755,7 @@ class local_attention_plan {
     check(cattn_make_local_attention_virtual_batches(&a));
     h_.reset(a.plan);
   }
-  /* Takes ownership of a plan made by the C call. Throws nothing. */
+  /** Takes ownership of a plan made by the C call. Throws nothing. */
   static local_attention_plan adopt(cattn_local_attention_plan_t* raw) noexcept {
     local_attention_plan p;
     p.h_.reset(raw);
@@ -1695,13 +1764,13 @@ class local_attention_plan {
   cattn_local_attention_plan_t* get() const noexcept { return h_.get(); }
   cattn_local_attention_plan_t* release() noexcept { return h_.release(); }
   explicit operator bool() const noexcept { return h_.get() != nullptr; }
-  /* Calls: cattn_local_attention_plan_get_shape. Throws: error. */
+  /** Calls: cattn_local_attention_plan_get_shape. Throws: error. */
   local_attention_plan_shape shape() const {
     local_attention_plan_shape s;
     check(cattn_local_attention_plan_get_shape(get(), &s.virtual_batches, &s.pages));
     return s;
   }
-  /* Writes the virtual batches' metadata into `out` (host mirrors; the block table and device
+  /** Writes the virtual batches' metadata into `out` (host mirrors; the block table and device
    * copies on CUDA on `stream`); returns the scalars. Calls: cattn_local_attention_plan_fill.
    * Allocates: nothing. Throws: error. */
   metadata_scalars fill(const attn_metadata& metadata, const local_attention_outputs& out,
@@ -1722,13 +1791,13 @@ class local_attention_plan {
     check(cattn_local_attention_plan_fill(get(), &a));
     return detail::scalars_of(*r);
   }
-  /* Gathers a (new) block table into out [V, P] (host, or CUDA on `stream`). Calls:
+  /** Gathers a (new) block table into out [V, P] (host, or CUDA on `stream`). Calls:
    * cattn_local_attention_plan_make_block_table. Allocates: nothing. Throws: error. */
   void make_block_table(index_cview block_table, index_view out, stream_ref stream = {}) const {
     detail::tensor_arg b(block_table), o(out);
     check(cattn_local_attention_plan_make_block_table(get(), b.get(), o.get(), stream.get()));
   }
-  /* One-call: gathers a host block table into a new [V, P] array. Calls: get_shape, then
+  /** One-call: gathers a host block table into a new [V, P] array. Calls: get_shape, then
    * cattn_local_attention_plan_make_block_table. Allocates: the result. Throws: error. */
   template <class Out = int64_t, detail::enable_index_t<Out> = 0>
   host_tensor<Out> make_block_table(index_cview block_table) const {
@@ -1741,8 +1810,9 @@ class local_attention_plan {
   detail::unique_handle<detail::local_attention_plan_traits> h_;
 };
 
-/* The plan, under vLLM's name. Calls: cattn_make_local_attention_virtual_batches.
- * Allocates: the plan. Throws: error. Since: 1.1 */
+/** The plan, under vLLM's name. Calls: cattn_make_local_attention_virtual_batches.
+ * Allocates: the plan. Throws: error. Since: 1.1
+ * See docs/api/make_local_attention_virtual_batches.md. */
 inline local_attention_plan make_local_attention_virtual_batches(const attn_metadata& metadata,
                                                                  int64_t attn_chunk_size,
                                                                  int64_t block_size,
@@ -1750,20 +1820,22 @@ inline local_attention_plan make_local_attention_virtual_batches(const attn_meta
   return local_attention_plan(metadata, attn_chunk_size, block_size, max_virtual_batches);
 }
 
-/* The results of the one-call virtual batches, and the plan that re-gathers other block
- * tables (move-only, as the plan). Since: 1.1 */
+/** The results of the one-call virtual batches, and the plan that re-gathers other block
+ * tables (move-only, as the plan). Since: 1.1
+ * See docs/api/make_local_attention_virtual_batches.md. */
 template <class Out = int64_t>
 struct local_attention_virtual_batches {
-  std::vector<Out> query_start_loc; /* [V + 1] cu_seqlens_q */
-  std::vector<Out> seq_lens;        /* [V] key lengths */
-  std::vector<Out> num_computed_tokens; /* [V] */
-  host_tensor<Out> block_table;     /* [V, P] gathered */
-  metadata_scalars scalars;         /* num_reqs = V, max_query_len, max_seq_len, ... */
+  std::vector<Out> query_start_loc; /**< [V + 1] cu_seqlens_q */
+  std::vector<Out> seq_lens;        /**< [V] key lengths */
+  std::vector<Out> num_computed_tokens; /**< [V] */
+  host_tensor<Out> block_table;     /**< [V, P] gathered */
+  metadata_scalars scalars;         /**< num_reqs = V, max_query_len, max_seq_len, ... */
   local_attention_plan plan;
 };
-/* One-call, from host query_start_loc_cpu [B + 1], seq_lens_cpu [B] and block_table [B, cols].
+/** One-call, from host query_start_loc_cpu [B + 1], seq_lens_cpu [B] and block_table [B, cols].
  * Calls: cattn_make_local_attention_virtual_batches, get_shape, cattn_local_attention_plan_fill.
- * Allocates: the plan and the results. Throws: error. Since: 1.1 */
+ * Allocates: the plan and the results. Throws: error. Since: 1.1
+ * See docs/api/make_local_attention_virtual_batches.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 local_attention_virtual_batches<Out> make_local_attention_virtual_batches(
     index_cview query_start_loc_cpu, index_cview seq_lens_cpu, index_cview block_table,
@@ -1798,14 +1870,16 @@ local_attention_virtual_batches<Out> make_local_attention_virtual_batches(
   return r;
 }
 
-/* The outputs of cattn_make_local_attention_virtual_batches_device (capacity = their length).
- * Since: 1.1 */
+/** The outputs of cattn_make_local_attention_virtual_batches_device (capacity = their length).
+ * Since: 1.1
+ * See docs/api/make_local_attention_virtual_batches.md. */
 struct local_attention_device_outputs {
   index_view query_start_loc_out, seq_lens_out, num_computed_tokens_out, block_table_out, counts;
 };
-/* Virtual batches computed on the device, one kernel on `stream`, replayable. Calls:
+/** Virtual batches computed on the device, one kernel on `stream`, replayable. Calls:
  * cattn_make_local_attention_virtual_batches_device. Allocates: nothing. Throws: error.
- * Since: 1.1 */
+ * Since: 1.1
+ * See docs/api/make_local_attention_virtual_batches.md. */
 inline void make_local_attention_virtual_batches_device(
     int64_t attn_chunk_size, int64_t block_size, index_cview query_start_loc, index_cview seq_lens,
     index_cview block_table, const local_attention_device_outputs& out, stream_ref stream = {}) {
@@ -1831,9 +1905,10 @@ inline void make_local_attention_virtual_batches_device(
  * Mamba block table (mamba_get_block_table_tensor)
  * ========================================================================================== */
 
-/* The Mamba block-table columns into `out` (host, or one kernel on `stream`). seq_lens may be
+/** The Mamba block-table columns into `out` (host, or one kernel on `stream`). seq_lens may be
  * absent outside ALIGN. Calls: cattn_mamba_get_block_table_tensor. Allocates: nothing.
- * Throws: error. Since: 1.1 */
+ * Throws: error. Since: 1.1
+ * See docs/api/mamba_get_block_table_tensor.md. */
 inline void mamba_get_block_table_tensor(index_cview block_table, index_cview seq_lens,
                                          cattn_mamba_cache_mode_t mode, int64_t block_size,
                                          int64_t num_speculative_blocks, index_view out,
@@ -1849,9 +1924,10 @@ inline void mamba_get_block_table_tensor(index_cview block_table, index_cview se
   a.stream = stream.get();
   check(cattn_mamba_get_block_table_tensor(&a));
 }
-/* One-call, on a host block_table [B, M]: [B, 1 + num_speculative_blocks] for ALIGN, a copy
+/** One-call, on a host block_table [B, M]: [B, 1 + num_speculative_blocks] for ALIGN, a copy
  * [B, M] otherwise. Calls: cattn_mamba_get_block_table_tensor. Allocates: the result.
- * Throws: error (a block_table that is not 2-D: this layer's). Since: 1.1 */
+ * Throws: error (a block_table that is not 2-D: this layer's). Since: 1.1
+ * See docs/api/mamba_get_block_table_tensor.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 host_tensor<Out> mamba_get_block_table_tensor(index_cview block_table, index_cview seq_lens,
                                               cattn_mamba_cache_mode_t mode,
@@ -1873,21 +1949,24 @@ host_tensor<Out> mamba_get_block_table_tensor(index_cview block_table, index_cvi
  * Per-layer parameters (get_per_layer_parameters, infer_global_hyperparameters)
  * ========================================================================================== */
 
-/* What vLLM reads from one attention layer's impl; nullopt is Python's None. Since: 1.1 */
+/** What vLLM reads from one attention layer's impl; nullopt is Python's None. Since: 1.1
+ * See docs/api/get_per_layer_parameters.md. */
 struct attention_layer {
-  std::optional<std::pair<int64_t, int64_t>> sliding_window; /* (left, right) */
+  std::optional<std::pair<int64_t, int64_t>> sliding_window; /**< (left, right) */
   std::optional<double> logits_soft_cap;
   double scale = 1.0;
   bool has_sinks = false;
 };
-/* vLLM's PerLayerParameters; a missing soft cap is nullopt (not equal to 0.0). Since: 1.1 */
+/** vLLM's PerLayerParameters; a missing soft cap is nullopt (not equal to 0.0). Since: 1.1
+ * See docs/api/get_per_layer_parameters.md. */
 struct per_layer_parameters {
   int64_t window_left = -1;
   std::optional<double> logits_soft_cap;
   double sm_scale = 1.0;
   bool has_sinks = false;
 };
-/* The global parameters and vLLM's two flags. Since: 1.1 */
+/** The global parameters and vLLM's two flags. Since: 1.1
+ * See docs/api/get_per_layer_parameters.md. */
 struct global_hyperparameters {
   int64_t window_left = -1;
   std::optional<double> logits_soft_cap;
@@ -1909,8 +1988,9 @@ inline cattn_per_layer_parameters_t to_c(const per_layer_parameters& p) noexcept
 }
 }  // namespace detail
 
-/* Per-layer parameters of each layer. Calls: cattn_get_per_layer_parameters. Allocates: the
- * result and the C arrays. Throws: error. Since: 1.1 */
+/** Per-layer parameters of each layer. Calls: cattn_get_per_layer_parameters. Allocates: the
+ * result and the C arrays. Throws: error. Since: 1.1
+ * See docs/api/get_per_layer_parameters.md. */
 inline std::vector<per_layer_parameters> get_per_layer_parameters(
     const std::vector<attention_layer>& layers) {
   std::vector<cattn_attention_layer_desc_t> in(layers.size());
@@ -1940,9 +2020,9 @@ inline std::vector<per_layer_parameters> get_per_layer_parameters(
   }
   return r;
 }
-/* The first layer's parameters and whether every layer shares them. Calls:
- * cattn_infer_global_hyperparameters. Allocates: the C array. Throws: error (no layer among
- * others). Since: 1.1 */
+/** The first layer's parameters and whether every layer shares them. Calls:
+ * cattn_infer_global_hyperparameters. Allocates: the C array. Throws: error. Since: 1.1
+ * See docs/api/get_per_layer_parameters.md. */
 inline global_hyperparameters infer_global_hyperparameters(
     const std::vector<per_layer_parameters>& params) {
   std::vector<cattn_per_layer_parameters_t> in;
@@ -1964,12 +2044,14 @@ inline global_hyperparameters infer_global_hyperparameters(
  * Step plan: a whole step's metadata in one launch
  * ========================================================================================== */
 
-/* A step's batch (cattn_step_batch_t), device tensors; absent = NULL. Since: 1.1 */
+/** A step's batch (cattn_step_batch_t), device tensors; absent = NULL. Since: 1.1
+ * See docs/api/step_plan.md. */
 struct step_batch {
   index_cview query_start_loc, seq_lens, block_table, cu_num_tokens, logits_indices,
       num_logits_indices;
 };
-/* Where a run writes (cattn_step_outputs_t); absent = NULL. Since: 1.1 */
+/** Where a run writes (cattn_step_outputs_t); absent = NULL. Since: 1.1
+ * See docs/api/step_plan.md. */
 struct step_outputs {
   index_view dcp_local_seq_lens, pcp_query_restore_idx, mamba_block_table, conv1d_nums,
       conv1d_mlist, conv1d_offsetlist, conv1d_batch_ptr, conv1d_token_chunk_offset_ptr,
@@ -1979,24 +2061,26 @@ struct step_outputs {
   size_t workspace_bytes = 0;
 };
 
-/* A cattn_step_plan_desc_t set to CATTN_STEP_PLAN_DESC_INIT. Since: 1.1 */
+/** A cattn_step_plan_desc_t set to CATTN_STEP_PLAN_DESC_INIT. Since: 1.1
+ * See docs/api/step_plan.md. */
 inline cattn_step_plan_desc_t step_plan_desc() noexcept {
   cattn_step_plan_desc_t d = CATTN_STEP_PLAN_DESC_INIT;
   return d;
 }
 
-/* Owns a cattn_step_plan_t. Move-only; destroyed with cattn_step_plan_destroy. A
- * default-constructed plan holds nothing. Since: 1.1 */
+/** Owns a cattn_step_plan_t. Move-only; destroyed with cattn_step_plan_destroy. A
+ * default-constructed plan holds nothing. Since: 1.1
+ * See docs/api/step_plan.md. */
 class step_plan {
  public:
   step_plan() noexcept = default;
-  /* Calls: cattn_step_plan_create (no CUDA call). Allocates: the plan. Throws: error. */
+  /** Calls: cattn_step_plan_create (no CUDA call). Allocates: the plan. Throws: error. */
   explicit step_plan(const cattn_step_plan_desc_t& desc) {
     cattn_step_plan_t* p = nullptr;
     check(cattn_step_plan_create(&desc, &p));
     h_.reset(p);
   }
-  /* Takes ownership of a plan made by the C call. Throws nothing. */
+  /** Takes ownership of a plan made by the C call. Throws nothing. */
   static step_plan adopt(cattn_step_plan_t* raw) noexcept {
     step_plan p;
     p.h_.reset(raw);
@@ -2005,19 +2089,19 @@ class step_plan {
   cattn_step_plan_t* get() const noexcept { return h_.get(); }
   cattn_step_plan_t* release() noexcept { return h_.release(); }
   explicit operator bool() const noexcept { return h_.get() != nullptr; }
-  /* The outputs' capacities. Calls: cattn_step_plan_get_shape. Throws: error. */
+  /** The outputs' capacities. Calls: cattn_step_plan_get_shape. Throws: error. */
   cattn_step_plan_shape_t shape() const {
     cattn_step_plan_shape_t s = CATTN_STEP_PLAN_SHAPE_INIT;
     check(cattn_step_plan_get_shape(get(), &s));
     return s;
   }
-  /* Calls: cattn_step_plan_workspace_size. Throws: error. */
+  /** Calls: cattn_step_plan_workspace_size. Throws: error. */
   size_t workspace_size() const {
     size_t bytes = 0;
     check(cattn_step_plan_workspace_size(get(), &bytes));
     return bytes;
   }
-  /* Every product in one kernel on `stream` (capturable). Calls: cattn_step_plan_run.
+  /** Every product in one kernel on `stream` (capturable). Calls: cattn_step_plan_run.
    * Allocates: nothing. Throws: error. */
   void run(const step_batch& batch, const step_outputs& out, stream_ref stream = {}) const {
     detail::tensor_arg q(batch.query_start_loc), s(batch.seq_lens), b(batch.block_table),
@@ -2067,20 +2151,22 @@ class step_plan {
  * Batch splitting and reordering
  * ========================================================================================== */
 
-/* The knobs of split_decodes_and_prefills, at vLLM's defaults. Since: 1.1 */
+/** The knobs of split_decodes_and_prefills, at vLLM's defaults. Since: 1.1
+ * See docs/api/split_decodes_and_prefills.md. */
 struct split_options {
   int64_t decode_threshold = 1;
   bool require_uniform = false;
   bool treat_short_extends_as_decodes = true;
 };
-/* The four counts of cattn_split_decodes_and_prefills. Since: 1.1 */
+/** The four counts of cattn_split_decodes_and_prefills. Since: 1.1
+ * See docs/api/split_decodes_and_prefills.md. */
 struct decode_prefill_split {
   int64_t num_decodes = 0, num_prefills = 0, num_decode_tokens = 0, num_prefill_tokens = 0;
 };
-/* Splits an ordered host batch (num_reqs = the length of query_start_loc_cpu - 1);
- * is_prefilling_cpu, one byte per request, is read only without
- * treat_short_extends_as_decodes. Calls: cattn_split_decodes_and_prefills. Throws: error.
- * Since: 1.1 */
+/** Splits an ordered host batch (num_reqs = the length of query_start_loc_cpu - 1);
+ * is_prefilling_cpu holds one byte per request. Calls: cattn_split_decodes_and_prefills. Throws: error.
+ * Since: 1.1
+ * See docs/api/split_decodes_and_prefills.md. */
 inline decode_prefill_split split_decodes_and_prefills(index_cview query_start_loc_cpu,
                                                        int64_t num_actual_tokens,
                                                        int64_t max_query_len,
@@ -2104,9 +2190,10 @@ inline decode_prefill_split split_decodes_and_prefills(index_cview query_start_l
   s.num_prefill_tokens = a.num_prefill_tokens;
   return s;
 }
-/* The same split of a device batch into result [4], one kernel on `stream`, replayable;
+/** The same split of a device batch into result [4], one kernel on `stream`, replayable;
  * num_actual_tokens and max_query_len are optional device scalars. Calls:
- * cattn_split_decodes_and_prefills_device. Throws: error. Since: 1.1 */
+ * cattn_split_decodes_and_prefills_device. Throws: error. Since: 1.1
+ * See docs/api/split_decodes_and_prefills.md. */
 inline void split_decodes_and_prefills_device(index_cview query_start_loc, index_view result,
                                               const split_options& options = {},
                                               any_cview is_prefilling = {},
@@ -2129,13 +2216,15 @@ inline void split_decodes_and_prefills_device(index_cview query_start_loc, index
   check(cattn_split_decodes_and_prefills_device(&a));
 }
 
-/* The six counts of cattn_split_decodes_prefills_and_extends. Since: 1.1 */
+/** The six counts of cattn_split_decodes_prefills_and_extends. Since: 1.1
+ * See docs/api/split_decodes_and_prefills.md. */
 struct decode_extend_prefill_split {
   int64_t num_decodes = 0, num_extends = 0, num_prefills = 0, num_decode_tokens = 0,
           num_extend_tokens = 0, num_prefill_tokens = 0;
 };
-/* Splits an ordered host batch into decodes, extends and prefills. Calls:
- * cattn_split_decodes_prefills_and_extends. Throws: error. Since: 1.1 */
+/** Splits an ordered host batch into decodes, extends and prefills. Calls:
+ * cattn_split_decodes_prefills_and_extends. Throws: error. Since: 1.1
+ * See docs/api/split_decodes_and_prefills.md. */
 inline decode_extend_prefill_split split_decodes_prefills_and_extends(
     index_cview query_start_loc_cpu, index_cview seq_lens_cpu_upper_bound,
     int64_t num_actual_tokens, int64_t max_query_len, int64_t decode_threshold = 1) {
@@ -2158,8 +2247,9 @@ inline decode_extend_prefill_split split_decodes_prefills_and_extends(
   s.num_prefill_tokens = a.num_prefill_tokens;
   return s;
 }
-/* The same split of a device batch into result [6], one kernel on `stream`, replayable.
- * Calls: cattn_split_decodes_prefills_and_extends_device. Throws: error. Since: 1.1 */
+/** The same split of a device batch into result [6], one kernel on `stream`, replayable.
+ * Calls: cattn_split_decodes_prefills_and_extends_device. Throws: error. Since: 1.1
+ * See docs/api/split_decodes_and_prefills.md. */
 inline void split_decodes_prefills_and_extends_device(
     index_cview query_start_loc, index_cview seq_lens_upper_bound, index_view result,
     int64_t decode_threshold = 1, index_cview num_actual_tokens = {},
@@ -2178,8 +2268,9 @@ inline void split_decodes_prefills_and_extends_device(
   check(cattn_split_decodes_prefills_and_extends_device(&a));
 }
 
-/* Chunks into `chunks` [capacity, 2] (absent: the size query); returns num_chunks. Calls:
- * cattn_split_prefill_chunks. Throws: error. Since: 1.1 */
+/** Chunks into `chunks` [capacity, 2] (absent: the size query); returns num_chunks. Calls:
+ * cattn_split_prefill_chunks. Throws: error. Since: 1.1
+ * See docs/api/split_prefill_chunks.md. */
 inline int64_t split_prefill_chunks(index_cview seq_lens_cpu, int64_t workspace_size,
                                     int64_t request_offset, index_view chunks) {
   detail::tensor_arg s(seq_lens_cpu), c(chunks);
@@ -2191,8 +2282,9 @@ inline int64_t split_prefill_chunks(index_cview seq_lens_cpu, int64_t workspace_
   check(cattn_split_prefill_chunks(&a));
   return a.num_chunks;
 }
-/* One-call: the half-open chunk bounds [(start, end), ...]. Calls: cattn_split_prefill_chunks
- * twice (size query, then the chunks). Allocates: the result. Throws: error. Since: 1.1 */
+/** One-call: the half-open chunk bounds [(start, end), ...]. Calls: cattn_split_prefill_chunks
+ * twice (size query, then the chunks). Allocates: the result. Throws: error. Since: 1.1
+ * See docs/api/split_prefill_chunks.md. */
 inline std::vector<std::pair<int64_t, int64_t>> split_prefill_chunks(index_cview seq_lens_cpu,
                                                                       int64_t workspace_size,
                                                                       int64_t request_offset = 0) {
@@ -2204,16 +2296,18 @@ inline std::vector<std::pair<int64_t, int64_t>> split_prefill_chunks(index_cview
   return r;
 }
 
-/* What cattn_reorder_batch_to_split_decodes_and_prefills reports besides its tensors.
- * Since: 1.1 */
+/** What cattn_reorder_batch_to_split_decodes_and_prefills reports besides its tensors.
+ * Since: 1.1
+ * See docs/api/reorder_batch_to_split_decodes_and_prefills.md. */
 struct reorder_counts {
   bool changed = false;
   int64_t num_swaps = 0, num_decodes = 0, num_short_extends = 0, num_long_extends = 0,
           num_prefills = 0;
 };
-/* Plans vLLM's reorder into index_map [B] (and swaps [>= B - 1, 2], optional). Calls:
+/** Plans vLLM's reorder into index_map [B] (and swaps [>= B - 1, 2], optional). Calls:
  * cattn_reorder_batch_to_split_decodes_and_prefills. Allocates: nothing. Throws: error.
- * Since: 1.1 */
+ * Since: 1.1
+ * See docs/api/reorder_batch_to_split_decodes_and_prefills.md. */
 inline reorder_counts reorder_batch_to_split_decodes_and_prefills(
     index_cview num_scheduled_tokens, index_cview num_computed_tokens,
     index_cview num_prompt_tokens, int64_t decode_threshold, index_view index_map,
@@ -2237,8 +2331,9 @@ inline reorder_counts reorder_batch_to_split_decodes_and_prefills(
   r.num_prefills = a.num_prefills;
   return r;
 }
-/* The results of the one-call reorder: index_map[i] = the old position of the request now at
- * i, and vLLM's swap_states calls in order. Since: 1.1 */
+/** The results of the one-call reorder: index_map[i] = the old position of the request now at
+ * i, and vLLM's swap_states calls in order. Since: 1.1
+ * See docs/api/split_decodes_and_prefills.md. */
 template <class Out = int64_t>
 struct batch_reorder {
   bool changed = false;
@@ -2246,9 +2341,10 @@ struct batch_reorder {
   std::vector<std::pair<int64_t, int64_t>> swaps;
   int64_t num_decodes = 0, num_short_extends = 0, num_long_extends = 0, num_prefills = 0;
 };
-/* One-call, on host per-request counts. Calls:
+/** One-call, on host per-request counts. Calls:
  * cattn_reorder_batch_to_split_decodes_and_prefills. Allocates: the results. Throws: error.
- * Since: 1.1 */
+ * Since: 1.1
+ * See docs/api/reorder_batch_to_split_decodes_and_prefills.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 batch_reorder<Out> reorder_batch_to_split_decodes_and_prefills(index_cview num_scheduled_tokens,
                                                                index_cview num_computed_tokens,
@@ -2277,8 +2373,9 @@ batch_reorder<Out> reorder_batch_to_split_decodes_and_prefills(index_cview num_s
  * unpadded)
  * ========================================================================================== */
 
-/* Query lengths into out [B] (host, or one kernel on `stream`). Calls: cattn_naive_query_lens.
- * Throws: error. Since: 1.1 */
+/** Query lengths into out [B] (host, or one kernel on `stream`). Calls: cattn_naive_query_lens.
+ * Throws: error. Since: 1.1
+ * See docs/api/naive_query_lens.md. */
 inline void naive_query_lens(index_cview query_start_loc, index_view out, stream_ref stream = {}) {
   detail::raw_metadata md;
   md.get()->query_start_loc = md.put(query_start_loc);
@@ -2289,8 +2386,9 @@ inline void naive_query_lens(index_cview query_start_loc, index_view out, stream
   a.stream = stream.get();
   check(cattn_naive_query_lens(&a));
 }
-/* One-call, on a host query_start_loc [B + 1]. Calls: cattn_naive_query_lens. Allocates: the
- * result. Throws: error. Since: 1.1 */
+/** One-call, on a host query_start_loc [B + 1]. Calls: cattn_naive_query_lens. Allocates: the
+ * result. Throws: error. Since: 1.1
+ * See docs/api/naive_query_lens.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 std::vector<Out> naive_query_lens(index_cview query_start_loc) {
   std::vector<Out> out(detail::to_size(std::max<int64_t>(query_start_loc.numel() - 1, 0),
@@ -2298,8 +2396,9 @@ std::vector<Out> naive_query_lens(index_cview query_start_loc) {
   naive_query_lens(query_start_loc, out);
   return out;
 }
-/* Tokens computed before this step into out [B] (may be the very view of seq_lens). Calls:
- * cattn_compute_num_computed_tokens. Throws: error. Since: 1.1 */
+/** Tokens computed before this step into out [B] (may be the very view of seq_lens). Calls:
+ * cattn_compute_num_computed_tokens. Throws: error. Since: 1.1
+ * See docs/api/compute_num_computed_tokens.md. */
 inline void compute_num_computed_tokens(index_cview query_start_loc, index_cview seq_lens,
                                         index_view out, stream_ref stream = {}) {
   detail::raw_metadata md;
@@ -2312,17 +2411,19 @@ inline void compute_num_computed_tokens(index_cview query_start_loc, index_cview
   a.stream = stream.get();
   check(cattn_compute_num_computed_tokens(&a));
 }
-/* One-call, on host tensors. Calls: cattn_compute_num_computed_tokens. Allocates: the result.
- * Throws: error. Since: 1.1 */
+/** One-call, on host tensors. Calls: cattn_compute_num_computed_tokens. Allocates: the result.
+ * Throws: error. Since: 1.1
+ * See docs/api/compute_num_computed_tokens.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 std::vector<Out> compute_num_computed_tokens(index_cview query_start_loc, index_cview seq_lens) {
   std::vector<Out> out(detail::to_size(seq_lens.numel(), "cattn::compute_num_computed_tokens"));
   compute_num_computed_tokens(query_start_loc, seq_lens, out);
   return out;
 }
-/* Each token's request into buffer [>= max(M, T)] (host, or one kernel on `stream`);
+/** Each token's request into buffer [>= max(M, T)] (host, or one kernel on `stream`);
  * query_start_loc_cpu is the optional host mirror. Calls: cattn_token_to_req_indices.
- * Throws: error. Since: 1.1 */
+ * Throws: error. Since: 1.1
+ * See docs/api/token_to_req_indices.md. */
 inline void token_to_req_indices(index_cview query_start_loc, index_cview query_start_loc_cpu,
                                  int64_t num_actual_tokens, index_view buffer,
                                  stream_ref stream = {}) {
@@ -2337,9 +2438,10 @@ inline void token_to_req_indices(index_cview query_start_loc, index_cview query_
   a.stream = stream.get();
   check(cattn_token_to_req_indices(&a));
 }
-/* One-call: the request of each of the T = num_actual_tokens tokens (padding maps to 0), from
- * a host query_start_loc. Calls: cattn_token_to_req_indices. Allocates: the result.
- * Throws: error. Since: 1.1 */
+/** One-call: the request of each of the T = num_actual_tokens tokens, from a host
+ * query_start_loc. Calls: cattn_token_to_req_indices. Allocates: the result.
+ * Throws: error. Since: 1.1
+ * See docs/api/token_to_req_indices.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 std::vector<Out> token_to_req_indices(index_cview query_start_loc, int64_t num_actual_tokens) {
   const char* fn = "cattn::token_to_req_indices";
@@ -2355,9 +2457,10 @@ std::vector<Out> token_to_req_indices(index_cview query_start_loc, int64_t num_a
   out.resize(detail::to_size(num_actual_tokens, fn));
   return out;
 }
-/* The first num_actual_reqs requests and num_actual_tokens tokens of a padded batch, as views
- * into the same memory (host and device alike; nothing is read or allocated but the result).
- * Calls: cattn_unpadded. Throws: error. Since: 1.1 */
+/** The first num_actual_reqs requests and num_actual_tokens tokens of a padded batch, as views
+ * into the same memory (host and device alike).
+ * Calls: cattn_unpadded. Throws: error. Since: 1.1
+ * See docs/api/unpadded.md. */
 inline attn_metadata unpadded(const attn_metadata& metadata, int64_t num_actual_tokens,
                               int64_t num_actual_reqs) {
   detail::raw_metadata in(metadata);
@@ -2405,12 +2508,14 @@ inline attn_metadata unpadded(const attn_metadata& metadata, int64_t num_actual_
  * compute_mm_prefix_range_tensor, fill_mm_prefix_query_ranges, log2_lse_to_ln)
  * ========================================================================================== */
 
-/* The two bounds of cattn_max_local_attention_virtual_batches. Since: 1.1 */
+/** The two bounds of cattn_max_local_attention_virtual_batches. Since: 1.1
+ * See docs/api/max_local_attention_virtual_batches.md. */
 struct local_attention_virtual_batch_bounds {
-  int64_t bound = 0;                 /* vLLM's, exactly */
-  int64_t bound_with_empty_rows = 0; /* holds with zero-length rows too */
+  int64_t bound = 0;                 /**< vLLM's, exactly */
+  int64_t bound_with_empty_rows = 0; /**< holds with zero-length rows too */
 };
-/* Calls: cattn_max_local_attention_virtual_batches. Throws: error. Since: 1.1 */
+/** Calls: cattn_max_local_attention_virtual_batches. Throws: error. Since: 1.1
+ * See docs/api/max_local_attention_virtual_batches.md. */
 inline local_attention_virtual_batch_bounds max_local_attention_virtual_batches(
     int64_t attn_chunk_size, int64_t max_num_seqs, int64_t max_num_batched_tokens) {
   cattn_max_local_attention_virtual_batches_args_t a =
@@ -2422,14 +2527,16 @@ inline local_attention_virtual_batch_bounds max_local_attention_virtual_batches(
   return {a.bound, a.bound_with_empty_rows};
 }
 
-/* What cattn_compute_mm_prefix_range_tensor reports. Since: 1.1 */
+/** What cattn_compute_mm_prefix_range_tensor reports. Since: 1.1
+ * See docs/api/compute_mm_prefix_range_tensor.md. */
 struct mm_prefix_range_shape {
   int64_t max_ranges = 0;
   bool is_none = false;
 };
-/* The padded range tensor into out [num_seqs, max_ranges, 2] (absent: the size query); host
+/** The padded range tensor into out [num_seqs, max_ranges, 2] (absent: the size query); host
  * only. range_offsets absent (and ranges) is vLLM's None. Calls:
- * cattn_compute_mm_prefix_range_tensor. Throws: error. Since: 1.1 */
+ * cattn_compute_mm_prefix_range_tensor. Throws: error. Since: 1.1
+ * See docs/api/compute_mm_prefix_range_tensor.md. */
 inline mm_prefix_range_shape compute_mm_prefix_range_tensor(index_cview range_offsets,
                                                             index_cview ranges, index_view out) {
   detail::tensor_arg o(range_offsets), r(ranges), t(out);
@@ -2440,9 +2547,10 @@ inline mm_prefix_range_shape compute_mm_prefix_range_tensor(index_cview range_of
   check(cattn_compute_mm_prefix_range_tensor(&a));
   return {a.max_ranges, a.is_none != 0};
 }
-/* One-call, from CSR offsets [num_seqs + 1] and ranges [n, 2]: std::nullopt where vLLM returns
+/** One-call, from CSR offsets [num_seqs + 1] and ranges [n, 2]: std::nullopt where vLLM returns
  * None, else [num_seqs, max_ranges, 2]. Calls: cattn_compute_mm_prefix_range_tensor twice.
- * Allocates: the result. Throws: error. Since: 1.1 */
+ * Allocates: the result. Throws: error. Since: 1.1
+ * See docs/api/compute_mm_prefix_range_tensor.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 std::optional<host_tensor<Out>> compute_mm_prefix_range_tensor(index_cview range_offsets,
                                                                index_cview ranges) {
@@ -2452,7 +2560,7 @@ std::optional<host_tensor<Out>> compute_mm_prefix_range_tensor(index_cview range
   compute_mm_prefix_range_tensor(range_offsets, ranges, out);
   return out;
 }
-/* One-call, from each request's list of (start, end) ranges (vLLM's dict in request order);
+/** One-call, from each request's list of (start, end) ranges (vLLM's dict in request order);
  * no request at all is None. Calls: as above. Allocates: the CSR form and the result.
  * Throws: error. Since: 1.1 */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
@@ -2470,8 +2578,9 @@ std::optional<host_tensor<Out>> compute_mm_prefix_range_tensor(
   return compute_mm_prefix_range_tensor<Out>(
       offsets, tensor_view<const int64_t>(flat.data(), {static_cast<int64_t>(flat.size() / 2), 2}));
 }
-/* The query rows' ranges into out [capacity >= T, 2]; returns the rows written (0: skip the
- * mask). Calls: cattn_fill_mm_prefix_query_ranges. Throws: error. Since: 1.1 */
+/** The query rows' ranges into out [capacity >= T, 2]; returns the rows written (0: skip the
+ * mask). Calls: cattn_fill_mm_prefix_query_ranges. Throws: error. Since: 1.1
+ * See docs/api/compute_mm_prefix_range_tensor.md. */
 inline int64_t fill_mm_prefix_query_ranges(index_cview range_offsets, index_cview ranges,
                                            index_cview query_start_loc_cpu,
                                            index_cview seq_lens_cpu, index_view out) {
@@ -2486,8 +2595,9 @@ inline int64_t fill_mm_prefix_query_ranges(index_cview range_offsets, index_cvie
   check(cattn_fill_mm_prefix_query_ranges(&a));
   return a.rows;
 }
-/* One-call: [rows, 2] with rows 0 (skip the mask) or T = query_start_loc_cpu[B]. Calls:
- * cattn_fill_mm_prefix_query_ranges. Allocates: the result. Throws: error. Since: 1.1 */
+/** One-call: [rows, 2] with rows 0 (skip the mask) or T = query_start_loc_cpu[B]. Calls:
+ * cattn_fill_mm_prefix_query_ranges. Allocates: the result. Throws: error. Since: 1.1
+ * See docs/api/compute_mm_prefix_range_tensor.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 host_tensor<Out> fill_mm_prefix_query_ranges(index_cview range_offsets, index_cview ranges,
                                              index_cview query_start_loc_cpu,
@@ -2505,8 +2615,9 @@ host_tensor<Out> fill_mm_prefix_query_ranges(index_cview range_offsets, index_cv
   return out;
 }
 
-/* out = lse * ln 2 (host, or one kernel on `stream`); out may be the very view of lse. Calls:
- * cattn_log2_lse_to_ln. Allocates: nothing. Throws: error. Since: 1.1 */
+/** out = lse * ln 2 (host, or one kernel on `stream`); out may be the very view of lse. Calls:
+ * cattn_log2_lse_to_ln. Allocates: nothing. Throws: error. Since: 1.1
+ * See docs/api/log2_lse_to_ln.md. */
 inline void log2_lse_to_ln(any_cview lse, any_view out,
                            cattn_lse_rounding_t half_rounding = CATTN_LSE_ROUNDING_TORCH,
                            stream_ref stream = {}) {
@@ -2518,15 +2629,17 @@ inline void log2_lse_to_ln(any_cview lse, any_view out,
   a.stream = stream.get();
   check(cattn_log2_lse_to_ln(&a));
 }
-/* In place: lse *= ln 2. Calls: cattn_log2_lse_to_ln. Throws: error. Since: 1.1 */
+/** In place: lse *= ln 2. Calls: cattn_log2_lse_to_ln. Throws: error. Since: 1.1
+ * See docs/api/log2_lse_to_ln.md. */
 inline void log2_lse_to_ln_in_place(any_view lse,
                                     cattn_lse_rounding_t half_rounding = CATTN_LSE_ROUNDING_TORCH,
                                     stream_ref stream = {}) {
   log2_lse_to_ln(any_cview(lse), lse, half_rounding, stream);
 }
-/* One-call, on a host view of any shape (float, double, or 16-bit floats viewed with
+/** One-call, on a host view of any shape (float, double, or 16-bit floats viewed with
  * with_dtype): a new array of its shape and dtype. Calls: cattn_log2_lse_to_ln. Allocates: the
- * result. Throws: error. Since: 1.1 */
+ * result. Throws: error. Since: 1.1
+ * See docs/api/log2_lse_to_ln.md. */
 template <class T, std::enable_if_t<has_dtype_v<T>, int> = 0>
 host_tensor<std::remove_const_t<T>> log2_lse_to_ln(
     const tensor_view<T>& lse, cattn_lse_rounding_t half_rounding = CATTN_LSE_ROUNDING_TORCH) {
@@ -2536,8 +2649,9 @@ host_tensor<std::remove_const_t<T>> log2_lse_to_ln(
   log2_lse_to_ln(lse, out, half_rounding);
   return out;
 }
-/* One-call, on a vector of float or double. Calls: cattn_log2_lse_to_ln. Allocates: the
- * result. Throws: error. Since: 1.1 */
+/** One-call, on a vector of float or double. Calls: cattn_log2_lse_to_ln. Allocates: the
+ * result. Throws: error. Since: 1.1
+ * See docs/api/log2_lse_to_ln.md. */
 template <class T, class A, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
 std::vector<T> log2_lse_to_ln(const std::vector<T, A>& lse,
                               cattn_lse_rounding_t half_rounding = CATTN_LSE_ROUNDING_TORCH) {

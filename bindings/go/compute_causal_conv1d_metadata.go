@@ -10,6 +10,8 @@ const PadSlotID = -1
 // allocates for the launch arrays, max(1024, tot) * 2
 // (cattn_compute_causal_conv1d_metadata_size). queryStartLocCPU: host [B + 1] int32/int64,
 // non-decreasing. blockM: tokens per program (vLLM: 8), >= 1.
+//
+// See docs/api/compute_causal_conv1d_metadata.md.
 func ComputeCausalConv1dMetadataSize(queryStartLocCPU *Tensor, blockM int64) (tot, capacity int64, err error) {
 	f := newFrame("cattn_compute_causal_conv1d_metadata_size", "ComputeCausalConv1dMetadataSize",
 		"query_start_loc_cpu", "queryStartLocCPU", "block_m", "blockM")
@@ -44,6 +46,8 @@ type CausalConv1dMetadataArgs struct {
 // QueryStartLocCPU is StatusInvalidArgument; outputs shorter than needed are
 // StatusInsufficientSize. CUDA outputs are written by kernels enqueued on args.Stream, planned
 // on the host from QueryStartLocCPU.
+//
+// See docs/api/compute_causal_conv1d_metadata.md.
 func ComputeCausalConv1dMetadata(args CausalConv1dMetadataArgs) (tot int64, err error) {
 	f := newFrame("cattn_compute_causal_conv1d_metadata", "ComputeCausalConv1dMetadata")
 	defer f.free()
@@ -96,6 +100,8 @@ type CausalConv1dMetadataDeviceArgs struct {
 // BlockM < 1, overlaps), StatusInsufficientSize (Nums shorter than B), StatusNotSupported
 // (CPU-only build, no usable device, a tensor off its element alignment), StatusCUDAError.
 // Since 1.1.
+//
+// See docs/api/compute_causal_conv1d_metadata.md.
 func ComputeCausalConv1dMetadataDevice(args CausalConv1dMetadataDeviceArgs) error {
 	f := newFrame("cattn_compute_causal_conv1d_metadata_device", "ComputeCausalConv1dMetadataDevice")
 	defer f.free()
@@ -126,6 +132,8 @@ type CausalConv1dLaunch[T Index] struct {
 // queryStartLoc describes ([B + 1], non-decreasing; empty is the empty batch) with blockM
 // tokens per program (vLLM's is 8; passed as given): vLLM's compute_causal_conv1d_metadata,
 // the size query and then every output. Since 1.1.
+//
+// See docs/api/compute_causal_conv1d_metadata.md.
 func CausalConv1dMetadata[T Index](queryStartLoc []T, blockM int64) (CausalConv1dLaunch[T], error) {
 	f := newFrame("cattn_compute_causal_conv1d_metadata", "CausalConv1dMetadata",
 		"query_start_loc_cpu", "queryStartLoc", "args->query_start_loc_cpu", "queryStartLoc",

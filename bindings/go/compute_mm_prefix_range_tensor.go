@@ -31,6 +31,8 @@ func (f *frame) mmPrefixRanges(r *MMPrefixRanges) (cTensor, cTensor, error) {
 // ComputeMMPrefixRangeTensorSize returns the padded ranges per request of
 // ComputeMMPrefixRangeTensor's output, and none = true where vLLM returns None (no ranges, or
 // every request's list empty or exactly [(0, 0)]).
+//
+// See docs/api/compute_mm_prefix_range_tensor.md.
 func ComputeMMPrefixRangeTensorSize(r *MMPrefixRanges) (maxRanges int64, none bool, err error) {
 	return ComputeMMPrefixRangeTensor(r, nil)
 }
@@ -55,6 +57,8 @@ func ComputeMMPrefixRangeTensor(r *MMPrefixRanges, out *Tensor) (maxRanges int64
 
 // MMPrefixRangeTensor is the one-call form: the padded tensor (row-major int32) of per-request
 // (start, end) lists, its maxRanges, and none as vLLM's None.
+//
+// See docs/api/compute_mm_prefix_range_tensor.md.
 func MMPrefixRangeTensor(perRequest [][][2]int64) (data []int32, maxRanges int64, none bool, err error) {
 	f := newFrame("cattn_compute_mm_prefix_range_tensor", "MMPrefixRangeTensor",
 		"args->range_offsets", "perRequest", "args->ranges", "perRequest", "args->out",
@@ -85,6 +89,8 @@ func MMPrefixRangeTensor(perRequest [][][2]int64) (data []int32, maxRanges int64
 // capacity >= T = queryStartLocCPU[B]) become (start, end) or (-1, -1). It returns the rows
 // written: 0 when no range covers a token (out untouched: skip the mask), else T
 // (fill_mm_prefix_query_ranges, cattn_fill_mm_prefix_query_ranges).
+//
+// See docs/api/compute_mm_prefix_range_tensor.md.
 func FillMMPrefixQueryRanges(r *MMPrefixRanges, queryStartLocCPU, seqLensCPU, out *Tensor) (int64, error) {
 	f := newFrame("cattn_fill_mm_prefix_query_ranges", "FillMMPrefixQueryRanges",
 		"args->range_offsets", "r.Offsets", "args->ranges", "r.Ranges",
@@ -122,6 +128,8 @@ func mmRangesOf(perRequest [][][2]int64) *MMPrefixRanges {
 // and seqLens ([B]) the batch. It returns one (start, end) per token - the end inclusive as
 // in vLLM, (-1, -1) for a token no range covers - or nil when no range covers any token (skip
 // the mask). Since 1.1.
+//
+// See docs/api/compute_mm_prefix_range_tensor.md.
 func MMPrefixQueryRanges[T Index](perRequest [][][2]int64, queryStartLoc, seqLens []T) ([][2]int64, error) {
 	f := newFrame("cattn_fill_mm_prefix_query_ranges", "MMPrefixQueryRanges",
 		"args->range_offsets", "perRequest", "args->ranges", "perRequest",

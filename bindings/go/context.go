@@ -12,6 +12,8 @@ import (
 //
 // A Context may be used from many goroutines at once. Close it when done; a finalizer closes
 // one that becomes unreachable, but only as a safety net.
+//
+// See docs/api/context.md.
 type Context struct {
 	mu sync.RWMutex // held for reading by calls, for writing by Close
 	c  cContext
@@ -33,6 +35,8 @@ func NewContext() (*Context, error) {
 // Close destroys the context (cattn_context_destroy). It waits for calls using the context to
 // return; later calls fail with StatusInvalidArgument. Closing again, or a nil Context, is a
 // no-op. The error is always nil.
+//
+// See docs/api/context.md.
 func (ctx *Context) Close() error {
 	if ctx == nil {
 		return nil

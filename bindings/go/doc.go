@@ -4,6 +4,14 @@
 // behind a C ABI (include/cattn.h). It is built with cgo and links libcattn.so, or with
 // -tags cattn_dlopen opens it at run time.
 //
+// # Reference
+//
+// What each call computes, every rule and status, the parity with vLLM, worked examples and
+// the history are documented once, in the libcattn repository's docs/api pages: one per
+// utility, docs/api/<utility>.md (index: docs/api/README.md; the rules every call shares:
+// docs/api/conventions.md). The doc comment of each function here ends with its page and
+// states only the Go side: types, zero values, errors and ownership.
+//
 // # Building
 //
 // By default the package finds libcattn with pkg-config ("#cgo pkg-config: cattn"): put a

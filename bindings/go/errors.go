@@ -38,6 +38,8 @@ var statusNames = [...]string{
 
 // String returns the C name of the status ("CATTN_INVALID_ARGUMENT", ...), or
 // "CATTN_UNKNOWN_STATUS" as cattn_status_string does for a value it does not know.
+//
+// See docs/api/context.md.
 func (s Status) String() string {
 	if s >= 0 && int(s) < len(statusNames) {
 		return statusNames[s]
@@ -75,6 +77,8 @@ func (e *Error) Error() string {
 }
 
 // Is reports whether target is the Status e carries, for errors.Is(err, cattn.StatusX).
+//
+// See docs/api/context.md.
 func (e *Error) Is(target error) bool {
 	s, ok := target.(Status)
 	return ok && s == e.Code

@@ -33,6 +33,8 @@ type ExtendAllQueriesByNArgs struct {
 // SeqLensCPUUpperBound, rewrites the DCP lengths from the extended ones and writes the
 // extended batch's positions into Out.Positions when set (nil: dropped), where vLLM leaves
 // them stale. On failure nothing is written, Out included.
+//
+// See docs/api/extend_all_queries_by_n.md.
 func ExtendAllQueriesByN(args ExtendAllQueriesByNArgs) error {
 	f := newFrame("cattn_extend_all_queries_by_n", "ExtendAllQueriesByN",
 		"args->dcp_kv_cache_interleave_size", "args.DCPInterleaveSize")
@@ -64,6 +66,8 @@ func ExtendAllQueriesByN(args ExtendAllQueriesByNArgs) error {
 // ([B + 1]) and seqLens ([B]) describe by n tokens (n >= 0, passed as given), vLLM's
 // extend_all_queries_by_1 for n = 1: it returns the new query_start_loc (entry i moved by
 // i * n) and sequence lengths (each + n); the inputs are not changed. Since 1.1.
+//
+// See docs/api/extend_all_queries_by_n.md.
 func ExtendAllQueriesByNOf[T Index](queryStartLoc, seqLens []T, n int64) (newQueryStartLoc,
 	newSeqLens []T, err error) {
 	f := newFrame("cattn_extend_all_queries_by_n", "ExtendAllQueriesByNOf",

@@ -34,6 +34,8 @@ type FusedPCPQKVSelectArgs struct {
 // are not written. On the host an odd request length, or an input shorter than the batch
 // needs, is StatusInvalidArgument (vLLM drops a token or reads out of bounds); see cattn.h
 // for the full list of checks.
+//
+// See docs/api/fused_pcp_qkv_select.md.
 func FusedPCPQKVSelect(args FusedPCPQKVSelectArgs) error {
 	f := newFrame("cattn_fused_pcp_qkv_select", "FusedPCPQKVSelect")
 	defer f.free()
@@ -68,6 +70,8 @@ type PCPQKVHalves[E any] struct {
 // FusedPCPQKVSelectOf selects, in one call on host slices, the halves FusedPCPQKVSelect
 // writes, for the batch queryStartLoc ([B + 1], even entries) describes, on rank pcpRank of
 // pcpWorldSize (both passed as given). Rows past queryStartLoc[B] / 2 are left zero. Since 1.1.
+//
+// See docs/api/fused_pcp_qkv_select.md.
 func FusedPCPQKVSelectOf[E any, T Index](in PCPQKV[E], queryStartLoc []T, pcpWorldSize,
 	pcpRank int64) (PCPQKVHalves[E], error) {
 	f := newFrame("cattn_fused_pcp_qkv_select", "FusedPCPQKVSelectOf", "args->q", "in.Q",

@@ -21,6 +21,8 @@ type DCPRanks struct {
 var AllDCPRanks = DCPRanks{}
 
 // DCPRank selects rank r alone, r in [0, DCPSize); DCPRank(DCPAllRanks) is AllDCPRanks.
+//
+// See docs/api/get_dcp_local_seq_lens.md.
 func DCPRank(r int64) DCPRanks {
 	if r == DCPAllRanks {
 		return AllDCPRanks
@@ -77,6 +79,8 @@ type DCPLocalSeqLensArgs struct {
 // rank stores, the cache being dealt out round-robin in runs of InterleaveSize tokens
 // (get_dcp_local_seq_lens, cattn_get_dcp_local_seq_lens). Host tensors run synchronously;
 // CUDA tensors are enqueued on args.Stream.
+//
+// See docs/api/get_dcp_local_seq_lens.md.
 func GetDCPLocalSeqLens(args DCPLocalSeqLensArgs) error {
 	f := newFrame("cattn_get_dcp_local_seq_lens", "GetDCPLocalSeqLens", dcpArgsRenames...)
 	defer f.free()
@@ -102,6 +106,8 @@ var dcpHelperRenames = []string{"args->seq_lens", "seqLens", "args->dcp_size", "
 // result[b] for seqLens[b] (vLLM's get_dcp_local_seq_lens with dcp_rank given). The arguments
 // are passed as given: dcpSize and interleaveSize >= 1 with dcpSize * interleaveSize <=
 // INT32_MAX, rank in [0, dcpSize), seqLens in [0, INT32_MAX]. Since 1.1.
+//
+// See docs/api/get_dcp_local_seq_lens.md.
 func DCPLocalSeqLens[T Index](seqLens []T, dcpSize, rank, interleaveSize int64) ([]T, error) {
 	f := newFrame("cattn_get_dcp_local_seq_lens", "DCPLocalSeqLens", dcpHelperRenames...)
 	defer f.free()
@@ -121,6 +127,8 @@ func DCPLocalSeqLens[T Index](seqLens []T, dcpSize, rank, interleaveSize int64) 
 // how many KV tokens of request b rank r stores (vLLM's get_dcp_local_seq_lens with
 // dcp_rank=None; the rank axis is kept for a group of 1). The group's parameters are checked
 // before the result is allocated. Since 1.1.
+//
+// See docs/api/get_dcp_local_seq_lens.md.
 func DCPLocalSeqLensAllRanks[T Index](seqLens []T, dcpSize, interleaveSize int64) ([][]T, error) {
 	f := newFrame("cattn_get_dcp_local_seq_lens", "DCPLocalSeqLensAllRanks", dcpHelperRenames...)
 	defer f.free()

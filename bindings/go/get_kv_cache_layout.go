@@ -23,6 +23,8 @@ const KVCacheLayoutEnv = "CATTN_KV_CACHE_LAYOUT"
 
 // String returns "NHD" or "HND" as cattn_kv_cache_layout_name does, "UNSET" for
 // KVCacheLayoutUnset, and "KVCacheLayout(n)" for other values.
+//
+// See docs/api/get_kv_cache_layout.md.
 func (l KVCacheLayout) String() string {
 	switch l {
 	case KVCacheLayoutNHD:
@@ -36,6 +38,8 @@ func (l KVCacheLayout) String() string {
 }
 
 // Bit returns the layout's bit for KVCacheLayoutArgs.SupportedMask (CATTN_KV_CACHE_LAYOUT_BIT).
+//
+// See docs/api/get_kv_cache_layout.md.
 func (l KVCacheLayout) Bit() uint32 { return 1 << uint32(l) }
 
 // IsValidKVCacheLayout reports whether value names a layout, exactly and case-sensitively
@@ -71,6 +75,8 @@ type KVCacheLayoutArgs struct {
 // Errors: StatusInvalidArgument for a user setting that is not a layout (vLLM asserts), a
 // connector out of range, or a closed Context; StatusNotSupported when the resolved layout is
 // not in SupportedMask. A user setting with a NUL byte is rejected on the Go side.
+//
+// See docs/api/get_kv_cache_layout.md.
 func (ctx *Context) GetKVCacheLayout(args KVCacheLayoutArgs) (KVCacheLayout, error) {
 	return ctx.getKVCacheLayout("Context.GetKVCacheLayout", args)
 }
@@ -102,6 +108,8 @@ func (ctx *Context) getKVCacheLayout(goName string, args KVCacheLayoutArgs) (KVC
 // override, vLLM's _KV_CACHE_LAYOUT_OVERRIDE (cattn_context_set_kv_cache_layout_override).
 // Later resolutions see the new value. Errors: StatusInvalidArgument for a layout out of range
 // or a nil or closed Context.
+//
+// See docs/api/get_kv_cache_layout.md.
 func (ctx *Context) SetKVCacheLayoutOverride(layout KVCacheLayout) error {
 	return ctx.withContext("cattn_context_set_kv_cache_layout_override",
 		"Context.SetKVCacheLayoutOverride", func(f *frame, c cContext) error {

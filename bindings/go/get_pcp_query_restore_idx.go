@@ -6,6 +6,8 @@ package cattn
 // cuNumTokens ([R + 1] int32/int64): twice the sum of the per-request half lengths
 // (cattn_get_pcp_query_restore_idx_size). Errors: StatusInvalidArgument for a device tensor,
 // a decreasing cuNumTokens or an odd request length above 1.
+//
+// See docs/api/get_pcp_query_restore_idx.md.
 func GetPCPQueryRestoreIdxSize(cuNumTokens *Tensor) (int64, error) {
 	f := newFrame("cattn_get_pcp_query_restore_idx_size", "GetPCPQueryRestoreIdxSize",
 		"cu_num_tokens", "cuNumTokens")
@@ -27,6 +29,8 @@ func GetPCPQueryRestoreIdxSize(cuNumTokens *Tensor) (int64, error) {
 // run synchronously; CUDA tensors are enqueued on stream (see cattn.h for what the device
 // cannot check). Errors: StatusInvalidArgument, StatusInsufficientSize (capacity < size),
 // StatusNotSupported / StatusNotImplemented, StatusCUDAError.
+//
+// See docs/api/get_pcp_query_restore_idx.md.
 func GetPCPQueryRestoreIdx(cuNumTokens, restoreIdx *Tensor, stream Stream) error {
 	f := newFrame("cattn_get_pcp_query_restore_idx", "GetPCPQueryRestoreIdx",
 		"args->cu_num_tokens", "cuNumTokens", "args->restore_idx", "restoreIdx")
@@ -47,6 +51,8 @@ func GetPCPQueryRestoreIdx(cuNumTokens, restoreIdx *Tensor, stream Stream) error
 // [all heads, all tails] (vLLM's get_pcp_query_restore_idx): the size query, then the index of
 // exactly that size. cuNumTokens is [R + 1], non-decreasing, each request of even length or a
 // decode of 1. Since 1.1.
+//
+// See docs/api/get_pcp_query_restore_idx.md.
 func PCPQueryRestoreIdx[T Index](cuNumTokens []T) ([]T, error) {
 	f := newFrame("cattn_get_pcp_query_restore_idx", "PCPQueryRestoreIdx", "cu_num_tokens",
 		"cuNumTokens", "args->cu_num_tokens", "cuNumTokens", "args->restore_idx", "the result")

@@ -33,6 +33,8 @@ type GlobalHyperparameters struct {
 // GetPerLayerParameters converts layer descriptions into per-layer parameters, as vLLM's
 // get_per_layer_parameters (cattn_get_per_layer_parameters): WindowLeft is SlidingWindow[0],
 // or -1 without a window; a missing soft cap stays missing. No layers give an empty result.
+//
+// See docs/api/get_per_layer_parameters.md.
 func GetPerLayerParameters(layers []AttentionLayer) ([]PerLayerParameters, error) {
 	f := newFrame("cattn_get_per_layer_parameters", "GetPerLayerParameters")
 	defer f.free()

@@ -49,6 +49,8 @@ func nulError(f *frame, arg string) error {
 // KVCacheLayoutFromName parses a layout name as vLLM's _layout_from_name
 // (cattn_kv_cache_layout_from_name): "NHD" and "HND" are aliases, otherwise one of the six
 // names, exact and case-sensitive.
+//
+// See docs/api/kv_cache_layout.md.
 func KVCacheLayoutFromName(name string) (KVCacheLayout, error) {
 	f := newFrame("cattn_kv_cache_layout_from_name", "KVCacheLayoutFromName")
 	defer f.free()
@@ -67,6 +69,8 @@ func (l KVCacheLayout) Properties() (KVCacheLayoutProperties, error) {
 
 // FlashInferLayoutString is FlashInfer's name of the layout, as vLLM's
 // get_flashinfer_layout_string; StatusNotSupported for LHBNC.
+//
+// See docs/api/kv_cache_layout.md.
 func (l KVCacheLayout) FlashInferLayoutString() (string, error) {
 	f := newFrame("cattn_get_flashinfer_layout_string", "KVCacheLayout.FlashInferLayoutString")
 	defer f.free()
@@ -84,6 +88,8 @@ func (l KVCacheLayout) Strides(sizes [5]int64) (KVCacheLayoutStrides, error) {
 // GetSupportedKVCacheLayouts combines one worker's backends' preferences, as vLLM's
 // get_supported_kv_cache_layouts (cattn_get_supported_kv_cache_layouts). A nil entry is a
 // backend that declares nothing; an empty non-nil one declares an empty list.
+//
+// See docs/api/get_supported_kv_cache_layouts.md.
 func GetSupportedKVCacheLayouts(backends [][]KVCacheLayout) ([]KVCacheLayout, error) {
 	counts := make([]int64, len(backends))
 	var flat []int32
@@ -172,6 +178,8 @@ func (ctx *Context) withContext(fn, goName string, call func(f *frame, c cContex
 
 // ResolveKVCacheLayout resolves one layout for the model with vLLM's precedence
 // (resolve_kv_cache_layout) and stores its canonical name in the context.
+//
+// See docs/api/resolve_kv_cache_layout.md.
 func (ctx *Context) ResolveKVCacheLayout(args ResolveKVCacheLayoutArgs) (ResolvedKVCacheLayout, error) {
 	var r ResolvedKVCacheLayout
 	err := ctx.withContext("cattn_resolve_kv_cache_layout", "Context.ResolveKVCacheLayout",
@@ -187,6 +195,8 @@ func (ctx *Context) ResolveKVCacheLayout(args ResolveKVCacheLayoutArgs) (Resolve
 
 // ResolveKVCacheLayout is the one-call helper: the layout every worker's supported names
 // resolve to, with no specs, setting or connector, in a fresh context.
+//
+// See docs/api/resolve_kv_cache_layout.md.
 func ResolveKVCacheLayout(supported []string) (KVCacheLayout, error) {
 	ctx, err := NewContext()
 	if err != nil {
@@ -199,6 +209,8 @@ func ResolveKVCacheLayout(supported []string) (KVCacheLayout, error) {
 
 // SetKVCacheLayoutPreset sets (or with nil clears) the context's layout name as written,
 // vLLM's explicit cache_config.kv_cache_layout (cattn_context_set_kv_cache_layout_preset).
+//
+// See docs/api/resolve_kv_cache_layout.md.
 func (ctx *Context) SetKVCacheLayoutPreset(name *string) error {
 	return ctx.withContext("cattn_context_set_kv_cache_layout_preset",
 		"Context.SetKVCacheLayoutPreset", func(f *frame, c cContext) error {
@@ -222,6 +234,8 @@ func (ctx *Context) RecordKVCacheLayout(name string) error {
 
 // ResolvedKVCacheLayout is the context's resolved layout, as vLLM's
 // CacheConfig.get_resolved_kv_cache_layout.
+//
+// See docs/api/resolve_kv_cache_layout.md.
 func (ctx *Context) ResolvedKVCacheLayout() (KVCacheLayout, error) {
 	l := KVCacheLayoutUnset
 	err := ctx.withContext("cattn_get_resolved_kv_cache_layout", "Context.ResolvedKVCacheLayout",

@@ -40,6 +40,8 @@ var library struct {
 //
 // In the default build libcattn is linked: Load("") returns nil and Load of a path fails with
 // StatusNotSupported.
+//
+// See docs/api/api_table.md.
 func Load(path string) error {
 	library.mu.Lock()
 	defer library.mu.Unlock()
@@ -72,6 +74,8 @@ func Load(path string) error {
 
 // LoadedLibrary returns the path or file name libcattn was opened by in a cattn_dlopen build,
 // "" before a successful Load and in the default build.
+//
+// See docs/api/api_table.md.
 func LoadedLibrary() string {
 	library.mu.Lock()
 	defer library.mu.Unlock()

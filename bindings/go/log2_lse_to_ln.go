@@ -20,6 +20,8 @@ const (
 // float16, bfloat16, float32 or float64 tensors of one shape and dtype, any strides; out may be
 // the very lse tensor (in place) but may not overlap it otherwise. Host tensors run
 // synchronously; CUDA tensors are one kernel enqueued on stream.
+//
+// See docs/api/log2_lse_to_ln.md.
 func Log2LSEToLn(lse, out *Tensor, rounding LSERounding, stream Stream) error {
 	f := newFrame("cattn_log2_lse_to_ln", "Log2LSEToLn", "args->lse", "lse", "args->out", "out",
 		"args->half_rounding", "rounding")
@@ -36,6 +38,8 @@ func Log2LSEToLn(lse, out *Tensor, rounding LSERounding, stream Stream) error {
 }
 
 // Log2LSEToLnFloat32 converts host float32 values in place.
+//
+// See docs/api/log2_lse_to_ln.md.
 func Log2LSEToLnFloat32(values []float32) error {
 	t := Float32Tensor(values)
 	return Log2LSEToLn(t, t, LSERoundingTorch, 0)
@@ -49,6 +53,8 @@ func Log2LSEToLnFloat64(values []float64) error {
 
 // Log2LSEToLnHalf converts host float16 or bfloat16 values (dtype Float16 or BFloat16), held
 // as their bit patterns, in place.
+//
+// See docs/api/log2_lse_to_ln.md.
 func Log2LSEToLnHalf(bits []uint16, dtype DType, rounding LSERounding) error {
 	t := sliceTensor(unsafe.Pointer(unsafe.SliceData(bits)), len(bits), dtype, nil)
 	return Log2LSEToLn(t, t, rounding, 0)

@@ -37,6 +37,8 @@ type FastPrefillMetadataArgs struct {
 // Metadata.SeqLensCPUUpperBound (the same *Tensor), as vLLM does; Out.Positions,
 // IsPrefilling, CausalPerReq, DCPLocalSeqLens(CPU) and EncoderSeqLens(CPU) become nil and
 // Out.MaxLogitsPerReq 0 (vLLM's defaults). The passthrough copies every field.
+//
+// See docs/api/make_kv_sharing_fast_prefill_common_attn_metadata.md.
 func MakeKVSharingFastPrefillCommonAttnMetadata(args FastPrefillMetadataArgs) (passthrough bool, err error) {
 	f := newFrame("cattn_make_kv_sharing_fast_prefill_common_attn_metadata",
 		"MakeKVSharingFastPrefillCommonAttnMetadata")
@@ -76,6 +78,8 @@ type FastPrefillDecodeBatch[T Index] struct {
 // with logits_indices_padded = logitsIndices, all of them used): each request keeps its
 // tokens among logitsIndices. The batch's max_query_len is computed from queryStartLoc.
 // Since 1.1.
+//
+// See docs/api/make_kv_sharing_fast_prefill_common_attn_metadata.md.
 func KVSharingFastPrefillCommonAttnMetadata[T Index](queryStartLoc, logitsIndices []T) (
 	FastPrefillDecodeBatch[T], error) {
 	f := newFrame("cattn_make_kv_sharing_fast_prefill_common_attn_metadata",

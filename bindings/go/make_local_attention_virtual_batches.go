@@ -28,6 +28,8 @@ type LocalAttentionPlan struct {
 // batch), StatusOutOfMemory.
 // The cap on the virtual batches is the default, 2 * B + cdiv(NumActualTokens,
 // attnChunkSize); NewLocalAttentionPlan takes another.
+//
+// See docs/api/make_local_attention_virtual_batches.md.
 func MakeLocalAttentionVirtualBatches(attnChunkSize, blockSize int64, metadata *CommonAttnMetadata) (*LocalAttentionPlan, error) {
 	f := newFrame("cattn_make_local_attention_virtual_batches", "MakeLocalAttentionVirtualBatches",
 		"args->attn_chunk_size", "attnChunkSize", "args->block_size", "blockSize",
@@ -63,6 +65,8 @@ type LocalAttentionSize struct {
 // NewLocalAttentionPlan plans the virtual batches of chunked local attention as
 // MakeLocalAttentionVirtualBatches does, with the 1.1 cap MaxVirtualBatches
 // (cattn_make_local_attention_virtual_batches). Since 1.1.
+//
+// See docs/api/make_local_attention_virtual_batches.md.
 func NewLocalAttentionPlan(args LocalAttentionArgs) (*LocalAttentionPlan, error) {
 	f := newFrame("cattn_make_local_attention_virtual_batches", "NewLocalAttentionPlan")
 	defer f.free()
@@ -88,6 +92,8 @@ func newLocalAttentionPlan(f *frame, args LocalAttentionArgs) (*LocalAttentionPl
 // would plan for args: V, P and the host bytes the plan takes
 // (cattn_make_local_attention_virtual_batches_size). It makes every check the create call
 // makes, the cap included, and fails where it fails. Since 1.1.
+//
+// See docs/api/make_local_attention_virtual_batches.md.
 func MakeLocalAttentionVirtualBatchesSize(args LocalAttentionArgs) (LocalAttentionSize, error) {
 	f := newFrame("cattn_make_local_attention_virtual_batches_size",
 		"MakeLocalAttentionVirtualBatchesSize")
@@ -103,6 +109,8 @@ func MakeLocalAttentionVirtualBatchesSize(args LocalAttentionArgs) (LocalAttenti
 // Close destroys the plan (cattn_local_attention_plan_destroy). It waits for calls using the
 // plan to return; later calls fail with StatusInvalidArgument. Closing again, or a nil plan,
 // is a no-op. The error is always nil.
+//
+// See docs/api/make_local_attention_virtual_batches.md.
 func (plan *LocalAttentionPlan) Close() error {
 	if plan == nil {
 		return nil
@@ -131,6 +139,8 @@ func (plan *LocalAttentionPlan) acquire(f *frame) (cPlan, error) {
 
 // Shape returns the number of virtual batches V and the block-table pages per virtual batch P
 // (cattn_local_attention_plan_get_shape).
+//
+// See docs/api/make_local_attention_virtual_batches.md.
 func (plan *LocalAttentionPlan) Shape() (virtualBatches, pages int64, err error) {
 	f := newFrame("cattn_local_attention_plan_get_shape", "LocalAttentionPlan.Shape")
 	defer f.free()
@@ -156,6 +166,8 @@ func (plan *LocalAttentionPlan) Shape() (virtualBatches, pages int64, err error)
 // virtual batches; a wrongly sized one fails with nothing written. Nil leaves it nil, whatever
 // metadata has. out's other 1.1 fields (Positions, IsPrefilling, CausalPerReq, the DCP and
 // encoder lengths, MaxLogitsPerReq) are left as the caller set them.
+//
+// See docs/api/make_local_attention_virtual_batches.md.
 func (plan *LocalAttentionPlan) Fill(metadata, out *CommonAttnMetadata, stream Stream) error {
 	f := newFrame("cattn_local_attention_plan_fill", "LocalAttentionPlan.Fill",
 		"args->metadata", "metadata", "args->out", "out")
@@ -183,6 +195,8 @@ func (plan *LocalAttentionPlan) Fill(metadata, out *CommonAttnMetadata, stream S
 // make_block_table closure (cattn_local_attention_plan_make_block_table): out[v, p] =
 // blockTable[batch(v), min(start(v) + p, cols - 1)]. blockTable: [B, >= cols]; out: [V, P],
 // the same device and dtype, not overlapping blockTable.
+//
+// See docs/api/make_local_attention_virtual_batches.md.
 func (plan *LocalAttentionPlan) MakeBlockTable(blockTable, out *Tensor, stream Stream) error {
 	f := newFrame("cattn_local_attention_plan_make_block_table", "LocalAttentionPlan.MakeBlockTable",
 		"block_table", "blockTable")
@@ -243,6 +257,8 @@ type LocalAttentionDeviceArgs struct {
 // tensors - the host has MakeLocalAttentionVirtualBatches -, outputs of different capacities,
 // overlaps), StatusNotSupported (CPU-only build, no usable device, a tensor off its element
 // alignment), StatusCUDAError. Since 1.1.
+//
+// See docs/api/make_local_attention_virtual_batches.md.
 func MakeLocalAttentionVirtualBatchesDevice(args LocalAttentionDeviceArgs) error {
 	f := newFrame("cattn_make_local_attention_virtual_batches_device",
 		"MakeLocalAttentionVirtualBatchesDevice")
@@ -276,6 +292,8 @@ type VirtualBatches[T Index] struct {
 // chunked local attention, vLLM's make_local_attention_virtual_batches: it plans them, fills
 // the metadata and gathers the block table, and frees the plan. attnChunkSize >= 1 and
 // blockSize, which divides it, are passed as given. Since 1.1.
+//
+// See docs/api/make_local_attention_virtual_batches.md.
 func LocalAttentionVirtualBatches[T Index](attnChunkSize, blockSize int64, queryStartLoc,
 	seqLens []T, blockTable [][]T) (VirtualBatches[T], error) {
 	f := newFrame("cattn_make_local_attention_virtual_batches", "LocalAttentionVirtualBatches",

@@ -34,6 +34,8 @@ type MambaBlockTableArgs struct {
 // BlockTable[b, max((SeqLens[b] - 1) // BlockSize, 0) + j]. Unlike vLLM it never reads past a
 // row: on the host a column >= M is StatusInvalidArgument; on the device it is written as
 // PadSlotID.
+//
+// See docs/api/mamba_get_block_table_tensor.md.
 func MambaGetBlockTableTensor(args MambaBlockTableArgs) error {
 	f := newFrame("cattn_mamba_get_block_table_tensor", "MambaGetBlockTableTensor",
 		"args->mamba_cache_mode", "args.Mode")
@@ -52,6 +54,8 @@ func MambaGetBlockTableTensor(args MambaBlockTableArgs) error {
 // seqLens ([B]) is read in MambaCacheModeAlign only (nil otherwise is fine). Align returns B
 // rows of 1 + numSpeculativeBlocks columns, the other modes a copy of blockTable. A column
 // past a row is StatusInvalidArgument (vLLM reads out of bounds). Since 1.1.
+//
+// See docs/api/mamba_get_block_table_tensor.md.
 func MambaBlockTable[T Index](blockTable [][]T, seqLens []T, mode MambaCacheMode,
 	blockSize, numSpeculativeBlocks int64) ([][]T, error) {
 	f := newFrame("cattn_mamba_get_block_table_tensor", "MambaBlockTable",

@@ -15,6 +15,8 @@ type VirtualBatchBound struct {
 // MaxLocalAttentionVirtualBatches bounds the virtual batches that local attention with chunk
 // attnChunkSize makes of a step of at most maxNumSeqs requests and maxNumBatchedTokens tokens
 // (vLLM's max_local_attention_virtual_batches, cattn_max_local_attention_virtual_batches).
+//
+// See docs/api/max_local_attention_virtual_batches.md.
 func MaxLocalAttentionVirtualBatches(attnChunkSize, maxNumSeqs, maxNumBatchedTokens int64) (VirtualBatchBound, error) {
 	f := newFrame("cattn_max_local_attention_virtual_batches", "MaxLocalAttentionVirtualBatches",
 		"args->attn_chunk_size", "attnChunkSize", "args->max_num_seqs", "maxNumSeqs",

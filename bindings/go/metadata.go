@@ -14,6 +14,8 @@ package cattn
 //
 // The zero value is CATTN_COMMON_ATTN_METADATA_INIT: causal (NonCausal false), no tensors,
 // MaxLogitsPerReq not given.
+//
+// See docs/api/common_attn_metadata.md.
 type CommonAttnMetadata struct {
 	QueryStartLoc        *Tensor // [num_reqs + 1] cumulative query lengths
 	QueryStartLocCPU     *Tensor // host mirror of QueryStartLoc, may be nil

@@ -6,6 +6,8 @@ package cattn
 // int32/int64), vLLM's CommonAttentionMetadata.naive_query_lens (cattn_naive_query_lens).
 // Only md.QueryStartLoc is read. Host tensors run synchronously; CUDA tensors are enqueued on
 // stream (one kernel, capturable).
+//
+// See docs/api/naive_query_lens.md.
 func NaiveQueryLens(md *CommonAttnMetadata, out *Tensor, stream Stream) error {
 	return queryLens("cattn_naive_query_lens", "NaiveQueryLens", md, out, false, stream)
 }
@@ -20,6 +22,8 @@ func ComputeNumComputedTokens(md *CommonAttnMetadata, out *Tensor, stream Stream
 
 // NumComputedTokens is the one-call host form of ComputeNumComputedTokens: seqLens[i] minus
 // the query length of request i, for queryStartLoc [B + 1] and seqLens [B].
+//
+// See docs/api/compute_num_computed_tokens.md.
 func NumComputedTokens[T Index](queryStartLoc, seqLens []T) ([]T, error) {
 	return queryLensOf("cattn_compute_num_computed_tokens", "NumComputedTokens", queryStartLoc,
 		seqLens, int64(len(seqLens)), true)

@@ -21,6 +21,8 @@ const NCCLLibraryEnv = "CATTN_NCCL_LIBRARY"
 // NewCommUniqueID creates the unique id of a new communicator (cattn_comm_get_unique_id).
 // Call it on one rank and send the bytes to the others before they call NewComm. Errors:
 // StatusNotSupported (CPU-only build, NCCL cannot be loaded), StatusNCCLError.
+//
+// See docs/api/pcp_kv_allgather_and_restore.md.
 func NewCommUniqueID() (CommUniqueID, error) {
 	f := newFrame("cattn_comm_get_unique_id", "NewCommUniqueID")
 	defer f.free()
@@ -52,6 +54,8 @@ func newComm(c cComm) *Comm {
 // per rank). Errors: StatusInvalidArgument (nranks < 1, rank outside [0, nranks), cudaDevice
 // out of range), StatusNotSupported (CPU-only build, NCCL or a GPU missing),
 // StatusNCCLError, StatusCUDAError, StatusOutOfMemory.
+//
+// See docs/api/pcp_kv_allgather_and_restore.md.
 func NewComm(id CommUniqueID, nranks, rank, cudaDevice int32) (*Comm, error) {
 	f := newFrame("cattn_comm_create", "NewComm", "cuda_device", "cudaDevice")
 	defer f.free()
@@ -66,6 +70,8 @@ func NewComm(id CommUniqueID, nranks, rank, cudaDevice int32) (*Comm, error) {
 // ncclComm is an ncclComm_t made by the NCCL library libcattn loads. It must outlive the Comm;
 // Close frees only the handle. Errors: StatusInvalidArgument (ncclComm 0),
 // StatusNotSupported, StatusNCCLError, StatusOutOfMemory.
+//
+// See docs/api/pcp_kv_allgather_and_restore.md.
 func UnsafeBorrowComm(ncclComm uintptr) (*Comm, error) {
 	f := newFrame("cattn_comm_create_borrowed", "UnsafeBorrowComm", "nccl_comm", "ncclComm")
 	defer f.free()
@@ -79,6 +85,8 @@ func UnsafeBorrowComm(ncclComm uintptr) (*Comm, error) {
 // Close destroys the handle (cattn_comm_destroy), and with it an owned NCCL communicator. It
 // waits for a collective in progress on this Comm; later calls fail with
 // StatusInvalidArgument. Closing again, or a nil Comm, is a no-op. The error is always nil.
+//
+// See docs/api/pcp_kv_allgather_and_restore.md.
 func (comm *Comm) Close() error {
 	if comm == nil {
 		return nil
@@ -120,6 +128,8 @@ func (comm *Comm) unlock(exclusive bool) {
 }
 
 // Rank returns this rank's index in its group, in [0, Size) (cattn_comm_get_rank).
+//
+// See docs/api/pcp_kv_allgather_and_restore.md.
 func (comm *Comm) Rank() (int32, error) {
 	f := newFrame("cattn_comm_get_rank", "Comm.Rank")
 	defer f.free()
@@ -132,6 +142,8 @@ func (comm *Comm) Rank() (int32, error) {
 }
 
 // Size returns the number of ranks in the group, the PCP world size W (cattn_comm_get_size).
+//
+// See docs/api/pcp_kv_allgather_and_restore.md.
 func (comm *Comm) Size() (int32, error) {
 	f := newFrame("cattn_comm_get_size", "Comm.Size")
 	defer f.free()
@@ -177,6 +189,8 @@ func (args *PCPKVAllgatherAndRestoreArgs) tensors(f *frame) ([5]cTensor, error) 
 // Value's shapes and dtypes and NumActualTokens. A nil Comm is passed as NULL and reported by
 // libcattn. Errors: StatusInvalidArgument (a dtype with Lanes != 1 among others),
 // StatusNotSupported (CPU-only build, an element width other than 8-64 bits).
+//
+// See docs/api/pcp_kv_allgather_and_restore.md.
 func PCPKVAllgatherAndRestoreWorkspaceSize(args PCPKVAllgatherAndRestoreArgs) (uint64, error) {
 	f := newFrame("cattn_pcp_kv_allgather_and_restore_workspace_size",
 		"PCPKVAllgatherAndRestoreWorkspaceSize")
@@ -204,6 +218,8 @@ func PCPKVAllgatherAndRestoreWorkspaceSize(args PCPKVAllgatherAndRestoreArgs) (u
 // enqueued on args.Stream; NCCL may block until every rank reaches its first collective.
 // Host tensors are StatusNotSupported (NCCL needs device memory), as is a CPU-only build.
 // A nil Comm is passed as NULL and reported by libcattn.
+//
+// See docs/api/pcp_kv_allgather_and_restore.md.
 func PCPKVAllgatherAndRestore(args PCPKVAllgatherAndRestoreArgs) error {
 	f := newFrame("cattn_pcp_kv_allgather_and_restore", "PCPKVAllgatherAndRestore")
 	defer f.free()

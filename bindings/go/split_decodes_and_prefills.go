@@ -74,6 +74,8 @@ type ReorderPlan struct {
 // SplitDecodesAndPrefills splits an ordered batch at its first prefill (vLLM's
 // split_decodes_and_prefills, cattn_split_decodes_and_prefills; its quirks are kept, and what
 // vLLM raises is an *Error with CATTN_INVALID_ARGUMENT).
+//
+// See docs/api/split_decodes_and_prefills.md.
 func SplitDecodesAndPrefills(b SplitBatch, o SplitOptions) (DecodePrefillSplit, error) {
 	f := newFrame("cattn_split_decodes_and_prefills", "SplitDecodesAndPrefills", splitRenames...)
 	defer f.free()
@@ -107,6 +109,8 @@ func splitBatchOf[T Index](queryStartLoc []T) SplitBatch {
 // SplitQueryStartLoc is SplitDecodesAndPrefills in one call for the common case: a host
 // query_start_loc ([B + 1]), T its last entry, max_query_len the longest query, and vLLM's
 // defaults but decodeThreshold (vLLM's default is 1).
+//
+// See docs/api/split_decodes_and_prefills.md.
 func SplitQueryStartLoc[T Index](queryStartLoc []T, decodeThreshold int64) (DecodePrefillSplit, error) {
 	f := newFrame("cattn_split_decodes_and_prefills", "SplitQueryStartLoc", splitHelperRenames...)
 	defer f.free()
@@ -122,6 +126,8 @@ func SplitQueryStartLoc[T Index](queryStartLoc []T, decodeThreshold int64) (Deco
 // SplitQueryStartLoc is SplitDecodesAndPrefills: the batch of queryStartLoc ([B + 1]) with
 // seqLensUpperBound ([B], vLLM's seq_lens_cpu_upper_bound) split into decodes, extends and
 // prefills at decodeThreshold. Since 1.1.
+//
+// See docs/api/split_decodes_and_prefills.md.
 func SplitQueryStartLocWithExtends[T Index](queryStartLoc, seqLensUpperBound []T,
 	decodeThreshold int64) (DecodeExtendPrefillSplit, error) {
 	f := newFrame("cattn_split_decodes_prefills_and_extends", "SplitQueryStartLocWithExtends",
@@ -140,6 +146,8 @@ func SplitQueryStartLocWithExtends[T Index](queryStartLoc, seqLensUpperBound []T
 // SplitDecodesPrefillsAndExtends splits an ordered batch into decodes, extends and prefills
 // (vLLM's split_decodes_prefills_and_extends, cattn_split_decodes_prefills_and_extends).
 // seqLensUpperBound is host [NumReqs]; nil fails past the first step, as vLLM's assert.
+//
+// See docs/api/split_decodes_and_prefills.md.
 func SplitDecodesPrefillsAndExtends(b SplitBatch, seqLensUpperBound *Tensor,
 	decodeThreshold int64) (DecodeExtendPrefillSplit, error) {
 	f := newFrame("cattn_split_decodes_prefills_and_extends", "SplitDecodesPrefillsAndExtends",
@@ -168,6 +176,8 @@ type SplitDeviceBatch struct {
 
 // SplitDecodesAndPrefillsDevice writes the split of a device batch to result, a device [4]
 // int32/int64 tensor, with one kernel on b.Stream (cattn_split_decodes_and_prefills_device).
+//
+// See docs/api/split_decodes_and_prefills.md.
 func SplitDecodesAndPrefillsDevice(b SplitDeviceBatch, o SplitOptions, result *Tensor) error {
 	f := newFrame("cattn_split_decodes_and_prefills_device", "SplitDecodesAndPrefillsDevice",
 		splitDeviceRenames...)
@@ -183,6 +193,8 @@ func SplitDecodesAndPrefillsDevice(b SplitDeviceBatch, o SplitOptions, result *T
 
 // SplitDecodesPrefillsAndExtendsDevice writes the extends split of a device batch to result,
 // a device [6] tensor (cattn_split_decodes_prefills_and_extends_device).
+//
+// See docs/api/split_decodes_and_prefills.md.
 func SplitDecodesPrefillsAndExtendsDevice(b SplitDeviceBatch, seqLensUpperBound *Tensor,
 	decodeThreshold int64, result *Tensor) error {
 	f := newFrame("cattn_split_decodes_prefills_and_extends_device",
@@ -203,6 +215,8 @@ func SplitDecodesPrefillsAndExtendsDevice(b SplitDeviceBatch, seqLensUpperBound 
 // SplitPrefillChunksInto writes the chunks of prefill lengths seqLens (host [n]) that fit
 // workspaceSize tokens into chunks (host [>= count, 2], or nil for the size query) and returns
 // their count (vLLM's split_prefill_chunks, cattn_split_prefill_chunks).
+//
+// See docs/api/split_prefill_chunks.md.
 func SplitPrefillChunksInto(seqLens *Tensor, workspaceSize, requestOffset int64,
 	chunks *Tensor) (int64, error) {
 	f := newFrame("cattn_split_prefill_chunks", "SplitPrefillChunksInto", "args->seq_lens_cpu",
@@ -219,6 +233,8 @@ func SplitPrefillChunksInto(seqLens *Tensor, workspaceSize, requestOffset int64,
 
 // SplitPrefillChunks is SplitPrefillChunksInto in one call: the half-open bounds of every
 // chunk of the prefill lengths seqLens, plus requestOffset (the size query, then the chunks).
+//
+// See docs/api/split_prefill_chunks.md.
 func SplitPrefillChunks[T Index](seqLens []T, workspaceSize, requestOffset int64) ([][2]int64, error) {
 	f := newFrame("cattn_split_prefill_chunks", "SplitPrefillChunks", "args->seq_lens_cpu",
 		"seqLens", "args->workspace_size", "workspaceSize", "workspace_size", "workspaceSize",
@@ -248,6 +264,8 @@ func SplitPrefillChunks[T Index](seqLens []T, workspaceSize, requestOffset int64
 // reorder_batch_to_split_decodes_and_prefills reorders a batch of per-request scheduled,
 // computed and prompt tokens (host [B] each): indexMap (host [B]) and swaps (host
 // [>= max(B-1, 0), 2], or nil) are written (cattn_reorder_batch_to_split_decodes_and_prefills).
+//
+// See docs/api/reorder_batch_to_split_decodes_and_prefills.md.
 func ReorderBatchToSplitDecodesAndPrefillsInto(scheduled, computed, prompt *Tensor,
 	decodeThreshold int64, indexMap, swaps *Tensor) (ReorderResult, error) {
 	f := newFrame("cattn_reorder_batch_to_split_decodes_and_prefills",
@@ -267,6 +285,8 @@ func ReorderBatchToSplitDecodesAndPrefillsInto(scheduled, computed, prompt *Tens
 
 // ReorderBatchToSplitDecodesAndPrefills is the reorder in one call on Go slices of the
 // per-request scheduled, computed and prompt tokens ([B] each).
+//
+// See docs/api/reorder_batch_to_split_decodes_and_prefills.md.
 func ReorderBatchToSplitDecodesAndPrefills[T Index](scheduled, computed, prompt []T,
 	decodeThreshold int64) (ReorderPlan, error) {
 	f := newFrame("cattn_reorder_batch_to_split_decodes_and_prefills",

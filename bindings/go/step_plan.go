@@ -99,6 +99,8 @@ type StepPlanDesc struct {
 // {DCPSize 1, AllDCPRanks, InterleaveSize 1}, Mamba {BlockSize 1, 0, MambaCacheModeNone},
 // Conv1d {BlockM 8}, LocalAttention {0, 0} (to be set), Extend {N 1}. The zero StepPlanDesc
 // means the same. Since 1.1.
+//
+// See docs/api/step_plan.md.
 func DefaultStepPlanDesc() StepPlanDesc {
 	return StepPlanDesc{
 		DCP:    StepDCPParams{DCPSize: 1, Ranks: AllDCPRanks, InterleaveSize: 1},
@@ -201,6 +203,8 @@ type StepPlan struct {
 // Errors: StatusInvalidArgument (no product or an unknown bit, a capacity out of range, a
 // selected product's parameter out of range - named as desc->dcp.dcp_size and the like -, a
 // capacity whose derived sizes overflow int64), StatusOutOfMemory. Since 1.1.
+//
+// See docs/api/step_plan.md.
 func NewStepPlan(desc StepPlanDesc) (*StepPlan, error) {
 	f := newFrame("cattn_step_plan_create", "NewStepPlan", stepDescRenames...)
 	defer f.free()
@@ -216,6 +220,8 @@ func NewStepPlan(desc StepPlanDesc) (*StepPlan, error) {
 // Close destroys the plan (cattn_step_plan_destroy). It waits for calls using the plan to
 // return; later calls fail with StatusInvalidArgument. Runs already enqueued do not need the
 // plan. Closing again, or a nil plan, is a no-op. The error is always nil.
+//
+// See docs/api/step_plan.md.
 func (plan *StepPlan) Close() error {
 	if plan == nil {
 		return nil
@@ -244,6 +250,8 @@ func (plan *StepPlan) acquire(f *frame) (cStepPlan, error) {
 
 // Shape returns the capacities the plan's outputs must hold (cattn_step_plan_get_shape).
 // Since 1.1.
+//
+// See docs/api/step_plan.md.
 func (plan *StepPlan) Shape() (StepPlanShape, error) {
 	f := newFrame("cattn_step_plan_get_shape", "StepPlan.Shape")
 	defer f.free()
@@ -258,6 +266,8 @@ func (plan *StepPlan) Shape() (StepPlanShape, error) {
 // WorkspaceSize returns the device workspace a run needs, in bytes
 // (cattn_step_plan_workspace_size): 0 for every plan of libcattn 1.1, the query existing so
 // that a later version may need one. Pass StepOutputs.Workspace of that size. Since 1.1.
+//
+// See docs/api/step_plan.md.
 func (plan *StepPlan) WorkspaceSize() (uint64, error) {
 	f := newFrame("cattn_step_plan_workspace_size", "StepPlan.WorkspaceSize")
 	defer f.free()
@@ -300,6 +310,8 @@ var (
 // CountsHost that is not mapped pinned memory -, a batch past a capacity, an overlap),
 // StatusInsufficientSize (an output below its capacity), StatusNotSupported (CPU-only build,
 // no usable device, a tensor off its element alignment), StatusCUDAError. Since 1.1.
+//
+// See docs/api/step_plan.md.
 func (plan *StepPlan) Run(batch StepBatch, out StepOutputs, stream Stream) error {
 	f := newFrame("cattn_step_plan_run", "StepPlan.Run", "outputs", "out", "batch", "batch",
 		"desc", "desc")

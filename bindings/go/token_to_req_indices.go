@@ -10,6 +10,8 @@ import "strconv"
 // so padding tokens map to request 0; M is the mapped tokens (from md.QueryStartLocCPU when
 // set) and T is md.NumActualTokens. Nothing is cached between calls. CUDA tensors are
 // enqueued on stream (one kernel, capturable, correct on replay).
+//
+// See docs/api/token_to_req_indices.md.
 func TokenToReqIndices(md *CommonAttnMetadata, buffer *Tensor, stream Stream) error {
 	f := newFrame("cattn_token_to_req_indices", "TokenToReqIndices", "args->metadata", "md",
 		"args->buffer", "buffer")
@@ -26,6 +28,8 @@ func TokenToReqIndices(md *CommonAttnMetadata, buffer *Tensor, stream Stream) er
 }
 
 // TokenToReqIndicesInt32 is TokenToReqIndicesOf for int32 slices.
+//
+// See docs/api/token_to_req_indices.md.
 func TokenToReqIndicesInt32(queryStartLoc []int32, numTokens int) ([]int32, error) {
 	return TokenToReqIndicesOf(queryStartLoc, int64(numTokens))
 }

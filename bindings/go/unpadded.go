@@ -9,6 +9,8 @@ package cattn
 // included (vLLM drops those two); LogitsIndicesPadded and the scalars other than NumReqs and
 // NumActualTokens are kept. No tensor data is read or written. A cut past a tensor's length is
 // an error (Python's slice would come out shorter).
+//
+// See docs/api/unpadded.md.
 func Unpadded(md *CommonAttnMetadata, numActualTokens, numActualReqs int64) (*CommonAttnMetadata,
 	error) {
 	f := newFrame("cattn_unpadded", "Unpadded", "args->metadata", "md", "args->num_actual_tokens",

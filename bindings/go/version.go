@@ -12,6 +12,8 @@ const HeaderVersionString = headerVersionString
 
 // Version returns the version number the loaded library was built as (cattn_version); 0 when
 // a cattn_dlopen build could not load it (Load says why).
+//
+// See docs/api/context.md.
 func Version() uint32 {
 	ensureLoaded()
 	return cVersion()
@@ -26,6 +28,8 @@ func VersionString() string {
 
 // CUDADeviceCount reports how many CUDA devices the library can use (cattn_cuda_device_count):
 // 0 in a CPU-only build, without a driver, or without a visible device.
+//
+// See docs/api/context.md.
 func CUDADeviceCount() (int32, error) {
 	f := newFrame("cattn_cuda_device_count", "CUDADeviceCount")
 	defer f.free()

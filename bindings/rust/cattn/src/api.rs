@@ -7,6 +7,10 @@
 //! ([`crate::dynamic::Library::api`]). So both ways of loading share one implementation, and a
 //! table from an older library that lacks a newer entry gives [`Status::NotSupported`] instead
 //! of a read past its end.
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/api_table.md` of the libcattn repository; the items here document the Rust side:
+//! types, errors, panics and safety.
 
 use std::ffi::{c_char, CStr};
 use std::marker::PhantomData;

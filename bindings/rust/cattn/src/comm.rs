@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //! The communicator of pcp_kv_allgather_and_restore (`cattn_comm_t`): one rank's handle of an NCCL communicator
 //! over the PCP group.
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/pcp_kv_allgather_and_restore.md` of the libcattn repository; the items here document
+//! the Rust side: types, errors, panics and safety.
 
 use std::ffi::c_void;
 use std::fmt;

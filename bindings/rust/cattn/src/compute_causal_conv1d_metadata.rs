@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //! Causal-conv1d launch metadata (vLLM's compute_causal_conv1d_metadata), planned on the host
 //! or (since 1.1) computed on the device.
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/compute_causal_conv1d_metadata.md` of the libcattn repository; the items here document
+//! the Rust side: types, errors, panics and safety.
 
 use std::mem::size_of;
 
@@ -16,8 +20,7 @@ use crate::tensor::{raw_out, IndexElement, Stream, TensorMut, TensorRef};
 pub struct CausalConv1dSize {
     /// The number of programs, vLLM's `nums.sum()`.
     pub tot: i64,
-    /// The capacity vLLM allocates for `batch_ptr` and `token_chunk_offset_ptr`,
-    /// `max(1024, tot) * 2` (any capacity `>= tot` is accepted).
+    /// The capacity to allocate for `batch_ptr` and `token_chunk_offset_ptr` (vLLM's).
     pub capacity: i64,
 }
 
@@ -141,17 +144,10 @@ pub fn compute_causal_conv1d_metadata(
 }
 
 /// Computes causal_conv1d's launch metadata on the device from the device `query_start_loc`
-/// (`[B + 1]` int32/int64, non-decreasing), so that a captured CUDA graph computes it afresh
-/// from the batch written into the same buffers before every replay
-/// ([`compute_causal_conv1d_metadata`] plans on the host and replays the values planned at
-/// capture). The values equal the host call's; every per-program output is filled to its own
-/// length, with [`crate::PAD_SLOT_ID`] past `tot`, and a batch of more programs than an output
-/// holds writes the first ones while `tot` still reports them all. Zero-length requests (a
-/// batch padded to its graph's size) own no programs.
-///
-/// One kernel on `stream`: no host sync, no allocation, capturable. The data cannot be checked
-/// on the device: a decreasing entry counts as an empty request, and an int32 output keeps the
-/// low 32 bits.
+/// (`[B + 1]` int32/int64), so that a captured CUDA graph computes it afresh from the batch
+/// written into the same buffers before every replay. One kernel on `stream`: no host sync, no
+/// allocation, capturable. The values, the padding past `tot` and what the device cannot check
+/// are in `docs/api/compute_causal_conv1d_metadata.md`.
 ///
 /// Errors: [`crate::Status::InvalidArgument`] for host tensors (the host has
 /// [`compute_causal_conv1d_metadata`]), shapes, dtypes, tensors on different devices, overlaps,

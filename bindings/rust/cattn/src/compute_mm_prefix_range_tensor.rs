@@ -4,6 +4,10 @@
 //!
 //! vLLM's `{request: [(start, end), ...]}` dict is passed in CSR form: request `r`'s ranges are
 //! rows `offsets[r]..offsets[r + 1]` of `ranges` (`[n, 2]`); `None` is vLLM's `None`.
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/compute_mm_prefix_range_tensor.md` of the libcattn repository; the items here document
+//! the Rust side: types, errors, panics and safety.
 
 use std::mem::size_of;
 use std::ptr;

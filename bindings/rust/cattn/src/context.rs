@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //! The context handle: state vLLM keeps in module globals (the KV-cache layout override).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/context.md`, `docs/api/get_kv_cache_layout.md` and
+//! `docs/api/resolve_kv_cache_layout.md` of the libcattn repository; the items here document the
+//! Rust side: types, errors, panics and safety.
 
 use std::ptr::NonNull;
 

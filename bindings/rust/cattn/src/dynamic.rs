@@ -22,6 +22,10 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/api_table.md` of the libcattn repository; the items here document the Rust side:
+//! types, errors, panics and safety.
 
 use std::ffi::{c_char, c_int, c_void, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //! The error of every fallible call: libcattn's status code and its message.
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/context.md` of the libcattn repository; the items here document the Rust side: types,
+//! errors, panics and safety.
 
 use std::fmt;
 

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //! Extend every query by n tokens (vLLM's extend_all_queries_by_1, for any n).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/extend_all_queries_by_n.md` of the libcattn repository; the items here document the
+//! Rust side: types, errors, panics and safety.
 
 use std::mem::size_of;
 

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //! The fused PCP Q/K/V select (vLLM's fused_pcp_qkv_select).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/fused_pcp_qkv_select.md` of the libcattn repository; the items here document the Rust
+//! side: types, errors, panics and safety.
 
 use std::mem::size_of;
 

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //! DCP local sequence lengths (vLLM's get_dcp_local_seq_lens).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/get_dcp_local_seq_lens.md` of the libcattn repository; the items here document the
+//! Rust side: types, errors, panics and safety.
 
 use std::mem::size_of;
 

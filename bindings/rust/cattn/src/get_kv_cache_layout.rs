@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //! The KV-cache layout (vLLM's get_kv_cache_layout, is_valid_kv_cache_layout).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/get_kv_cache_layout.md` of the libcattn repository; the items here document the Rust
+//! side: types, errors, panics and safety.
 
 use std::ffi::CString;
 use std::fmt;

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //! The PCP query restore index (vLLM's get_pcp_query_restore_idx).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/get_pcp_query_restore_idx.md` of the libcattn repository; the items here document the
+//! Rust side: types, errors, panics and safety.
 
 use std::mem::size_of;
 

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //! Per-layer and global attention parameters (vLLM's get_per_layer_parameters,
 //! infer_global_hyperparameters).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/get_per_layer_parameters.md` of the libcattn repository; the items here document the
+//! Rust side: types, errors, panics and safety.
 
 use std::mem::size_of;
 

@@ -2,6 +2,11 @@
 //! The six KV-cache layouts of vLLM's `KVCacheLayout` (since 1.1): their properties and
 //! strides, `get_supported_kv_cache_layouts`, and `resolve_kv_cache_layout` with the resolved
 //! state a [`Context`] keeps (`record_kv_cache_layout`, `get_resolved_kv_cache_layout`).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/kv_cache_layout.md`, `docs/api/get_supported_kv_cache_layouts.md` and
+//! `docs/api/resolve_kv_cache_layout.md` of the libcattn repository; the items here document the
+//! Rust side: types, errors, panics and safety.
 
 use std::ffi::{CStr, CString};
 use std::fmt;

@@ -2,7 +2,11 @@
 //! Safe Rust API of libcattn: vLLM's attention-backend metadata utilities behind a C ABI.
 //!
 //! Every utility of `cattn.h` has a module named after vLLM's function and a free function of
-//! the same name (re-exported here). The conventions:
+//! the same name (re-exported here). What each call computes, its rules and statuses, the
+//! parity with vLLM, worked examples and the history are documented once, in the libcattn
+//! repository's `docs/api/<utility>.md` pages (index: `docs/api/README.md`; the rules every
+//! call shares: `docs/api/conventions.md`); each module names its page, and the items here
+//! document the Rust side: types, errors, panics and safety. The conventions:
 //!
 //! - Every fallible call returns [`Result`]; an [`Error`] carries the [`Status`] and the
 //!   library's message for it (`"<function>: <argument> <problem> (got X, expected Y)"`). A
@@ -12,7 +16,8 @@
 //!   pointers. Host tensors run the host implementation synchronously; CUDA tensors are
 //!   enqueued on the call's [`Stream`].
 //! - Handles ([`Context`], [`LocalAttentionPlan`], [`StepPlan`], [`Comm`]) free themselves when
-//!   dropped and are `Send`/`Sync` as the header's thread-safety rules allow.
+//!   dropped and are `Send`/`Sync` as the thread-safety rules of `docs/api/conventions.md`
+//!   allow.
 //! - For CUDA graphs (since 1.1): [`compute_causal_conv1d_metadata_device`] and
 //!   [`make_local_attention_virtual_batches_device`] compute on the device what their host
 //!   calls plan on the host, and a [`StepPlan`] computes a whole step's metadata in one launch

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //! Base-2 to natural-log log-sum-exp (vLLM's log2_lse_to_ln, since 1.1).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/log2_lse_to_ln.md` of the libcattn repository; the items here document the Rust side:
+//! types, errors, panics and safety.
 
 use std::ffi::c_void;
 use std::mem::size_of;

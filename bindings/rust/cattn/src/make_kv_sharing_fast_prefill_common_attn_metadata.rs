@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //! KV-sharing fast-prefill metadata (vLLM's
 //! make_kv_sharing_fast_prefill_common_attn_metadata).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/make_kv_sharing_fast_prefill_common_attn_metadata.md` of the libcattn repository; the
+//! items here document the Rust side: types, errors, panics and safety.
 
 use std::mem::size_of;
 

@@ -2,6 +2,10 @@
 //! Local-attention virtual batches (vLLM's make_local_attention_virtual_batches),
 //! as a plan handle made on the host (with, since 1.1, its size query and a cap on its virtual
 //! batches) or (since 1.1) computed on the device.
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/make_local_attention_virtual_batches.md` of the libcattn repository; the items here
+//! document the Rust side: types, errors, panics and safety.
 
 use std::fmt;
 use std::mem::size_of;
@@ -102,11 +106,9 @@ pub struct LocalAttentionArgs<'a> {
     /// [`Status::InvalidArgument`], the message naming `args->max_virtual_batches`; a negative
     /// cap is refused the same way.
     ///
-    /// `None`, the default, passes 0 (`CATTN_LOCAL_ATTENTION_ARGS_INIT`'s value): the library
-    /// derives the cap `2 * B + cdiv(metadata.num_actual_tokens, attn_chunk_size)`, which every
-    /// batch of at most `num_actual_tokens` tokens keeps (a refusal then names
-    /// `args->metadata->num_actual_tokens`). `Some(0)` is the same as `None`, since the library
-    /// reads 0 as "derive it".
+    /// `None`, the default, and `Some(0)` pass 0 (`CATTN_LOCAL_ATTENTION_ARGS_INIT`'s value):
+    /// the library derives the cap from `num_actual_tokens`, as
+    /// `docs/api/make_local_attention_virtual_batches.md` says.
     pub max_virtual_batches: Option<i64>,
 }
 

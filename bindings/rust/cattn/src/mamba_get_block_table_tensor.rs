@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //! The Mamba block table (vLLM's mamba_get_block_table_tensor).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/mamba_get_block_table_tensor.md` of the libcattn repository; the items here document
+//! the Rust side: types, errors, panics and safety.
 
 use std::mem::size_of;
 

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //! The upper bound on local-attention virtual batches (vLLM's
 //! max_local_attention_virtual_batches, since 1.1).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/max_local_attention_virtual_batches.md` of the libcattn repository; the items here
+//! document the Rust side: types, errors, panics and safety.
 
 use std::mem::size_of;
 

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //! The metadata of one batch (`cattn_common_attn_metadata_t`, vLLM's
 //! CommonAttentionMetadata), as extend_all_queries_by_n, make_kv_sharing_fast_prefill_common_attn_metadata and make_local_attention_virtual_batches read it.
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/common_attn_metadata.md` of the libcattn repository; the items here document the Rust
+//! side: types, errors, panics and safety.
 
 use std::mem::size_of;
 

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //! Per-request lengths of the metadata (vLLM's CommonAttentionMetadata.naive_query_lens and
 //! compute_num_computed_tokens).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/naive_query_lens.md` and `docs/api/compute_num_computed_tokens.md` of the libcattn
+//! repository; the items here document the Rust side: types, errors, panics and safety.
 
 use std::mem::size_of;
 

@@ -2,6 +2,11 @@
 //! Batch splitting and reordering (vLLM's split_decodes_and_prefills,
 //! split_decodes_prefills_and_extends, split_prefill_chunks and
 //! reorder_batch_to_split_decodes_and_prefills).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/split_decodes_and_prefills.md`, `docs/api/split_prefill_chunks.md` and
+//! `docs/api/reorder_batch_to_split_decodes_and_prefills.md` of the libcattn repository; the items
+//! here document the Rust side: types, errors, panics and safety.
 
 use std::mem::size_of;
 use std::ptr;

@@ -22,6 +22,10 @@
 //! | `LOCAL_ATTENTION` | [`crate::make_local_attention_virtual_batches_device()`] |
 //! | `FAST_PREFILL` | [`crate::make_kv_sharing_fast_prefill_common_attn_metadata()`] |
 //! | `EXTEND_QUERIES` | [`crate::extend_all_queries_by_n()`] |
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/step_plan.md` of the libcattn repository; the items here document the Rust side:
+//! types, errors, panics and safety.
 
 use std::fmt;
 use std::mem::size_of;

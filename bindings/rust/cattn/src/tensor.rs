@@ -5,6 +5,10 @@
 //! input) and [`TensorMut`] (an output) are such descriptions that own their shape and stride
 //! arrays and borrow the data: from a host slice, checked so that every element the view
 //! reaches lies inside the slice, or (`unsafe`) from any pointer, such as device memory.
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/conventions.md` of the libcattn repository; the items here document the Rust side:
+//! types, errors, panics and safety.
 
 use std::ffi::c_void;
 use std::fmt;

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //! The request of every token (vLLM's CommonAttentionMetadata.token_to_req_indices).
+//!
+//! The C calls' contract, the parity with vLLM, worked examples and the history are in
+//! `docs/api/token_to_req_indices.md` of the libcattn repository; the items here document the Rust
+//! side: types, errors, panics and safety.
 
 use std::mem::size_of;
 
