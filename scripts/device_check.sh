@@ -3,7 +3,8 @@
 # One call on the GPU machine: build (sm_90 + sm_80), run every test, run the GPU tests under
 # compute-sanitizer (memcheck, racecheck, initcheck, synccheck), then the GPU benchmarks.
 # Logs go to $OUT (or ./device-out).
-#   scripts/device_check.sh [build|test|sanitize|bench|side|step|demo|nccl]...   (default: all)
+#   scripts/device_check.sh [build|test|sanitize|bench|side|step|transcript|nccl]...
+#   (default: all; `demo` is the old name of `transcript`)
 # Expects .deps/include (dlpack/dlpack.h, nlohmann/json.hpp) carried with the call, and the seed
 # oracle in .oracle/ for the side-by-side run.
 # When device time is short, build here and carry the binaries instead: leave out the build
@@ -16,7 +17,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
-steps=${*:-build test sanitize bench side step demo nccl}
+steps=${*:-build test sanitize bench side step transcript nccl}
+steps=" $steps "
+steps=${steps// demo / transcript }
 export PATH="/usr/local/cuda/bin:$PATH"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 B=${CATTN_DEVICE_BUILD_DIR:-build-device}
@@ -109,11 +112,14 @@ if has step; then
   PYTHONUNBUFFERED=1 python3 bench/step_side_by_side.py --reference .oracle --lib $B/libcattn.so \
     | tee "$OUT/step_side_by_side.txt" || status=1
 fi
-if has demo; then
-  log "demo (GPU when present)"
-  $B/examples/cattn_demo > "$OUT/demo.txt" 2>&1 || status=1
-  head -3 "$OUT/demo.txt"; sed -n '/== 5\./,/== 6\./p' "$OUT/demo.txt" | head -30
-  sed -n '/== Summary/,$p' "$OUT/demo.txt"
+if has transcript; then
+  log "C test transcript (GPU when present)"
+  $B/tests/transcripts/cattn_transcript > "$OUT/transcript.txt" 2>&1 || status=1
+  head -3 "$OUT/transcript.txt"; sed -n '/== 5\./,/== 6\./p' "$OUT/transcript.txt" | head -30
+  sed -n '/== Summary/,$p' "$OUT/transcript.txt"
+  log "examples/cuda_graph_step (a step plan captured once, replayed per batch)"
+  $B/examples/cattn_cuda_graph_step > "$OUT/cuda_graph_step.txt" 2>&1 || status=1
+  grep -E "GPU|replays|cuda_graph_step" "$OUT/cuda_graph_step.txt"
 fi
 
 if has nccl; then

@@ -5,9 +5,10 @@
 # with cgo pointer checks), the tests again with -tags cattn_dlopen (libcattn opened at run
 # time) and a check that such a build links no libcattn, an out-of-tree module built with
 # README.md's require + replace recipe (GOPROXY=off, both builds), that a CGO_ENABLED=0 build
-# fails with an error that says so, a build with -tags cattn_srctree, example/eight_requests,
-# and the example program, whose output is compared with the host run of this tree's C demo
-# (examples/demo.c, compiled here).
+# fails with an error that says so, a build with -tags cattn_srctree, example/eight_requests
+# (compared with examples/eight_requests.expected), and the Go test transcript
+# (internal/transcript), whose output is compared with the host run of this tree's C transcript
+# (tests/transcripts/transcript.c, compiled here).
 #
 # Installs Go 1.23 from Debian bookworm-backports when no Go >= 1.21 is found (the backports
 # source is added only when it is absent). Exits non-zero on any failure.
@@ -270,25 +271,33 @@ CGO_LDFLAGS="-L$lib_dir $CGO_LDFLAGS" go test -tags cattn_srctree -count=1 \
 
 echo "== example/eight_requests (one-call helpers on one batch of 8 requests)"
 go run ./example/eight_requests | tee "$log_dir/eight.txt"
-grep -q '9 virtual batches of 4 pages' "$log_dir/eight.txt"
+# Past its version line it prints what the C and C++ eight_requests programs print.
+if ! tail -n +2 "$log_dir/eight.txt" | diff -u --label "$root/examples/eight_requests.expected" \
+    --label "example/eight_requests, from line 2" "$root/examples/eight_requests.expected" -; then
+  echo "test_go.sh: example/eight_requests printed other values than eight_requests.expected" >&2
+  exit 1
+fi
 
-echo "== example"
-go run ./example >"$log_dir/go_demo.txt" || { cat "$log_dir/go_demo.txt"; exit 1; }
-cat "$log_dir/go_demo.txt"
-# The example prints what the C demo prints on the host, after a first line of its own. The C
-# demo is compiled here from this tree's examples/demo.c against the library under test (one
-# C99 file), so that a prebuilt demo from another tree never stands in for it.
-c_demo="$log_dir/cattn_demo"
-if ${CC:-cc} -std=c99 -O1 -I"$root/include" "$root/examples/demo.c" -L"$lib_dir" \
-    -Wl,-rpath,"$lib_dir" -lcattn -o "$c_demo"; then
-  CATTN_DEMO_FORCE_HOST=1 "$c_demo" >"$log_dir/c_demo.txt" || true
-  if ! diff -u --label "C demo (examples/demo.c), from line 2" --label "Go example, from line 2" \
-      <(tail -n +2 "$log_dir/c_demo.txt") <(tail -n +2 "$log_dir/go_demo.txt"); then
-    echo "test_go.sh: the Go example's output differs from the C demo's (above)" >&2
+echo "== test transcript (internal/transcript)"
+go run ./internal/transcript >"$log_dir/go_transcript.txt" ||
+  { cat "$log_dir/go_transcript.txt"; exit 1; }
+cat "$log_dir/go_transcript.txt"
+# The Go transcript prints what the C transcript prints on the host, after a first line of its
+# own. The C transcript is compiled here from this tree's tests/transcripts/transcript.c
+# against the library under test (one C99 file), so that a prebuilt one from another tree never
+# stands in for it.
+c_transcript="$log_dir/cattn_transcript"
+if ${CC:-cc} -std=c99 -O1 -I"$root/include" "$root/tests/transcripts/transcript.c" \
+    -L"$lib_dir" -Wl,-rpath,"$lib_dir" -lcattn -o "$c_transcript"; then
+  CATTN_TRANSCRIPT_FORCE_HOST=1 "$c_transcript" >"$log_dir/c_transcript.txt" || true
+  if ! diff -u --label "C transcript (tests/transcripts/transcript.c), from line 2" \
+      --label "Go transcript, from line 2" <(tail -n +2 "$log_dir/c_transcript.txt") \
+      <(tail -n +2 "$log_dir/go_transcript.txt"); then
+    echo "test_go.sh: the Go transcript differs from the C transcript (above)" >&2
     exit 1
   fi
-  echo "== the Go example printed what the C demo printed (after its first line)"
+  echo "== the Go transcript printed what the C transcript printed (after its first line)"
 else
-  echo "test_go.sh: could not compile examples/demo.c to compare the example with" >&2
+  echo "test_go.sh: could not compile tests/transcripts/transcript.c to compare with" >&2
   exit 1
 fi

@@ -4,11 +4,13 @@
 # builds a CPU-only libcattn (or uses the one in CATTN_LIB_DIR), checks the generated FFI for
 # drift against include/cattn.h, runs cargo build, test, clippy and fmt (offline: the crates
 # have no dependencies), builds and tests the crates without their `link` feature (nothing
-# linked; libcattn loaded at run time), and runs the Rust demo, comparing it with the C demo's
-# host run when that program is there. Exits non-zero on the first failure.
+# linked; libcattn loaded at run time), runs the eight_requests example, comparing its output
+# with examples/eight_requests.expected, and runs the Rust test transcript
+# (tests/transcripts/transcript.rs), comparing it with the C transcript's host run when that
+# program is there. Exits non-zero on the first failure.
 #
 # Environment: CATTN_LIB_DIR (a directory holding libcattn.so, e.g. build-cpu, to skip the
-# build; its examples/cattn_demo is used for the comparison when present),
+# build; its tests/transcripts/cattn_transcript is used for the comparison when present),
 # CATTN_RUST_BUILD_DIR (where to build otherwise; default build-rust), CATTN_JOBS (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +34,7 @@ else
   echo "== building libcattn (CPU-only) in $lib_dir"
   cmake -S . -B "$lib_dir" -DCATTN_WITH_CUDA=OFF -DCATTN_BUILD_TESTS=OFF \
     -DCATTN_BUILD_BENCH=OFF -DCATTN_BUILD_EXAMPLES=ON >/dev/null
-  cmake --build "$lib_dir" -j "$jobs" --target cattn cattn_demo
+  cmake --build "$lib_dir" -j "$jobs" --target cattn cattn_transcript
 fi
 [ -e "$lib_dir/libcattn.so" ] || { echo "test_rust.sh: no libcattn.so in $lib_dir" >&2; exit 1; }
 export CATTN_LIB_DIR=$lib_dir
@@ -80,24 +82,32 @@ cargo fmt --check
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --offline --no-deps --quiet
 
-echo "== eight_requests example (the one-call helpers on one batch)"
-cargo run --offline --quiet --example eight_requests
-
-echo "== demo"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-# Forced to the host, as the Rust demo always runs there, so that both demos print alike.
-CATTN_DEMO_FORCE_HOST=1 cargo run --offline --quiet --example demo >"$out/rust.txt"
+echo "== eight_requests example (the one-call helpers on one batch)"
+cargo run --offline --quiet --example eight_requests | tee "$out/eight.txt"
+# Past its version line it prints what the C and C++ eight_requests programs print.
+if ! tail -n +2 "$out/eight.txt" | diff -u --label "$root/examples/eight_requests.expected" \
+    --label "eight_requests.rs, from line 2" "$root/examples/eight_requests.expected" -; then
+  echo "test_rust.sh: eight_requests.rs printed other values than eight_requests.expected" >&2
+  exit 1
+fi
+echo "== eight_requests.rs printed examples/eight_requests.expected"
+
+echo "== test transcript"
+# Forced to the host, as the Rust transcript always runs there, so that both print alike.
+CATTN_TRANSCRIPT_FORCE_HOST=1 cargo run --offline --quiet --example transcript >"$out/rust.txt"
 cat "$out/rust.txt"
-c_demo="$lib_dir/examples/cattn_demo"
-if [ -x "$c_demo" ]; then
-  CATTN_DEMO_FORCE_HOST=1 "$c_demo" >"$out/c.txt" || true
-  if ! diff -u --label "C demo ($c_demo)" --label "Rust demo" "$out/c.txt" "$out/rust.txt"; then
-    echo "test_rust.sh: the Rust demo's output differs from the C demo's (above)" >&2
+c_transcript="$lib_dir/tests/transcripts/cattn_transcript"
+if [ -x "$c_transcript" ]; then
+  CATTN_TRANSCRIPT_FORCE_HOST=1 "$c_transcript" >"$out/c.txt" || true
+  if ! diff -u --label "C transcript ($c_transcript)" --label "Rust transcript" "$out/c.txt" \
+      "$out/rust.txt"; then
+    echo "test_rust.sh: the Rust transcript differs from the C transcript (above)" >&2
     exit 1
   fi
-  echo "== the Rust demo printed exactly what the C demo printed"
+  echo "== the Rust transcript printed exactly what the C transcript printed"
 else
-  echo "== (no $c_demo to compare with)"
+  echo "== (no $c_transcript to compare with)"
 fi
 echo "== Rust bindings: all checks passed"

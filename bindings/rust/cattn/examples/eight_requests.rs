@@ -1,71 +1,33 @@
 // SPDX-License-Identifier: Apache-2.0
-//! One batch of eight requests through four utilities, each in one call of its helper: host
-//! slices in, owned Vecs out, no size query, allocation or stream of the caller's.
+//! One batch of 8 requests through four one-call helpers (host slices in, owned Vecs out): the
+//! PCP restore index, every DCP rank's lengths, the causal-conv1d metadata and the
+//! local-attention virtual batches, printed as examples/eight_requests.cpp prints them.
 //!
 //!     cargo run --example eight_requests
 
-use cattn::{
-    causal_conv1d_metadata, dcp_local_seq_lens_all_ranks, local_attention_virtual_batches,
-    pcp_query_restore_idx,
-};
-
 fn main() -> cattn::Result<()> {
-    // Two decodes, then prefills and chunked prefills; every query of more than one token is
-    // even, as PCP splits each into halves.
-    let query_lens = [1i32, 1, 4, 6, 8, 2, 10, 12];
-    let seq_lens = [17i32, 9, 4, 30, 8, 66, 10, 40];
-    let query_start_loc: Vec<i32> = std::iter::once(0)
-        .chain(query_lens.iter().scan(0, |end, len| {
-            *end += len;
-            Some(*end)
-        }))
-        .collect();
-    // Block r, page c is 100 * r + c: 17 pages of 4 tokens hold the longest sequence.
-    let block_table: Vec<Vec<i32>> = (0..8)
-        .map(|r| (0..17).map(|c| 100 * r + c).collect())
-        .collect();
-    println!("query_start_loc = {query_start_loc:?}");
-    println!("seq_lens        = {seq_lens:?}");
+    // Query lengths 1 1 4 6 2 8 1 10: three decodes, the rest prefill chunks of their sequences.
+    let query_start_loc = [0i32, 1, 2, 6, 12, 14, 22, 23, 33];
+    let seq_lens = [9i32, 17, 4, 10, 34, 8, 5, 12];
+    // [8 requests, 9 blocks of 4 tokens], numbered 0, 1, 2, ... row by row.
+    let block_table: Vec<Vec<i32>> = (0..8).map(|r| (9 * r..9 * r + 9).collect()).collect();
 
-    let restore = pcp_query_restore_idx(&query_start_loc)?;
-    println!(
-        "\nPCP restore index ({} entries):\n  {restore:?}",
-        restore.len()
-    );
+    let restore = cattn::pcp_query_restore_idx(&query_start_loc)?;
+    let dcp = cattn::dcp_local_seq_lens_all_ranks(&seq_lens, 2, 1)?;
+    let conv = cattn::causal_conv1d_metadata(&query_start_loc, 8)?;
+    let tot = conv.mlist.len(); // programs: mlist and offsetlist hold one entry each
+    let local =
+        cattn::local_attention_virtual_batches(&query_start_loc, &seq_lens, &block_table, 8, 4)?;
 
-    let dcp = dcp_local_seq_lens_all_ranks(&seq_lens, 2, 4)?;
-    println!("\nDCP lengths, 2 ranks, runs of 4 tokens ([rank 0, rank 1] per request):");
-    println!("  {dcp:?}");
-
-    let conv1d = causal_conv1d_metadata(&query_start_loc, 8)?;
-    println!(
-        "\ncausal-conv1d metadata, block_m 8 ({} programs):",
-        conv1d.mlist.len()
-    );
-    println!("  nums       = {:?}", conv1d.nums);
-    println!("  mlist      = {:?}", conv1d.mlist);
-    println!("  offsetlist = {:?}", conv1d.offsetlist);
-    let tot = conv1d.mlist.len();
-    println!(
-        "  batch_ptr  = {:?} then {} x {} (capacity {})",
-        &conv1d.batch_ptr[..tot],
-        conv1d.batch_ptr.len() - tot,
-        cattn::PAD_SLOT_ID,
-        conv1d.batch_ptr.len()
-    );
-
-    let local = local_attention_virtual_batches(&query_start_loc, &seq_lens, &block_table, 8, 4)?;
-    println!(
-        "\nlocal-attention virtual batches, chunks of 8 tokens, blocks of 4 ({} batches):",
-        local.scalars.num_reqs
-    );
-    println!("  query_start_loc     = {:?}", local.query_start_loc);
-    println!("  seq_lens            = {:?}", local.seq_lens);
-    println!("  num_computed_tokens = {:?}", local.num_computed_tokens);
-    println!("  block_table         = {:?}", local.block_table);
-    println!(
-        "  max_query_len {}, max_seq_len {}",
-        local.scalars.max_query_len, local.scalars.max_seq_len
-    );
+    println!("libcattn {}", cattn::version_string()?);
+    println!("pcp restore_idx  {restore:?}");
+    println!("dcp lens [B, 2]  {dcp:?}");
+    println!("conv1d nums      {:?} (tot {tot})", conv.nums);
+    println!("conv1d mlist     {:?}", conv.mlist);
+    println!("conv1d offsets   {:?}", conv.offsetlist);
+    println!("conv1d batch_ptr {} entries", conv.batch_ptr.len());
+    println!("local cu_q       {:?}", local.query_start_loc);
+    println!("local k lens     {:?}", local.seq_lens);
+    println!("local table      {:?}", local.block_table);
     Ok(())
 }

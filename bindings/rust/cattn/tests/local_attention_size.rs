@@ -101,7 +101,7 @@ type Case = (&'static [i64], &'static [i64], i64, i64, i64, i64);
 
 fn batches<T: IndexElement + TryFrom<i64>>() {
     let cases: &[Case] = &[
-        // The C demo's batch: 2 + 3 + 3 virtual batches.
+        // The C transcript's batch (tests/transcripts/transcript.c): 2 + 3 + 3 virtual batches.
         (&[0, 4, 14, 19], &[6, 17, 9], 9, 4, 2, 8),
         // One decode: one virtual batch.
         (&[0, 1], &[10], 4, 4, 2, 1),

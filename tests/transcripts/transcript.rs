@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-//! demo.rs - the batch of the C example (examples/demo.c) through the safe Rust API: runs every
-//! libcattn utility (1-13) on one small, hand-checkable batch and prints the inputs, the
-//! results and the status of every call, in the very format of the C demo's host run.
+//! transcript.rs - a test transcript: the batch of the C transcript (transcript.c, next to this
+//! file) through the safe Rust API. It runs every libcattn utility (1-13) on one small,
+//! hand-checkable batch and prints the inputs, the results and the status of every call, in the
+//! very format of the C transcript's host run; scripts/test_rust.sh diffs the two.
 //!
 //! The batch: 4 requests mixing prefill and decode, KV block size 4, 10 blocks per request.
 //!
@@ -13,9 +14,10 @@
 //! It always runs on the host: Rust has no CUDA runtime here to allocate device memory with
 //! (device tensors would come in through `TensorRef::from_raw_parts`).
 //!
-//! Run: `CATTN_LIB_DIR=<build> LD_LIBRARY_PATH=<build> cargo run --example demo`.
-//! pcp_kv_allgather_and_restore (the NCCL all-gather + restore) needs GPUs and NCCL: as the C demo's host run,
-//! this shows the status a host caller gets and does not count it.
+//! Run from bindings/rust (bindings/rust/cattn/Cargo.toml names this file as the example
+//! `transcript`): `CATTN_LIB_DIR=<build> LD_LIBRARY_PATH=<build> cargo run --example transcript`.
+//! pcp_kv_allgather_and_restore (the NCCL all-gather + restore) needs GPUs and NCCL: as the C
+//! transcript's host run, this shows the status a host caller gets and does not count it.
 //!
 //! Exit status: 0 when every counted utility returned CATTN_OK, 1 otherwise.
 
@@ -26,7 +28,7 @@ use cattn::sys;
 use cattn::*;
 
 // ---------------------------------------------------------------------------------------------
-// Printing, as the C demo's printf("%g") and print_tensor do it
+// Printing, as the C transcript's printf("%g") and print_tensor do it
 // ---------------------------------------------------------------------------------------------
 
 /// C's `%g`: 6 significant digits, trailing zeros dropped, exponent form outside
@@ -342,7 +344,7 @@ fn resolve_layout(
     connector: Option<KvCacheLayout>,
     what: &str,
 ) {
-    // The user setting comes as a value, never from the environment, so that the demo does not
+    // The user setting comes as a value, never from the environment, so that the transcript does not
     // depend on the caller's environment.
     let args = KvCacheLayoutArgs {
         supported: SupportedLayouts::ANY,
@@ -355,7 +357,7 @@ fn resolve_layout(
     }
 }
 
-fn demo_kv_cache_layout(tally: &mut Tally) {
+fn transcript_kv_cache_layout(tally: &mut Tally) {
     section(
         1,
         "KV-cache layout (get_kv_cache_layout, is_valid_kv_cache_layout)",
@@ -422,7 +424,7 @@ fn demo_kv_cache_layout(tally: &mut Tally) {
 // 2. DCP local sequence lengths
 // ---------------------------------------------------------------------------------------------
 
-fn demo_dcp_local_seq_lens(tally: &mut Tally, batch: &Batch) {
+fn transcript_dcp_local_seq_lens(tally: &mut Tally, batch: &Batch) {
     section(2, "DCP local sequence lengths (get_dcp_local_seq_lens)");
     println!("  inputs: seq_lens (above), dcp_size 2, dcp_kv_cache_interleave_size 4");
     let mut args = DcpLocalSeqLensArgs {
@@ -456,7 +458,7 @@ fn demo_dcp_local_seq_lens(tally: &mut Tally, batch: &Batch) {
 // 3. PCP query restore index
 // ---------------------------------------------------------------------------------------------
 
-fn demo_pcp_query_restore_idx(tally: &mut Tally, batch: &Batch) {
+fn transcript_pcp_query_restore_idx(tally: &mut Tally, batch: &Batch) {
     section(3, "PCP query restore index (get_pcp_query_restore_idx)");
     println!(
         "  inputs: cu_num_tokens = query_start_loc (above), sized from its host mirror \
@@ -487,7 +489,7 @@ fn demo_pcp_query_restore_idx(tally: &mut Tally, batch: &Batch) {
 // 4. Fused PCP Q/K/V select
 // ---------------------------------------------------------------------------------------------
 
-fn demo_fused_pcp_qkv_select(tally: &mut Tally) -> Result<()> {
+fn transcript_fused_pcp_qkv_select(tally: &mut Tally) -> Result<()> {
     // PCP world size 2, rank 0. Requests 0-2 are split into 2W = 4 chunks; rank 0 holds chunks
     // 0 and 3, so its local query lengths are 8, 2 and 4. One head of dimension 1 keeps the
     // print short: q row i holds 100 + i, K row j holds 200 + j and V row j holds 300 + j.
@@ -548,10 +550,10 @@ fn demo_fused_pcp_qkv_select(tally: &mut Tally) -> Result<()> {
 // 5. PCP all-gather + restore
 // ---------------------------------------------------------------------------------------------
 
-/// The host run of the C demo's section 5: the batch of a one-rank group, and the status a host
+/// The host run of the C transcript's section 5: the batch of a one-rank group, and the status a host
 /// caller gets. The safe API cannot express that call (it needs a live `Comm`, which needs NCCL
 /// and a GPU), so the call goes through the raw FFI, with host tensors and a NULL communicator.
-fn demo_pcp_kv_allgather_and_restore(tally: &mut Tally) -> Result<()> {
+fn transcript_pcp_kv_allgather_and_restore(tally: &mut Tally) -> Result<()> {
     // 6 tokens plus 2 rows of CUDA-graph padding; key row t, element d holds 500 + 10 t + d and
     // value row t 600 + 10 t + d, so every output row names the input row it came from.
     const ROWS: i64 = 8;
@@ -624,7 +626,7 @@ fn print_raw_status(api: Api<'_>, call: &str, st: sys::cattn_status_t) {
 // 6. Causal-conv1d metadata
 // ---------------------------------------------------------------------------------------------
 
-fn demo_causal_conv1d_metadata(tally: &mut Tally, batch: &Batch) {
+fn transcript_causal_conv1d_metadata(tally: &mut Tally, batch: &Batch) {
     section(6, "Causal-conv1d metadata (compute_causal_conv1d_metadata)");
     println!("  inputs: query_start_loc_cpu (above), block_m 8");
     let qsl = TensorRef::from_slice(&batch.qsl);
@@ -673,7 +675,7 @@ fn demo_causal_conv1d_metadata(tally: &mut Tally, batch: &Batch) {
 // 7. Extend queries by n
 // ---------------------------------------------------------------------------------------------
 
-fn demo_extend_all_queries_by_n(tally: &mut Tally, batch: &Batch) {
+fn transcript_extend_all_queries_by_n(tally: &mut Tally, batch: &Batch) {
     section(
         7,
         "Extend queries (extend_all_queries_by_1, generalised to N)",
@@ -715,7 +717,7 @@ fn demo_extend_all_queries_by_n(tally: &mut Tally, batch: &Batch) {
 // 8. KV-sharing fast-prefill metadata
 // ---------------------------------------------------------------------------------------------
 
-fn demo_fast_prefill(tally: &mut Tally, batch: &Batch) {
+fn transcript_fast_prefill(tally: &mut Tally, batch: &Batch) {
     section(
         8,
         "KV-sharing fast-prefill metadata (make_kv_sharing_fast_prefill_common_attn_metadata)",
@@ -752,7 +754,7 @@ fn demo_fast_prefill(tally: &mut Tally, batch: &Batch) {
 // 9. Local-attention virtual batches
 // ---------------------------------------------------------------------------------------------
 
-fn demo_local_attention(tally: &mut Tally, batch: &Batch) -> Result<()> {
+fn transcript_local_attention(tally: &mut Tally, batch: &Batch) -> Result<()> {
     section(
         9,
         "Local-attention virtual batches (make_local_attention_virtual_batches)",
@@ -822,7 +824,7 @@ fn demo_local_attention(tally: &mut Tally, batch: &Batch) -> Result<()> {
 // 10. Mamba block table
 // ---------------------------------------------------------------------------------------------
 
-fn demo_mamba_block_table(tally: &mut Tally, batch: &Batch) {
+fn transcript_mamba_block_table(tally: &mut Tally, batch: &Batch) {
     section(10, "Mamba block table (mamba_get_block_table_tensor)");
     println!(
         "  inputs: block_table_tensor and seq_lens (above), mode align, block_size 4, \
@@ -871,7 +873,7 @@ fn print_global(g_: &GlobalHyperparameters) {
     );
 }
 
-fn demo_per_layer_parameters(tally: &mut Tally) {
+fn transcript_per_layer_parameters(tally: &mut Tally) {
     section(
         11,
         "Per-layer parameters (get_per_layer_parameters, infer_global_hyperparameters)",
@@ -970,7 +972,7 @@ fn resolve_kv_layout(
     Some(resolved.layout)
 }
 
-fn demo_kv_cache_layout_resolver(tally: &mut Tally) {
+fn transcript_kv_cache_layout_resolver(tally: &mut Tally) {
     use CacheLayout::*;
     section(
         12,
@@ -1118,7 +1120,7 @@ fn split_batch(
     }
 }
 
-fn demo_split_and_reorder(tally: &mut Tally, batch: &Batch) {
+fn transcript_split_and_reorder(tally: &mut Tally, batch: &Batch) {
     // The prompts of requests 1 and 2 go on past what is computed so far (chunked prefills);
     // request 3 computed its 20-token prompt and 12 generated tokens.
     const PROMPT_LENS: [i64; B] = [16, 24, 32, 20];
@@ -1226,43 +1228,48 @@ const UTILITY_NAMES: [&str; NUM_UTILITIES + 1] = [
     "split_decodes_and_prefills",
 ];
 
-/// Says CATTN_DEMO_FORCE_HOST asks for the host run (set and neither empty nor "0").
+/// Says CATTN_TRANSCRIPT_FORCE_HOST asks for the host run (set and neither empty nor "0").
 fn host_run_forced() -> bool {
-    std::env::var("CATTN_DEMO_FORCE_HOST").is_ok_and(|v| !v.is_empty() && v != "0")
+    std::env::var("CATTN_TRANSCRIPT_FORCE_HOST").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
 fn main() -> ExitCode {
-    match demo() {
+    match transcript() {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("demo: {e}");
+            eprintln!("transcript: {e}");
             ExitCode::from(2)
         }
     }
 }
 
-fn demo() -> Result<bool> {
+fn transcript() -> Result<bool> {
     let mut tally = Tally::default();
     let count = cuda_device_count();
     let gpus = *count.as_ref().unwrap_or(&0);
     if gpus > 0 && host_run_forced() {
         println!(
-            "CATTN_DEMO_FORCE_HOST is set: running on the host ({gpus} CUDA device(s) left \
+            "CATTN_TRANSCRIPT_FORCE_HOST is set: running on the host ({gpus} CUDA device(s) left \
              unused)"
         );
     } else if gpus > 0 {
         println!(
-            "libcattn sees {gpus} CUDA device(s), but this demo was built without CUDA: running \
+            "libcattn sees {gpus} CUDA device(s), but this transcript was built without CUDA: running \
              on the host"
         );
     } else {
-        println!("No CUDA device found: running on the host (this demo was built without CUDA)");
+        println!(
+            "No CUDA device found: running on the host (this transcript was built without CUDA)"
+        );
     }
     let header = std::str::from_utf8(&sys::CATTN_VERSION_STRING[..])
         .unwrap_or_default()
         .trim_end_matches('\0');
-    println!("libcattn {} (header {header}) demo", version_string()?);
+    println!(
+        "libcattn {} (header {header}) transcript",
+        version_string()?
+    );
     if version()? != HEADER_VERSION {
         println!(
             "warning: library version {} differs from header version {HEADER_VERSION}",
@@ -1280,19 +1287,19 @@ fn demo() -> Result<bool> {
     let batch = make_batch();
     batch.print();
 
-    demo_kv_cache_layout(&mut tally);
-    demo_dcp_local_seq_lens(&mut tally, &batch);
-    demo_pcp_query_restore_idx(&mut tally, &batch);
-    demo_fused_pcp_qkv_select(&mut tally)?;
-    demo_pcp_kv_allgather_and_restore(&mut tally)?;
-    demo_causal_conv1d_metadata(&mut tally, &batch);
-    demo_extend_all_queries_by_n(&mut tally, &batch);
-    demo_fast_prefill(&mut tally, &batch);
-    demo_local_attention(&mut tally, &batch)?;
-    demo_mamba_block_table(&mut tally, &batch);
-    demo_per_layer_parameters(&mut tally);
-    demo_kv_cache_layout_resolver(&mut tally);
-    demo_split_and_reorder(&mut tally, &batch);
+    transcript_kv_cache_layout(&mut tally);
+    transcript_dcp_local_seq_lens(&mut tally, &batch);
+    transcript_pcp_query_restore_idx(&mut tally, &batch);
+    transcript_fused_pcp_qkv_select(&mut tally)?;
+    transcript_pcp_kv_allgather_and_restore(&mut tally)?;
+    transcript_causal_conv1d_metadata(&mut tally, &batch);
+    transcript_extend_all_queries_by_n(&mut tally, &batch);
+    transcript_fast_prefill(&mut tally, &batch);
+    transcript_local_attention(&mut tally, &batch)?;
+    transcript_mamba_block_table(&mut tally, &batch);
+    transcript_per_layer_parameters(&mut tally);
+    transcript_kv_cache_layout_resolver(&mut tally);
+    transcript_split_and_reorder(&mut tally, &batch);
 
     println!("\n== Summary ==");
     let mut ok = true;

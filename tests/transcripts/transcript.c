@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * demo.c - runs every libcattn utility (1-13) on one small, hand-checkable batch and prints the
- * inputs, the results and the status of every call.
+ * transcript.c - a test transcript: runs every libcattn utility (1-13) on one small,
+ * hand-checkable batch and prints the inputs, the results and the status of every call. The Rust
+ * and Go transcripts (transcript.rs here, bindings/go/internal/transcript) print the same lines,
+ * and scripts/test_rust.sh and scripts/test_go.sh diff them with this one's host run.
  *
  * The batch: 4 requests mixing prefill and decode, KV block size 4, 10 blocks per request.
  *
@@ -10,10 +12,10 @@
  *   sequence length     16               10                    17                    33
  *   block table row     0 1 ... 9        10 11 ... 19          20 21 ... 29          30 ... 39
  *
- * Where it runs: on the GPU when the demo was built against a CUDA build of libcattn
- * (CATTN_DEMO_WITH_CUDA) and cattn_cuda_device_count() finds a device, unless
- * CATTN_DEMO_FORCE_HOST=1; on the host otherwise. The first line of output says which. On the
- * GPU the batch's tensors live in device memory, every utility runs on one stream the demo
+ * Where it runs: on the GPU when the transcript was built against a CUDA build of libcattn
+ * (CATTN_TRANSCRIPT_WITH_CUDA) and cattn_cuda_device_count() finds a device, unless
+ * CATTN_TRANSCRIPT_FORCE_HOST=1; on the host otherwise. The first line of output says which. On the
+ * GPU the batch's tensors live in device memory, every utility runs on one stream the transcript
  * creates, and results are copied back before they are printed, by the same printing code as
  * the host run. Host mirrors (*_cpu) stay in host memory on both paths, as the API requires.
  *
@@ -21,11 +23,11 @@
  * the device layer below ("Device layer").
  *
  * pcp_kv_allgather_and_restore (the NCCL all-gather + restore) needs GPUs and NCCL. On the GPU it runs in a
- * one-rank NCCL group on the demo's device (NCCL is loaded at run time; where it cannot be, the
- * demo prints why and does not count the utility). On the host it shows the status a host
+ * one-rank NCCL group on the transcript's device (NCCL is loaded at run time; where it cannot be, the
+ * transcript prints why and does not count the utility). On the host it shows the status a host
  * caller gets and is not counted.
  *
- * Exit status: 0 when every counted utility returned CATTN_OK; 1 otherwise; 2 when the demo
+ * Exit status: 0 when every counted utility returned CATTN_OK; 1 otherwise; 2 when the transcript
  * itself failed (a CUDA call, memory).
  */
 #include <inttypes.h>
@@ -40,47 +42,47 @@
  * ========================================================================================== */
 
 /* Where a tensor's bytes live and how to move them to and from the host. */
-typedef struct demo_memory {
+typedef struct transcript_memory {
   const char* name;
   DLDevice device;
   void* (*alloc)(size_t bytes);
   void (*release)(void* ptr);
   void (*to_host)(void* host_dst, const void* src, size_t bytes);
   void (*from_host)(void* dst, const void* host_src, size_t bytes);
-} demo_memory_t;
+} transcript_memory_t;
 
 static void* host_alloc(size_t bytes) { return malloc(bytes > 0 ? bytes : 1); }
 static void host_release(void* ptr) { free(ptr); }
 static void host_copy(void* dst, const void* src, size_t bytes) { memcpy(dst, src, bytes); }
 
-static const demo_memory_t kHostMemory = {
+static const transcript_memory_t kHostMemory = {
     "host", {kDLCPU, 0}, host_alloc, host_release, host_copy, host_copy};
 
 /* Where the batch's tensors (all but the *_cpu host mirrors) live: kHostMemory, or the device
- * memory of the device layer below when the demo runs on a GPU. */
-static const demo_memory_t* g_batch_memory = &kHostMemory;
+ * memory of the device layer below when the transcript runs on a GPU. */
+static const transcript_memory_t* g_batch_memory = &kHostMemory;
 
 /* The stream every utility is given. NULL on the host, where the library ignores it. */
 static cattn_stream_t g_stream = NULL;
 
 static void die(const char* what) {
-  fprintf(stderr, "demo: %s\n", what);
+  fprintf(stderr, "transcript: %s\n", what);
   exit(2);
 }
 
 /* ============================================================================================
- * Device layer: the demo's only CUDA code. Compiled when libcattn was built with CUDA (CMake
- * then defines CATTN_DEMO_WITH_CUDA and links the CUDA runtime); a CPU-only build gets the
+ * Device layer: the transcript's only CUDA code. Compiled when libcattn was built with CUDA (CMake
+ * then defines CATTN_TRANSCRIPT_WITH_CUDA and links the CUDA runtime); a CPU-only build gets the
  * stubs at the end, which report no device. No CUDA call is made unless device_open() ran.
  * ========================================================================================== */
 
-#if defined(CATTN_DEMO_WITH_CUDA)
+#if defined(CATTN_TRANSCRIPT_WITH_CUDA)
 #include <cuda_runtime_api.h>
 
-/* Any CUDA failure ends the demo: after one, nothing it prints could be trusted. */
+/* Any CUDA failure ends the transcript: after one, nothing it prints could be trusted. */
 static void cuda_check(cudaError_t error, const char* call) {
   if (error != cudaSuccess) {
-    fprintf(stderr, "demo: %s failed: %s (%s)\n", call, cudaGetErrorName(error),
+    fprintf(stderr, "transcript: %s failed: %s (%s)\n", call, cudaGetErrorName(error),
             cudaGetErrorString(error));
     exit(2);
   }
@@ -106,12 +108,12 @@ static void cuda_from_host(void* dst, const void* host_src, size_t bytes) {
 }
 
 static char g_cuda_memory_name[32];
-static demo_memory_t g_cuda_memory = {g_cuda_memory_name, {kDLCUDA, 0}, cuda_alloc,
+static transcript_memory_t g_cuda_memory = {g_cuda_memory_name, {kDLCUDA, 0}, cuda_alloc,
                                       cuda_release, cuda_to_host, cuda_from_host};
 
 /* Takes the current CUDA device, writes its name to `name` and creates the stream; returns the
  * device memory the batch is to live in. */
-static const demo_memory_t* device_open(char* name, size_t name_size) {
+static const transcript_memory_t* device_open(char* name, size_t name_size) {
   struct cudaDeviceProp prop;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
@@ -135,7 +137,7 @@ static void device_close(void) {
 }
 
 #else /* CPU-only build: there is no device to open. */
-static const demo_memory_t* device_open(char* name, size_t name_size) {
+static const transcript_memory_t* device_open(char* name, size_t name_size) {
   (void)name;
   (void)name_size;
   return NULL;
@@ -144,14 +146,14 @@ static void device_sync(void) {}
 static void device_close(void) {}
 #endif
 
-typedef struct demo_tensor {
+typedef struct transcript_tensor {
   DLTensor dl;
   int64_t shape[3];
-  const demo_memory_t* memory;
-} demo_tensor_t;
+  const transcript_memory_t* memory;
+} transcript_tensor_t;
 
-#define DEMO_MAX_TENSORS 128
-static demo_tensor_t* g_tensors[DEMO_MAX_TENSORS];
+#define TRANSCRIPT_MAX_TENSORS 128
+static transcript_tensor_t* g_tensors[TRANSCRIPT_MAX_TENSORS];
 static int g_num_tensors = 0;
 
 static const DLDataType kI32 = {kDLInt, 32, 1};
@@ -159,13 +161,13 @@ static const DLDataType kI64 = {kDLInt, 64, 1};
 static const DLDataType kF32 = {kDLFloat, 32, 1};
 
 /* A compact tensor of the given shape (unused dimensions = 0), contents undefined. */
-static demo_tensor_t* tensor_new(const demo_memory_t* memory, DLDataType dtype, int ndim,
+static transcript_tensor_t* tensor_new(const transcript_memory_t* memory, DLDataType dtype, int ndim,
                                  int64_t d0, int64_t d1, int64_t d2) {
-  demo_tensor_t* t;
+  transcript_tensor_t* t;
   int64_t numel = 1;
   int i;
-  if (g_num_tensors == DEMO_MAX_TENSORS) die("too many tensors");
-  t = (demo_tensor_t*)calloc(1, sizeof(*t));
+  if (g_num_tensors == TRANSCRIPT_MAX_TENSORS) die("too many tensors");
+  t = (transcript_tensor_t*)calloc(1, sizeof(*t));
   if (t == NULL) die("out of memory");
   t->shape[0] = d0;
   t->shape[1] = d1;
@@ -184,7 +186,7 @@ static demo_tensor_t* tensor_new(const demo_memory_t* memory, DLDataType dtype, 
   return t;
 }
 
-static int64_t tensor_numel(const demo_tensor_t* t) {
+static int64_t tensor_numel(const transcript_tensor_t* t) {
   int64_t n = 1;
   int i;
   for (i = 0; i < t->dl.ndim; ++i) n *= t->shape[i];
@@ -192,9 +194,9 @@ static int64_t tensor_numel(const demo_tensor_t* t) {
 }
 
 /* Uploads integer `values` (converted to the tensor's dtype) into a new tensor. */
-static demo_tensor_t* tensor_of(const demo_memory_t* memory, DLDataType dtype, int ndim,
+static transcript_tensor_t* tensor_of(const transcript_memory_t* memory, DLDataType dtype, int ndim,
                                 int64_t d0, int64_t d1, const int64_t* values) {
-  demo_tensor_t* t = tensor_new(memory, dtype, ndim, d0, d1, 0);
+  transcript_tensor_t* t = tensor_new(memory, dtype, ndim, d0, d1, 0);
   int64_t n = tensor_numel(t), i;
   const int64_t elem = dtype.bits / 8;
   unsigned char* staging = (unsigned char*)malloc((size_t)(n * elem) + 1);
@@ -216,7 +218,7 @@ static demo_tensor_t* tensor_of(const demo_memory_t* memory, DLDataType dtype, i
 }
 
 /* The tensor's elements copied to a new host buffer in one transfer (the caller frees it). */
-static unsigned char* tensor_download(const demo_tensor_t* t) {
+static unsigned char* tensor_download(const transcript_tensor_t* t) {
   size_t bytes = (size_t)tensor_numel(t) * (t->dl.dtype.bits / 8);
   unsigned char* host = (unsigned char*)malloc(bytes + 1);
   if (host == NULL) die("out of memory");
@@ -225,7 +227,7 @@ static unsigned char* tensor_download(const demo_tensor_t* t) {
 }
 
 /* Copies src's elements into dst (same dtype and element count), whichever memory each is in. */
-static void tensor_copy(demo_tensor_t* dst, const demo_tensor_t* src) {
+static void tensor_copy(transcript_tensor_t* dst, const transcript_tensor_t* src) {
   unsigned char* host = tensor_download(src);
   dst->memory->from_host((unsigned char*)dst->dl.data + dst->dl.byte_offset, host,
                          (size_t)tensor_numel(src) * (src->dl.dtype.bits / 8));
@@ -233,7 +235,7 @@ static void tensor_copy(demo_tensor_t* dst, const demo_tensor_t* src) {
 }
 
 /* Element i (row-major) of a downloaded tensor, as double so that ints and floats share code. */
-static double host_value(const demo_tensor_t* t, const unsigned char* host, int64_t i) {
+static double host_value(const transcript_tensor_t* t, const unsigned char* host, int64_t i) {
   const unsigned char* raw = host + (size_t)i * (t->dl.dtype.bits / 8);
   if (t->dl.dtype.code == kDLFloat) {
     float f;
@@ -265,7 +267,7 @@ static void free_all_tensors(void) {
  * Printing
  * ========================================================================================== */
 
-static void print_run(const demo_tensor_t* t, const unsigned char* host, int64_t from,
+static void print_run(const transcript_tensor_t* t, const unsigned char* host, int64_t from,
                       int64_t to) {
   int64_t i;
   for (i = from; i < to; ++i) printf("%s%g", i > from ? ", " : "", host_value(t, host, i));
@@ -275,7 +277,7 @@ static void print_run(const demo_tensor_t* t, const unsigned char* host, int64_t
  * summarise the rest (saying so when it is a single repeated value, e.g. padding). The values
  * are read from a host copy taken first, so the host and the GPU run print through this same
  * code. */
-static void print_tensor_head(const char* label, const demo_tensor_t* t, int64_t head) {
+static void print_tensor_head(const char* label, const transcript_tensor_t* t, int64_t head) {
   int64_t n = tensor_numel(t), i;
   unsigned char* host = tensor_download(t);
   const char* dtype = t->dl.dtype.code == kDLFloat ? "float32"
@@ -314,7 +316,7 @@ static void print_tensor_head(const char* label, const demo_tensor_t* t, int64_t
   free(host);
 }
 
-static void print_tensor(const char* label, const demo_tensor_t* t) {
+static void print_tensor(const char* label, const transcript_tensor_t* t) {
   print_tensor_head(label, t, 40);
 }
 
@@ -370,17 +372,17 @@ static void check_expected_error(int utility, const char* call, cattn_status_t s
 static const int64_t kQueryLens[B] = {16, 4, 8, 1};
 static const int64_t kSeqLens[B] = {16, 10, 17, 33};
 
-typedef struct demo_batch {
+typedef struct transcript_batch {
   int64_t qsl[B + 1];
   int64_t num_tokens, max_query_len, max_seq_len;
   int64_t block_table[B * BLOCKS_PER_REQ];
   int64_t slot_mapping[64];
   /* device tensors (g_batch_memory) and host mirrors (kHostMemory) */
-  demo_tensor_t *query_start_loc, *query_start_loc_cpu, *seq_lens, *seq_lens_cpu;
-  demo_tensor_t *num_computed_tokens_cpu, *block_table_tensor, *slot_mapping_tensor;
-  demo_tensor_t* logits_indices_padded;
+  transcript_tensor_t *query_start_loc, *query_start_loc_cpu, *seq_lens, *seq_lens_cpu;
+  transcript_tensor_t *num_computed_tokens_cpu, *block_table_tensor, *slot_mapping_tensor;
+  transcript_tensor_t* logits_indices_padded;
   int64_t num_logits_indices;
-} demo_batch_t;
+} transcript_batch_t;
 
 /* Slot of every query token: its page in the request's block table times the block size plus
  * its offset in the page, as vLLM's slot_mapping. */
@@ -395,7 +397,7 @@ static int64_t fill_slot_mapping(const int64_t* qlens, const int64_t* slens, int
   return n;
 }
 
-static void make_batch(demo_batch_t* batch) {
+static void make_batch(transcript_batch_t* batch) {
   /* Logits are needed at every request's last token, plus one draft position (18) of request
    * 1; the tensor is padded to 8 entries as for a CUDA graph. */
   static const int64_t kLogits[8] = {15, 18, 19, 27, 28, 0, 0, 0};
@@ -427,7 +429,7 @@ static void make_batch(demo_batch_t* batch) {
 }
 
 /* The batch as cattn_common_attn_metadata_t. */
-static cattn_common_attn_metadata_t batch_metadata(const demo_batch_t* batch) {
+static cattn_common_attn_metadata_t batch_metadata(const transcript_batch_t* batch) {
   cattn_common_attn_metadata_t m = CATTN_COMMON_ATTN_METADATA_INIT;
   m.query_start_loc = &batch->query_start_loc->dl;
   m.query_start_loc_cpu = &batch->query_start_loc_cpu->dl;
@@ -452,7 +454,7 @@ static void print_scalars(const cattn_common_attn_metadata_t* m) {
          m->num_reqs, m->num_actual_tokens, m->max_query_len, m->max_seq_len, (int)m->causal);
 }
 
-static void print_batch(const demo_batch_t* batch) {
+static void print_batch(const transcript_batch_t* batch) {
   printf("\nThe batch (inputs shared by the sections below):\n");
   print_tensor("query_start_loc", batch->query_start_loc);
   print_tensor("seq_lens", batch->seq_lens);
@@ -481,7 +483,7 @@ static void resolve_layout(const cattn_context_t* ctx, const char* env_value,
     printf("      layout = %s\n", cattn_kv_cache_layout_name(args.layout));
 }
 
-static void demo_kv_cache_layout(void) {
+static void transcript_kv_cache_layout(void) {
   cattn_context_t* ctx = NULL;
   int32_t valid = -1;
   section(1, "KV-cache layout (get_kv_cache_layout, is_valid_kv_cache_layout)");
@@ -490,7 +492,7 @@ static void demo_kv_cache_layout(void) {
   if (check(1, "cattn_is_valid_kv_cache_layout(\"hnd\")", cattn_is_valid_kv_cache_layout("hnd", &valid)))
     printf("      valid = %d (case-sensitive, as vLLM)\n", (int)valid);
   if (!check(1, "cattn_context_create", cattn_context_create(&ctx))) return;
-  /* read_environment stays 0 so that the demo does not depend on the caller's environment. */
+  /* read_environment stays 0 so that the transcript does not depend on the caller's environment. */
   resolve_layout(ctx, NULL, CATTN_KV_CACHE_LAYOUT_UNSET, "no setting -> default");
   resolve_layout(ctx, NULL, CATTN_KV_CACHE_LAYOUT_HND, "connector prefers HND");
   resolve_layout(ctx, "NHD", CATTN_KV_CACHE_LAYOUT_HND, "user says NHD, connector HND");
@@ -512,10 +514,10 @@ static void demo_kv_cache_layout(void) {
  * 2. DCP local sequence lengths
  * ========================================================================================== */
 
-static void demo_dcp_local_seq_lens(const demo_batch_t* batch) {
+static void transcript_dcp_local_seq_lens(const transcript_batch_t* batch) {
   cattn_dcp_local_seq_lens_args_t args = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT;
-  demo_tensor_t* all = tensor_new(g_batch_memory, kI32, 2, B, 2, 0);
-  demo_tensor_t* one = tensor_new(g_batch_memory, kI32, 1, B, 0, 0);
+  transcript_tensor_t* all = tensor_new(g_batch_memory, kI32, 2, B, 2, 0);
+  transcript_tensor_t* one = tensor_new(g_batch_memory, kI32, 1, B, 0, 0);
   section(2, "DCP local sequence lengths (get_dcp_local_seq_lens)");
   printf("  inputs: seq_lens (above), dcp_size 2, dcp_kv_cache_interleave_size 4\n");
   args.seq_lens = &batch->seq_lens->dl;
@@ -536,10 +538,10 @@ static void demo_dcp_local_seq_lens(const demo_batch_t* batch) {
  * 3. PCP query restore index
  * ========================================================================================== */
 
-static void demo_pcp_query_restore_idx(const demo_batch_t* batch) {
+static void transcript_pcp_query_restore_idx(const transcript_batch_t* batch) {
   cattn_pcp_query_restore_idx_args_t args = CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT;
   int64_t size = -1;
-  demo_tensor_t* out;
+  transcript_tensor_t* out;
   section(3, "PCP query restore index (get_pcp_query_restore_idx)");
   printf("  inputs: cu_num_tokens = query_start_loc (above), sized from its host mirror "
          "query_start_loc_cpu;\n          request 3 is a decode and takes no part\n");
@@ -561,7 +563,7 @@ static void demo_pcp_query_restore_idx(const demo_batch_t* batch) {
  * 4. Fused PCP Q/K/V select
  * ========================================================================================== */
 
-static void demo_fused_pcp_qkv_select(void) {
+static void transcript_fused_pcp_qkv_select(void) {
   /* PCP world size 2, rank 0. Requests 0-2 are split into 2W = 4 chunks; rank 0 holds chunks 0
    * and 3, so its local query lengths are 8, 2 and 4. One head of dimension 1 keeps the print
    * short: q row i holds 100 + i, K row j holds 200 + j and V row j holds 300 + j. */
@@ -569,7 +571,7 @@ static void demo_fused_pcp_qkv_select(void) {
   const int64_t nq = 14, world = 2, rank = 0;
   int64_t values[64], i;
   cattn_fused_pcp_qkv_select_args_t args = CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT;
-  demo_tensor_t *qsl, *q, *k, *v, *qh, *kh, *vh, *qt, *kt, *vt;
+  transcript_tensor_t *qsl, *q, *k, *v, *qh, *kh, *vh, *qt, *kt, *vt;
   section(4, "Fused PCP Q/K/V select (fused_pcp_qkv_select)");
   qsl = tensor_of(g_batch_memory, kI32, 1, 4, 0, kLocalQsl);
   for (i = 0; i < nq; ++i) values[i] = 100 + i;
@@ -625,10 +627,10 @@ static void print_status(const char* call, cattn_status_t status) {
          status == CATTN_OK ? "" : cattn_last_error_message());
 }
 
-/* On the GPU: a one-rank PCP group (W = 1) on the demo's device, so the all-gather is the
+/* On the GPU: a one-rank PCP group (W = 1) on the transcript's device, so the all-gather is the
  * rank's own rows and the restore index alone decides the output. On the host there is nothing
  * to gather with: the call shows what a host caller gets. */
-static void demo_pcp_kv_allgather_and_restore(void) {
+static void transcript_pcp_kv_allgather_and_restore(void) {
   /* 6 tokens plus 2 rows of CUDA-graph padding; key row t, element d holds 500 + 10 t + d and
    * value row t 600 + 10 t + d, so every output row names the input row it came from. */
   enum { kRows = 8, kTokens = 6, kOutRows = 7, kHeads = 1, kHeadDim = 2 };
@@ -637,7 +639,7 @@ static void demo_pcp_kv_allgather_and_restore(void) {
   cattn_pcp_kv_allgather_and_restore_args_t args = CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_INIT;
   const int on_device = g_batch_memory->device.device_type != kDLCPU;
   const int32_t device = g_batch_memory->device.device_id;
-  demo_tensor_t *key, *value, *idx, *key_out, *value_out;
+  transcript_tensor_t *key, *value, *idx, *key_out, *value_out;
   char call[96];
   cattn_comm_unique_id_t id;
   cattn_comm_t* comm = NULL;
@@ -688,7 +690,7 @@ static void demo_pcp_kv_allgather_and_restore(void) {
   st = cattn_comm_get_unique_id(&id);
   if (st == CATTN_NOT_SUPPORTED) {
     print_status("cattn_comm_get_unique_id", st);
-    printf("  NCCL could not be loaded: pcp_kv_allgather_and_restore is not counted (not a failure of the demo).\n");
+    printf("  NCCL could not be loaded: pcp_kv_allgather_and_restore is not counted (not a failure of the transcript).\n");
     record_failure(5, st);
     g_not_counted[5] = "not counted: NCCL could not be loaded";
     return;
@@ -724,10 +726,10 @@ static void demo_pcp_kv_allgather_and_restore(void) {
  * 6. Causal-conv1d metadata
  * ========================================================================================== */
 
-static void demo_causal_conv1d_metadata(const demo_batch_t* batch) {
+static void transcript_causal_conv1d_metadata(const transcript_batch_t* batch) {
   cattn_causal_conv1d_metadata_args_t args = CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT;
   int64_t tot = -1, capacity = -1;
-  demo_tensor_t *nums, *mlist, *offsets, *batch_ptr, *chunk_ptr;
+  transcript_tensor_t *nums, *mlist, *offsets, *batch_ptr, *chunk_ptr;
   section(6, "Causal-conv1d metadata (compute_causal_conv1d_metadata)");
   printf("  inputs: query_start_loc_cpu (above), block_m 8\n");
   if (!check(6, "cattn_compute_causal_conv1d_metadata_size",
@@ -763,12 +765,12 @@ static void demo_causal_conv1d_metadata(const demo_batch_t* batch) {
  * 7. Extend queries by n
  * ========================================================================================== */
 
-static void demo_extend_all_queries_by_n(const demo_batch_t* batch) {
+static void transcript_extend_all_queries_by_n(const transcript_batch_t* batch) {
   cattn_common_attn_metadata_t in = batch_metadata(batch);
   cattn_common_attn_metadata_t out = CATTN_COMMON_ATTN_METADATA_INIT;
   cattn_extend_all_queries_by_n_args_t args = CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT;
   int64_t qlens[B], slens[B], slots[64], n_slots, b;
-  demo_tensor_t *new_slots, *qsl, *qsl_cpu, *sl, *sl_cpu;
+  transcript_tensor_t *new_slots, *qsl, *qsl_cpu, *sl, *sl_cpu;
   section(7, "Extend queries (extend_all_queries_by_1, generalised to N)");
   /* The slot mapping of the extended batch (each request's new token included) is the
    * caller's, as in vLLM. */
@@ -808,13 +810,13 @@ static void demo_extend_all_queries_by_n(const demo_batch_t* batch) {
  * 8. KV-sharing fast-prefill metadata
  * ========================================================================================== */
 
-static void demo_fast_prefill(const demo_batch_t* batch) {
+static void transcript_fast_prefill(const transcript_batch_t* batch) {
   cattn_common_attn_metadata_t in = batch_metadata(batch);
   cattn_common_attn_metadata_t out = CATTN_COMMON_ATTN_METADATA_INIT;
   cattn_fast_prefill_metadata_args_t args = CATTN_FAST_PREFILL_METADATA_ARGS_INIT;
-  demo_tensor_t* qsl = tensor_new(g_batch_memory, kI32, 1, B + 1, 0, 0);
-  demo_tensor_t* qsl_cpu = tensor_new(&kHostMemory, kI32, 1, B + 1, 0, 0);
-  demo_tensor_t* max_total = tensor_new(g_batch_memory, kI32, 1, 2, 0, 0);
+  transcript_tensor_t* qsl = tensor_new(g_batch_memory, kI32, 1, B + 1, 0, 0);
+  transcript_tensor_t* qsl_cpu = tensor_new(&kHostMemory, kI32, 1, B + 1, 0, 0);
+  transcript_tensor_t* max_total = tensor_new(g_batch_memory, kI32, 1, 2, 0, 0);
   const int on_device = g_batch_memory->device.device_type != kDLCPU;
   section(8, "KV-sharing fast-prefill metadata (make_kv_sharing_fast_prefill_common_attn_metadata)");
   printf("  inputs: the batch's query_start_loc and its first %" PRId64
@@ -838,7 +840,7 @@ static void demo_fast_prefill(const demo_batch_t* batch) {
       tensor_copy(qsl_cpu, qsl);
       printf("      (CUDA path: the call left query_start_loc_cpu unset and max_query_len = "
              "%" PRId64 ", num_actual_tokens = %" PRId64 ";\n"
-             "       the demo copied them back from query_start_loc and decode_max_and_total)\n",
+             "       the transcript copied them back from query_start_loc and decode_max_and_total)\n",
              out.max_query_len, out.num_actual_tokens);
       out.max_query_len = (int64_t)host_value(max_total, host, 0);
       out.num_actual_tokens = (int64_t)host_value(max_total, host, 1);
@@ -856,13 +858,13 @@ static void demo_fast_prefill(const demo_batch_t* batch) {
  * 9. Local-attention virtual batches
  * ========================================================================================== */
 
-static void demo_local_attention(const demo_batch_t* batch) {
+static void transcript_local_attention(const transcript_batch_t* batch) {
   cattn_common_attn_metadata_t in = batch_metadata(batch);
   cattn_local_attention_args_t args = CATTN_LOCAL_ATTENTION_ARGS_INIT;
   cattn_local_attention_fill_args_t fill = CATTN_LOCAL_ATTENTION_FILL_ARGS_INIT;
   cattn_common_attn_metadata_t out = CATTN_COMMON_ATTN_METADATA_INIT;
   int64_t vb = 0, pages = 0, i, shifted[B * BLOCKS_PER_REQ];
-  demo_tensor_t *qsl_cpu, *qsl, *sl_cpu, *sl, *computed, *table, *new_table, *regathered;
+  transcript_tensor_t *qsl_cpu, *qsl, *sl_cpu, *sl, *computed, *table, *new_table, *regathered;
   section(9, "Local-attention virtual batches (make_local_attention_virtual_batches)");
   printf("  inputs: the batch, attn_chunk_size 8, block_size 4\n");
   args.attn_chunk_size = 8;
@@ -916,9 +918,9 @@ static void demo_local_attention(const demo_batch_t* batch) {
  * 10. Mamba block table
  * ========================================================================================== */
 
-static void demo_mamba_block_table(const demo_batch_t* batch) {
+static void transcript_mamba_block_table(const transcript_batch_t* batch) {
   cattn_mamba_block_table_args_t args = CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT;
-  demo_tensor_t* out = tensor_new(g_batch_memory, kI32, 2, B, 2, 0);
+  transcript_tensor_t* out = tensor_new(g_batch_memory, kI32, 2, B, 2, 0);
   section(10, "Mamba block table (mamba_get_block_table_tensor)");
   printf("  inputs: block_table_tensor and seq_lens (above), mode align, block_size 4, "
          "num_speculative_blocks 1\n");
@@ -945,7 +947,7 @@ static void print_params(const char* label, const cattn_per_layer_parameters_t* 
   printf(", sm_scale %g, has_sinks %d\n", p->sm_scale, (int)p->has_sinks);
 }
 
-static void demo_per_layer_parameters(void) {
+static void transcript_per_layer_parameters(void) {
   cattn_attention_layer_desc_t layers[3];
   cattn_per_layer_parameters_t params[3];
   cattn_global_hyperparameters_t global = CATTN_GLOBAL_HYPERPARAMETERS_INIT;
@@ -1041,7 +1043,7 @@ static cattn_kv_cache_layout_t resolve_kv_layout(cattn_context_t* ctx, const cha
   return args.layout;
 }
 
-static void demo_kv_cache_layout_resolver(void) {
+static void transcript_kv_cache_layout_resolver(void) {
   /* Backend A prefers BLHNC, backend B LBNHC; backend C declares nothing (any layout). */
   static const cattn_kv_cache_layout_t kDeclared[] = {
       CATTN_KV_CACHE_LAYOUT_BLHNC, CATTN_KV_CACHE_LAYOUT_LBHNC, CATTN_KV_CACHE_LAYOUT_LBNHC,
@@ -1133,7 +1135,7 @@ static void print_split3(const cattn_split_decodes_prefills_and_extends_args_t* 
 }
 
 /* Splits the host batch (qsl_cpu, seq_lens_cpu) two ways at `threshold`. */
-static void split_batch(const demo_tensor_t* qsl_cpu, const demo_tensor_t* seq_lens_cpu,
+static void split_batch(const transcript_tensor_t* qsl_cpu, const transcript_tensor_t* seq_lens_cpu,
                         int64_t num_tokens, int64_t max_query_len, int64_t threshold,
                         const char* what) {
   cattn_split_decodes_and_prefills_args_t two = CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_INIT;
@@ -1159,7 +1161,7 @@ static void split_batch(const demo_tensor_t* qsl_cpu, const demo_tensor_t* seq_l
   if (check(13, call, cattn_split_decodes_prefills_and_extends(&three))) print_split3(&three);
 }
 
-static void demo_split_and_reorder(const demo_batch_t* batch) {
+static void transcript_split_and_reorder(const transcript_batch_t* batch) {
   /* The prompts of requests 1 and 2 go on past what is computed so far (chunked prefills);
    * request 3 computed its 20-token prompt and 12 generated tokens. */
   static const int64_t kPromptLens[B] = {16, 24, 32, 20};
@@ -1168,8 +1170,8 @@ static void demo_split_and_reorder(const demo_batch_t* batch) {
   cattn_split_prefill_chunks_args_t chunks_args = CATTN_SPLIT_PREFILL_CHUNKS_ARGS_INIT;
   int64_t computed[B], qsl[B + 1], slens[B], prefill_lens[B], swaps[2 * (B - 1)];
   int64_t b, i, max_q = 0, num_prefill = 0, num_decodes = 0;
-  demo_tensor_t *scheduled_t, *computed_t, *prompt_t, *index_map, *swaps_t, *new_qsl, *new_sl;
-  demo_tensor_t *prefill_t, *chunks;
+  transcript_tensor_t *scheduled_t, *computed_t, *prompt_t, *index_map, *swaps_t, *new_qsl, *new_sl;
+  transcript_tensor_t *prefill_t, *chunks;
   const unsigned char* host;
   cattn_status_t status;
   section(13, "Batch split (split_decodes_and_prefills, split_decodes_prefills_and_extends, "
@@ -1267,19 +1269,19 @@ static const char* const kUtilityNames[NUM_UTILITIES + 1] = {
     "split_decodes_and_prefills",
 };
 
-/* Says CATTN_DEMO_FORCE_HOST asks for the host run (set and neither empty nor "0"). */
+/* Says CATTN_TRANSCRIPT_FORCE_HOST asks for the host run (set and neither empty nor "0"). */
 static int host_run_forced(void) {
-  const char* value = getenv("CATTN_DEMO_FORCE_HOST");
+  const char* value = getenv("CATTN_TRANSCRIPT_FORCE_HOST");
   return value != NULL && value[0] != '\0' && strcmp(value, "0") != 0;
 }
 
 int main(void) {
-  demo_batch_t batch;
+  transcript_batch_t batch;
   int32_t gpus = 0;
   int u, ok = 1, any_not_counted = 0;
   char gpu_name[256] = "";
   const cattn_status_t count_status = cattn_cuda_device_count(&gpus);
-  const demo_memory_t* device_memory = NULL;
+  const transcript_memory_t* device_memory = NULL;
   const int forced = host_run_forced();
 
   if (count_status != CATTN_OK) gpus = 0;
@@ -1288,20 +1290,20 @@ int main(void) {
     g_batch_memory = device_memory;
     printf("Running on GPU: %s\n", gpu_name);
   } else if (gpus > 0 && forced) {
-    printf("CATTN_DEMO_FORCE_HOST is set: running on the host (%d CUDA device(s) left unused)\n",
+    printf("CATTN_TRANSCRIPT_FORCE_HOST is set: running on the host (%d CUDA device(s) left unused)\n",
            (int)gpus);
   } else if (gpus > 0) {
-    printf("libcattn sees %d CUDA device(s), but this demo was built without CUDA: running on "
+    printf("libcattn sees %d CUDA device(s), but this transcript was built without CUDA: running on "
            "the host\n",
            (int)gpus);
   } else {
-#if defined(CATTN_DEMO_WITH_CUDA)
+#if defined(CATTN_TRANSCRIPT_WITH_CUDA)
     printf("No CUDA device found: running on the host\n");
 #else
-    printf("No CUDA device found: running on the host (this demo was built without CUDA)\n");
+    printf("No CUDA device found: running on the host (this transcript was built without CUDA)\n");
 #endif
   }
-  printf("libcattn %s (header %s) demo\n", cattn_version_string(), CATTN_VERSION_STRING);
+  printf("libcattn %s (header %s) transcript\n", cattn_version_string(), CATTN_VERSION_STRING);
   if (cattn_version() != CATTN_VERSION_NUMBER)
     printf("warning: library version %u differs from header version %d\n",
            (unsigned)cattn_version(), CATTN_VERSION_NUMBER);
@@ -1314,19 +1316,19 @@ int main(void) {
   make_batch(&batch);
   print_batch(&batch);
 
-  demo_kv_cache_layout();
-  demo_dcp_local_seq_lens(&batch);
-  demo_pcp_query_restore_idx(&batch);
-  demo_fused_pcp_qkv_select();
-  demo_pcp_kv_allgather_and_restore();
-  demo_causal_conv1d_metadata(&batch);
-  demo_extend_all_queries_by_n(&batch);
-  demo_fast_prefill(&batch);
-  demo_local_attention(&batch);
-  demo_mamba_block_table(&batch);
-  demo_per_layer_parameters();
-  demo_kv_cache_layout_resolver();
-  demo_split_and_reorder(&batch);
+  transcript_kv_cache_layout();
+  transcript_dcp_local_seq_lens(&batch);
+  transcript_pcp_query_restore_idx(&batch);
+  transcript_fused_pcp_qkv_select();
+  transcript_pcp_kv_allgather_and_restore();
+  transcript_causal_conv1d_metadata(&batch);
+  transcript_extend_all_queries_by_n(&batch);
+  transcript_fast_prefill(&batch);
+  transcript_local_attention(&batch);
+  transcript_mamba_block_table(&batch);
+  transcript_per_layer_parameters();
+  transcript_kv_cache_layout_resolver();
+  transcript_split_and_reorder(&batch);
 
   printf("\n== Summary ==\n");
   for (u = 1; u <= NUM_UTILITIES; ++u) {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Command example runs every libcattn utility (1-13) through the Go binding on the batch of
-// examples/demo.c, with host tensors, and prints the inputs, the results and the status of
-// every call in the demo's format (the sections match its host run line for line, except
-// pcp_kv_allgather_and_restore, which needs NCCL and GPUs).
+// Command transcript is a test transcript: it runs every libcattn utility (1-13) through the Go
+// binding on the batch of the C transcript (tests/transcripts/transcript.c at the repository
+// root), with host tensors, and prints the inputs, the results and the status of every call in
+// that transcript's format; scripts/test_go.sh diffs the two from their second line on. Run it
+// with `go run ./internal/transcript` from bindings/go.
 //
 // The batch: 4 requests mixing prefill and decode, KV block size 4, 10 blocks per request.
 //
@@ -161,7 +162,7 @@ var (
 	firstBad [numUtilities + 1]cattn.Status
 )
 
-// statusOf returns the status and the message in C terms (CMessage), which is what the C demo
+// statusOf returns the status and the message in C terms (CMessage), which is what the C transcript
 // prints; e.Message has the same text with the Go names.
 func statusOf(err error) (cattn.Status, string) {
 	if err == nil {
@@ -310,7 +311,7 @@ func resolveLayout(ctx *cattn.Context, user *string, connector cattn.KVCacheLayo
 	}
 }
 
-func demoKVCacheLayout() {
+func transcriptKVCacheLayout() {
 	section(1, "KV-cache layout (get_kv_cache_layout, is_valid_kv_cache_layout)")
 	valid, err := cattn.IsValidKVCacheLayout("HND")
 	if check(1, `cattn_is_valid_kv_cache_layout("HND")`, err) {
@@ -326,7 +327,7 @@ func demoKVCacheLayout() {
 	}
 	defer ctx.Close()
 	nhd := "NHD"
-	// ReadEnvironment stays false so that the demo does not depend on the caller's environment.
+	// ReadEnvironment stays false so that the transcript does not depend on the caller's environment.
 	resolveLayout(ctx, nil, cattn.KVCacheLayoutUnset, "no setting -> default")
 	resolveLayout(ctx, nil, cattn.KVCacheLayoutHND, "connector prefers HND")
 	resolveLayout(ctx, &nhd, cattn.KVCacheLayoutHND, "user says NHD, connector HND")
@@ -348,7 +349,7 @@ func b2i(b bool) int {
 
 // --- 2. DCP local sequence lengths --------------------------------------------------------------
 
-func demoDCPLocalSeqLens(b *batch) {
+func transcriptDCPLocalSeqLens(b *batch) {
 	all := newTensor(cattn.Int32, batchSize, 2)
 	one := newTensor(cattn.Int32, batchSize)
 	section(2, "DCP local sequence lengths (get_dcp_local_seq_lens)")
@@ -366,7 +367,7 @@ func demoDCPLocalSeqLens(b *batch) {
 
 // --- 3. PCP query restore index -----------------------------------------------------------------
 
-func demoPCPQueryRestoreIdx(b *batch) {
+func transcriptPCPQueryRestoreIdx(b *batch) {
 	section(3, "PCP query restore index (get_pcp_query_restore_idx)")
 	fmt.Printf("  inputs: cu_num_tokens = query_start_loc (above), sized from its host mirror " +
 		"query_start_loc_cpu;\n          request 3 is a decode and takes no part\n")
@@ -384,7 +385,7 @@ func demoPCPQueryRestoreIdx(b *batch) {
 
 // --- 4. Fused PCP Q/K/V select ------------------------------------------------------------------
 
-func demoFusedPCPQKVSelect() {
+func transcriptFusedPCPQKVSelect() {
 	// PCP world size 2, rank 0. Requests 0-2 are split into 2W = 4 chunks; rank 0 holds chunks
 	// 0 and 3, so its local query lengths are 8, 2 and 4. One head of dimension 1: q row i holds
 	// 100 + i, K row j 200 + j and V row j 300 + j.
@@ -426,7 +427,7 @@ func demoFusedPCPQKVSelect() {
 
 // --- 5. PCP all-gather + restore ----------------------------------------------------------------
 
-func demoPCPKVAllgatherAndRestore() {
+func transcriptPCPKVAllgatherAndRestore() {
 	// 6 tokens plus 2 rows of CUDA-graph padding; key row t, element d holds 500 + 10t + d and
 	// value row t 600 + 10t + d, so every output row names the input row it came from.
 	const rows, tokens, outRows, heads, headDim = 8, 6, 7, 1, 2
@@ -448,8 +449,8 @@ func demoPCPKVAllgatherAndRestore() {
 	printTensor("key [N, H, D]", key)
 	printTensor("value [N, H, D]", value)
 	printTensor("restore_idx", idx)
-	// This demo's tensors are host memory, and NCCL gathers device memory: the call shows what a
-	// host caller gets, as the C demo does on a machine without a GPU.
+	// This transcript's tensors are host memory, and NCCL gathers device memory: the call shows what a
+	// host caller gets, as the C transcript does on a machine without a GPU.
 	fmt.Printf("  This utility needs GPUs and NCCL (NCCL gathers device memory): not counted on the host.\n")
 	err := cattn.PCPKVAllgatherAndRestore(cattn.PCPKVAllgatherAndRestoreArgs{
 		Key: key.t, Value: value.t, NumActualTokens: tokens, RestoreIdx: idx.t,
@@ -465,7 +466,7 @@ func demoPCPKVAllgatherAndRestore() {
 
 // --- 6. Causal-conv1d metadata ------------------------------------------------------------------
 
-func demoCausalConv1dMetadata(b *batch) {
+func transcriptCausalConv1dMetadata(b *batch) {
 	section(6, "Causal-conv1d metadata (compute_causal_conv1d_metadata)")
 	fmt.Printf("  inputs: query_start_loc_cpu (above), block_m 8\n")
 	tot, capacity, err := cattn.ComputeCausalConv1dMetadataSize(b.queryStartLocCPU.t, 8)
@@ -492,7 +493,7 @@ func demoCausalConv1dMetadata(b *batch) {
 
 // --- 7. Extend queries by n ---------------------------------------------------------------------
 
-func demoExtendAllQueriesByN(b *batch) {
+func transcriptExtendAllQueriesByN(b *batch) {
 	section(7, "Extend queries (extend_all_queries_by_1, generalised to N)")
 	// The slot mapping of the extended batch (each request's new token included) is the
 	// caller's, as in vLLM.
@@ -525,7 +526,7 @@ func demoExtendAllQueriesByN(b *batch) {
 
 // --- 8. KV-sharing fast-prefill metadata --------------------------------------------------------
 
-func demoFastPrefill(b *batch) {
+func transcriptFastPrefill(b *batch) {
 	qsl, qslCPU := newTensor(cattn.Int32, batchSize+1), newTensor(cattn.Int32, batchSize+1)
 	maxTotal := newTensor(cattn.Int32, 2)
 	section(8, "KV-sharing fast-prefill metadata (make_kv_sharing_fast_prefill_common_attn_metadata)")
@@ -546,7 +547,7 @@ func demoFastPrefill(b *batch) {
 
 // --- 9. Local-attention virtual batches ---------------------------------------------------------
 
-func demoLocalAttention(b *batch) {
+func transcriptLocalAttention(b *batch) {
 	section(9, "Local-attention virtual batches (make_local_attention_virtual_batches)")
 	fmt.Printf("  inputs: the batch, attn_chunk_size 8, block_size 4\n")
 	in := b.metadata()
@@ -592,7 +593,7 @@ func demoLocalAttention(b *batch) {
 
 // --- 10. Mamba block table ----------------------------------------------------------------------
 
-func demoMambaBlockTable(b *batch) {
+func transcriptMambaBlockTable(b *batch) {
 	out := newTensor(cattn.Int32, batchSize, 2)
 	section(10, "Mamba block table (mamba_get_block_table_tensor)")
 	fmt.Printf("  inputs: block_table_tensor and seq_lens (above), mode align, block_size 4, " +
@@ -622,7 +623,7 @@ func printGlobal(gl cattn.GlobalHyperparameters) {
 		gl.WindowLeft, g(gl.SMScale), b2i(gl.HasSameWindowLefts), b2i(gl.HasSameAllParams))
 }
 
-func demoPerLayerParameters() {
+func transcriptPerLayerParameters() {
 	section(11, "Per-layer parameters (get_per_layer_parameters, infer_global_hyperparameters)")
 	// Layers 0 and 2: sliding window (4095, 0); layer 1: global attention with a soft cap.
 	window := cattn.AttentionLayer{HasSlidingWindow: true, SlidingWindow: [2]int64{4095, 0}, Scale: 0.125}
@@ -689,7 +690,7 @@ func resolveKVLayout(ctx *cattn.Context, names []string, connector *string, what
 	return r.Layout
 }
 
-func demoKVCacheLayoutResolver() {
+func transcriptKVCacheLayoutResolver() {
 	section(12, "KV-cache layout resolver (resolve_kv_cache_layout, get_supported_kv_cache_layouts)")
 	fmt.Printf("  inputs: backend A declares BLHNC, LBHNC, LBNHC; backend B LBNHC, BLHNC, LBHNC, BLNHC;\n" +
 		"          backend C declares nothing; two workers with the same backends\n")
@@ -763,7 +764,7 @@ func splitBatch(qsl, seqLensCPU *tensor, maxQueryLen, threshold int64, what stri
 	}
 }
 
-func demoSplitAndReorder(b *batch) {
+func transcriptSplitAndReorder(b *batch) {
 	// The prompts of requests 1 and 2 go on past what is computed so far (chunked prefills);
 	// request 3 computed its 20-token prompt and 12 generated tokens.
 	promptLens := []int64{16, 24, 32, 20}
@@ -852,8 +853,8 @@ var utilityNames = [numUtilities + 1]string{
 
 func main() {
 	gpus, countErr := cattn.CUDADeviceCount()
-	fmt.Printf("Go binding demo: running on the host (libcattn sees %d CUDA device(s); this demo uses host tensors only)\n", gpus)
-	fmt.Printf("libcattn %s (header %s) demo\n", cattn.VersionString(), cattn.HeaderVersionString)
+	fmt.Printf("Go binding transcript: running on the host (libcattn sees %d CUDA device(s); this transcript uses host tensors only)\n", gpus)
+	fmt.Printf("libcattn %s (header %s) transcript\n", cattn.VersionString(), cattn.HeaderVersionString)
 	if cattn.Version() != cattn.HeaderVersion {
 		fmt.Printf("warning: library version %d differs from header version %d\n", cattn.Version(), cattn.HeaderVersion)
 	}
@@ -865,19 +866,19 @@ func main() {
 	b := makeBatch()
 	b.print()
 
-	demoKVCacheLayout()
-	demoDCPLocalSeqLens(b)
-	demoPCPQueryRestoreIdx(b)
-	demoFusedPCPQKVSelect()
-	demoPCPKVAllgatherAndRestore()
-	demoCausalConv1dMetadata(b)
-	demoExtendAllQueriesByN(b)
-	demoFastPrefill(b)
-	demoLocalAttention(b)
-	demoMambaBlockTable(b)
-	demoPerLayerParameters()
-	demoKVCacheLayoutResolver()
-	demoSplitAndReorder(b)
+	transcriptKVCacheLayout()
+	transcriptDCPLocalSeqLens(b)
+	transcriptPCPQueryRestoreIdx(b)
+	transcriptFusedPCPQKVSelect()
+	transcriptPCPKVAllgatherAndRestore()
+	transcriptCausalConv1dMetadata(b)
+	transcriptExtendAllQueriesByN(b)
+	transcriptFastPrefill(b)
+	transcriptLocalAttention(b)
+	transcriptMambaBlockTable(b)
+	transcriptPerLayerParameters()
+	transcriptKVCacheLayoutResolver()
+	transcriptSplitAndReorder(b)
 
 	fmt.Printf("\n== Summary ==\n")
 	ok := !failed[0]
