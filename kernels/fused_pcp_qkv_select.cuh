@@ -78,7 +78,7 @@ namespace kernels {
 
 constexpr int kSelectThreads = kBlockThreads;
 
-// Tuning knobs (bench/tune_fused_select.cu sets them; docs/performance.md has the choices):
+// Tuning knobs (bench/tune_fused_select.cu sets them; docs/performance-history.md has the choices):
 // vectors in flight per lane, resident blocks the register budget must allow, and evict-first
 // cache hints for data that is touched exactly once.
 struct SelectTuning {

@@ -24,7 +24,7 @@ constexpr int kBlockWarps = kBlockThreads / 32;
 // Blocks are issued in order as earlier ones retire, so short-lived blocks keep the rows in
 // flight in one compact window sweeping memory, while one wave of long-lived warps drifts
 // apart; 64 waves is where the fused select and the restore reach their copy-bandwidth
-// fraction (docs/performance.md has the measurements).
+// fraction (docs/performance-history.md has the measurements).
 constexpr int kRowWaves = 64;
 
 // The unsigned integer type of each access width: copy kernels move bytes, so one

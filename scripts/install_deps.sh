@@ -6,10 +6,13 @@
 # (dpkg-dev), dh and debhelper-compat 13 (debhelper), lintian, pkg-config and abidiff
 # (abigail-tools) for the consumers and the ABI gate. No fakeroot: debian/control says
 # Rules-Requires-Root: no, so dpkg-buildpackage builds as the calling user.
+# The HTML reference (scripts/docs.sh): doxygen (bookworm: 1.9.4), and python3 for its check of
+# the enum values.
 set -euo pipefail
 need=()
 for p in cmake g++ libdlpack-dev libgtest-dev libbenchmark-dev nlohmann-json3-dev \
-         build-essential dpkg-dev debhelper lintian pkg-config abigail-tools; do
+         build-essential dpkg-dev debhelper lintian pkg-config abigail-tools \
+         doxygen python3; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if ((${#need[@]})); then

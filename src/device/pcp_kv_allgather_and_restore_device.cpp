@@ -39,8 +39,8 @@ int64_t row_bytes(const char* fn, const TensorArg& t) {
 // From this many bytes of key + value rows per rank, the rows move as point-to-point sends and
 // receives (in the same single NCCL group) and this rank's own rows are restored on the
 // communicator's side stream while they travel; smaller transfers keep the all-gather and one
-// launch, where the fork and join would be a large share of the time (docs/performance.md has
-// the measurements behind the switch).
+// launch, where the fork and join would be a large share of the time (docs/performance-history.md
+// has the measurements behind the switch).
 constexpr int64_t kOverlapMinBytes = int64_t{8} << 20;
 
 struct WorkspacePlan {
