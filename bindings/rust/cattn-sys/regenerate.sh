@@ -68,4 +68,8 @@ sed -i -E 's/#[[:space:]]*\[[[:space:]]*doc[[:space:]]*=[[:space:]]*"< /#[doc = 
   echo "regenerate.sh: rustfmt failed on bindgen's output" >&2
   exit 1
 }
+# bindgen copies no comment of a #define, and DLPack's and libc's items have none: add_docs.py
+# gives each its text (the header's Doxygen comment, or a fixed line) so that the crate has no
+# undocumented item.
+python3 "$here/add_docs.py" "$header" "$out.tmp"
 mv "$out.tmp" "$out"

@@ -4,66 +4,125 @@
 // Generated from include/cattn.h by bindings/rust/cattn-sys/regenerate.sh.
 // Do not edit: change the header and run the script again.
 
+#[doc = " Major version: the same major means the same ABI. Since: 1.0"]
 pub const CATTN_VERSION_MAJOR: u32 = 1;
+#[doc = " Minor version: grows when calls or struct fields are added. Since: 1.0"]
 pub const CATTN_VERSION_MINOR: u32 = 1;
+#[doc = " Patch version: fixes only. Since: 1.0"]
 pub const CATTN_VERSION_PATCH: u32 = 0;
+#[doc = " MAJOR * 10000 + MINOR * 100 + PATCH (10100 for 1.1.0). Since: 1.0"]
 pub const CATTN_VERSION_NUMBER: u32 = 10100;
+#[doc = " The header's version as text, \"MAJOR.MINOR.PATCH\". Since: 1.0"]
 pub const CATTN_VERSION_STRING: &[u8; 6usize] = b"1.1.0\0";
+#[doc = " The longest message cattn_last_error_message returns, in bytes with its NUL; a caller's value shown in a message (a string, a long list) is cut short, ending in \"...\". Since: 1.1"]
 pub const CATTN_LAST_ERROR_MESSAGE_MAX: u32 = 1024;
+#[doc = " The environment variable that plays the part of VLLM_KV_CACHE_LAYOUT. Since: 1.0"]
 pub const CATTN_KV_CACHE_LAYOUT_ENV: &[u8; 22usize] = b"CATTN_KV_CACHE_LAYOUT\0";
+#[doc = " Number of layouts (the valid cattn_kv_cache_layout_t values other than UNSET). Since: 1.1"]
 pub const CATTN_KV_CACHE_LAYOUT_COUNT: u32 = 6;
+#[doc = " In cattn_get_supported_kv_cache_layouts_args.backend_counts: the backend declares nothing (vLLM's None; any layout works). Since: 1.1"]
 pub const CATTN_KV_CACHE_LAYOUTS_NONE: i32 = -1;
+#[doc = " The longest layout name a context stores, in bytes without the NUL. Since: 1.1"]
 pub const CATTN_KV_CACHE_LAYOUT_NAME_MAX: u32 = 31;
+#[doc = " Regions of cattn_reorder_batch_to_split_decodes_and_prefills, in batch order. Decode: `computed > 0`, `scheduled <= decode_threshold`, `computed >= prompt`."]
 pub const CATTN_REGION_DECODE: u32 = 0;
+#[doc = " Region short extend: `computed > 0`, `scheduled <= decode_threshold`, `computed < prompt`."]
 pub const CATTN_REGION_SHORT_EXTEND: u32 = 1;
+#[doc = " Region long extend: `computed > 0`, `scheduled > decode_threshold`."]
 pub const CATTN_REGION_LONG_EXTEND: u32 = 2;
+#[doc = " Region prefill: `computed <= 0`, whatever is scheduled (a one-token prompt too)."]
 pub const CATTN_REGION_PREFILL: u32 = 3;
+#[doc = " The most dimensions a tensor handed to cattn_unpadded may have. Since: 1.1"]
 pub const CATTN_UNPADDED_MAX_DIMS: u32 = 4;
+#[doc = " The size of cattn_unpadded_storage_t's opaque words: room for the sliced view of every DLTensor field of the metadata struct, with shapes and strides. Since: 1.1"]
 pub const CATTN_UNPADDED_STORAGE_WORDS: u32 = 256;
+#[doc = " dcp_rank value that asks for the lengths of every rank (vLLM's `dcp_rank=None`). Since: 1.0"]
 pub const CATTN_DCP_ALL_RANKS: i32 = -1;
+#[doc = " Environment variable naming the library to dlopen instead of \"libnccl.so.2\" (a soname or a path); read once per process, by the first call that needs NCCL. Since: 1.0"]
 pub const CATTN_NCCL_LIBRARY_ENV: &[u8; 19usize] = b"CATTN_NCCL_LIBRARY\0";
+#[doc = " Size in bytes of a communicator's unique id (NCCL_UNIQUE_ID_BYTES). Since: 1.0"]
 pub const CATTN_COMM_UNIQUE_ID_BYTES: u32 = 128;
+#[doc = " The value written past the programs in use: batch_ptr and token_chunk_offset_ptr (and, on the device call, every per-program output) past tot; also the Mamba block table's device entry for a column past a row. Since: 1.0"]
 pub const CATTN_PAD_SLOT_ID: i32 = -1;
+#[doc = " Product bit (cattn_step_plan_desc_t.products): cattn_get_dcp_local_seq_lens."]
 pub const CATTN_STEP_DCP_LOCAL_SEQ_LENS: u32 = 1;
+#[doc = " Product bit: cattn_get_pcp_query_restore_idx."]
 pub const CATTN_STEP_PCP_QUERY_RESTORE_IDX: u32 = 2;
+#[doc = " Product bit: cattn_mamba_get_block_table_tensor."]
 pub const CATTN_STEP_MAMBA_BLOCK_TABLE: u32 = 4;
+#[doc = " Product bit: cattn_compute_causal_conv1d_metadata_device."]
 pub const CATTN_STEP_CAUSAL_CONV1D_METADATA: u32 = 8;
+#[doc = " Product bit: cattn_make_local_attention_virtual_batches_device."]
 pub const CATTN_STEP_LOCAL_ATTENTION: u32 = 16;
+#[doc = " Product bit: cattn_make_kv_sharing_fast_prefill_common_attn_metadata."]
 pub const CATTN_STEP_FAST_PREFILL: u32 = 32;
+#[doc = " Product bit: cattn_extend_all_queries_by_n."]
 pub const CATTN_STEP_EXTEND_QUERIES: u32 = 64;
+#[doc = " Every product bit of this version."]
 pub const CATTN_STEP_ALL_PRODUCTS: u32 = 127;
+#[doc = " Counts entry: `query_start_loc[B] - query_start_loc[0]`. Counts entries are per-step values derived on the device; a product the plan does not compute leaves its entries 0."]
 pub const CATTN_STEP_COUNT_TOKENS: u32 = 0;
+#[doc = " Counts entry: restore-index entries in use."]
 pub const CATTN_STEP_COUNT_RESTORE_SIZE: u32 = 1;
+#[doc = " Counts entry: causal-conv1d programs (tot)."]
 pub const CATTN_STEP_COUNT_CONV1D_PROGRAMS: u32 = 2;
+#[doc = " Counts entry: local-attention virtual batches (V)."]
 pub const CATTN_STEP_COUNT_LOCAL_VIRTUAL_BATCHES: u32 = 3;
+#[doc = " Counts entry: the largest query length over the virtual batches."]
 pub const CATTN_STEP_COUNT_LOCAL_MAX_QUERY_LEN: u32 = 4;
+#[doc = " Counts entry: the largest sequence length over the virtual batches."]
 pub const CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN: u32 = 5;
+#[doc = " Counts entry: fast prefill's decode batch, its max_query_len."]
 pub const CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN: u32 = 6;
+#[doc = " Counts entry: fast prefill's decode batch, its token count."]
 pub const CATTN_STEP_COUNT_DECODE_TOKENS: u32 = 7;
+#[doc = " Length of the counts vector."]
 pub const CATTN_STEP_NUM_COUNTS: u32 = 8;
+#[doc = " The library's file name for dlopen: its SONAME, \"libcattn.so.1\" (the ABI major). Since: 1.1"]
 pub const CATTN_SONAME: &[u8; 14usize] = b"libcattn.so.1\0";
+#[doc = " The C type `uint8_t`, as glibc names it (DLPack's types use it)."]
 pub type __uint8_t = ::std::os::raw::c_uchar;
+#[doc = " The C type `uint16_t`, as glibc names it (DLPack's types use it)."]
 pub type __uint16_t = ::std::os::raw::c_ushort;
+#[doc = " The C type `int32_t`, as glibc names it (DLPack's types use it)."]
 pub type __int32_t = ::std::os::raw::c_int;
+#[doc = " The C type `uint32_t`, as glibc names it (DLPack's types use it)."]
 pub type __uint32_t = ::std::os::raw::c_uint;
+#[doc = " The C type `int64_t`, as glibc names it (DLPack's types use it)."]
 pub type __int64_t = ::std::os::raw::c_long;
+#[doc = " The C type `uint64_t`, as glibc names it (DLPack's types use it)."]
 pub type __uint64_t = ::std::os::raw::c_ulong;
+#[doc = " Host memory."]
 pub const kDLCPU: DLDeviceType = 1;
+#[doc = " CUDA device memory."]
 pub const kDLCUDA: DLDeviceType = 2;
+#[doc = " Pinned host memory (host memory for libcattn)."]
 pub const kDLCUDAHost: DLDeviceType = 3;
+#[doc = " OpenCL (not supported)."]
 pub const kDLOpenCL: DLDeviceType = 4;
+#[doc = " Vulkan (not supported)."]
 pub const kDLVulkan: DLDeviceType = 7;
+#[doc = " Metal (not supported)."]
 pub const kDLMetal: DLDeviceType = 8;
+#[doc = " VPI (not supported)."]
 pub const kDLVPI: DLDeviceType = 9;
+#[doc = " ROCm (not supported)."]
 pub const kDLROCM: DLDeviceType = 10;
+#[doc = " ROCm pinned host (not supported)."]
 pub const kDLROCMHost: DLDeviceType = 11;
+#[doc = " Another device (not supported)."]
 pub const kDLExtDev: DLDeviceType = 12;
+#[doc = " CUDA managed memory (a device tensor for libcattn)."]
 pub const kDLCUDAManaged: DLDeviceType = 13;
+#[doc = " DLPack's device type, an integer here (libcattn reads it as one)."]
 pub type DLDeviceType = u32;
+#[doc = " DLPack's device: its type and ordinal."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct DLDevice {
+    #[doc = " The device type (`kDLCPU`, `kDLCUDA`, ...)."]
     pub device_type: DLDeviceType,
+    #[doc = " The device ordinal (0 for the host)."]
     pub device_id: ::std::os::raw::c_int,
 }
 #[test]
@@ -113,18 +172,29 @@ fn bindgen_test_layout_DLDevice() {
     }
     test_field_device_id();
 }
+#[doc = " Signed integer."]
 pub const kDLInt: DLDataTypeCode = 0;
+#[doc = " Unsigned integer."]
 pub const kDLUInt: DLDataTypeCode = 1;
+#[doc = " IEEE float."]
 pub const kDLFloat: DLDataTypeCode = 2;
+#[doc = " Opaque handle (not supported)."]
 pub const kDLOpaqueHandle: DLDataTypeCode = 3;
+#[doc = " bfloat16."]
 pub const kDLBfloat: DLDataTypeCode = 4;
+#[doc = " Complex (not supported)."]
 pub const kDLComplex: DLDataTypeCode = 5;
+#[doc = " DLPack's type code, an integer here (`kDLInt`, `kDLFloat`, ...)."]
 pub type DLDataTypeCode = u32;
+#[doc = " DLPack's element type: code, bits and lanes."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct DLDataType {
+    #[doc = " The type code (`kDLInt`, `kDLUInt`, `kDLFloat`, `kDLBfloat`, ...)."]
     pub code: u8,
+    #[doc = " Bits per lane: 8, 16, 32 or 64 for libcattn."]
     pub bits: u8,
+    #[doc = " Lanes per element: libcattn takes 1 only."]
     pub lanes: u16,
 }
 #[test]
@@ -191,15 +261,23 @@ fn bindgen_test_layout_DLDataType() {
     }
     test_field_lanes();
 }
+#[doc = " DLPack's borrowed tensor view: data, device, shape, strides and byte offset."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct DLTensor {
+    #[doc = " The base address; element 0 is at `data + byte_offset`."]
     pub data: *mut ::std::os::raw::c_void,
+    #[doc = " Where the memory lives."]
     pub device: DLDevice,
+    #[doc = " The number of dimensions."]
     pub ndim: ::std::os::raw::c_int,
+    #[doc = " The element type."]
     pub dtype: DLDataType,
+    #[doc = " `ndim` sizes."]
     pub shape: *mut i64,
+    #[doc = " `ndim` strides in elements, or NULL for compact row-major."]
     pub strides: *mut i64,
+    #[doc = " Bytes from `data` to element 0."]
     pub byte_offset: u64,
 }
 #[test]
@@ -384,6 +462,7 @@ extern "C" {
     #[doc = "  Since: 1.0. Details: docs/api/context.md"]
     pub fn cattn_last_error_message() -> *const ::std::os::raw::c_char;
 }
+#[doc = " CUDA's stream, opaque: `cattn_stream_t` is a pointer to it."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct CUstream_st {
@@ -400,6 +479,7 @@ extern "C" {
     #[doc = "  Since: 1.0. Details: docs/api/context.md"]
     pub fn cattn_cuda_device_count(count: *mut i32) -> cattn_status_t;
 }
+#[doc = " Opaque: the object behind `cattn_context_t`, never dereferenced."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_context_s {
@@ -4767,6 +4847,7 @@ extern "C" {
         args: *const cattn_fused_pcp_qkv_select_args_t,
     ) -> cattn_status_t;
 }
+#[doc = " Opaque: the object behind `cattn_comm_t`, never dereferenced."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_comm_s {
@@ -5170,6 +5251,7 @@ extern "C" {
         args: *const cattn_pcp_kv_allgather_and_restore_args_t,
     ) -> cattn_status_t;
 }
+#[doc = " Opaque: the object behind `cattn_local_attention_plan_t`, never dereferenced."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_local_attention_plan_s {
@@ -9307,6 +9389,7 @@ fn bindgen_test_layout_cattn_step_outputs() {
 #[doc = "  unselected product's must be NULL. A capacity output may be longer than its capacity"]
 #[doc = "  (cattn_step_plan_get_shape); every entry past the step's values gets its sentinel."]
 pub type cattn_step_outputs_t = cattn_step_outputs;
+#[doc = " Opaque: the object behind `cattn_step_plan_t`, never dereferenced."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct cattn_step_plan_s {

@@ -5,8 +5,9 @@
 //! (`/** ... */`, `/**< ... */`) onto the items as their documentation: the contract of each
 //! call. Its explanation, every rule and status, the parity with vLLM, worked examples and the
 //! history are in the libcattn repository's `docs/api/<utility>.md` pages (index:
-//! `docs/api/README.md`). The `CATTN_*` constants of `#define`s carry no documentation: bindgen
-//! does not copy comments of macros.
+//! `docs/api/README.md`). The `CATTN_*` constants of `#define`s carry the Doxygen comment of
+//! their macro, and DLPack's items a short line (`add_docs.py`, which `regenerate.sh` runs):
+//! every item is documented, and the crate denies missing documentation.
 //! C enums are plain integer constants (`CATTN_OK`, `kDLCPU`, ...), so that a value from a
 //! newer library is never an invalid Rust value. The safe API is the `cattn` crate.
 //!
@@ -16,6 +17,7 @@
 //! reached through the table of a library loaded at run time (`cattn_get_api`); calling an
 //! extern function directly then fails to link.
 
+#![deny(missing_docs)]
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 #![allow(clippy::all)]
 // The generated documentation is the C header's text, not rustdoc Markdown: a `[in]` or a
