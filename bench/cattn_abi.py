@@ -145,7 +145,7 @@ class cattn_split_decodes_and_prefills_args_t(ctypes.Structure):
     ]
 
 
-class cattn_split_decodes_and_prefills_device_args_t(ctypes.Structure):
+class cattn_split_decodes_and_prefills_capturable_args_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
         ("query_start_loc", ctypes.POINTER(DLTensor)),
@@ -178,7 +178,7 @@ class cattn_split_decodes_prefills_and_extends_args_t(ctypes.Structure):
     ]
 
 
-class cattn_split_decodes_prefills_and_extends_device_args_t(ctypes.Structure):
+class cattn_split_decodes_prefills_and_extends_capturable_args_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
         ("query_start_loc", ctypes.POINTER(DLTensor)),
@@ -351,7 +351,7 @@ class cattn_max_local_attention_virtual_batches_args_t(ctypes.Structure):
     ]
 
 
-class cattn_local_attention_device_args_t(ctypes.Structure):
+class cattn_local_attention_capturable_args_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
         ("attn_chunk_size", ctypes.c_int64),
@@ -383,7 +383,7 @@ class cattn_causal_conv1d_metadata_args_t(ctypes.Structure):
     ]
 
 
-class cattn_causal_conv1d_metadata_device_args_t(ctypes.Structure):
+class cattn_causal_conv1d_metadata_capturable_args_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
         ("query_start_loc", ctypes.POINTER(DLTensor)),
@@ -652,8 +652,8 @@ class cattn_api_t(ctypes.Structure):
         ("comm_get_rank", ctypes.c_void_p),
         ("comm_get_size", ctypes.c_void_p),
         ("make_local_attention_virtual_batches_size", ctypes.c_void_p),
-        ("compute_causal_conv1d_metadata_device", ctypes.c_void_p),
-        ("make_local_attention_virtual_batches_device", ctypes.c_void_p),
+        ("compute_causal_conv1d_metadata_capturable", ctypes.c_void_p),
+        ("make_local_attention_virtual_batches_capturable", ctypes.c_void_p),
         ("step_plan_create", ctypes.c_void_p),
         ("step_plan_destroy", ctypes.c_void_p),
         ("step_plan_get_shape", ctypes.c_void_p),
@@ -669,9 +669,9 @@ class cattn_api_t(ctypes.Structure):
         ("record_kv_cache_layout", ctypes.c_void_p),
         ("get_resolved_kv_cache_layout", ctypes.c_void_p),
         ("split_decodes_and_prefills", ctypes.c_void_p),
-        ("split_decodes_and_prefills_device", ctypes.c_void_p),
+        ("split_decodes_and_prefills_capturable", ctypes.c_void_p),
         ("split_decodes_prefills_and_extends", ctypes.c_void_p),
-        ("split_decodes_prefills_and_extends_device", ctypes.c_void_p),
+        ("split_decodes_prefills_and_extends_capturable", ctypes.c_void_p),
         ("split_prefill_chunks", ctypes.c_void_p),
         ("reorder_batch_to_split_decodes_and_prefills", ctypes.c_void_p),
         ("naive_query_lens", ctypes.c_void_p),
@@ -685,7 +685,7 @@ class cattn_api_t(ctypes.Structure):
     ]
 
 
-STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_device_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_device_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_local_attention_device_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_device_args_t, cattn_mamba_block_table_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
+STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_capturable_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_capturable_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_local_attention_capturable_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_capturable_args_t, cattn_mamba_block_table_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
 
 # name: (restype, argtypes)
 SIGNATURES = {
@@ -710,9 +710,9 @@ SIGNATURES = {
     "cattn_record_kv_cache_layout": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
     "cattn_get_resolved_kv_cache_layout": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
     "cattn_split_decodes_and_prefills": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_and_prefills_args_t)]),
-    "cattn_split_decodes_and_prefills_device": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_and_prefills_device_args_t)]),
+    "cattn_split_decodes_and_prefills_capturable": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_and_prefills_capturable_args_t)]),
     "cattn_split_decodes_prefills_and_extends": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_prefills_and_extends_args_t)]),
-    "cattn_split_decodes_prefills_and_extends_device": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_prefills_and_extends_device_args_t)]),
+    "cattn_split_decodes_prefills_and_extends_capturable": (ctypes.c_int, [ctypes.POINTER(cattn_split_decodes_prefills_and_extends_capturable_args_t)]),
     "cattn_split_prefill_chunks": (ctypes.c_int, [ctypes.POINTER(cattn_split_prefill_chunks_args_t)]),
     "cattn_reorder_batch_to_split_decodes_and_prefills": (ctypes.c_int, [ctypes.POINTER(cattn_reorder_batch_args_t)]),
     "cattn_naive_query_lens": (ctypes.c_int, [ctypes.POINTER(cattn_naive_query_lens_args_t)]),
@@ -738,10 +738,10 @@ SIGNATURES = {
     "cattn_local_attention_plan_fill": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_local_attention_fill_args_t)]),
     "cattn_local_attention_plan_make_block_table": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(DLTensor), ctypes.POINTER(DLTensor), ctypes.c_void_p]),
     "cattn_max_local_attention_virtual_batches": (ctypes.c_int, [ctypes.POINTER(cattn_max_local_attention_virtual_batches_args_t)]),
-    "cattn_make_local_attention_virtual_batches_device": (ctypes.c_int, [ctypes.POINTER(cattn_local_attention_device_args_t)]),
+    "cattn_make_local_attention_virtual_batches_capturable": (ctypes.c_int, [ctypes.POINTER(cattn_local_attention_capturable_args_t)]),
     "cattn_compute_causal_conv1d_metadata_size": (ctypes.c_int, [ctypes.POINTER(DLTensor), ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64)]),
     "cattn_compute_causal_conv1d_metadata": (ctypes.c_int, [ctypes.POINTER(cattn_causal_conv1d_metadata_args_t)]),
-    "cattn_compute_causal_conv1d_metadata_device": (ctypes.c_int, [ctypes.POINTER(cattn_causal_conv1d_metadata_device_args_t)]),
+    "cattn_compute_causal_conv1d_metadata_capturable": (ctypes.c_int, [ctypes.POINTER(cattn_causal_conv1d_metadata_capturable_args_t)]),
     "cattn_mamba_get_block_table_tensor": (ctypes.c_int, [ctypes.POINTER(cattn_mamba_block_table_args_t)]),
     "cattn_extend_all_queries_by_n": (ctypes.c_int, [ctypes.POINTER(cattn_extend_all_queries_by_n_args_t)]),
     "cattn_make_kv_sharing_fast_prefill_common_attn_metadata": (ctypes.c_int, [ctypes.POINTER(cattn_fast_prefill_metadata_args_t)]),

@@ -176,13 +176,13 @@ class Cattn:
                 C.cattn_mamba_block_table_args_t, block_table=t(s.table_d), seq_lens=t(s.seq_d),
                 block_size=MAMBA_BLOCK, num_speculative_blocks=NSPEC,
                 mamba_cache_mode=C.CATTN_MAMBA_CACHE_MODE_ALIGN, out=t(q["mamba"]))),
-            ("cattn_compute_causal_conv1d_metadata_device", C.new(
-                C.cattn_causal_conv1d_metadata_device_args_t, query_start_loc=t(s.qsl_d),
+            ("cattn_compute_causal_conv1d_metadata_capturable", C.new(
+                C.cattn_causal_conv1d_metadata_capturable_args_t, query_start_loc=t(s.qsl_d),
                 block_m=BLOCK_M, nums=t(q["nums"]), mlist=t(q["mlist"]),
                 offsetlist=t(q["offsets"]), batch_ptr=t(q["batch_ptr"]),
                 token_chunk_offset_ptr=t(q["chunk_ptr"]), tot=t(q["tot"]))),
-            ("cattn_make_local_attention_virtual_batches_device", C.new(
-                C.cattn_local_attention_device_args_t, attn_chunk_size=CHUNK, block_size=KV_BLOCK,
+            ("cattn_make_local_attention_virtual_batches_capturable", C.new(
+                C.cattn_local_attention_capturable_args_t, attn_chunk_size=CHUNK, block_size=KV_BLOCK,
                 query_start_loc=t(s.qsl_d), seq_lens=t(s.seq_d), block_table=t(s.table_d),
                 query_start_loc_out=t(q["lq"]), seq_lens_out=t(q["ls"]),
                 num_computed_tokens_out=t(q["lc"]), block_table_out=t(q["lt"]),

@@ -72,7 +72,10 @@
  *     are host memory on every path; other mixes are CATTN_INVALID_ARGUMENT. Device data is
  *     never read back: value checks happen on the device as each call says, never out of
  *     bounds. A CPU-only build, or a machine without a usable device, answers CUDA tensors with
- *     CATTN_NOT_SUPPORTED after every other check.
+ *     CATTN_NOT_SUPPORTED after every other check. Such a path plans on the host from the
+ *     `*_cpu` mirrors, so a replay repeats the planned values; the `*_capturable` calls read the
+ *     batch from device tensors only and write their counts to a device tensor, so one captured
+ *     graph serves a new batch on every replay (outputs sized by capacity).
  * 8. Memory. Host memory is allocated only by handle-creating calls (bounded by their size
  *     query, or fixed) and for error messages; device memory never (workspaces are the caller's).
  * 9. Versioned structs begin with `size_t struct_size` (set by the *_INIT macro). Released
@@ -582,9 +585,9 @@ typedef struct cattn_split_decodes_and_prefills_args {
 CATTN_API cattn_status_t cattn_split_decodes_and_prefills(
     cattn_split_decodes_and_prefills_args_t* args);
 
-/** Arguments of cattn_split_decodes_and_prefills_device. */
-typedef struct cattn_split_decodes_and_prefills_device_args {
-  size_t struct_size;                /**< CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_SIZE. */
+/** Arguments of cattn_split_decodes_and_prefills_capturable. */
+typedef struct cattn_split_decodes_and_prefills_capturable_args {
+  size_t struct_size;                /**< CATTN_SPLIT_DECODES_AND_PREFILLS_CAPTURABLE_ARGS_SIZE. */
   const DLTensor* query_start_loc;   /**< in: device [B + 1] int32/int64, B from its shape
                                           (pad a captured batch with zero-length rows). */
   const DLTensor* is_prefilling;     /**< in, may be NULL: device [B], one byte per request,
@@ -599,14 +602,16 @@ typedef struct cattn_split_decodes_and_prefills_device_args {
   DLTensor* result;                  /**< out: device [4] int32/int64: num_decodes,
                                           num_prefills, num_decode_tokens, num_prefill_tokens. */
   cattn_stream_t stream;             /**< in: the stream the kernel runs on. */
-} cattn_split_decodes_and_prefills_device_args_t;
-/** struct_size of cattn_split_decodes_and_prefills_device_args_t. */
-#define CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_SIZE \
-  ((size_t)sizeof(cattn_split_decodes_and_prefills_device_args_t))
+} cattn_split_decodes_and_prefills_capturable_args_t;
+/** struct_size of cattn_split_decodes_and_prefills_capturable_args_t. */
+#define CATTN_SPLIT_DECODES_AND_PREFILLS_CAPTURABLE_ARGS_SIZE \
+  ((size_t)sizeof(cattn_split_decodes_and_prefills_capturable_args_t))
 /** Initialiser: vLLM's default knobs, T and max_query_len taken from query_start_loc. */
-#define CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_INIT \
-  { CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_SIZE, NULL, NULL, NULL, NULL, 1, 0, 1, NULL, \
-    NULL }
+#define CATTN_SPLIT_DECODES_AND_PREFILLS_CAPTURABLE_ARGS_INIT                                     \
+  {                                                                                               \
+    CATTN_SPLIT_DECODES_AND_PREFILLS_CAPTURABLE_ARGS_SIZE, NULL, NULL, NULL, NULL, 1, 0, 1, NULL, \
+        NULL                                                                                      \
+  }
 
 /** cattn_split_decodes_and_prefills on CUDA tensors in one kernel, counts written to `result`,
  *  so that a captured graph splits each replay's batch. Values the host call refuses give four
@@ -616,8 +621,8 @@ typedef struct cattn_split_decodes_and_prefills_device_args {
  *  CATTN_INSUFFICIENT_SIZE (result shorter than 4); CATTN_NOT_SUPPORTED (CPU-only build, no
  *  usable device, a tensor off its element alignment); CATTN_CUDA_ERROR.
  *  Since: 1.1. Details: docs/api/split_decodes_and_prefills.md */
-CATTN_API cattn_status_t cattn_split_decodes_and_prefills_device(
-    const cattn_split_decodes_and_prefills_device_args_t* args);
+CATTN_API cattn_status_t cattn_split_decodes_and_prefills_capturable(
+    const cattn_split_decodes_and_prefills_capturable_args_t* args);
 
 /** Arguments of cattn_split_decodes_prefills_and_extends (the host split). */
 typedef struct cattn_split_decodes_prefills_and_extends_args {
@@ -657,9 +662,9 @@ typedef struct cattn_split_decodes_prefills_and_extends_args {
 CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends(
     cattn_split_decodes_prefills_and_extends_args_t* args);
 
-/** Arguments of cattn_split_decodes_prefills_and_extends_device. */
-typedef struct cattn_split_decodes_prefills_and_extends_device_args {
-  size_t struct_size; /**< CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_SIZE. */
+/** Arguments of cattn_split_decodes_prefills_and_extends_capturable. */
+typedef struct cattn_split_decodes_prefills_and_extends_capturable_args {
+  size_t struct_size; /**< CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_CAPTURABLE_ARGS_SIZE. */
   const DLTensor* query_start_loc;      /**< in: device [B + 1] int32/int64. */
   const DLTensor* seq_lens_upper_bound; /**< in: device [B] int32/int64. */
   const DLTensor* num_actual_tokens;    /**< in, may be NULL: device [1]; NULL means
@@ -671,14 +676,16 @@ typedef struct cattn_split_decodes_prefills_and_extends_device_args {
                                              num_extends, num_prefills, num_decode_tokens,
                                              num_extend_tokens, num_prefill_tokens. */
   cattn_stream_t stream;                /**< in: the stream the kernel runs on. */
-} cattn_split_decodes_prefills_and_extends_device_args_t;
-/** struct_size of cattn_split_decodes_prefills_and_extends_device_args_t. */
-#define CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_SIZE \
-  ((size_t)sizeof(cattn_split_decodes_prefills_and_extends_device_args_t))
+} cattn_split_decodes_prefills_and_extends_capturable_args_t;
+/** struct_size of cattn_split_decodes_prefills_and_extends_capturable_args_t. */
+#define CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_CAPTURABLE_ARGS_SIZE \
+  ((size_t)sizeof(cattn_split_decodes_prefills_and_extends_capturable_args_t))
 /** Initialiser: decode_threshold 1, T and max_query_len taken from query_start_loc. */
-#define CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_INIT \
-  { CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_SIZE, NULL, NULL, NULL, NULL, 1, NULL, \
-    NULL }
+#define CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_CAPTURABLE_ARGS_INIT                         \
+  {                                                                                           \
+    CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_CAPTURABLE_ARGS_SIZE, NULL, NULL, NULL, NULL, 1, \
+        NULL, NULL                                                                            \
+  }
 
 /** cattn_split_decodes_prefills_and_extends on CUDA tensors in one kernel, counts to `result`.
  *  Values the host call refuses (B = 0 past the all-decode case, an int64 overflow) give six
@@ -688,8 +695,8 @@ typedef struct cattn_split_decodes_prefills_and_extends_device_args {
  *  range); CATTN_INSUFFICIENT_SIZE (result shorter than 6); CATTN_NOT_SUPPORTED (CPU-only
  *  build, no usable device, a tensor off its element alignment); CATTN_CUDA_ERROR.
  *  Since: 1.1. Details: docs/api/split_decodes_and_prefills.md */
-CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends_device(
-    const cattn_split_decodes_prefills_and_extends_device_args_t* args);
+CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends_capturable(
+    const cattn_split_decodes_prefills_and_extends_capturable_args_t* args);
 
 /** Arguments of cattn_split_prefill_chunks. */
 typedef struct cattn_split_prefill_chunks_args {
@@ -890,7 +897,7 @@ CATTN_API cattn_status_t cattn_unpadded(const cattn_unpadded_args_t* args);
 typedef enum cattn_dcp_shape_mode_e {
   /** The 1.0 contract: seq_lens `[B]`; out `[B]` for one rank, `[B, dcp_size]` for all ranks,
    *  and `[B]` or `[B, 1]` for all ranks when dcp_size is 1. */
-  CATTN_DCP_SHAPE_1_0 = 0,
+  CATTN_DCP_SHAPE_SQUEEZE = 0,
   /** vLLM's newest: seq_lens of any shape S of 0 to 7 dims (strided or broadcast views are
    *  fine); out S for one rank, S + `[dcp_size]` for all ranks, even when dcp_size is 1. */
   CATTN_DCP_SHAPE_PRESERVE = 1
@@ -908,14 +915,16 @@ typedef struct cattn_dcp_local_seq_lens_args {
                                    says. */
   cattn_stream_t stream;      /**< CUDA tensors only. */
   int64_t shape_mode;         /**< in (1.1): a cattn_dcp_shape_mode_t; the _INIT value and a 1.0
-                                   struct without this field mean CATTN_DCP_SHAPE_1_0. */
+                                   struct without this field mean CATTN_DCP_SHAPE_SQUEEZE. */
 } cattn_dcp_local_seq_lens_args_t;
 /** Size of cattn_dcp_local_seq_lens_args_t in this header (the 1.1 struct). */
 #define CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE ((size_t)sizeof(cattn_dcp_local_seq_lens_args_t))
-/** Initialiser: D = 1, all ranks, I = 1, CATTN_DCP_SHAPE_1_0, NULL tensors and stream. */
-#define CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT \
-  { CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE, NULL, 1, CATTN_DCP_ALL_RANKS, 1, NULL, NULL, \
-    CATTN_DCP_SHAPE_1_0 }
+/** Initialiser: D = 1, all ranks, I = 1, CATTN_DCP_SHAPE_SQUEEZE, NULL tensors and stream. */
+#define CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT                                           \
+  {                                                                                  \
+    CATTN_DCP_LOCAL_SEQ_LENS_ARGS_SIZE, NULL, 1, CATTN_DCP_ALL_RANKS, 1, NULL, NULL, \
+        CATTN_DCP_SHAPE_SQUEEZE                                                      \
+  }
 
 /** Computes how many KV tokens of each request each DCP rank stores, the KV cache being dealt
  *  out round-robin in runs of I tokens (vLLM's get_dcp_local_seq_lens, exact in int32). In
@@ -1277,9 +1286,9 @@ typedef struct cattn_max_local_attention_virtual_batches_args {
 CATTN_API cattn_status_t cattn_max_local_attention_virtual_batches(
     cattn_max_local_attention_virtual_batches_args_t* args);
 
-/** Arguments of cattn_make_local_attention_virtual_batches_device. Since: 1.1 */
-typedef struct cattn_local_attention_device_args {
-  size_t struct_size;              /**< CATTN_LOCAL_ATTENTION_DEVICE_ARGS_SIZE */
+/** Arguments of cattn_make_local_attention_virtual_batches_capturable. Since: 1.1 */
+typedef struct cattn_local_attention_capturable_args {
+  size_t struct_size;              /**< CATTN_LOCAL_ATTENTION_CAPTURABLE_ARGS_SIZE */
   int64_t attn_chunk_size;         /**< in: the attention chunk C, at least 1 */
   int64_t block_size;              /**< in: tokens per page, at least 1; divides C */
   const DLTensor* query_start_loc; /**< in: device [B + 1] int32/int64 */
@@ -1292,13 +1301,16 @@ typedef struct cattn_local_attention_device_args {
   DLTensor* block_table_out;
   DLTensor* counts;                /**< out, may be NULL: [3] V, max_query_len, max_seq_len */
   cattn_stream_t stream;           /**< the stream the kernel is enqueued on */
-} cattn_local_attention_device_args_t;
-/** The struct_size of cattn_local_attention_device_args_t. Since: 1.1 */
-#define CATTN_LOCAL_ATTENTION_DEVICE_ARGS_SIZE ((size_t)sizeof(cattn_local_attention_device_args_t))
-/** Initialiser of cattn_local_attention_device_args_t. Since: 1.1 */
-#define CATTN_LOCAL_ATTENTION_DEVICE_ARGS_INIT \
-  { CATTN_LOCAL_ATTENTION_DEVICE_ARGS_SIZE, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
-    NULL, NULL }
+} cattn_local_attention_capturable_args_t;
+/** The struct_size of cattn_local_attention_capturable_args_t. Since: 1.1 */
+#define CATTN_LOCAL_ATTENTION_CAPTURABLE_ARGS_SIZE \
+  ((size_t)sizeof(cattn_local_attention_capturable_args_t))
+/** Initialiser of cattn_local_attention_capturable_args_t. Since: 1.1 */
+#define CATTN_LOCAL_ATTENTION_CAPTURABLE_ARGS_INIT                                              \
+  {                                                                                             \
+    CATTN_LOCAL_ATTENTION_CAPTURABLE_ARGS_SIZE, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+        NULL, NULL                                                                              \
+  }
 
 /** Computes the virtual batches on the device from the device query_start_loc and seq_lens, so
  *  that a captured CUDA graph recomputes them on every replay; values equal the plan's. The
@@ -1310,8 +1322,8 @@ typedef struct cattn_local_attention_device_args {
  *  Stream: one kernel on `args->stream`. Unchecked data: a decrease is an empty request, a
  *  short seq_len its query's length; an int32 output keeps the low 32 bits.
  *  Since: 1.1. Details: docs/api/make_local_attention_virtual_batches.md */
-CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_device(
-    const cattn_local_attention_device_args_t* args);
+CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_capturable(
+    const cattn_local_attention_capturable_args_t* args);
 
 /* === Causal-conv1d metadata === */
 
@@ -1372,9 +1384,9 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_size(
 CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
     cattn_causal_conv1d_metadata_args_t* args);
 
-/** Arguments of cattn_compute_causal_conv1d_metadata_device. Since: 1.1 */
-typedef struct cattn_causal_conv1d_metadata_device_args {
-  size_t struct_size;              /**< CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_SIZE */
+/** Arguments of cattn_compute_causal_conv1d_metadata_capturable. Since: 1.1 */
+typedef struct cattn_causal_conv1d_metadata_capturable_args {
+  size_t struct_size;              /**< CATTN_CAUSAL_CONV1D_METADATA_CAPTURABLE_ARGS_SIZE */
   const DLTensor* query_start_loc; /**< in: device [B + 1] int32/int64, non-decreasing */
   int64_t block_m;                 /**< in: tokens per program (vLLM: 8), at least 1 */
   DLTensor* nums;                  /**< out, may be NULL: [B] programs per request */
@@ -1384,14 +1396,16 @@ typedef struct cattn_causal_conv1d_metadata_device_args {
   DLTensor* token_chunk_offset_ptr; /**< out, may be NULL: [capacity], as offsetlist */
   DLTensor* tot;                   /**< out, may be NULL: [1] the number of programs */
   cattn_stream_t stream;           /**< the stream the kernel is enqueued on */
-} cattn_causal_conv1d_metadata_device_args_t;
-/** The struct_size of cattn_causal_conv1d_metadata_device_args_t. Since: 1.1 */
-#define CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_SIZE \
-  ((size_t)sizeof(cattn_causal_conv1d_metadata_device_args_t))
-/** Initialiser of cattn_causal_conv1d_metadata_device_args_t (block_m 8). Since: 1.1 */
-#define CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_INIT \
-  { CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_SIZE, NULL, 8, NULL, NULL, NULL, NULL, NULL, NULL, \
-    NULL }
+} cattn_causal_conv1d_metadata_capturable_args_t;
+/** The struct_size of cattn_causal_conv1d_metadata_capturable_args_t. Since: 1.1 */
+#define CATTN_CAUSAL_CONV1D_METADATA_CAPTURABLE_ARGS_SIZE \
+  ((size_t)sizeof(cattn_causal_conv1d_metadata_capturable_args_t))
+/** Initialiser of cattn_causal_conv1d_metadata_capturable_args_t (block_m 8). Since: 1.1 */
+#define CATTN_CAUSAL_CONV1D_METADATA_CAPTURABLE_ARGS_INIT                                     \
+  {                                                                                           \
+    CATTN_CAUSAL_CONV1D_METADATA_CAPTURABLE_ARGS_SIZE, NULL, 8, NULL, NULL, NULL, NULL, NULL, \
+        NULL, NULL                                                                            \
+  }
 
 /** Computes the same metadata on the device from the device query_start_loc, so that a
  *  captured CUDA graph recomputes it on every replay. Per-program outputs get CATTN_PAD_SLOT_ID
@@ -1402,8 +1416,8 @@ typedef struct cattn_causal_conv1d_metadata_device_args {
  *  no usable device, misaligned); CATTN_CUDA_ERROR. Stream: one kernel on `args->stream`;
  *  unchecked data: a decrease is an empty request, an int32 output keeps the low 32 bits.
  *  Since: 1.1. Details: docs/api/compute_causal_conv1d_metadata.md */
-CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_device(
-    const cattn_causal_conv1d_metadata_device_args_t* args);
+CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_capturable(
+    const cattn_causal_conv1d_metadata_capturable_args_t* args);
 
 /* === Mamba block table === */
 
@@ -1738,9 +1752,9 @@ CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
 #define CATTN_STEP_PCP_QUERY_RESTORE_IDX (1u << 1)
 /** Product bit: cattn_mamba_get_block_table_tensor. */
 #define CATTN_STEP_MAMBA_BLOCK_TABLE (1u << 2)
-/** Product bit: cattn_compute_causal_conv1d_metadata_device. */
+/** Product bit: cattn_compute_causal_conv1d_metadata_capturable. */
 #define CATTN_STEP_CAUSAL_CONV1D_METADATA (1u << 3)
-/** Product bit: cattn_make_local_attention_virtual_batches_device. */
+/** Product bit: cattn_make_local_attention_virtual_batches_capturable. */
 #define CATTN_STEP_LOCAL_ATTENTION (1u << 4)
 /** Product bit: cattn_make_kv_sharing_fast_prefill_common_attn_metadata. */
 #define CATTN_STEP_FAST_PREFILL (1u << 5)
@@ -2050,12 +2064,12 @@ typedef struct cattn_api {
   /** cattn_make_local_attention_virtual_batches_size */
   cattn_status_t (*make_local_attention_virtual_batches_size)(const cattn_local_attention_args_t*,
                                                               int64_t*, int64_t*, size_t*);
-  /** cattn_compute_causal_conv1d_metadata_device */
-  cattn_status_t (*compute_causal_conv1d_metadata_device)(
-      const cattn_causal_conv1d_metadata_device_args_t*);
-  /** cattn_make_local_attention_virtual_batches_device */
-  cattn_status_t (*make_local_attention_virtual_batches_device)(
-      const cattn_local_attention_device_args_t*);
+  /** cattn_compute_causal_conv1d_metadata_capturable */
+  cattn_status_t (*compute_causal_conv1d_metadata_capturable)(
+      const cattn_causal_conv1d_metadata_capturable_args_t*);
+  /** cattn_make_local_attention_virtual_batches_capturable */
+  cattn_status_t (*make_local_attention_virtual_batches_capturable)(
+      const cattn_local_attention_capturable_args_t*);
   /** cattn_step_plan_create */
   cattn_status_t (*step_plan_create)(const cattn_step_plan_desc_t*, cattn_step_plan_t**);
   /** cattn_step_plan_destroy */
@@ -2090,15 +2104,15 @@ typedef struct cattn_api {
                                                  cattn_kv_cache_layout_t*);
   /** cattn_split_decodes_and_prefills */
   cattn_status_t (*split_decodes_and_prefills)(cattn_split_decodes_and_prefills_args_t*);
-  /** cattn_split_decodes_and_prefills_device */
-  cattn_status_t (*split_decodes_and_prefills_device)(
-      const cattn_split_decodes_and_prefills_device_args_t*);
+  /** cattn_split_decodes_and_prefills_capturable */
+  cattn_status_t (*split_decodes_and_prefills_capturable)(
+      const cattn_split_decodes_and_prefills_capturable_args_t*);
   /** cattn_split_decodes_prefills_and_extends */
   cattn_status_t (*split_decodes_prefills_and_extends)(
       cattn_split_decodes_prefills_and_extends_args_t*);
-  /** cattn_split_decodes_prefills_and_extends_device */
-  cattn_status_t (*split_decodes_prefills_and_extends_device)(
-      const cattn_split_decodes_prefills_and_extends_device_args_t*);
+  /** cattn_split_decodes_prefills_and_extends_capturable */
+  cattn_status_t (*split_decodes_prefills_and_extends_capturable)(
+      const cattn_split_decodes_prefills_and_extends_capturable_args_t*);
   /** cattn_split_prefill_chunks */
   cattn_status_t (*split_prefill_chunks)(cattn_split_prefill_chunks_args_t*);
   /** cattn_reorder_batch_to_split_decodes_and_prefills */

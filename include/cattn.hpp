@@ -1174,7 +1174,7 @@ inline constexpr int64_t all_ranks = CATTN_DCP_ALL_RANKS;
 inline void get_dcp_local_seq_lens(index_cview seq_lens, index_view out, int64_t dcp_size,
                                    int64_t dcp_rank, int64_t dcp_kv_cache_interleave_size = 1,
                                    stream_ref stream = {},
-                                   cattn_dcp_shape_mode_t shape_mode = CATTN_DCP_SHAPE_1_0) {
+                                   cattn_dcp_shape_mode_t shape_mode = CATTN_DCP_SHAPE_SQUEEZE) {
   detail::tensor_arg s(seq_lens), o(out);
   cattn_dcp_local_seq_lens_args_t a = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT;
   a.seq_lens = s.get();
@@ -1483,21 +1483,22 @@ causal_conv1d_metadata<Out> compute_causal_conv1d_metadata(index_cview query_sta
       {r.nums, r.mlist, r.offsetlist, r.batch_ptr, r.token_chunk_offset_ptr});
   return r;
 }
-/** The outputs of cattn_compute_causal_conv1d_metadata_device (absent = NULL). Since: 1.1
+/** The outputs of cattn_compute_causal_conv1d_metadata_capturable (absent = NULL). Since: 1.1
  * See docs/api/compute_causal_conv1d_metadata.md. */
-struct causal_conv1d_metadata_device_outputs {
+struct causal_conv1d_metadata_capturable_outputs {
   index_view nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr, tot;
 };
 /** Launch metadata computed on the device from the device query_start_loc, one kernel on
- * `stream`, replayable. Calls: cattn_compute_causal_conv1d_metadata_device. Allocates:
+ * `stream`, replayable. Calls: cattn_compute_causal_conv1d_metadata_capturable. Allocates:
  * nothing. Throws: error. Since: 1.1
  * See docs/api/compute_causal_conv1d_metadata.md. */
-inline void compute_causal_conv1d_metadata_device(
-    index_cview query_start_loc, int64_t block_m, const causal_conv1d_metadata_device_outputs& out,
-    stream_ref stream = {}) {
+inline void compute_causal_conv1d_metadata_capturable(
+    index_cview query_start_loc, int64_t block_m,
+    const causal_conv1d_metadata_capturable_outputs& out, stream_ref stream = {}) {
   detail::tensor_arg q(query_start_loc), n(out.nums), m(out.mlist), o(out.offsetlist),
       b(out.batch_ptr), t(out.token_chunk_offset_ptr), c(out.tot);
-  cattn_causal_conv1d_metadata_device_args_t a = CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_INIT;
+  cattn_causal_conv1d_metadata_capturable_args_t a =
+      CATTN_CAUSAL_CONV1D_METADATA_CAPTURABLE_ARGS_INIT;
   a.query_start_loc = q.get();
   a.block_m = block_m;
   a.nums = n.get();
@@ -1507,7 +1508,7 @@ inline void compute_causal_conv1d_metadata_device(
   a.token_chunk_offset_ptr = t.get();
   a.tot = c.get();
   a.stream = stream.get();
-  check(cattn_compute_causal_conv1d_metadata_device(&a));
+  check(cattn_compute_causal_conv1d_metadata_capturable(&a));
 }
 
 /* ============================================================================================
@@ -1870,23 +1871,24 @@ local_attention_virtual_batches<Out> make_local_attention_virtual_batches(
   return r;
 }
 
-/** The outputs of cattn_make_local_attention_virtual_batches_device (capacity = their length).
+/** The outputs of cattn_make_local_attention_virtual_batches_capturable (capacity = their length).
  * Since: 1.1
  * See docs/api/make_local_attention_virtual_batches.md. */
-struct local_attention_device_outputs {
+struct local_attention_capturable_outputs {
   index_view query_start_loc_out, seq_lens_out, num_computed_tokens_out, block_table_out, counts;
 };
 /** Virtual batches computed on the device, one kernel on `stream`, replayable. Calls:
- * cattn_make_local_attention_virtual_batches_device. Allocates: nothing. Throws: error.
+ * cattn_make_local_attention_virtual_batches_capturable. Allocates: nothing. Throws: error.
  * Since: 1.1
  * See docs/api/make_local_attention_virtual_batches.md. */
-inline void make_local_attention_virtual_batches_device(
+inline void make_local_attention_virtual_batches_capturable(
     int64_t attn_chunk_size, int64_t block_size, index_cview query_start_loc, index_cview seq_lens,
-    index_cview block_table, const local_attention_device_outputs& out, stream_ref stream = {}) {
+    index_cview block_table, const local_attention_capturable_outputs& out,
+    stream_ref stream = {}) {
   detail::tensor_arg q(query_start_loc), s(seq_lens), b(block_table), qo(out.query_start_loc_out),
       so(out.seq_lens_out), co(out.num_computed_tokens_out), bo(out.block_table_out),
       n(out.counts);
-  cattn_local_attention_device_args_t a = CATTN_LOCAL_ATTENTION_DEVICE_ARGS_INIT;
+  cattn_local_attention_capturable_args_t a = CATTN_LOCAL_ATTENTION_CAPTURABLE_ARGS_INIT;
   a.attn_chunk_size = attn_chunk_size;
   a.block_size = block_size;
   a.query_start_loc = q.get();
@@ -1898,7 +1900,7 @@ inline void make_local_attention_virtual_batches_device(
   a.block_table_out = bo.get();
   a.counts = n.get();
   a.stream = stream.get();
-  check(cattn_make_local_attention_virtual_batches_device(&a));
+  check(cattn_make_local_attention_virtual_batches_capturable(&a));
 }
 
 /* ============================================================================================
@@ -2192,18 +2194,18 @@ inline decode_prefill_split split_decodes_and_prefills(index_cview query_start_l
 }
 /** The same split of a device batch into result [4], one kernel on `stream`, replayable;
  * num_actual_tokens and max_query_len are optional device scalars. Calls:
- * cattn_split_decodes_and_prefills_device. Throws: error. Since: 1.1
+ * cattn_split_decodes_and_prefills_capturable. Throws: error. Since: 1.1
  * See docs/api/split_decodes_and_prefills.md. */
-inline void split_decodes_and_prefills_device(index_cview query_start_loc, index_view result,
-                                              const split_options& options = {},
-                                              any_cview is_prefilling = {},
-                                              index_cview num_actual_tokens = {},
-                                              index_cview max_query_len = {},
-                                              stream_ref stream = {}) {
+inline void split_decodes_and_prefills_capturable(index_cview query_start_loc, index_view result,
+                                                  const split_options& options = {},
+                                                  any_cview is_prefilling = {},
+                                                  index_cview num_actual_tokens = {},
+                                                  index_cview max_query_len = {},
+                                                  stream_ref stream = {}) {
   detail::tensor_arg q(query_start_loc), r(result), p(is_prefilling), t(num_actual_tokens),
       m(max_query_len);
-  cattn_split_decodes_and_prefills_device_args_t a =
-      CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_INIT;
+  cattn_split_decodes_and_prefills_capturable_args_t a =
+      CATTN_SPLIT_DECODES_AND_PREFILLS_CAPTURABLE_ARGS_INIT;
   a.query_start_loc = q.get();
   a.is_prefilling = p.get();
   a.num_actual_tokens = t.get();
@@ -2213,7 +2215,7 @@ inline void split_decodes_and_prefills_device(index_cview query_start_loc, index
   a.treat_short_extends_as_decodes = options.treat_short_extends_as_decodes ? 1 : 0;
   a.result = r.get();
   a.stream = stream.get();
-  check(cattn_split_decodes_and_prefills_device(&a));
+  check(cattn_split_decodes_and_prefills_capturable(&a));
 }
 
 /** The six counts of cattn_split_decodes_prefills_and_extends. Since: 1.1
@@ -2248,16 +2250,16 @@ inline decode_extend_prefill_split split_decodes_prefills_and_extends(
   return s;
 }
 /** The same split of a device batch into result [6], one kernel on `stream`, replayable.
- * Calls: cattn_split_decodes_prefills_and_extends_device. Throws: error. Since: 1.1
+ * Calls: cattn_split_decodes_prefills_and_extends_capturable. Throws: error. Since: 1.1
  * See docs/api/split_decodes_and_prefills.md. */
-inline void split_decodes_prefills_and_extends_device(
+inline void split_decodes_prefills_and_extends_capturable(
     index_cview query_start_loc, index_cview seq_lens_upper_bound, index_view result,
     int64_t decode_threshold = 1, index_cview num_actual_tokens = {},
     index_cview max_query_len = {}, stream_ref stream = {}) {
   detail::tensor_arg q(query_start_loc), u(seq_lens_upper_bound), r(result),
       t(num_actual_tokens), m(max_query_len);
-  cattn_split_decodes_prefills_and_extends_device_args_t a =
-      CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_INIT;
+  cattn_split_decodes_prefills_and_extends_capturable_args_t a =
+      CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_CAPTURABLE_ARGS_INIT;
   a.query_start_loc = q.get();
   a.seq_lens_upper_bound = u.get();
   a.num_actual_tokens = t.get();
@@ -2265,7 +2267,7 @@ inline void split_decodes_prefills_and_extends_device(
   a.decode_threshold = decode_threshold;
   a.result = r.get();
   a.stream = stream.get();
-  check(cattn_split_decodes_prefills_and_extends_device(&a));
+  check(cattn_split_decodes_prefills_and_extends_capturable(&a));
 }
 
 /** Chunks into `chunks` [capacity, 2] (absent: the size query); returns num_chunks. Calls:
@@ -2369,8 +2371,8 @@ batch_reorder<Out> reorder_batch_to_split_decodes_and_prefills(index_cview num_s
 }
 
 /* ============================================================================================
- * Metadata v2 helpers (naive_query_lens, compute_num_computed_tokens, token_to_req_indices,
- * unpadded)
+ * Per-request metadata helpers (naive_query_lens, compute_num_computed_tokens,
+ * token_to_req_indices, unpadded)
  * ========================================================================================== */
 
 /** Query lengths into out [B] (host, or one kernel on `stream`). Calls: cattn_naive_query_lens.

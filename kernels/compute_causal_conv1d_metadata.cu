@@ -42,20 +42,20 @@ int launch_compute_causal_conv1d_metadata(const CausalConv1dParams& p, const Dev
 }
 
 __global__ void __launch_bounds__(kBlockThreads)
-    compute_causal_conv1d_metadata_device_kernel(const CausalConv1dDeviceParams p) {
+    compute_causal_conv1d_metadata_capturable_kernel(const CausalConv1dCapturableParams p) {
   __shared__ CausalConv1dShared<kBlockThreads> sh;
-  compute_causal_conv1d_metadata_device_blocks<kBlockThreads>(p, whole_grid(), sh);
+  compute_causal_conv1d_metadata_capturable_blocks<kBlockThreads>(p, whole_grid(), sh);
 }
 
-int launch_compute_causal_conv1d_metadata_device(const CausalConv1dDeviceParams& p,
-                                                 const DeviceShape& dev, void* stream) {
+int launch_compute_causal_conv1d_metadata_capturable(const CausalConv1dCapturableParams& p,
+                                                     const DeviceShape& dev, void* stream) {
   int64_t n = p.nums.data != nullptr ? p.nums.size[0] : 0;
   for (const MutIndexSpan* o : {&p.mlist, &p.offsetlist, &p.batch_ptr, &p.token_chunk_offset_ptr})
     if (o->data != nullptr && o->size[0] > n) n = o->size[0];
   // One more block than the walk takes: the one that counts the totals.
-  compute_causal_conv1d_metadata_device_kernel<<<segment_walk_grid(n > 0 ? n : 1, dev) + 1,
-                                                 kBlockThreads, 0,
-                                                 static_cast<cudaStream_t>(stream)>>>(p);
+  compute_causal_conv1d_metadata_capturable_kernel<<<segment_walk_grid(n > 0 ? n : 1, dev) + 1,
+                                                     kBlockThreads, 0,
+                                                     static_cast<cudaStream_t>(stream)>>>(p);
   return cudaGetLastError();
 }
 

@@ -21,8 +21,9 @@ struct CausalConv1dShared {
 };
 
 template <int kThreads>
-__device__ __forceinline__ void compute_causal_conv1d_metadata_device_blocks(
-    const CausalConv1dDeviceParams& p, const BlockSlice& slice, CausalConv1dShared<kThreads>& sh) {
+__device__ __forceinline__ void compute_causal_conv1d_metadata_capturable_blocks(
+    const CausalConv1dCapturableParams& p, const BlockSlice& slice,
+    CausalConv1dShared<kThreads>& sh) {
   const int64_t reqs = p.query_start_loc.size[0] > 0 ? p.query_start_loc.size[0] - 1 : 0;
   auto programs = [&](int64_t i) {
     const int64_t len =

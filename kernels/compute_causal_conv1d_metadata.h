@@ -19,7 +19,7 @@ struct CausalConv1dParams {
 // From the device query_start_loc [B + 1] (graph-replayable): nums [B], the per-program outputs
 // over their own sizes (CATTN_PAD_SLOT_ID past tot) and tot [1]; absent outputs have
 // data == nullptr.
-struct CausalConv1dDeviceParams {
+struct CausalConv1dCapturableParams {
   IndexSpan query_start_loc;
   MutIndexSpan nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr;
   CountOut tot;  // [1]
@@ -28,8 +28,8 @@ struct CausalConv1dDeviceParams {
 
 int launch_compute_causal_conv1d_metadata(const CausalConv1dParams& p, const DeviceShape& dev,
                                           void* stream);
-int launch_compute_causal_conv1d_metadata_device(const CausalConv1dDeviceParams& p,
-                                                 const DeviceShape& dev, void* stream);
+int launch_compute_causal_conv1d_metadata_capturable(const CausalConv1dCapturableParams& p,
+                                                     const DeviceShape& dev, void* stream);
 
 }  // namespace kernels
 }  // namespace cattn

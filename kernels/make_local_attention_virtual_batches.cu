@@ -30,20 +30,20 @@ int launch_make_local_attention_virtual_batches(const LocalBlockTableParams& p,
   return launch_elementwise(make_local_attention_virtual_batches_kernel, n, dev, stream, p);
 }
 
-__global__ void __launch_bounds__(kBlockThreads) make_local_attention_virtual_batches_device_kernel(
-    const LocalAttentionDeviceParams p) {
+__global__ void __launch_bounds__(kBlockThreads)
+    make_local_attention_virtual_batches_capturable_kernel(const LocalAttentionCapturableParams p) {
   __shared__ LocalAttentionShared<kBlockThreads> sh;
-  make_local_attention_virtual_batches_device_blocks<kBlockThreads>(p, whole_grid(), sh);
+  make_local_attention_virtual_batches_capturable_blocks<kBlockThreads>(p, whole_grid(), sh);
 }
 
-int launch_make_local_attention_virtual_batches_device(const LocalAttentionDeviceParams& p,
-                                                       const DeviceShape& dev, void* stream) {
+int launch_make_local_attention_virtual_batches_capturable(const LocalAttentionCapturableParams& p,
+                                                           const DeviceShape& dev, void* stream) {
   const int64_t n = p.out_table.data != nullptr ? p.out_table.size[0] * p.pages
                                                 : p.seqlens_k.size[0];
   // One more block than the walk takes: the one that counts the totals.
-  make_local_attention_virtual_batches_device_kernel<<<segment_walk_grid(n > 0 ? n : 1, dev) + 1,
-                                                       kBlockThreads, 0,
-                                                       static_cast<cudaStream_t>(stream)>>>(p);
+  make_local_attention_virtual_batches_capturable_kernel<<<
+      segment_walk_grid(n > 0 ? n : 1, dev) + 1, kBlockThreads, 0,
+      static_cast<cudaStream_t>(stream)>>>(p);
   return cudaGetLastError();
 }
 

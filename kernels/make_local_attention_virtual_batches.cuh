@@ -32,7 +32,7 @@ __device__ __forceinline__ int64_t mod_nonneg(int64_t a, int64_t b) {
   return a - div_nonneg(a, b) * b;
 }
 
-__device__ __forceinline__ LocalSplit local_attention_split(const LocalAttentionDeviceParams& p,
+__device__ __forceinline__ LocalSplit local_attention_split(const LocalAttentionCapturableParams& p,
                                                             int64_t i) {
   LocalSplit r;
   const int64_t c = p.chunk;
@@ -59,7 +59,7 @@ struct LocalAttentionShared {
 
 // The counts {V, max_query_len, max_seq_len} over every request, and cu_seqlens_q[0].
 template <int kThreads>
-__device__ void local_attention_counts(const LocalAttentionDeviceParams& p,
+__device__ void local_attention_counts(const LocalAttentionCapturableParams& p,
                                        LocalAttentionShared<kThreads>& sh) {
   const int64_t reqs = p.seq_lens.size[0], c = p.chunk;
   int64_t v = 0, max_q = 0, max_k = 0;
@@ -98,7 +98,7 @@ __device__ void local_attention_counts(const LocalAttentionDeviceParams& p,
 // type: 32 bits whenever the widths and column strides allow it. T is both tables' element
 // type (the host checks they match).
 template <class T, class Col, int kThreads>
-__device__ __forceinline__ void copy_table_rows_as(const LocalAttentionDeviceParams& p,
+__device__ __forceinline__ void copy_table_rows_as(const LocalAttentionCapturableParams& p,
                                                    const int64_t* source, const int64_t* start,
                                                    int64_t t0, int64_t rows) {
   constexpr int kUnroll = 8, kSegment = 32 * kUnroll, kWarps = kThreads / 32;
@@ -144,7 +144,7 @@ __device__ __forceinline__ uint4 words_from(const uint4& a, const uint4& b, int 
 // loaded once (the warp's last lane loads its own). Columns that would be capped at cols - 1
 // or that end past `pages` go element by element, as in copy_table_rows_as.
 template <int kThreads, int kVectors>
-__device__ __forceinline__ void copy_table_rows_vec4(const LocalAttentionDeviceParams& p,
+__device__ __forceinline__ void copy_table_rows_vec4(const LocalAttentionCapturableParams& p,
                                                      const int64_t* source, const int64_t* start,
                                                      int64_t t0, int64_t rows) {
   constexpr int kSegment = 128 * kVectors, kWarps = kThreads / 32;
@@ -195,7 +195,7 @@ __device__ __forceinline__ void copy_table_rows_vec4(const LocalAttentionDeviceP
 
 // Whether copy_table_rows_vec4 may take the tables: 4-byte elements, unit column strides, and
 // every row's first element 16-byte aligned.
-__device__ __forceinline__ bool table_rows_vec4(const LocalAttentionDeviceParams& p) {
+__device__ __forceinline__ bool table_rows_vec4(const LocalAttentionCapturableParams& p) {
   auto rows_aligned = [](const void* data, int64_t row_step) {
     return (reinterpret_cast<uintptr_t>(data) & 15) == 0 && (row_step & 3) == 0;
   };
@@ -205,7 +205,7 @@ __device__ __forceinline__ bool table_rows_vec4(const LocalAttentionDeviceParams
 }
 
 template <int kThreads>
-__device__ __forceinline__ void copy_table_rows(const LocalAttentionDeviceParams& p,
+__device__ __forceinline__ void copy_table_rows(const LocalAttentionCapturableParams& p,
                                                 const int64_t* source, const int64_t* start,
                                                 int64_t t0, int64_t rows) {
   if (rows <= 0) return;
@@ -232,7 +232,7 @@ __device__ __forceinline__ void copy_table_rows(const LocalAttentionDeviceParams
 // a fraction of the instructions the gather spends per padding element. Returns false, having
 // written nothing, for any other layout.
 template <int kThreads>
-__device__ __forceinline__ bool zero_contiguous_table_rows(const LocalAttentionDeviceParams& p,
+__device__ __forceinline__ bool zero_contiguous_table_rows(const LocalAttentionCapturableParams& p,
                                                            int64_t t0, int64_t t1) {
   if (t1 <= t0) return true;
   const MutIndexMatrix& o = p.out_table;
@@ -253,8 +253,8 @@ __device__ __forceinline__ bool zero_contiguous_table_rows(const LocalAttentionD
 }
 
 template <int kThreads>
-__device__ __forceinline__ void make_local_attention_virtual_batches_device_blocks(
-    const LocalAttentionDeviceParams& p, const BlockSlice& slice,
+__device__ __forceinline__ void make_local_attention_virtual_batches_capturable_blocks(
+    const LocalAttentionCapturableParams& p, const BlockSlice& slice,
     LocalAttentionShared<kThreads>& sh) {
   // The last block of several reduces the counts while the others write the batches.
   const bool counter = slice.block == slice.blocks - 1;

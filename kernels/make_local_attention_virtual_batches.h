@@ -21,7 +21,7 @@ struct LocalBlockTableParams {
 // replayable): cu_seqlens_q [cap + 1], seqlens_k [cap], num_computed [cap] and out_table
 // [cap, pages] (the last two may be absent), counts [3] = {V, max_query_len, max_seq_len}
 // (may be absent).
-struct LocalAttentionDeviceParams {
+struct LocalAttentionCapturableParams {
   IndexSpan query_start_loc, seq_lens;
   IndexMatrix block_table;  // [B, cols]
   MutIndexSpan cu_seqlens_q, seqlens_k, num_computed;
@@ -32,8 +32,8 @@ struct LocalAttentionDeviceParams {
 
 int launch_make_local_attention_virtual_batches(const LocalBlockTableParams& p,
                                                 const DeviceShape& dev, void* stream);
-int launch_make_local_attention_virtual_batches_device(const LocalAttentionDeviceParams& p,
-                                                       const DeviceShape& dev, void* stream);
+int launch_make_local_attention_virtual_batches_capturable(const LocalAttentionCapturableParams& p,
+                                                           const DeviceShape& dev, void* stream);
 
 }  // namespace kernels
 }  // namespace cattn

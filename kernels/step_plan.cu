@@ -65,10 +65,11 @@ __global__ void __launch_bounds__(kBlockThreads, 3) step_plan_kernel(const StepP
       break;
     case kStepMambaBlockTable: mamba_get_block_table_tensor_blocks(p.mamba, slice); break;
     case kStepCausalConv1d:
-      compute_causal_conv1d_metadata_device_blocks<kBlockThreads>(p.conv1d, slice, sh.conv1d);
+      compute_causal_conv1d_metadata_capturable_blocks<kBlockThreads>(p.conv1d, slice, sh.conv1d);
       break;
     case kStepLocalAttention:
-      make_local_attention_virtual_batches_device_blocks<kBlockThreads>(p.local, slice, sh.local);
+      make_local_attention_virtual_batches_capturable_blocks<kBlockThreads>(p.local, slice,
+                                                                            sh.local);
       break;
     case kStepFastPrefill:
       make_kv_sharing_fast_prefill_common_attn_metadata_block<kBlockThreads>(p.fast_prefill,

@@ -50,8 +50,8 @@ struct StepPlanParams {
   DcpLocalSeqLensParams dcp;
   RestoreIdxParams restore;
   MambaBlockTableParams mamba;
-  CausalConv1dDeviceParams conv1d;
-  LocalAttentionDeviceParams local;
+  CausalConv1dCapturableParams conv1d;
+  LocalAttentionCapturableParams local;
   FastPrefillParams fast_prefill;
   ExtendQueriesParams extend;
   // The whole counts vector: block 0 writes the token count (0 without a query_start_loc) and

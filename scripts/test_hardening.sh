@@ -73,7 +73,7 @@ run_suite() {
   local rc=$?
   CATTN_NCCL_LIBRARY=libcattn-test-no-such-nccl.so.2 "$bin" \
     --gtest_filter='pcp_kv_allgather_and_restore_no_nccl.*' > "$out.no_nccl" 2>&1 || rc=$?
-  grep -E "^\[ (concurrency|nothing_lost) \]" "$out"
+  grep -E "^\[ (concurrency|refused_untouched) \]" "$out"
   local ran passed skipped
   ran=$(grep -oE "^\[==========\] [0-9]+ tests? from" "$out" | grep -oE "[0-9]+" | tail -1)
   passed=$(grep -oE "^\[  PASSED  \] [0-9]+" "$out" | grep -oE "[0-9]+$" | tail -1)

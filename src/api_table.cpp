@@ -47,8 +47,8 @@ const cattn_api_t kApi = {
     cattn_comm_get_size,
     /* 1.1 */
     cattn_make_local_attention_virtual_batches_size,
-    cattn_compute_causal_conv1d_metadata_device,
-    cattn_make_local_attention_virtual_batches_device,
+    cattn_compute_causal_conv1d_metadata_capturable,
+    cattn_make_local_attention_virtual_batches_capturable,
     cattn_step_plan_create,
     cattn_step_plan_destroy,
     cattn_step_plan_get_shape,
@@ -64,9 +64,9 @@ const cattn_api_t kApi = {
     cattn_record_kv_cache_layout,
     cattn_get_resolved_kv_cache_layout,
     cattn_split_decodes_and_prefills,
-    cattn_split_decodes_and_prefills_device,
+    cattn_split_decodes_and_prefills_capturable,
     cattn_split_decodes_prefills_and_extends,
-    cattn_split_decodes_prefills_and_extends_device,
+    cattn_split_decodes_prefills_and_extends_capturable,
     cattn_split_prefill_chunks,
     cattn_reorder_batch_to_split_decodes_and_prefills,
     /* 1.1, metadata v2 */

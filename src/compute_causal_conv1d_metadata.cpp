@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "common/error.h"
-#include "common/product_checks.h"
+#include "common/param_checks.h"
 #include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/compute_causal_conv1d_metadata_device.h"
@@ -109,9 +109,9 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata(
   });
 }
 
-CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_device(
-    const cattn_causal_conv1d_metadata_device_args_t* args) {
-  constexpr const char* fn = "cattn_compute_causal_conv1d_metadata_device";
+CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_capturable(
+    const cattn_causal_conv1d_metadata_capturable_args_t* args) {
+  constexpr const char* fn = "cattn_compute_causal_conv1d_metadata_capturable";
   return cattn::guarded(fn, [&] {
     cattn::require_struct(fn, "args", args);
     const cattn::TensorArg q(fn, "args->query_start_loc", args->query_start_loc, cattn::Use::In);
@@ -132,7 +132,8 @@ CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_device(
     cattn::require_same_device(fn, {&q, &nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr, &tot});
     q.expect_cuda("cattn_compute_causal_conv1d_metadata");
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
-    else cattn::compute_causal_conv1d_metadata_device(fn, q, args->block_m, outs, tot,
+    else
+      cattn::compute_causal_conv1d_metadata_capturable(fn, q, args->block_m, outs, tot,
                                                        args->stream);
   });
 }

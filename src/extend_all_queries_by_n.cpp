@@ -8,7 +8,7 @@
 
 #include "common/error.h"
 #include "common/metadata.h"
-#include "common/product_checks.h"
+#include "common/param_checks.h"
 #include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/extend_all_queries_by_n_device.h"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/error.h"
-#include "common/product_checks.h"
+#include "common/param_checks.h"
 #include "common/strided.h"
 #include "common/struct_arg.h"
 #include "common/tensor_arg.h"
@@ -39,11 +39,11 @@ CATTN_API cattn_status_t cattn_get_dcp_local_seq_lens(const cattn_dcp_local_seq_
     // A 1.0 struct or a 1.1 (or newer) one; a size in between is no version's.
     cattn::require_struct(fn, "args", args);
     const bool v11 = cattn::has_newest(args);
-    const int64_t mode = v11 ? args->shape_mode : int64_t{CATTN_DCP_SHAPE_1_0};
-    if (mode != CATTN_DCP_SHAPE_1_0 && mode != CATTN_DCP_SHAPE_PRESERVE)
+    const int64_t mode = v11 ? args->shape_mode : int64_t{CATTN_DCP_SHAPE_SQUEEZE};
+    if (mode != CATTN_DCP_SHAPE_SQUEEZE && mode != CATTN_DCP_SHAPE_PRESERVE)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->shape_mode", "is not a known value",
                       std::to_string(mode),
-                      "CATTN_DCP_SHAPE_1_0 (0) or CATTN_DCP_SHAPE_PRESERVE (1)");
+                      "CATTN_DCP_SHAPE_SQUEEZE (0) or CATTN_DCP_SHAPE_PRESERVE (1)");
     const bool nd = mode == CATTN_DCP_SHAPE_PRESERVE;
     const cattn::TensorArg seq(fn, "args->seq_lens", args->seq_lens, cattn::Use::In);
     const cattn::TensorArg out(fn, "args->out", args->out, cattn::Use::Out);

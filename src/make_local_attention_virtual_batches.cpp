@@ -11,7 +11,7 @@
 
 #include "common/error.h"
 #include "common/metadata.h"
-#include "common/product_checks.h"
+#include "common/param_checks.h"
 #include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/make_local_attention_virtual_batches_device.h"
@@ -304,9 +304,9 @@ CATTN_API cattn_status_t cattn_local_attention_plan_make_block_table(
   });
 }
 
-CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_device(
-    const cattn_local_attention_device_args_t* args) {
-  constexpr const char* fn = "cattn_make_local_attention_virtual_batches_device";
+CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_capturable(
+    const cattn_local_attention_capturable_args_t* args) {
+  constexpr const char* fn = "cattn_make_local_attention_virtual_batches_capturable";
   return cattn::guarded(fn, [&] {
     cattn::require_struct(fn, "args", args);
     cattn::check_local_attention_sizes(fn, "args->", args->attn_chunk_size, args->block_size);
@@ -322,9 +322,9 @@ CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_device(
     const TensorArg table_out(fn, "args->block_table_out", args->block_table_out, cattn::Use::Out,
                               true);
     const TensorArg counts(fn, "args->counts", args->counts, cattn::Use::Out, true);
-    const cattn::LocalAttentionDeviceTensors t{qsl,     seq_lens,     table,   qsl_out,
-                                               seq_lens_out, computed, table_out};
-    cattn::check_local_attention_device_tensors(t, args->attn_chunk_size / args->block_size);
+    const cattn::LocalAttentionCapturableTensors t{qsl,          seq_lens, table,    qsl_out,
+                                                   seq_lens_out, computed, table_out};
+    cattn::check_local_attention_capturable_tensors(t, args->attn_chunk_size / args->block_size);
     if (counts.present())
       counts.expect_ndim(1).expect_index_dtype().expect_writable().expect_out_size(0, 3);
     // Every block reads all of the inputs while others write.
@@ -333,9 +333,9 @@ CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_device(
         fn, {&qsl, &seq_lens, &table, &qsl_out, &seq_lens_out, &computed, &table_out, &counts});
     qsl.expect_cuda("cattn_make_local_attention_virtual_batches and the plan calls");
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
-    else cattn::make_local_attention_virtual_batches_device(fn, t, args->attn_chunk_size,
-                                                            args->block_size, counts,
-                                                            args->stream);
+    else
+      cattn::make_local_attention_virtual_batches_capturable(
+          fn, t, args->attn_chunk_size, args->block_size, counts, args->stream);
   });
 }
 

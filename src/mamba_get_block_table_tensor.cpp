@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/error.h"
-#include "common/product_checks.h"
+#include "common/param_checks.h"
 #include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/mamba_get_block_table_tensor_device.h"

@@ -143,9 +143,9 @@ CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends(
   });
 }
 
-CATTN_API cattn_status_t cattn_split_decodes_and_prefills_device(
-    const cattn_split_decodes_and_prefills_device_args_t* args) {
-  constexpr const char* fn = "cattn_split_decodes_and_prefills_device";
+CATTN_API cattn_status_t cattn_split_decodes_and_prefills_capturable(
+    const cattn_split_decodes_and_prefills_capturable_args_t* args) {
+  constexpr const char* fn = "cattn_split_decodes_and_prefills_capturable";
   return cattn::guarded(fn, [&] {
     cattn::require_struct(fn, "args", args);
     const cattn::TensorArg q(fn, "args->query_start_loc", args->query_start_loc, cattn::Use::In);
@@ -168,16 +168,18 @@ CATTN_API cattn_status_t cattn_split_decodes_and_prefills_device(
     cattn::require_same_device(fn, {&q, &isp, &tokens, &mql, &out});
     q.expect_cuda("cattn_split_decodes_and_prefills");
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
-    else cattn::split_decodes_and_prefills_device(
-        fn, {q, &isp, tokens, mql, args->decode_threshold, args->require_uniform != 0,
-             args->treat_short_extends_as_decodes != 0, out},
-        args->stream);
+    else
+      cattn::split_decodes_and_prefills_capturable(
+          fn,
+          {q, &isp, tokens, mql, args->decode_threshold, args->require_uniform != 0,
+           args->treat_short_extends_as_decodes != 0, out},
+          args->stream);
   });
 }
 
-CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends_device(
-    const cattn_split_decodes_prefills_and_extends_device_args_t* args) {
-  constexpr const char* fn = "cattn_split_decodes_prefills_and_extends_device";
+CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends_capturable(
+    const cattn_split_decodes_prefills_and_extends_capturable_args_t* args) {
+  constexpr const char* fn = "cattn_split_decodes_prefills_and_extends_capturable";
   return cattn::guarded(fn, [&] {
     cattn::require_struct(fn, "args", args);
     const cattn::TensorArg q(fn, "args->query_start_loc", args->query_start_loc, cattn::Use::In);
@@ -198,8 +200,9 @@ CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends_device(
     cattn::require_same_device(fn, {&q, &ub, &tokens, &mql, &out});
     q.expect_cuda("cattn_split_decodes_prefills_and_extends");
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
-    else cattn::split_decodes_prefills_and_extends_device(
-        fn, {q, &ub, tokens, mql, args->decode_threshold, false, true, out}, args->stream);
+    else
+      cattn::split_decodes_prefills_and_extends_capturable(
+          fn, {q, &ub, tokens, mql, args->decode_threshold, false, true, out}, args->stream);
   });
 }
 

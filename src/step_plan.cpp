@@ -3,13 +3,14 @@
 // device tensors in one launch. Entry points: the desc's checks and the capacities and launch
 // layout they fix (creation), the run's argument checks, and dispatch to
 // device/step_plan_device.cpp.
+#include "common/step_plan.h"
+
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "common/error.h"
-#include "common/product_checks.h"
-#include "common/step_plan.h"
+#include "common/param_checks.h"
 #include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/step_plan_device.h"
@@ -383,11 +384,10 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
       for (int i = 1; i < 5; ++i)
         if (conv1d_outs[i]->present()) conv1d_outs[i]->expect_capacity(shape.conv1d_capacity);
     }
-    const cattn::LocalAttentionDeviceTensors local_tensors{qsl,       seq_lens,  table,
-                                                           local_qsl, local_seq, local_computed,
-                                                           local_table};
+    const cattn::LocalAttentionCapturableTensors local_tensors{
+        qsl, seq_lens, table, local_qsl, local_seq, local_computed, local_table};
     if (local) {
-      cattn::check_local_attention_device_tensors(local_tensors, shape.local_pages);
+      cattn::check_local_attention_capturable_tensors(local_tensors, shape.local_pages);
       local_seq.expect_capacity(shape.local_capacity);
     }
     if (fast) expect_output(decode_qsl, reqs + 1);

@@ -1140,23 +1140,23 @@ TEST(cattn_hpp_device, ViewsKeepTheirDeviceAndStreamsAreForwarded) {
   qd.device = rd.device = {kDLCUDA, 0};
   int stream_object = 0;
   const auto stream = reinterpret_cast<cattn_stream_t>(&stream_object);
-  cattn_split_decodes_and_prefills_device_args_t a =
-      CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_INIT;
+  cattn_split_decodes_and_prefills_capturable_args_t a =
+      CATTN_SPLIT_DECODES_AND_PREFILLS_CAPTURABLE_ARGS_INIT;
   a.query_start_loc = &qd;
   a.result = &rd;
   a.stream = stream;
-  const cattn_status_t c_status = cattn_split_decodes_and_prefills_device(&a);
+  const cattn_status_t c_status = cattn_split_decodes_and_prefills_capturable(&a);
   ASSERT_NE(c_status, CATTN_OK);
   const std::string c_message = cattn_last_error_message();
   const auto e = thrown_by([&] {
-    cattn::split_decodes_and_prefills_device(cattn::tensor_view(qsl).on(cattn::cuda(0)),
-                                             cattn::tensor_view(result).on(cattn::cuda(0)), {},
-                                             {}, {}, {}, stream);
+    cattn::split_decodes_and_prefills_capturable(cattn::tensor_view(qsl).on(cattn::cuda(0)),
+                                                 cattn::tensor_view(result).on(cattn::cuda(0)), {},
+                                                 {}, {}, {}, stream);
   });
   EXPECT_EQ(e.status(), c_status);
   EXPECT_EQ(std::string(e.message()), c_message);
   // The same host memory without the label is refused as host memory by the device call.
-  EXPECT_EQ(thrown_by([&] { cattn::split_decodes_and_prefills_device(qsl, result); }).status(),
+  EXPECT_EQ(thrown_by([&] { cattn::split_decodes_and_prefills_capturable(qsl, result); }).status(),
             CATTN_INVALID_ARGUMENT);
   // A stream-taking overload on device views: the restore index.
   std::vector<int64_t> idx(4);

@@ -89,11 +89,11 @@ TEST_F(cattn_hpp_gpu, DeviceComputedConv1dAndLocalAttention) {
   const std::vector<int32_t> qsl{0, 10, 16, 17};
   const auto host = cattn::compute_causal_conv1d_metadata<int32_t>(qsl);
   device_buffer<int32_t> d_qsl(qsl), d_nums(3), d_mlist(8, 99), d_tot(1);
-  cattn::causal_conv1d_metadata_device_outputs out;
+  cattn::causal_conv1d_metadata_capturable_outputs out;
   out.nums = d_nums.view(device_);
   out.mlist = d_mlist.view(device_);
   out.tot = d_tot.view(device_);
-  cattn::compute_causal_conv1d_metadata_device(d_qsl.view(device_), 8, out, stream_);
+  cattn::compute_causal_conv1d_metadata_capturable(d_qsl.view(device_), 8, out, stream_);
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   EXPECT_EQ(d_nums.download(), host.nums);
   const std::vector<int32_t> mlist = d_mlist.download();
@@ -109,11 +109,11 @@ TEST_F(cattn_hpp_gpu, DeviceComputedConv1dAndLocalAttention) {
       q, s, cattn::tensor_view(table, {3, 9}), 4, 2);
   const int64_t cap = 10;
   device_buffer<int32_t> d_q(q), d_s(s), d_table(table), d_qo(cap + 1), d_so(cap), d_counts(3);
-  cattn::local_attention_device_outputs lo;
+  cattn::local_attention_capturable_outputs lo;
   lo.query_start_loc_out = d_qo.view(device_);
   lo.seq_lens_out = d_so.view(device_);
   lo.counts = d_counts.view(device_);
-  cattn::make_local_attention_virtual_batches_device(
+  cattn::make_local_attention_virtual_batches_capturable(
       4, 2, d_q.view(device_), d_s.view(device_),
       cattn::tensor_view<int32_t>(d_table.view(device_).data(), {3, 9}, cattn::cuda(device_)), lo,
       stream_);

@@ -10,9 +10,9 @@
 
 #include "cattn.h"
 #include "support/host_tensor.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
-#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -446,10 +446,10 @@ TEST(compute_causal_conv1d_metadata_hostile, HugeBroadcastIsNotScanned) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): Causal-conv1d metadata and its size
+// Refused untouched (tests/support/refused_untouched.h): Causal-conv1d metadata and its size
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct ConvSize : Base {
   HostTensor q = in_tensor({0, 5, 5, 20}, i32());
@@ -495,7 +495,7 @@ struct Conv : Base {
   cattn_status_t call() { return cattn_compute_causal_conv1d_metadata(null_args ? nullptr : args.get()); }
 };
 
-TEST(nothing_lost, ComputeCausalConv1dMetadata) {
+TEST(refused_untouched, ComputeCausalConv1dMetadata) {
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   {
     using V = Variant<ConvSize>;

@@ -8,7 +8,7 @@
 
 #include "cattn.h"
 #include "support/host_tensor.h"
-#include "support/nothing_lost.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
 
@@ -322,10 +322,10 @@ TEST(fill_mm_prefix_query_ranges, Errors) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): the mm prefix helpers
+// Refused untouched (tests/support/refused_untouched.h): the mm prefix helpers
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct MmTensor : Base {
   HostTensor off = in_tensor({0, 2, 3}, i32()), rng = in_tensor({1, 4, 6, 9, 2, 3}, i64(), {3, 2}),
@@ -378,7 +378,7 @@ struct MmFill : Base {
 
 }  // namespace
 
-TEST(nothing_lost, ComputeMmPrefixRangeTensor) {
+TEST(refused_untouched, ComputeMmPrefixRangeTensor) {
   using V = Variant<MmTensor>;
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   std::vector<V> v = {
@@ -400,7 +400,7 @@ TEST(nothing_lost, ComputeMmPrefixRangeTensor) {
   sweep<MmTensor>("cattn_compute_mm_prefix_range_tensor", structural<MmTensor>() + v);
 }
 
-TEST(nothing_lost, FillMmPrefixQueryRanges) {
+TEST(refused_untouched, FillMmPrefixQueryRanges) {
   using V = Variant<MmFill>;
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   std::vector<V> v = {

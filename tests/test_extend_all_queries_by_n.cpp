@@ -10,9 +10,9 @@
 
 #include "cattn.h"
 #include "support/host_tensor.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
-#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -437,10 +437,10 @@ TEST(extend_all_queries_by_n, Errors) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): Extend queries
+// Refused untouched (tests/support/refused_untouched.h): Extend queries
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct Extend : Base {
   HostTensor qsl = in_tensor({0, 3, 7}, i64()), seq = in_tensor({5, 9}, i32());
@@ -490,7 +490,7 @@ struct Extend : Base {
   cattn_status_t call() { return cattn_extend_all_queries_by_n(null_args ? nullptr : args.get()); }
 };
 
-TEST(nothing_lost, ExtendAllQueriesByN) {
+TEST(refused_untouched, ExtendAllQueriesByN) {
   using V = Variant<Extend>;
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   std::vector<V> v = {

@@ -13,9 +13,9 @@
 #include "ref/fused_pcp_qkv_select_ref.h"
 #include "support/canary.h"
 #include "support/host_tensor.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
-#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -598,10 +598,10 @@ TEST(fused_pcp_qkv_select_hostile, OverlapsAreRefusedWithNothingWritten) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): Fused PCP Q/K/V select
+// Refused untouched (tests/support/refused_untouched.h): Fused PCP Q/K/V select
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct Fused : Base {
   HostTensor q{{4, 2, 3}, dtype_bits(16)}, k{{8, 2, 3}, dtype_bits(16)}, v{{8, 2, 2}, dtype_bits(16)};
@@ -639,7 +639,7 @@ struct Fused : Base {
   cattn_status_t call() { return cattn_fused_pcp_qkv_select(null_args ? nullptr : args.get()); }
 };
 
-TEST(nothing_lost, FusedPcpQkvSelect) {
+TEST(refused_untouched, FusedPcpQkvSelect) {
   using V = Variant<Fused>;
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   std::vector<V> v = {

@@ -8,9 +8,9 @@
 
 #include "cattn.h"
 #include "support/host_tensor.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
-#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -278,10 +278,10 @@ TEST(get_dcp_local_seq_lens, Errors) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): DCP local sequence lengths
+// Refused untouched (tests/support/refused_untouched.h): DCP local sequence lengths
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct Dcp : Base {
   HostTensor seq = in_tensor({5, 9, 0}, i32()), out = out_tensor({3, 2}, i64());
@@ -301,7 +301,7 @@ struct Dcp : Base {
   cattn_status_t call() { return cattn_get_dcp_local_seq_lens(null_args ? nullptr : args.get()); }
 };
 
-TEST(nothing_lost, GetDcpLocalSeqLens) {
+TEST(refused_untouched, GetDcpLocalSeqLens) {
   using V = Variant<Dcp>;
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   std::vector<V> v = {

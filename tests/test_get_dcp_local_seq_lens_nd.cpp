@@ -60,7 +60,7 @@ TEST(get_dcp_local_seq_lens_nd, OneZeroStructAndDefaultModeKeepTheSeedContract) 
   HostTensor s = HostTensor::of({4, 9, 0}, i64());
   HostTensor squeezed({3}, i64());
   cattn_dcp_local_seq_lens_args_t a = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT;
-  EXPECT_EQ(a.shape_mode, CATTN_DCP_SHAPE_1_0);
+  EXPECT_EQ(a.shape_mode, CATTN_DCP_SHAPE_SQUEEZE);
   a.seq_lens = s.dl();
   a.out = squeezed.dl();
   ASSERT_CATTN_OK(cattn_get_dcp_local_seq_lens(&a));  // the default mode squeezes as 1.0 did

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "cattn.h"
+#include "support/kv_layout.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
-#include "support/nothing_lost.h"
-#include "support/kv_layout.h"
 
 using namespace cattn_test;
 
@@ -276,12 +276,13 @@ TEST(get_kv_cache_layout, ConcurrentOverrideChanges) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): KV-cache layout, the context, and the runtime calls
+// Refused untouched (tests/support/refused_untouched.h): KV-cache layout, the context, and the
+// runtime calls
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
-TEST(nothing_lost, KvCacheLayoutContextAndRuntime) {
+TEST(refused_untouched, KvCacheLayoutContextAndRuntime) {
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   auto check = [](cattn_status_t st, cattn_status_t code, const char* fn, const std::string& needle) {
     const std::string msg = cattn_last_error_message();

@@ -9,9 +9,9 @@
 
 #include "cattn.h"
 #include "support/host_tensor.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
-#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -194,10 +194,10 @@ TEST(get_pcp_query_restore_idx_hostile, BroadcastClaimsAreBoundedNotScanned) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): PCP restore index and its size
+// Refused untouched (tests/support/refused_untouched.h): PCP restore index and its size
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct RestoreSize : Base {
   HostTensor cu = in_tensor({0, 4, 6, 7}, i64());
@@ -234,7 +234,7 @@ struct Restore : Base {
   cattn_status_t call() { return cattn_get_pcp_query_restore_idx(null_args ? nullptr : args.get()); }
 };
 
-TEST(nothing_lost, GetPcpQueryRestoreIdx) {
+TEST(refused_untouched, GetPcpQueryRestoreIdx) {
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   {
     using V = Variant<RestoreSize>;

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "cattn.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
-#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -301,10 +301,11 @@ TEST(get_per_layer_parameters_hostile, OutputArraysMayNotOverlapTheirInput) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): Per-layer parameters and global hyperparameters
+// Refused untouched (tests/support/refused_untouched.h): Per-layer parameters and global
+// hyperparameters
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct Layers : Base {
   Guarded<cattn_attention_layer_desc_t[2]> in;
@@ -339,7 +340,7 @@ struct Global : Base {
   }
 };
 
-TEST(nothing_lost, GetPerLayerParameters) {
+TEST(refused_untouched, GetPerLayerParameters) {
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   {
     using V = Variant<Layers>;

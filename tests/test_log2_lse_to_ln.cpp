@@ -11,7 +11,7 @@
 #include "cattn.h"
 #include "support/host_tensor.h"
 #include "support/lse_vectors.h"
-#include "support/nothing_lost.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
 
@@ -192,10 +192,10 @@ TEST(log2_lse_to_ln, Errors) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): log2_lse_to_ln
+// Refused untouched (tests/support/refused_untouched.h): log2_lse_to_ln
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct Lse : Base {
   HostTensor lse = HostTensor({2, 3}, f32(), 1, 1), out = out_tensor({2, 3}, f32());
@@ -217,7 +217,7 @@ struct Lse : Base {
 
 }  // namespace
 
-TEST(nothing_lost, Log2LseToLn) {
+TEST(refused_untouched, Log2LseToLn) {
   using V = Variant<Lse>;
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   std::vector<V> v = {

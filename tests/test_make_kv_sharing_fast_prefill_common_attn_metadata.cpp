@@ -9,10 +9,10 @@
 
 #include "cattn.h"
 #include "support/host_tensor.h"
+#include "support/refused_untouched.h"
 #include "support/reserved_memory.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
-#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -446,10 +446,10 @@ TEST(make_kv_sharing_fast_prefill_common_attn_metadata_hostile, ScalarsOverTheOu
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): KV-sharing fast prefill
+// Refused untouched (tests/support/refused_untouched.h): KV-sharing fast prefill
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct FastPrefill : Base {
   HostTensor qsl = in_tensor({0, 3, 7, 12}, i64()), logits = in_tensor({2, 6, 11, 0}, i32());
@@ -486,7 +486,7 @@ struct FastPrefill : Base {
   }
 };
 
-TEST(nothing_lost, MakeKvSharingFastPrefillCommonAttnMetadata) {
+TEST(refused_untouched, MakeKvSharingFastPrefillCommonAttnMetadata) {
   using V = Variant<FastPrefill>;
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   std::vector<V> v = {

@@ -15,9 +15,9 @@
 
 #include "cattn.h"
 #include "support/host_tensor.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
-#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -897,10 +897,11 @@ TEST(make_local_attention_virtual_batches_hostile, DestroyedPlansAreRecognised) 
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): Local-attention virtual batches: the plan, its shape, fill, make_block_table
+// Refused untouched (tests/support/refused_untouched.h): Local-attention virtual batches: the plan,
+// its shape, fill, make_block_table
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct LocalMake : Base {
   HostTensor qsl = in_tensor({0, 3, 10}, i32()), seq = in_tensor({7, 12}, i64());
@@ -1012,7 +1013,7 @@ struct LocalGather : Base {
   }
 };
 
-TEST(nothing_lost, MakeLocalAttentionVirtualBatches) {
+TEST(refused_untouched, MakeLocalAttentionVirtualBatches) {
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   {
     using V = Variant<LocalMake>;

@@ -9,9 +9,9 @@
 
 #include "cattn.h"
 #include "support/host_tensor.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
-#include "support/nothing_lost.h"
 
 using namespace cattn_test;
 
@@ -413,10 +413,10 @@ TEST(mamba_get_block_table_tensor, Errors) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): Mamba block table
+// Refused untouched (tests/support/refused_untouched.h): Mamba block table
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct Mamba : Base {
   HostTensor bt = in_tensor({10, 11, 12, 13, 20, 21, 22, int64_t{1} << 40}, i64(), {2, 4});
@@ -442,7 +442,7 @@ struct Mamba : Base {
   cattn_status_t call() { return cattn_mamba_get_block_table_tensor(null_args ? nullptr : args.get()); }
 };
 
-TEST(nothing_lost, MambaGetBlockTableTensor) {
+TEST(refused_untouched, MambaGetBlockTableTensor) {
   using V = Variant<Mamba>;
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   std::vector<V> v = {
@@ -483,7 +483,7 @@ TEST(nothing_lost, MambaGetBlockTableTensor) {
 
 // An empty table may declare ~2^63 rows of no columns (valid DLPack, no element): the copy
 // modes must finish at once rather than walk the rows.
-TEST(nothing_lost, MambaCopyOfAnEmptyTableWithHugeRowCountReturnsAtOnce) {
+TEST(refused_untouched, MambaCopyOfAnEmptyTableWithHugeRowCountReturnsAtOnce) {
   int64_t shape[2] = {kI64Max, 0};
   DLTensor bt{nullptr, {kDLCPU, 0}, 2, i64(), shape, nullptr, 0};
   DLTensor out{nullptr, {kDLCPU, 0}, 2, i32(), shape, nullptr, 0};

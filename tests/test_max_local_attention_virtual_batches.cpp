@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "cattn.h"
-#include "support/nothing_lost.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
 
@@ -123,10 +123,10 @@ TEST(max_local_attention_virtual_batches, Errors) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): max_local_attention_virtual_batches
+// Refused untouched (tests/support/refused_untouched.h): max_local_attention_virtual_batches
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct Bound : Base {
   Guarded<cattn_max_local_attention_virtual_batches_args_t> args{
@@ -146,7 +146,7 @@ struct Bound : Base {
 
 }  // namespace
 
-TEST(nothing_lost, MaxLocalAttentionVirtualBatches) {
+TEST(refused_untouched, MaxLocalAttentionVirtualBatches) {
   using V = Variant<Bound>;
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   std::vector<V> v = {

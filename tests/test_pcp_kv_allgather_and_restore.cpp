@@ -16,8 +16,8 @@
 
 #include "cattn.h"
 #include "support/host_tensor.h"
+#include "support/refused_untouched.h"
 #include "support/status_matchers.h"
-#include "support/nothing_lost.h"
 
 #if defined(CATTN_TEST_WITH_CUDA)
 #include <dlfcn.h>
@@ -406,12 +406,13 @@ TEST(pcp_kv_allgather_and_restore_no_nccl, ClearStatusWhenNcclIsAbsent) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Nothing lost (tests/support/nothing_lost.h): PCP all-gather + restore, and the communicator calls. No communicator exists in these
-// tests, so the valid call is one with tensors marked as device memory and a NULL comm; every
-// variant breaks something that is checked before the communicator.
+// Refused untouched (tests/support/refused_untouched.h): PCP all-gather + restore, and the
+// communicator calls. No communicator exists in these tests, so the valid call is one with tensors
+// marked as device memory and a NULL comm; every variant breaks something that is checked before
+// the communicator.
 
 namespace {
-using namespace cattn_test::nothing_lost;
+using namespace cattn_test::refused_untouched;
 
 struct Allgather : Base {
   HostTensor key{{4, 2}, dtype_bits(16)}, value{{4, 3}, dtype_bits(16)};
@@ -451,7 +452,7 @@ struct AllgatherQuery : Allgather {
   AllgatherQuery() { query = true; }
 };
 
-TEST(nothing_lost, PcpKvAllgatherAndRestore) {
+TEST(refused_untouched, PcpKvAllgatherAndRestore) {
   const cattn_status_t I = CATTN_INVALID_ARGUMENT;
   {
     using V = Variant<AllgatherQuery>;
@@ -488,7 +489,7 @@ TEST(nothing_lost, PcpKvAllgatherAndRestore) {
   sweep<Allgather>("cattn_pcp_kv_allgather_and_restore", v, I, "args->comm is NULL");
 }
 
-TEST(nothing_lost, CommunicatorCalls) {
+TEST(refused_untouched, CommunicatorCalls) {
   auto expect = [](cattn_status_t st, cattn_status_t code, const char* fn, const char* needle) {
     const std::string msg = cattn_last_error_message();
     EXPECT_EQ(st, code) << fn << ": " << msg;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The device splits (cattn_split_decodes_and_prefills_device,
-// cattn_split_decodes_prefills_and_extends_device): the argument checks on any machine; on a
+// The device splits (cattn_split_decodes_and_prefills_capturable,
+// cattn_split_decodes_prefills_and_extends_capturable): the argument checks on any machine; on a
 // GPU every upstream-oracle vector (the failures as their -1 sentinel), layouts, and CUDA-graph
 // replays with new batches in the same buffers, checked against the host calls.
 #include <gtest/gtest.h>
@@ -32,7 +32,7 @@ std::vector<int64_t> qsl_of(const std::vector<int64_t>& q) {
 }  // namespace
 
 // Checked before any device work, so these run without a GPU too.
-TEST(split_decodes_and_prefills_device, ArgumentChecks) {
+TEST(split_decodes_and_prefills_capturable, ArgumentChecks) {
   HostTensor q = HostTensor::of({0, 1, 3}, i32());
   HostTensor flags = HostTensor::of({0, 1}, dtype_bits(8));
   HostTensor res({4}, i64());
@@ -40,35 +40,35 @@ TEST(split_decodes_and_prefills_device, ArgumentChecks) {
   HostTensor ub = HostTensor::of({5, 2}, i32());
   DLTensor dq = fake_cuda(q), dflags = fake_cuda(flags), dres = fake_cuda(res),
            dres6 = fake_cuda(res6), dub = fake_cuda(ub);
-  cattn_split_decodes_and_prefills_device_args_t a =
-      CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_INIT;
+  cattn_split_decodes_and_prefills_capturable_args_t a =
+      CATTN_SPLIT_DECODES_AND_PREFILLS_CAPTURABLE_ARGS_INIT;
   a.query_start_loc = &dq;
   a.result = &dres;
-  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_device(nullptr), CATTN_INVALID_ARGUMENT,
+  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_capturable(nullptr), CATTN_INVALID_ARGUMENT,
                      "args");
   auto b = a;
   b.query_start_loc = q.dl();
-  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_device(&b), CATTN_INVALID_ARGUMENT,
+  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_capturable(&b), CATTN_INVALID_ARGUMENT,
                      "args->query_start_loc");
   b = a;
   b.result = &dq;
-  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_device(&b), CATTN_INSUFFICIENT_SIZE,
+  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_capturable(&b), CATTN_INSUFFICIENT_SIZE,
                      "args->result");
   b = a;
   b.decode_threshold = -3;
-  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_device(&b), CATTN_INVALID_ARGUMENT,
+  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_capturable(&b), CATTN_INVALID_ARGUMENT,
                      "decode_threshold");
   b = a;
   b.require_uniform = 7;
-  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_device(&b), CATTN_INVALID_ARGUMENT,
+  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_capturable(&b), CATTN_INVALID_ARGUMENT,
                      "require_uniform");
   b = a;
   b.is_prefilling = &dq;  // not one byte per request
-  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_device(&b), CATTN_INVALID_ARGUMENT,
+  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_capturable(&b), CATTN_INVALID_ARGUMENT,
                      "args->is_prefilling");
   b = a;
   b.num_actual_tokens = &dq;  // not [1]
-  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_device(&b), CATTN_INVALID_ARGUMENT,
+  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_capturable(&b), CATTN_INVALID_ARGUMENT,
                      "args->num_actual_tokens");
   DLTensor alias = dq;  // result over query_start_loc
   int64_t four[1] = {4};
@@ -79,40 +79,40 @@ TEST(split_decodes_and_prefills_device, ArgumentChecks) {
   b = a;
   b.query_start_loc = &dbig;
   b.result = &alias;
-  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_device(&b), CATTN_INVALID_ARGUMENT,
+  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_capturable(&b), CATTN_INVALID_ARGUMENT,
                      "overlap");
   b = a;
   b.is_prefilling = &dflags;
   b.treat_short_extends_as_decodes = 0;
 #if !defined(CATTN_TEST_WITH_CUDA)  // a CPU-only build refuses after every other check
-  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_device(&b), CATTN_NOT_SUPPORTED,
-                     "cattn_split_decodes_and_prefills_device");
+  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills_capturable(&b), CATTN_NOT_SUPPORTED,
+                     "cattn_split_decodes_and_prefills_capturable");
 #endif
 
-  cattn_split_decodes_prefills_and_extends_device_args_t e =
-      CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_INIT;
+  cattn_split_decodes_prefills_and_extends_capturable_args_t e =
+      CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_CAPTURABLE_ARGS_INIT;
   e.query_start_loc = &dq;
   e.seq_lens_upper_bound = &dub;
   e.result = &dres6;
   auto f = e;
   f.seq_lens_upper_bound = nullptr;
-  EXPECT_CATTN_ERROR(cattn_split_decodes_prefills_and_extends_device(&f),
+  EXPECT_CATTN_ERROR(cattn_split_decodes_prefills_and_extends_capturable(&f),
                      CATTN_INVALID_ARGUMENT, "args->seq_lens_upper_bound");
   f = e;
   f.result = &dres;
-  EXPECT_CATTN_ERROR(cattn_split_decodes_prefills_and_extends_device(&f),
+  EXPECT_CATTN_ERROR(cattn_split_decodes_prefills_and_extends_capturable(&f),
                      CATTN_INSUFFICIENT_SIZE, "args->result");
   f = e;
   f.seq_lens_upper_bound = ub.dl();
-  EXPECT_CATTN_ERROR(cattn_split_decodes_prefills_and_extends_device(&f),
+  EXPECT_CATTN_ERROR(cattn_split_decodes_prefills_and_extends_capturable(&f),
                      CATTN_INVALID_ARGUMENT, "args->seq_lens_upper_bound");
   f = e;
   f.decode_threshold = int64_t{1} << 40;
-  EXPECT_CATTN_ERROR(cattn_split_decodes_prefills_and_extends_device(&f),
+  EXPECT_CATTN_ERROR(cattn_split_decodes_prefills_and_extends_capturable(&f),
                      CATTN_INVALID_ARGUMENT, "decode_threshold");
 #if !defined(CATTN_TEST_WITH_CUDA)
-  EXPECT_CATTN_ERROR(cattn_split_decodes_prefills_and_extends_device(&e), CATTN_NOT_SUPPORTED,
-                     "cattn_split_decodes_prefills_and_extends_device");
+  EXPECT_CATTN_ERROR(cattn_split_decodes_prefills_and_extends_capturable(&e), CATTN_NOT_SUPPORTED,
+                     "cattn_split_decodes_prefills_and_extends_capturable");
 #endif
 }
 
@@ -130,8 +130,8 @@ std::vector<int64_t> run_split(const nlohmann::json& c, DLDataType t, DLDataType
   DeviceTensor dq(q), dtok(tok), dmql(mql), dres(res);
   HostTensor flags;
   std::unique_ptr<DeviceTensor> dflags;
-  cattn_split_decodes_and_prefills_device_args_t a =
-      CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_INIT;
+  cattn_split_decodes_and_prefills_capturable_args_t a =
+      CATTN_SPLIT_DECODES_AND_PREFILLS_CAPTURABLE_ARGS_INIT;
   a.query_start_loc = dq.dl();
   if (!c["is_prefilling"].is_null()) {
     flags = HostTensor::of(ints(c["is_prefilling"]), dtype_bits(8), {}, step, 0);
@@ -144,7 +144,7 @@ std::vector<int64_t> run_split(const nlohmann::json& c, DLDataType t, DLDataType
   a.require_uniform = c["require_uniform"];
   a.treat_short_extends_as_decodes = c["treat_short_extends_as_decodes"];
   a.result = dres.dl();
-  EXPECT_CATTN_OK(cattn_split_decodes_and_prefills_device(&a));
+  EXPECT_CATTN_OK(cattn_split_decodes_and_prefills_capturable(&a));
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   dres.download();
   return res.values();
@@ -159,15 +159,15 @@ std::vector<int64_t> run_extends(const nlohmann::json& c, DLDataType t, DLDataTy
   HostTensor mql = HostTensor::of({c["max_query_len"].get<int64_t>()}, i64());
   HostTensor res({6}, out_t, step, 0);
   DeviceTensor dq(q), dub(ub), dtok(tok), dmql(mql), dres(res);
-  cattn_split_decodes_prefills_and_extends_device_args_t a =
-      CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_INIT;
+  cattn_split_decodes_prefills_and_extends_capturable_args_t a =
+      CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_CAPTURABLE_ARGS_INIT;
   a.query_start_loc = dq.dl();
   a.seq_lens_upper_bound = dub.dl();
   a.num_actual_tokens = dtok.dl();
   a.max_query_len = dmql.dl();
   a.decode_threshold = c["decode_threshold"];
   a.result = dres.dl();
-  EXPECT_CATTN_OK(cattn_split_decodes_prefills_and_extends_device(&a));
+  EXPECT_CATTN_OK(cattn_split_decodes_prefills_and_extends_capturable(&a));
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   dres.download();
   return res.values();
@@ -175,7 +175,7 @@ std::vector<int64_t> run_extends(const nlohmann::json& c, DLDataType t, DLDataTy
 
 }  // namespace
 
-TEST(split_decodes_and_prefills_device, OracleVectors) {
+TEST(split_decodes_and_prefills_capturable, OracleVectors) {
   SKIP_WITHOUT_GPU();
   const auto vec = load_vectors("split_decodes_and_prefills");
   int64_t checked = 0;
@@ -197,7 +197,7 @@ TEST(split_decodes_and_prefills_device, OracleVectors) {
               static_cast<long long>(checked));
 }
 
-TEST(split_decodes_prefills_and_extends_device, OracleVectors) {
+TEST(split_decodes_prefills_and_extends_capturable, OracleVectors) {
   SKIP_WITHOUT_GPU();
   const auto vec = load_vectors("split_decodes_prefills_and_extends");
   int64_t checked = 0;
@@ -217,7 +217,7 @@ TEST(split_decodes_prefills_and_extends_device, OracleVectors) {
 
 // Captured once, replayed on new batches (zero-length padding rows to a fixed capacity), and
 // checked against the host calls on the same data; T and max_query_len from the batch itself.
-TEST(split_decodes_and_prefills_device, GraphReplay) {
+TEST(split_decodes_and_prefills_capturable, GraphReplay) {
   SKIP_WITHOUT_GPU();
   constexpr int64_t kCap = 96;
   const TensorLayout l32{i32()};
@@ -251,8 +251,8 @@ TEST(split_decodes_and_prefills_device, GraphReplay) {
       };
       auto call = [&](cudaStream_t s) {
         if (mode < 2) {
-          cattn_split_decodes_and_prefills_device_args_t a =
-              CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_INIT;
+          cattn_split_decodes_and_prefills_capturable_args_t a =
+              CATTN_SPLIT_DECODES_AND_PREFILLS_CAPTURABLE_ARGS_INIT;
           a.query_start_loc = q->dl();
           a.is_prefilling = flags->dl();
           a.decode_threshold = 2;
@@ -260,16 +260,16 @@ TEST(split_decodes_and_prefills_device, GraphReplay) {
           a.treat_short_extends_as_decodes = mode == 0 ? 0 : 1;
           a.result = r4->dl();
           a.stream = reinterpret_cast<cattn_stream_t>(s);
-          return cattn_split_decodes_and_prefills_device(&a);
+          return cattn_split_decodes_and_prefills_capturable(&a);
         }
-        cattn_split_decodes_prefills_and_extends_device_args_t a =
-            CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_INIT;
+        cattn_split_decodes_prefills_and_extends_capturable_args_t a =
+            CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_CAPTURABLE_ARGS_INIT;
         a.query_start_loc = q->dl();
         a.seq_lens_upper_bound = ub->dl();
         a.decode_threshold = 2;
         a.result = r6->dl();
         a.stream = reinterpret_cast<cattn_stream_t>(s);
-        return cattn_split_decodes_prefills_and_extends_device(&a);
+        return cattn_split_decodes_prefills_and_extends_capturable(&a);
       };
       auto check = [&](int, const std::string& where) -> int64_t {
         SCOPED_TRACE(where);

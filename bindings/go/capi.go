@@ -158,19 +158,19 @@ static void gocattn_copy_message(const char* m, char* msg, size_t cap) {
   X(fused_pcp_qkv_select, cattn_fused_pcp_qkv_select_args_t)                    \
   X(pcp_kv_allgather_and_restore, cattn_pcp_kv_allgather_and_restore_args_t)    \
   X(compute_causal_conv1d_metadata, cattn_causal_conv1d_metadata_args_t)        \
-  X(compute_causal_conv1d_metadata_device, cattn_causal_conv1d_metadata_device_args_t) \
+  X(compute_causal_conv1d_metadata_capturable, cattn_causal_conv1d_metadata_capturable_args_t) \
   X(extend_all_queries_by_n, cattn_extend_all_queries_by_n_args_t)              \
   X(make_kv_sharing_fast_prefill_common_attn_metadata, cattn_fast_prefill_metadata_args_t) \
   X(make_local_attention_virtual_batches, cattn_local_attention_args_t)         \
-  X(make_local_attention_virtual_batches_device, cattn_local_attention_device_args_t) \
+  X(make_local_attention_virtual_batches_capturable, cattn_local_attention_capturable_args_t) \
   X(mamba_get_block_table_tensor, cattn_mamba_block_table_args_t)               \
   X(kv_cache_layout_strides, cattn_kv_cache_layout_strides_args_t)              \
   X(get_supported_kv_cache_layouts, cattn_get_supported_kv_cache_layouts_args_t) \
   X(split_decodes_and_prefills, cattn_split_decodes_and_prefills_args_t)        \
-  X(split_decodes_and_prefills_device, cattn_split_decodes_and_prefills_device_args_t) \
+  X(split_decodes_and_prefills_capturable, cattn_split_decodes_and_prefills_capturable_args_t) \
   X(split_decodes_prefills_and_extends, cattn_split_decodes_prefills_and_extends_args_t) \
-  X(split_decodes_prefills_and_extends_device,                                 \
-    cattn_split_decodes_prefills_and_extends_device_args_t)                     \
+  X(split_decodes_prefills_and_extends_capturable,                                 \
+    cattn_split_decodes_prefills_and_extends_capturable_args_t)                     \
   X(split_prefill_chunks, cattn_split_prefill_chunks_args_t)                    \
   X(reorder_batch_to_split_decodes_and_prefills, cattn_reorder_batch_args_t)    \
   X(naive_query_lens, cattn_naive_query_lens_args_t)                            \
@@ -661,7 +661,7 @@ func (f *frame) getDCPLocalSeqLens(seqLens cTensor, size, rank, interleave int64
 	a.dcp_rank = C.int64_t(rank)
 	a.dcp_kv_cache_interleave_size = C.int64_t(interleave)
 	a.out = out
-	a.shape_mode = C.CATTN_DCP_SHAPE_1_0
+	a.shape_mode = C.CATTN_DCP_SHAPE_SQUEEZE
 	if preserveShape {
 		a.shape_mode = C.CATTN_DCP_SHAPE_PRESERVE
 	}
@@ -800,14 +800,14 @@ func (f *frame) computeCausalConv1dMetadata(t [6]cTensor, blockM int64, stream S
 }
 
 // t holds query_start_loc, nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr, tot.
-func (f *frame) computeCausalConv1dMetadataDevice(t [7]cTensor, blockM int64, stream Stream) error {
-	a := cArgs[C.cattn_causal_conv1d_metadata_device_args_t](f)
+func (f *frame) computeCausalConv1dMetadataCapturable(t [7]cTensor, blockM int64, stream Stream) error {
+	a := cArgs[C.cattn_causal_conv1d_metadata_capturable_args_t](f)
 	a.query_start_loc = t[0]
 	a.block_m = C.int64_t(blockM)
 	a.nums, a.mlist, a.offsetlist = t[1], t[2], t[3]
 	a.batch_ptr, a.token_chunk_offset_ptr, a.tot = t[4], t[5], t[6]
 	setAddr(&a.stream, uintptr(stream))
-	return f.status(C.gocattn_compute_causal_conv1d_metadata_device(a, f.msg, msgCap))
+	return f.status(C.gocattn_compute_causal_conv1d_metadata_capturable(a, f.msg, msgCap))
 }
 
 // --- Extend queries (extend_all_queries_by_n) ---------------------------------------------------------------
@@ -826,7 +826,7 @@ func (f *frame) extendAllQueriesByN(in cMetadata, n int64, slots cTensor, out cM
 	return f.status(C.gocattn_extend_all_queries_by_n(a, f.msg, msgCap))
 }
 
-// --- Metadata v2 helpers (naive_query_lens, compute_num_computed_tokens, token_to_req_indices) ---
+// --- Per-request metadata helpers (naive_query_lens, compute_num_computed_tokens, token_to_req_indices) ---
 
 func (f *frame) naiveQueryLens(md cMetadata, out cTensor, computed bool, stream Stream) error {
 	a := cArgs[C.cattn_naive_query_lens_args_t](f)
@@ -937,16 +937,16 @@ func (f *frame) localAttentionPlanMakeBlockTable(p cPlan, table, out cTensor, st
 
 // t holds query_start_loc, seq_lens, block_table, query_start_loc_out, seq_lens_out,
 // num_computed_tokens_out, block_table_out, counts.
-func (f *frame) makeLocalAttentionVirtualBatchesDevice(chunk, block int64, t [8]cTensor,
+func (f *frame) makeLocalAttentionVirtualBatchesCapturable(chunk, block int64, t [8]cTensor,
 	stream Stream) error {
-	a := cArgs[C.cattn_local_attention_device_args_t](f)
+	a := cArgs[C.cattn_local_attention_capturable_args_t](f)
 	a.attn_chunk_size = C.int64_t(chunk)
 	a.block_size = C.int64_t(block)
 	a.query_start_loc, a.seq_lens, a.block_table = t[0], t[1], t[2]
 	a.query_start_loc_out, a.seq_lens_out = t[3], t[4]
 	a.num_computed_tokens_out, a.block_table_out, a.counts = t[5], t[6], t[7]
 	setAddr(&a.stream, uintptr(stream))
-	return f.status(C.gocattn_make_local_attention_virtual_batches_device(a, f.msg, msgCap))
+	return f.status(C.gocattn_make_local_attention_virtual_batches_capturable(a, f.msg, msgCap))
 }
 
 // --- Mamba block table (mamba_get_block_table_tensor) -----------------------------------------------------------
@@ -1188,9 +1188,9 @@ func (f *frame) splitDecodesPrefillsAndExtends(qsl, ub cTensor, b SplitBatch, th
 		int64(a.num_prefill_tokens)}, nil
 }
 
-func (f *frame) splitDecodesAndPrefillsDevice(qsl, isp, tokens, mql, result cTensor,
+func (f *frame) splitDecodesAndPrefillsCapturable(qsl, isp, tokens, mql, result cTensor,
 	o SplitOptions, stream Stream) error {
-	a := cArgs[C.cattn_split_decodes_and_prefills_device_args_t](f)
+	a := cArgs[C.cattn_split_decodes_and_prefills_capturable_args_t](f)
 	a.query_start_loc = qsl
 	a.is_prefilling = isp
 	a.num_actual_tokens = tokens
@@ -1200,12 +1200,12 @@ func (f *frame) splitDecodesAndPrefillsDevice(qsl, isp, tokens, mql, result cTen
 	a.treat_short_extends_as_decodes = b2i(!o.CountShortExtendsAsPrefills)
 	a.result = result
 	setAddr(&a.stream, uintptr(stream))
-	return f.status(C.gocattn_split_decodes_and_prefills_device(a, f.msg, msgCap))
+	return f.status(C.gocattn_split_decodes_and_prefills_capturable(a, f.msg, msgCap))
 }
 
-func (f *frame) splitDecodesPrefillsAndExtendsDevice(qsl, ub, tokens, mql, result cTensor,
+func (f *frame) splitDecodesPrefillsAndExtendsCapturable(qsl, ub, tokens, mql, result cTensor,
 	thr int64, stream Stream) error {
-	a := cArgs[C.cattn_split_decodes_prefills_and_extends_device_args_t](f)
+	a := cArgs[C.cattn_split_decodes_prefills_and_extends_capturable_args_t](f)
 	a.query_start_loc = qsl
 	a.seq_lens_upper_bound = ub
 	a.num_actual_tokens = tokens
@@ -1213,7 +1213,7 @@ func (f *frame) splitDecodesPrefillsAndExtendsDevice(qsl, ub, tokens, mql, resul
 	a.decode_threshold = C.int64_t(thr)
 	a.result = result
 	setAddr(&a.stream, uintptr(stream))
-	return f.status(C.gocattn_split_decodes_prefills_and_extends_device(a, f.msg, msgCap))
+	return f.status(C.gocattn_split_decodes_prefills_and_extends_capturable(a, f.msg, msgCap))
 }
 
 func (f *frame) splitPrefillChunks(seq, chunks cTensor, ws, off int64) (int64, error) {
@@ -1294,7 +1294,7 @@ func cArgsSizeMismatches() []string {
 	}
 	check("cattn_common_attn_metadata_t", unsafe.Sizeof(C.cattn_common_attn_metadata_t{}), C.sizeof_cattn_common_attn_metadata_t)
 	check("cattn_causal_conv1d_metadata_args_t", unsafe.Sizeof(C.cattn_causal_conv1d_metadata_args_t{}), C.sizeof_cattn_causal_conv1d_metadata_args_t)
-	check("cattn_causal_conv1d_metadata_device_args_t", unsafe.Sizeof(C.cattn_causal_conv1d_metadata_device_args_t{}), C.sizeof_cattn_causal_conv1d_metadata_device_args_t)
+	check("cattn_causal_conv1d_metadata_capturable_args_t", unsafe.Sizeof(C.cattn_causal_conv1d_metadata_capturable_args_t{}), C.sizeof_cattn_causal_conv1d_metadata_capturable_args_t)
 	check("cattn_dcp_local_seq_lens_args_t", unsafe.Sizeof(C.cattn_dcp_local_seq_lens_args_t{}), C.sizeof_cattn_dcp_local_seq_lens_args_t)
 	check("cattn_extend_all_queries_by_n_args_t", unsafe.Sizeof(C.cattn_extend_all_queries_by_n_args_t{}), C.sizeof_cattn_extend_all_queries_by_n_args_t)
 	check("cattn_fast_prefill_metadata_args_t", unsafe.Sizeof(C.cattn_fast_prefill_metadata_args_t{}), C.sizeof_cattn_fast_prefill_metadata_args_t)
@@ -1306,7 +1306,7 @@ func cArgsSizeMismatches() []string {
 	check("cattn_kv_cache_layout_properties_t", unsafe.Sizeof(C.cattn_kv_cache_layout_properties_t{}), C.sizeof_cattn_kv_cache_layout_properties_t)
 	check("cattn_kv_cache_layout_strides_args_t", unsafe.Sizeof(C.cattn_kv_cache_layout_strides_args_t{}), C.sizeof_cattn_kv_cache_layout_strides_args_t)
 	check("cattn_local_attention_args_t", unsafe.Sizeof(C.cattn_local_attention_args_t{}), C.sizeof_cattn_local_attention_args_t)
-	check("cattn_local_attention_device_args_t", unsafe.Sizeof(C.cattn_local_attention_device_args_t{}), C.sizeof_cattn_local_attention_device_args_t)
+	check("cattn_local_attention_capturable_args_t", unsafe.Sizeof(C.cattn_local_attention_capturable_args_t{}), C.sizeof_cattn_local_attention_capturable_args_t)
 	check("cattn_local_attention_fill_args_t", unsafe.Sizeof(C.cattn_local_attention_fill_args_t{}), C.sizeof_cattn_local_attention_fill_args_t)
 	check("cattn_log2_lse_to_ln_args_t", unsafe.Sizeof(C.cattn_log2_lse_to_ln_args_t{}), C.sizeof_cattn_log2_lse_to_ln_args_t)
 	check("cattn_mamba_block_table_args_t", unsafe.Sizeof(C.cattn_mamba_block_table_args_t{}), C.sizeof_cattn_mamba_block_table_args_t)
@@ -1318,9 +1318,9 @@ func cArgsSizeMismatches() []string {
 	check("cattn_reorder_batch_args_t", unsafe.Sizeof(C.cattn_reorder_batch_args_t{}), C.sizeof_cattn_reorder_batch_args_t)
 	check("cattn_resolve_kv_cache_layout_args_t", unsafe.Sizeof(C.cattn_resolve_kv_cache_layout_args_t{}), C.sizeof_cattn_resolve_kv_cache_layout_args_t)
 	check("cattn_split_decodes_and_prefills_args_t", unsafe.Sizeof(C.cattn_split_decodes_and_prefills_args_t{}), C.sizeof_cattn_split_decodes_and_prefills_args_t)
-	check("cattn_split_decodes_and_prefills_device_args_t", unsafe.Sizeof(C.cattn_split_decodes_and_prefills_device_args_t{}), C.sizeof_cattn_split_decodes_and_prefills_device_args_t)
+	check("cattn_split_decodes_and_prefills_capturable_args_t", unsafe.Sizeof(C.cattn_split_decodes_and_prefills_capturable_args_t{}), C.sizeof_cattn_split_decodes_and_prefills_capturable_args_t)
 	check("cattn_split_decodes_prefills_and_extends_args_t", unsafe.Sizeof(C.cattn_split_decodes_prefills_and_extends_args_t{}), C.sizeof_cattn_split_decodes_prefills_and_extends_args_t)
-	check("cattn_split_decodes_prefills_and_extends_device_args_t", unsafe.Sizeof(C.cattn_split_decodes_prefills_and_extends_device_args_t{}), C.sizeof_cattn_split_decodes_prefills_and_extends_device_args_t)
+	check("cattn_split_decodes_prefills_and_extends_capturable_args_t", unsafe.Sizeof(C.cattn_split_decodes_prefills_and_extends_capturable_args_t{}), C.sizeof_cattn_split_decodes_prefills_and_extends_capturable_args_t)
 	check("cattn_split_prefill_chunks_args_t", unsafe.Sizeof(C.cattn_split_prefill_chunks_args_t{}), C.sizeof_cattn_split_prefill_chunks_args_t)
 	check("cattn_step_batch_t", unsafe.Sizeof(C.cattn_step_batch_t{}), C.sizeof_cattn_step_batch_t)
 	check("cattn_step_outputs_t", unsafe.Sizeof(C.cattn_step_outputs_t{}), C.sizeof_cattn_step_outputs_t)

@@ -66,11 +66,11 @@ func ComputeCausalConv1dMetadata(args CausalConv1dMetadataArgs) (tot int64, err 
 	return tot, nil
 }
 
-// CausalConv1dMetadataDeviceArgs are the arguments of ComputeCausalConv1dMetadataDevice
-// (cattn_causal_conv1d_metadata_device_args_t). Every tensor is 1-D int32/int64 (each output
+// CausalConv1dMetadataCapturableArgs are the arguments of ComputeCausalConv1dMetadataCapturable
+// (cattn_causal_conv1d_metadata_capturable_args_t). Every tensor is 1-D int32/int64 (each output
 // its own dtype) in device memory on QueryStartLoc's device (UnsafeDeviceTensor); every output
 // is optional (nil). Since 1.1.
-type CausalConv1dMetadataDeviceArgs struct {
+type CausalConv1dMetadataCapturableArgs struct {
 	// QueryStartLoc: in, [B + 1] on the device, non-decreasing; zero-length requests pad a
 	// batch to its capacity.
 	QueryStartLoc *Tensor
@@ -85,9 +85,9 @@ type CausalConv1dMetadataDeviceArgs struct {
 	Stream              Stream
 }
 
-// ComputeCausalConv1dMetadataDevice computes causal_conv1d's launch metadata on the device from
+// ComputeCausalConv1dMetadataCapturable computes causal_conv1d's launch metadata on the device from
 // the device QueryStartLoc, as vLLM's compute_causal_conv1d_metadata
-// (cattn_compute_causal_conv1d_metadata_device), in one kernel enqueued on args.Stream: no
+// (cattn_compute_causal_conv1d_metadata_capturable), in one kernel enqueued on args.Stream: no
 // host sync, no allocation, so that a captured CUDA graph computes it afresh from the batch
 // written into the same buffers before every replay (ComputeCausalConv1dMetadata plans on the
 // host and replays the values planned at capture). Values equal the host call's; every
@@ -102,8 +102,8 @@ type CausalConv1dMetadataDeviceArgs struct {
 // Since 1.1.
 //
 // See docs/api/compute_causal_conv1d_metadata.md.
-func ComputeCausalConv1dMetadataDevice(args CausalConv1dMetadataDeviceArgs) error {
-	f := newFrame("cattn_compute_causal_conv1d_metadata_device", "ComputeCausalConv1dMetadataDevice")
+func ComputeCausalConv1dMetadataCapturable(args CausalConv1dMetadataCapturableArgs) error {
+	f := newFrame("cattn_compute_causal_conv1d_metadata_capturable", "ComputeCausalConv1dMetadataCapturable")
 	defer f.free()
 	var cs [7]cTensor
 	names := [7]string{"args->query_start_loc", "args->nums", "args->mlist", "args->offsetlist",
@@ -113,7 +113,7 @@ func ComputeCausalConv1dMetadataDevice(args CausalConv1dMetadataDeviceArgs) erro
 	if err := f.tensorsInto(cs[:], names[:], ts[:]); err != nil {
 		return err
 	}
-	return f.computeCausalConv1dMetadataDevice(cs, nonZero(args.BlockM, 8), args.Stream)
+	return f.computeCausalConv1dMetadataCapturable(cs, nonZero(args.BlockM, 8), args.Stream)
 }
 
 // CausalConv1dLaunch is causal_conv1d's launch metadata as CausalConv1dMetadata returns it.

@@ -119,72 +119,72 @@ func TestComputeCausalConv1dMetadataErrors(t *testing.T) {
 }
 
 // The device call is for device tensors only; its host checks run without a GPU.
-func TestComputeCausalConv1dMetadataDeviceErrors(t *testing.T) {
-	const fn = "cattn_compute_causal_conv1d_metadata_device"
+func TestComputeCausalConv1dMetadataCapturableErrors(t *testing.T) {
+	const fn = "cattn_compute_causal_conv1d_metadata_capturable"
 	// Host tensors are refused (the host has ComputeCausalConv1dMetadata), writing nothing.
 	qsl := Int64Tensor([]int64{0, 10, 16, 17})
 	outs := []*ibuf{newIBuf(Int32, []int64{3}, 1, 0), newIBuf(Int32, []int64{7}, 1, 0),
 		newIBuf(Int32, []int64{7}, 1, 0), newIBuf(Int64, []int64{7}, 1, 0),
 		newIBuf(Int64, []int64{7}, 2, 1), newIBuf(Int32, []int64{1}, 1, 0)}
-	args := CausalConv1dMetadataDeviceArgs{QueryStartLoc: qsl, BlockM: 8, Nums: outs[0].t,
+	args := CausalConv1dMetadataCapturableArgs{QueryStartLoc: qsl, BlockM: 8, Nums: outs[0].t,
 		MList: outs[1].t, OffsetList: outs[2].t, BatchPtr: outs[3].t,
 		TokenChunkOffsetPtr: outs[4].t, Tot: outs[5].t}
 	var before [][]int64
 	for _, b := range outs {
 		before = append(before, b.raw())
 	}
-	wantError(t, ComputeCausalConv1dMetadataDevice(args), StatusInvalidArgument, fn,
+	wantError(t, ComputeCausalConv1dMetadataCapturable(args), StatusInvalidArgument, fn,
 		"args->query_start_loc is not device memory")
-	wantError(t, ComputeCausalConv1dMetadataDevice(CausalConv1dMetadataDeviceArgs{
+	wantError(t, ComputeCausalConv1dMetadataCapturable(CausalConv1dMetadataCapturableArgs{
 		QueryStartLoc: qsl, BlockM: 8}), StatusInvalidArgument, fn, "is not device memory")
 	for i, b := range outs {
 		wantEqual(t, "a failed call wrote nothing", b.raw(), before[i])
 	}
 	bad := args
 	bad.BlockM = -1
-	wantError(t, ComputeCausalConv1dMetadataDevice(bad), StatusInvalidArgument, fn,
+	wantError(t, ComputeCausalConv1dMetadataCapturable(bad), StatusInvalidArgument, fn,
 		"args->block_m", "got -1")
 	bad = args
 	bad.QueryStartLoc = nil
-	wantError(t, ComputeCausalConv1dMetadataDevice(bad), StatusInvalidArgument, fn,
+	wantError(t, ComputeCausalConv1dMetadataCapturable(bad), StatusInvalidArgument, fn,
 		"args->query_start_loc")
 	bad = args
 	bad.Tot = Int32Tensor(make([]int32, 2))
-	wantError(t, ComputeCausalConv1dMetadataDevice(bad), StatusInvalidArgument, fn, "args->tot")
+	wantError(t, ComputeCausalConv1dMetadataCapturable(bad), StatusInvalidArgument, fn, "args->tot")
 	bad = args
 	bad.Nums = Int32Tensor(make([]int32, 4))
-	wantError(t, ComputeCausalConv1dMetadataDevice(bad), StatusInvalidArgument, fn, "args->nums")
+	wantError(t, ComputeCausalConv1dMetadataCapturable(bad), StatusInvalidArgument, fn, "args->nums")
 	bad = args
 	bad.MList = Float32Tensor(make([]float32, 7))
-	wantError(t, ComputeCausalConv1dMetadataDevice(bad), StatusInvalidArgument, fn,
+	wantError(t, ComputeCausalConv1dMetadataCapturable(bad), StatusInvalidArgument, fn,
 		"args->mlist", "dtype")
 }
 
 // Valid CUDA tensors reach the device path, which a CPU-only libcattn (or a machine without a
 // usable GPU) refuses after every other check.
-func TestComputeCausalConv1dMetadataDeviceNotSupported(t *testing.T) {
+func TestComputeCausalConv1dMetadataCapturableNotSupported(t *testing.T) {
 	skipWithGPU(t)
-	const fn = "cattn_compute_causal_conv1d_metadata_device"
+	const fn = "cattn_compute_causal_conv1d_metadata_capturable"
 	var dev fakeDevice
-	args := CausalConv1dMetadataDeviceArgs{QueryStartLoc: dev.tensor(Int32, 4), BlockM: 8,
+	args := CausalConv1dMetadataCapturableArgs{QueryStartLoc: dev.tensor(Int32, 4), BlockM: 8,
 		Nums: dev.tensor(Int32, 3), MList: dev.tensor(Int32, 7), OffsetList: dev.tensor(Int32, 7),
 		BatchPtr: dev.tensor(Int64, 7), TokenChunkOffsetPtr: dev.tensor(Int64, 7),
 		Tot: dev.tensor(Int64, 1), Stream: Stream(0x1234)}
-	wantError(t, ComputeCausalConv1dMetadataDevice(args), StatusNotSupported, fn)
+	wantError(t, ComputeCausalConv1dMetadataCapturable(args), StatusNotSupported, fn)
 	// Every output is optional.
-	wantError(t, ComputeCausalConv1dMetadataDevice(CausalConv1dMetadataDeviceArgs{
+	wantError(t, ComputeCausalConv1dMetadataCapturable(CausalConv1dMetadataCapturableArgs{
 		QueryStartLoc: args.QueryStartLoc, BlockM: 8}), StatusNotSupported, fn)
 	mixed := args
 	mixed.Tot = Int64Tensor(make([]int64, 1))
-	wantError(t, ComputeCausalConv1dMetadataDevice(mixed), StatusInvalidArgument, fn,
+	wantError(t, ComputeCausalConv1dMetadataCapturable(mixed), StatusInvalidArgument, fn,
 		"args->tot is on a different device")
 	overlap := args
 	overlap.MList = args.Nums
-	wantError(t, ComputeCausalConv1dMetadataDevice(overlap), StatusInvalidArgument, fn,
+	wantError(t, ComputeCausalConv1dMetadataCapturable(overlap), StatusInvalidArgument, fn,
 		"args->mlist overlaps another output")
 	overlap = args
 	overlap.Nums = UnsafeDeviceTensor(args.QueryStartLoc.addr+4, CUDA(0), Int32, 3)
-	wantError(t, ComputeCausalConv1dMetadataDevice(overlap), StatusInvalidArgument, fn,
+	wantError(t, ComputeCausalConv1dMetadataCapturable(overlap), StatusInvalidArgument, fn,
 		"args->nums overlaps an input", "args->query_start_loc")
 }
 

@@ -66,8 +66,8 @@
 //
 // # Device calls and the step plan
 //
-// Since libcattn 1.1, ComputeCausalConv1dMetadataDevice and
-// MakeLocalAttentionVirtualBatchesDevice compute from device tensors alone, and a StepPlan
+// Since libcattn 1.1, ComputeCausalConv1dMetadataCapturable and
+// MakeLocalAttentionVirtualBatchesCapturable compute from device tensors alone, and a StepPlan
 // (NewStepPlan, StepPlan.Run) computes several utilities' values for one engine step in a
 // single launch; all three are capturable in a CUDA graph and correct on every replay. They
 // take device tensors only (UnsafeDeviceTensor): host tensors are StatusInvalidArgument (the

@@ -217,11 +217,11 @@ func (plan *LocalAttentionPlan) MakeBlockTable(blockTable, out *Tensor, stream S
 	return f.localAttentionPlanMakeBlockTable(p, bt, o, stream)
 }
 
-// LocalAttentionDeviceArgs are the arguments of MakeLocalAttentionVirtualBatchesDevice
-// (cattn_local_attention_device_args_t). Every tensor is int32/int64 in device memory on
+// LocalAttentionCapturableArgs are the arguments of MakeLocalAttentionVirtualBatchesCapturable
+// (cattn_local_attention_capturable_args_t). Every tensor is int32/int64 in device memory on
 // QueryStartLoc's device (UnsafeDeviceTensor). The capacity is SeqLensOut's length; every
 // output holds it. Since 1.1.
-type LocalAttentionDeviceArgs struct {
+type LocalAttentionCapturableArgs struct {
 	AttnChunkSize int64 // C >= 1
 	BlockSize     int64 // >= 1, divides AttnChunkSize
 	// QueryStartLoc: in, [B + 1]; zero-length requests pad a batch to its capacity.
@@ -242,9 +242,9 @@ type LocalAttentionDeviceArgs struct {
 	Stream Stream
 }
 
-// MakeLocalAttentionVirtualBatchesDevice computes the local-attention virtual batches on the
+// MakeLocalAttentionVirtualBatchesCapturable computes the local-attention virtual batches on the
 // device from the device QueryStartLoc and SeqLens, as vLLM's
-// make_local_attention_virtual_batches (cattn_make_local_attention_virtual_batches_device), in
+// make_local_attention_virtual_batches (cattn_make_local_attention_virtual_batches_capturable), in
 // one kernel enqueued on args.Stream: no host sync, no allocation, so that a captured CUDA
 // graph computes them afresh on every replay (a LocalAttentionPlan replays the values planned
 // at capture). Values equal the plan's for every batch the host accepts. A capacity of
@@ -259,9 +259,9 @@ type LocalAttentionDeviceArgs struct {
 // alignment), StatusCUDAError. Since 1.1.
 //
 // See docs/api/make_local_attention_virtual_batches.md.
-func MakeLocalAttentionVirtualBatchesDevice(args LocalAttentionDeviceArgs) error {
-	f := newFrame("cattn_make_local_attention_virtual_batches_device",
-		"MakeLocalAttentionVirtualBatchesDevice")
+func MakeLocalAttentionVirtualBatchesCapturable(args LocalAttentionCapturableArgs) error {
+	f := newFrame("cattn_make_local_attention_virtual_batches_capturable",
+		"MakeLocalAttentionVirtualBatchesCapturable")
 	defer f.free()
 	var cs [8]cTensor
 	names := [8]string{"args->query_start_loc", "args->seq_lens", "args->block_table",
@@ -272,7 +272,7 @@ func MakeLocalAttentionVirtualBatchesDevice(args LocalAttentionDeviceArgs) error
 	if err := f.tensorsInto(cs[:], names[:], ts[:]); err != nil {
 		return err
 	}
-	return f.makeLocalAttentionVirtualBatchesDevice(args.AttnChunkSize, args.BlockSize, cs,
+	return f.makeLocalAttentionVirtualBatchesCapturable(args.AttnChunkSize, args.BlockSize, cs,
 		args.Stream)
 }
 

@@ -173,13 +173,13 @@ func TestMakeLocalAttentionVirtualBatchesErrors(t *testing.T) {
 }
 
 // The device call is for device tensors only; its host checks run without a GPU.
-func TestMakeLocalAttentionVirtualBatchesDeviceErrors(t *testing.T) {
-	const fn = "cattn_make_local_attention_virtual_batches_device"
+func TestMakeLocalAttentionVirtualBatchesCapturableErrors(t *testing.T) {
+	const fn = "cattn_make_local_attention_virtual_batches_capturable"
 	// Host tensors are refused (the host has MakeLocalAttentionVirtualBatches), writing nothing.
 	outs := []*ibuf{newIBuf(Int32, []int64{9}, 1, 0), newIBuf(Int32, []int64{8}, 1, 0),
 		newIBuf(Int64, []int64{8}, 2, 1), newIBuf(Int32, []int64{8, 2}, 1, 0),
 		newIBuf(Int32, []int64{3}, 1, 0)}
-	args := LocalAttentionDeviceArgs{AttnChunkSize: 4, BlockSize: 2,
+	args := LocalAttentionCapturableArgs{AttnChunkSize: 4, BlockSize: 2,
 		QueryStartLoc: Int32Tensor([]int32{0, 4, 14}), SeqLens: Int32Tensor([]int32{6, 17}),
 		BlockTable:       Int32Tensor([]int32{0, 1, 2, 3, 4, 5}, 2, 3),
 		QueryStartLocOut: outs[0].t, SeqLensOut: outs[1].t, NumComputedTokensOut: outs[2].t,
@@ -188,64 +188,64 @@ func TestMakeLocalAttentionVirtualBatchesDeviceErrors(t *testing.T) {
 	for _, b := range outs {
 		before = append(before, b.raw())
 	}
-	wantError(t, MakeLocalAttentionVirtualBatchesDevice(args), StatusInvalidArgument, fn,
+	wantError(t, MakeLocalAttentionVirtualBatchesCapturable(args), StatusInvalidArgument, fn,
 		"args->query_start_loc is not device memory")
 	for i, b := range outs {
 		wantEqual(t, "a failed call wrote nothing", b.raw(), before[i])
 	}
 	bad := args
 	bad.AttnChunkSize = 0
-	wantError(t, MakeLocalAttentionVirtualBatchesDevice(bad), StatusInvalidArgument, fn,
+	wantError(t, MakeLocalAttentionVirtualBatchesCapturable(bad), StatusInvalidArgument, fn,
 		"args->attn_chunk_size")
 	bad = args
 	bad.BlockSize = 3
-	wantError(t, MakeLocalAttentionVirtualBatchesDevice(bad), StatusInvalidArgument, fn,
+	wantError(t, MakeLocalAttentionVirtualBatchesCapturable(bad), StatusInvalidArgument, fn,
 		"args->block_size")
 	bad = args
 	bad.SeqLens = nil
-	wantError(t, MakeLocalAttentionVirtualBatchesDevice(bad), StatusInvalidArgument, fn,
+	wantError(t, MakeLocalAttentionVirtualBatchesCapturable(bad), StatusInvalidArgument, fn,
 		"args->seq_lens")
 	bad = args
 	bad.QueryStartLocOut = nil
-	wantError(t, MakeLocalAttentionVirtualBatchesDevice(bad), StatusInvalidArgument, fn,
+	wantError(t, MakeLocalAttentionVirtualBatchesCapturable(bad), StatusInvalidArgument, fn,
 		"args->query_start_loc_out")
 	bad = args
 	bad.BlockTableOut = Int32Tensor(make([]int32, 8*3), 8, 3) // C / block_size = 2 columns
-	wantError(t, MakeLocalAttentionVirtualBatchesDevice(bad), StatusInvalidArgument, fn,
+	wantError(t, MakeLocalAttentionVirtualBatchesCapturable(bad), StatusInvalidArgument, fn,
 		"args->block_table_out")
 	bad = args
 	bad.NumComputedTokensOut = Int32Tensor(make([]int32, 7)) // not the capacity
-	wantError(t, MakeLocalAttentionVirtualBatchesDevice(bad), StatusInvalidArgument, fn,
+	wantError(t, MakeLocalAttentionVirtualBatchesCapturable(bad), StatusInvalidArgument, fn,
 		"args->num_computed_tokens_out")
 }
 
 // Valid CUDA tensors reach the device path, which a CPU-only libcattn (or a machine without a
 // usable GPU) refuses after every other check.
-func TestMakeLocalAttentionVirtualBatchesDeviceNotSupported(t *testing.T) {
+func TestMakeLocalAttentionVirtualBatchesCapturableNotSupported(t *testing.T) {
 	skipWithGPU(t)
-	const fn = "cattn_make_local_attention_virtual_batches_device"
+	const fn = "cattn_make_local_attention_virtual_batches_capturable"
 	var dev fakeDevice
-	args := LocalAttentionDeviceArgs{AttnChunkSize: 4, BlockSize: 2,
+	args := LocalAttentionCapturableArgs{AttnChunkSize: 4, BlockSize: 2,
 		QueryStartLoc: dev.tensor(Int32, 3), SeqLens: dev.tensor(Int32, 2),
 		BlockTable: dev.tensor(Int64, 2, 3), QueryStartLocOut: dev.tensor(Int32, 9),
 		SeqLensOut: dev.tensor(Int32, 8), NumComputedTokensOut: dev.tensor(Int64, 8),
 		BlockTableOut: dev.tensor(Int64, 8, 2), Counts: dev.tensor(Int32, 3), Stream: Stream(0x1234)}
-	wantError(t, MakeLocalAttentionVirtualBatchesDevice(args), StatusNotSupported, fn)
+	wantError(t, MakeLocalAttentionVirtualBatchesCapturable(args), StatusNotSupported, fn)
 	// The last three outputs are optional.
 	required := args
 	required.NumComputedTokensOut, required.BlockTableOut, required.Counts = nil, nil, nil
-	wantError(t, MakeLocalAttentionVirtualBatchesDevice(required), StatusNotSupported, fn)
+	wantError(t, MakeLocalAttentionVirtualBatchesCapturable(required), StatusNotSupported, fn)
 	mixed := args
 	mixed.Counts = Int32Tensor(make([]int32, 3))
-	wantError(t, MakeLocalAttentionVirtualBatchesDevice(mixed), StatusInvalidArgument, fn,
+	wantError(t, MakeLocalAttentionVirtualBatchesCapturable(mixed), StatusInvalidArgument, fn,
 		"args->counts is on a different device")
 	dtype := args
 	dtype.BlockTableOut = dev.tensor(Int32, 8, 2) // must be the block table's dtype
-	wantError(t, MakeLocalAttentionVirtualBatchesDevice(dtype), StatusInvalidArgument, fn,
+	wantError(t, MakeLocalAttentionVirtualBatchesCapturable(dtype), StatusInvalidArgument, fn,
 		"args->block_table_out")
 	overlap := args
 	overlap.SeqLensOut = UnsafeDeviceTensor(args.QueryStartLoc.addr, CUDA(0), Int32, 8)
-	wantError(t, MakeLocalAttentionVirtualBatchesDevice(overlap), StatusInvalidArgument, fn,
+	wantError(t, MakeLocalAttentionVirtualBatchesCapturable(overlap), StatusInvalidArgument, fn,
 		"args->seq_lens_out overlaps an input", "args->query_start_loc")
 }
 

@@ -5,7 +5,7 @@ package cattn
 import "unsafe"
 
 // How the C fields of the split calls' args structs read in SplitBatch, SplitOptions and
-// SplitDeviceBatch (the b and o parameters).
+// SplitCapturableBatch (the b and o parameters).
 var (
 	splitRenames = []string{"args->query_start_loc_cpu", "b.QueryStartLocCPU",
 		"args->num_reqs", "b.NumReqs", "args->num_actual_tokens", "b.NumActualTokens",
@@ -165,21 +165,21 @@ func SplitDecodesPrefillsAndExtends(b SplitBatch, seqLensUpperBound *Tensor,
 	return f.splitDecodesPrefillsAndExtends(q, ub, b, decodeThreshold)
 }
 
-// SplitDeviceBatch is a batch on the device for the device splits. NumActualTokens and
+// SplitCapturableBatch is a batch on the device for the device splits. NumActualTokens and
 // MaxQueryLen are device [1] tensors, or nil for query_start_loc[B] and the longest query.
-type SplitDeviceBatch struct {
+type SplitCapturableBatch struct {
 	QueryStartLoc   *Tensor // device [B + 1] int32/int64
 	NumActualTokens *Tensor
 	MaxQueryLen     *Tensor
 	Stream          Stream
 }
 
-// SplitDecodesAndPrefillsDevice writes the split of a device batch to result, a device [4]
-// int32/int64 tensor, with one kernel on b.Stream (cattn_split_decodes_and_prefills_device).
+// SplitDecodesAndPrefillsCapturable writes the split of a device batch to result, a device [4]
+// int32/int64 tensor, with one kernel on b.Stream (cattn_split_decodes_and_prefills_capturable).
 //
 // See docs/api/split_decodes_and_prefills.md.
-func SplitDecodesAndPrefillsDevice(b SplitDeviceBatch, o SplitOptions, result *Tensor) error {
-	f := newFrame("cattn_split_decodes_and_prefills_device", "SplitDecodesAndPrefillsDevice",
+func SplitDecodesAndPrefillsCapturable(b SplitCapturableBatch, o SplitOptions, result *Tensor) error {
+	f := newFrame("cattn_split_decodes_and_prefills_capturable", "SplitDecodesAndPrefillsCapturable",
 		splitDeviceRenames...)
 	defer f.free()
 	ts := make([]cTensor, 5)
@@ -188,17 +188,17 @@ func SplitDecodesAndPrefillsDevice(b SplitDeviceBatch, o SplitOptions, result *T
 		[]*Tensor{b.QueryStartLoc, o.IsPrefilling, b.NumActualTokens, b.MaxQueryLen, result}); err != nil {
 		return err
 	}
-	return f.splitDecodesAndPrefillsDevice(ts[0], ts[1], ts[2], ts[3], ts[4], o, b.Stream)
+	return f.splitDecodesAndPrefillsCapturable(ts[0], ts[1], ts[2], ts[3], ts[4], o, b.Stream)
 }
 
-// SplitDecodesPrefillsAndExtendsDevice writes the extends split of a device batch to result,
-// a device [6] tensor (cattn_split_decodes_prefills_and_extends_device).
+// SplitDecodesPrefillsAndExtendsCapturable writes the extends split of a device batch to result,
+// a device [6] tensor (cattn_split_decodes_prefills_and_extends_capturable).
 //
 // See docs/api/split_decodes_and_prefills.md.
-func SplitDecodesPrefillsAndExtendsDevice(b SplitDeviceBatch, seqLensUpperBound *Tensor,
+func SplitDecodesPrefillsAndExtendsCapturable(b SplitCapturableBatch, seqLensUpperBound *Tensor,
 	decodeThreshold int64, result *Tensor) error {
-	f := newFrame("cattn_split_decodes_prefills_and_extends_device",
-		"SplitDecodesPrefillsAndExtendsDevice", append(splitDeviceRenames,
+	f := newFrame("cattn_split_decodes_prefills_and_extends_capturable",
+		"SplitDecodesPrefillsAndExtendsCapturable", append(splitDeviceRenames,
 			"args->seq_lens_upper_bound", "seqLensUpperBound", "args->decode_threshold",
 			"decodeThreshold")...)
 	defer f.free()
@@ -208,7 +208,7 @@ func SplitDecodesPrefillsAndExtendsDevice(b SplitDeviceBatch, seqLensUpperBound 
 		[]*Tensor{b.QueryStartLoc, seqLensUpperBound, b.NumActualTokens, b.MaxQueryLen, result}); err != nil {
 		return err
 	}
-	return f.splitDecodesPrefillsAndExtendsDevice(ts[0], ts[1], ts[2], ts[3], ts[4],
+	return f.splitDecodesPrefillsAndExtendsCapturable(ts[0], ts[1], ts[2], ts[3], ts[4],
 		decodeThreshold, b.Stream)
 }
 

@@ -167,7 +167,7 @@ func TestSplitHelpersAndErrors(t *testing.T) {
 	if !strings.Contains(err.Error(), ": computed has the wrong size") {
 		t.Fatalf("message does not name the argument: %v", err)
 	}
-	err = SplitDecodesAndPrefillsDevice(SplitDeviceBatch{QueryStartLoc: Int64Tensor([]int64{0, 1})},
+	err = SplitDecodesAndPrefillsCapturable(SplitCapturableBatch{QueryStartLoc: Int64Tensor([]int64{0, 1})},
 		SplitOptions{}, Int64Tensor(make([]int64, 4)))
 	wantInvalid(t, "host tensors to the device call", err)
 }

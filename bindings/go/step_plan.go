@@ -16,8 +16,8 @@ const (
 	StepDCPLocalSeqLens      StepProduct = 1 << 0 // GetDCPLocalSeqLens
 	StepPCPQueryRestoreIdx   StepProduct = 1 << 1 // GetPCPQueryRestoreIdx
 	StepMambaBlockTable      StepProduct = 1 << 2 // MambaGetBlockTableTensor
-	StepCausalConv1dMetadata StepProduct = 1 << 3 // ComputeCausalConv1dMetadataDevice
-	StepLocalAttention       StepProduct = 1 << 4 // MakeLocalAttentionVirtualBatchesDevice
+	StepCausalConv1dMetadata StepProduct = 1 << 3 // ComputeCausalConv1dMetadataCapturable
+	StepLocalAttention       StepProduct = 1 << 4 // MakeLocalAttentionVirtualBatchesCapturable
 	StepFastPrefill          StepProduct = 1 << 5 // MakeKVSharingFastPrefillCommonAttnMetadata
 	StepExtendQueries        StepProduct = 1 << 6 // ExtendAllQueriesByN
 	StepAllProducts          StepProduct = 0x7f   // every product (CATTN_STEP_ALL_PRODUCTS)

@@ -4,13 +4,12 @@
 // device inside kernel parameters, one launch per kernels::kParamChunk - 1 requests, so nothing
 // is read back, allocated or synchronised and the launches can be captured. The PAD tails
 // follow as fills; every launch writes a range no other one touches.
-#include "device/compute_causal_conv1d_metadata_device.h"
-
 #include <algorithm>
 
+#include "device/compute_causal_conv1d_metadata_device.h"
 #include "device/cuda_launch.h"
 #include "kernels/compute_causal_conv1d_metadata.h"
-#include "kernels/upload_index.h"
+#include "kernels/write_param_chunk.h"
 
 namespace cattn {
 
@@ -65,10 +64,9 @@ void compute_causal_conv1d_metadata_device(const char* fn, const TensorArg& q, i
                    stream);
 }
 
-kernels::CausalConv1dDeviceParams causal_conv1d_device_params(const TensorArg& q, int64_t block_m,
-                                                              const TensorArg* const (&outs)[5],
-                                                              const TensorArg& tot) {
-  kernels::CausalConv1dDeviceParams p;
+kernels::CausalConv1dCapturableParams causal_conv1d_capturable_params(
+    const TensorArg& q, int64_t block_m, const TensorArg* const (&outs)[5], const TensorArg& tot) {
+  kernels::CausalConv1dCapturableParams p;
   p.query_start_loc = index_view(q);
   p.block_m = block_m;
   kernels::MutIndexSpan* spans[5] = {&p.nums, &p.mlist, &p.offsetlist, &p.batch_ptr,
@@ -79,12 +77,14 @@ kernels::CausalConv1dDeviceParams causal_conv1d_device_params(const TensorArg& q
   return p;
 }
 
-void compute_causal_conv1d_metadata_device(const char* fn, const TensorArg& q, int64_t block_m,
-                                           const TensorArg* const (&outs)[5], const TensorArg& tot,
-                                           void* stream) {
+void compute_causal_conv1d_metadata_capturable(const char* fn, const TensorArg& q, int64_t block_m,
+                                               const TensorArg* const (&outs)[5],
+                                               const TensorArg& tot, void* stream) {
   DeviceScope dev(fn, q);
-  const kernels::CausalConv1dDeviceParams p = causal_conv1d_device_params(q, block_m, outs, tot);
-  check_launch(fn, kernels::launch_compute_causal_conv1d_metadata_device(p, dev.shape(), stream),
+  const kernels::CausalConv1dCapturableParams p =
+      causal_conv1d_capturable_params(q, block_m, outs, tot);
+  check_launch(fn,
+               kernels::launch_compute_causal_conv1d_metadata_capturable(p, dev.shape(), stream),
                stream);
 }
 

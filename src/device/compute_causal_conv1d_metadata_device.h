@@ -16,15 +16,14 @@ void compute_causal_conv1d_metadata_device(const char* fn, const TensorArg& quer
                                            int64_t block_m, const CausalConv1dCounts& counts,
                                            const TensorArg* const (&outs)[5], void* stream);
 
-// The device side of cattn_compute_causal_conv1d_metadata_device: the kernel parameters from
+// The device side of cattn_compute_causal_conv1d_metadata_capturable: the kernel parameters from
 // checked CUDA tensors (outs as above, absent ones and an absent tot skipped), and the one
 // launch that computes everything from the device query_start_loc.
-kernels::CausalConv1dDeviceParams causal_conv1d_device_params(const TensorArg& query_start_loc,
-                                                              int64_t block_m,
-                                                              const TensorArg* const (&outs)[5],
-                                                              const TensorArg& tot);
-void compute_causal_conv1d_metadata_device(const char* fn, const TensorArg& query_start_loc,
-                                           int64_t block_m, const TensorArg* const (&outs)[5],
-                                           const TensorArg& tot, void* stream);
+kernels::CausalConv1dCapturableParams causal_conv1d_capturable_params(
+    const TensorArg& query_start_loc, int64_t block_m, const TensorArg* const (&outs)[5],
+    const TensorArg& tot);
+void compute_causal_conv1d_metadata_capturable(const char* fn, const TensorArg& query_start_loc,
+                                               int64_t block_m, const TensorArg* const (&outs)[5],
+                                               const TensorArg& tot, void* stream);
 
 }  // namespace cattn

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Device side of the local-attention plan's fill and block-table gather.
-#include "device/make_local_attention_virtual_batches_device.h"
-
 #include <algorithm>
 
 #include "device/cuda_launch.h"
+#include "device/make_local_attention_virtual_batches_device.h"
 #include "kernels/make_local_attention_virtual_batches.h"
-#include "kernels/upload_index.h"
+#include "kernels/write_param_chunk.h"
 
 namespace cattn {
 namespace {
@@ -24,7 +23,7 @@ void upload_vector(const char* fn, const TensorArg& out, const std::vector<int64
     scratch.first = first;
     scratch.count = static_cast<int32_t>(count);
     std::copy(values.begin() + first, values.begin() + first + count, scratch.v);
-    check_launch(fn, kernels::launch_upload_index(span, scratch, stream), stream);
+    check_launch(fn, kernels::launch_write_param_chunk(span, scratch, stream), stream);
   }
 }
 
@@ -61,9 +60,9 @@ void make_local_attention_virtual_batches_device(const char* fn, const LocalAtte
   }
 }
 
-kernels::LocalAttentionDeviceParams local_attention_device_params(
-    const LocalAttentionDeviceTensors& t, int64_t chunk, int64_t block_size) {
-  kernels::LocalAttentionDeviceParams p;
+kernels::LocalAttentionCapturableParams local_attention_capturable_params(
+    const LocalAttentionCapturableTensors& t, int64_t chunk, int64_t block_size) {
+  kernels::LocalAttentionCapturableParams p;
   p.query_start_loc = index_view(t.query_start_loc);
   p.seq_lens = index_view(t.seq_lens);
   p.block_table = index_view(t.block_table);
@@ -78,16 +77,17 @@ kernels::LocalAttentionDeviceParams local_attention_device_params(
   return p;
 }
 
-void make_local_attention_virtual_batches_device(const char* fn,
-                                                 const LocalAttentionDeviceTensors& t,
-                                                 int64_t chunk, int64_t block_size,
-                                                 const TensorArg& counts, void* stream) {
+void make_local_attention_virtual_batches_capturable(const char* fn,
+                                                     const LocalAttentionCapturableTensors& t,
+                                                     int64_t chunk, int64_t block_size,
+                                                     const TensorArg& counts, void* stream) {
   DeviceScope dev(fn, t.query_start_loc);
-  kernels::LocalAttentionDeviceParams p = local_attention_device_params(t, chunk, block_size);
+  kernels::LocalAttentionCapturableParams p =
+      local_attention_capturable_params(t, chunk, block_size);
   if (counts.present()) p.counts.device = index_view(counts);
-  check_launch(fn,
-               kernels::launch_make_local_attention_virtual_batches_device(p, dev.shape(), stream),
-               stream);
+  check_launch(
+      fn, kernels::launch_make_local_attention_virtual_batches_capturable(p, dev.shape(), stream),
+      stream);
 }
 
 }  // namespace cattn

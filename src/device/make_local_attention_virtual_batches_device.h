@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
+#include "common/param_checks.h"
 #include "common/tensor_arg.h"
 #include "device/device.h"
-#include "common/product_checks.h"
 #include "host/make_local_attention_virtual_batches_host.h"
 #include "kernels/make_local_attention_virtual_batches.h"
 
@@ -19,15 +19,14 @@ void make_local_attention_virtual_batches_device(const char* fn, const LocalAtte
                                                  const TensorArg* query_start_loc,
                                                  const TensorArg* seq_lens, void* stream);
 
-
-// The device side of cattn_make_local_attention_virtual_batches_device: the kernel parameters
+// The device side of cattn_make_local_attention_virtual_batches_capturable: the kernel parameters
 // from checked CUDA tensors (counts absent), and the one launch that computes everything from
 // the device query_start_loc and seq_lens.
-kernels::LocalAttentionDeviceParams local_attention_device_params(
-    const LocalAttentionDeviceTensors& t, int64_t attn_chunk_size, int64_t block_size);
-void make_local_attention_virtual_batches_device(const char* fn,
-                                                 const LocalAttentionDeviceTensors& t,
-                                                 int64_t attn_chunk_size, int64_t block_size,
-                                                 const TensorArg& counts, void* stream);
+kernels::LocalAttentionCapturableParams local_attention_capturable_params(
+    const LocalAttentionCapturableTensors& t, int64_t attn_chunk_size, int64_t block_size);
+void make_local_attention_virtual_batches_capturable(const char* fn,
+                                                     const LocalAttentionCapturableTensors& t,
+                                                     int64_t attn_chunk_size, int64_t block_size,
+                                                     const TensorArg& counts, void* stream);
 
 }  // namespace cattn

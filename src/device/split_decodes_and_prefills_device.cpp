@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Device side of split_decodes_and_prefills and split_decodes_prefills_and_extends.
-#include "device/split_decodes_and_prefills_device.h"
-
 #include "device/cuda_launch.h"
+#include "device/split_decodes_and_prefills_device.h"
 #include "kernels/split_decodes_and_prefills.h"
 
 namespace cattn {
 namespace {
 
-void launch(const char* fn, const SplitDeviceArgs& a, bool extends, void* stream) {
+void launch(const char* fn, const SplitCapturableArgs& a, bool extends, void* stream) {
   DeviceScope dev(fn, a.query_start_loc);
   kernels::SplitParams p;
   p.query_start_loc = index_view(a.query_start_loc);
@@ -30,12 +29,13 @@ void launch(const char* fn, const SplitDeviceArgs& a, bool extends, void* stream
 
 }  // namespace
 
-void split_decodes_and_prefills_device(const char* fn, const SplitDeviceArgs& a, void* stream) {
+void split_decodes_and_prefills_capturable(const char* fn, const SplitCapturableArgs& a,
+                                           void* stream) {
   launch(fn, a, false, stream);
 }
 
-void split_decodes_prefills_and_extends_device(const char* fn, const SplitDeviceArgs& a,
-                                               void* stream) {
+void split_decodes_prefills_and_extends_capturable(const char* fn, const SplitCapturableArgs& a,
+                                                   void* stream) {
   launch(fn, a, true, stream);
 }
 

@@ -9,7 +9,7 @@ namespace cattn {
 
 // The checked tensors of a device split. `second` is is_prefilling (split_decodes_and_prefills,
 // may be absent) or seq_lens_upper_bound (split_decodes_prefills_and_extends).
-struct SplitDeviceArgs {
+struct SplitCapturableArgs {
   const TensorArg& query_start_loc;
   const TensorArg* second;
   const TensorArg& num_actual_tokens;  // may be absent
@@ -21,8 +21,9 @@ struct SplitDeviceArgs {
 };
 
 // One kernel on `stream` writing the four (or six) counts to result.
-void split_decodes_and_prefills_device(const char* fn, const SplitDeviceArgs& a, void* stream);
-void split_decodes_prefills_and_extends_device(const char* fn, const SplitDeviceArgs& a,
-                                               void* stream);
+void split_decodes_and_prefills_capturable(const char* fn, const SplitCapturableArgs& a,
+                                           void* stream);
+void split_decodes_prefills_and_extends_capturable(const char* fn, const SplitCapturableArgs& a,
+                                                   void* stream);
 
 }  // namespace cattn

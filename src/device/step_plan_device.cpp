@@ -81,16 +81,16 @@ void step_plan_run_device(const char* fn, const StepPlan& plan, const StepRunTen
   }
   if (plan.has(k::kStepCausalConv1d)) {
     const TensorArg none(fn, "(none)", nullptr, Use::In, true);
-    p.conv1d = causal_conv1d_device_params(t.query_start_loc, d.conv1d.block_m, t.conv1d, none);
+    p.conv1d = causal_conv1d_capturable_params(t.query_start_loc, d.conv1d.block_m, t.conv1d, none);
     p.conv1d.tot = count_slice(p.counts, k::kCountConv1dPrograms, 1);
   }
   if (plan.has(k::kStepLocalAttention)) {
-    const LocalAttentionDeviceTensors local{t.query_start_loc,       t.seq_lens,
-                                            t.block_table,           t.local_query_start_loc,
-                                            t.local_seq_lens,        t.local_num_computed_tokens,
-                                            t.local_block_table};
-    p.local = local_attention_device_params(local, d.local_attention.attn_chunk_size,
-                                            d.local_attention.block_size);
+    const LocalAttentionCapturableTensors local{t.query_start_loc,  t.seq_lens,
+                                                t.block_table,      t.local_query_start_loc,
+                                                t.local_seq_lens,   t.local_num_computed_tokens,
+                                                t.local_block_table};
+    p.local = local_attention_capturable_params(local, d.local_attention.attn_chunk_size,
+                                                d.local_attention.block_size);
     p.local.counts = count_slice(p.counts, k::kCountLocalVirtualBatches, 3);
   }
   if (plan.has(k::kStepFastPrefill)) {

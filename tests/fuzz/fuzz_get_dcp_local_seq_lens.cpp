@@ -29,8 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // The mode field and the struct size decide the contract: a 1.0-sized struct has no mode.
   const int mode_pick = fdp.ConsumeIntegralInRange<int>(0, 31);
-  const int64_t mode = mode_pick < 15   ? CATTN_DCP_SHAPE_1_0
-                       : mode_pick < 30 ? CATTN_DCP_SHAPE_PRESERVE
+  const int64_t mode = mode_pick < 15    ? CATTN_DCP_SHAPE_SQUEEZE
+                       : mode_pick < 30  ? CATTN_DCP_SHAPE_PRESERVE
                        : mode_pick == 30 ? 2
                                          : -1;
   const size_t size10 = offsetof(cattn_dcp_local_seq_lens_args_t, shape_mode);
@@ -83,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // The prediction, from the header's contract.
   bool ok = !null_args && struct_size_ok(struct_size, CATTN_FUZZ_DCP_ARGS_SIZES) && !args_over_out;
-  ok = ok && (!v11 || mode == CATTN_DCP_SHAPE_1_0 || mode == CATTN_DCP_SHAPE_PRESERVE);
+  ok = ok && (!v11 || mode == CATTN_DCP_SHAPE_SQUEEZE || mode == CATTN_DCP_SHAPE_PRESERVE);
   ok = ok && seq.usable() && !seq.device && seq.index() && (nd || seq.ndim() == 1);
   ok = ok && o.usable() && !o.device && o.index() && writable(o);
   ok = ok && world >= 1 && interleave >= 1 && interleave <= std::numeric_limits<int32_t>::max() / world;

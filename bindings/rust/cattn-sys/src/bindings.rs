@@ -50,9 +50,9 @@ pub const CATTN_STEP_DCP_LOCAL_SEQ_LENS: u32 = 1;
 pub const CATTN_STEP_PCP_QUERY_RESTORE_IDX: u32 = 2;
 #[doc = " Product bit: cattn_mamba_get_block_table_tensor."]
 pub const CATTN_STEP_MAMBA_BLOCK_TABLE: u32 = 4;
-#[doc = " Product bit: cattn_compute_causal_conv1d_metadata_device."]
+#[doc = " Product bit: cattn_compute_causal_conv1d_metadata_capturable."]
 pub const CATTN_STEP_CAUSAL_CONV1D_METADATA: u32 = 8;
-#[doc = " Product bit: cattn_make_local_attention_virtual_batches_device."]
+#[doc = " Product bit: cattn_make_local_attention_virtual_batches_capturable."]
 pub const CATTN_STEP_LOCAL_ATTENTION: u32 = 16;
 #[doc = " Product bit: cattn_make_kv_sharing_fast_prefill_common_attn_metadata."]
 pub const CATTN_STEP_FAST_PREFILL: u32 = 32;
@@ -2548,11 +2548,11 @@ extern "C" {
         args: *mut cattn_split_decodes_and_prefills_args_t,
     ) -> cattn_status_t;
 }
-#[doc = " Arguments of cattn_split_decodes_and_prefills_device."]
+#[doc = " Arguments of cattn_split_decodes_and_prefills_capturable."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
-pub struct cattn_split_decodes_and_prefills_device_args {
-    #[doc = " CATTN_SPLIT_DECODES_AND_PREFILLS_DEVICE_ARGS_SIZE."]
+pub struct cattn_split_decodes_and_prefills_capturable_args {
+    #[doc = " CATTN_SPLIT_DECODES_AND_PREFILLS_CAPTURABLE_ARGS_SIZE."]
     pub struct_size: usize,
     #[doc = " in: device [B + 1] int32/int64, B from its shape"]
     #[doc = "(pad a captured batch with zero-length rows)."]
@@ -2579,36 +2579,36 @@ pub struct cattn_split_decodes_and_prefills_device_args {
     pub stream: cattn_stream_t,
 }
 #[test]
-fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
+fn bindgen_test_layout_cattn_split_decodes_and_prefills_capturable_args() {
     assert_eq!(
-        ::std::mem::size_of::<cattn_split_decodes_and_prefills_device_args>(),
+        ::std::mem::size_of::<cattn_split_decodes_and_prefills_capturable_args>(),
         72usize,
         concat!(
             "Size of: ",
-            stringify!(cattn_split_decodes_and_prefills_device_args)
+            stringify!(cattn_split_decodes_and_prefills_capturable_args)
         )
     );
     assert_eq!(
-        ::std::mem::align_of::<cattn_split_decodes_and_prefills_device_args>(),
+        ::std::mem::align_of::<cattn_split_decodes_and_prefills_capturable_args>(),
         8usize,
         concat!(
             "Alignment of ",
-            stringify!(cattn_split_decodes_and_prefills_device_args)
+            stringify!(cattn_split_decodes_and_prefills_capturable_args)
         )
     );
     fn test_field_struct_size() {
         assert_eq!(
             unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_and_prefills_capturable_args,
+                >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
             },
             0usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
+                stringify!(cattn_split_decodes_and_prefills_capturable_args),
                 "::",
                 stringify!(struct_size)
             )
@@ -2618,16 +2618,16 @@ fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
     fn test_field_query_start_loc() {
         assert_eq!(
             unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_and_prefills_capturable_args,
+                >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
             },
             8usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
+                stringify!(cattn_split_decodes_and_prefills_capturable_args),
                 "::",
                 stringify!(query_start_loc)
             )
@@ -2637,16 +2637,16 @@ fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
     fn test_field_is_prefilling() {
         assert_eq!(
             unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_and_prefills_capturable_args,
+                >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).is_prefilling) as usize - ptr as usize
             },
             16usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
+                stringify!(cattn_split_decodes_and_prefills_capturable_args),
                 "::",
                 stringify!(is_prefilling)
             )
@@ -2656,16 +2656,16 @@ fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
     fn test_field_num_actual_tokens() {
         assert_eq!(
             unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_and_prefills_capturable_args,
+                >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
             },
             24usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
+                stringify!(cattn_split_decodes_and_prefills_capturable_args),
                 "::",
                 stringify!(num_actual_tokens)
             )
@@ -2675,16 +2675,16 @@ fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
     fn test_field_max_query_len() {
         assert_eq!(
             unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_and_prefills_capturable_args,
+                >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
             },
             32usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
+                stringify!(cattn_split_decodes_and_prefills_capturable_args),
                 "::",
                 stringify!(max_query_len)
             )
@@ -2694,16 +2694,16 @@ fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
     fn test_field_decode_threshold() {
         assert_eq!(
             unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_and_prefills_capturable_args,
+                >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
             },
             40usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
+                stringify!(cattn_split_decodes_and_prefills_capturable_args),
                 "::",
                 stringify!(decode_threshold)
             )
@@ -2713,16 +2713,16 @@ fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
     fn test_field_require_uniform() {
         assert_eq!(
             unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_and_prefills_capturable_args,
+                >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).require_uniform) as usize - ptr as usize
             },
             48usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
+                stringify!(cattn_split_decodes_and_prefills_capturable_args),
                 "::",
                 stringify!(require_uniform)
             )
@@ -2732,16 +2732,16 @@ fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
     fn test_field_treat_short_extends_as_decodes() {
         assert_eq!(
             unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_and_prefills_capturable_args,
+                >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).treat_short_extends_as_decodes) as usize - ptr as usize
             },
             52usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
+                stringify!(cattn_split_decodes_and_prefills_capturable_args),
                 "::",
                 stringify!(treat_short_extends_as_decodes)
             )
@@ -2751,16 +2751,16 @@ fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
     fn test_field_result() {
         assert_eq!(
             unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_and_prefills_capturable_args,
+                >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).result) as usize - ptr as usize
             },
             56usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
+                stringify!(cattn_split_decodes_and_prefills_capturable_args),
                 "::",
                 stringify!(result)
             )
@@ -2770,16 +2770,16 @@ fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
     fn test_field_stream() {
         assert_eq!(
             unsafe {
-                let uninit =
-                    ::std::mem::MaybeUninit::<cattn_split_decodes_and_prefills_device_args>::uninit(
-                    );
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_split_decodes_and_prefills_capturable_args,
+                >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
             },
             64usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_and_prefills_device_args),
+                stringify!(cattn_split_decodes_and_prefills_capturable_args),
                 "::",
                 stringify!(stream)
             )
@@ -2787,9 +2787,9 @@ fn bindgen_test_layout_cattn_split_decodes_and_prefills_device_args() {
     }
     test_field_stream();
 }
-#[doc = " Arguments of cattn_split_decodes_and_prefills_device."]
-pub type cattn_split_decodes_and_prefills_device_args_t =
-    cattn_split_decodes_and_prefills_device_args;
+#[doc = " Arguments of cattn_split_decodes_and_prefills_capturable."]
+pub type cattn_split_decodes_and_prefills_capturable_args_t =
+    cattn_split_decodes_and_prefills_capturable_args;
 extern "C" {
     #[doc = " cattn_split_decodes_and_prefills on CUDA tensors in one kernel, counts written to `result`,"]
     #[doc = "  so that a captured graph splits each replay's batch. Values the host call refuses give four"]
@@ -2799,8 +2799,8 @@ extern "C" {
     #[doc = "  CATTN_INSUFFICIENT_SIZE (result shorter than 4); CATTN_NOT_SUPPORTED (CPU-only build, no"]
     #[doc = "  usable device, a tensor off its element alignment); CATTN_CUDA_ERROR."]
     #[doc = "  Since: 1.1. Details: docs/api/split_decodes_and_prefills.md"]
-    pub fn cattn_split_decodes_and_prefills_device(
-        args: *const cattn_split_decodes_and_prefills_device_args_t,
+    pub fn cattn_split_decodes_and_prefills_capturable(
+        args: *const cattn_split_decodes_and_prefills_capturable_args_t,
     ) -> cattn_status_t;
 }
 #[doc = " Arguments of cattn_split_decodes_prefills_and_extends (the host split)."]
@@ -3093,11 +3093,11 @@ extern "C" {
         args: *mut cattn_split_decodes_prefills_and_extends_args_t,
     ) -> cattn_status_t;
 }
-#[doc = " Arguments of cattn_split_decodes_prefills_and_extends_device."]
+#[doc = " Arguments of cattn_split_decodes_prefills_and_extends_capturable."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
-pub struct cattn_split_decodes_prefills_and_extends_device_args {
-    #[doc = " CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_DEVICE_ARGS_SIZE."]
+pub struct cattn_split_decodes_prefills_and_extends_capturable_args {
+    #[doc = " CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_CAPTURABLE_ARGS_SIZE."]
     pub struct_size: usize,
     #[doc = " in: device [B + 1] int32/int64."]
     pub query_start_loc: *const DLTensor,
@@ -3119,28 +3119,28 @@ pub struct cattn_split_decodes_prefills_and_extends_device_args {
     pub stream: cattn_stream_t,
 }
 #[test]
-fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
+fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_capturable_args() {
     assert_eq!(
-        ::std::mem::size_of::<cattn_split_decodes_prefills_and_extends_device_args>(),
+        ::std::mem::size_of::<cattn_split_decodes_prefills_and_extends_capturable_args>(),
         64usize,
         concat!(
             "Size of: ",
-            stringify!(cattn_split_decodes_prefills_and_extends_device_args)
+            stringify!(cattn_split_decodes_prefills_and_extends_capturable_args)
         )
     );
     assert_eq!(
-        ::std::mem::align_of::<cattn_split_decodes_prefills_and_extends_device_args>(),
+        ::std::mem::align_of::<cattn_split_decodes_prefills_and_extends_capturable_args>(),
         8usize,
         concat!(
             "Alignment of ",
-            stringify!(cattn_split_decodes_prefills_and_extends_device_args)
+            stringify!(cattn_split_decodes_prefills_and_extends_capturable_args)
         )
     );
     fn test_field_struct_size() {
         assert_eq!(
             unsafe {
                 let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
+                    cattn_split_decodes_prefills_and_extends_capturable_args,
                 >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
@@ -3148,7 +3148,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
             0usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                stringify!(cattn_split_decodes_prefills_and_extends_capturable_args),
                 "::",
                 stringify!(struct_size)
             )
@@ -3159,7 +3159,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
         assert_eq!(
             unsafe {
                 let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
+                    cattn_split_decodes_prefills_and_extends_capturable_args,
                 >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
@@ -3167,7 +3167,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
             8usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                stringify!(cattn_split_decodes_prefills_and_extends_capturable_args),
                 "::",
                 stringify!(query_start_loc)
             )
@@ -3178,7 +3178,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
         assert_eq!(
             unsafe {
                 let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
+                    cattn_split_decodes_prefills_and_extends_capturable_args,
                 >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).seq_lens_upper_bound) as usize - ptr as usize
@@ -3186,7 +3186,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
             16usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                stringify!(cattn_split_decodes_prefills_and_extends_capturable_args),
                 "::",
                 stringify!(seq_lens_upper_bound)
             )
@@ -3197,7 +3197,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
         assert_eq!(
             unsafe {
                 let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
+                    cattn_split_decodes_prefills_and_extends_capturable_args,
                 >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).num_actual_tokens) as usize - ptr as usize
@@ -3205,7 +3205,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
             24usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                stringify!(cattn_split_decodes_prefills_and_extends_capturable_args),
                 "::",
                 stringify!(num_actual_tokens)
             )
@@ -3216,7 +3216,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
         assert_eq!(
             unsafe {
                 let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
+                    cattn_split_decodes_prefills_and_extends_capturable_args,
                 >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).max_query_len) as usize - ptr as usize
@@ -3224,7 +3224,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
             32usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                stringify!(cattn_split_decodes_prefills_and_extends_capturable_args),
                 "::",
                 stringify!(max_query_len)
             )
@@ -3235,7 +3235,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
         assert_eq!(
             unsafe {
                 let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
+                    cattn_split_decodes_prefills_and_extends_capturable_args,
                 >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
@@ -3243,7 +3243,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
             40usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                stringify!(cattn_split_decodes_prefills_and_extends_capturable_args),
                 "::",
                 stringify!(decode_threshold)
             )
@@ -3254,7 +3254,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
         assert_eq!(
             unsafe {
                 let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
+                    cattn_split_decodes_prefills_and_extends_capturable_args,
                 >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).result) as usize - ptr as usize
@@ -3262,7 +3262,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
             48usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                stringify!(cattn_split_decodes_prefills_and_extends_capturable_args),
                 "::",
                 stringify!(result)
             )
@@ -3273,7 +3273,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
         assert_eq!(
             unsafe {
                 let uninit = ::std::mem::MaybeUninit::<
-                    cattn_split_decodes_prefills_and_extends_device_args,
+                    cattn_split_decodes_prefills_and_extends_capturable_args,
                 >::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
@@ -3281,7 +3281,7 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
             56usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_split_decodes_prefills_and_extends_device_args),
+                stringify!(cattn_split_decodes_prefills_and_extends_capturable_args),
                 "::",
                 stringify!(stream)
             )
@@ -3289,9 +3289,9 @@ fn bindgen_test_layout_cattn_split_decodes_prefills_and_extends_device_args() {
     }
     test_field_stream();
 }
-#[doc = " Arguments of cattn_split_decodes_prefills_and_extends_device."]
-pub type cattn_split_decodes_prefills_and_extends_device_args_t =
-    cattn_split_decodes_prefills_and_extends_device_args;
+#[doc = " Arguments of cattn_split_decodes_prefills_and_extends_capturable."]
+pub type cattn_split_decodes_prefills_and_extends_capturable_args_t =
+    cattn_split_decodes_prefills_and_extends_capturable_args;
 extern "C" {
     #[doc = " cattn_split_decodes_prefills_and_extends on CUDA tensors in one kernel, counts to `result`."]
     #[doc = "  Values the host call refuses (B = 0 past the all-decode case, an int64 overflow) give six"]
@@ -3301,8 +3301,8 @@ extern "C" {
     #[doc = "  range); CATTN_INSUFFICIENT_SIZE (result shorter than 6); CATTN_NOT_SUPPORTED (CPU-only"]
     #[doc = "  build, no usable device, a tensor off its element alignment); CATTN_CUDA_ERROR."]
     #[doc = "  Since: 1.1. Details: docs/api/split_decodes_and_prefills.md"]
-    pub fn cattn_split_decodes_prefills_and_extends_device(
-        args: *const cattn_split_decodes_prefills_and_extends_device_args_t,
+    pub fn cattn_split_decodes_prefills_and_extends_capturable(
+        args: *const cattn_split_decodes_prefills_and_extends_capturable_args_t,
     ) -> cattn_status_t;
 }
 #[doc = " Arguments of cattn_split_prefill_chunks."]
@@ -4203,7 +4203,7 @@ extern "C" {
 }
 #[doc = " The 1.0 contract: seq_lens `[B]`; out `[B]` for one rank, `[B, dcp_size]` for all ranks,"]
 #[doc = "  and `[B]` or `[B, 1]` for all ranks when dcp_size is 1."]
-pub const CATTN_DCP_SHAPE_1_0: cattn_dcp_shape_mode_e = 0;
+pub const CATTN_DCP_SHAPE_SQUEEZE: cattn_dcp_shape_mode_e = 0;
 #[doc = " vLLM's newest: seq_lens of any shape S of 0 to 7 dims (strided or broadcast views are"]
 #[doc = "  fine); out S for one rank, S + `[dcp_size]` for all ranks, even when dcp_size is 1."]
 pub const CATTN_DCP_SHAPE_PRESERVE: cattn_dcp_shape_mode_e = 1;
@@ -4234,7 +4234,7 @@ pub struct cattn_dcp_local_seq_lens_args {
     #[doc = " CUDA tensors only."]
     pub stream: cattn_stream_t,
     #[doc = " in (1.1): a cattn_dcp_shape_mode_t; the _INIT value and a 1.0"]
-    #[doc = "struct without this field mean CATTN_DCP_SHAPE_1_0."]
+    #[doc = "struct without this field mean CATTN_DCP_SHAPE_SQUEEZE."]
     pub shape_mode: i64,
 }
 #[test]
@@ -5737,11 +5737,11 @@ extern "C" {
         args: *mut cattn_max_local_attention_virtual_batches_args_t,
     ) -> cattn_status_t;
 }
-#[doc = " Arguments of cattn_make_local_attention_virtual_batches_device. Since: 1.1"]
+#[doc = " Arguments of cattn_make_local_attention_virtual_batches_capturable. Since: 1.1"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
-pub struct cattn_local_attention_device_args {
-    #[doc = " CATTN_LOCAL_ATTENTION_DEVICE_ARGS_SIZE"]
+pub struct cattn_local_attention_capturable_args {
+    #[doc = " CATTN_LOCAL_ATTENTION_CAPTURABLE_ARGS_SIZE"]
     pub struct_size: usize,
     #[doc = " in: the attention chunk C, at least 1"]
     pub attn_chunk_size: i64,
@@ -5767,31 +5767,35 @@ pub struct cattn_local_attention_device_args {
     pub stream: cattn_stream_t,
 }
 #[test]
-fn bindgen_test_layout_cattn_local_attention_device_args() {
+fn bindgen_test_layout_cattn_local_attention_capturable_args() {
     assert_eq!(
-        ::std::mem::size_of::<cattn_local_attention_device_args>(),
+        ::std::mem::size_of::<cattn_local_attention_capturable_args>(),
         96usize,
-        concat!("Size of: ", stringify!(cattn_local_attention_device_args))
+        concat!(
+            "Size of: ",
+            stringify!(cattn_local_attention_capturable_args)
+        )
     );
     assert_eq!(
-        ::std::mem::align_of::<cattn_local_attention_device_args>(),
+        ::std::mem::align_of::<cattn_local_attention_capturable_args>(),
         8usize,
         concat!(
             "Alignment of ",
-            stringify!(cattn_local_attention_device_args)
+            stringify!(cattn_local_attention_capturable_args)
         )
     );
     fn test_field_struct_size() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_local_attention_capturable_args>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
             },
             0usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_local_attention_device_args),
+                stringify!(cattn_local_attention_capturable_args),
                 "::",
                 stringify!(struct_size)
             )
@@ -5801,14 +5805,15 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     fn test_field_attn_chunk_size() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_local_attention_capturable_args>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).attn_chunk_size) as usize - ptr as usize
             },
             8usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_local_attention_device_args),
+                stringify!(cattn_local_attention_capturable_args),
                 "::",
                 stringify!(attn_chunk_size)
             )
@@ -5818,14 +5823,15 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     fn test_field_block_size() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_local_attention_capturable_args>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).block_size) as usize - ptr as usize
             },
             16usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_local_attention_device_args),
+                stringify!(cattn_local_attention_capturable_args),
                 "::",
                 stringify!(block_size)
             )
@@ -5835,14 +5841,15 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     fn test_field_query_start_loc() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_local_attention_capturable_args>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
             },
             24usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_local_attention_device_args),
+                stringify!(cattn_local_attention_capturable_args),
                 "::",
                 stringify!(query_start_loc)
             )
@@ -5852,14 +5859,15 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     fn test_field_seq_lens() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_local_attention_capturable_args>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).seq_lens) as usize - ptr as usize
             },
             32usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_local_attention_device_args),
+                stringify!(cattn_local_attention_capturable_args),
                 "::",
                 stringify!(seq_lens)
             )
@@ -5869,14 +5877,15 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     fn test_field_block_table() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_local_attention_capturable_args>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).block_table) as usize - ptr as usize
             },
             40usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_local_attention_device_args),
+                stringify!(cattn_local_attention_capturable_args),
                 "::",
                 stringify!(block_table)
             )
@@ -5886,14 +5895,15 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     fn test_field_query_start_loc_out() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_local_attention_capturable_args>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).query_start_loc_out) as usize - ptr as usize
             },
             48usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_local_attention_device_args),
+                stringify!(cattn_local_attention_capturable_args),
                 "::",
                 stringify!(query_start_loc_out)
             )
@@ -5903,14 +5913,15 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     fn test_field_seq_lens_out() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_local_attention_capturable_args>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).seq_lens_out) as usize - ptr as usize
             },
             56usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_local_attention_device_args),
+                stringify!(cattn_local_attention_capturable_args),
                 "::",
                 stringify!(seq_lens_out)
             )
@@ -5920,14 +5931,15 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     fn test_field_num_computed_tokens_out() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_local_attention_capturable_args>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).num_computed_tokens_out) as usize - ptr as usize
             },
             64usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_local_attention_device_args),
+                stringify!(cattn_local_attention_capturable_args),
                 "::",
                 stringify!(num_computed_tokens_out)
             )
@@ -5937,14 +5949,15 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     fn test_field_block_table_out() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_local_attention_capturable_args>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).block_table_out) as usize - ptr as usize
             },
             72usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_local_attention_device_args),
+                stringify!(cattn_local_attention_capturable_args),
                 "::",
                 stringify!(block_table_out)
             )
@@ -5954,14 +5967,15 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     fn test_field_counts() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_local_attention_capturable_args>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).counts) as usize - ptr as usize
             },
             80usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_local_attention_device_args),
+                stringify!(cattn_local_attention_capturable_args),
                 "::",
                 stringify!(counts)
             )
@@ -5971,14 +5985,15 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     fn test_field_stream() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<cattn_local_attention_device_args>::uninit();
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_local_attention_capturable_args>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
             },
             88usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_local_attention_device_args),
+                stringify!(cattn_local_attention_capturable_args),
                 "::",
                 stringify!(stream)
             )
@@ -5986,8 +6001,8 @@ fn bindgen_test_layout_cattn_local_attention_device_args() {
     }
     test_field_stream();
 }
-#[doc = " Arguments of cattn_make_local_attention_virtual_batches_device. Since: 1.1"]
-pub type cattn_local_attention_device_args_t = cattn_local_attention_device_args;
+#[doc = " Arguments of cattn_make_local_attention_virtual_batches_capturable. Since: 1.1"]
+pub type cattn_local_attention_capturable_args_t = cattn_local_attention_capturable_args;
 extern "C" {
     #[doc = " Computes the virtual batches on the device from the device query_start_loc and seq_lens, so"]
     #[doc = "  that a captured CUDA graph recomputes them on every replay; values equal the plan's. The"]
@@ -5999,8 +6014,8 @@ extern "C" {
     #[doc = "  Stream: one kernel on `args->stream`. Unchecked data: a decrease is an empty request, a"]
     #[doc = "  short seq_len its query's length; an int32 output keeps the low 32 bits."]
     #[doc = "  Since: 1.1. Details: docs/api/make_local_attention_virtual_batches.md"]
-    pub fn cattn_make_local_attention_virtual_batches_device(
-        args: *const cattn_local_attention_device_args_t,
+    pub fn cattn_make_local_attention_virtual_batches_capturable(
+        args: *const cattn_local_attention_capturable_args_t,
     ) -> cattn_status_t;
 }
 #[doc = " Arguments of cattn_compute_causal_conv1d_metadata. Since: 1.0"]
@@ -6247,11 +6262,11 @@ extern "C" {
         args: *mut cattn_causal_conv1d_metadata_args_t,
     ) -> cattn_status_t;
 }
-#[doc = " Arguments of cattn_compute_causal_conv1d_metadata_device. Since: 1.1"]
+#[doc = " Arguments of cattn_compute_causal_conv1d_metadata_capturable. Since: 1.1"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
-pub struct cattn_causal_conv1d_metadata_device_args {
-    #[doc = " CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_SIZE"]
+pub struct cattn_causal_conv1d_metadata_capturable_args {
+    #[doc = " CATTN_CAUSAL_CONV1D_METADATA_CAPTURABLE_ARGS_SIZE"]
     pub struct_size: usize,
     #[doc = " in: device [B + 1] int32/int64, non-decreasing"]
     pub query_start_loc: *const DLTensor,
@@ -6273,35 +6288,36 @@ pub struct cattn_causal_conv1d_metadata_device_args {
     pub stream: cattn_stream_t,
 }
 #[test]
-fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
+fn bindgen_test_layout_cattn_causal_conv1d_metadata_capturable_args() {
     assert_eq!(
-        ::std::mem::size_of::<cattn_causal_conv1d_metadata_device_args>(),
+        ::std::mem::size_of::<cattn_causal_conv1d_metadata_capturable_args>(),
         80usize,
         concat!(
             "Size of: ",
-            stringify!(cattn_causal_conv1d_metadata_device_args)
+            stringify!(cattn_causal_conv1d_metadata_capturable_args)
         )
     );
     assert_eq!(
-        ::std::mem::align_of::<cattn_causal_conv1d_metadata_device_args>(),
+        ::std::mem::align_of::<cattn_causal_conv1d_metadata_capturable_args>(),
         8usize,
         concat!(
             "Alignment of ",
-            stringify!(cattn_causal_conv1d_metadata_device_args)
+            stringify!(cattn_causal_conv1d_metadata_capturable_args)
         )
     );
     fn test_field_struct_size() {
         assert_eq!(
             unsafe {
                 let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_capturable_args>::uninit(
+                    );
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
             },
             0usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
+                stringify!(cattn_causal_conv1d_metadata_capturable_args),
                 "::",
                 stringify!(struct_size)
             )
@@ -6312,14 +6328,15 @@ fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
         assert_eq!(
             unsafe {
                 let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_capturable_args>::uninit(
+                    );
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
             },
             8usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
+                stringify!(cattn_causal_conv1d_metadata_capturable_args),
                 "::",
                 stringify!(query_start_loc)
             )
@@ -6330,14 +6347,15 @@ fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
         assert_eq!(
             unsafe {
                 let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_capturable_args>::uninit(
+                    );
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).block_m) as usize - ptr as usize
             },
             16usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
+                stringify!(cattn_causal_conv1d_metadata_capturable_args),
                 "::",
                 stringify!(block_m)
             )
@@ -6348,14 +6366,15 @@ fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
         assert_eq!(
             unsafe {
                 let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_capturable_args>::uninit(
+                    );
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).nums) as usize - ptr as usize
             },
             24usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
+                stringify!(cattn_causal_conv1d_metadata_capturable_args),
                 "::",
                 stringify!(nums)
             )
@@ -6366,14 +6385,15 @@ fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
         assert_eq!(
             unsafe {
                 let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_capturable_args>::uninit(
+                    );
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).mlist) as usize - ptr as usize
             },
             32usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
+                stringify!(cattn_causal_conv1d_metadata_capturable_args),
                 "::",
                 stringify!(mlist)
             )
@@ -6384,14 +6404,15 @@ fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
         assert_eq!(
             unsafe {
                 let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_capturable_args>::uninit(
+                    );
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).offsetlist) as usize - ptr as usize
             },
             40usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
+                stringify!(cattn_causal_conv1d_metadata_capturable_args),
                 "::",
                 stringify!(offsetlist)
             )
@@ -6402,14 +6423,15 @@ fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
         assert_eq!(
             unsafe {
                 let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_capturable_args>::uninit(
+                    );
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).batch_ptr) as usize - ptr as usize
             },
             48usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
+                stringify!(cattn_causal_conv1d_metadata_capturable_args),
                 "::",
                 stringify!(batch_ptr)
             )
@@ -6420,14 +6442,15 @@ fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
         assert_eq!(
             unsafe {
                 let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_capturable_args>::uninit(
+                    );
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).token_chunk_offset_ptr) as usize - ptr as usize
             },
             56usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
+                stringify!(cattn_causal_conv1d_metadata_capturable_args),
                 "::",
                 stringify!(token_chunk_offset_ptr)
             )
@@ -6438,14 +6461,15 @@ fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
         assert_eq!(
             unsafe {
                 let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_capturable_args>::uninit(
+                    );
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).tot) as usize - ptr as usize
             },
             64usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
+                stringify!(cattn_causal_conv1d_metadata_capturable_args),
                 "::",
                 stringify!(tot)
             )
@@ -6456,14 +6480,15 @@ fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
         assert_eq!(
             unsafe {
                 let uninit =
-                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_device_args>::uninit();
+                    ::std::mem::MaybeUninit::<cattn_causal_conv1d_metadata_capturable_args>::uninit(
+                    );
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
             },
             72usize,
             concat!(
                 "Offset of field: ",
-                stringify!(cattn_causal_conv1d_metadata_device_args),
+                stringify!(cattn_causal_conv1d_metadata_capturable_args),
                 "::",
                 stringify!(stream)
             )
@@ -6471,8 +6496,9 @@ fn bindgen_test_layout_cattn_causal_conv1d_metadata_device_args() {
     }
     test_field_stream();
 }
-#[doc = " Arguments of cattn_compute_causal_conv1d_metadata_device. Since: 1.1"]
-pub type cattn_causal_conv1d_metadata_device_args_t = cattn_causal_conv1d_metadata_device_args;
+#[doc = " Arguments of cattn_compute_causal_conv1d_metadata_capturable. Since: 1.1"]
+pub type cattn_causal_conv1d_metadata_capturable_args_t =
+    cattn_causal_conv1d_metadata_capturable_args;
 extern "C" {
     #[doc = " Computes the same metadata on the device from the device query_start_loc, so that a"]
     #[doc = "  captured CUDA graph recomputes it on every replay. Per-program outputs get CATTN_PAD_SLOT_ID"]
@@ -6483,8 +6509,8 @@ extern "C" {
     #[doc = "  no usable device, misaligned); CATTN_CUDA_ERROR. Stream: one kernel on `args->stream`;"]
     #[doc = "  unchecked data: a decrease is an empty request, an int32 output keeps the low 32 bits."]
     #[doc = "  Since: 1.1. Details: docs/api/compute_causal_conv1d_metadata.md"]
-    pub fn cattn_compute_causal_conv1d_metadata_device(
-        args: *const cattn_causal_conv1d_metadata_device_args_t,
+    pub fn cattn_compute_causal_conv1d_metadata_capturable(
+        args: *const cattn_causal_conv1d_metadata_capturable_args_t,
     ) -> cattn_status_t;
 }
 #[doc = " \"none\": every column, as given"]
@@ -9656,15 +9682,17 @@ pub struct cattn_api {
             arg4: *mut usize,
         ) -> cattn_status_t,
     >,
-    #[doc = " cattn_compute_causal_conv1d_metadata_device"]
-    pub compute_causal_conv1d_metadata_device: ::std::option::Option<
+    #[doc = " cattn_compute_causal_conv1d_metadata_capturable"]
+    pub compute_causal_conv1d_metadata_capturable: ::std::option::Option<
         unsafe extern "C" fn(
-            arg1: *const cattn_causal_conv1d_metadata_device_args_t,
+            arg1: *const cattn_causal_conv1d_metadata_capturable_args_t,
         ) -> cattn_status_t,
     >,
-    #[doc = " cattn_make_local_attention_virtual_batches_device"]
-    pub make_local_attention_virtual_batches_device: ::std::option::Option<
-        unsafe extern "C" fn(arg1: *const cattn_local_attention_device_args_t) -> cattn_status_t,
+    #[doc = " cattn_make_local_attention_virtual_batches_capturable"]
+    pub make_local_attention_virtual_batches_capturable: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_local_attention_capturable_args_t,
+        ) -> cattn_status_t,
     >,
     #[doc = " cattn_step_plan_create"]
     pub step_plan_create: ::std::option::Option<
@@ -9759,10 +9787,10 @@ pub struct cattn_api {
     pub split_decodes_and_prefills: ::std::option::Option<
         unsafe extern "C" fn(arg1: *mut cattn_split_decodes_and_prefills_args_t) -> cattn_status_t,
     >,
-    #[doc = " cattn_split_decodes_and_prefills_device"]
-    pub split_decodes_and_prefills_device: ::std::option::Option<
+    #[doc = " cattn_split_decodes_and_prefills_capturable"]
+    pub split_decodes_and_prefills_capturable: ::std::option::Option<
         unsafe extern "C" fn(
-            arg1: *const cattn_split_decodes_and_prefills_device_args_t,
+            arg1: *const cattn_split_decodes_and_prefills_capturable_args_t,
         ) -> cattn_status_t,
     >,
     #[doc = " cattn_split_decodes_prefills_and_extends"]
@@ -9771,10 +9799,10 @@ pub struct cattn_api {
             arg1: *mut cattn_split_decodes_prefills_and_extends_args_t,
         ) -> cattn_status_t,
     >,
-    #[doc = " cattn_split_decodes_prefills_and_extends_device"]
-    pub split_decodes_prefills_and_extends_device: ::std::option::Option<
+    #[doc = " cattn_split_decodes_prefills_and_extends_capturable"]
+    pub split_decodes_prefills_and_extends_capturable: ::std::option::Option<
         unsafe extern "C" fn(
-            arg1: *const cattn_split_decodes_prefills_and_extends_device_args_t,
+            arg1: *const cattn_split_decodes_prefills_and_extends_capturable_args_t,
         ) -> cattn_status_t,
     >,
     #[doc = " cattn_split_prefill_chunks"]
@@ -10505,12 +10533,12 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_make_local_attention_virtual_batches_size();
-    fn test_field_compute_causal_conv1d_metadata_device() {
+    fn test_field_compute_causal_conv1d_metadata_capturable() {
         assert_eq!(
             unsafe {
                 let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
                 let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).compute_causal_conv1d_metadata_device) as usize
+                ::std::ptr::addr_of!((*ptr).compute_causal_conv1d_metadata_capturable) as usize
                     - ptr as usize
             },
             304usize,
@@ -10518,17 +10546,18 @@ fn bindgen_test_layout_cattn_api() {
                 "Offset of field: ",
                 stringify!(cattn_api),
                 "::",
-                stringify!(compute_causal_conv1d_metadata_device)
+                stringify!(compute_causal_conv1d_metadata_capturable)
             )
         );
     }
-    test_field_compute_causal_conv1d_metadata_device();
-    fn test_field_make_local_attention_virtual_batches_device() {
+    test_field_compute_causal_conv1d_metadata_capturable();
+    fn test_field_make_local_attention_virtual_batches_capturable() {
         assert_eq!(
             unsafe {
                 let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
                 let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).make_local_attention_virtual_batches_device) as usize
+                ::std::ptr::addr_of!((*ptr).make_local_attention_virtual_batches_capturable)
+                    as usize
                     - ptr as usize
             },
             312usize,
@@ -10536,11 +10565,11 @@ fn bindgen_test_layout_cattn_api() {
                 "Offset of field: ",
                 stringify!(cattn_api),
                 "::",
-                stringify!(make_local_attention_virtual_batches_device)
+                stringify!(make_local_attention_virtual_batches_capturable)
             )
         );
     }
-    test_field_make_local_attention_virtual_batches_device();
+    test_field_make_local_attention_virtual_batches_capturable();
     fn test_field_step_plan_create() {
         assert_eq!(
             unsafe {
@@ -10797,12 +10826,12 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_split_decodes_and_prefills();
-    fn test_field_split_decodes_and_prefills_device() {
+    fn test_field_split_decodes_and_prefills_capturable() {
         assert_eq!(
             unsafe {
                 let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
                 let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).split_decodes_and_prefills_device) as usize
+                ::std::ptr::addr_of!((*ptr).split_decodes_and_prefills_capturable) as usize
                     - ptr as usize
             },
             440usize,
@@ -10810,11 +10839,11 @@ fn bindgen_test_layout_cattn_api() {
                 "Offset of field: ",
                 stringify!(cattn_api),
                 "::",
-                stringify!(split_decodes_and_prefills_device)
+                stringify!(split_decodes_and_prefills_capturable)
             )
         );
     }
-    test_field_split_decodes_and_prefills_device();
+    test_field_split_decodes_and_prefills_capturable();
     fn test_field_split_decodes_prefills_and_extends() {
         assert_eq!(
             unsafe {
@@ -10833,12 +10862,12 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_split_decodes_prefills_and_extends();
-    fn test_field_split_decodes_prefills_and_extends_device() {
+    fn test_field_split_decodes_prefills_and_extends_capturable() {
         assert_eq!(
             unsafe {
                 let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
                 let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).split_decodes_prefills_and_extends_device) as usize
+                ::std::ptr::addr_of!((*ptr).split_decodes_prefills_and_extends_capturable) as usize
                     - ptr as usize
             },
             456usize,
@@ -10846,11 +10875,11 @@ fn bindgen_test_layout_cattn_api() {
                 "Offset of field: ",
                 stringify!(cattn_api),
                 "::",
-                stringify!(split_decodes_prefills_and_extends_device)
+                stringify!(split_decodes_prefills_and_extends_capturable)
             )
         );
     }
-    test_field_split_decodes_prefills_and_extends_device();
+    test_field_split_decodes_prefills_and_extends_capturable();
     fn test_field_split_prefill_chunks() {
         assert_eq!(
             unsafe {

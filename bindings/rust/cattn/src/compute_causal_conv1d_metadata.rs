@@ -39,13 +39,13 @@ pub struct CausalConv1dOutputs<'a> {
     pub token_chunk_offset_ptr: Option<TensorMut<'a>>,
 }
 
-/// The outputs of [`compute_causal_conv1d_metadata_device`]; each is optional, 1-D int32/int64
+/// The outputs of [`compute_causal_conv1d_metadata_capturable`]; each is optional, 1-D int32/int64
 /// on `query_start_loc`'s device.
 ///
 /// The per-program outputs hold a capacity of their own length each: `cdiv(max_num_tokens,
 /// block_m) + max_num_reqs` holds every batch of at most that many tokens and requests.
 #[derive(Debug, Default)]
-pub struct CausalConv1dDeviceOutputs<'a> {
+pub struct CausalConv1dCapturableOutputs<'a> {
     /// `[B]`: programs per request, `ceil(len / block_m)`.
     pub nums: Option<TensorMut<'a>>,
     /// `[capacity]`: the request of each program, then `PAD_SLOT_ID` (-1) past `tot`.
@@ -155,13 +155,13 @@ pub fn compute_causal_conv1d_metadata(
 /// device; [`crate::Status::CudaError`]. Since 1.1.
 ///
 /// ```
-/// use cattn::{compute_causal_conv1d_metadata_device, CausalConv1dDeviceOutputs, Status,
+/// use cattn::{compute_causal_conv1d_metadata_capturable, CausalConv1dCapturableOutputs, Status,
 ///             Stream, TensorMut};
 /// // Host tensors are refused: this call is for the device.
 /// let qsl = [0i32, 10, 16, 17];
 /// let mut nums = [0i32; 3];
-/// let err = compute_causal_conv1d_metadata_device(&(&qsl).into(), 8,
-///     &mut CausalConv1dDeviceOutputs {
+/// let err = compute_causal_conv1d_metadata_capturable(&(&qsl).into(), 8,
+///     &mut CausalConv1dCapturableOutputs {
 ///         nums: Some(TensorMut::from_slice(&mut nums)),
 ///         ..Default::default()
 ///     }, Stream::DEFAULT).unwrap_err();
@@ -173,7 +173,7 @@ pub fn compute_causal_conv1d_metadata(
 ///
 /// ```no_run
 /// # use std::ffi::c_void;
-/// use cattn::{compute_causal_conv1d_metadata_device, CausalConv1dDeviceOutputs, DataType,
+/// use cattn::{compute_causal_conv1d_metadata_capturable, CausalConv1dCapturableOutputs, DataType,
 ///             Device, Stream, TensorMut, TensorRef};
 /// # let (d_qsl, d_mlist, d_tot): (*const c_void, *mut c_void, *mut c_void) = unimplemented!();
 /// # let stream = Stream::DEFAULT;
@@ -186,20 +186,20 @@ pub fn compute_causal_conv1d_metadata(
 ///     TensorMut::from_raw_parts(d_mlist, Device::Cuda(0), DataType::I32, &[capacity], None, 0),
 ///     TensorMut::from_raw_parts(d_tot, Device::Cuda(0), DataType::I64, &[1], None, 0),
 /// )};
-/// compute_causal_conv1d_metadata_device(&qsl, block_m, &mut CausalConv1dDeviceOutputs {
+/// compute_causal_conv1d_metadata_capturable(&qsl, block_m, &mut CausalConv1dCapturableOutputs {
 ///     mlist: Some(mlist),
 ///     tot: Some(tot),
 ///     ..Default::default()
 /// }, stream)?;
 /// # Ok::<(), cattn::Error>(())
 /// ```
-pub fn compute_causal_conv1d_metadata_device(
+pub fn compute_causal_conv1d_metadata_capturable(
     query_start_loc: &TensorRef<'_>,
     block_m: i64,
-    out: &mut CausalConv1dDeviceOutputs<'_>,
+    out: &mut CausalConv1dCapturableOutputs<'_>,
     stream: Stream,
 ) -> Result<()> {
-    Api::linked()?.compute_causal_conv1d_metadata_device(query_start_loc, block_m, out, stream)
+    Api::linked()?.compute_causal_conv1d_metadata_capturable(query_start_loc, block_m, out, stream)
 }
 
 impl Api<'_> {
@@ -282,16 +282,16 @@ impl Api<'_> {
         Ok(raw.tot)
     }
 
-    /// [`compute_causal_conv1d_metadata_device`] in this library.
-    pub fn compute_causal_conv1d_metadata_device(
+    /// [`compute_causal_conv1d_metadata_capturable`] in this library.
+    pub fn compute_causal_conv1d_metadata_capturable(
         self,
         query_start_loc: &TensorRef<'_>,
         block_m: i64,
-        out: &mut CausalConv1dDeviceOutputs<'_>,
+        out: &mut CausalConv1dCapturableOutputs<'_>,
         stream: Stream,
     ) -> Result<()> {
-        let raw = sys::cattn_causal_conv1d_metadata_device_args_t {
-            struct_size: size_of::<sys::cattn_causal_conv1d_metadata_device_args_t>(),
+        let raw = sys::cattn_causal_conv1d_metadata_capturable_args_t {
+            struct_size: size_of::<sys::cattn_causal_conv1d_metadata_capturable_args_t>(),
             query_start_loc: query_start_loc.as_raw(),
             block_m,
             nums: raw_out(out.nums.as_mut()),
@@ -302,7 +302,7 @@ impl Api<'_> {
             tot: raw_out(out.tot.as_mut()),
             stream: stream.as_raw(),
         };
-        let f = entry!(self, compute_causal_conv1d_metadata_device)?;
+        let f = entry!(self, compute_causal_conv1d_metadata_capturable)?;
         // SAFETY: the views live through the call; the outputs are borrowed mutably, and their
         // device memory is vouched for by whoever made the views (from_raw_parts).
         self.check(unsafe { f(&raw) })

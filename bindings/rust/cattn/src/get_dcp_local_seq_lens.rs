@@ -203,7 +203,7 @@ impl Api<'_> {
         args: &DcpLocalSeqLensArgs<'_>,
         out: &mut TensorMut<'_>,
     ) -> Result<()> {
-        self.dcp_local_seq_lens_raw(args, out, sys::CATTN_DCP_SHAPE_1_0)
+        self.dcp_local_seq_lens_raw(args, out, sys::CATTN_DCP_SHAPE_SQUEEZE)
     }
 
     /// [`get_dcp_local_seq_lens_nd`] in this library.

@@ -18,8 +18,8 @@
 //! - Handles ([`Context`], [`LocalAttentionPlan`], [`StepPlan`], [`Comm`]) free themselves when
 //!   dropped and are `Send`/`Sync` as the thread-safety rules of `docs/api/conventions.md`
 //!   allow.
-//! - For CUDA graphs (since 1.1): [`compute_causal_conv1d_metadata_device`] and
-//!   [`make_local_attention_virtual_batches_device`] compute on the device what their host
+//! - For CUDA graphs (since 1.1): [`compute_causal_conv1d_metadata_capturable`] and
+//!   [`make_local_attention_virtual_batches_capturable`] compute on the device what their host
 //!   calls plan on the host, and a [`StepPlan`] computes a whole step's metadata in one launch
 //!   (module [`step_plan`]).
 //! - Every host utility also has a one-call helper that takes host slices and returns owned
@@ -105,9 +105,9 @@ pub use metadata::{CommonAttnMetadata, MetadataScalars, NewerFields};
 pub use tensor::{DataType, Device, Element, IndexElement, Stream, TensorMut, TensorRef};
 
 pub use compute_causal_conv1d_metadata::{
-    causal_conv1d_metadata, compute_causal_conv1d_metadata, compute_causal_conv1d_metadata_device,
-    compute_causal_conv1d_metadata_size, CausalConv1dDeviceOutputs, CausalConv1dMetadata,
-    CausalConv1dOutputs, CausalConv1dSize,
+    causal_conv1d_metadata, compute_causal_conv1d_metadata,
+    compute_causal_conv1d_metadata_capturable, compute_causal_conv1d_metadata_size,
+    CausalConv1dCapturableOutputs, CausalConv1dMetadata, CausalConv1dOutputs, CausalConv1dSize,
 };
 pub use compute_mm_prefix_range_tensor::{
     compute_mm_prefix_range_tensor, compute_mm_prefix_range_tensor_size,
@@ -152,9 +152,9 @@ pub use make_kv_sharing_fast_prefill_common_attn_metadata::{
 };
 pub use make_local_attention_virtual_batches::{
     local_attention_virtual_batches, make_local_attention_virtual_batches,
-    make_local_attention_virtual_batches_device, make_local_attention_virtual_batches_size,
+    make_local_attention_virtual_batches_capturable, make_local_attention_virtual_batches_size,
     make_local_attention_virtual_batches_with_args, LocalAttentionArgs, LocalAttentionBatches,
-    LocalAttentionDeviceArgs, LocalAttentionDeviceOutputs, LocalAttentionOutputs,
+    LocalAttentionCapturableArgs, LocalAttentionCapturableOutputs, LocalAttentionOutputs,
     LocalAttentionPlan, LocalAttentionPlanSize, PlanShape,
 };
 pub use mamba_get_block_table_tensor::{
@@ -172,10 +172,10 @@ pub use pcp_kv_allgather_and_restore::{
 };
 pub use split_decodes_and_prefills::{
     reorder_batch_to_split_decodes_and_prefills, split_decodes_and_prefills,
-    split_decodes_and_prefills_device, split_decodes_prefills_and_extends,
-    split_decodes_prefills_and_extends_device, split_prefill_chunks, split_query_start_loc,
+    split_decodes_and_prefills_capturable, split_decodes_prefills_and_extends,
+    split_decodes_prefills_and_extends_capturable, split_prefill_chunks, split_query_start_loc,
     split_query_start_loc_with_extends, DecodeExtendPrefillSplit, DecodePrefillSplit, ReorderPlan,
-    SplitBatch, SplitDeviceArgs, SplitOptions,
+    SplitBatch, SplitCapturableArgs, SplitOptions,
 };
 pub use step_plan::{
     step_plan_create, StepBatch, StepConv1dParams, StepCount, StepDcpParams, StepExtendParams,

@@ -21,10 +21,10 @@ use crate::one_call::{
 };
 use crate::tensor::{raw_out, IndexElement, Stream, TensorMut, TensorRef};
 
-/// The inputs of [`make_local_attention_virtual_batches_device`], int32/int64 on one CUDA
+/// The inputs of [`make_local_attention_virtual_batches_capturable`], int32/int64 on one CUDA
 /// device.
 #[derive(Clone, Debug)]
-pub struct LocalAttentionDeviceArgs<'a> {
+pub struct LocalAttentionCapturableArgs<'a> {
     /// C, `>= 1`.
     pub attn_chunk_size: i64,
     /// `>= 1`, divides `attn_chunk_size`.
@@ -39,10 +39,10 @@ pub struct LocalAttentionDeviceArgs<'a> {
     pub stream: Stream,
 }
 
-/// The outputs of [`make_local_attention_virtual_batches_device`], int32/int64 on the inputs'
+/// The outputs of [`make_local_attention_virtual_batches_capturable`], int32/int64 on the inputs'
 /// device. Their capacity is their length: every per-virtual-batch output has the same one.
 #[derive(Debug)]
-pub struct LocalAttentionDeviceOutputs<'a> {
+pub struct LocalAttentionCapturableOutputs<'a> {
     /// `[capacity + 1]`: the virtual batches' cu_seqlens_q; past V it repeats the total.
     pub query_start_loc_out: TensorMut<'a>,
     /// `[capacity]`: their key lengths; 0 past V.
@@ -372,20 +372,20 @@ pub fn make_local_attention_virtual_batches_size(
 /// without a usable device; [`Status::CudaError`]. Since 1.1.
 ///
 /// ```
-/// use cattn::{make_local_attention_virtual_batches_device, LocalAttentionDeviceArgs,
-///             LocalAttentionDeviceOutputs, Status, Stream, TensorMut, TensorRef};
+/// use cattn::{make_local_attention_virtual_batches_capturable, LocalAttentionCapturableArgs,
+///             LocalAttentionCapturableOutputs, Status, Stream, TensorMut, TensorRef};
 /// // Host tensors are refused: the host has LocalAttentionPlan.
 /// let (qsl, seq) = ([0i32, 4, 14, 19], [6i32, 17, 9]);
 /// let table: Vec<i32> = (0..27).collect();
 /// let (mut q, mut s) = ([0i32; 9], [0i32; 8]);
-/// let err = make_local_attention_virtual_batches_device(&LocalAttentionDeviceArgs {
+/// let err = make_local_attention_virtual_batches_capturable(&LocalAttentionCapturableArgs {
 ///     attn_chunk_size: 4,
 ///     block_size: 2,
 ///     query_start_loc: TensorRef::from_slice(&qsl),
 ///     seq_lens: TensorRef::from_slice(&seq),
 ///     block_table: TensorRef::new(&table, &[3, 9])?,
 ///     stream: Stream::DEFAULT,
-/// }, &mut LocalAttentionDeviceOutputs {
+/// }, &mut LocalAttentionCapturableOutputs {
 ///     query_start_loc_out: TensorMut::from_slice(&mut q),
 ///     seq_lens_out: TensorMut::from_slice(&mut s),
 ///     num_computed_tokens_out: None,
@@ -396,11 +396,11 @@ pub fn make_local_attention_virtual_batches_size(
 /// assert!(err.message().contains("args->query_start_loc is not device memory"));
 /// # Ok::<(), cattn::Error>(())
 /// ```
-pub fn make_local_attention_virtual_batches_device(
-    args: &LocalAttentionDeviceArgs<'_>,
-    out: &mut LocalAttentionDeviceOutputs<'_>,
+pub fn make_local_attention_virtual_batches_capturable(
+    args: &LocalAttentionCapturableArgs<'_>,
+    out: &mut LocalAttentionCapturableOutputs<'_>,
 ) -> Result<()> {
-    Api::linked()?.make_local_attention_virtual_batches_device(args, out)
+    Api::linked()?.make_local_attention_virtual_batches_capturable(args, out)
 }
 
 impl LocalAttentionPlan<'static> {
@@ -624,14 +624,14 @@ impl<'l> Api<'l> {
 }
 
 impl Api<'_> {
-    /// [`make_local_attention_virtual_batches_device`] in this library.
-    pub fn make_local_attention_virtual_batches_device(
+    /// [`make_local_attention_virtual_batches_capturable`] in this library.
+    pub fn make_local_attention_virtual_batches_capturable(
         self,
-        args: &LocalAttentionDeviceArgs<'_>,
-        out: &mut LocalAttentionDeviceOutputs<'_>,
+        args: &LocalAttentionCapturableArgs<'_>,
+        out: &mut LocalAttentionCapturableOutputs<'_>,
     ) -> Result<()> {
-        let raw = sys::cattn_local_attention_device_args_t {
-            struct_size: size_of::<sys::cattn_local_attention_device_args_t>(),
+        let raw = sys::cattn_local_attention_capturable_args_t {
+            struct_size: size_of::<sys::cattn_local_attention_capturable_args_t>(),
             attn_chunk_size: args.attn_chunk_size,
             block_size: args.block_size,
             query_start_loc: args.query_start_loc.as_raw(),
@@ -644,7 +644,7 @@ impl Api<'_> {
             counts: raw_out(out.counts.as_mut()),
             stream: args.stream.as_raw(),
         };
-        let f = entry!(self, make_local_attention_virtual_batches_device)?;
+        let f = entry!(self, make_local_attention_virtual_batches_capturable)?;
         // SAFETY: the views live through the call; the outputs are borrowed mutably, and their
         // device memory is vouched for by whoever made the views (from_raw_parts).
         self.check(unsafe { f(&raw) })

@@ -230,7 +230,7 @@ pub fn reorder_batch_to_split_decodes_and_prefills<T: IndexElement>(
 /// (num_decodes, num_prefills, num_decode_tokens, num_prefill_tokens), written by one kernel on
 /// `stream` (capturable). `num_actual_tokens` / `max_query_len`: device `[1]` tensors, or `None`
 /// for `query_start_loc[B]` / the longest query.
-pub struct SplitDeviceArgs<'a> {
+pub struct SplitCapturableArgs<'a> {
     /// Device `[B + 1]` int32/int64; pad a captured batch with zero-length rows.
     pub query_start_loc: TensorRef<'a>,
     /// Device `[1]`: T; `None` for `query_start_loc[B]`.
@@ -241,24 +241,24 @@ pub struct SplitDeviceArgs<'a> {
     pub stream: Stream,
 }
 
-/// `cattn_split_decodes_and_prefills_device`; `opts.is_prefilling` is the device
+/// `cattn_split_decodes_and_prefills_capturable`; `opts.is_prefilling` is the device
 /// `is_prefilling` tensor.
-pub fn split_decodes_and_prefills_device(
-    args: &SplitDeviceArgs<'_>,
+pub fn split_decodes_and_prefills_capturable(
+    args: &SplitCapturableArgs<'_>,
     opts: &SplitOptions<'_>,
     result: &mut TensorMut<'_>,
 ) -> Result<()> {
-    Api::linked()?.split_decodes_and_prefills_device(args, opts, result)
+    Api::linked()?.split_decodes_and_prefills_capturable(args, opts, result)
 }
 
-/// `cattn_split_decodes_prefills_and_extends_device`: `result` is a device `[6]` tensor.
-pub fn split_decodes_prefills_and_extends_device(
-    args: &SplitDeviceArgs<'_>,
+/// `cattn_split_decodes_prefills_and_extends_capturable`: `result` is a device `[6]` tensor.
+pub fn split_decodes_prefills_and_extends_capturable(
+    args: &SplitCapturableArgs<'_>,
     seq_lens_upper_bound: &TensorRef<'_>,
     decode_threshold: i64,
     result: &mut TensorMut<'_>,
 ) -> Result<()> {
-    Api::linked()?.split_decodes_prefills_and_extends_device(
+    Api::linked()?.split_decodes_prefills_and_extends_capturable(
         args,
         seq_lens_upper_bound,
         decode_threshold,
@@ -461,15 +461,15 @@ impl Api<'_> {
         })
     }
 
-    /// [`split_decodes_and_prefills_device`] in this library.
-    pub fn split_decodes_and_prefills_device(
+    /// [`split_decodes_and_prefills_capturable`] in this library.
+    pub fn split_decodes_and_prefills_capturable(
         self,
-        args: &SplitDeviceArgs<'_>,
+        args: &SplitCapturableArgs<'_>,
         opts: &SplitOptions<'_>,
         result: &mut TensorMut<'_>,
     ) -> Result<()> {
-        let raw = sys::cattn_split_decodes_and_prefills_device_args_t {
-            struct_size: size_of::<sys::cattn_split_decodes_and_prefills_device_args_t>(),
+        let raw = sys::cattn_split_decodes_and_prefills_capturable_args_t {
+            struct_size: size_of::<sys::cattn_split_decodes_and_prefills_capturable_args_t>(),
             query_start_loc: args.query_start_loc.as_raw(),
             is_prefilling: opt_raw(opts.is_prefilling.as_ref()),
             num_actual_tokens: opt_raw(args.num_actual_tokens.as_ref()),
@@ -480,21 +480,22 @@ impl Api<'_> {
             result: result.as_raw(),
             stream: args.stream.as_raw(),
         };
-        let f = entry!(self, split_decodes_and_prefills_device)?;
+        let f = entry!(self, split_decodes_and_prefills_capturable)?;
         // SAFETY: the views in `raw` are live; `result` is borrowed mutably for the call.
         self.check(unsafe { f(&raw) })
     }
 
-    /// [`split_decodes_prefills_and_extends_device`] in this library.
-    pub fn split_decodes_prefills_and_extends_device(
+    /// [`split_decodes_prefills_and_extends_capturable`] in this library.
+    pub fn split_decodes_prefills_and_extends_capturable(
         self,
-        args: &SplitDeviceArgs<'_>,
+        args: &SplitCapturableArgs<'_>,
         seq_lens_upper_bound: &TensorRef<'_>,
         decode_threshold: i64,
         result: &mut TensorMut<'_>,
     ) -> Result<()> {
-        let raw = sys::cattn_split_decodes_prefills_and_extends_device_args_t {
-            struct_size: size_of::<sys::cattn_split_decodes_prefills_and_extends_device_args_t>(),
+        let raw = sys::cattn_split_decodes_prefills_and_extends_capturable_args_t {
+            struct_size: size_of::<sys::cattn_split_decodes_prefills_and_extends_capturable_args_t>(
+            ),
             query_start_loc: args.query_start_loc.as_raw(),
             seq_lens_upper_bound: seq_lens_upper_bound.as_raw(),
             num_actual_tokens: opt_raw(args.num_actual_tokens.as_ref()),
@@ -503,7 +504,7 @@ impl Api<'_> {
             result: result.as_raw(),
             stream: args.stream.as_raw(),
         };
-        let f = entry!(self, split_decodes_prefills_and_extends_device)?;
+        let f = entry!(self, split_decodes_prefills_and_extends_capturable)?;
         // SAFETY: the views in `raw` are live; `result` is borrowed mutably for the call.
         self.check(unsafe { f(&raw) })
     }

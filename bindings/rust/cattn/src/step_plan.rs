@@ -18,8 +18,8 @@
 //! | `DCP_LOCAL_SEQ_LENS` | [`crate::get_dcp_local_seq_lens()`] |
 //! | `PCP_QUERY_RESTORE_IDX` | [`crate::get_pcp_query_restore_idx()`] |
 //! | `MAMBA_BLOCK_TABLE` | [`crate::mamba_get_block_table_tensor()`] |
-//! | `CAUSAL_CONV1D_METADATA` | [`crate::compute_causal_conv1d_metadata_device()`] |
-//! | `LOCAL_ATTENTION` | [`crate::make_local_attention_virtual_batches_device()`] |
+//! | `CAUSAL_CONV1D_METADATA` | [`crate::compute_causal_conv1d_metadata_capturable()`] |
+//! | `LOCAL_ATTENTION` | [`crate::make_local_attention_virtual_batches_capturable()`] |
 //! | `FAST_PREFILL` | [`crate::make_kv_sharing_fast_prefill_common_attn_metadata()`] |
 //! | `EXTEND_QUERIES` | [`crate::extend_all_queries_by_n()`] |
 //!
@@ -63,10 +63,10 @@ impl StepProducts {
         StepProducts(sys::CATTN_STEP_PCP_QUERY_RESTORE_IDX);
     /// `CATTN_STEP_MAMBA_BLOCK_TABLE`: mamba_get_block_table_tensor.
     pub const MAMBA_BLOCK_TABLE: StepProducts = StepProducts(sys::CATTN_STEP_MAMBA_BLOCK_TABLE);
-    /// `CATTN_STEP_CAUSAL_CONV1D_METADATA`: compute_causal_conv1d_metadata_device.
+    /// `CATTN_STEP_CAUSAL_CONV1D_METADATA`: compute_causal_conv1d_metadata_capturable.
     pub const CAUSAL_CONV1D_METADATA: StepProducts =
         StepProducts(sys::CATTN_STEP_CAUSAL_CONV1D_METADATA);
-    /// `CATTN_STEP_LOCAL_ATTENTION`: make_local_attention_virtual_batches_device.
+    /// `CATTN_STEP_LOCAL_ATTENTION`: make_local_attention_virtual_batches_capturable.
     pub const LOCAL_ATTENTION: StepProducts = StepProducts(sys::CATTN_STEP_LOCAL_ATTENTION);
     /// `CATTN_STEP_FAST_PREFILL`: make_kv_sharing_fast_prefill_common_attn_metadata (always the
     /// decode batch: the utility's `max_query_len == 1` passthrough is the caller's decision).
@@ -388,7 +388,7 @@ pub struct StepPlanShape {
     /// `cdiv(max_num_tokens, block_m) + max_num_reqs`: causal-conv1d programs.
     pub conv1d_capacity: i64,
     /// `min(2 * max_num_reqs + cdiv(max_num_tokens, C), max_num_tokens + max_num_reqs)`:
-    /// virtual batches (see [`crate::make_local_attention_virtual_batches_device()`]).
+    /// virtual batches (see [`crate::make_local_attention_virtual_batches_capturable()`]).
     pub local_capacity: i64,
     /// `C / block_size`: columns of the local block table.
     pub local_pages: i64,

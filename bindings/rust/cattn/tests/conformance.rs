@@ -858,7 +858,7 @@ fn get_per_layer_parameters_vectors() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Metadata v2 helpers (upstream oracle)
+// Per-request metadata helpers (upstream oracle)
 // ---------------------------------------------------------------------------------------------
 
 #[test]

@@ -219,24 +219,24 @@ fn the_step_plan_and_device_calls_of_a_loaded_library() {
     );
     let mut nums = HostInts::new(&[3], Int::I32, 1);
     expect_error(
-        api.compute_causal_conv1d_metadata_device(
+        api.compute_causal_conv1d_metadata_capturable(
             &qsl.view(),
             8,
-            &mut CausalConv1dDeviceOutputs {
+            &mut CausalConv1dCapturableOutputs {
                 nums: Some(nums.view_mut()),
                 ..Default::default()
             },
             Stream::DEFAULT,
         ),
         Status::InvalidArgument,
-        "cattn_compute_causal_conv1d_metadata_device: args->query_start_loc",
+        "cattn_compute_causal_conv1d_metadata_capturable: args->query_start_loc",
     );
     let table = HostInts::shaped(&(0..12).collect::<Vec<_>>(), &[3, 4], Int::I32, 1);
     let mut qo = HostInts::new(&[9], Int::I32, 1);
     let mut so = HostInts::new(&[8], Int::I32, 1);
     expect_error(
-        api.make_local_attention_virtual_batches_device(
-            &LocalAttentionDeviceArgs {
+        api.make_local_attention_virtual_batches_capturable(
+            &LocalAttentionCapturableArgs {
                 attn_chunk_size: 4,
                 block_size: 2,
                 query_start_loc: qsl.view(),
@@ -244,7 +244,7 @@ fn the_step_plan_and_device_calls_of_a_loaded_library() {
                 block_table: table.view(),
                 stream: Stream::DEFAULT,
             },
-            &mut LocalAttentionDeviceOutputs {
+            &mut LocalAttentionCapturableOutputs {
                 query_start_loc_out: qo.view_mut(),
                 seq_lens_out: so.view_mut(),
                 num_computed_tokens_out: None,
@@ -253,7 +253,7 @@ fn the_step_plan_and_device_calls_of_a_loaded_library() {
             },
         ),
         Status::InvalidArgument,
-        "cattn_make_local_attention_virtual_batches_device: args->query_start_loc",
+        "cattn_make_local_attention_virtual_batches_capturable: args->query_start_loc",
     );
     // Plans are dropped (destroyed in the copy) before the library is unloaded.
     drop((plan, extend_only));

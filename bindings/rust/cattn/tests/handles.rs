@@ -340,7 +340,7 @@ fn tables_are_validated() {
 
     // A 1.1 table from before the device calls and the step plan: those calls fail cleanly.
     let mut pre_step = table;
-    pre_step.struct_size = offset_of!(sys::cattn_api_t, compute_causal_conv1d_metadata_device);
+    pre_step.struct_size = offset_of!(sys::cattn_api_t, compute_causal_conv1d_metadata_capturable);
     // SAFETY: a prefix of a valid table; the wrapper must not read past struct_size.
     let api = unsafe { Api::from_raw(&pre_step) }.unwrap();
     let desc = StepPlanDesc {
@@ -358,16 +358,16 @@ fn tables_are_validated() {
     );
     let qsl = [0i32, 4];
     let e = api
-        .compute_causal_conv1d_metadata_device(
+        .compute_causal_conv1d_metadata_capturable(
             &TensorRef::from_slice(&qsl),
             8,
-            &mut CausalConv1dDeviceOutputs::default(),
+            &mut CausalConv1dCapturableOutputs::default(),
             Stream::DEFAULT,
         )
         .unwrap_err();
     assert!(
         e.message()
-            .contains("predates its `compute_causal_conv1d_metadata_device` entry"),
+            .contains("predates its `compute_causal_conv1d_metadata_capturable` entry"),
         "{e}"
     );
     assert!(api.is_valid_kv_cache_layout("HND").unwrap());

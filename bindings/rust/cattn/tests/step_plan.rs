@@ -649,10 +649,10 @@ fn the_device_calls_refuse_host_tensors() {
     let mut mlist = HostInts::new(&[8], Int::I32, 1);
     let mut tot = HostInts::new(&[1], Int::I64, 1);
     let e = expect_error(
-        compute_causal_conv1d_metadata_device(
+        compute_causal_conv1d_metadata_capturable(
             &qsl.view(),
             8,
-            &mut CausalConv1dDeviceOutputs {
+            &mut CausalConv1dCapturableOutputs {
                 nums: Some(nums.view_mut()),
                 mlist: Some(mlist.view_mut()),
                 tot: Some(tot.view_mut()),
@@ -661,7 +661,7 @@ fn the_device_calls_refuse_host_tensors() {
             Stream::DEFAULT,
         ),
         Status::InvalidArgument,
-        "cattn_compute_causal_conv1d_metadata_device: args->query_start_loc is not device memory",
+        "cattn_compute_causal_conv1d_metadata_capturable: args->query_start_loc is not device memory",
     );
     assert!(
         e.message()
@@ -671,10 +671,10 @@ fn the_device_calls_refuse_host_tensors() {
     assert!(untouched(&nums) && untouched(&mlist) && untouched(&tot));
     // Its own checks come first: block_m, and tot of one entry.
     expect_error(
-        compute_causal_conv1d_metadata_device(
+        compute_causal_conv1d_metadata_capturable(
             &qsl.view(),
             0,
-            &mut CausalConv1dDeviceOutputs::default(),
+            &mut CausalConv1dCapturableOutputs::default(),
             Stream::DEFAULT,
         ),
         Status::InvalidArgument,
@@ -691,7 +691,7 @@ fn the_device_calls_refuse_host_tensors() {
     let mut co = HostInts::new(&[8], Int::I32, 1);
     let mut bo = HostInts::new(&[8, 2], Int::I64, 1);
     let mut counts = HostInts::new(&[3], Int::I32, 1);
-    let mut args = LocalAttentionDeviceArgs {
+    let mut args = LocalAttentionCapturableArgs {
         attn_chunk_size: 4,
         block_size: 2,
         query_start_loc: q.view(),
@@ -699,10 +699,10 @@ fn the_device_calls_refuse_host_tensors() {
         block_table: table.view(),
         stream: Stream::DEFAULT,
     };
-    let mut run = |args: &LocalAttentionDeviceArgs<'_>| {
-        make_local_attention_virtual_batches_device(
+    let mut run = |args: &LocalAttentionCapturableArgs<'_>| {
+        make_local_attention_virtual_batches_capturable(
             args,
-            &mut LocalAttentionDeviceOutputs {
+            &mut LocalAttentionCapturableOutputs {
                 query_start_loc_out: qo.view_mut(),
                 seq_lens_out: so.view_mut(),
                 num_computed_tokens_out: Some(co.view_mut()),
@@ -714,7 +714,7 @@ fn the_device_calls_refuse_host_tensors() {
     let e = expect_error(
         run(&args),
         Status::InvalidArgument,
-        "cattn_make_local_attention_virtual_batches_device: args->query_start_loc is not device \
+        "cattn_make_local_attention_virtual_batches_capturable: args->query_start_loc is not device \
          memory",
     );
     assert!(e.message().contains("the plan calls"), "{e}");
@@ -734,10 +734,10 @@ fn the_device_calls_with_cuda_tensors_without_a_gpu() {
     if gpu_usable() {
         return;
     }
-    let e = compute_causal_conv1d_metadata_device(
+    let e = compute_causal_conv1d_metadata_capturable(
         &dev_in(0, &[4]),
         8,
-        &mut CausalConv1dDeviceOutputs {
+        &mut CausalConv1dCapturableOutputs {
             nums: Some(dev_out(1, &[3])),
             mlist: Some(dev_out(2, &[16])),
             offsetlist: Some(dev_out(3, &[16])),
@@ -747,9 +747,9 @@ fn the_device_calls_with_cuda_tensors_without_a_gpu() {
         },
         Stream::DEFAULT,
     );
-    expect_no_gpu(e, "cattn_compute_causal_conv1d_metadata_device");
-    let e = make_local_attention_virtual_batches_device(
-        &LocalAttentionDeviceArgs {
+    expect_no_gpu(e, "cattn_compute_causal_conv1d_metadata_capturable");
+    let e = make_local_attention_virtual_batches_capturable(
+        &LocalAttentionCapturableArgs {
             attn_chunk_size: 4,
             block_size: 2,
             query_start_loc: dev_in(0, &[4]),
@@ -757,7 +757,7 @@ fn the_device_calls_with_cuda_tensors_without_a_gpu() {
             block_table: dev_in(2, &[3, 9]),
             stream: Stream::DEFAULT,
         },
-        &mut LocalAttentionDeviceOutputs {
+        &mut LocalAttentionCapturableOutputs {
             query_start_loc_out: dev_out(3, &[9]),
             seq_lens_out: dev_out(4, &[8]),
             num_computed_tokens_out: Some(dev_out(5, &[8])),
@@ -765,7 +765,7 @@ fn the_device_calls_with_cuda_tensors_without_a_gpu() {
             counts: Some(dev_out(7, &[3])),
         },
     );
-    expect_no_gpu(e, "cattn_make_local_attention_virtual_batches_device");
+    expect_no_gpu(e, "cattn_make_local_attention_virtual_batches_capturable");
 }
 
 /// One plan run from several threads at once (allowed by the header); on the host every run is

@@ -44,7 +44,7 @@ void check_causal_conv1d_device_outputs(const TensorArg* const (&outs)[5], const
                                         int64_t batch);
 
 // The tensors of the device-computed local-attention virtual batches.
-struct LocalAttentionDeviceTensors {
+struct LocalAttentionCapturableTensors {
   const TensorArg& query_start_loc;  // [B + 1]
   const TensorArg& seq_lens;         // [B]
   const TensorArg& block_table;      // [B, cols >= 1]
@@ -56,6 +56,7 @@ struct LocalAttentionDeviceTensors {
 
 // Shapes and dtypes of the inputs (their batch sizes agreeing) and of the outputs (one
 // capacity, pages columns, block_table_out in block_table's dtype). Returns the capacity.
-int64_t check_local_attention_device_tensors(const LocalAttentionDeviceTensors& t, int64_t pages);
+int64_t check_local_attention_capturable_tensors(const LocalAttentionCapturableTensors& t,
+                                                 int64_t pages);
 
 }  // namespace cattn

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// cattn_compute_causal_conv1d_metadata_device: the metadata computed on the device from the
+// cattn_compute_causal_conv1d_metadata_capturable: the metadata computed on the device from the
 // device query_start_loc. Captured once into a CUDA graph and replayed with a new random batch
 // written before every replay (and the same plainly), bit-exact against the host
 // implementation with CATTN_PAD_SLOT_ID past tot; outputs shorter than the programs; and the
@@ -19,9 +19,10 @@ using namespace cattn_test;
 
 namespace {
 
-cattn_causal_conv1d_metadata_device_args_t device_args(const DLTensor* qsl, int64_t block_m,
-                                                       DLTensor* const (&o)[6]) {
-  cattn_causal_conv1d_metadata_device_args_t a = CATTN_CAUSAL_CONV1D_METADATA_DEVICE_ARGS_INIT;
+cattn_causal_conv1d_metadata_capturable_args_t device_args(const DLTensor* qsl, int64_t block_m,
+                                                           DLTensor* const (&o)[6]) {
+  cattn_causal_conv1d_metadata_capturable_args_t a =
+      CATTN_CAUSAL_CONV1D_METADATA_CAPTURABLE_ARGS_INIT;
   a.query_start_loc = qsl;
   a.block_m = block_m;
   a.nums = o[0];
@@ -45,14 +46,14 @@ void replay(const TensorLayout& in, const TensorLayout& out, int64_t reqs, int64
                                 buffer({len}, out)};
     DLTensor* const o[6] = {nums->dl(),           per_program[0]->dl(), per_program[1]->dl(),
                             per_program[2]->dl(), per_program[3]->dl(), tot->dl()};
-    const cattn_causal_conv1d_metadata_device_args_t base = device_args(qsl->dl(), block_m, o);
+    const cattn_causal_conv1d_metadata_capturable_args_t base = device_args(qsl->dl(), block_m, o);
     StepBatch b;
     run_steps(
         graph, 24,
         [&](cudaStream_t s) {
-          cattn_causal_conv1d_metadata_device_args_t a = base;
+          cattn_causal_conv1d_metadata_capturable_args_t a = base;
           a.stream = reinterpret_cast<cattn_stream_t>(s);
-          return cattn_compute_causal_conv1d_metadata_device(&a);
+          return cattn_compute_causal_conv1d_metadata_capturable(&a);
         },
         [&](int step) {
           b = random_step(g, caps, {}, step);
@@ -78,7 +79,7 @@ void replay(const TensorLayout& in, const TensorLayout& out, int64_t reqs, int64
 
 }  // namespace
 
-TEST(compute_causal_conv1d_metadata_device_gpu, ReplaysNewBatches) {
+TEST(compute_causal_conv1d_metadata_capturable_gpu, ReplaysNewBatches) {
   SKIP_WITHOUT_GPU();
 #if defined(CATTN_TEST_WITH_CUDA)
   // The documented capacity cdiv(T, block_m) + B holds every batch.
@@ -89,7 +90,7 @@ TEST(compute_causal_conv1d_metadata_device_gpu, ReplaysNewBatches) {
 #endif
 }
 
-TEST(compute_causal_conv1d_metadata_device_gpu, ShortOutputsKeepTheFirstPrograms) {
+TEST(compute_causal_conv1d_metadata_capturable_gpu, ShortOutputsKeepTheFirstPrograms) {
   SKIP_WITHOUT_GPU();
 #if defined(CATTN_TEST_WITH_CUDA)
   // Fewer entries than programs: the first ones are written and tot reports them all.
@@ -97,21 +98,21 @@ TEST(compute_causal_conv1d_metadata_device_gpu, ShortOutputsKeepTheFirstPrograms
 #endif
 }
 
-TEST(compute_causal_conv1d_metadata_device_gpu, ChecksArgumentsOnTheHost) {
+TEST(compute_causal_conv1d_metadata_capturable_gpu, ChecksArgumentsOnTheHost) {
   HostTensor q = HostTensor::of({0, 10, 16, 17}, i32());
   HostTensor nums({3}, i32()), mlist({8}, i32()), tot({1}, i64()), q_host = q;
   DLTensor q_d = fake_cuda(q), nums_d = fake_cuda(nums), mlist_d = fake_cuda(mlist),
            tot_d = fake_cuda(tot);
   const auto before = mlist.bytes();
   DLTensor* const outs[6] = {&nums_d, &mlist_d, nullptr, nullptr, nullptr, &tot_d};
-  auto expect_error = [&](const cattn_causal_conv1d_metadata_device_args_t& a,
+  auto expect_error = [&](const cattn_causal_conv1d_metadata_capturable_args_t& a,
                           cattn_status_t code, const char* needle) {
-    EXPECT_CATTN_ERROR(cattn_compute_causal_conv1d_metadata_device(&a), code, needle);
+    EXPECT_CATTN_ERROR(cattn_compute_causal_conv1d_metadata_capturable(&a), code, needle);
     EXPECT_EQ(mlist.bytes(), before);
   };
-  EXPECT_CATTN_ERROR(cattn_compute_causal_conv1d_metadata_device(nullptr), CATTN_INVALID_ARGUMENT,
-                     "args");
-  cattn_causal_conv1d_metadata_device_args_t a = device_args(&q_d, 8, outs);
+  EXPECT_CATTN_ERROR(cattn_compute_causal_conv1d_metadata_capturable(nullptr),
+                     CATTN_INVALID_ARGUMENT, "args");
+  cattn_causal_conv1d_metadata_capturable_args_t a = device_args(&q_d, 8, outs);
   a.struct_size = 8;
   expect_error(a, CATTN_INVALID_ARGUMENT, "struct_size");
   expect_error(device_args(nullptr, 8, outs), CATTN_INVALID_ARGUMENT, "args->query_start_loc");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// cattn_make_local_attention_virtual_batches_device: the virtual batches computed on the device
+// cattn_make_local_attention_virtual_batches_capturable: the virtual batches computed on the device
 // from the device query_start_loc and seq_lens. Captured once into a CUDA graph and replayed
 // with a new random batch written before every replay (and the same plainly), bit-exact
 // against the host plan with the documented padding past V; outputs below the batch's virtual
@@ -24,9 +24,9 @@ struct LocalTensors {
   DLTensor *qsl, *seq_lens, *table, *qsl_out, *seq_out, *computed, *table_out, *counts;
 };
 
-cattn_local_attention_device_args_t device_args(int64_t chunk, int64_t block_size,
-                                                const LocalTensors& t) {
-  cattn_local_attention_device_args_t a = CATTN_LOCAL_ATTENTION_DEVICE_ARGS_INIT;
+cattn_local_attention_capturable_args_t device_args(int64_t chunk, int64_t block_size,
+                                                    const LocalTensors& t) {
+  cattn_local_attention_capturable_args_t a = CATTN_LOCAL_ATTENTION_CAPTURABLE_ARGS_INIT;
   a.attn_chunk_size = chunk;
   a.block_size = block_size;
   a.query_start_loc = t.qsl;
@@ -59,14 +59,14 @@ void replay(const TensorLayout& in, const TensorLayout& out, const StepCaps& cap
               counts = buffer({3}, out);
     const LocalTensors t{qsl->dl(),     seq->dl(),      table->dl(),     qsl_out->dl(),
                          seq_out->dl(), computed->dl(), table_out->dl(), counts->dl()};
-    const cattn_local_attention_device_args_t base = device_args(chunk, block_size, t);
+    const cattn_local_attention_capturable_args_t base = device_args(chunk, block_size, t);
     StepBatch b;
     run_steps(
         graph, 24,
         [&](cudaStream_t s) {
-          cattn_local_attention_device_args_t a = base;
+          cattn_local_attention_capturable_args_t a = base;
           a.stream = reinterpret_cast<cattn_stream_t>(s);
-          return cattn_make_local_attention_virtual_batches_device(&a);
+          return cattn_make_local_attention_virtual_batches_capturable(&a);
         },
         [&](int step) {
           b = random_step(g, caps, {}, step);
@@ -96,7 +96,7 @@ void replay(const TensorLayout& in, const TensorLayout& out, const StepCaps& cap
 
 }  // namespace
 
-TEST(make_local_attention_virtual_batches_device_gpu, ReplaysNewBatches) {
+TEST(make_local_attention_virtual_batches_capturable_gpu, ReplaysNewBatches) {
   SKIP_WITHOUT_GPU();
 #if defined(CATTN_TEST_WITH_CUDA)
   replay({i32()}, {i32()}, {40, 900, 12, 0}, 16, 4, capacity(40, 900, 16), 1, "int32, C 16");
@@ -113,7 +113,7 @@ TEST(make_local_attention_virtual_batches_device_gpu, ReplaysNewBatches) {
 // every column modulo 4, windows capped at the row's end, and the layouts that must fall back
 // to element copies (a table 4 bytes off its alignment, output rows of 129 entries) or keep the
 // vectors with padded rows (132 entries).
-TEST(make_local_attention_virtual_batches_device_gpu, WideTablesInEveryAlignment) {
+TEST(make_local_attention_virtual_batches_capturable_gpu, WideTablesInEveryAlignment) {
   SKIP_WITHOUT_GPU();
 #if defined(CATTN_TEST_WITH_CUDA)
   const StepCaps caps{24, 3000, 300, 0};
@@ -127,14 +127,14 @@ TEST(make_local_attention_virtual_batches_device_gpu, WideTablesInEveryAlignment
 #endif
 }
 
-TEST(make_local_attention_virtual_batches_device_gpu, ShortOutputsKeepTheFirstVirtualBatches) {
+TEST(make_local_attention_virtual_batches_capturable_gpu, ShortOutputsKeepTheFirstVirtualBatches) {
   SKIP_WITHOUT_GPU();
 #if defined(CATTN_TEST_WITH_CUDA)
   replay({i32()}, {i32()}, {30, 900, 6, 0}, 8, 4, 21, 6, "outputs of 21 virtual batches");
 #endif
 }
 
-TEST(make_local_attention_virtual_batches_device_gpu, ChecksArgumentsOnTheHost) {
+TEST(make_local_attention_virtual_batches_capturable_gpu, ChecksArgumentsOnTheHost) {
   HostTensor q = HostTensor::of({0, 3, 5}, i32()), s = HostTensor::of({7, 2}, i32()),
              bt({2, 4}, i32()), qo({9}, i32()), so({8}, i32()), co({8}, i32()),
              to({8, 2}, i32()), cn({3}, i64());
@@ -142,12 +142,12 @@ TEST(make_local_attention_virtual_batches_device_gpu, ChecksArgumentsOnTheHost) 
            so_d = fake_cuda(so), co_d = fake_cuda(co), to_d = fake_cuda(to), cn_d = fake_cuda(cn);
   const LocalTensors good{&q_d, &s_d, &bt_d, &qo_d, &so_d, &co_d, &to_d, &cn_d};
   const auto before = so.bytes();
-  auto expect_error = [&](const cattn_local_attention_device_args_t& a, cattn_status_t code,
+  auto expect_error = [&](const cattn_local_attention_capturable_args_t& a, cattn_status_t code,
                           const char* needle) {
-    EXPECT_CATTN_ERROR(cattn_make_local_attention_virtual_batches_device(&a), code, needle);
+    EXPECT_CATTN_ERROR(cattn_make_local_attention_virtual_batches_capturable(&a), code, needle);
     EXPECT_EQ(so.bytes(), before);
   };
-  EXPECT_CATTN_ERROR(cattn_make_local_attention_virtual_batches_device(nullptr),
+  EXPECT_CATTN_ERROR(cattn_make_local_attention_virtual_batches_capturable(nullptr),
                      CATTN_INVALID_ARGUMENT, "args");
   expect_error(device_args(0, 1, good), CATTN_INVALID_ARGUMENT, "args->attn_chunk_size");
   expect_error(device_args(4, 0, good), CATTN_INVALID_ARGUMENT, "args->block_size");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "common/product_checks.h"
+#include "common/param_checks.h"
 
 #include <limits>
 #include <string>
@@ -104,8 +104,8 @@ void check_causal_conv1d_device_outputs(const TensorArg* const (&outs)[5], const
   if (tot.present()) tot.expect_ndim(1).expect_index_dtype().expect_out_size(0, 1);
 }
 
-int64_t check_local_attention_device_tensors(const LocalAttentionDeviceTensors& t,
-                                             int64_t pages) {
+int64_t check_local_attention_capturable_tensors(const LocalAttentionCapturableTensors& t,
+                                                 int64_t pages) {
   t.seq_lens.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
   const int64_t batch = t.seq_lens.size(0);
   t.query_start_loc.expect_ndim(1).expect_index_dtype().expect_scan_bounded().expect_size(

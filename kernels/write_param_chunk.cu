@@ -3,12 +3,13 @@
 
 #include "kernels/index_access.cuh"
 #include "kernels/launch_common.cuh"
-#include "kernels/upload_index.h"
+#include "kernels/write_param_chunk.h"
 
 namespace cattn {
 namespace kernels {
 
-__global__ void upload_index_kernel(const MutIndexSpan out, const __grid_constant__ ParamChunk c) {
+__global__ void write_param_chunk_kernel(const MutIndexSpan out,
+                                         const __grid_constant__ ParamChunk c) {
   for (int64_t i = grid_thread(); i < c.count; i += grid_threads())
     store_index(out, c.first + i, c.v[i]);
 }
@@ -19,11 +20,11 @@ __global__ void fill_index_kernel(const MutIndexSpan out, int64_t begin, int64_t
     store_index(out, i, value);
 }
 
-int launch_upload_index(const MutIndexSpan& out, const ParamChunk& chunk, void* stream) {
+int launch_write_param_chunk(const MutIndexSpan& out, const ParamChunk& chunk, void* stream) {
   if (chunk.count <= 0) return cudaSuccess;
   // At most kParamChunk / kBlockThreads = 15 blocks: less than a wave on any device.
-  upload_index_kernel<<<grid_size(ceil_div(chunk.count, kBlockThreads)), kBlockThreads, 0,
-                        static_cast<cudaStream_t>(stream)>>>(out, chunk);
+  write_param_chunk_kernel<<<grid_size(ceil_div(chunk.count, kBlockThreads)), kBlockThreads, 0,
+                             static_cast<cudaStream_t>(stream)>>>(out, chunk);
   return cudaGetLastError();
 }
 

@@ -25,7 +25,7 @@
 #include "support/host_tensor.h"
 
 namespace cattn_test {
-namespace nothing_lost {
+namespace refused_untouched {
 
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
@@ -37,8 +37,10 @@ class SweepReport : public ::testing::Environment {
  public:
   void TearDown() override {
     if (g_variants > 0)
-      std::printf("[ nothing_lost ] %lld invalid-argument variants checked: documented status, "
-                  "named argument, nothing written\n", static_cast<long long>(g_variants));
+      std::printf(
+          "[ refused_untouched ] %lld invalid-argument variants checked: documented status, "
+          "named argument, nothing written\n",
+          static_cast<long long>(g_variants));
   }
 };
 inline const auto* const g_sweep_report = ::testing::AddGlobalTestEnvironment(new SweepReport);
@@ -230,5 +232,5 @@ std::vector<Variant<S>> operator+(std::vector<Variant<S>> a, const std::vector<V
   return a;
 }
 
-}  // namespace nothing_lost
+}  // namespace refused_untouched
 }  // namespace cattn_test
