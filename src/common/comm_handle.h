@@ -7,9 +7,9 @@
 #include <cstdint>
 
 #include "cattn.h"
+#include "common/build_config.h"
 #include "common/error.h"
 #include "common/handle_registry.h"
-#include "device/device.h"
 
 struct cattn_comm_s {
   uint64_t magic = static_cast<uint64_t>(cattn::HandleKind::Comm);
