@@ -1,24 +1,37 @@
 // SPDX-License-Identifier: Apache-2.0
 // The step plan (cattn_step_plan_*): every selected product of an engine step from the batch's
 // device tensors in one launch. Entry points: the desc's checks and the capacities and launch
-// layout they fix (creation), the run's argument checks, and dispatch to
-// device/step_plan_device.cpp.
-#include "common/step_plan.h"
-
+// layout they fix (creation), the run's argument checks, the memo of the last checked run
+// (step_plan_memo.h), and dispatch to device/step_plan_device.cpp.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "common/build_config.h"
 #include "common/error.h"
+#include "common/handle_registry.h"
 #include "common/param_checks.h"
+#include "common/step_plan.h"
 #include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/step_plan_device.h"
+#include "step_plan_memo.h"
+
+// The object behind cattn_step_plan_t: what creation fixed (never changed afterwards) and the
+// memo of the last run that passed every check, the one part a run changes (behind its own
+// lock, so runs on any number of threads may share a plan).
+struct cattn_step_plan_s {
+  uint64_t magic = static_cast<uint64_t>(cattn::HandleKind::StepPlan);
+  cattn::StepPlanSpec spec;
+  mutable cattn::StepRunMemo memo;
+};
 
 namespace {
 
-using cattn::StepPlan;
+using cattn::StepPlanSpec;
 using cattn::TensorArg;
+using StepPlan = cattn_step_plan_s;
 namespace k = cattn::kernels;
 
 void require_plan(const char* fn, const StepPlan* plan) {
@@ -40,7 +53,7 @@ std::string hex(uint32_t v) {
 }
 
 // Checks the desc and derives the capacities and, from them, each product's blocks.
-void plan_step(const char* fn, const cattn_step_plan_desc_t& d, StepPlan& plan) {
+void plan_step(const char* fn, const cattn_step_plan_desc_t& d, StepPlanSpec& plan) {
   if (d.products == 0 || (d.products & ~CATTN_STEP_ALL_PRODUCTS) != 0)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->products", "is not a set of products",
                     hex(d.products),
@@ -121,11 +134,12 @@ void plan_step(const char* fn, const cattn_step_plan_desc_t& d, StepPlan& plan) 
   }
 }
 
-// An output of a product: required when the plan computes it, refused when it does not.
-void expect_output_use(const StepPlan& plan, k::StepProduct product, const TensorArg& t,
-                       bool optional = false) {
-  if (plan.has(product)) {
-    if (!t.present() && !optional)
+// An output of a product: required when the plan computes it (unless optional), refused when
+// it does not.
+void expect_output_use(const StepPlanSpec& plan, const cattn::StepRunTensorInfo& info,
+                       const TensorArg& t) {
+  if (plan.has(static_cast<k::StepProduct>(info.product))) {
+    if (!t.present() && !info.optional)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "is NULL", "NULL",
                       "an output: the plan computes its product");
   } else if (t.present()) {
@@ -165,7 +179,7 @@ CATTN_API cattn_status_t cattn_step_plan_create(const cattn_step_plan_desc_t* de
     cattn::require_struct(fn, "desc", desc);
     cattn::require_out_ptr(fn, "out", out);
     auto plan = std::make_unique<StepPlan>();
-    plan_step(fn, *desc, *plan);
+    plan_step(fn, *desc, plan->spec);
     cattn::seal_arguments();
     cattn::register_handle(plan.get(), cattn::HandleKind::StepPlan);
     *out = plan.release();
@@ -188,7 +202,7 @@ CATTN_API cattn_status_t cattn_step_plan_get_shape(const cattn_step_plan_t* plan
     cattn::require_struct(fn, "shape", shape, cattn::Use::Out);
     cattn::seal_arguments();
     const size_t size = shape->struct_size;
-    *shape = plan->shape;
+    *shape = plan->spec.shape;
     shape->struct_size = size;
   });
 }
@@ -219,45 +233,48 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
     cattn::StepRunKey key;
     const bool keyed = cattn::step_run_key(*batch, *outputs, key);
     if (keyed) {
-      k::StepPlanParams params;
-      int device = 0;
-      if (plan->memo.find(key, params, device)) {
+      cattn::StepPlanLaunch remembered;
+      if (plan->memo.find(key, remembered)) {
         if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
-        else cattn::step_plan_launch_device(fn, device, params, stream);
+        else cattn::step_plan_launch_device(fn, remembered, stream);
         return;
       }
     }
     DLTensor views[cattn::kRunTensors];
     const DLTensor* in[cattn::kRunTensors];
-    if (keyed) {
-      for (int i = 0; i < cattn::kRunTensors; ++i) in[i] = cattn::step_run_view(key.t[i], views[i]);
-    } else {
-      cattn::step_run_tensors(*batch, *outputs, in);
-    }
-    const cattn_step_plan_desc_t& d = plan->desc;
-    const cattn_step_plan_shape_t& shape = plan->shape;
-    const bool dcp = plan->has(k::kStepDcpLocalSeqLens);
-    const bool restore = plan->has(k::kStepPcpQueryRestoreIdx);
-    const bool mamba = plan->has(k::kStepMambaBlockTable);
-    const bool conv1d = plan->has(k::kStepCausalConv1d);
-    const bool local = plan->has(k::kStepLocalAttention);
-    const bool fast = plan->has(k::kStepFastPrefill);
-    const bool extend = plan->has(k::kStepExtend);
+    for (int i = 0; i < cattn::kRunTensors; ++i)
+      in[i] = keyed ? cattn::step_run_view(key.t[i], views[i])
+                    : cattn::kStepRunTensors[i].of(*batch, *outputs);
+    // The run's tensors as checked arguments, in StepRunTensor order. Making one checks it, so
+    // they are made a group at a time: the batch's, its checks, then the outputs'.
+    std::optional<TensorArg> made[cattn::kRunTensors];
+    const TensorArg* args[cattn::kRunTensors] = {};
+    auto make = [&](int first, int end) {
+      for (int i = first; i < end; ++i) {
+        const cattn::StepRunTensorInfo& info = cattn::kStepRunTensors[i];
+        args[i] = &made[i].emplace(fn, info.name, in[i], info.use(), true);
+      }
+    };
+    const StepPlanSpec& spec = plan->spec;
+    const cattn_step_plan_desc_t& d = spec.desc;
+    const cattn_step_plan_shape_t& shape = spec.shape;
+    const bool dcp = spec.has(k::kStepDcpLocalSeqLens);
+    const bool restore = spec.has(k::kStepPcpQueryRestoreIdx);
+    const bool mamba = spec.has(k::kStepMambaBlockTable);
+    const bool conv1d = spec.has(k::kStepCausalConv1d);
+    const bool local = spec.has(k::kStepLocalAttention);
+    const bool fast = spec.has(k::kStepFastPrefill);
+    const bool extend = spec.has(k::kStepExtend);
     const bool align = mamba && shape.mamba_columns > 0;
 
     // The batch: what the selected products read must be there; whatever is there is checked.
-    const TensorArg qsl(fn, "batch->query_start_loc", in[cattn::kRunQueryStartLoc], cattn::Use::In,
-                        true);
-    const TensorArg seq_lens(fn, "batch->seq_lens", in[cattn::kRunSeqLens], cattn::Use::In, true);
-    const TensorArg table(fn, "batch->block_table", in[cattn::kRunBlockTable], cattn::Use::In,
-                          true);
-    const TensorArg cu_given(fn, "batch->cu_num_tokens", in[cattn::kRunCuNumTokens], cattn::Use::In,
-                             true);
-    const TensorArg logits(fn, "batch->logits_indices", in[cattn::kRunLogitsIndices],
-                           cattn::Use::In, true);
-    const TensorArg num_logits(fn, "batch->num_logits_indices", in[cattn::kRunNumLogitsIndices],
-                               cattn::Use::In,
-                               true);
+    make(0, cattn::kRunFirstOutput);
+    const TensorArg& qsl = *args[cattn::kRunQueryStartLoc];
+    const TensorArg& seq_lens = *args[cattn::kRunSeqLens];
+    const TensorArg& table = *args[cattn::kRunBlockTable];
+    const TensorArg& cu_given = *args[cattn::kRunCuNumTokens];
+    const TensorArg& logits = *args[cattn::kRunLogitsIndices];
+    const TensorArg& num_logits = *args[cattn::kRunNumLogitsIndices];
     if ((restore && !cu_given.present()) || conv1d || local || fast || extend)
       expect_needed(qsl, "the plan's products read it");
     if (dcp || align || local || extend) expect_needed(seq_lens, "the plan's products read it");
@@ -311,59 +328,20 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
       num_logits.expect_size(0, 1);
     }
 
-    // The outputs.
-    const TensorArg dcp_out(fn, "outputs->dcp_local_seq_lens", in[cattn::kRunDcpLocalSeqLens],
-                            cattn::Use::Out,
-                            true);
-    const TensorArg restore_out(fn, "outputs->pcp_query_restore_idx",
-                                in[cattn::kRunPcpQueryRestoreIdx], cattn::Use::Out, true);
-    const TensorArg mamba_out(fn, "outputs->mamba_block_table", in[cattn::kRunMambaBlockTable],
-                              cattn::Use::Out,
-                              true);
-    const TensorArg nums(fn, "outputs->conv1d_nums", in[cattn::kRunConv1dNums], cattn::Use::Out,
-                         true);
-    const TensorArg mlist(fn, "outputs->conv1d_mlist", in[cattn::kRunConv1dMlist], cattn::Use::Out,
-                          true);
-    const TensorArg offsetlist(fn, "outputs->conv1d_offsetlist", in[cattn::kRunConv1dOffsetlist],
-                               cattn::Use::Out,
-                               true);
-    const TensorArg batch_ptr(fn, "outputs->conv1d_batch_ptr", in[cattn::kRunConv1dBatchPtr],
-                              cattn::Use::Out,
-                              true);
-    const TensorArg chunk_ptr(fn, "outputs->conv1d_token_chunk_offset_ptr",
-                              in[cattn::kRunConv1dTokenChunkOffsetPtr], cattn::Use::Out, true);
-    const TensorArg local_qsl(fn, "outputs->local_query_start_loc",
-                              in[cattn::kRunLocalQueryStartLoc], cattn::Use::Out, true);
-    const TensorArg local_seq(fn, "outputs->local_seq_lens", in[cattn::kRunLocalSeqLens],
-                              cattn::Use::Out, true);
-    const TensorArg local_computed(fn, "outputs->local_num_computed_tokens",
-                                   in[cattn::kRunLocalNumComputedTokens], cattn::Use::Out, true);
-    const TensorArg local_table(fn, "outputs->local_block_table", in[cattn::kRunLocalBlockTable],
-                                cattn::Use::Out,
-                                true);
-    const TensorArg decode_qsl(fn, "outputs->decode_query_start_loc",
-                               in[cattn::kRunDecodeQueryStartLoc], cattn::Use::Out, true);
-    const TensorArg ext_qsl(fn, "outputs->extend_query_start_loc",
-                            in[cattn::kRunExtendQueryStartLoc], cattn::Use::Out, true);
-    const TensorArg ext_seq(fn, "outputs->extend_seq_lens", in[cattn::kRunExtendSeqLens],
-                            cattn::Use::Out, true);
-    const TensorArg counts(fn, "outputs->counts", in[cattn::kRunCounts], cattn::Use::Out, true);
-    const TensorArg counts_host(fn, "outputs->counts_host", in[cattn::kRunCountsHost],
-                                cattn::Use::Out, true);
-    const TensorArg* conv1d_outs[] = {&nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr};
-
-    expect_output_use(*plan, k::kStepDcpLocalSeqLens, dcp_out);
-    expect_output_use(*plan, k::kStepPcpQueryRestoreIdx, restore_out);
-    expect_output_use(*plan, k::kStepMambaBlockTable, mamba_out);
-    for (const TensorArg* o : conv1d_outs) expect_output_use(*plan, k::kStepCausalConv1d, *o, true);
-    expect_output_use(*plan, k::kStepLocalAttention, local_qsl);
-    expect_output_use(*plan, k::kStepLocalAttention, local_seq);
-    expect_output_use(*plan, k::kStepLocalAttention, local_computed, true);
-    expect_output_use(*plan, k::kStepLocalAttention, local_table, true);
-    expect_output_use(*plan, k::kStepFastPrefill, decode_qsl);
-    expect_output_use(*plan, k::kStepExtend, ext_qsl);
-    expect_output_use(*plan, k::kStepExtend, ext_seq);
-
+    // The outputs: each product's are required when the plan computes it and refused when it
+    // does not; then their shapes.
+    make(cattn::kRunFirstOutput, cattn::kRunTensors);
+    for (int i = cattn::kRunFirstOutput; i < cattn::kRunTensors; ++i)
+      if (cattn::kStepRunTensors[i].product != cattn::StepRunTensorInfo::kNoProduct)
+        expect_output_use(spec, cattn::kStepRunTensors[i], *args[i]);
+    const TensorArg& dcp_out = *args[cattn::kRunDcpLocalSeqLens];
+    const TensorArg& restore_out = *args[cattn::kRunPcpQueryRestoreIdx];
+    const TensorArg& mamba_out = *args[cattn::kRunMambaBlockTable];
+    const TensorArg& decode_qsl = *args[cattn::kRunDecodeQueryStartLoc];
+    const TensorArg& ext_qsl = *args[cattn::kRunExtendQueryStartLoc];
+    const TensorArg& ext_seq = *args[cattn::kRunExtendSeqLens];
+    const TensorArg& counts = *args[cattn::kRunCounts];
+    const TensorArg& counts_host = *args[cattn::kRunCountsHost];
     if (dcp)
       cattn::check_dcp_out(dcp_out, reqs, d.dcp.dcp_size, d.dcp.dcp_rank == CATTN_DCP_ALL_RANKS);
     if (restore) {
@@ -378,17 +356,17 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
                                                                   : table.size(1));
     }
     if (conv1d) {
-      cattn::check_causal_conv1d_device_outputs(conv1d_outs,
+      const cattn::StepConv1dOutputs c = cattn::step_conv1d_outputs(args);
+      cattn::check_causal_conv1d_device_outputs(c.outs,
                                                 TensorArg(fn, "", nullptr, cattn::Use::In, true),
                                                 reqs);
       for (int i = 1; i < 5; ++i)
-        if (conv1d_outs[i]->present()) conv1d_outs[i]->expect_capacity(shape.conv1d_capacity);
+        if (c.outs[i]->present()) c.outs[i]->expect_capacity(shape.conv1d_capacity);
     }
-    const cattn::LocalAttentionCapturableTensors local_tensors{
-        qsl, seq_lens, table, local_qsl, local_seq, local_computed, local_table};
     if (local) {
-      cattn::check_local_attention_capturable_tensors(local_tensors, shape.local_pages);
-      local_seq.expect_capacity(shape.local_capacity);
+      cattn::check_local_attention_capturable_tensors(cattn::step_local_attention_tensors(args),
+                                                      shape.local_pages);
+      args[cattn::kRunLocalSeqLens]->expect_capacity(shape.local_capacity);
     }
     if (fast) expect_output(decode_qsl, reqs + 1);
     if (extend) {
@@ -411,33 +389,27 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
     // what outputs must keep away from.
     if (keyed) cattn::record_step_descriptors(key);
     cattn::seal_arguments();
-    const cattn::Where where = cattn::require_same_device(
-        fn, {&qsl, &seq_lens, &table, &cu_given, &logits, &num_logits, &dcp_out, &restore_out,
-             &mamba_out, &nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr, &local_qsl,
-             &local_seq, &local_computed, &local_table, &decode_qsl, &ext_qsl, &ext_seq,
-             &counts});
-    // A plan computes at least one product, so some output is there to name the device.
+    // Every present tensor but counts_host on one device: require_same_device's rule (each
+    // against the first present), a pair at a time. A plan computes at least one product, so
+    // some tensor is there, and the first names the device the plan runs on.
     const TensorArg* any = nullptr;
-    for (const TensorArg* t :
-         {&qsl, &seq_lens, &table, &cu_given, &logits, &num_logits, &dcp_out, &restore_out,
-          &mamba_out, &nums, &mlist, &offsetlist, &batch_ptr, &chunk_ptr, &local_qsl,
-          &local_seq, &local_computed, &local_table, &decode_qsl, &ext_qsl, &ext_seq, &counts})
-      if (any == nullptr && t->present()) any = t;
-    if (where != cattn::Where::Cuda) any->expect_cuda("the utilities' own calls");
-    const cattn::StepRunKey* checked = keyed ? &key : nullptr;
-    if constexpr (!cattn::kCudaBuild) {
-      // Remembered here too (no parameters to keep), so that a CPU-only build answers a
-      // repeated run as a CUDA build does: from the memo, without the checks.
-      if (checked) plan->memo.remember(*checked, k::StepPlanParams{}, any->device_id());
-      cattn::fail_no_cuda_path(fn);
-    } else {
-      const cattn::StepRunTensors t{*any,       qsl,        seq_lens,   table,      cu,
-                                    logits,     num_logits, dcp_out,    restore_out, mamba_out,
-                                    conv1d_outs, local_qsl, local_seq,  local_computed,
-                                    local_table, decode_qsl, ext_qsl,   ext_seq,    counts,
-                                    counts_host};
-      cattn::step_plan_run_device(fn, *plan, t, checked, stream);
+    for (int i = 0; i < cattn::kRunTensors; ++i) {
+      if (!cattn::kStepRunTensors[i].on_run_device || !args[i]->present()) continue;
+      if (any == nullptr) any = args[i];
+      else cattn::require_same_device(fn, {any, args[i]});
     }
+    if (any->where() != cattn::Where::Cuda) any->expect_cuda("the utilities' own calls");
+    // What the run launches is remembered before the launch, under the key it was checked
+    // from, so that a repeated run is answered from the memo without the checks. A CPU-only
+    // build remembers it too (empty parameters, never launched), so that it answers a repeated
+    // run as a CUDA build does.
+    cattn::StepPlanLaunch launch;
+    launch.device = any->device_id();
+    if constexpr (cattn::kCudaBuild)
+      launch = cattn::step_plan_launch_params(fn, spec, args, *any, cu);
+    if (keyed) plan->memo.remember(key, launch);
+    if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
+    else cattn::step_plan_launch_device(fn, launch, stream);
   });
 }
 

@@ -1,45 +1,34 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// The step plan object behind cattn_step_plan_t: the desc it was made from and what creation
-// derived - the outputs' capacities and the launch layout - and the memo of the last run that
-// passed every check. The desc and what it derives never change once created; the memo is the
-// one mutable part, behind its own lock, so runs on any number of threads may share a plan.
+// What the step plan's entry point (src/step_plan.cpp) and its device side
+// (device/step_plan_device.cpp) share: what creation fixed - the desc, the outputs' capacities
+// and the launch layout - and the one table of a run's tensors. The plan object itself, with
+// the memo of its last checked run, belongs to the entry point (src/step_plan.cpp,
+// src/step_plan_memo.h).
 #pragma once
 
 #include <cstdint>
-#include <mutex>
-#include <type_traits>
 
 #include "cattn.h"
-#include "common/handle_registry.h"
+#include "common/call_args.h"
+#include "common/param_checks.h"
+#include "common/tensor_arg.h"
 #include "kernels/step_plan.h"
 
 namespace cattn {
 
-// What a run's checks read of one DLTensor: the descriptor, never the data, and where the
-// caller keeps it (the DLTensor struct and its shape and stride arrays, which the overlap rule
-// keeps outputs away from). Two runs whose keys are equal byte for byte get the same answer
-// from every check (the checks are a pure function of the descriptors, their addresses and the
-// plan), so the second may reuse the first's result.
-struct StepTensorKey {
-  enum : uint32_t { kPresent = 1u, kStridesRead = 2u };
-  const DLTensor* at;
-  const int64_t* shape_at;
-  const int64_t* strides_at;  // only with kStridesRead
-  const void* data;
-  uint64_t byte_offset;
-  int64_t shape[2];
-  int64_t strides[2];  // only with kStridesRead: given, and every dimension non-empty
-  int32_t device_type;
-  int32_t device_id;
-  int32_t ndim;
-  uint32_t dtype;  // code, bits and lanes as their bytes
-  uint32_t flags;
-  uint32_t reserved;  // always 0: the key has no padding, so memcmp compares it
-};
-static_assert(std::has_unique_object_representations_v<StepTensorKey>,
-              "StepTensorKey is compared with memcmp");
+// What cattn_step_plan_create derives from the desc. Never changes once created, so runs on
+// any number of threads read it without a lock.
+struct StepPlanSpec {
+  cattn_step_plan_desc_t desc{};   // struct_size set to this header's size
+  cattn_step_plan_shape_t shape{};
+  // Blocks of each product, as kernels::StepPlanParams::block_end.
+  int64_t block_end[kernels::kStepProducts] = {};
 
-// The run's tensors in a fixed order: the batch's six, then the outputs' seventeen.
+  bool has(kernels::StepProduct k) const { return (desc.products >> k) & 1u; }
+};
+
+// The run's tensors in a fixed order: the batch's six, then the outputs' seventeen. Every list
+// of them is kStepRunTensors below, indexed by these.
 enum StepRunTensor : int {
   kRunQueryStartLoc = 0,
   kRunSeqLens,
@@ -47,7 +36,7 @@ enum StepRunTensor : int {
   kRunCuNumTokens,
   kRunLogitsIndices,
   kRunNumLogitsIndices,
-  kRunDcpLocalSeqLens,
+  kRunDcpLocalSeqLens,  // the first output
   kRunPcpQueryRestoreIdx,
   kRunMambaBlockTable,
   kRunConv1dNums,
@@ -66,66 +55,102 @@ enum StepRunTensor : int {
   kRunCountsHost,
   kRunTensors
 };
+constexpr int kRunFirstOutput = kRunDcpLocalSeqLens;
 
-struct StepRunKey {
-  const cattn_step_batch_t* batch;
-  const cattn_step_outputs_t* outputs;
-  StepTensorKey t[kRunTensors];
-};
-static_assert(std::has_unique_object_representations_v<StepRunKey>,
-              "StepRunKey is compared with memcmp");
+// One run tensor: where the caller passes it (a field of the batch or of the outputs), its
+// name in messages, for an output the product that writes it (required unless `optional`;
+// refused when the plan does not compute that product), and whether it lives on the run's
+// device (counts_host is host memory).
+struct StepRunTensorInfo {
+  StepRunTensor index;
+  const char* name;
+  const DLTensor* cattn_step_batch_t::*batch_field;  // NULL for an output
+  DLTensor* cattn_step_outputs_t::*outputs_field;    // NULL for a batch tensor
+  int product;  // a kernels::StepProduct, or kNoProduct (the batch, the counts)
+  bool optional;
+  bool on_run_device;
 
-// The name each run tensor has in messages, in StepRunTensor order.
-extern const char* const kRunTensorNames[kRunTensors];
-
-// Records where the caller keeps each present tensor's descriptor (its DLTensor struct, shape
-// and strides arrays) with the current call: a keyed run checks copies of them.
-void record_step_descriptors(const StepRunKey& key);
-
-// The run's tensor pointers as the caller gave them, in StepRunTensor order.
-void step_run_tensors(const cattn_step_batch_t& batch, const cattn_step_outputs_t& outputs,
-                      const DLTensor* (&tensors)[kRunTensors]);
-
-// Reads every tensor the run was given into `key`, each field once. False when some tensor is
-// one a key cannot describe (ndim outside 0..2, or a NULL shape): no run accepts such a
-// tensor, so that run takes the checks on the caller's tensors and fails there.
-bool step_run_key(const cattn_step_batch_t& batch, const cattn_step_outputs_t& outputs,
-                  StepRunKey& key);
-
-// A DLTensor with the descriptor in `k` (its shape and strides point into `k`), or NULL for an
-// absent tensor: the checks of a keyed run read these, so what they check is what the key
-// holds even if the caller's tensors change meanwhile.
-const DLTensor* step_run_view(const StepTensorKey& k, DLTensor& storage);
-
-// The last run of a plan that passed every check: its key, the kernel parameters built from
-// it and the device it ran on. A run with the same key launches these parameters directly.
-class StepRunMemo {
- public:
-  // Copies the remembered parameters and device out when `key` is the remembered run's.
-  bool find(const StepRunKey& key, kernels::StepPlanParams& params, int& device) const;
-  void remember(const StepRunKey& key, const kernels::StepPlanParams& params, int device);
-
- private:
-  mutable std::mutex mutex_;
-  bool valid_ = false;
-  int device_ = 0;
-  StepRunKey key_{};
-  kernels::StepPlanParams params_{};
+  static constexpr int kNoProduct = -1;
+  Use use() const { return batch_field != nullptr ? Use::In : Use::Out; }
+  const DLTensor* of(const cattn_step_batch_t& b, const cattn_step_outputs_t& o) const {
+    return batch_field != nullptr ? b.*batch_field : o.*outputs_field;
+  }
 };
 
-}  // namespace cattn
-
-struct cattn_step_plan_s {
-  uint64_t magic = static_cast<uint64_t>(cattn::HandleKind::StepPlan);
-  cattn_step_plan_desc_t desc{};   // struct_size set to this header's size
-  cattn_step_plan_shape_t shape{};
-  // Blocks of each product, as kernels::StepPlanParams::block_end.
-  int64_t block_end[cattn::kernels::kStepProducts] = {};
-  mutable cattn::StepRunMemo memo;  // the one part a run changes
-
-  bool has(cattn::kernels::StepProduct k) const { return (desc.products >> k) & 1u; }
+#define CATTN_STEP_BATCH_TENSOR(index, field) \
+  {index, "batch->" #field, &cattn_step_batch_t::field, nullptr, StepRunTensorInfo::kNoProduct, \
+   true, true}
+#define CATTN_STEP_PRODUCT_OUTPUT(index, field, product, optional) \
+  {index, "outputs->" #field, nullptr, &cattn_step_outputs_t::field, kernels::product, optional, \
+   true}
+#define CATTN_STEP_COUNTS_OUTPUT(index, field, on_run_device) \
+  {index, "outputs->" #field, nullptr, &cattn_step_outputs_t::field, \
+   StepRunTensorInfo::kNoProduct, true, on_run_device}
+inline constexpr StepRunTensorInfo kStepRunTensors[kRunTensors] = {
+    CATTN_STEP_BATCH_TENSOR(kRunQueryStartLoc, query_start_loc),
+    CATTN_STEP_BATCH_TENSOR(kRunSeqLens, seq_lens),
+    CATTN_STEP_BATCH_TENSOR(kRunBlockTable, block_table),
+    CATTN_STEP_BATCH_TENSOR(kRunCuNumTokens, cu_num_tokens),
+    CATTN_STEP_BATCH_TENSOR(kRunLogitsIndices, logits_indices),
+    CATTN_STEP_BATCH_TENSOR(kRunNumLogitsIndices, num_logits_indices),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunDcpLocalSeqLens, dcp_local_seq_lens, kStepDcpLocalSeqLens, false),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunPcpQueryRestoreIdx, pcp_query_restore_idx,
+                              kStepPcpQueryRestoreIdx, false),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunMambaBlockTable, mamba_block_table, kStepMambaBlockTable, false),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunConv1dNums, conv1d_nums, kStepCausalConv1d, true),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunConv1dMlist, conv1d_mlist, kStepCausalConv1d, true),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunConv1dOffsetlist, conv1d_offsetlist, kStepCausalConv1d, true),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunConv1dBatchPtr, conv1d_batch_ptr, kStepCausalConv1d, true),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunConv1dTokenChunkOffsetPtr, conv1d_token_chunk_offset_ptr,
+                              kStepCausalConv1d, true),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunLocalQueryStartLoc, local_query_start_loc, kStepLocalAttention,
+                              false),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunLocalSeqLens, local_seq_lens, kStepLocalAttention, false),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunLocalNumComputedTokens, local_num_computed_tokens,
+                              kStepLocalAttention, true),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunLocalBlockTable, local_block_table, kStepLocalAttention, true),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunDecodeQueryStartLoc, decode_query_start_loc, kStepFastPrefill,
+                              false),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunExtendQueryStartLoc, extend_query_start_loc, kStepExtend, false),
+    CATTN_STEP_PRODUCT_OUTPUT(kRunExtendSeqLens, extend_seq_lens, kStepExtend, false),
+    CATTN_STEP_COUNTS_OUTPUT(kRunCounts, counts, true),
+    CATTN_STEP_COUNTS_OUTPUT(kRunCountsHost, counts_host, false),
 };
+#undef CATTN_STEP_BATCH_TENSOR
+#undef CATTN_STEP_PRODUCT_OUTPUT
+#undef CATTN_STEP_COUNTS_OUTPUT
 
-namespace cattn {
-using StepPlan = cattn_step_plan_s;
+constexpr bool step_run_table_in_order() {
+  for (int i = 0; i < kRunTensors; ++i)
+    if (kStepRunTensors[i].index != i || (kStepRunTensors[i].batch_field != nullptr) !=
+                                             (i < kRunFirstOutput))
+      return false;
+  return true;
+}
+static_assert(step_run_table_in_order(),
+              "kStepRunTensors lists the batch, then the outputs, in StepRunTensor order");
+
+// A run's tensors as checked arguments, indexed by StepRunTensor (absent ones have present()
+// false).
+using StepRunArgs = const TensorArg* const[kRunTensors];
+
+// The five conv1d outputs (nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr), as the
+// conv1d checks and parameters take them.
+struct StepConv1dOutputs {
+  const TensorArg* outs[5];
+};
+inline StepConv1dOutputs step_conv1d_outputs(StepRunArgs& t) {
+  static_assert(kRunConv1dTokenChunkOffsetPtr == kRunConv1dNums + 4, "the conv1d outputs in order");
+  StepConv1dOutputs c;
+  for (int i = 0; i < 5; ++i) c.outs[i] = t[kRunConv1dNums + i];
+  return c;
+}
+
+// The local-attention product's tensors, as its checks and parameters take them.
+inline LocalAttentionCapturableTensors step_local_attention_tensors(StepRunArgs& t) {
+  return {*t[kRunQueryStartLoc],      *t[kRunSeqLens],     *t[kRunBlockTable],
+          *t[kRunLocalQueryStartLoc], *t[kRunLocalSeqLens], *t[kRunLocalNumComputedTokens],
+          *t[kRunLocalBlockTable]};
+}
+
 }  // namespace cattn

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Device side of the step plan: the kernel parameters of every selected product from the
 // run's checked tensors (the same builders the products' own calls use), the counts vector
-// sliced among them, and the one launch - or the launch alone, of parameters a run with the
-// same descriptors built before.
+// sliced among them, and the one launch. The entry point keeps what it launched in its memo;
+// nothing here writes the plan.
 #include "device/step_plan_device.h"
 
 #include <cuda_runtime_api.h>
@@ -48,74 +48,78 @@ k::MutIndexSpan mirror_view(const char* fn, const TensorArg& t) {
 
 }  // namespace
 
-void step_plan_run_device(const char* fn, const StepPlan& plan, const StepRunTensors& t,
-                          const StepRunKey* key, void* stream) {
-  DeviceScope dev(fn, t.any);
+StepPlanLaunch step_plan_launch_params(const char* fn, const StepPlanSpec& plan, StepRunArgs& t,
+                                       const TensorArg& any, const TensorArg& cu_num_tokens) {
+  // The run's device is current while the parameters are built, as for the launch: the pointer
+  // query of counts_host runs there.
+  DeviceScope dev(fn, any);
   const cattn_step_plan_desc_t& d = plan.desc;
+  const TensorArg& query_start_loc = *t[kRunQueryStartLoc];
+  const TensorArg& seq_lens = *t[kRunSeqLens];
+  const TensorArg& counts = *t[kRunCounts];
+  const TensorArg& counts_host = *t[kRunCountsHost];
   // About 1 KiB of views: built on the stack, copied into the launch.
-  k::StepPlanParams p;
+  StepPlanLaunch launch;
+  launch.device = any.device_id();
+  k::StepPlanParams& p = launch.params;
   for (int i = 0; i < k::kStepProducts; ++i) p.block_end[i] = plan.block_end[i];
-  if (t.counts.present()) p.counts.device = index_view(t.counts);
-  if (t.counts_host.present()) p.counts.mirror = mirror_view(fn, t.counts_host);
-  if (t.query_start_loc.present()) p.query_start_loc = index_view(t.query_start_loc);
+  if (counts.present()) p.counts.device = index_view(counts);
+  if (counts_host.present()) p.counts.mirror = mirror_view(fn, counts_host);
+  if (query_start_loc.present()) p.query_start_loc = index_view(query_start_loc);
 
   if (plan.has(k::kStepDcpLocalSeqLens)) {
-    p.dcp.seq_lens = index_view(t.seq_lens);
-    p.dcp.out = index_view(t.dcp_local_seq_lens);
+    p.dcp.seq_lens = index_view(seq_lens);
+    p.dcp.out = index_view(*t[kRunDcpLocalSeqLens]);
     p.dcp.dcp_size = d.dcp.dcp_size;
     p.dcp.dcp_rank = d.dcp.dcp_rank == CATTN_DCP_ALL_RANKS ? -1 : d.dcp.dcp_rank;
     p.dcp.interleave = d.dcp.dcp_kv_cache_interleave_size;
   }
   if (plan.has(k::kStepPcpQueryRestoreIdx)) {
-    p.restore.cu_num_tokens = index_view(t.cu_num_tokens);
-    p.restore.restore_idx = index_view(t.pcp_query_restore_idx);
+    p.restore.cu_num_tokens = index_view(cu_num_tokens);
+    p.restore.restore_idx = index_view(*t[kRunPcpQueryRestoreIdx]);
     p.restore.size = count_slice(p.counts, k::kCountRestoreSize, 1);
   }
   if (plan.has(k::kStepMambaBlockTable)) {
     const bool align = plan.shape.mamba_columns > 0;
-    p.mamba.block_table = index_view(t.block_table);
-    if (align) p.mamba.seq_lens = index_view(t.seq_lens);
-    p.mamba.out = index_view(t.mamba_block_table);
+    p.mamba.block_table = index_view(*t[kRunBlockTable]);
+    if (align) p.mamba.seq_lens = index_view(seq_lens);
+    p.mamba.out = index_view(*t[kRunMambaBlockTable]);
     p.mamba.block_size = align ? d.mamba.block_size : 1;
     p.mamba.align = align;
   }
   if (plan.has(k::kStepCausalConv1d)) {
     const TensorArg none(fn, "(none)", nullptr, Use::In, true);
-    p.conv1d = causal_conv1d_capturable_params(t.query_start_loc, d.conv1d.block_m, t.conv1d, none);
+    p.conv1d = causal_conv1d_capturable_params(query_start_loc, d.conv1d.block_m,
+                                               step_conv1d_outputs(t).outs, none);
     p.conv1d.tot = count_slice(p.counts, k::kCountConv1dPrograms, 1);
   }
   if (plan.has(k::kStepLocalAttention)) {
-    const LocalAttentionCapturableTensors local{t.query_start_loc,  t.seq_lens,
-                                                t.block_table,      t.local_query_start_loc,
-                                                t.local_seq_lens,   t.local_num_computed_tokens,
-                                                t.local_block_table};
-    p.local = local_attention_capturable_params(local, d.local_attention.attn_chunk_size,
+    p.local = local_attention_capturable_params(step_local_attention_tensors(t),
+                                                d.local_attention.attn_chunk_size,
                                                 d.local_attention.block_size);
     p.local.counts = count_slice(p.counts, k::kCountLocalVirtualBatches, 3);
   }
   if (plan.has(k::kStepFastPrefill)) {
-    p.fast_prefill.logits_indices = index_view(t.logits_indices);
-    if (t.num_logits_indices.present())
-      p.fast_prefill.num_logits_indices = index_view(t.num_logits_indices);
-    p.fast_prefill.query_start_loc = index_view(t.query_start_loc);
-    p.fast_prefill.decode_query_start_loc = index_view(t.decode_query_start_loc);
+    p.fast_prefill.logits_indices = index_view(*t[kRunLogitsIndices]);
+    if (t[kRunNumLogitsIndices]->present())
+      p.fast_prefill.num_logits_indices = index_view(*t[kRunNumLogitsIndices]);
+    p.fast_prefill.query_start_loc = index_view(query_start_loc);
+    p.fast_prefill.decode_query_start_loc = index_view(*t[kRunDecodeQueryStartLoc]);
     p.fast_prefill.max_and_total = count_slice(p.counts, k::kCountDecodeMaxQueryLen, 2);
   }
   if (plan.has(k::kStepExtend)) {
-    p.extend.query_start_loc = index_view(t.query_start_loc);
-    p.extend.seq_lens = index_view(t.seq_lens);
-    p.extend.out_query_start_loc = index_view(t.extend_query_start_loc);
-    p.extend.out_seq_lens = index_view(t.extend_seq_lens);
+    p.extend.query_start_loc = index_view(query_start_loc);
+    p.extend.seq_lens = index_view(seq_lens);
+    p.extend.out_query_start_loc = index_view(*t[kRunExtendQueryStartLoc]);
+    p.extend.out_seq_lens = index_view(*t[kRunExtendSeqLens]);
     p.extend.n = d.extend.n;
   }
-  if (key != nullptr) plan.memo.remember(*key, p, t.any.device_id());
-  check_launch(fn, k::launch_step_plan(p, stream), stream);
+  return launch;
 }
 
-void step_plan_launch_device(const char* fn, int device, const k::StepPlanParams& p,
-                             void* stream) {
-  DeviceScope dev(fn, device);
-  check_launch(fn, k::launch_step_plan(p, stream), stream);
+void step_plan_launch_device(const char* fn, const StepPlanLaunch& launch, void* stream) {
+  DeviceScope dev(fn, launch.device);
+  check_launch(fn, k::launch_step_plan(launch.params, stream), stream);
 }
 
 }  // namespace cattn
