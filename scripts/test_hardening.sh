@@ -4,17 +4,31 @@
 #   asan  the whole test suite built with AddressSanitizer + UndefinedBehaviorSanitizer (g++)
 #   tsan  the whole test suite built with ThreadSanitizer (g++), test_concurrency among it
 #   fuzz  every libFuzzer target (clang, tests/fuzz) for CATTN_FUZZ_SECONDS each, starting from
-#         its committed corpus (tests/fuzz/corpus/<target>); new inputs go to the build folder
+#         its seed set (tests/fuzz/seeds/<target>.hex, unpacked into <prefix>-fuzz/seeds/<target>)
+#         and its campaign corpus, <prefix>-fuzz/corpus/<target>, where its new inputs go
 #   fuzz-long
 #         a campaign: every target for CATTN_FUZZ_SECONDS (default 600) with CATTN_FUZZ_WORKERS
 #         processes (libFuzzer -jobs/-workers; default: the number of cores; a crash ends its
-#         process and is kept in <prefix>-fuzz/fuzz-artifacts/<target>/), then
-#         merging the new inputs that add coverage into tests/fuzz/corpus/<target> (-merge=1)
-#         and printing a table: target, executions (summed over the workers), crashes,
-#         timeouts, out-of-memory runs, corpus units added. (CATTN_FUZZ_LONG=1 makes `fuzz`
-#         this mode.)
+#         process and is kept in <prefix>-fuzz/fuzz-artifacts/<target>/), from the same seed set
+#         and campaign corpus; the workers write into a scratch folder,
+#         <prefix>-fuzz/fuzz-long/<target>, whose inputs that add coverage are then merged
+#         (-merge=1) into the campaign corpus. Ends with a table: target, executions (summed over
+#         the workers), crashes, timeouts, out-of-memory runs, units added to the campaign
+#         corpus. (CATTN_FUZZ_LONG=1 makes `fuzz` this mode.)
+#   seeds re-minimizes the seed sets: for every target, the inputs of its seed file and of its
+#         campaign corpus are reduced to a few that cover the same edges (libFuzzer
+#         -set_cover_merge=1, then scripts/lib/fuzz_edge_cover.py) and written back to
+#         tests/fuzz/seeds/<target>.hex, with a table of inputs and coverage (cov, ft) before
+#         and after. The only step that writes into the source tree; never run by default.
 #
-#   scripts/test_hardening.sh [asan] [tsan] [fuzz | fuzz-long]      (default: asan tsan fuzz)
+#   scripts/test_hardening.sh [asan] [tsan] [fuzz | fuzz-long] [seeds]   (default: asan tsan fuzz)
+#
+# Campaign corpora stay out of the repository: <prefix>-fuzz/corpus/<target> persists across
+# runs with the same prefix (delete it to start again from the seeds alone), and nothing of it
+# reaches the tree but through the `seeds` step. To regrow the seed sets from a campaign and
+# commit them (docs/fuzzing.md):
+#   scripts/test_hardening.sh fuzz-long seeds      # or `seeds` alone, after earlier campaigns
+#   git add tests/fuzz/seeds && git commit -m "fuzz: seeds regrown from ..." -- tests/fuzz/seeds
 #
 # Environment: CATTN_FUZZ_SECONDS (default 15 per target; fuzz-long: 600), CATTN_FUZZ_WORKERS
 # (fuzz-long only; default: nproc), CATTN_FUZZ_TARGETS (default: every tests/fuzz/fuzz_*.cpp;
@@ -24,14 +38,16 @@
 # CATTN_FUZZ_RUNS (stop a target once its workers have run this many inputs, e.g. 10000000;
 # CATTN_FUZZ_SECONDS still caps it), CATTN_FUZZ_BUDGET (seconds for the whole campaign, merges
 # included: each target gets an equal share of what is left when it starts, so a target that
-# reaches CATTN_FUZZ_RUNS early leaves its time to the later ones) and CATTN_FUZZ_PREBUILT (a folder holding the fuzz_*
-# binaries built elsewhere, e.g. here for the GPU machine, which has no clang: no build then).
+# reaches CATTN_FUZZ_RUNS early leaves its time to the later ones); fuzz-long and seeds:
+# CATTN_FUZZ_PREBUILT (a folder holding the fuzz_* binaries built elsewhere, e.g. here for the
+# GPU machine, which has no clang: no build then).
 # Sanitizers stop at the first report (halt_on_error, -fno-sanitize-recover=undefined); no
 # suppression file is needed. Exits non-zero when any step fails or any fuzz target crashes.
 # A crash of fuzz_concurrent_mutation depends on timing: rerun its reproducer many times
 # (<target> -runs=1000 <crash file>).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/fuzz_seeds.sh
 steps=${*:-asan tsan fuzz}
 if [ "${CATTN_FUZZ_LONG:-0}" = 1 ] && [[ " $steps " == *" fuzz "* ]]; then
   steps=${steps/fuzz/fuzz-long}
@@ -123,6 +139,20 @@ fuzz_build() {
   configure_build "$1" cattn_fuzzers -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCATTN_BUILD_FUZZERS=ON
 }
+# unpack_seeds <fuzz build folder> <target>: unpacks the target's seed file into
+# <folder>/seeds/<target> (emptied first) and creates its campaign corpus <folder>/corpus/<target>.
+unpack_seeds() {
+  mkdir -p "$1/corpus/$2" &&
+    fuzz_seeds_unpack "tests/fuzz/seeds/$2.hex" "$1/seeds/$2"
+}
+# coverage <fuzz binary> <folder>...: "cov ft" after libFuzzer has run every input of the
+# folders once (-runs=0).
+coverage() {
+  local bin=$1
+  shift
+  "$bin" -runs=0 -timeout=10 -rss_limit_mb=2048 "$@" 2>&1 |
+    sed -nE 's/.*(INITED|DONE) +cov: ([0-9]+) ft: ([0-9]+).*/\2 \3/p' | tail -1
+}
 
 if has fuzz; then
   seconds=${CATTN_FUZZ_SECONDS:-15}
@@ -132,19 +162,22 @@ if has fuzz; then
     total=0
     crashed=0
     count=0
+    echo "  seeds: tests/fuzz/seeds/<target>.hex, unpacked into $dir/seeds/<target>;" \
+      "new inputs: $dir/corpus/<target>"
     for name in $(fuzz_targets); do
       count=$((count + 1))
       bin="$dir/tests/fuzz/$name"
-      corpus="tests/fuzz/corpus/$name"
-      work="$dir/fuzz-work/$name"
+      seeds="$dir/seeds/$name"
+      corpus="$dir/corpus/$name"
+      log_file="$dir/fuzz-work/$name.log"
       artifacts="$dir/fuzz-artifacts/$name"
-      rm -rf "$work"
-      mkdir -p "$work" "$artifacts" "$corpus"
-      # New units go to the scratch folder (first); the committed corpus is only read.
+      mkdir -p "$dir/fuzz-work" "$artifacts"
+      unpack_seeds "$dir" "$name" || { status=1; crashed=$((crashed + 1)); continue; }
+      # New units go to the campaign corpus (first); the seeds are only read.
       "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix="$artifacts/" "$work" "$corpus" > "$work.log" 2>&1
+        -artifact_prefix="$artifacts/" "$corpus" "$seeds" > "$log_file" 2>&1
       rc=$?
-      execs=$(grep -oE "stat::number_of_executed_units: [0-9]+" "$work.log" | grep -oE "[0-9]+$" | tail -1)
+      execs=$(grep -oE "stat::number_of_executed_units: [0-9]+" "$log_file" | grep -oE "[0-9]+$" | tail -1)
       execs=${execs:-0}
       total=$((total + execs))
       if [ $rc = 0 ]; then
@@ -152,7 +185,7 @@ if has fuzz; then
       else
         crashed=$((crashed + 1))
         printf "  %-62s %10s execs, CRASHED (exit %s)\n" "$name" "$execs" "$rc"
-        grep -E -m12 "check failed|ERROR: |runtime error|SUMMARY|Test unit written" "$work.log" | sed 's/^/    /'
+        grep -E -m12 "check failed|ERROR: |runtime error|SUMMARY|Test unit written" "$log_file" | sed 's/^/    /'
         status=1
       fi
     done
@@ -193,18 +226,20 @@ if has fuzz-long; then
         [ "$seconds" -ge 1 ] || seconds=1
       fi
       bin="$bins/$name"
-      corpus="tests/fuzz/corpus/$name"
+      seeds="$dir/seeds/$name"
+      corpus="$dir/corpus/$name"
       work="$dir/fuzz-long/$name"
       artifacts="$dir/fuzz-artifacts/$name"
       log_file="$dir/fuzz-long/$name.log"
       rm -rf "$work"
-      mkdir -p "$work" "$artifacts" "$corpus"
+      mkdir -p "$work" "$artifacts"
+      unpack_seeds "$dir" "$name" || { status=1; crashed=$((crashed + 1)); continue; }
       echo "  $name: fuzzing for up to ${seconds}s (log: $log_file)"
       target_start=$SECONDS
       # -jobs=N -workers=N runs N independent fuzzing processes for the whole share (each
       # -fork job restarts a process and replays part of the corpus, which cost most of the
       # time of short runs). They share the scratch folder (first), each picking up what the
-      # others add; each writes fuzz-<job>.log in the folder it starts in and ends with
+      # others add, and read the campaign corpus and the seeds; each writes fuzz-<job>.log in the folder it starts in and ends with
       # -print_final_stats' "stat::number_of_executed_units". A crash, timeout or OOM ends
       # its process, leaving its input in the artifacts folder: those files are the counts.
       per_job=
@@ -214,11 +249,11 @@ if has fuzz-long; then
       mkdir -p "$jobs_dir"
       artifacts_before=$(find "$artifacts" -type f | sort)
       bin_abs=$(realpath -m "$bin") artifacts_abs=$(realpath -m "$artifacts") work_abs=$(realpath -m "$work")
-      corpus_abs=$(realpath -m "$corpus")
+      corpus_abs=$(realpath -m "$corpus") seeds_abs=$(realpath -m "$seeds")
       (cd "$jobs_dir" && "$bin_abs" -jobs="$workers" -workers="$workers" \
         -max_total_time="$seconds" ${per_job:+-runs=$per_job} -timeout=10 -rss_limit_mb=2048 \
-        -print_final_stats=1 -artifact_prefix="$artifacts_abs/" "$work_abs" "$corpus_abs") \
-        > "$log_file" 2>&1
+        -print_final_stats=1 -artifact_prefix="$artifacts_abs/" "$work_abs" "$corpus_abs" \
+        "$seeds_abs") > "$log_file" 2>&1
       rc=$?
       # One "stat::number_of_executed_units: N" per worker that finished.
       units=$(cat "$jobs_dir"/fuzz-*.log 2>/dev/null | grep -oE "stat::number_of_executed_units: [0-9]+")
@@ -233,7 +268,7 @@ if has fuzz-long; then
       if [ "$crashes$timeouts$ooms" = 000 ] && { [ $rc != 0 ] || [ "$finished" -lt "$workers" ]; }; then
         crashes=1
       fi
-      # New coverage from the scratch folder into the committed corpus.
+      # New coverage from the scratch folder into the campaign corpus (never into the tree).
       before=$(find "$corpus" -type f | wc -l)
       "$bin" -merge=1 -timeout=10 -rss_limit_mb=2048 "$corpus" "$work" > "$work.merge.log" 2>&1 ||
         echo "    (merge failed: $work.merge.log)"
@@ -261,6 +296,70 @@ if has fuzz-long; then
     summary+=("fuzz-long: $count targets x $per x $workers workers${runs:+ (or $runs execs)}, $total execs, $total_crashes crashes in $crashed targets")
   else
     summary+=("fuzz-long: BUILD FAILED"); status=1
+  fi
+fi
+
+if has seeds; then
+  # Each target's seed file and campaign corpus, reduced to the inputs that keep every edge.
+  # -set_cover_merge=1 gives each input's full feature list in the control file (plain -merge=1
+  # lists only the features new at that input), from which fuzz_edge_cover.py picks a greedy
+  # edge cover. The coverage columns are libFuzzer's cov: (edges) and ft: (features) after
+  # -runs=0 over the folders: all the inputs before, the new seed set after. cov: should not
+  # drop (fuzz_concurrent_mutation's varies from run to run with its threads' timing).
+  log "seed sets: tests/fuzz/seeds/<target>.hex re-minimized from the seeds and $prefix-fuzz/corpus/<target>"
+  dir="$prefix-fuzz"
+  bins="$dir/tests/fuzz"
+  [ -n "${CATTN_FUZZ_PREBUILT:-}" ] && bins=$CATTN_FUZZ_PREBUILT
+  if ! command -v python3 >/dev/null; then
+    echo "  python3 not found (scripts/install_deps.sh installs it)"
+    summary+=("seeds: FAILED (no python3)"); status=1
+  elif [ -n "${CATTN_FUZZ_PREBUILT:-}" ] || fuzz_build "$dir"; then
+    rows=()
+    count=0
+    failed=0
+    inputs_before=0
+    inputs_after=0
+    for name in $(fuzz_targets); do
+      count=$((count + 1))
+      bin="$bins/$name"
+      file="tests/fuzz/seeds/$name.hex"
+      seeds="$dir/seeds/$name"
+      corpus="$dir/corpus/$name"
+      work="$dir/reseed/$name"
+      rm -rf "$work"
+      mkdir -p "$work/merged"
+      if ! unpack_seeds "$dir" "$name"; then
+        failed=$((failed + 1)); continue
+      fi
+      n_seeds=$(find "$seeds" -type f | wc -l)
+      n_corpus=$(find "$corpus" -type f | wc -l)
+      read -r cov_before ft_before < <(coverage "$bin" "$seeds" "$corpus")
+      if ! "$bin" -set_cover_merge=1 -merge_control_file="$work/control" -timeout=10 \
+             -rss_limit_mb=2048 "$work/merged" "$seeds" "$corpus" > "$work/merge.log" 2>&1 ||
+         ! python3 scripts/lib/fuzz_edge_cover.py "$work/control" "$work/merge.log" \
+             > "$work/chosen" 2> "$work/cover.log"; then
+        echo "  $name: the merge or the cover failed ($work/merge.log, $work/cover.log)"
+        failed=$((failed + 1)); continue
+      fi
+      fuzz_seeds_pack "$name" "$file" < "$work/chosen" || { failed=$((failed + 1)); continue; }
+      fuzz_seeds_unpack "$file" "$work/seeds"
+      read -r cov_after ft_after < <(coverage "$bin" "$work/seeds")
+      kept=$(fuzz_seeds_count "$file")
+      inputs_before=$((inputs_before + n_seeds + n_corpus))
+      inputs_after=$((inputs_after + kept))
+      [ "${cov_after:-0}" -ge "${cov_before:-0}" ] || echo "  $name: cov fell from $cov_before to $cov_after"
+      rows+=("$(printf "%-56s %6s %7s %6s %6s %6s %6s %6s" "$name" "$n_seeds" "$n_corpus" "$kept" \
+        "$cov_before" "$cov_after" "$ft_before" "$ft_after")")
+    done
+    echo
+    printf "  %-56s %6s %7s %6s %6s %6s %6s %6s\n" target seeds corpus kept cov cov ft ft
+    printf "  %-56s %6s %7s %6s %6s %6s %6s %6s\n" "" "" "" "" before after before after
+    for row in "${rows[@]}"; do echo "  $row"; done
+    echo "  (git diff --stat tests/fuzz/seeds shows what changed; commit it to keep it)"
+    [ "$failed" = 0 ] || status=1
+    summary+=("seeds: $count targets, $inputs_before inputs (seeds + campaign corpora) -> $inputs_after in tests/fuzz/seeds, $failed failed")
+  else
+    summary+=("seeds: BUILD FAILED"); status=1
   fi
 fi
 
