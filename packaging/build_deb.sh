@@ -3,8 +3,8 @@
 # Builds the Debian packages libcattn<major> and libcattn-dev (+ the -dbgsym package) with
 # dpkg-buildpackage, out of the source tree:
 #   packaging/build_deb.sh [output folder, default build-deb]
-# The working tree (tracked and untracked-but-not-ignored files) is copied to
-# <output>/stage/cattn-<version>/, debian/ is written there from the templates in
+# The working tree (tracked and untracked-but-not-ignored files, but the fuzz seeds) is copied
+# to <output>/stage/cattn-<version>/, debian/ is written there from the templates in
 # packaging/debian/ with the version, SONAME major and version-script node taken from
 # project() in CMakeLists.txt, and the .deb files end up in <output>/.
 # Environment: CATTN_DEB_CUDA=auto|ON|OFF (default auto: on when nvcc is found),
@@ -59,13 +59,19 @@ src="$stage/cattn-$version"
 rm -rf "$stage"
 mkdir -p "$src"
 # The working tree as it is (uncommitted changes included), without build folders or other
-# ignored files; outside a git checkout, everything but build*/ folders.
+# ignored files; outside a git checkout, everything but build*/ folders. The fuzz seed sets
+# (tests/fuzz/seeds/, and tests/fuzz/corpus/ should an older checkout still hold one) stay out:
+# test data that the package build never reads (docs/fuzzing.md).
+stage_exclude='^tests/fuzz/(seeds|corpus)/'
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   git ls-files -z --cached --others --exclude-standard |
-    while IFS= read -r -d '' f; do [[ -e "$f" ]] && printf '%s\0' "$f"; done |
+    while IFS= read -r -d '' f; do
+      [[ -e "$f" && ! "$f" =~ $stage_exclude ]] && printf '%s\0' "$f"
+    done |
     tar -cf - --null -T - | tar -xf - -C "$src"
 else
-  tar -cf - --exclude='./build*' --exclude=./debian . | tar -xf - -C "$src"
+  tar -cf - --exclude='./build*' --exclude=./debian --exclude=./tests/fuzz/seeds \
+    --exclude=./tests/fuzz/corpus . | tar -xf - -C "$src"
 fi
 rm -rf "$src/debian"
 mkdir -p "$src/debian"

@@ -3,7 +3,8 @@
 # Release checks of the packaging, end to end (runs as root on CI; uses sudo otherwise):
 #  1. installs the Debian packages it needs, when missing;
 #  2. builds libcattn<major> and libcattn-dev with dpkg-buildpackage, out of the source tree
-#     (packaging/build_deb.sh; the exported symbols are checked against the symbols file);
+#     (packaging/build_deb.sh; the exported symbols are checked against the symbols file), and
+#     checks that the source stage holds no fuzz seeds (tests/fuzz/seeds);
 #  3. lists each package (dpkg -c), checks where its files are (the copyright file and a
 #     Debian changelog whose top entry is the package's version included) and runs lintian on
 #     every .deb (-dbgsym too): any E: tag fails, warnings are printed;
@@ -45,6 +46,12 @@ CATTN_DEB_CUDA_ARCHITECTURES=${CATTN_DEB_CUDA_ARCHITECTURES:-90} \
   { tail -n 60 "$out/build_deb.log"; echo "test_packaging: package build failed" \
       "(full log: $out/build_deb.log)" >&2; exit 1; }
 grep -E '^libcattn: CATTN_WITH_CUDA|^== build_deb' "$out/build_deb.log"
+# The source stage is the package's source: the fuzz seeds (test data) stay out of it.
+leaked=$(find "$out/stage" -path '*/tests/fuzz/seeds' -o -path '*/tests/fuzz/corpus' | head -n 3)
+if [ -n "$leaked" ]; then
+  echo "test_packaging: the source stage holds fuzz inputs: $leaked" >&2; exit 1
+fi
+echo "== packaging: the source stage holds no fuzz seeds"
 
 version=$(sed -n 's/^project(cattn VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 major=${version%%.*}
@@ -126,6 +133,6 @@ packaging/consumers/run_consumers.sh "$out/consumers"
 echo "== packaging: ABI gate"
 CATTN_ABI_BUILD_DIR="$out/abi" packaging/abi/check_abi.sh
 
-# build, the two packages' contents, their docs, lintian, install, the five consumers, the ABI
-# gate
-echo "== packaging: 12 checks passed in $((SECONDS - start)) s"
+# build, no fuzz seeds in the source stage, the two packages' contents, their docs, lintian,
+# install, the five consumers, the ABI gate
+echo "== packaging: 13 checks passed in $((SECONDS - start)) s"
