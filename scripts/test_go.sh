@@ -10,8 +10,9 @@
 # (internal/transcript), whose output is compared with the host run of this tree's C transcript
 # (tests/transcripts/transcript.c, compiled here).
 #
-# Installs Go 1.23 from Debian bookworm-backports when no Go >= 1.21 is found (the backports
-# source is added only when it is absent). Exits non-zero on any failure.
+# Installs what it needs through scripts/install_deps.sh go, the one script that changes the
+# machine: Go 1.23 from Debian bookworm-backports when no Go >= 1.21 is found (adding that apt
+# source only when it is absent), and pkg-config. Exits non-zero on any failure.
 #
 # Environment:
 #   CATTN_LIB_DIR       a folder holding libcattn.so to test instead of building one
@@ -24,63 +25,12 @@ cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${CATTN_JOBS:-2}
 
-as_root() {
-  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
-}
-
 # --- Go ------------------------------------------------------------------------------------------
 
-# Prints the path of a go binary of version >= 1.21, or nothing.
-find_go() {
-  local candidate version minor
-  for candidate in "$(command -v go 2>/dev/null || true)" /usr/lib/go-1.23/bin/go \
-      /usr/local/go/bin/go; do
-    [ -n "$candidate" ] && [ -x "$candidate" ] || continue
-    version=$(GOTOOLCHAIN=local "$candidate" env GOVERSION 2>/dev/null || true)
-    case $version in
-      go1.*) minor=${version#go1.}; minor=${minor%%.*}; minor=${minor%%[!0-9]*} ;;
-      *) continue ;;
-    esac
-    if [ "${minor:-0}" -ge 21 ]; then
-      echo "$candidate"
-      return
-    fi
-  done
-}
-
-# Adds bookworm-backports on the mirror of the existing bookworm entry, unless present.
-add_backports() {
-  if grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    return
-  fi
-  local file uri signed
-  file=$(grep -lsE '^Suites:(.*[[:space:]])?bookworm([[:space:]]|$)' \
-    /etc/apt/sources.list.d/*.sources | head -n1 || true)
-  if [ -n "$file" ]; then
-    uri=$(awk '/^URIs:/ {print $2; exit}' "$file")
-    signed=$(awk '/^Signed-By:/ {print; exit}' "$file")
-    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\n%s\n' \
-      "$uri" "$signed" | as_root tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null
-  else
-    uri=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list \
-      /etc/apt/sources.list.d/*.list 2>/dev/null || true)
-    echo "deb ${uri:-http://deb.debian.org/debian} bookworm-backports main" |
-      as_root tee /etc/apt/sources.list.d/bookworm-backports.list >/dev/null
-  fi
-}
-
+scripts/install_deps.sh go
+. scripts/lib/find_go.sh
 go_bin=$(find_go)
-if [ -z "$go_bin" ]; then
-  echo "== installing Go 1.23 from bookworm-backports"
-  add_backports
-  as_root apt-get update -q >/dev/null
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q golang-1.23-go >/dev/null
-  go_bin=$(find_go)
-  [ -n "$go_bin" ] || { echo "test_go.sh: no Go >= 1.21 after installing" >&2; exit 1; }
-fi
-if ! command -v pkg-config >/dev/null; then
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q pkg-config >/dev/null
-fi
+[ -n "$go_bin" ] || { echo "test_go.sh: no Go >= 1.21 found" >&2; exit 1; }
 export PATH="$(dirname "$go_bin"):$PATH"
 # Standard library only: never reach for a module proxy or a newer toolchain.
 export GOTOOLCHAIN=local GOPROXY=off

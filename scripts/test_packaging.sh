@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Release checks of the packaging, end to end (runs as root on CI; uses sudo otherwise):
-#  1. installs the Debian packages it needs, when missing;
+# Release checks of the packaging, end to end (runs as root on CI; uses sudo otherwise, through
+# scripts/install_deps.sh, the one script that changes the machine):
+#  1. installs the Debian packages it needs, when missing (scripts/install_deps.sh packaging);
 #  2. builds libcattn<major> and libcattn-dev with dpkg-buildpackage, out of the source tree
 #     (packaging/build_deb.sh; the exported symbols are checked against the symbols file), and
 #     checks that the source stage holds no fuzz seeds (tests/fuzz/seeds);
 #  3. lists each package (dpkg -c), checks where its files are (the copyright file and a
 #     Debian changelog whose top entry is the package's version included) and runs lintian on
 #     every .deb (-dbgsym too): any E: tag fails, warnings are printed;
-#  4. installs them (dpkg -i);
+#  4. installs them (dpkg -i, scripts/install_deps.sh debs);
 #  5. builds and runs the five consumers against the installed packages (C: pkg-config,
 #     find_package, dlopen; C++ through cattn.hpp: find_package, pkg-config);
 #  6. runs the ABI gate against packaging/abi/libcattn.abi.
@@ -23,21 +24,10 @@ root=$PWD
 out=${CATTN_PACKAGING_DIR:-$root/build-deb}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 start=$SECONDS
 
 echo "== packaging: apt packages"
-need=()
-for p in build-essential cmake pkg-config dpkg-dev debhelper lintian abigail-tools \
-         libdlpack-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
-done
-if ((${#need[@]})); then
-  echo "test_packaging: installing ${need[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    "${need[@]}" >/dev/null
-fi
+scripts/install_deps.sh packaging
 
 echo "== packaging: build the .deb files into $out"
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -125,7 +115,7 @@ if ((lintian_failed)); then
 fi
 
 echo "== packaging: install"
-$SUDO dpkg -i "${runtime[0]}" "${dev[0]}"
+scripts/install_deps.sh debs "${runtime[0]}" "${dev[0]}"
 
 echo "== packaging: consumers against the installed packages"
 packaging/consumers/run_consumers.sh "$out/consumers"

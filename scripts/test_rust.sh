@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds and checks the Rust bindings (bindings/rust): installs bindgen when it is missing,
+# Builds and checks the Rust bindings (bindings/rust): installs bindgen when it is missing
+# (scripts/install_deps.sh rust),
 # builds a CPU-only libcattn (or uses the one in CATTN_LIB_DIR), checks the generated FFI for
 # drift against include/cattn.h, runs cargo build, test, clippy and fmt (offline: the crates
 # have no dependencies), builds and tests the crates without their `link` feature (nothing
@@ -17,13 +18,9 @@ cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${CATTN_JOBS:-2}
 
-if ! command -v bindgen >/dev/null; then
-  echo "== installing bindgen"
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq bindgen
-fi
+# bindgen, installed when missing (scripts/install_deps.sh, the one script that changes the
+# machine).
+scripts/install_deps.sh rust
 command -v cargo >/dev/null || { echo "test_rust.sh: cargo not found" >&2; exit 1; }
 
 if [ -n "${CATTN_LIB_DIR:-}" ]; then
