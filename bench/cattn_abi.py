@@ -682,6 +682,7 @@ class cattn_api_t(ctypes.Structure):
         ("compute_mm_prefix_range_tensor", ctypes.c_void_p),
         ("fill_mm_prefix_query_ranges", ctypes.c_void_p),
         ("log2_lse_to_ln", ctypes.c_void_p),
+        ("fused_pcp_qkv_select_size", ctypes.c_void_p),
     ]
 
 
@@ -722,6 +723,7 @@ SIGNATURES = {
     "cattn_get_dcp_local_seq_lens": (ctypes.c_int, [ctypes.POINTER(cattn_dcp_local_seq_lens_args_t)]),
     "cattn_get_pcp_query_restore_idx_size": (ctypes.c_int, [ctypes.POINTER(DLTensor), ctypes.POINTER(ctypes.c_int64)]),
     "cattn_get_pcp_query_restore_idx": (ctypes.c_int, [ctypes.POINTER(cattn_pcp_query_restore_idx_args_t)]),
+    "cattn_fused_pcp_qkv_select_size": (ctypes.c_int, [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64)]),
     "cattn_fused_pcp_qkv_select": (ctypes.c_int, [ctypes.POINTER(cattn_fused_pcp_qkv_select_args_t)]),
     "cattn_comm_get_unique_id": (ctypes.c_int, [ctypes.POINTER(cattn_comm_unique_id_t)]),
     "cattn_comm_create": (ctypes.c_int, [ctypes.POINTER(cattn_comm_unique_id_t), ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p]),

@@ -558,6 +558,7 @@ int main(void) {
   FIELD(cattn_api_t, compute_mm_prefix_range_tensor);
   FIELD(cattn_api_t, fill_mm_prefix_query_ranges);
   FIELD(cattn_api_t, log2_lse_to_ln);
+  FIELD(cattn_api_t, fused_pcp_qkv_select_size);
   end();
   printf("\n}\n");
   return 0;

@@ -14,17 +14,17 @@
  *    common attention metadata struct.
  *  - KV-cache layouts: get_kv_cache_layout, is_valid_kv_cache_layout, the six layouts and
  *    their properties and strides, get_supported_kv_cache_layouts, resolve_kv_cache_layout.
- *  - Batch splitting and reordering: split_decodes_and_prefills (+ _device),
- *    split_decodes_prefills_and_extends (+ _device), split_prefill_chunks,
+ *  - Batch splitting and reordering: split_decodes_and_prefills (+ _capturable),
+ *    split_decodes_prefills_and_extends (+ _capturable), split_prefill_chunks,
  *    reorder_batch_to_split_decodes_and_prefills.
  *  - Per-request metadata: naive_query_lens, compute_num_computed_tokens,
  *    token_to_req_indices, unpadded.
  *  - DCP: get_dcp_local_seq_lens.
- *  - PCP: get_pcp_query_restore_idx (+ _size), fused_pcp_qkv_select, the communicator
+ *  - PCP: get_pcp_query_restore_idx (+ _size), fused_pcp_qkv_select (+ _size), the communicator
  *    (cattn_comm_*), pcp_kv_allgather_and_restore (+ _workspace_size).
- *  - Local attention: make_local_attention_virtual_batches (+ _size, the plan, _device),
+ *  - Local attention: make_local_attention_virtual_batches (+ _size, the plan, _capturable),
  *    max_local_attention_virtual_batches.
- *  - Causal conv1d: compute_causal_conv1d_metadata (+ _size, _device).
+ *  - Causal conv1d: compute_causal_conv1d_metadata (+ _size, _capturable).
  *  - Mamba: mamba_get_block_table_tensor.
  *  - Fast prefill and extend: make_kv_sharing_fast_prefill_common_attn_metadata,
  *    extend_all_queries_by_n.
@@ -1010,6 +1010,18 @@ typedef struct cattn_fused_pcp_qkv_select_args {
 #define CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT \
   { CATTN_FUSED_PCP_QKV_SELECT_ARGS_SIZE, NULL, NULL, NULL, NULL, 1, 0, \
     NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** The row counts of cattn_fused_pcp_qkv_select's outputs for `num_q_rows` query rows (Nq) at
+ *  world size W and rank r: `*q_rows` = Nq / 2 (q_head, q_tail), `*kv_head_rows` =
+ *  Nq / 2 * (r + 1) (k_head, v_head), `*kv_tail_rows` = Nq / 2 * (2W - r) (k_tail, v_tail).
+ *  Writes: the three counts. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (Nq negative, W or r out
+ *  of range, a NULL or overlapping pointer, a count past INT64_MAX).
+ *  Since: 1.1. Details: docs/api/fused_pcp_qkv_select.md */
+CATTN_API cattn_status_t cattn_fused_pcp_qkv_select_size(int64_t num_q_rows,
+                                                         int64_t pcp_world_size,
+                                                         int64_t pcp_rank, int64_t* q_rows,
+                                                         int64_t* kv_head_rows,
+                                                         int64_t* kv_tail_rows);
 
 /** Selects, per request, this rank's head and tail query halves and the K/V blocks (of 2W)
  *  each attends to, 0..r and 0..2W-r-1, in one pass (vLLM's fused_pcp_qkv_select). Rows past
@@ -2117,7 +2129,7 @@ typedef struct cattn_api {
   cattn_status_t (*split_prefill_chunks)(cattn_split_prefill_chunks_args_t*);
   /** cattn_reorder_batch_to_split_decodes_and_prefills */
   cattn_status_t (*reorder_batch_to_split_decodes_and_prefills)(cattn_reorder_batch_args_t*);
-  /* 1.1, metadata v2 */
+  /* 1.1, per-request metadata helpers */
   /** cattn_naive_query_lens */
   cattn_status_t (*naive_query_lens)(const cattn_naive_query_lens_args_t*);
   /** cattn_compute_num_computed_tokens */
@@ -2135,6 +2147,9 @@ typedef struct cattn_api {
   cattn_status_t (*fill_mm_prefix_query_ranges)(cattn_fill_mm_prefix_query_ranges_args_t*);
   /** cattn_log2_lse_to_ln */
   cattn_status_t (*log2_lse_to_ln)(const cattn_log2_lse_to_ln_args_t*);
+  /** cattn_fused_pcp_qkv_select_size */
+  cattn_status_t (*fused_pcp_qkv_select_size)(int64_t, int64_t, int64_t, int64_t*, int64_t*,
+                                              int64_t*);
 } cattn_api_t;
 /** The size of this header's table; the library's own is in its struct_size. Since: 1.0 */
 #define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))

@@ -1242,6 +1242,22 @@ std::vector<Out> get_pcp_query_restore_idx(index_cview cu_num_tokens) {
  * Fused PCP Q/K/V select (fused_pcp_qkv_select)
  * ========================================================================================== */
 
+/** The outputs' row counts: q_head and q_tail, k_head and v_head, k_tail and v_tail. Since: 1.1
+ * See docs/api/fused_pcp_qkv_select.md. */
+struct fused_pcp_qkv_select_rows {
+  int64_t q = 0, kv_head = 0, kv_tail = 0;
+};
+/** The row counts of the six outputs for `num_q_rows` query rows at world size W, rank r.
+ * Calls: cattn_fused_pcp_qkv_select_size. Throws: error. Since: 1.1
+ * See docs/api/fused_pcp_qkv_select.md. */
+inline fused_pcp_qkv_select_rows fused_pcp_qkv_select_size(int64_t num_q_rows,
+                                                           int64_t pcp_world_size,
+                                                           int64_t pcp_rank) {
+  fused_pcp_qkv_select_rows r;
+  check(cattn_fused_pcp_qkv_select_size(num_q_rows, pcp_world_size, pcp_rank, &r.q, &r.kv_head,
+                                        &r.kv_tail));
+  return r;
+}
 /** The six outputs of cattn_fused_pcp_qkv_select. Since: 1.1
  * See docs/api/fused_pcp_qkv_select.md. */
 struct fused_pcp_qkv_select_outputs {
@@ -1296,17 +1312,15 @@ fused_pcp_qkv_select_result<std::remove_const_t<T>> fused_pcp_qkv_select(
     if (in.second->ndim() != 3)
       detail::fail(std::string(fn) + ": " + in.first + " is not 3-D (got " +
                    std::to_string(in.second->ndim()) + " dimensions)");
-  const int64_t half = q.shape(0) / 2;
-  const int64_t head_rows = detail::checked_mul(half, std::max<int64_t>(pcp_rank + 1, 0), fn);
-  const int64_t tail_rows =
-      detail::checked_mul(half, std::max<int64_t>(2 * pcp_world_size - pcp_rank, 0), fn);
+  const fused_pcp_qkv_select_rows rows =
+      fused_pcp_qkv_select_size(q.shape(0), pcp_world_size, pcp_rank);
   fused_pcp_qkv_select_result<U> r;
-  r.q_head = host_tensor<U>({half, q.shape(1), q.shape(2)}, q.dtype());
-  r.q_tail = host_tensor<U>({half, q.shape(1), q.shape(2)}, q.dtype());
-  r.k_head = host_tensor<U>({head_rows, k.shape(1), k.shape(2)}, k.dtype());
-  r.k_tail = host_tensor<U>({tail_rows, k.shape(1), k.shape(2)}, k.dtype());
-  r.v_head = host_tensor<U>({head_rows, v.shape(1), v.shape(2)}, v.dtype());
-  r.v_tail = host_tensor<U>({tail_rows, v.shape(1), v.shape(2)}, v.dtype());
+  r.q_head = host_tensor<U>({rows.q, q.shape(1), q.shape(2)}, q.dtype());
+  r.q_tail = host_tensor<U>({rows.q, q.shape(1), q.shape(2)}, q.dtype());
+  r.k_head = host_tensor<U>({rows.kv_head, k.shape(1), k.shape(2)}, k.dtype());
+  r.k_tail = host_tensor<U>({rows.kv_tail, k.shape(1), k.shape(2)}, k.dtype());
+  r.v_head = host_tensor<U>({rows.kv_head, v.shape(1), v.shape(2)}, v.dtype());
+  r.v_tail = host_tensor<U>({rows.kv_tail, v.shape(1), v.shape(2)}, v.dtype());
   fused_pcp_qkv_select(q, k, v, query_start_loc, pcp_world_size, pcp_rank,
                        {r.q_head, r.k_head, r.v_head, r.q_tail, r.k_tail, r.v_tail});
   return r;

@@ -413,7 +413,7 @@ static_assert(offsetof(cattn_step_outputs_t, counts) == 128, "cattn_step_outputs
 static_assert(offsetof(cattn_step_outputs_t, counts_host) == 136, "cattn_step_outputs_t.counts_host moved");
 static_assert(offsetof(cattn_step_outputs_t, workspace) == 144, "cattn_step_outputs_t.workspace moved");
 static_assert(offsetof(cattn_step_outputs_t, workspace_bytes) == 152, "cattn_step_outputs_t.workspace_bytes moved");
-static_assert(sizeof(cattn_api_t) == 544, "cattn_api_t size changed");
+static_assert(sizeof(cattn_api_t) == 552, "cattn_api_t size changed");
 static_assert(offsetof(cattn_api_t, struct_size) == 0, "cattn_api_t.struct_size moved");
 static_assert(offsetof(cattn_api_t, abi_major) == 8, "cattn_api_t.abi_major moved");
 static_assert(offsetof(cattn_api_t, version) == 12, "cattn_api_t.version moved");
@@ -483,4 +483,5 @@ static_assert(offsetof(cattn_api_t, max_local_attention_virtual_batches) == 512,
 static_assert(offsetof(cattn_api_t, compute_mm_prefix_range_tensor) == 520, "cattn_api_t.compute_mm_prefix_range_tensor moved");
 static_assert(offsetof(cattn_api_t, fill_mm_prefix_query_ranges) == 528, "cattn_api_t.fill_mm_prefix_query_ranges moved");
 static_assert(offsetof(cattn_api_t, log2_lse_to_ln) == 536, "cattn_api_t.log2_lse_to_ln moved");
+static_assert(offsetof(cattn_api_t, fused_pcp_qkv_select_size) == 544, "cattn_api_t.fused_pcp_qkv_select_size moved");
 #endif

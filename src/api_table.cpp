@@ -69,7 +69,7 @@ const cattn_api_t kApi = {
     cattn_split_decodes_prefills_and_extends_capturable,
     cattn_split_prefill_chunks,
     cattn_reorder_batch_to_split_decodes_and_prefills,
-    /* 1.1, metadata v2 */
+    /* 1.1, per-request metadata helpers */
     cattn_naive_query_lens,
     cattn_compute_num_computed_tokens,
     cattn_token_to_req_indices,
@@ -78,6 +78,7 @@ const cattn_api_t kApi = {
     cattn_compute_mm_prefix_range_tensor,
     cattn_fill_mm_prefix_query_ranges,
     cattn_log2_lse_to_ln,
+    cattn_fused_pcp_qkv_select_size,
 };
 
 }  // namespace

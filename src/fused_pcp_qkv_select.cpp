@@ -29,9 +29,49 @@ void expect_output(const cattn::TensorArg& out, const cattn::TensorArg& src, int
   if (out.numel() > 0) out.expect_contiguous();
 }
 
+// The outputs' row counts (cattn_fused_pcp_qkv_select_size): the one place they are derived.
+struct SelectRows {
+  int64_t q, kv_head, kv_tail;
+};
+SelectRows select_rows(const char* fn, const char* world_name, const char* rank_name,
+                       int64_t num_q_rows, int64_t world, int64_t rank) {
+  if (world < 1)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, world_name, "is out of range",
+                    std::to_string(world), ">= 1");
+  if (rank < 0 || rank >= world)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, rank_name, "is out of range",
+                    std::to_string(rank), "[0, " + std::to_string(world) + ")");
+  const int64_t half = num_q_rows / 2;
+  const int64_t tail_blocks = cattn::checked_mul(fn, "2 * pcp_world_size", 2, world) - rank;
+  return {half, cattn::checked_mul(fn, "k_head rows", half, rank + 1),
+          cattn::checked_mul(fn, "k_tail rows", half, tail_blocks)};
+}
+
 }  // namespace
 
 extern "C" {
+
+CATTN_API cattn_status_t cattn_fused_pcp_qkv_select_size(int64_t num_q_rows,
+                                                         int64_t pcp_world_size,
+                                                         int64_t pcp_rank, int64_t* q_rows,
+                                                         int64_t* kv_head_rows,
+                                                         int64_t* kv_tail_rows) {
+  constexpr const char* fn = "cattn_fused_pcp_qkv_select_size";
+  return cattn::guarded(fn, [&] {
+    if (num_q_rows < 0)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "num_q_rows", "is negative",
+                      std::to_string(num_q_rows), ">= 0");
+    cattn::require_out_ptr(fn, "q_rows", q_rows);
+    cattn::require_out_ptr(fn, "kv_head_rows", kv_head_rows);
+    cattn::require_out_ptr(fn, "kv_tail_rows", kv_tail_rows);
+    const SelectRows rows =
+        select_rows(fn, "pcp_world_size", "pcp_rank", num_q_rows, pcp_world_size, pcp_rank);
+    cattn::seal_arguments();
+    *q_rows = rows.q;
+    *kv_head_rows = rows.kv_head;
+    *kv_tail_rows = rows.kv_tail;
+  });
+}
 
 CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_select_args_t* args) {
   constexpr const char* fn = "cattn_fused_pcp_qkv_select";
@@ -59,23 +99,14 @@ CATTN_API cattn_status_t cattn_fused_pcp_qkv_select(const cattn_fused_pcp_qkv_se
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "is empty", qsl.shape_string(),
                       "[B + 1] entries, B >= 0");
     const int64_t world = args->pcp_world_size, rank = args->pcp_rank;
-    if (world < 1)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->pcp_world_size", "is out of range",
-                      std::to_string(world), ">= 1");
-    if (rank < 0 || rank >= world)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->pcp_rank", "is out of range",
-                      std::to_string(rank), "[0, " + std::to_string(world) + ")");
-
-    const int64_t half_rows = q.size(0) / 2;
-    const int64_t head_rows = cattn::checked_mul(fn, "k_head rows", half_rows, rank + 1);
-    const int64_t tail_blocks = cattn::checked_mul(fn, "2 * pcp_world_size", 2, world) - rank;
-    const int64_t tail_rows = cattn::checked_mul(fn, "k_tail rows", half_rows, tail_blocks);
-    expect_output(q_head, q, half_rows);
-    expect_output(k_head, k, head_rows);
-    expect_output(v_head, v, head_rows);
-    expect_output(q_tail, q, half_rows);
-    expect_output(k_tail, k, tail_rows);
-    expect_output(v_tail, v, tail_rows);
+    const SelectRows rows =
+        select_rows(fn, "args->pcp_world_size", "args->pcp_rank", q.size(0), world, rank);
+    expect_output(q_head, q, rows.q);
+    expect_output(k_head, k, rows.kv_head);
+    expect_output(v_head, v, rows.kv_head);
+    expect_output(q_tail, q, rows.q);
+    expect_output(k_tail, k, rows.kv_tail);
+    expect_output(v_tail, v, rows.kv_tail);
 
     const cattn::Where where = cattn::require_same_device(
         fn, {&q, &k, &v, &qsl, &q_head, &k_head, &v_head, &q_tail, &k_tail, &v_tail});

@@ -4,6 +4,7 @@
 // layouts, world sizes and ranks, and every error path.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "support/canary.h"
 #include "support/host_tensor.h"
 #include "support/refused_untouched.h"
+#include "support/select_rows.h"
 #include "support/status_matchers.h"
 #include "support/vectors.h"
 
@@ -107,6 +109,7 @@ struct Problem {
   int64_t world, rank;
   Tensor3 q, k, v;
   HostTensor qsl_t;
+  std::array<int64_t, 6> rows;  // before the outputs: they are sized from it
   Tensor3 q_head, k_head, v_head, q_tail, k_tail, v_tail;
 
   Problem(std::vector<int64_t> qsl_, int64_t w, int64_t r, int64_t nq, int64_t nkv, int64_t h,
@@ -119,12 +122,13 @@ struct Problem {
         k(nkv, h, dk, width_dtype(ek), lk.row_pad, lk.head_pad, lk.offset),
         v(nkv, h, dv, width_dtype(ev), lv.row_pad, lv.head_pad, lv.offset),
         qsl_t(HostTensor::of(qsl, qsl_type, {}, qsl_step, qsl_step == 1 ? 0 : 1)),
-        q_head(nq / 2, h, dq, width_dtype(eq)),
-        k_head(nq / 2 * (r + 1), h, dk, width_dtype(ek)),
-        v_head(nq / 2 * (r + 1), h, dv, width_dtype(ev)),
-        q_tail(nq / 2, h, dq, width_dtype(eq)),
-        k_tail(nq / 2 * (2 * w - r), h, dk, width_dtype(ek)),
-        v_tail(nq / 2 * (2 * w - r), h, dv, width_dtype(ev)) {
+        rows(cattn_test::select_rows(nq, w, r)),
+        q_head(rows[0], h, dq, width_dtype(eq)),
+        k_head(rows[1], h, dk, width_dtype(ek)),
+        v_head(rows[2], h, dv, width_dtype(ev)),
+        q_tail(rows[3], h, dq, width_dtype(eq)),
+        k_tail(rows[4], h, dk, width_dtype(ek)),
+        v_tail(rows[5], h, dv, width_dtype(ev)) {
     q.fill(1);
     k.fill(2);
     v.fill(3);
@@ -215,6 +219,44 @@ TEST(fused_pcp_qkv_select, TritonEmulationVectors) {
   }
 }
 
+// The size query against numbers worked by hand from the header's formulas.
+TEST(fused_pcp_qkv_select, SizeQuery) {
+  struct Case {
+    int64_t nq, world, rank, q, head, tail;
+  };
+  const int64_t big = int64_t{1} << 62;
+  const Case cases[] = {{0, 1, 0, 0, 0, 0},          {1, 1, 0, 0, 0, 0},
+                        {5, 1, 0, 2, 2, 4},          {16, 2, 0, 8, 8, 32},
+                        {16, 4, 1, 8, 16, 56},       {16, 4, 3, 8, 32, 40},
+                        {30, 8, 7, 15, 120, 135},    {big, 1, 0, big / 2, big / 2, big}};
+  for (const Case& c : cases) {
+    int64_t q = -7, head = -7, tail = -7;
+    ASSERT_CATTN_OK(cattn_fused_pcp_qkv_select_size(c.nq, c.world, c.rank, &q, &head, &tail));
+    EXPECT_EQ(q, c.q) << c.nq << " " << c.world << " " << c.rank;
+    EXPECT_EQ(head, c.head) << c.nq << " " << c.world << " " << c.rank;
+    EXPECT_EQ(tail, c.tail) << c.nq << " " << c.world << " " << c.rank;
+  }
+  int64_t out[3] = {-7, -7, -7};
+  auto refused = [&](int64_t nq, int64_t world, int64_t rank, int64_t* a, int64_t* b,
+                     int64_t* c, const char* needle) {
+    EXPECT_CATTN_ERROR(cattn_fused_pcp_qkv_select_size(nq, world, rank, a, b, c),
+                       CATTN_INVALID_ARGUMENT, needle);
+    EXPECT_EQ(out[0], -7);
+    EXPECT_EQ(out[1], -7);
+    EXPECT_EQ(out[2], -7);
+  };
+  refused(-2, 1, 0, &out[0], &out[1], &out[2], "num_q_rows is negative");
+  refused(4, 0, 0, &out[0], &out[1], &out[2], "pcp_world_size is out of range");
+  refused(4, 2, 2, &out[0], &out[1], &out[2], "pcp_rank is out of range");
+  refused(4, 2, -1, &out[0], &out[1], &out[2], "pcp_rank is out of range");
+  refused(big + 2, 4, 0, &out[0], &out[1], &out[2], "k_tail rows overflows int64");
+  refused(4, std::numeric_limits<int64_t>::max(), 0, &out[0], &out[1], &out[2],
+          "overflows int64");
+  refused(4, 1, 0, nullptr, &out[1], &out[2], "q_rows is NULL");
+  refused(4, 1, 0, &out[0], &out[1], nullptr, "kv_tail_rows is NULL");
+  refused(4, 1, 0, &out[0], &out[0], &out[2], "overlaps");
+}
+
 TEST(fused_pcp_qkv_select, RandomAgainstReference) {
   std::mt19937_64 g(2024);
   auto pick = [&](int64_t n) { return static_cast<int64_t>(g() % static_cast<uint64_t>(n)); };
@@ -241,13 +283,15 @@ TEST(fused_pcp_qkv_select, RandomAgainstReference) {
         Problem p(qsl, world, rank, nq, nkv, h, dq, dk, dv, ew[pick(4)], ew[pick(4)],
                   ew[pick(4)], layout(), layout(), layout(), pick(2) ? i32() : i64(),
                   1 + pick(2));
-        Tensor3 ref[6] = {
-            {nq / 2, h, dq, width_dtype(p.q.elem())},
-            {nq / 2 * (rank + 1), h, dk, width_dtype(p.k.elem())},
-            {nq / 2 * (rank + 1), h, dv, width_dtype(p.v.elem())},
-            {nq / 2, h, dq, width_dtype(p.q.elem())},
-            {nq / 2 * (2 * world - rank), h, dk, width_dtype(p.k.elem())},
-            {nq / 2 * (2 * world - rank), h, dv, width_dtype(p.v.elem())}};
+        int64_t rows_q = 0, rows_head = 0, rows_tail = 0;
+        ASSERT_CATTN_OK(
+            cattn_fused_pcp_qkv_select_size(nq, world, rank, &rows_q, &rows_head, &rows_tail));
+        Tensor3 ref[6] = {{rows_q, h, dq, width_dtype(p.q.elem())},
+                          {rows_head, h, dk, width_dtype(p.k.elem())},
+                          {rows_head, h, dv, width_dtype(p.v.elem())},
+                          {rows_q, h, dq, width_dtype(p.q.elem())},
+                          {rows_tail, h, dk, width_dtype(p.k.elem())},
+                          {rows_tail, h, dv, width_dtype(p.v.elem())}};
         run_reference(p, ref);
         ASSERT_CATTN_OK(p.run());
         for (int i = 0; i < 6; ++i) ASSERT_EQ(p.outputs(i)->bytes(), ref[i].bytes()) << i;

@@ -17,6 +17,7 @@
 #include "cattn.h"
 #include "support/device_tensor.h"
 #include "support/host_tensor.h"
+#include "support/select_rows.h"
 #include "support/status_matchers.h"
 
 using namespace cattn_test;
@@ -108,12 +109,9 @@ void check_case(const SelectCase& c, std::mt19937_64& g, cudaStream_t stream = n
   std::vector<HostTensor> host_out, dev_out;
   for (int pass = 0; pass < 2; ++pass) {
     auto& o = pass == 0 ? host_out : dev_out;
-    o.push_back(out(n2, c.dq));
-    o.push_back(out(n2 * (c.rank + 1), c.dk));
-    o.push_back(out(n2 * (c.rank + 1), c.dv));
-    o.push_back(out(n2, c.dq));
-    o.push_back(out(n2 * (2 * c.world - c.rank), c.dk));
-    o.push_back(out(n2 * (2 * c.world - c.rank), c.dv));
+    const auto rows = cattn_test::select_rows(c.q_rows, c.world, c.rank);
+    const int64_t dims[6] = {c.dq, c.dk, c.dv, c.dq, c.dk, c.dv};
+    for (int i = 0; i < 6; ++i) o.push_back(out(rows[i], dims[i]));
   }
   cattn_fused_pcp_qkv_select_args_t a =
       select_args(q.dl(), k.dl(), v.dl(), qsl.dl(), c.world, c.rank,
@@ -380,8 +378,7 @@ TEST(fused_pcp_qkv_select_gpu, DependentLaunchesReadWhatTheKernelBeforeWrote) {
   const int64_t n = qsl1.back();
   auto outs = [&](int64_t nq) {
     std::vector<HostTensor> o;
-    for (int64_t rows : {nq / 2, nq / 2 * (rank + 1), nq / 2 * (rank + 1), nq / 2,
-                         nq / 2 * (2 * world - rank), nq / 2 * (2 * world - rank)})
+    for (int64_t rows : cattn_test::select_rows(nq, world, rank))
       o.emplace_back(std::vector<int64_t>{rows, heads, d}, dtype_bits(16));
     return o;
   };
@@ -475,8 +472,7 @@ TEST(fused_pcp_qkv_select_gpu, GarbageDeviceQueryStartLocStaysInBounds) {
     // Each output is a view 64 elements into its storage: the storage before and after it
     // (poisoned) must come back unchanged.
     std::vector<HostTensor> outs;
-    for (int64_t rows : {n2, n2 * (rank + 1), n2 * (rank + 1), n2, n2 * (2 * world - rank),
-                         n2 * (2 * world - rank)})
+    for (int64_t rows : cattn_test::select_rows(nq, world, rank))
       outs.emplace_back(std::vector<int64_t>{rows, heads, d}, dtype_bits(16), 1, 64);
     DeviceTensor dq(q), dk(k), dv(v), dqsl(qsl);
     std::vector<std::unique_ptr<DeviceTensor>> douts;

@@ -195,7 +195,7 @@ type extendUpstreamCase struct {
 	} `json:"expect"`
 }
 
-// The metadata v2 fields against the upstream oracle: the upper bound + N as in vLLM, and the
+// The 1.1 metadata fields against the upstream oracle: the upper bound + N as in vLLM, and the
 // DCP lengths and positions that vLLM leaves stale, rewritten.
 func TestExtendAllQueriesByNUpstreamVectors(t *testing.T) {
 	cases := loadCases[extendUpstreamCase](t, "extend_all_queries_by_n_upstream")

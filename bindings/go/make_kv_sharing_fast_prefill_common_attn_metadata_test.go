@@ -183,7 +183,7 @@ type fastPrefillUpstreamCase struct {
 	} `json:"expect"`
 }
 
-// The metadata v2 fields against the upstream oracle: a given MaxLogitsPerReq is trusted as
+// The 1.1 metadata fields against the upstream oracle: a given MaxLogitsPerReq is trusted as
 // MaxQueryLen, the upper bound is kept and the other newer fields take vLLM's defaults.
 func TestMakeKVSharingFastPrefillCommonAttnMetadataUpstreamVectors(t *testing.T) {
 	cases := loadCases[fastPrefillUpstreamCase](t,

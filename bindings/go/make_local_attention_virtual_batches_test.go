@@ -265,7 +265,7 @@ type localAttentionUpstreamCase struct {
 	} `json:"upstream"`
 }
 
-// The metadata v2 upper bound against the upstream oracle: Fill writes the virtual batches'
+// The 1.1 metadata upper bound against the upstream oracle: Fill writes the virtual batches'
 // key lengths into a caller's [V] SeqLensCPUUpperBound, where vLLM copies the [B] input.
 func TestLocalAttentionPlanFillUpstreamVectors(t *testing.T) {
 	cases := loadCases[localAttentionUpstreamCase](t, "make_local_attention_virtual_batches_upstream")

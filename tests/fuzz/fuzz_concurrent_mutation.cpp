@@ -269,7 +269,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const int64_t h = fdp.ConsumeIntegralInRange<int64_t>(1, 2), d = fdp.ConsumeIntegralInRange<int64_t>(1, 4);
       std::vector<int64_t> starts{0};
       for (int64_t i = 0; i < b; ++i) starts.push_back(starts.back() + 2 * fdp.ConsumeIntegralInRange<int64_t>(0, 6));
-      const int64_t nq = starts.back() + 2 * fdp.ConsumeIntegralInRange<int64_t>(0, 2), half = nq / 2;
+      const int64_t nq = starts.back() + 2 * fdp.ConsumeIntegralInRange<int64_t>(0, 2);
       const DLDataType dt{kDLInt, 16, 1};
       a0 = make(fdp, {nq, h, d}, dt, false);
       a1 = make(fdp, {w * starts.back(), h, d}, dt, false);
@@ -283,12 +283,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         FZ_CHECK(t.usable(), "output");
         return t;
       };
-      o0 = out(half);
-      o1 = out(half * (r + 1));
-      o2 = out(half * (r + 1));
-      o3 = out(half);
-      o4 = out(half * (2 * w - r));
-      o5 = out(half * (2 * w - r));
+      int64_t q_rows = 0, head_rows = 0, tail_rows = 0;
+      FZ_CHECK(cattn_fused_pcp_qkv_select_size(nq, w, r, &q_rows, &head_rows, &tail_rows) == CATTN_OK,
+               "size query");
+      o0 = out(q_rows);
+      o1 = out(head_rows);
+      o2 = out(head_rows);
+      o3 = out(q_rows);
+      o4 = out(tail_rows);
+      o5 = out(tail_rows);
       select.q = a0.cptr();
       select.k = a1.cptr();
       select.v = a2.cptr();

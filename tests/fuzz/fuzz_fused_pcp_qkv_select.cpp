@@ -74,17 +74,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Tensor qsl = make_tensor(fdp, {batch + 1}, fdp.ConsumeBool() ? i64() : i32(), false, huge);
   qsl.fill(qsl_values);
 
-  const int64_t half = nq / 2;
+  // The outputs' rows from the library's size query (w and r are in range here).
+  int64_t q_rows = 0, head_rows = 0, tail_rows = 0;
+  FZ_CHECK(cattn_fused_pcp_qkv_select_size(nq, w, r, &q_rows, &head_rows, &tail_rows) == CATTN_OK,
+           "size query");
   auto rows = [&](int64_t want) {  // output rows: exact, or one off
     const int c = fdp.ConsumeIntegralInRange<int>(0, 15);
     return c == 15 ? want + 1 : c == 14 && want > 0 ? want - 1 : want;
   };
-  Tensor q_head = make_tensor(fdp, {rows(half), heads, dq}, tq, true);
-  Tensor k_head = make_tensor(fdp, {rows(half * (r + 1)), heads, dk}, tk, true);
-  Tensor v_head = make_tensor(fdp, {rows(half * (r + 1)), heads, dv}, tv, true);
-  Tensor q_tail = make_tensor(fdp, {rows(half), heads, dq}, tq, true);
-  Tensor k_tail = make_tensor(fdp, {rows(half * (2 * w - r)), heads, dk}, tk, true);
-  Tensor v_tail = make_tensor(fdp, {rows(half * (2 * w - r)), heads, dv}, tv, true);
+  Tensor q_head = make_tensor(fdp, {rows(q_rows), heads, dq}, tq, true);
+  Tensor k_head = make_tensor(fdp, {rows(head_rows), heads, dk}, tk, true);
+  Tensor v_head = make_tensor(fdp, {rows(head_rows), heads, dv}, tv, true);
+  Tensor q_tail = make_tensor(fdp, {rows(q_rows), heads, dq}, tq, true);
+  Tensor k_tail = make_tensor(fdp, {rows(tail_rows), heads, dk}, tk, true);
+  Tensor v_tail = make_tensor(fdp, {rows(tail_rows), heads, dv}, tv, true);
   Tensor* outs[6] = {&q_head, &k_head, &v_head, &q_tail, &k_tail, &v_tail};
   const Tensor* srcs[6] = {&q, &k, &v, &q, &k, &v};
   // Outputs over an input's or an earlier output's memory.
@@ -119,13 +122,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ok = ok && t->ndim() == 3 && (t->dim(2) <= 1 || t->stride(2) == 1);
   ok = ok && k.dim(1) == q.dim(1) && v.dim(1) == q.dim(1) && qsl.ndim() == 1 && qsl.index() && qsl.numel >= 1 &&
        scan_bounded(qsl) && world >= 1 && rank >= 0 && rank < world;
-  int64_t head_rows = 0, tail_rows = 0;
   if (ok) {
-    const int64_t hr = q.dim(0) / 2;
-    int64_t blocks;
-    ok = !__builtin_mul_overflow(hr, rank + 1, &head_rows) && !__builtin_mul_overflow(world, 2, &blocks) &&
-         !__builtin_mul_overflow(hr, blocks - rank, &tail_rows);
-    const int64_t want[6] = {hr, head_rows, head_rows, hr, tail_rows, tail_rows};
+    // The call's own W and r (possibly out of range or overflowing): the size query decides.
+    int64_t hr = 0, want_head = 0, want_tail = 0;
+    ok = cattn_fused_pcp_qkv_select_size(q.dim(0), world, rank, &hr, &want_head, &want_tail) == CATTN_OK;
+    const int64_t want[6] = {hr, want_head, want_head, hr, want_tail, want_tail};
     for (int i = 0; ok && i < 6; ++i) {
       const Tensor& o = *outs[i];
       ok = o.ndim() == 3 && same_dtype(o, *srcs[i]) && o.dim(1) == srcs[i]->dim(1) &&

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target for the metadata v2 helpers: cattn_token_to_req_indices,
+// Fuzz target for the per-request metadata helpers: cattn_token_to_req_indices,
 // cattn_naive_query_lens, cattn_compute_num_computed_tokens and cattn_unpadded. Random batches
 // (decreasing starts and values near the int64 limits included), mutated tensors, mirrors
 // that disagree, buffers and outputs of any length placed over the inputs' memory, 1.0 and

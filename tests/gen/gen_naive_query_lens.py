@@ -5,7 +5,7 @@ oracle (CommonAttentionMetadata.naive_query_lens / compute_num_computed_tokens).
 Each case gives query_start_loc and seq_lens with the dtype the oracle computed in, and the
 two results. One file serves both calls: they read the same inputs.
 """
-from metadata_v2_batches import (I64_MAX, cam, edge_batches, qsl_of, random_batches)
+from metadata_batches import (I64_MAX, cam, edge_batches, qsl_of, random_batches)
 from oracle_upstream import tolist, torch, write
 
 

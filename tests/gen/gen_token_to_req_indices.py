@@ -7,7 +7,7 @@ reads M from), num_actual_tokens T and the buffer's length; "expect" holds buffe
 after the call (the rest of the buffer is untouched) and "result" the returned buffer[0:T].
 "error" names the exception upstream raises instead (libcattn returns a status).
 """
-from metadata_v2_batches import cam, edge_batches, qsl_of, random_batches
+from metadata_batches import cam, edge_batches, qsl_of, random_batches
 from oracle_upstream import tolist, torch, write
 
 SENTINEL = -7

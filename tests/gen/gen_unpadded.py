@@ -8,7 +8,7 @@ drops positions and seq_lens_cpu_upper_bound ("upstream_drops"); libcattn slices
 other fields, so "expect" holds the slices libcattn returns for them (checked here to be the
 plain slices of the input).
 """
-from metadata_v2_batches import cam, edge_batches, qsl_of, random_batches
+from metadata_batches import cam, edge_batches, qsl_of, random_batches
 from oracle_upstream import tolist, torch, write
 
 PER_REQ = ["seq_lens", "block_table_tensor", "is_prefilling", "causal", "dcp_local_seq_lens",

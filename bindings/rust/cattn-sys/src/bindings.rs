@@ -4828,6 +4828,22 @@ fn bindgen_test_layout_cattn_fused_pcp_qkv_select_args() {
 #[doc = " Arguments of cattn_fused_pcp_qkv_select; set with CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT."]
 pub type cattn_fused_pcp_qkv_select_args_t = cattn_fused_pcp_qkv_select_args;
 extern "C" {
+    #[doc = " The row counts of cattn_fused_pcp_qkv_select's outputs for `num_q_rows` query rows (Nq) at"]
+    #[doc = "  world size W and rank r: `*q_rows` = Nq / 2 (q_head, q_tail), `*kv_head_rows` ="]
+    #[doc = "  Nq / 2 * (r + 1) (k_head, v_head), `*kv_tail_rows` = Nq / 2 * (2W - r) (k_tail, v_tail)."]
+    #[doc = "  Writes: the three counts. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (Nq negative, W or r out"]
+    #[doc = "  of range, a NULL or overlapping pointer, a count past INT64_MAX)."]
+    #[doc = "  Since: 1.1. Details: docs/api/fused_pcp_qkv_select.md"]
+    pub fn cattn_fused_pcp_qkv_select_size(
+        num_q_rows: i64,
+        pcp_world_size: i64,
+        pcp_rank: i64,
+        q_rows: *mut i64,
+        kv_head_rows: *mut i64,
+        kv_tail_rows: *mut i64,
+    ) -> cattn_status_t;
+}
+extern "C" {
     #[doc = " Selects, per request, this rank's head and tail query halves and the K/V blocks (of 2W)"]
     #[doc = "  each attends to, 0..r and 0..2W-r-1, in one pass (vLLM's fused_pcp_qkv_select). Rows past"]
     #[doc = "  the live requests are not written. Elements of 1, 2, 4 or 8 bytes; Dq, Dk, Dv may differ."]
@@ -9849,12 +9865,23 @@ pub struct cattn_api {
     pub log2_lse_to_ln: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_log2_lse_to_ln_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_fused_pcp_qkv_select_size"]
+    pub fused_pcp_qkv_select_size: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: i64,
+            arg2: i64,
+            arg3: i64,
+            arg4: *mut i64,
+            arg5: *mut i64,
+            arg6: *mut i64,
+        ) -> cattn_status_t,
+    >,
 }
 #[test]
 fn bindgen_test_layout_cattn_api() {
     assert_eq!(
         ::std::mem::size_of::<cattn_api>(),
-        544usize,
+        552usize,
         concat!("Size of: ", stringify!(cattn_api))
     );
     assert_eq!(
@@ -11052,6 +11079,23 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_log2_lse_to_ln();
+    fn test_field_fused_pcp_qkv_select_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).fused_pcp_qkv_select_size) as usize - ptr as usize
+            },
+            544usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(fused_pcp_qkv_select_size)
+            )
+        );
+    }
+    test_field_fused_pcp_qkv_select_size();
 }
 #[doc = " Every entry point, in release order, for callers that dlopen the library and resolve only"]
 #[doc = "  cattn_get_api. Members are only appended: test a member newer than your oldest supported"]

@@ -1251,7 +1251,7 @@ fn log2_lse_to_ln_vectors() {
 
 // ---------------------------------------------------------------------------------------------
 // 1.1: the metadata fields that extend, fast prefill and the local-attention fill update
-// (upstream oracle, as tests/test_metadata_v2_updates.cpp)
+// (upstream oracle, as tests/test_metadata_1_1_fields.cpp)
 // ---------------------------------------------------------------------------------------------
 
 fn dcp_group_of(c: &Json) -> DcpGroup {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The 1.0 calls that metadata v2 updates, against the upstream oracle's vectors:
+// The 1.0 calls the 1.1 metadata fields update, against the upstream oracle's vectors:
 // extend_all_queries_by_n (upper bound, DCP lengths, positions), fast prefill
 // (max_logits_per_req) and the local-attention fill (upper bound per virtual batch); and 1.0
 // structs, whose callers' memory past the 1.0 fields is never read or written.
@@ -74,7 +74,7 @@ struct ExtendBatch {
 
 }  // namespace
 
-TEST(metadata_v2_updates, ExtendOracleVectors) {
+TEST(metadata_1_1_fields, ExtendOracleVectors) {
   const auto vec = load_vectors("extend_all_queries_by_n_upstream");
   ASSERT_GT(vec["cases"].size(), 15u);
   for (const auto& c : vec["cases"]) {
@@ -118,7 +118,7 @@ TEST(metadata_v2_updates, ExtendOracleVectors) {
   }
 }
 
-TEST(metadata_v2_updates, ExtendNewFieldErrors) {
+TEST(metadata_1_1_fields, ExtendNewFieldErrors) {
   const auto vec = load_vectors("extend_all_queries_by_n_upstream");
   const auto& c = vec["cases"][4];
   ExtendBatch b(c, i32(), i32(), 1);
@@ -180,7 +180,7 @@ TEST(metadata_v2_updates, ExtendNewFieldErrors) {
 }
 
 // A 1.0 caller's struct ends at reserved0: the bytes after it belong to the caller.
-TEST(metadata_v2_updates, OneZeroStructsAreNotReadOrWrittenPastTheirEnd) {
+TEST(metadata_1_1_fields, OneZeroStructsAreNotReadOrWrittenPastTheirEnd) {
   constexpr size_t k10 = CATTN_COMMON_ATTN_METADATA_SIZE_1_0;
   static_assert(k10 == 120, "the 1.0 struct is 120 bytes");
   std::vector<uint8_t> in_mem(sizeof(cattn_common_attn_metadata_t), 0xA5);
@@ -213,7 +213,7 @@ TEST(metadata_v2_updates, OneZeroStructsAreNotReadOrWrittenPastTheirEnd) {
   EXPECT_EQ(std::vector<uint8_t>(in_mem.begin() + k10, in_mem.end()), in_tail);
 }
 
-TEST(metadata_v2_updates, FastPrefillOracleVectors) {
+TEST(metadata_1_1_fields, FastPrefillOracleVectors) {
   const auto vec = load_vectors("make_kv_sharing_fast_prefill_common_attn_metadata_upstream");
   ASSERT_GT(vec["cases"].size(), 5u);
   for (const auto& c : vec["cases"]) {
@@ -262,7 +262,7 @@ TEST(metadata_v2_updates, FastPrefillOracleVectors) {
   }
 }
 
-TEST(metadata_v2_updates, LocalAttentionUpperBoundPerVirtualBatch) {
+TEST(metadata_1_1_fields, LocalAttentionUpperBoundPerVirtualBatch) {
   const auto vec = load_vectors("make_local_attention_virtual_batches_upstream");
   ASSERT_GT(vec["cases"].size(), 5u);
   for (const auto& c : vec["cases"]) {

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Conformance vectors, from the upstream oracle, for the 1.0 calls that metadata v2 updates:
+"""Conformance vectors, from the upstream oracle, for the 1.0 calls the 1.1 metadata fields update:
 extend_all_queries_by_n (vLLM's extend_all_queries_by_N with the upper bound, the DCP lengths
 and the positions), make_kv_sharing_fast_prefill_common_attn_metadata (max_logits_per_req)
 and make_local_attention_virtual_batches (seq_lens_cpu_upper_bound per virtual batch).
@@ -13,7 +13,7 @@ Where upstream leaves a field stale or mis-shaped, "expect" holds the value libc
 - local attention: upstream copies the [B] upper bound; libcattn writes the virtual batches'
   key lengths ([V], the oracle's seq_lens of the result).
 """
-from metadata_v2_batches import cam, edge_batches, qsl_of, random_batches
+from metadata_batches import cam, edge_batches, qsl_of, random_batches
 import json
 import os
 
@@ -26,7 +26,7 @@ def write(utility, cases):
     path = os.path.join(VECTOR_DIR, utility + ".json")
     with open(path) as f:
         data = json.load(f)
-    data["generator"] = "tests/gen/gen_metadata_v2_updates.py"
+    data["generator"] = "tests/gen/gen_metadata_1_1_fields.py"
     with open(path, "w") as f:
         json.dump(data, f, separators=(",", ":"))
         f.write("\n")

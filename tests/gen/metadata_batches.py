@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Batches shared by the metadata v2 generators (gen_naive_query_lens.py and the others): the
+"""Batches shared by the 1.1 metadata generators (gen_naive_query_lens.py and the others): the
 edge cases the issue names and random batches, as plain lists, plus a builder of the upstream
 oracle's CommonAttentionMetadata from them.
 """

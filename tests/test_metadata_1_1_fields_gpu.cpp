@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// extend_all_queries_by_n's metadata v2 fields on the device: the DCP lengths and positions
+// extend_all_queries_by_n's 1.1 metadata fields on the device: the DCP lengths and positions
 // computed by kernels from the extended tensors, the host mirrors (upper bound, DCP mirror) on
 // the host, all against the upstream oracle's vectors; and the host checks that still guard
 // the device call.
@@ -13,7 +13,7 @@
 
 using namespace cattn_test;
 
-TEST(metadata_v2_updates_gpu, ExtendOracleVectors) {
+TEST(metadata_1_1_fields_gpu, ExtendOracleVectors) {
   SKIP_WITHOUT_GPU();
 #if defined(CATTN_TEST_WITH_CUDA)
   const auto vec = load_vectors("extend_all_queries_by_n_upstream");
@@ -74,7 +74,7 @@ TEST(metadata_v2_updates_gpu, ExtendOracleVectors) {
 #endif
 }
 
-TEST(metadata_v2_updates_gpu, HostChecksStillGuardDeviceCalls) {
+TEST(metadata_1_1_fields_gpu, HostChecksStillGuardDeviceCalls) {
   HostTensor qsl = HostTensor::of({0, 2, 5}, i32()), seq = HostTensor::of({4, 6}, i32());
   HostTensor oq({3}, i32()), os({2}, i32()), dcp({2}, i32()), od({2}, i32());
   DLTensor qsl_d = fake_cuda(qsl), seq_d = fake_cuda(seq), oq_d = fake_cuda(oq);
