@@ -239,8 +239,9 @@ if has fuzz-long; then
       # -jobs=N -workers=N runs N independent fuzzing processes for the whole share (each
       # -fork job restarts a process and replays part of the corpus, which cost most of the
       # time of short runs). They share the scratch folder (first), each picking up what the
-      # others add, and read the campaign corpus and the seeds; each writes fuzz-<job>.log in the folder it starts in and ends with
-      # -print_final_stats' "stat::number_of_executed_units". A crash, timeout or OOM ends
+      # others add, and read the campaign corpus and the seeds; each writes fuzz-<job>.log in
+      # the folder it starts in and ends with -print_final_stats'
+      # "stat::number_of_executed_units". A crash, timeout or OOM ends
       # its process, leaving its input in the artifacts folder: those files are the counts.
       per_job=
       [ -n "$runs" ] && per_job=$(((runs + workers - 1) / workers))
@@ -347,7 +348,8 @@ if has seeds; then
       kept=$(fuzz_seeds_count "$file")
       inputs_before=$((inputs_before + n_seeds + n_corpus))
       inputs_after=$((inputs_after + kept))
-      [ "${cov_after:-0}" -ge "${cov_before:-0}" ] || echo "  $name: cov fell from $cov_before to $cov_after"
+      [ "${cov_after:-0}" -ge "${cov_before:-0}" ] ||
+        echo "  $name: cov fell from $cov_before to $cov_after"
       rows+=("$(printf "%-56s %6s %7s %6s %6s %6s %6s %6s" "$name" "$n_seeds" "$n_corpus" "$kept" \
         "$cov_before" "$cov_after" "$ft_before" "$ft_after")")
     done
@@ -357,7 +359,8 @@ if has seeds; then
     for row in "${rows[@]}"; do echo "  $row"; done
     echo "  (git diff --stat tests/fuzz/seeds shows what changed; commit it to keep it)"
     [ "$failed" = 0 ] || status=1
-    summary+=("seeds: $count targets, $inputs_before inputs (seeds + campaign corpora) -> $inputs_after in tests/fuzz/seeds, $failed failed")
+    line="seeds: $count targets, $inputs_before inputs (seeds + campaign corpora)"
+    summary+=("$line -> $inputs_after in tests/fuzz/seeds, $failed failed")
   else
     summary+=("seeds: BUILD FAILED"); status=1
   fi
