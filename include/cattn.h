@@ -546,6 +546,11 @@ CATTN_API cattn_status_t cattn_get_resolved_kv_cache_layout(const cattn_context_
 
 /* === Batch splitting and reordering === */
 
+/** A split's num_actual_tokens or max_query_len left for the call to derive from
+ *  query_start_loc: `query_start_loc[B]`, and the largest `q[i]` (0 when B = 0). The host
+ *  splits' _INIT value. Since: 1.1 */
+#define CATTN_FROM_QUERY_START_LOC ((int64_t)-1)
+
 /** Arguments of cattn_split_decodes_and_prefills (the host split). */
 typedef struct cattn_split_decodes_and_prefills_args {
   size_t struct_size;                  /**< CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_SIZE. */
@@ -554,10 +559,10 @@ typedef struct cattn_split_decodes_and_prefills_args {
                                             request (bool, uint8 or int8; nonzero = prefilling);
                                             read only when treat_short_extends_as_decodes is 0. */
   int64_t num_reqs;                    /**< in: B, at least 0. */
-  int64_t num_actual_tokens;           /**< in: T, padding included. Used as given, never
-                                            derived: set it (_INIT leaves 0). */
-  int64_t max_query_len;               /**< in: the metadata's max_query_len. Used as given,
-                                            never derived: set it (_INIT leaves 0). */
+  int64_t num_actual_tokens;           /**< in: T, padding included, at least 0 and used as
+                                            given; or CATTN_FROM_QUERY_START_LOC (_INIT). */
+  int64_t max_query_len;               /**< in: the metadata's max_query_len, at least 0 and
+                                            used as given; or CATTN_FROM_QUERY_START_LOC. */
   int64_t decode_threshold;            /**< in: 0 to INT32_MAX; vLLM's default 1. */
   int32_t require_uniform;             /**< in: 0 or 1. */
   int32_t treat_short_extends_as_decodes; /**< in: 0 or 1; vLLM's default 1. */
@@ -570,9 +575,10 @@ typedef struct cattn_split_decodes_and_prefills_args {
 /** struct_size of cattn_split_decodes_and_prefills_args_t. */
 #define CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_SIZE \
   ((size_t)sizeof(cattn_split_decodes_and_prefills_args_t))
-/** Initialiser: vLLM's default knobs, T and max_query_len 0 (set them). */
+/** Initialiser: vLLM's default knobs, T and max_query_len CATTN_FROM_QUERY_START_LOC. */
 #define CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_INIT \
-  { CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_SIZE, NULL, NULL, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0 }
+  { CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_SIZE, NULL, NULL, 0, CATTN_FROM_QUERY_START_LOC, \
+    CATTN_FROM_QUERY_START_LOC, 1, 0, 1, 0, 0, 0, 0 }
 
 /** Splits an ordered batch at its first prefill (vLLM's split_decodes_and_prefills): request i
  *  is a prefill when its query length `q[i]` exceeds decode_threshold (or, per the flags,
@@ -580,7 +586,8 @@ typedef struct cattn_split_decodes_and_prefills_args {
  *  decode_threshold makes all B requests decodes, the batch unread. Host tensors only.
  *  Reads: args, query_start_loc_cpu, is_prefilling_cpu. Writes: the four outputs.
  *  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor, a knob out
- *  of range, B = 0 or is_prefilling_cpu NULL where vLLM raises, an int64 overflow).
+ *  of range, a count below -1, B = 0 or is_prefilling_cpu NULL where vLLM raises, an int64
+ *  overflow).
  *  Since: 1.1. Details: docs/api/split_decodes_and_prefills.md */
 CATTN_API cattn_status_t cattn_split_decodes_and_prefills(
     cattn_split_decodes_and_prefills_args_t* args);
@@ -632,9 +639,10 @@ typedef struct cattn_split_decodes_prefills_and_extends_args {
                                                  required once max_query_len exceeds
                                                  decode_threshold (vLLM asserts). */
   int64_t num_reqs;                         /**< in: B, at least 0. */
-  int64_t num_actual_tokens;                /**< in: T, padding included. Used as given: set
-                                                 it (_INIT leaves 0). */
-  int64_t max_query_len;                    /**< in: used as given: set it (_INIT leaves 0). */
+  int64_t num_actual_tokens;                /**< in: T, padding included, at least 0, or
+                                                 CATTN_FROM_QUERY_START_LOC (_INIT). */
+  int64_t max_query_len;                    /**< in: at least 0, or
+                                                 CATTN_FROM_QUERY_START_LOC (_INIT). */
   int64_t decode_threshold;                 /**< in: 0 to INT32_MAX; vLLM's default 1. */
   int64_t num_decodes;                      /**< out: leading decode requests. */
   int64_t num_extends;                      /**< out: requests with context after them. */
@@ -646,10 +654,10 @@ typedef struct cattn_split_decodes_prefills_and_extends_args {
 /** struct_size of cattn_split_decodes_prefills_and_extends_args_t. */
 #define CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_SIZE \
   ((size_t)sizeof(cattn_split_decodes_prefills_and_extends_args_t))
-/** Initialiser: decode_threshold 1, T and max_query_len 0 (set them). */
+/** Initialiser: decode_threshold 1, T and max_query_len CATTN_FROM_QUERY_START_LOC. */
 #define CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_INIT \
-  { CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_SIZE, NULL, NULL, 0, 0, 0, 1, 0, 0, 0, 0, 0, \
-    0 }
+  { CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_SIZE, NULL, NULL, 0, \
+    CATTN_FROM_QUERY_START_LOC, CATTN_FROM_QUERY_START_LOC, 1, 0, 0, 0, 0, 0, 0 }
 
 /** Splits an ordered batch into decodes, extends (query above decode_threshold, with context)
  *  and prefills (no context: `seq_lens_cpu_upper_bound[i] == q[i]`), vLLM's
@@ -657,8 +665,8 @@ typedef struct cattn_split_decodes_prefills_and_extends_args {
  *  all zeros, and int32 token counts wrap as vLLM's tensors do. Host tensors only.
  *  Reads: args, query_start_loc_cpu, seq_lens_cpu_upper_bound. Writes: the six outputs.
  *  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor,
- *  decode_threshold out of range, B = 0 or seq_lens_cpu_upper_bound NULL past the all-decode
- *  case, an int64 overflow). Since: 1.1. Details: docs/api/split_decodes_and_prefills.md */
+ *  decode_threshold out of range, a count below -1, B = 0 or seq_lens_cpu_upper_bound NULL past
+ *  the all-decode case, an int64 overflow). Since: 1.1. Details: docs/api/split_decodes_and_prefills.md */
 CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends(
     cattn_split_decodes_prefills_and_extends_args_t* args);
 
@@ -898,8 +906,9 @@ typedef enum cattn_dcp_shape_mode_e {
   /** The 1.0 contract: seq_lens `[B]`; out `[B]` for one rank, `[B, dcp_size]` for all ranks,
    *  and `[B]` or `[B, 1]` for all ranks when dcp_size is 1. */
   CATTN_DCP_SHAPE_SQUEEZE = 0,
-  /** vLLM's newest: seq_lens of any shape S of 0 to 7 dims (strided or broadcast views are
-   *  fine); out S for one rank, S + `[dcp_size]` for all ranks, even when dcp_size is 1. */
+  /** vLLM's newest: seq_lens of any shape S (strided or broadcast views are fine); out S for
+   *  one rank, S + `[dcp_size]` for all ranks, even when dcp_size is 1. out has at most 8
+   *  dims: S 0 to 8 dims for one rank, 0 to 7 for all ranks. */
   CATTN_DCP_SHAPE_PRESERVE = 1
 } cattn_dcp_shape_mode_t;
 

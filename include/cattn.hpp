@@ -2171,8 +2171,12 @@ class step_plan {
  * See docs/api/split_decodes_and_prefills.md. */
 struct split_options {
   int64_t decode_threshold = 1;
-  bool require_uniform = false;
-  bool treat_short_extends_as_decodes = true;
+  bool require_uniform = false;                /**< split_decodes_and_prefills only */
+  bool treat_short_extends_as_decodes = true;  /**< split_decodes_and_prefills only */
+  /** T, padding included; by default the library derives it: `query_start_loc[B]`. */
+  int64_t num_actual_tokens = CATTN_FROM_QUERY_START_LOC;
+  /** By default the library derives it: the largest query length. */
+  int64_t max_query_len = CATTN_FROM_QUERY_START_LOC;
 };
 /** The four counts of cattn_split_decodes_and_prefills. Since: 1.1
  * See docs/api/split_decodes_and_prefills.md. */
@@ -2184,8 +2188,6 @@ struct decode_prefill_split {
  * Since: 1.1
  * See docs/api/split_decodes_and_prefills.md. */
 inline decode_prefill_split split_decodes_and_prefills(index_cview query_start_loc_cpu,
-                                                       int64_t num_actual_tokens,
-                                                       int64_t max_query_len,
                                                        const split_options& options = {},
                                                        any_cview is_prefilling_cpu = {}) {
   detail::tensor_arg q(query_start_loc_cpu), p(is_prefilling_cpu);
@@ -2193,8 +2195,8 @@ inline decode_prefill_split split_decodes_and_prefills(index_cview query_start_l
   a.query_start_loc_cpu = q.get();
   a.is_prefilling_cpu = p.get();
   a.num_reqs = query_start_loc_cpu.numel() - 1;
-  a.num_actual_tokens = num_actual_tokens;
-  a.max_query_len = max_query_len;
+  a.num_actual_tokens = options.num_actual_tokens;
+  a.max_query_len = options.max_query_len;
   a.decode_threshold = options.decode_threshold;
   a.require_uniform = options.require_uniform ? 1 : 0;
   a.treat_short_extends_as_decodes = options.treat_short_extends_as_decodes ? 1 : 0;
@@ -2243,16 +2245,16 @@ struct decode_extend_prefill_split {
  * See docs/api/split_decodes_and_prefills.md. */
 inline decode_extend_prefill_split split_decodes_prefills_and_extends(
     index_cview query_start_loc_cpu, index_cview seq_lens_cpu_upper_bound,
-    int64_t num_actual_tokens, int64_t max_query_len, int64_t decode_threshold = 1) {
+    const split_options& options = {}) {
   detail::tensor_arg q(query_start_loc_cpu), u(seq_lens_cpu_upper_bound);
   cattn_split_decodes_prefills_and_extends_args_t a =
       CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_INIT;
   a.query_start_loc_cpu = q.get();
   a.seq_lens_cpu_upper_bound = u.get();
   a.num_reqs = query_start_loc_cpu.numel() - 1;
-  a.num_actual_tokens = num_actual_tokens;
-  a.max_query_len = max_query_len;
-  a.decode_threshold = decode_threshold;
+  a.num_actual_tokens = options.num_actual_tokens;
+  a.max_query_len = options.max_query_len;
+  a.decode_threshold = options.decode_threshold;
   check(cattn_split_decodes_prefills_and_extends(&a));
   decode_extend_prefill_split s;
   s.num_decodes = a.num_decodes;

@@ -67,8 +67,17 @@ void check_scalar(const cattn::TensorArg& t) {
   if (t.present()) t.expect_ndim(1).expect_size(0, 1).expect_index_dtype();
 }
 
-cattn::SplitBatch host_batch(const cattn::TensorArg& q, int64_t num_reqs, int64_t tokens,
-                             int64_t max_query_len, int64_t thr) {
+// A count the caller gives: CATTN_FROM_QUERY_START_LOC, or at least 0 (used as given).
+void check_count(const char* fn, const char* name, int64_t v) {
+  if (v < 0 && v != CATTN_FROM_QUERY_START_LOC)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "is negative", std::to_string(v),
+                    ">= 0, or CATTN_FROM_QUERY_START_LOC (-1) to derive it");
+}
+
+cattn::SplitBatch host_batch(const char* fn, const cattn::TensorArg& q, int64_t num_reqs,
+                             int64_t tokens, int64_t max_query_len, int64_t thr) {
+  check_count(fn, "args->num_actual_tokens", tokens);
+  check_count(fn, "args->max_query_len", max_query_len);
   cattn::SplitBatch b;
   b.qsl = cattn::reader1d(q);
   b.qsl_i64 = q.is_int64();
@@ -76,6 +85,7 @@ cattn::SplitBatch host_batch(const cattn::TensorArg& q, int64_t num_reqs, int64_
   b.num_tokens = tokens;
   b.max_query_len = max_query_len;
   b.threshold = thr;
+  cattn::derive_unset_split_counts(b);
   return b;
 }
 
@@ -105,7 +115,7 @@ CATTN_API cattn_status_t cattn_split_decodes_and_prefills(
     if (isp.present()) flags = {isp.data(), isp.stride(0)};
     int64_t r[4];
     cattn::split_decodes_and_prefills_host(
-        fn, host_batch(q, B, args->num_actual_tokens, args->max_query_len, args->decode_threshold),
+        fn, host_batch(fn, q, B, args->num_actual_tokens, args->max_query_len, args->decode_threshold),
         args->require_uniform != 0, args->treat_short_extends_as_decodes != 0, flags, r);
     args->num_decodes = r[0];
     args->num_prefills = r[1];
@@ -132,7 +142,7 @@ CATTN_API cattn_status_t cattn_split_decodes_prefills_and_extends(
     if (ub.present()) bound = cattn::reader1d(ub);
     int64_t r[6];
     cattn::split_decodes_prefills_and_extends_host(
-        fn, host_batch(q, B, args->num_actual_tokens, args->max_query_len, args->decode_threshold),
+        fn, host_batch(fn, q, B, args->num_actual_tokens, args->max_query_len, args->decode_threshold),
         bound, ub.present(), r);
     args->num_decodes = r[0];
     args->num_extends = r[1];

@@ -845,7 +845,7 @@ TEST(cattn_hpp_helpers, SplitsAndReorder) {
   a.num_actual_tokens = 12;
   a.max_query_len = 6;
   ASSERT_CATTN_OK(cattn_split_decodes_and_prefills(&a));
-  const auto s = cattn::split_decodes_and_prefills(qsl, 12, 6);
+  const auto s = cattn::split_decodes_and_prefills(qsl);  // T and max_query_len derived: 12, 6
   EXPECT_EQ(s.num_decodes, a.num_decodes);
   EXPECT_EQ(s.num_prefills, a.num_prefills);
   EXPECT_EQ(s.num_decode_tokens, a.num_decode_tokens);
@@ -854,14 +854,14 @@ TEST(cattn_hpp_helpers, SplitsAndReorder) {
   EXPECT_EQ(s.num_prefill_tokens, 10);
   a.decode_threshold = 4;
   ASSERT_CATTN_OK(cattn_split_decodes_and_prefills(&a));
-  EXPECT_EQ(cattn::split_decodes_and_prefills(qsl, 12, 6, {4}).num_decodes, a.num_decodes);
+  EXPECT_EQ(cattn::split_decodes_and_prefills(qsl, {4}).num_decodes, a.num_decodes);
   // Without treating short extends as decodes, is_prefilling is required: vLLM's assert.
   cattn::split_options strict;
   strict.treat_short_extends_as_decodes = false;
-  EXPECT_EQ(thrown_by([&] { (void)cattn::split_decodes_and_prefills(qsl, 12, 6, strict); }).status(),
+  EXPECT_EQ(thrown_by([&] { (void)cattn::split_decodes_and_prefills(qsl, strict); }).status(),
             CATTN_INVALID_ARGUMENT);
   const uint8_t prefilling[] = {0, 0, 1, 1};  // one byte per request
-  EXPECT_EQ(cattn::split_decodes_and_prefills(qsl, 12, 6, strict, prefilling).num_decodes, 2);
+  EXPECT_EQ(cattn::split_decodes_and_prefills(qsl, strict, prefilling).num_decodes, 2);
 
   cattn_split_decodes_prefills_and_extends_args_t e =
       CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_INIT;
@@ -871,7 +871,7 @@ TEST(cattn_hpp_helpers, SplitsAndReorder) {
   e.num_actual_tokens = 12;
   e.max_query_len = 6;
   ASSERT_CATTN_OK(cattn_split_decodes_prefills_and_extends(&e));
-  const auto x = cattn::split_decodes_prefills_and_extends(qsl, upper, 12, 6);
+  const auto x = cattn::split_decodes_prefills_and_extends(qsl, upper);
   EXPECT_EQ(x.num_decodes, e.num_decodes);
   EXPECT_EQ(x.num_extends, e.num_extends);
   EXPECT_EQ(x.num_prefills, e.num_prefills);

@@ -171,6 +171,14 @@ TEST(get_dcp_local_seq_lens_nd, Errors) {
   EXPECT_CATTN_ERROR(cattn_get_dcp_local_seq_lens(&a), CATTN_INVALID_ARGUMENT,
                      "args->out has the wrong ndim");
   EXPECT_EQ(out.bytes(), before);  // nothing written by any failure
+  // For one rank an 8-D seq_lens is fine: out keeps its 8 dims (the header's limit).
+  HostTensor eight_out({1, 1, 1, 1, 1, 1, 1, 1}, i64());
+  cattn_dcp_local_seq_lens_args_t one = a;
+  one.seq_lens = eight.dl();
+  one.out = eight_out.dl();
+  one.dcp_rank = 0;
+  ASSERT_CATTN_OK(cattn_get_dcp_local_seq_lens(&one));
+  EXPECT_EQ(eight_out.values(), (std::vector<int64_t>{1}));
   a.seq_lens = s.dl();
   ASSERT_CATTN_OK(cattn_get_dcp_local_seq_lens(&a));
   EXPECT_EQ(out.values(), (std::vector<int64_t>{2, 1, 5, 4, 2, 2, 1, 0}));

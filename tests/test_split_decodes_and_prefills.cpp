@@ -149,6 +149,74 @@ TEST(split_decodes_prefills_and_extends, OracleVectors) {
 }
 
 // A broadcast query_start_loc (every entry the same) is a batch of zero-length rows.
+// The wrapping query lengths of a vector's query_start_loc, as the library derives them.
+int64_t longest_query(const std::vector<int64_t>& qsl, bool i64) {
+  int64_t longest = 0;
+  for (size_t i = 0; i + 1 < qsl.size(); ++i) {
+    const int64_t len = i64 ? static_cast<int64_t>(static_cast<uint64_t>(qsl[i + 1]) -
+                                                   static_cast<uint64_t>(qsl[i]))
+                            : static_cast<int32_t>(static_cast<uint32_t>(qsl[i + 1]) -
+                                                   static_cast<uint32_t>(qsl[i]));
+    if (i == 0 || len > longest) longest = len;
+  }
+  return longest;
+}
+
+// The counts left at _INIT (CATTN_FROM_QUERY_START_LOC) are derived: every oracle vector whose
+// T is query_start_loc[B] and whose max_query_len is the longest query gives vLLM's result
+// with both left unset. Before 1.1 shipped, _INIT left 0 and a mixed batch split as
+// "all decodes, 0 tokens" with CATTN_OK.
+TEST(split_decodes_and_prefills, UnsetCountsAreDerivedFromQueryStartLoc) {
+  int64_t derived = 0;
+  for (const char* name : {"split_decodes_and_prefills", "split_decodes_prefills_and_extends"}) {
+    const auto vec = load_vectors(name);
+    for (const auto& c : vec["cases"]) {
+      if (c.contains("error")) continue;
+      const std::vector<int64_t> q = ints(c["query_start_loc"]);
+      const bool i64 = c["dtype"] == "int64";
+      if (c["num_actual_tokens"] != q.back() || c["max_query_len"] != longest_query(q, i64))
+        continue;
+      SCOPED_TRACE(c["name"].get<std::string>());
+      if (std::string(name) == "split_decodes_and_prefills") {
+        SplitCall call(c, dtype_named(c["dtype"]), kLayouts[0], dtype_bits(8));
+        call.a.num_actual_tokens = CATTN_FROM_QUERY_START_LOC;
+        call.a.max_query_len = CATTN_FROM_QUERY_START_LOC;
+        ASSERT_CATTN_OK(cattn_split_decodes_and_prefills(&call.a));
+        EXPECT_EQ(call.result(), ints(c["result"]));
+      } else {
+        ExtendsCall call(c, dtype_named(c["dtype"]), dtype_named(c["upper_bound_dtype"]),
+                         kLayouts[0]);
+        call.a.num_actual_tokens = CATTN_FROM_QUERY_START_LOC;
+        call.a.max_query_len = CATTN_FROM_QUERY_START_LOC;
+        ASSERT_CATTN_OK(cattn_split_decodes_prefills_and_extends(&call.a));
+        EXPECT_EQ(call.result(), ints(c["result"]));
+      }
+      ++derived;
+    }
+  }
+  EXPECT_GT(derived, 50);
+
+  // The batch: query lengths 1 1 4 6 with every count left at _INIT.
+  HostTensor q = HostTensor::of({0, 1, 2, 6, 12}, i32());
+  cattn_split_decodes_and_prefills_args_t a = CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_INIT;
+  EXPECT_EQ(a.num_actual_tokens, CATTN_FROM_QUERY_START_LOC);
+  EXPECT_EQ(a.max_query_len, CATTN_FROM_QUERY_START_LOC);
+  a.query_start_loc_cpu = q.dl();
+  a.num_reqs = 4;
+  ASSERT_CATTN_OK(cattn_split_decodes_and_prefills(&a));
+  EXPECT_EQ((std::vector<int64_t>{a.num_decodes, a.num_prefills, a.num_decode_tokens,
+                                  a.num_prefill_tokens}),
+            (std::vector<int64_t>{2, 2, 2, 10}));
+  // Values below the sentinel are refused, naming the field.
+  a.num_actual_tokens = -2;
+  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills(&a), CATTN_INVALID_ARGUMENT,
+                     "args->num_actual_tokens is negative");
+  a.num_actual_tokens = 12;
+  a.max_query_len = -5;
+  EXPECT_CATTN_ERROR(cattn_split_decodes_and_prefills(&a), CATTN_INVALID_ARGUMENT,
+                     "args->max_query_len is negative");
+}
+
 TEST(split_decodes_and_prefills, BroadcastQueryStartLoc) {
   int32_t v = 5;
   int64_t shape[1] = {9}, strides[1] = {0};

@@ -69,8 +69,8 @@ type DCPLocalSeqLensArgs struct {
 	// int32/int64, on SeqLens' device. It may be the very SeqLens view (in place).
 	Out    *Tensor
 	Stream Stream // CUDA tensors only
-	// PreserveShape (since 1.1, CATTN_DCP_SHAPE_PRESERVE) takes SeqLens of any shape S (0 to 7
-	// dimensions, vLLM's newest semantics): Out is S for one rank and S + [DCPSize] for all
+	// PreserveShape (since 1.1, CATTN_DCP_SHAPE_PRESERVE) takes SeqLens of any shape S (0 to 8
+	// dimensions for one rank, 0 to 7 for all; vLLM's newest semantics): Out is S for one rank and S + [DCPSize] for all
 	// ranks, the rank axis kept even when DCPSize is 1. False keeps the 1.0 contract above.
 	PreserveShape bool
 }

@@ -55,6 +55,20 @@ void with_reader(const SplitBatch& b, F&& body) {
 
 }  // namespace
 
+void derive_unset_split_counts(SplitBatch& b) {
+  with_reader(b, [&](const auto& q) {
+    if (b.num_tokens == CATTN_FROM_QUERY_START_LOC) b.num_tokens = q[b.num_reqs];
+    if (b.max_query_len == CATTN_FROM_QUERY_START_LOC) {
+      int64_t longest = 0;
+      for (int64_t i = 0; i < b.num_reqs; ++i) {
+        const int64_t len = wrapping_sub(q[i + 1], q[i], b.qsl_i64);
+        if (i == 0 || len > longest) longest = len;
+      }
+      b.max_query_len = longest;
+    }
+  });
+}
+
 void split_decodes_and_prefills_host(const char* fn, const SplitBatch& b, bool require_uniform,
                                      bool treat_short_extends_as_decodes,
                                      const FlagReader& is_prefilling, int64_t out[4]) {

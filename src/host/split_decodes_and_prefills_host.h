@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 
+#include "cattn.h"
+
 #include "common/tensor_arg.h"
 
 namespace cattn {
@@ -23,6 +25,10 @@ struct FlagReader {
   int64_t step = 0;
   bool operator[](int64_t i) const { return p[i * step] != 0; }
 };
+
+// Replaces a num_tokens of CATTN_FROM_QUERY_START_LOC with query_start_loc[B], and such a
+// max_query_len with the largest query length (in the tensor's width; 0 when B = 0).
+void derive_unset_split_counts(SplitBatch& b);
 
 // vLLM's split_decodes_and_prefills: {num_decodes, num_prefills, num_decode_tokens,
 // num_prefill_tokens}. Fails where vLLM raises (B = 0 past the first step, is_prefilling

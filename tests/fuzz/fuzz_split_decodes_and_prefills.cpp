@@ -46,8 +46,13 @@ void fuzz_split(FuzzedDataProvider& fdp, bool extends) {
   other.fill(vals);
   if (!second) other.exists = false;
   const int64_t num_reqs = fdp.ConsumeIntegralInRange<int>(0, 15) == 0 ? pick_scalar(fdp, -2, 30) : B;
-  const int64_t tokens = fdp.ConsumeBool() ? qsl.back() : pick_value(fdp, 300);
-  const int64_t mql = pick_scalar(fdp, 0, 16);
+  // Counts as given, or left for the call to derive (CATTN_FROM_QUERY_START_LOC, the _INIT value).
+  const int tokens_kind = fdp.ConsumeIntegralInRange<int>(0, 3);
+  const int64_t tokens = tokens_kind == 0 ? CATTN_FROM_QUERY_START_LOC
+                         : tokens_kind == 1 ? pick_value(fdp, 300)
+                                            : qsl.back();
+  const int64_t mql = fdp.ConsumeIntegralInRange<int>(0, 3) == 0 ? CATTN_FROM_QUERY_START_LOC
+                                                                 : pick_scalar(fdp, 0, 16);
   const int64_t thr = pick_scalar(fdp, 0, 8);
   Watch w;
   w.add(&q);

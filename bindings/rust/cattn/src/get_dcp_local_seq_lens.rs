@@ -85,7 +85,7 @@ pub fn get_dcp_local_seq_lens(
 }
 
 /// [`get_dcp_local_seq_lens`] with vLLM's newest shapes (since 1.1): `seq_lens` may have any
-/// shape `S` (0 to 7 dimensions); `out` is `S` for one rank and `S + [dcp_size]` for
+/// shape `S` (0 to 8 dimensions for one rank, 0 to 7 for all); `out` is `S` for one rank and `S + [dcp_size]` for
 /// [`DcpRank::All`], the rank axis kept even when `dcp_size` is 1.
 ///
 /// ```
