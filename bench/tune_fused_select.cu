@@ -1,27 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tuning harness for the fused select kernel: one executable per configuration (the knobs are
-// the CATTN_SELECT_* macros of kernels/fused_pcp_qkv_select.cuh), each timing the benchmark's
-// shapes (bench/select_shapes.h: the goal shapes, then the many-request class) straight through
-// the launcher, next to a cudaMemcpyAsync of the same traffic timed in the same run, after the
-// ceiling an index-free copy kernel reaches at the same read/write mixes. Every shape of up to
-// 1 GiB is checked byte for byte against a host computation of the select, so a configuration
-// that is fast but wrong shows up as such. CMake builds it with the shipped knobs (target
-// tune_fused_select); scripts/tune_fused_select.sh builds and runs a grid of others.
+// Tuning harness for the fused select kernel: times the benchmark's shapes (bench/select_shapes.h:
+// the goal shapes, then the many-request class) straight through the kernel's launcher, once per
+// policy (kernels/fused_pcp_qkv_select_tuning.cuh; the list linked in: tune_fused_select.cuh),
+// next to a cudaMemcpyAsync of the same traffic timed in the same run, after the ceiling an
+// index-free copy kernel reaches at the same read/write mixes. Every shape of up to 1 GiB is
+// checked byte for byte against a host computation of the select after each policy has run, so
+// a policy that is fast but wrong shows up as such. The output buffers are sized by the
+// library's size query (cattn_fused_pcp_qkv_select_size).
+//
+//   tune_fused_select[_variants] [--policy NAME[,NAME...]] [--filter TEXT] [--copy-gbps G]
+//                                [--ceiling] [--list]
+// --policy   the policies to time, in this order (default: every one in the list)
+// --filter   only the shapes whose name holds TEXT ("rand": the many-request class)
+// --copy-gbps  the device-to-device copy bandwidth the "of copy" column divides by (4218)
+// --ceiling  first print the index-free copy ceilings
+// --list     print the policies and what each one changes, then exit
+// bench/tune_fused_select.sh builds the variants and runs one process per policy.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "bench/bench_check.h"
 #include "bench/select_shapes.h"
-#include "kernels/fused_pcp_qkv_select.cuh"
+#include "bench/tune_fused_select.cuh"
+#include "cattn.hpp"
 
 using namespace cattn::kernels;
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-  std::printf("%s: %s\n", #x, cudaGetErrorString(e_)); return false; } } while (0)
 
 // The stream every launch and event of the harness uses (a dependent launch needs a stream
 // that holds only the harness's work).
@@ -105,93 +114,127 @@ static const char* check_outputs(const BenchSelectShape& s, const std::vector<in
   return nullptr;
 }
 
+// A device allocation, freed when it goes out of scope.
+struct DeviceBytes {
+  char* p = nullptr;
+  DeviceBytes() = default;
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  ~DeviceBytes() { cudaFree(p); }
+};
+
+// One shape under each of `policies`, a row each, after a cudaMemcpyAsync of the same traffic
+// (half read, half written) timed in the same run. Returns false when a CUDA call or a launch
+// failed or a checked output differed.
 static bool run(const char* name, const BenchSelectShape& s, const std::vector<int32_t>& h,
-                double copy_gbps) {
+                double copy_gbps, const std::vector<const TunePolicy*>& policies) {
   const int64_t W = s.world, r = s.rank, reqs = s.reqs, T = s.tokens, H = s.heads, dq = s.dq,
                 dk = s.dk, dv = s.dv;
   const int elem = s.elem;
-  const int64_t half = T / 2;
+  const cattn::fused_pcp_qkv_select_rows rows = cattn::fused_pcp_qkv_select_size(T, W, r);
   const size_t qb = T * H * dq * elem, kb = W * T * H * dk * elem, vb = W * T * H * dv * elem;
-  const size_t out_b[6] = {qb / 2, qb / 2, size_t(half * (r + 1) * H * dk * elem),
-                           size_t(half * (2 * W - r) * H * dk * elem),
-                           size_t(half * (r + 1) * H * dv * elem),
-                           size_t(half * (2 * W - r) * H * dv * elem)};
-  char *q, *k, *v, *out[6];
-  int32_t* qsl;
-  CK(cudaMalloc(&q, qb)); CK(cudaMalloc(&k, kb)); CK(cudaMalloc(&v, vb));
-  for (int i = 0; i < 6; ++i) {
-    CK(cudaMalloc(&out[i], out_b[i]));
-    CK(cudaMemset(out[i], 0xee, out_b[i]));
-  }
+  // q_head, q_tail, k_head, k_tail, v_head, v_tail.
+  const int64_t out_rows[6] = {rows.q, rows.q, rows.kv_head, rows.kv_tail, rows.kv_head,
+                               rows.kv_tail};
+  const int64_t out_d[6] = {dq, dq, dk, dk, dv, dv};
+  size_t out_b[6];
+  for (int i = 0; i < 6; ++i) out_b[i] = size_t(out_rows[i]) * H * out_d[i] * elem;
+  DeviceBytes q, k, v, out[6], qsl;
+  BENCH_CUDA_TRY(cudaMalloc(&q.p, qb));
+  BENCH_CUDA_TRY(cudaMalloc(&k.p, kb));
+  BENCH_CUDA_TRY(cudaMalloc(&v.p, vb));
+  for (int i = 0; i < 6; ++i) BENCH_CUDA_TRY(cudaMalloc(&out[i].p, out_b[i]));
   // Distinct bytes per position so that a misplaced row cannot compare equal.
   {
     std::vector<uint32_t> pat(size_t{16} << 20);
     for (size_t i = 0; i < pat.size(); ++i) pat[i] = static_cast<uint32_t>(i * 2654435761u);
-    for (char* base : {q, k, v}) {
-      const size_t n = base == q ? qb : base == k ? kb : vb;
+    for (char* base : {q.p, k.p, v.p}) {
+      const size_t n = base == q.p ? qb : base == k.p ? kb : vb;
       for (size_t done = 0; done < n;) {
         const size_t c = std::min(n - done, pat.size() * 4);
-        CK(cudaMemcpy(base + done, pat.data(), c, cudaMemcpyHostToDevice));
+        BENCH_CUDA_TRY(cudaMemcpy(base + done, pat.data(), c, cudaMemcpyHostToDevice));
         pat[0] += 7;
         done += c;
       }
     }
   }
-  CK(cudaMalloc(&qsl, 4 * (reqs + 1)));
-  CK(cudaMemcpy(qsl, h.data(), 4 * (reqs + 1), cudaMemcpyHostToDevice));
-  auto params = [&](char* const* o) {
-    FusedSelectParams p;
-    auto op = [&](char* src, int64_t d, char* hd, char* tl) {
-      SelectOperand x;
-      x.src = src; x.src_rows = (src == q ? T : W * T); x.src_row_stride = H * d * elem;
-      x.src_head_stride = d * elem; x.head_bytes = d * elem;
-      x.dst_head = hd; x.dst_head_rows = src == q ? half : half * (r + 1);
-      x.dst_tail = tl; x.dst_tail_rows = src == q ? half : half * (2 * W - r);
-      return x;
-    };
-    p.q = op(q, dq, o[0], o[1]); p.k = op(k, dk, o[2], o[3]); p.v = op(v, dv, o[4], o[5]);
-    p.query_start_loc.data = qsl; p.query_start_loc.step[0] = 1; p.query_start_loc.size[0] = reqs + 1;
-    p.num_reqs = reqs; p.world = W; p.rank = r; p.heads = static_cast<int32_t>(H);
-    return p;
+  BENCH_CUDA_TRY(cudaMalloc(&qsl.p, 4 * (reqs + 1)));
+  BENCH_CUDA_TRY(cudaMemcpy(qsl.p, h.data(), 4 * (reqs + 1), cudaMemcpyHostToDevice));
+  FusedSelectParams p;
+  auto op = [&](const char* src, int64_t d, char* hd, char* tl) {
+    SelectOperand x;
+    x.src = src;
+    x.src_rows = src == q.p ? T : W * T;
+    x.src_row_stride = H * d * elem;
+    x.src_head_stride = d * elem;
+    x.head_bytes = d * elem;
+    x.dst_head = hd;
+    x.dst_head_rows = src == q.p ? rows.q : rows.kv_head;
+    x.dst_tail = tl;
+    x.dst_tail_rows = src == q.p ? rows.q : rows.kv_tail;
+    return x;
   };
-  const FusedSelectParams p = params(out);
+  p.q = op(q.p, dq, out[0].p, out[1].p);
+  p.k = op(k.p, dk, out[2].p, out[3].p);
+  p.v = op(v.p, dv, out[4].p, out[5].p);
+  p.query_start_loc.data = qsl.p;
+  p.query_start_loc.step[0] = 1;
+  p.query_start_loc.size[0] = reqs + 1;
+  p.num_reqs = reqs;
+  p.world = W;
+  p.rank = r;
+  p.heads = static_cast<int32_t>(H);
   DeviceShape dev;
   cudaDeviceGetAttribute(&dev.sm_count, cudaDevAttrMultiProcessorCount, 0);
   cudaDeviceGetAttribute(&dev.max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, 0);
   cudaDeviceGetAttribute(&dev.cc_major, cudaDevAttrComputeCapabilityMajor, 0);
-  auto select = [&] { launch_fused_pcp_qkv_select_kernel(p, dev, g_stream); };
-  const double us = median_us(select);
-  const double b2b_us = back_to_back_us(select);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
   const double bytes = select_traffic_bytes(h, s);
-  const char* verdict = "unchecked";
-  const size_t all_b = qb + kb + vb + out_b[0] + out_b[1] + out_b[2] + out_b[3] + out_b[4] + out_b[5];
-  if (all_b <= (size_t{1} << 30)) {
-    char* in[3] = {q, k, v};
-    const size_t in_b[3] = {qb, kb, vb};
-    const char* bad = check_outputs(s, h, in, in_b, out, out_b);
-    verdict = bad == nullptr ? "ok" : bad;
+  const size_t all_b = qb + kb + vb + out_b[0] + out_b[1] + out_b[2] + out_b[3] + out_b[4] +
+                       out_b[5];
+  double memcpy_us = 0, b2b_memcpy_us = 0;
+  {
+    const size_t n = static_cast<size_t>(bytes / 2) / 16 * 16;
+    DeviceBytes a, b;
+    BENCH_CUDA_TRY(cudaMalloc(&a.p, n));
+    BENCH_CUDA_TRY(cudaMalloc(&b.p, n));
+    BENCH_CUDA_TRY(cudaMemset(a.p, 0x5a, n));
+    auto copy = [&] { cudaMemcpyAsync(b.p, a.p, n, cudaMemcpyDeviceToDevice, g_stream); };
+    memcpy_us = median_us(copy);
+    b2b_memcpy_us = back_to_back_us(copy);
+    BENCH_CUDA_TRY(cudaGetLastError());
   }
-  for (char* x : {q, k, v}) cudaFree(x);
-  for (int i = 0; i < 6; ++i) cudaFree(out[i]);
-  cudaFree(qsl);
-  // The same traffic moved by cudaMemcpyAsync (half read, half written), in the same run.
-  const size_t n = static_cast<size_t>(bytes / 2) / 16 * 16;
-  char *a, *b;
-  CK(cudaMalloc(&a, n)); CK(cudaMalloc(&b, n));
-  CK(cudaMemset(a, 0x5a, n));
-  auto copy = [&] { cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice, g_stream); };
-  const double memcpy_us = median_us(copy);
-  const double b2b_memcpy_us = back_to_back_us(copy);
-  CK(cudaGetLastError());
-  cudaFree(a); cudaFree(b);
-  const double gbps = bytes / (us * 1e3);
-  std::printf("  %-44s %9.2f us %7.1f GB/s %.3f of copy | memcpy %9.2f us, %.3f of it | "
-              "b2b %9.2f us, memcpy %9.2f us, %.3f | %s%s\n",
-              name, us, gbps, gbps / copy_gbps, memcpy_us, memcpy_us / us, b2b_us, b2b_memcpy_us,
-              b2b_memcpy_us / b2b_us, verdict[0] == 'o' || verdict[0] == 'u' ? "" : "MISMATCH in ", verdict);
-  return verdict[0] == 'o' || verdict[0] == 'u';
+  bool all_ok = true;
+  for (const TunePolicy* pol : policies) {
+    for (int i = 0; i < 6; ++i) BENCH_CUDA_TRY(cudaMemset(out[i].p, 0xee, out_b[i]));
+    cudaError_t launched = cudaSuccess;
+    auto select = [&] {
+      const cudaError_t e = pol->launch(p, dev, g_stream);
+      if (e != cudaSuccess) launched = e;
+    };
+    const double us = median_us(select);
+    const double b2b_us = back_to_back_us(select);
+    BENCH_CUDA_TRY(launched);
+    BENCH_CUDA_TRY(cudaGetLastError());
+    BENCH_CUDA_TRY(cudaDeviceSynchronize());
+    const char* verdict = "unchecked";
+    if (all_b <= (size_t{1} << 30)) {
+      char* in[3] = {q.p, k.p, v.p};
+      char* outs[6];
+      for (int i = 0; i < 6; ++i) outs[i] = out[i].p;
+      const size_t in_b[3] = {qb, kb, vb};
+      const char* bad = check_outputs(s, h, in, in_b, outs, out_b);
+      verdict = bad == nullptr ? "ok" : bad;
+    }
+    const bool ok = verdict[0] == 'o' || verdict[0] == 'u';
+    all_ok &= ok;
+    const double gbps = bytes / (us * 1e3);
+    std::printf("  %-32s %-44s %9.2f us %7.1f GB/s %.3f of copy | memcpy %9.2f us, %.3f of it | "
+                "b2b %9.2f us, memcpy %9.2f us, %.3f | %s%s\n",
+                pol->name, name, us, gbps, gbps / copy_gbps, memcpy_us, memcpy_us / us, b2b_us,
+                b2b_memcpy_us, b2b_memcpy_us / b2b_us, ok ? "" : "MISMATCH in ", verdict);
+    std::fflush(stdout);
+  }
+  return all_ok;
 }
 
 // The ceiling at a given read/write mix: rows of 8 KiB copied front to back with 16-byte
@@ -250,17 +293,56 @@ static void mix_ceiling(double copy_gbps) {
 }
 
 int main(int argc, char** argv) {
-  const double copy = argc > 1 ? atof(argv[1]) : 4218.0;
-  if (cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking) != cudaSuccess) return 2;
-  std::printf("unroll %d, min blocks %d, streaming %d, interleave %d, waves %d, search %d, "
-              "prefetch %d, rows %d, narrow %d, joint %d, chunk %d, pdl %d\n",
-              CATTN_SELECT_UNROLL, CATTN_SELECT_MIN_BLOCKS, CATTN_SELECT_STREAMING,
-              CATTN_SELECT_INTERLEAVE, CATTN_SELECT_WAVES, CATTN_SELECT_SEARCH,
-              CATTN_SELECT_PREFETCH, CATTN_SELECT_ROWS, CATTN_SELECT_NARROW,
-              CATTN_SELECT_JOINT, CATTN_SELECT_CHUNK, CATTN_SELECT_PDL);
-  if (argc > 2 && atoi(argv[2]) != 0) mix_ceiling(copy);
-  // argv[3]: a substring the shape's name must hold (e.g. "rand" for the many-request class).
-  const char* filter = argc > 3 ? argv[3] : nullptr;
+  double copy = 4218.0;
+  bool ceiling = false, list = false;
+  const char* filter = nullptr;
+  std::string wanted;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--policy") && i + 1 < argc) wanted = argv[++i];
+    else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
+    else if (!std::strcmp(argv[i], "--copy-gbps") && i + 1 < argc) copy = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--ceiling")) ceiling = true;
+    else if (!std::strcmp(argv[i], "--list")) list = true;
+    else {
+      std::fprintf(stderr,
+                   "usage: %s [--policy NAME[,NAME...]] [--filter TEXT] [--copy-gbps G] "
+                   "[--ceiling] [--list]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  const std::vector<TunePolicy>& all = tune_policies();
+  if (list) {
+    for (const TunePolicy& t : all)
+      std::printf("%-32s %s\n  %s\n", t.name, t.what, t.values.c_str());
+    return 0;
+  }
+  std::vector<const TunePolicy*> policies;
+  if (wanted.empty()) {
+    for (const TunePolicy& t : all) policies.push_back(&t);
+  } else {
+    for (size_t at = 0; at <= wanted.size();) {
+      const size_t end = std::min(wanted.find(',', at), wanted.size());
+      const std::string one = wanted.substr(at, end - at);
+      at = end + 1;
+      const auto hit = std::find_if(all.begin(), all.end(),
+                                    [&](const TunePolicy& t) { return one == t.name; });
+      if (hit == all.end()) {
+        std::fprintf(stderr, "%s: no policy '%s' in this build (--list names them%s)\n", argv[0],
+                     one.c_str(),
+                     all.size() == 1 ? "; the variants are in tune_fused_select_variants" : "");
+        return 2;
+      }
+      policies.push_back(&*hit);
+    }
+  }
+  if (const cudaError_t e = cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking)) {
+    std::fprintf(stderr, "%s: no CUDA stream (%s); it runs on a GPU\n", argv[0],
+                 cudaGetErrorString(e));
+    return 2;
+  }
+  for (const TunePolicy* t : policies) std::printf("policy %s: %s\n", t->name, t->values.c_str());
+  if (ceiling) mix_ceiling(copy);
   bool all_ok = true;
   auto one = [&](const BenchSelectShape& s, bool random) {
     char name[96];
@@ -271,7 +353,7 @@ int main(int argc, char** argv) {
     if (filter != nullptr && std::strstr(name, filter) == nullptr) return;
     all_ok &= run(name, s,
                   random ? select_random_qsl(s.reqs, s.tokens) : select_equal_qsl(s.reqs, s.tokens),
-                  copy);
+                  copy, policies);
   };
 #define CATTN_TUNE_GOAL(...) one(BenchSelectShape{__VA_ARGS__}, false);
 #define CATTN_TUNE_MANY(...) one(BenchSelectShape{__VA_ARGS__}, true);

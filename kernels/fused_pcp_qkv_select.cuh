@@ -17,14 +17,19 @@
 // A row's request is found from query_start_loc, skipped while consecutive rows of a warp stay
 // in one request. With many short requests nearly every row needs its own lookup, and rows are
 // small (H8 D128 bf16 is 2 KiB, one round of loads per lane), so the lookup's chain of
-// dependent loads, not the copy, sets how long a warp lives. Two measures shorten it
-// (SelectTuning): the whole warp searches together, 32 keys per round, so 1024 requests take
-// two dependent loads instead of twelve; and a warp that copies several rows looks up the next
-// row's request while its loads for the current row are in flight.
+// dependent loads, not the copy, sets how long a warp lives. Two measures shorten it (the
+// policy's kSearch and kPrefetch): the whole warp searches together, 32 keys per round, so 1024
+// requests take two dependent loads instead of twelve; and a warp that copies several rows
+// looks up the next row's request while its loads for the current row are in flight.
 //
 // query_start_loc on the device is never checked: each entry is held to [0, Nq] as it is read,
 // and every source and destination row is checked against its tensor's rows before use, so
 // negative, odd, decreasing or huge entries give wrong rows but never an out-of-range access.
+//
+// Every tuning choice (vectors in flight, the grid, the search, joint turns, chunks, the
+// dependent launch) comes from the Policy template argument of the kernel and the launcher:
+// fused_pcp_qkv_select_tuning.cuh defines the shipped SelectPolicy, which is all the library
+// builds, and bench/tune_fused_select_policies.cu the variants it was measured against.
 #pragma once
 
 #include <algorithm>
@@ -33,102 +38,23 @@
 #include <type_traits>
 
 #include "kernels/fused_pcp_qkv_select.h"
+#include "kernels/fused_pcp_qkv_select_tuning.cuh"
 #include "kernels/index_access.cuh"
 #include "kernels/launch_common.cuh"
-
-#ifndef CATTN_SELECT_UNROLL
-#define CATTN_SELECT_UNROLL 4
-#endif
-#ifndef CATTN_SELECT_MIN_BLOCKS
-#define CATTN_SELECT_MIN_BLOCKS 4
-#endif
-#ifndef CATTN_SELECT_STREAMING
-#define CATTN_SELECT_STREAMING 0
-#endif
-#ifndef CATTN_SELECT_INTERLEAVE
-#define CATTN_SELECT_INTERLEAVE 1
-#endif
-#ifndef CATTN_SELECT_WAVES
-#define CATTN_SELECT_WAVES 64  // kernels::kRowWaves
-#endif
-#ifndef CATTN_SELECT_SEARCH
-#define CATTN_SELECT_SEARCH 1
-#endif
-#ifndef CATTN_SELECT_PREFETCH
-#define CATTN_SELECT_PREFETCH 1
-#endif
-#ifndef CATTN_SELECT_ROWS
-#define CATTN_SELECT_ROWS 1
-#endif
-#ifndef CATTN_SELECT_NARROW
-#define CATTN_SELECT_NARROW 1
-#endif
-#ifndef CATTN_SELECT_JOINT
-#define CATTN_SELECT_JOINT 1
-#endif
-#ifndef CATTN_SELECT_CHUNK
-#define CATTN_SELECT_CHUNK 1
-#endif
-#ifndef CATTN_SELECT_PDL
-#define CATTN_SELECT_PDL 1
-#endif
 
 namespace cattn {
 namespace kernels {
 
 constexpr int kSelectThreads = kBlockThreads;
 
-// Tuning knobs (bench/tune_fused_select.cu sets them; docs/performance-history.md has the choices):
-// vectors in flight per lane, resident blocks the register budget must allow, and evict-first
-// cache hints for data that is touched exactly once.
-struct SelectTuning {
-  static constexpr int kUnroll = CATTN_SELECT_UNROLL;
-  static constexpr int kMinBlocks = CATTN_SELECT_MIN_BLOCKS;
-  static constexpr bool kStreaming = CATTN_SELECT_STREAMING;
-  // 1: warp w takes rows w, w + warps, ... so the whole grid sweeps memory front to back
-  // together; 0: each warp takes one contiguous run of rows.
-  static constexpr bool kInterleave = CATTN_SELECT_INTERLEAVE;
-  // Most waves of resident blocks the grid holds (kRowWaves; 0: no cap, one warp per row).
-  static constexpr int kWaves = CATTN_SELECT_WAVES;
-  // How a row's request is found: 0, one binary search over query_start_loc that every lane
-  // runs (log2 B dependent loads); 1, the warp searches together, each lane testing one key per
-  // round, so each round cuts the range 32-fold (ceil(log32 B) dependent loads).
-  static constexpr int kSearch = CATTN_SELECT_SEARCH;
-  // 1: the next row's lookup is issued after the current row's first loads and before their
-  // stores, so its latency hides behind theirs (only warps that copy several rows have one).
-  static constexpr bool kPrefetch = CATTN_SELECT_PREFETCH;
-  // Consecutive rows a warp takes per turn when interleaved (1, 2, 4, ...): neighbouring rows
-  // mostly share a request, so all but the first skip the lookup; the grid shrinks to match.
-  static constexpr int kRows = CATTN_SELECT_ROWS;
-  // 1: the int32 instantiation of the row arithmetic for calls whose rows fit it (0: always
-  // int64, the 1.1 kernel's arithmetic).
-  static constexpr bool kNarrow = CATTN_SELECT_NARROW;
-  // Joint turns: when two rows of every operand fit this many rounds of loads (32 x kUnroll
-  // vectors each), one warp turn copies K's and V's tail row t together (one lookup for both),
-  // and q's two halves, with both rows' loads of a round in flight at once. 0: never.
-  static constexpr int kJointRounds = CATTN_SELECT_JOINT;
-  // Rounds of loads a warp turn copies at most (0: whole rows): a longer row is split into
-  // chunks that consecutive turns take, so that no warp outlives a few rounds.
-  static constexpr int kChunkRounds = CATTN_SELECT_CHUNK;
-  // Vectors a chunk holds (0: rows are not chunked).
-  static constexpr int32_t kChunkVectors = 32 * kUnroll * kChunkRounds;
-  // 1: programmatic dependent launch on sm_90: the grid may be scheduled while the previous
-  // kernel on the stream finishes, and waits for it (griddepcontrol.wait) before touching memory.
-  static constexpr bool kDependentLaunch = CATTN_SELECT_PDL;
-  static_assert(kSearch == 0 || kSearch == 1, "CATTN_SELECT_SEARCH is 0 or 1");
-  static_assert(kChunkRounds >= 0, "CATTN_SELECT_CHUNK is at least 0");
-  static_assert(kRows >= 1, "CATTN_SELECT_ROWS is at least 1");
-  static_assert(kJointRounds >= 0, "CATTN_SELECT_JOINT is at least 0");
-};
-
-template <class Vec>
+template <class Policy, class Vec>
 __device__ __forceinline__ Vec select_load(const Vec* p) {
-  if constexpr (SelectTuning::kStreaming) return __ldcs(p);
+  if constexpr (Policy::kStreaming) return __ldcs(p);
   else return __ldg(p);
 }
-template <class Vec>
+template <class Policy, class Vec>
 __device__ __forceinline__ void select_store(Vec* p, const Vec& v) {
-  if constexpr (SelectTuning::kStreaming) __stcs(p, v);
+  if constexpr (Policy::kStreaming) __stcs(p, v);
   else *p = v;
 }
 
@@ -190,18 +116,18 @@ __device__ __forceinline__ SelectSegment<kBytes> select_pick(bool second,
 // Whether an instantiation chunks its rows: only with int32 row arithmetic (in int64 the
 // chunk's division spills) and never with joint turns (their rows are a round at most), so the
 // others pay nothing for chunks at run time. The launcher sets the counts to match.
-template <class I, bool kJoint>
+template <class Policy, class I, bool kJoint>
 __device__ __forceinline__ constexpr bool select_chunked() {
-  return SelectTuning::kChunkVectors > 0 && sizeof(I) == 4 && !kJoint;
+  return kSelectChunkVectors<Policy> > 0 && sizeof(I) == 4 && !kJoint;
 }
 
-// Chunk `chunk` of a segment's row (at most SelectTuning::kChunkVectors vectors), in the
+// Chunk `chunk` of a segment's row (at most kSelectChunkVectors<Policy> vectors), in the
 // instantiations that chunk rows; the whole row in the others.
-template <class I, bool kJoint, int kBytes>
+template <class Policy, class I, bool kJoint, int kBytes>
 __device__ __forceinline__ SelectSegment<kBytes> select_chunk(SelectSegment<kBytes> g,
                                                               int32_t chunk) {
-  if constexpr (select_chunked<I, kJoint>()) {
-    constexpr int32_t kSpan = SelectTuning::kChunkVectors;
+  if constexpr (select_chunked<Policy, I, kJoint>()) {
+    constexpr int32_t kSpan = kSelectChunkVectors<Policy>;
     g.begin = chunk * kSpan;
     g.vectors = max(0, min(kSpan, g.vectors - g.begin));
   }
@@ -215,13 +141,13 @@ __device__ __forceinline__ SelectSegment<kBytes> select_chunk(SelectSegment<kByt
 // round loop is warp-uniform, so `between` may use warp collectives. The vector index is
 // 64-bit for one segment (a row of up to 2^31 - 1 vectors plus a round's reach passes 32
 // bits) and 32-bit for two (joint turns hold at most kJointRounds rounds of vectors).
-template <int kBytes, bool kTwo, class Between>
+template <class Policy, int kBytes, bool kTwo, class Between>
 __device__ __forceinline__ void fused_pcp_qkv_select_copy(const SelectSegment<kBytes>& a,
                                                           const SelectSegment<kBytes>& b,
                                                           int lane, Between&& between) {
   using Vec = typename VecOf<kBytes>::T;
   using Index = std::conditional_t<kTwo, int32_t, int64_t>;
-  constexpr int kUnroll = SelectTuning::kUnroll;
+  constexpr int kUnroll = Policy::kUnroll;
   const Index total = static_cast<Index>(a.vectors) + (kTwo ? b.vectors : 0);
   if (total <= 0) between();
   for (Index base = 0; base < total; base += 32 * kUnroll) {
@@ -233,7 +159,7 @@ __device__ __forceinline__ void fused_pcp_qkv_select_copy(const SelectSegment<kB
         const bool in_b = kTwo && i >= a.vectors;
         const SelectSegment<kBytes> g = select_pick(in_b, a, b);
         const int32_t j = g.begin + static_cast<int32_t>(in_b ? i - a.vectors : i);
-        val[u] = select_load(reinterpret_cast<const Vec*>(g.src + select_offset(g, j)));
+        val[u] = select_load<Policy>(reinterpret_cast<const Vec*>(g.src + select_offset(g, j)));
       }
     }
     if (base == 0) between();
@@ -244,8 +170,8 @@ __device__ __forceinline__ void fused_pcp_qkv_select_copy(const SelectSegment<kB
         const bool in_b = kTwo && i >= a.vectors;
         const SelectSegment<kBytes> g = select_pick(in_b, a, b);
         const int32_t j = g.begin + static_cast<int32_t>(in_b ? i - a.vectors : i);
-        select_store(reinterpret_cast<Vec*>(g.dst1) + j, val[u]);
-        if (g.dst2 != nullptr) select_store(reinterpret_cast<Vec*>(g.dst2) + j, val[u]);
+        select_store<Policy>(reinterpret_cast<Vec*>(g.dst1) + j, val[u]);
+        if (g.dst2 != nullptr) select_store<Policy>(reinterpret_cast<Vec*>(g.dst2) + j, val[u]);
       }
     }
   }
@@ -354,31 +280,31 @@ __device__ __forceinline__ RequestCursor<I> fused_pcp_qkv_select_search_warp(
 
 // Points `c` at the request holding row t of a row space (see RequestCursor); keeps it when it
 // already does. Warp-uniform.
-template <class I>
+template <class Policy, class I>
 __device__ __forceinline__ void fused_pcp_qkv_select_find_request(const FusedSelectParams& p,
                                                                   I mult, I t, int lane,
                                                                   RequestCursor<I>& c) {
   if (c.holds(t, mult)) return;
   const I reqs = static_cast<I>(p.num_reqs), cap = static_cast<I>(p.q.src_rows);
-  if constexpr (SelectTuning::kSearch == 1)
+  if constexpr (Policy::kSearch == SelectSearch::kWarp)
     c = fused_pcp_qkv_select_search_warp(p.query_start_loc, reqs, cap, mult, t, lane);
   else
     c = fused_pcp_qkv_select_search_serial(p.query_start_loc, reqs, cap, mult, t);
 }
 
 // Chunks per row of an operand, as this instantiation takes them.
-template <class I, bool kJoint>
+template <class Policy, class I, bool kJoint>
 __device__ __forceinline__ int32_t select_chunks(int32_t chunks) {
-  return select_chunked<I, kJoint>() ? chunks : 1;
+  return select_chunked<Policy, I, kJoint>() ? chunks : 1;
 }
 
 // The kernel's flat list of turns: the q rows, then the K/V tail rows: K's and V's row t in
 // one turn when kJoint, else K's rows and then V's. Each row is its operand's chunks, in turn.
-template <class I, bool kJoint>
+template <class Policy, class I, bool kJoint>
 __device__ __forceinline__ I fused_pcp_qkv_select_turns(const FusedSelectParams& p) {
-  const I q = static_cast<I>(p.q.dst_head_rows) * select_chunks<I, kJoint>(p.q_chunks);
-  const I k = static_cast<I>(p.k.dst_tail_rows) * select_chunks<I, kJoint>(p.k_chunks);
-  const I v = static_cast<I>(p.v.dst_tail_rows) * select_chunks<I, kJoint>(p.v_chunks);
+  const I q = static_cast<I>(p.q.dst_head_rows) * select_chunks<Policy, I, kJoint>(p.q_chunks);
+  const I k = static_cast<I>(p.k.dst_tail_rows) * select_chunks<Policy, I, kJoint>(p.k_chunks);
+  const I v = static_cast<I>(p.v.dst_tail_rows) * select_chunks<Policy, I, kJoint>(p.v_chunks);
   return kJoint ? q + max(k, v) : q + k + v;
 }
 
@@ -391,14 +317,14 @@ struct SelectTurn {
   int32_t chunk = 0;
   int32_t what = 0;
 };
-template <class I, bool kJoint>
+template <class Policy, class I, bool kJoint>
 __device__ __forceinline__ SelectTurn<I> fused_pcp_qkv_select_decode(const FusedSelectParams& p,
                                                                       I turn) {
   auto split = [](I x, int32_t chunks, I mult, int32_t what) {
     SelectTurn<I> d;
     d.mult = mult;
     d.what = what;
-    if (select_chunks<I, kJoint>(chunks) == 1) {
+    if (select_chunks<Policy, I, kJoint>(chunks) == 1) {
       d.t = x;
     } else {
       d.t = select_div(x, static_cast<I>(chunks));
@@ -406,11 +332,13 @@ __device__ __forceinline__ SelectTurn<I> fused_pcp_qkv_select_decode(const Fused
     }
     return d;
   };
-  const I q_turns = static_cast<I>(p.q.dst_head_rows) * select_chunks<I, kJoint>(p.q_chunks);
+  const I q_turns =
+      static_cast<I>(p.q.dst_head_rows) * select_chunks<Policy, I, kJoint>(p.q_chunks);
   if (turn < q_turns) return split(turn, p.q_chunks, 1, 0);
   const I tail_blocks = static_cast<I>(2 * p.world - p.rank);
   const I kv = turn - q_turns;
-  const I k_turns = static_cast<I>(p.k.dst_tail_rows) * select_chunks<I, kJoint>(p.k_chunks);
+  const I k_turns =
+      static_cast<I>(p.k.dst_tail_rows) * select_chunks<Policy, I, kJoint>(p.k_chunks);
   if (kJoint || kv < k_turns) return split(kv, p.k_chunks, tail_blocks, 1);
   return split(kv - k_turns, p.v_chunks, tail_blocks, 2);
 }
@@ -433,7 +361,7 @@ __device__ __forceinline__ SelectSegment<kBytes> fused_pcp_qkv_select_tail_segme
 // halves, or of a K and/or V tail row (with its head row). Skips a row that falls outside a
 // request or whose source or destination falls outside its tensor. `between()` runs exactly
 // once, overlapping the turn's first loads when there are any.
-template <int kBytes, class I, bool kJoint, class Between>
+template <class Policy, int kBytes, class I, bool kJoint, class Between>
 __device__ __forceinline__ void fused_pcp_qkv_select_turn(const FusedSelectParams& p,
                                                           const SelectTurn<I>& d,
                                                           const RequestCursor<I>& c, int lane,
@@ -449,11 +377,11 @@ __device__ __forceinline__ void fused_pcp_qkv_select_turn(const FusedSelectParam
       const int64_t dst = static_cast<int64_t>(t) * p.heads * p.q.head_bytes;
       a = select_segment<kBytes>(p.q, p.heads, src_head, p.q.dst_head + dst, nullptr);
       b = select_segment<kBytes>(p.q, p.heads, src_tail, p.q.dst_tail + dst, nullptr);
-      a = select_chunk<I, kJoint>(a, d.chunk);
-      b = select_chunk<I, kJoint>(b, d.chunk);
+      a = select_chunk<Policy, I, kJoint>(a, d.chunk);
+      b = select_chunk<Policy, I, kJoint>(b, d.chunk);
     }
-    fused_pcp_qkv_select_copy<kBytes, kJoint>(a, b, lane, between);
-    if (!kJoint) fused_pcp_qkv_select_copy<kBytes, false>(b, a, lane, [] {});
+    fused_pcp_qkv_select_copy<Policy, kBytes, kJoint>(a, b, lane, between);
+    if (!kJoint) fused_pcp_qkv_select_copy<Policy, kBytes, false>(b, a, lane, [] {});
     return;
   }
   const I tail_blocks = d.mult;
@@ -465,58 +393,59 @@ __device__ __forceinline__ void fused_pcp_qkv_select_turn(const FusedSelectParam
     if (s < tail_blocks) {
       a = fused_pcp_qkv_select_tail_segment<kBytes>(p, d.what == 1 ? p.k : p.v, t, src, s,
                                                     dst_head);
-      a = select_chunk<I, kJoint>(a, d.chunk);
+      a = select_chunk<Policy, I, kJoint>(a, d.chunk);
       if (kJoint) b = fused_pcp_qkv_select_tail_segment<kBytes>(p, p.v, t, src, s, dst_head);
     }
   }
-  fused_pcp_qkv_select_copy<kBytes, kJoint>(a, b, lane, between);
+  fused_pcp_qkv_select_copy<Policy, kBytes, kJoint>(a, b, lane, between);
 }
 
-template <int kBytes, class I, bool kJoint>
-__global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
+template <class Policy, int kBytes, class I, bool kJoint>
+__global__ void __launch_bounds__(kSelectThreads, Policy::kMinBlocks)
     fused_pcp_qkv_select_kernel(const FusedSelectParams p) {
-  if constexpr (SelectTuning::kDependentLaunch) {
+  static_assert(select_policy_valid<Policy>());
+  if constexpr (Policy::kDependentLaunch) {
     wait_for_prior_grids();
     allow_dependent_grids();
   }
-  constexpr I kRows = SelectTuning::kInterleave ? SelectTuning::kRows : 1;
+  constexpr I kRows = Policy::kInterleave ? Policy::kRows : 1;
   const int lane = threadIdx.x & 31;
   const int64_t warp64 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int64_t warps64 = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
   const I warp = static_cast<I>(warp64), warps = static_cast<I>(warps64);
-  const I total = fused_pcp_qkv_select_turns<I, kJoint>(p);
+  const I total = fused_pcp_qkv_select_turns<Policy, I, kJoint>(p);
   // Interleaved: rounds of kRows consecutive turns, warp w taking rounds w, w + warps, ...;
   // otherwise one contiguous run per warp.
   const I per_warp = (total + warps - 1) / warps;
-  const I first = SelectTuning::kInterleave ? warp * kRows : warp * per_warp;
-  const I last = SelectTuning::kInterleave ? total : min(first + per_warp, total);
+  const I first = Policy::kInterleave ? warp * kRows : warp * per_warp;
+  const I last = Policy::kInterleave ? total : min(first + per_warp, total);
   auto next_of = [&](I turn) -> I {
-    if (!SelectTuning::kInterleave || (turn + 1) % kRows != 0) return turn + 1;
+    if (!Policy::kInterleave || (turn + 1) % kRows != 0) return turn + 1;
     return turn + 1 + (warps - 1) * kRows;
   };
   RequestCursor<I> cur;
   SelectTurn<I> now;
-  if (SelectTuning::kPrefetch && first < last) {
-    now = fused_pcp_qkv_select_decode<I, kJoint>(p, first);
-    fused_pcp_qkv_select_find_request(p, now.mult, now.t, lane, cur);
+  if (Policy::kPrefetch && first < last) {
+    now = fused_pcp_qkv_select_decode<Policy, I, kJoint>(p, first);
+    fused_pcp_qkv_select_find_request<Policy>(p, now.mult, now.t, lane, cur);
   }
   for (I turn = first; turn < last;) {
     const I next = next_of(turn);
-    if constexpr (SelectTuning::kPrefetch) {
+    if constexpr (Policy::kPrefetch) {
       // The lookup for `next` writes a copy: the current turn's addresses come from `cur`.
       // `next` is decoded twice, since holding its decoding across the copy costs registers.
       RequestCursor<I> ahead = cur;
-      fused_pcp_qkv_select_turn<kBytes, I, kJoint>(p, now, cur, lane, [&] {
+      fused_pcp_qkv_select_turn<Policy, kBytes, I, kJoint>(p, now, cur, lane, [&] {
         if (next >= last) return;
-        const SelectTurn<I> d = fused_pcp_qkv_select_decode<I, kJoint>(p, next);
-        fused_pcp_qkv_select_find_request(p, d.mult, d.t, lane, ahead);
+        const SelectTurn<I> d = fused_pcp_qkv_select_decode<Policy, I, kJoint>(p, next);
+        fused_pcp_qkv_select_find_request<Policy>(p, d.mult, d.t, lane, ahead);
       });
       cur = ahead;
-      if (next < last) now = fused_pcp_qkv_select_decode<I, kJoint>(p, next);
+      if (next < last) now = fused_pcp_qkv_select_decode<Policy, I, kJoint>(p, next);
     } else {
-      now = fused_pcp_qkv_select_decode<I, kJoint>(p, turn);
-      fused_pcp_qkv_select_find_request(p, now.mult, now.t, lane, cur);
-      fused_pcp_qkv_select_turn<kBytes, I, kJoint>(p, now, cur, lane, [] {});
+      now = fused_pcp_qkv_select_decode<Policy, I, kJoint>(p, turn);
+      fused_pcp_qkv_select_find_request<Policy>(p, now.mult, now.t, lane, cur);
+      fused_pcp_qkv_select_turn<Policy, kBytes, I, kJoint>(p, now, cur, lane, [] {});
     }
     turn = next;
   }
@@ -526,11 +455,12 @@ __global__ void __launch_bounds__(kSelectThreads, SelectTuning::kMinBlocks)
 // index and query_start_loc entry (held to [0, Nq]), the keys entry / 2 * (2W - r), the source
 // rows W * entry + local, the call's `turns` and the loop's turn + warps * kRows, and the
 // element offsets of query_start_loc's B + 1 entries stay below 2^31.
-inline bool fused_pcp_qkv_select_fits_int32(const FusedSelectParams& p, int64_t turns,
+template <class Policy>
+bool fused_pcp_qkv_select_fits_int32(const FusedSelectParams& p, int64_t turns,
                                             int64_t warps) {
   const int64_t s = p.query_start_loc.step[0];
   const uint64_t step = s < 0 ? 0 - static_cast<uint64_t>(s) : static_cast<uint64_t>(s);
-  int64_t most = std::max(turns, warps * SelectTuning::kRows);
+  int64_t most = std::max(turns, warps * Policy::kRows);
   for (const SelectOperand* o : {&p.q, &p.k, &p.v})
     most = std::max({most, o->src_rows, o->dst_head_rows, o->dst_tail_rows});
   const int64_t limit = int64_t{INT32_MAX} / 4;
@@ -546,32 +476,36 @@ inline bool fused_pcp_qkv_select_operand_allows(const SelectOperand& o, int64_t 
 
 // Whether the call takes joint turns (the kernel's kJoint) at access width `bytes`: two token
 // rows of every operand (q's two halves, and K's and V's rows together) fit
-// SelectTuning::kJointRounds rounds of loads.
-inline bool fused_pcp_qkv_select_joint(const FusedSelectParams& p, int64_t bytes) {
-  const int64_t round = int64_t{32} * SelectTuning::kUnroll * SelectTuning::kJointRounds;
+// Policy::kJointRounds rounds of loads.
+template <class Policy>
+bool fused_pcp_qkv_select_joint(const FusedSelectParams& p, int64_t bytes) {
+  const int64_t round = int64_t{32} * Policy::kUnroll * Policy::kJointRounds;
   const int64_t q = p.heads * (p.q.head_bytes / bytes), k = p.heads * (p.k.head_bytes / bytes),
                 v = p.heads * (p.v.head_bytes / bytes);
   return 2 * q <= round && k + v <= round;
 }
 
-// Chunks per row of `o` at access width `bytes`: rows longer than SelectTuning::kChunkVectors
+// Chunks per row of `o` at access width `bytes`: rows longer than kSelectChunkVectors<Policy>
 // vectors are split (1 when rows are not chunked).
-inline int32_t fused_pcp_qkv_select_chunks(const FusedSelectParams& p, const SelectOperand& o,
-                                           int64_t bytes) {
-  const int64_t span = SelectTuning::kChunkVectors;
+template <class Policy>
+int32_t fused_pcp_qkv_select_chunks(const FusedSelectParams& p, const SelectOperand& o,
+                                    int64_t bytes) {
+  const int64_t span = kSelectChunkVectors<Policy>;
   if (span == 0) return 1;
   const int64_t vectors = p.heads * (o.head_bytes / bytes);
   return static_cast<int32_t>(std::max<int64_t>(1, ceil_div(vectors, span)));
 }
 
 // The launcher: the widest access every operand allows; joint turns when the rows are that
-// small, chunked rows when they are long; a warp per SelectTuning::kRows turns up to
-// SelectTuning::kWaves waves of resident blocks (then warps loop over turns); int32 row
-// arithmetic when the call's rows fit it; on sm_90, a dependent launch when
-// SelectTuning::kDependentLaunch. Here rather than in the .cu so that
-// bench/tune_fused_select.cu builds the same launcher with other knobs.
-inline cudaError_t launch_fused_pcp_qkv_select_kernel(const FusedSelectParams& params,
-                                                      const DeviceShape& dev, cudaStream_t s) {
+// small, chunked rows when they are long; a warp per Policy::kRows turns up to Policy::kWaves
+// waves of resident blocks (then warps loop over turns); int32 row arithmetic when the call's
+// rows fit it; on sm_90, a dependent launch when Policy::kDependentLaunch. Here rather than in
+// the .cu so that bench/tune_fused_select_policies.cu builds the same launcher with other
+// policies.
+template <class Policy>
+cudaError_t launch_fused_pcp_qkv_select_kernel(const FusedSelectParams& params,
+                                               const DeviceShape& dev, cudaStream_t s) {
+  static_assert(select_policy_valid<Policy>());
   const int64_t q_rows = params.q.dst_head_rows, k_rows = params.k.dst_tail_rows,
                 v_rows = params.v.dst_tail_rows;
   if (q_rows + k_rows + v_rows == 0 || params.heads == 0) return cudaSuccess;
@@ -580,39 +514,39 @@ inline cudaError_t launch_fused_pcp_qkv_select_kernel(const FusedSelectParams& p
            fused_pcp_qkv_select_operand_allows(params.k, w) &&
            fused_pcp_qkv_select_operand_allows(params.v, w);
   };
-  const bool dependent = SelectTuning::kDependentLaunch && dev.cc_major >= 9;
+  const bool dependent = Policy::kDependentLaunch && dev.cc_major >= 9;
   return dispatch_widest(allows, [&](auto width) {
     constexpr int kBytes = decltype(width)::value;
     FusedSelectParams p = params;
     auto grid = [&](int64_t turns) {
-      const int64_t rounds =
-          SelectTuning::kInterleave ? ceil_div(turns, SelectTuning::kRows) : turns;
-      return row_per_warp_grid<fused_pcp_qkv_select_kernel<kBytes, int64_t, false>>(
-          rounds, dev, SelectTuning::kWaves);
+      const int64_t rounds = Policy::kInterleave ? ceil_div(turns, Policy::kRows) : turns;
+      return row_per_warp_grid<fused_pcp_qkv_select_kernel<Policy, kBytes, int64_t, false>>(
+          rounds, dev, Policy::kWaves);
     };
     auto launch = [&](auto kernel, unsigned blocks) {
       return launch_row_kernel(kernel, blocks, s, dependent, p);
     };
-    const int32_t q_chunks = fused_pcp_qkv_select_chunks(p, p.q, kBytes),
-                  k_chunks = fused_pcp_qkv_select_chunks(p, p.k, kBytes),
-                  v_chunks = fused_pcp_qkv_select_chunks(p, p.v, kBytes);
+    const int32_t q_chunks = fused_pcp_qkv_select_chunks<Policy>(p, p.q, kBytes),
+                  k_chunks = fused_pcp_qkv_select_chunks<Policy>(p, p.k, kBytes),
+                  v_chunks = fused_pcp_qkv_select_chunks<Policy>(p, p.v, kBytes);
     const int64_t turns = q_rows * q_chunks + k_rows * k_chunks + v_rows * v_chunks;
     const unsigned blocks = grid(turns);
     const int64_t warps = static_cast<int64_t>(blocks) * (kSelectThreads / 32);
-    const bool narrow = SelectTuning::kNarrow && fused_pcp_qkv_select_fits_int32(p, turns, warps);
+    const bool narrow =
+        Policy::kNarrow && fused_pcp_qkv_select_fits_int32<Policy>(p, turns, warps);
     // Joint turns only with int32 arithmetic (in int64 the 16-byte copy of two rows spills);
     // their rows are a round or less, one chunk, and their grid is smaller, so the int32 check
     // above holds for it too. Only the int32 row-by-row kernel chunks rows (select_chunked).
-    if (narrow && fused_pcp_qkv_select_joint(p, kBytes))
-      return launch(fused_pcp_qkv_select_kernel<kBytes, int32_t, true>,
+    if (narrow && fused_pcp_qkv_select_joint<Policy>(p, kBytes))
+      return launch(fused_pcp_qkv_select_kernel<Policy, kBytes, int32_t, true>,
                     grid(q_rows + std::max(k_rows, v_rows)));
     if (narrow) {
       p.q_chunks = q_chunks;
       p.k_chunks = k_chunks;
       p.v_chunks = v_chunks;
-      return launch(fused_pcp_qkv_select_kernel<kBytes, int32_t, false>, blocks);
+      return launch(fused_pcp_qkv_select_kernel<Policy, kBytes, int32_t, false>, blocks);
     }
-    return launch(fused_pcp_qkv_select_kernel<kBytes, int64_t, false>,
+    return launch(fused_pcp_qkv_select_kernel<Policy, kBytes, int64_t, false>,
                   grid(q_rows + k_rows + v_rows));
   });
 }
