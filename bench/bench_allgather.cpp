@@ -13,9 +13,9 @@
 // timing, a few restored rows are compared with the bare all-gather's rows.
 //
 //   bench_allgather [--ranks W] [--reps N] [--filter SUBSTRING]
-// Needs >= W GPUs (default 2) and NCCL (libnccl.so.2); without them it prints a note and exits 0.
+// Needs >= W GPUs (default 2) and NCCL (libnccl.so.2, or the file CATTN_NCCL_LIBRARY names);
+// without them it prints a note and exits 0.
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -31,54 +31,27 @@
 #include <thread>
 #include <vector>
 
-#include "cattn.h"
+#include "bench_check.h"
+#include "bench_tensor.h"
+#include "cattn.hpp"
+#include "common/error.h"
+#include "device/nccl_loader.h"
+
+// The bare NCCL calls come from the library's own loader (src/device/nccl_loader.cpp, compiled
+// into this program): it opens the library libcattn opens (the same soname, or the file
+// CATTN_NCCL_LIBRARY names), so both sides run on one NCCL instance, with the same version
+// check. The loader reports a failure through cattn::fail, which libcattn defines in
+// src/common/error.cpp (not linked here: its C entry points are libcattn's); this definition
+// throws the same Failure.
+namespace cattn {
+[[noreturn]] void fail(cattn_status_t code, const char* fn, const std::string& what) {
+  throw Failure{code, std::string(fn) + ": " + what};
+}
+}  // namespace cattn
 
 namespace {
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));  \
-      std::exit(2);                                                                            \
-    }                                                                                          \
-  } while (0)
-#define CATTN_CK(x)                                                                            \
-  do {                                                                                         \
-    cattn_status_t s_ = (x);                                                                   \
-    if (s_ != CATTN_OK) {                                                                      \
-      std::fprintf(stderr, "%s: %s\n", cattn_status_string(s_), cattn_last_error_message());  \
-      std::exit(3);                                                                            \
-    }                                                                                          \
-  } while (0)
-#define NCCL_CK(x)                                                                             \
-  do {                                                                                         \
-    ncclResult_t r_ = (x);                                                                     \
-    if (r_ != ncclSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d %s: NCCL error %d\n", __FILE__, __LINE__, #x, (int)r_);      \
-      std::exit(4);                                                                            \
-    }                                                                                          \
-  } while (0)
-
-// The bare NCCL calls, from the library libcattn loads too (same soname: same instance).
-struct Nccl {
-  decltype(&ncclCommInitRank) CommInitRank = nullptr;
-  decltype(&ncclCommDestroy) CommDestroy = nullptr;
-  decltype(&ncclAllGather) AllGather = nullptr;
-  decltype(&ncclGroupStart) GroupStart = nullptr;
-  decltype(&ncclGroupEnd) GroupEnd = nullptr;
-};
-
-bool load_nccl(Nccl& n) {
-  void* h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) return false;
-  n.CommInitRank = reinterpret_cast<decltype(n.CommInitRank)>(dlsym(h, "ncclCommInitRank"));
-  n.CommDestroy = reinterpret_cast<decltype(n.CommDestroy)>(dlsym(h, "ncclCommDestroy"));
-  n.AllGather = reinterpret_cast<decltype(n.AllGather)>(dlsym(h, "ncclAllGather"));
-  n.GroupStart = reinterpret_cast<decltype(n.GroupStart)>(dlsym(h, "ncclGroupStart"));
-  n.GroupEnd = reinterpret_cast<decltype(n.GroupEnd)>(dlsym(h, "ncclGroupEnd"));
-  return n.CommInitRank && n.CommDestroy && n.AllGather && n.GroupStart && n.GroupEnd;
-}
+using bench::dl_tensor;
 
 class Barrier {
  public:
@@ -134,8 +107,9 @@ const char* g_filter = nullptr;
 struct DevBuf {
   void* p = nullptr;
   explicit DevBuf(size_t n, int byte) {
-    CK(cudaMalloc(&p, n ? n : 1));
-    CK(cudaMemset(p, byte, n));  // not zeros, so nothing can take a zero-page shortcut
+    BENCH_CUDA_CHECK(cudaMalloc(&p, n ? n : 1));
+    // Not zeros, so nothing can take a zero-page shortcut.
+    BENCH_CUDA_CHECK(cudaMemset(p, byte, n));
   }
   ~DevBuf() { cudaFree(p); }
   DevBuf(const DevBuf&) = delete;
@@ -151,22 +125,22 @@ double median(std::vector<float> v) {
 // alone with events on the rank's stream. Returns this rank's median in microseconds.
 double time_op(cudaStream_t s, Barrier& bar, const std::function<void()>& op) {
   cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
+  BENCH_CUDA_CHECK(cudaEventCreate(&a));
+  BENCH_CUDA_CHECK(cudaEventCreate(&b));
   for (int i = 0; i < 3; ++i) {
     bar.wait();
     op();
-    CK(cudaStreamSynchronize(s));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(s));
   }
   std::vector<float> t;
   for (int i = 0; i < g_reps; ++i) {
     bar.wait();
-    CK(cudaEventRecord(a, s));
+    BENCH_CUDA_CHECK(cudaEventRecord(a, s));
     op();
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
+    BENCH_CUDA_CHECK(cudaEventRecord(b, s));
+    BENCH_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
     t.push_back(ms * 1000.f);
   }
   cudaEventDestroy(a);
@@ -175,7 +149,7 @@ double time_op(cudaStream_t s, Barrier& bar, const std::function<void()>& op) {
 }
 
 Timing run_shape(const Shape& sh, int rank, int world, ncclComm_t raw, cattn_comm_t* comm,
-                 const Nccl& nccl, cudaStream_t s, Barrier& bar) {
+                 const cattn::NcclApi& nccl, cudaStream_t s, Barrier& bar) {
   const int64_t slack = 5, elem = 2;  // bf16
   const int64_t rows = sh.T + slack, M = world * sh.T;
   const size_t row_bytes = static_cast<size_t>(sh.H * sh.D * elem);
@@ -187,61 +161,62 @@ Timing run_shape(const Shape& sh, int rank, int world, ncclComm_t raw, cattn_com
   {
     std::vector<int64_t> head(rows);
     std::iota(head.begin(), head.end(), int64_t{rank} << 32);
-    CK(cudaMemcpy2D(key.p, row_bytes, head.data(), sizeof(int64_t), sizeof(int64_t), rows,
-                    cudaMemcpyHostToDevice));
-    CK(cudaMemcpy2D(value.p, row_bytes, head.data(), sizeof(int64_t), sizeof(int64_t), rows,
-                    cudaMemcpyHostToDevice));
+    for (void* p : {key.p, value.p})
+      BENCH_CUDA_CHECK(cudaMemcpy2D(p, row_bytes, head.data(), sizeof(int64_t), sizeof(int64_t),
+                                    rows, cudaMemcpyHostToDevice));
   }
   std::vector<int64_t> perm(M);
   std::iota(perm.begin(), perm.end(), 0);
   std::shuffle(perm.begin(), perm.end(), std::mt19937_64(sh.T));  // the same on every rank
   if (sh.pcp_requests > 0) perm = pcp_restore_index(world, sh.T, sh.pcp_requests);
   DevBuf idx(M * sizeof(int64_t), 0);
-  CK(cudaMemcpy(idx.p, perm.data(), M * sizeof(int64_t), cudaMemcpyHostToDevice));
+  BENCH_CUDA_CHECK(cudaMemcpy(idx.p, perm.data(), M * sizeof(int64_t), cudaMemcpyHostToDevice));
 
   const DLDataType bf16{kDLBfloat, 16, 1};
-  int64_t kshape[3] = {rows, sh.H, sh.D}, oshape[3] = {M, sh.H, sh.D}, ishape[1] = {M};
-  DLTensor tk{key.p, {kDLCUDA, rank}, 3, bf16, kshape, nullptr, 0};
-  DLTensor tv{value.p, {kDLCUDA, rank}, 3, bf16, kshape, nullptr, 0};
-  DLTensor tko{key_out.p, {kDLCUDA, rank}, 3, bf16, oshape, nullptr, 0};
-  DLTensor tvo{value_out.p, {kDLCUDA, rank}, 3, bf16, oshape, nullptr, 0};
-  DLTensor ti{idx.p, {kDLCUDA, rank}, 1, {kDLInt, 64, 1}, ishape, nullptr, 0};
+  const DLDevice gpu = cattn::cuda(rank);
+  const std::vector<int64_t> kshape{rows, sh.H, sh.D}, oshape{M, sh.H, sh.D};
+  dl_tensor tk(bench::raw_view(key.p, kshape, bf16, gpu));
+  dl_tensor tv(bench::raw_view(value.p, kshape, bf16, gpu));
+  dl_tensor tko(bench::raw_view(key_out.p, oshape, bf16, gpu));
+  dl_tensor tvo(bench::raw_view(value_out.p, oshape, bf16, gpu));
+  dl_tensor ti(cattn::tensor_view<const int64_t>(static_cast<const int64_t*>(idx.p), {M}, gpu));
   cattn_pcp_kv_allgather_and_restore_args_t a = CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_INIT;
   a.comm = comm;
-  a.key = &tk;
-  a.value = &tv;
+  a.key = tk.get();
+  a.value = tv.get();
   a.num_actual_tokens = sh.T;
-  a.restore_idx = &ti;
-  a.key_out = &tko;
-  a.value_out = &tvo;
+  a.restore_idx = ti.get();
+  a.key_out = tko.get();
+  a.value_out = tvo.get();
   a.stream = s;
   size_t ws_bytes = 0;
-  CATTN_CK(cattn_pcp_kv_allgather_and_restore_workspace_size(&a, &ws_bytes));
+  BENCH_CATTN_CHECK(cattn_pcp_kv_allgather_and_restore_workspace_size(&a, &ws_bytes));
   DevBuf ws(ws_bytes, 0);
   a.workspace = ws.p;
   a.workspace_size = ws_bytes;
 
-  auto cattn_call = [&] { CATTN_CK(cattn_pcp_kv_allgather_and_restore(&a)); };
+  auto cattn_call = [&] { BENCH_CATTN_CHECK(cattn_pcp_kv_allgather_and_restore(&a)); };
   auto bare = [&] {
-    NCCL_CK(nccl.AllGather(key.p, bare_k.p, send, ncclUint8, raw, s));
-    NCCL_CK(nccl.AllGather(value.p, bare_v.p, send, ncclUint8, raw, s));
+    BENCH_NCCL_CHECK(nccl, nccl.AllGather(key.p, bare_k.p, send, ncclUint8, raw, s));
+    BENCH_NCCL_CHECK(nccl, nccl.AllGather(value.p, bare_v.p, send, ncclUint8, raw, s));
   };
   auto grouped = [&] {
-    NCCL_CK(nccl.GroupStart());
+    BENCH_NCCL_CHECK(nccl, nccl.GroupStart());
     bare();
-    NCCL_CK(nccl.GroupEnd());
+    BENCH_NCCL_CHECK(nccl, nccl.GroupEnd());
   };
 
   // Correctness spot check: restored row i must be gathered row perm[i].
   bar.wait();
   cattn_call();
   bare();
-  CK(cudaStreamSynchronize(s));
+  BENCH_CUDA_CHECK(cudaStreamSynchronize(s));
   for (int64_t i : {int64_t{0}, M / 2, M - 1}) {
     int64_t got = -1, want = -2;
-    CK(cudaMemcpy(&got, static_cast<char*>(key_out.p) + i * row_bytes, 8, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(&want, static_cast<char*>(bare_k.p) + perm[i] * row_bytes, 8,
-                  cudaMemcpyDeviceToHost));
+    BENCH_CUDA_CHECK(cudaMemcpy(&got, static_cast<char*>(key_out.p) + i * row_bytes, 8,
+                                cudaMemcpyDeviceToHost));
+    BENCH_CUDA_CHECK(cudaMemcpy(&want, static_cast<char*>(bare_k.p) + perm[i] * row_bytes, 8,
+                                cudaMemcpyDeviceToHost));
     if (got != want) {
       std::fprintf(stderr, "%s: rank %d row %lld: restored %llx, gathered %llx\n", sh.name, rank,
                    (long long)i, (unsigned long long)got, (unsigned long long)want);
@@ -270,17 +245,20 @@ int main(int argc, char** argv) {
     }
   }
   int32_t gpus = 0;
-  CATTN_CK(cattn_cuda_device_count(&gpus));
+  BENCH_CATTN_CHECK(cattn_cuda_device_count(&gpus));
   if (world < 2 || gpus < world) {
     std::printf("bench_allgather: needs %d GPUs (--ranks >= 2), found %d; nothing to measure\n",
                 world, gpus);
     return 0;
   }
-  Nccl nccl;
-  if (!load_nccl(nccl)) {
-    std::printf("bench_allgather: NCCL (libnccl.so.2) cannot be loaded; nothing to measure\n");
+  const cattn::NcclApi* loaded = nullptr;
+  try {
+    loaded = &cattn::nccl("bench_allgather");
+  } catch (const cattn::Failure& f) {
+    std::printf("%s; nothing to measure\n", f.message.c_str());
     return 0;
   }
+  const cattn::NcclApi& nccl = *loaded;
 
   const Shape shapes[] = {
       {"T16 H8 D128", 16, 8, 128},       {"T256 H8 D128", 256, 8, 128},
@@ -294,7 +272,7 @@ int main(int argc, char** argv) {
     if (g_filter == nullptr || std::strstr(sh.name, g_filter) != nullptr) todo.push_back(&sh);
 
   cattn_comm_unique_id_t id;
-  CATTN_CK(cattn_comm_get_unique_id(&id));
+  BENCH_CATTN_CHECK(cattn_comm_get_unique_id(&id));
   ncclUniqueId uid;
   std::memcpy(&uid, id.bytes, sizeof uid);
   std::vector<Timing> rank0(todo.size());
@@ -302,22 +280,22 @@ int main(int argc, char** argv) {
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r)
     threads.emplace_back([&, r] {
-      CK(cudaSetDevice(r));
+      BENCH_CUDA_CHECK(cudaSetDevice(r));
       // One NCCL communicator per rank, made by the "engine" and lent to libcattn, so both
       // columns run on the very same communicator.
       ncclComm_t raw = nullptr;
-      NCCL_CK(nccl.CommInitRank(&raw, world, uid, r));
+      BENCH_NCCL_CHECK(nccl, nccl.CommInitRank(&raw, world, uid, r));
       cattn_comm_t* comm = nullptr;
-      CATTN_CK(cattn_comm_create_borrowed(raw, &comm));
+      BENCH_CATTN_CHECK(cattn_comm_create_borrowed(raw, &comm));
       cudaStream_t s;
-      CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
       for (size_t i = 0; i < todo.size(); ++i) {
         const Timing t = run_shape(*todo[i], r, world, raw, comm, nccl, s, bar);
         if (r == 0) rank0[i] = t;
       }
-      CK(cudaStreamDestroy(s));
+      BENCH_CUDA_CHECK(cudaStreamDestroy(s));
       cattn_comm_destroy(comm);
-      NCCL_CK(nccl.CommDestroy(raw));
+      BENCH_NCCL_CHECK(nccl, nccl.CommDestroy(raw));
     });
   for (auto& t : threads) t.join();
 

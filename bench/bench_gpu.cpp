@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <random>
@@ -22,31 +23,16 @@
 #include <utility>
 #include <vector>
 
-#include "cattn.h"
-#include "step_plan_desc.h"
+#include "bench_check.h"
+#include "bench_tensor.h"
+#include "cattn.hpp"
 #include "select_shapes.h"
+#include "step_plan_desc.h"
 
 cudaError_t bench_launch_empty(cudaStream_t s);      // launch_floor.cu
 cudaError_t bench_launch_empty_big(cudaStream_t s);  // launch_floor.cu: 1472 B of parameters
 
 namespace {
-
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                    \
-    }                                                                                  \
-  } while (0)
-#define CATTN_CK(x)                                                                    \
-  do {                                                                                 \
-    cattn_status_t s_ = (x);                                                           \
-    if (s_ != CATTN_OK) {                                                              \
-      std::fprintf(stderr, "%s: %s\n", cattn_status_string(s_), cattn_last_error_message()); \
-      std::exit(3);                                                                    \
-    }                                                                                  \
-  } while (0)
 
 int g_reps = 30;
 const char* g_filter = nullptr;
@@ -56,7 +42,7 @@ struct DevBuf {
   void* p = nullptr;
   size_t bytes = 0;
   explicit DevBuf(size_t n) : bytes(n) {
-    CK(cudaMalloc(&p, n ? n : 1));
+    BENCH_CUDA_CHECK(cudaMalloc(&p, n ? n : 1));
     static std::vector<uint8_t> pattern;
     if (pattern.empty()) {
       pattern.resize(size_t{64} << 20);
@@ -69,7 +55,8 @@ struct DevBuf {
     size_t done = 0;
     while (done < n) {
       const size_t c = std::min(pattern.size(), n - done);
-      CK(cudaMemcpy(static_cast<char*>(p) + done, pattern.data(), c, cudaMemcpyHostToDevice));
+      BENCH_CUDA_CHECK(cudaMemcpy(static_cast<char*>(p) + done, pattern.data(), c,
+                                  cudaMemcpyHostToDevice));
       done += c;
     }
   }
@@ -78,29 +65,23 @@ struct DevBuf {
   DevBuf& operator=(const DevBuf&) = delete;
 };
 
-struct Tensor {
-  std::vector<int64_t> shape;
-  DLTensor t{};
-  Tensor(void* data, std::vector<int64_t> s, DLDataType dt) : shape(std::move(s)) {
-    t.data = data;
-    t.device = {kDLCUDA, 0};
-    t.ndim = static_cast<int32_t>(shape.size());
-    t.dtype = dt;
-    t.shape = shape.data();
-  }
-  Tensor(const Tensor& o) : shape(o.shape), t(o.t) { t.shape = shape.data(); }
-};
+using bench::dl_tensor;
+
+// A compact view of dtype `dt` over `data` on device 0.
+cattn::any_cview dev_view(const void* data, const std::vector<int64_t>& shape, DLDataType dt) {
+  return bench::raw_view(data, shape, dt, cattn::cuda(0));
+}
 
 // Times one call of `launch` alone (the stream idle before it) between two events, in
 // microseconds.
 double one_call_us(cudaStream_t s, cudaEvent_t a, cudaEvent_t b,
                    const std::function<void(int)>& launch, int i) {
-  CK(cudaEventRecord(a, s));
+  BENCH_CUDA_CHECK(cudaEventRecord(a, s));
   launch(i);
-  CK(cudaEventRecord(b, s));
-  CK(cudaEventSynchronize(b));
+  BENCH_CUDA_CHECK(cudaEventRecord(b, s));
+  BENCH_CUDA_CHECK(cudaEventSynchronize(b));
   float ms = 0;
-  CK(cudaEventElapsedTime(&ms, a, b));
+  BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
   return ms * 1000.0;
 }
 
@@ -115,13 +96,13 @@ double median_of(std::vector<double> t) {
 std::pair<double, double> paired_median_us(cudaStream_t s, const std::function<void(int)>& first,
                                            const std::function<void(int)>& second) {
   cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
+  BENCH_CUDA_CHECK(cudaEventCreate(&a));
+  BENCH_CUDA_CHECK(cudaEventCreate(&b));
   for (int i = 0; i < 3; ++i) {
     first(i);
     if (second) second(i);
   }
-  CK(cudaStreamSynchronize(s));
+  BENCH_CUDA_CHECK(cudaStreamSynchronize(s));
   std::vector<double> t1, t2;
   for (int i = 0; i < g_reps; ++i) {
     const bool swap = second && i % 2 == 1;
@@ -129,7 +110,7 @@ std::pair<double, double> paired_median_us(cudaStream_t s, const std::function<v
     t1.push_back(one_call_us(s, a, b, first, i));
     if (second && !swap) t2.push_back(one_call_us(s, a, b, second, i));
   }
-  CK(cudaGetLastError());
+  BENCH_CUDA_CHECK(cudaGetLastError());
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   return {median_of(t1), t2.empty() ? 0.0 : median_of(t2)};
@@ -144,7 +125,7 @@ double copy_gbps(cudaStream_t s) {
   const size_t n = size_t{2} << 30;
   DevBuf src(n), dst(n);
   const double us = median_us(s, [&](int) {
-    CK(cudaMemcpyAsync(dst.p, src.p, n, cudaMemcpyDeviceToDevice, s));
+    BENCH_CUDA_CHECK(cudaMemcpyAsync(dst.p, src.p, n, cudaMemcpyDeviceToDevice, s));
   });
   return 2.0 * n / (us * 1e3);
 }
@@ -189,25 +170,25 @@ void select_header(const char* title) {
 double back_to_back_us(cudaStream_t s, int calls, const std::function<void(int)>& launch,
                        double* host_us = nullptr, int warmup = 3) {
   for (int i = 0; i < warmup; ++i) launch(i);
-  CK(cudaStreamSynchronize(s));
+  BENCH_CUDA_CHECK(cudaStreamSynchronize(s));
   cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
+  BENCH_CUDA_CHECK(cudaEventCreate(&a));
+  BENCH_CUDA_CHECK(cudaEventCreate(&b));
   std::vector<float> t;
   std::vector<double> host;
   for (int rep = 0; rep < 7; ++rep) {
-    CK(cudaEventRecord(a, s));
+    BENCH_CUDA_CHECK(cudaEventRecord(a, s));
     const auto h0 = std::chrono::steady_clock::now();
     for (int i = 0; i < calls; ++i) launch(i);
     host.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0)
                        .count() / calls);
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
+    BENCH_CUDA_CHECK(cudaEventRecord(b, s));
+    BENCH_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
     t.push_back(ms * 1000.f / calls);
   }
-  CK(cudaGetLastError());
+  BENCH_CUDA_CHECK(cudaGetLastError());
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
@@ -228,7 +209,8 @@ struct SameSizeMemcpy {
   }
   std::function<void(int)> call(cudaStream_t s) {
     return [this, s](int i) {
-      CK(cudaMemcpyAsync(dst->p, src[i % src.size()]->p, n, cudaMemcpyDeviceToDevice, s));
+      BENCH_CUDA_CHECK(
+          cudaMemcpyAsync(dst->p, src[i % src.size()]->p, n, cudaMemcpyDeviceToDevice, s));
     };
   }
 };
@@ -246,7 +228,8 @@ void bench_fused_select(cudaStream_t s, double copy, const BenchSelectShape& sh,
                 (long long)dq, (long long)dk, (long long)dv, elem == 1 ? "fp8" : "bf16", label);
   if (!wanted(name)) return;
   const DLDataType dt{kDLUInt, static_cast<uint8_t>(elem * 8), 1};
-  const int64_t half_total = T / 2;
+  // The outputs' rows, from the library's size query.
+  const cattn::fused_pcp_qkv_select_rows rows = cattn::fused_pcp_qkv_select_size(T, W, r);
   const size_t qb = size_t(T) * H * dq * elem, kb = size_t(W) * T * H * dk * elem,
                vb = size_t(W) * T * H * dv * elem;
   const double bytes = select_traffic_bytes(qsl_h, sh);
@@ -260,37 +243,40 @@ void bench_fused_select(cudaStream_t s, double copy, const BenchSelectShape& sh,
     v.emplace_back(new DevBuf(vb));
   }
   DevBuf qsl(sizeof(int32_t) * (reqs + 1));
-  CK(cudaMemcpy(qsl.p, qsl_h.data(), sizeof(int32_t) * (reqs + 1), cudaMemcpyHostToDevice));
-  DevBuf qh(qb / 2), qt(qb / 2), kh(size_t(half_total) * (r + 1) * H * dk * elem),
-      kt(size_t(half_total) * (2 * W - r) * H * dk * elem),
-      vh(size_t(half_total) * (r + 1) * H * dv * elem),
-      vt(size_t(half_total) * (2 * W - r) * H * dv * elem);
-  Tensor qsl_t(qsl.p, {reqs + 1}, {kDLInt, 32, 1});
-  Tensor qh_t(qh.p, {half_total, H, dq}, dt), qt_t(qt.p, {half_total, H, dq}, dt);
-  Tensor kh_t(kh.p, {half_total * (r + 1), H, dk}, dt), kt_t(kt.p, {half_total * (2 * W - r), H, dk}, dt);
-  Tensor vh_t(vh.p, {half_total * (r + 1), H, dv}, dt), vt_t(vt.p, {half_total * (2 * W - r), H, dv}, dt);
-  std::vector<Tensor> qs, ks, vs;
+  BENCH_CUDA_CHECK(
+      cudaMemcpy(qsl.p, qsl_h.data(), sizeof(int32_t) * (reqs + 1), cudaMemcpyHostToDevice));
+  auto out_bytes = [&](int64_t out_rows, int64_t d) { return size_t(out_rows) * H * d * elem; };
+  DevBuf qh(out_bytes(rows.q, dq)), qt(out_bytes(rows.q, dq)), kh(out_bytes(rows.kv_head, dk)),
+      kt(out_bytes(rows.kv_tail, dk)), vh(out_bytes(rows.kv_head, dv)),
+      vt(out_bytes(rows.kv_tail, dv));
+  dl_tensor qsl_t(dev_view(qsl.p, {reqs + 1}, {kDLInt, 32, 1}));
+  dl_tensor qh_t(dev_view(qh.p, {rows.q, H, dq}, dt)), qt_t(dev_view(qt.p, {rows.q, H, dq}, dt));
+  dl_tensor kh_t(dev_view(kh.p, {rows.kv_head, H, dk}, dt)),
+      kt_t(dev_view(kt.p, {rows.kv_tail, H, dk}, dt));
+  dl_tensor vh_t(dev_view(vh.p, {rows.kv_head, H, dv}, dt)),
+      vt_t(dev_view(vt.p, {rows.kv_tail, H, dv}, dt));
+  std::deque<dl_tensor> qs, ks, vs;
   for (int i = 0; i < sets; ++i) {
-    qs.emplace_back(q[i]->p, std::vector<int64_t>{T, H, dq}, dt);
-    ks.emplace_back(k[i]->p, std::vector<int64_t>{W * T, H, dk}, dt);
-    vs.emplace_back(v[i]->p, std::vector<int64_t>{W * T, H, dv}, dt);
+    qs.emplace_back(dev_view(q[i]->p, {T, H, dq}, dt));
+    ks.emplace_back(dev_view(k[i]->p, {W * T, H, dk}, dt));
+    vs.emplace_back(dev_view(v[i]->p, {W * T, H, dv}, dt));
   }
   cattn_fused_pcp_qkv_select_args_t a = CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT;
-  a.query_start_loc = &qsl_t.t;
+  a.query_start_loc = qsl_t.get();
   a.pcp_world_size = W;
   a.pcp_rank = r;
-  a.q_head = &qh_t.t;
-  a.q_tail = &qt_t.t;
-  a.k_head = &kh_t.t;
-  a.k_tail = &kt_t.t;
-  a.v_head = &vh_t.t;
-  a.v_tail = &vt_t.t;
+  a.q_head = qh_t.get();
+  a.q_tail = qt_t.get();
+  a.k_head = kh_t.get();
+  a.k_tail = kt_t.get();
+  a.v_head = vh_t.get();
+  a.v_tail = vt_t.get();
   a.stream = reinterpret_cast<cattn_stream_t>(s);
   auto call = [&](int i) {
-    a.q = &qs[i % sets].t;
-    a.k = &ks[i % sets].t;
-    a.v = &vs[i % sets].t;
-    CATTN_CK(cattn_fused_pcp_qkv_select(&a));
+    a.q = qs[i % sets].get();
+    a.k = ks[i % sets].get();
+    a.v = vs[i % sets].get();
+    BENCH_CATTN_CHECK(cattn_fused_pcp_qkv_select(&a));
   };
   SameSizeMemcpy mc(bytes, sets);
   const std::function<void(int)> copy_call = mc.call(s);
@@ -319,13 +305,13 @@ double per_call_us(cudaStream_t s, const std::function<void()>& call) {
 double idle_call_host_us(cudaStream_t s, const std::function<void()>& call) {
   std::vector<double> host;
   for (int i = 0; i < 201; ++i) {
-    CK(cudaStreamSynchronize(s));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(s));
     const auto h0 = std::chrono::steady_clock::now();
     call();
     host.push_back(
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count());
   }
-  CK(cudaStreamSynchronize(s));
+  BENCH_CUDA_CHECK(cudaStreamSynchronize(s));
   std::nth_element(host.begin(), host.begin() + host.size() / 2, host.end());
   return host[host.size() / 2];
 }
@@ -333,7 +319,7 @@ double idle_call_host_us(cudaStream_t s, const std::function<void()>& call) {
 template <class T>
 DevBuf* upload(const std::vector<T>& v) {
   auto* d = new DevBuf(v.size() * sizeof(T));
-  CK(cudaMemcpy(d->p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  BENCH_CUDA_CHECK(cudaMemcpy(d->p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
   return d;
 }
 
@@ -349,7 +335,8 @@ void small_row(const std::string& name, double us, double seed_us) {
   std::fflush(stdout);
 }
 
-// The small utilities at the baseline's sizes; seed_us are the baseline's (same GPU model,
+// The small utilities at the sizes of the seed's recorded H200 run; seed_us are that run's
+// numbers (vllm_seed_h200.json of the baseline set, see bench/README.md: same GPU model,
 // measured with torch; bench/gpu_side_by_side.py re-measures the seed in one process).
 void bench_small_utilities(cudaStream_t s) {
   std::printf("\n| %-58s | %10s | %8s | %10s | %9s |\n", "small utility (per call, C caller)",
@@ -360,10 +347,10 @@ void bench_small_utilities(cudaStream_t s) {
   // What one launch costs with no library in between: the floor of every row below.
   if (wanted("empty kernel launch"))
     small_row("empty kernel launch <<<1, 32>>> (floor)",
-              per_call_us(s, [&] { CK(bench_launch_empty(s)); }), 0);
+              per_call_us(s, [&] { BENCH_CUDA_CHECK(bench_launch_empty(s)); }), 0);
   if (wanted("empty kernel launch"))
     small_row("empty kernel launch <<<1, 32>>>, 1472 B of parameters",
-              per_call_us(s, [&] { CK(bench_launch_empty_big(s)); }), 0);
+              per_call_us(s, [&] { BENCH_CUDA_CHECK(bench_launch_empty_big(s)); }), 0);
   const DLDataType i32{kDLInt, 32, 1};
   std::mt19937 g(5);
   auto cs = reinterpret_cast<cattn_stream_t>(s);
@@ -372,29 +359,34 @@ void bench_small_utilities(cudaStream_t s) {
     std::vector<int32_t> lens(B);
     for (auto& x : lens) x = 1 + static_cast<int32_t>(g() % 8192);
     std::unique_ptr<DevBuf> seq(upload(lens)), out(new DevBuf(B * size * 4));
-    Tensor ts(seq->p, {B}, i32), to(out->p, {B, size}, i32);
+    dl_tensor ts(dev_view(seq->p, {B}, i32)), to(dev_view(out->p, {B, size}, i32));
     cattn_dcp_local_seq_lens_args_t a = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT;
-    a.seq_lens = &ts.t;
+    a.seq_lens = ts.get();
     a.dcp_size = size;
-    a.out = &to.t;
+    a.out = to.get();
     a.stream = cs;
     const std::string name = "get_dcp_local_seq_lens B" + std::to_string(B) + " dcp" +
                              std::to_string(size);
-    if (wanted(name)) small_row(name, per_call_us(s, [&] { CATTN_CK(cattn_get_dcp_local_seq_lens(&a)); }), seed);
+    if (wanted(name))
+      small_row(name, per_call_us(s, [&] { BENCH_CATTN_CHECK(cattn_get_dcp_local_seq_lens(&a)); }),
+                seed);
   }
   for (auto [B, T, seed] : {std::tuple<int64_t, int64_t, double>{8, 16384, 501.2},
                             {256, 65536, 2040.3}}) {
     std::vector<int32_t> cu(B + 1);
     for (int64_t i = 0; i <= B; ++i) cu[i] = static_cast<int32_t>(T / B * i / 2 * 2);
     std::unique_ptr<DevBuf> dcu(upload(cu)), out(new DevBuf(T * 4));
-    Tensor tc(dcu->p, {B + 1}, i32), to(out->p, {cu[B]}, i32);
+    dl_tensor tc(dev_view(dcu->p, {B + 1}, i32)), to(dev_view(out->p, {cu[B]}, i32));
     cattn_pcp_query_restore_idx_args_t a = CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT;
-    a.cu_num_tokens = &tc.t;
-    a.restore_idx = &to.t;
+    a.cu_num_tokens = tc.get();
+    a.restore_idx = to.get();
     a.stream = cs;
     const std::string name = "get_pcp_query_restore_idx B" + std::to_string(B) + " T" +
                              std::to_string(T) + " (seed host_us)";
-    if (wanted(name)) small_row(name, per_call_us(s, [&] { CATTN_CK(cattn_get_pcp_query_restore_idx(&a)); }), seed);
+    if (wanted(name))
+      small_row(name,
+                per_call_us(s, [&] { BENCH_CATTN_CHECK(cattn_get_pcp_query_restore_idx(&a)); }),
+                seed);
   }
   for (int64_t B : {256, 1024}) {
     const int64_t M = 64, bs = 16, nspec = 2;
@@ -402,17 +394,21 @@ void bench_small_utilities(cudaStream_t s) {
     for (size_t i = 0; i < bt.size(); ++i) bt[i] = static_cast<int32_t>(i);
     for (auto& x : lens) x = 1 + static_cast<int32_t>(g() % (bs * (M - nspec - 1)));
     std::unique_ptr<DevBuf> dbt(upload(bt)), dl(upload(lens)), out(new DevBuf(B * 3 * 4));
-    Tensor tb(dbt->p, {B, M}, i32), tl(dl->p, {B}, i32), to(out->p, {B, 1 + nspec}, i32);
+    dl_tensor tb(dev_view(dbt->p, {B, M}, i32)), tl(dev_view(dl->p, {B}, i32)),
+        to(dev_view(out->p, {B, 1 + nspec}, i32));
     cattn_mamba_block_table_args_t a = CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT;
-    a.block_table = &tb.t;
-    a.seq_lens = &tl.t;
+    a.block_table = tb.get();
+    a.seq_lens = tl.get();
     a.block_size = bs;
     a.num_speculative_blocks = nspec;
     a.mamba_cache_mode = CATTN_MAMBA_CACHE_MODE_ALIGN;
-    a.out = &to.t;
+    a.out = to.get();
     a.stream = cs;
     const std::string name = "mamba_get_block_table_tensor align B" + std::to_string(B);
-    if (wanted(name)) small_row(name, per_call_us(s, [&] { CATTN_CK(cattn_mamba_get_block_table_tensor(&a)); }), 50.4);
+    if (wanted(name))
+      small_row(name,
+                per_call_us(s, [&] { BENCH_CATTN_CHECK(cattn_mamba_get_block_table_tensor(&a)); }),
+                50.4);
   }
   for (int64_t B : {256, 1024}) {
     std::vector<int32_t> qsl(B + 1), lens(B, 100), logits(B);
@@ -420,35 +416,42 @@ void bench_small_utilities(cudaStream_t s) {
     for (int64_t i = 0; i < B; ++i) logits[i] = static_cast<int32_t>(4 * i + 3);
     std::unique_ptr<DevBuf> dq(upload(qsl)), ds(upload(lens)), dlg(upload(logits)),
         oq(new DevBuf((B + 1) * 4)), os(new DevBuf(B * 4)), mt(new DevBuf(8));
-    Tensor tq(dq->p, {B + 1}, i32), ts(ds->p, {B}, i32), tlg(dlg->p, {B}, i32),
-        toq(oq->p, {B + 1}, i32), tos(os->p, {B}, i32), tmt(mt->p, {2}, i32);
+    dl_tensor tq(dev_view(dq->p, {B + 1}, i32)), ts(dev_view(ds->p, {B}, i32)),
+        tlg(dev_view(dlg->p, {B}, i32)), toq(dev_view(oq->p, {B + 1}, i32)),
+        tos(dev_view(os->p, {B}, i32)), tmt(dev_view(mt->p, {2}, i32));
     cattn_common_attn_metadata_t m = CATTN_COMMON_ATTN_METADATA_INIT;
-    m.query_start_loc = &tq.t;
-    m.seq_lens = &ts.t;
-    m.logits_indices_padded = &tlg.t;
+    m.query_start_loc = tq.get();
+    m.seq_lens = ts.get();
+    m.logits_indices_padded = tlg.get();
     m.num_logits_indices = B;
     m.num_reqs = B;
     m.num_actual_tokens = 4 * B;
     m.max_query_len = 4;
     m.max_seq_len = 100;
     cattn_common_attn_metadata_t o = CATTN_COMMON_ATTN_METADATA_INIT;
-    o.query_start_loc = &toq.t;
-    o.seq_lens = &tos.t;
+    o.query_start_loc = toq.get();
+    o.seq_lens = tos.get();
     cattn_extend_all_queries_by_n_args_t e = CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT;
     e.metadata = &m;
     e.out = &o;
     e.stream = cs;
     std::string name = "extend_all_queries_by_n B" + std::to_string(B);
-    if (wanted(name)) small_row(name, per_call_us(s, [&] { CATTN_CK(cattn_extend_all_queries_by_n(&e)); }), 0);
+    if (wanted(name))
+      small_row(name, per_call_us(s, [&] { BENCH_CATTN_CHECK(cattn_extend_all_queries_by_n(&e)); }),
+                0);
     cattn_common_attn_metadata_t o2 = CATTN_COMMON_ATTN_METADATA_INIT;
-    o2.query_start_loc = &toq.t;
+    o2.query_start_loc = toq.get();
     cattn_fast_prefill_metadata_args_t f = CATTN_FAST_PREFILL_METADATA_ARGS_INIT;
     f.metadata = &m;
     f.out = &o2;
-    f.decode_max_and_total = &tmt.t;
+    f.decode_max_and_total = tmt.get();
     f.stream = cs;
     name = "make_kv_sharing_fast_prefill_common_attn_metadata B" + std::to_string(B);
-    if (wanted(name)) small_row(name, per_call_us(s, [&] { CATTN_CK(cattn_make_kv_sharing_fast_prefill_common_attn_metadata(&f)); }), 0);
+    if (wanted(name))
+      small_row(name, per_call_us(s, [&] {
+                  BENCH_CATTN_CHECK(cattn_make_kv_sharing_fast_prefill_common_attn_metadata(&f));
+                }),
+                0);
   }
 }
 
@@ -473,18 +476,17 @@ void bench_step_plan(cudaStream_t s, int64_t B) {
   for (auto& x : table) x = static_cast<int32_t>(g() % (1 << 20));
   const cattn_step_plan_desc_t d = bench_step_plan_desc(B, T, cols, L);
   cattn_step_plan_t* plan = nullptr;
-  CATTN_CK(cattn_step_plan_create(&d, &plan));
+  BENCH_CATTN_CHECK(cattn_step_plan_create(&d, &plan));
   cattn_step_plan_shape_t sh = CATTN_STEP_PLAN_SHAPE_INIT;
-  CATTN_CK(cattn_step_plan_get_shape(plan, &sh));
+  BENCH_CATTN_CHECK(cattn_step_plan_get_shape(plan, &sh));
   const DLDataType i32{kDLInt, 32, 1}, i64{kDLInt, 64, 1};
   std::vector<std::unique_ptr<DevBuf>> bufs;
-  std::vector<std::unique_ptr<Tensor>> ts;
+  std::deque<dl_tensor> ts;
   auto dev = [&](const std::vector<int32_t>* v, std::vector<int64_t> shape, DLDataType dt) {
     int64_t n = 1;
     for (int64_t x : shape) n *= x;
     bufs.emplace_back(v ? upload(*v) : new DevBuf(static_cast<size_t>(n) * dt.bits / 8));
-    ts.push_back(std::make_unique<Tensor>(bufs.back()->p, shape, dt));
-    return &ts.back()->t;
+    return ts.emplace_back(dev_view(bufs.back()->p, shape, dt)).get();
   };
   cattn_step_batch_t b = CATTN_STEP_BATCH_INIT;
   b.query_start_loc = dev(&qsl, {B + 1}, i32);
@@ -495,16 +497,17 @@ void bench_step_plan(cudaStream_t s, int64_t B) {
   cattn_step_outputs_t o = bench_step_plan_outputs(
       B, sh, [&](std::vector<int64_t> shape, DLDataType dt) { return dev(nullptr, shape, dt); });
   int64_t* pinned = nullptr;
-  CK(cudaHostAlloc(reinterpret_cast<void**>(&pinned), 8 * sizeof(int64_t), cudaHostAllocMapped));
-  Tensor mirror(pinned, {CATTN_STEP_NUM_COUNTS}, i64);
-  mirror.t.device = {kDLCUDAHost, 0};
+  BENCH_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&pinned), 8 * sizeof(int64_t),
+                                 cudaHostAllocMapped));
+  dl_tensor mirror(
+      cattn::tensor_view<int64_t>(pinned, {CATTN_STEP_NUM_COUNTS}, cattn::cuda_host()));
   const auto cs = reinterpret_cast<cattn_stream_t>(s);
   // "host us" here is one call into an idle stream (idle_call_host_us), beside the floor: an
   // empty kernel launched the same way.
   const std::string floor = "step plan floor: empty kernel, 1472 B of parameters";
   if (B == 8 && wanted(floor)) {
-    const double us = per_call_us(s, [&] { CK(bench_launch_empty_big(s)); });
-    g_host_us = idle_call_host_us(s, [&] { CK(bench_launch_empty_big(s)); });
+    const double us = per_call_us(s, [&] { BENCH_CUDA_CHECK(bench_launch_empty_big(s)); });
+    g_host_us = idle_call_host_us(s, [&] { BENCH_CUDA_CHECK(bench_launch_empty_big(s)); });
     small_row(floor, us, 0);
   }
   // The plan remembers its last checked run: the plain rows repeat one description (what an
@@ -514,7 +517,7 @@ void bench_step_plan(cudaStream_t s, int64_t B) {
   DLTensor* const other_counts = dev(nullptr, {CATTN_STEP_NUM_COUNTS}, i64);
   for (bool with_mirror : {true, false}) {
     for (bool alternate : {false, true}) {
-      o.counts_host = with_mirror ? &mirror.t : nullptr;
+      o.counts_host = with_mirror ? mirror.get() : nullptr;
       const std::string name = "step plan, all 7 products, B" + std::to_string(B) + " T" +
                                std::to_string(T) + (with_mirror ? " + counts_host" : "") +
                                (alternate ? ", checked every call" : "");
@@ -522,7 +525,7 @@ void bench_step_plan(cudaStream_t s, int64_t B) {
       int call = 0;
       auto run = [&] {
         o.counts = alternate && (call++ & 1) ? other_counts : counts;
-        CATTN_CK(cattn_step_plan_run(plan, &b, &o, cs));
+        BENCH_CATTN_CHECK(cattn_step_plan_run(plan, &b, &o, cs));
       };
       const double us = per_call_us(s, run);
       g_host_us = idle_call_host_us(s, run);
@@ -540,19 +543,19 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) g_filter = argv[++i];
   }
   int32_t n = 0;
-  CATTN_CK(cattn_cuda_device_count(&n));
+  BENCH_CATTN_CHECK(cattn_cuda_device_count(&n));
   if (n == 0) {
     std::printf("bench_gpu: no CUDA device; nothing to measure\n");
     return 0;
   }
   cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   const double copy = copy_gbps(s);
   std::printf("device: %s, %d SMs; measured device-to-device copy: %.1f GB/s (read + write)\n",
               prop.name, prop.multiProcessorCount, copy);
-  // The seed baseline's shapes, then MLA and fp8; then the serving-batch class.
+  // The shapes of the seed's recorded run, then MLA and fp8; then the serving-batch class.
   select_header("fused select: goal shapes (equal requests)");
 #define CATTN_BENCH_GOAL(...)                                       \
   {                                                                 \
@@ -571,6 +574,6 @@ int main(int argc, char** argv) {
 #undef CATTN_BENCH_MANY
   bench_small_utilities(s);
   for (int64_t B : {8, 256, 1024}) bench_step_plan(s, B);
-  CK(cudaStreamDestroy(s));
+  BENCH_CUDA_CHECK(cudaStreamDestroy(s));
   return 0;
 }

@@ -19,38 +19,30 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "cattn.h"
+#include "bench_tensor.h"
+#include "cattn.hpp"
 #include "step_plan_desc.h"
 
 namespace {
 
-struct Desc {
-  std::vector<int64_t> shape;
-  DLTensor t{};
-};
-
-// Fake device tensors, each at its own 1 GiB-aligned address so that none overlaps another.
+// Fake device tensors: views of addresses that are never dereferenced, each 1 GiB-aligned and
+// 1 GiB from the next so that none overlaps another.
 class Tensors {
  public:
-  DLTensor* make(std::vector<int64_t> shape, DLDataType dt, DLDeviceType dev = kDLCUDA) {
-    auto d = std::make_unique<Desc>();
-    d->shape = std::move(shape);
-    d->t.data = reinterpret_cast<void*>((uintptr_t{1} << 40) + (static_cast<uintptr_t>(next_++) << 30));
-    d->t.device = {dev, 0};
-    d->t.ndim = static_cast<int32_t>(d->shape.size());
-    d->t.dtype = dt;
-    d->t.shape = d->shape.data();
-    all_.push_back(std::move(d));
-    return &all_.back()->t;
+  DLTensor* make(const std::vector<int64_t>& shape, DLDataType dt,
+                 DLDevice dev = cattn::cuda(0)) {
+    const uintptr_t gib = static_cast<uintptr_t>(next_++) << 30;
+    const auto* at = reinterpret_cast<const void*>((uintptr_t{1} << 40) + gib);
+    return all_.emplace_back(bench::raw_view(at, shape, dt, dev)).get();
   }
 
  private:
-  std::vector<std::unique_ptr<Desc>> all_;
+  std::deque<bench::dl_tensor> all_;
   int next_ = 1;
 };
 
@@ -101,13 +93,13 @@ int main(int argc, char** argv) {
   cattn_step_outputs_t o = bench_step_plan_outputs(
       B, sh, [&](std::vector<int64_t> shape, DLDataType dt) { return ts.make(shape, dt); });
   // Each row with and without the mirror (kDLCUDAHost: its mapping is queried on a device).
-  DLTensor* mirror = ts.make({CATTN_STEP_NUM_COUNTS}, i64, kDLCUDAHost);
+  DLTensor* mirror = ts.make({CATTN_STEP_NUM_COUNTS}, i64, cattn::cuda_host());
   DLTensor* other_counts = ts.make({CATTN_STEP_NUM_COUNTS}, i64);
   DLTensor* const counts = o.counts;
 
   const cattn_status_t expect = cattn_step_plan_run(plan, &b, &o, nullptr);
-  if (expect == CATTN_OK || std::strstr(cattn_last_error_message(), "CPU-only") == nullptr &&
-                                std::strstr(cattn_last_error_message(), "no usable") == nullptr) {
+  if (expect == CATTN_OK || (std::strstr(cattn_last_error_message(), "CPU-only") == nullptr &&
+                                 std::strstr(cattn_last_error_message(), "no usable") == nullptr)) {
     std::fprintf(stderr, "bench_step_host: the valid run answered %s: %s\n",
                  cattn_status_string(expect), cattn_last_error_message());
     return 1;

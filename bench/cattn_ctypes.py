@@ -140,3 +140,14 @@ def check(lib, fn, status):
     if status != CATTN_OK:
         raise CattnError(fn, lib.cattn_status_string(status).decode(),
                          lib.cattn_last_error_message().decode())
+
+
+def fused_select_rows(lib, num_q_rows, world, rank):
+    """The row counts of cattn_fused_pcp_qkv_select's outputs, from the library's size query
+    (cattn_fused_pcp_qkv_select_size): (q_head and q_tail, k_head and v_head, k_tail and
+    v_tail)."""
+    q, head, tail = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+    check(lib, "cattn_fused_pcp_qkv_select_size",
+          lib.cattn_fused_pcp_qkv_select_size(num_q_rows, world, rank, ctypes.byref(q),
+                                              ctypes.byref(head), ctypes.byref(tail)))
+    return q.value, head.value, tail.value

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """libcattn's CUDA paths against the seed's own code on the same GPU, in one process.
 
-The seed is imported from --reference (the oracle's vllm_ref.py, or an installed vLLM module
-via --module); libcattn is called through ctypes (bench/cattn_ctypes.py) on the same torch
+The seed is imported from --reference or $CATTN_ORACLE_DIR (the seed oracle's vllm_ref.py, or
+an installed vLLM module via --module; bench/README.md); libcattn is called through ctypes (bench/cattn_ctypes.py) on the same torch
 tensors. Every case is checked for equal outputs before it is timed. Two clocks:
   dev_us   CUDA events around back-to-back launches (50 for small cases), median per call: the
            rate a caller sustains (no host sync inside); both sides pay Python's call overhead;
@@ -15,7 +15,7 @@ ctypes' per-call overhead; the seed's column is the same Python measurement as t
 Where the seed syncs inside, its "C caller" row times it under dev_us too: back to back, its
 syncs are part of what each call costs it, while libcattn needs none.
 
-    python3 bench/gpu_side_by_side.py --reference .oracle --lib build/libcattn.so
+    python3 bench/gpu_side_by_side.py --reference <oracle dir> --lib build/libcattn.so
 """
 import argparse
 import ctypes
@@ -29,6 +29,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_paths as P  # noqa: E402
 import cattn_ctypes as C  # noqa: E402
 
 _TORCH_DT = {
@@ -193,13 +194,13 @@ def fused_select(V, lib, W, r, reqs, T, H, dq, dk, dv, dtype, reps, copy_gbps, q
     name = f"fused_pcp_qkv_select W{W} r{r} reqs{reqs} T{T} H{H} {dq}/{dk}/{dv} {str(dtype)[6:]}"
     if same_size:
         name += " rand"
-    half = T // 2
-    outs = [torch.empty(half, H, dq, device=dev, dtype=dtype),
-            torch.empty(half * (r + 1), H, dk, device=dev, dtype=dtype),
-            torch.empty(half * (r + 1), H, dv, device=dev, dtype=dtype),
-            torch.empty(half, H, dq, device=dev, dtype=dtype),
-            torch.empty(half * (2 * W - r), H, dk, device=dev, dtype=dtype),
-            torch.empty(half * (2 * W - r), H, dv, device=dev, dtype=dtype)]
+    q_rows, kv_head_rows, kv_tail_rows = C.fused_select_rows(lib, T, W, r)
+    outs = [torch.empty(q_rows, H, dq, device=dev, dtype=dtype),
+            torch.empty(kv_head_rows, H, dk, device=dev, dtype=dtype),
+            torch.empty(kv_head_rows, H, dv, device=dev, dtype=dtype),
+            torch.empty(q_rows, H, dq, device=dev, dtype=dtype),
+            torch.empty(kv_tail_rows, H, dk, device=dev, dtype=dtype),
+            torch.empty(kv_tail_rows, H, dv, device=dev, dtype=dtype)]
     T_ = [DevTensor(x) for x in [q, k, v, qsl] + outs]
     a = C.new(C.cattn_fused_pcp_qkv_select_args_t, q=T_[0].ptr, k=T_[1].ptr, v=T_[2].ptr,
               query_start_loc=T_[3].ptr, pcp_world_size=W, pcp_rank=r, q_head=T_[4].ptr,
@@ -367,13 +368,14 @@ def fast_prefill(V, lib, B, reps):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reference", default=os.path.join("..", "shared", "oracle"))
+    ap.add_argument("--reference", default=None,
+                    help=f"the seed oracle's folder (default: ${P.ORACLE_ENV})")
     ap.add_argument("--module", default="vllm_ref")
     ap.add_argument("--lib", required=True)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--copy-gbps", type=float, default=0.0)
     args = ap.parse_args()
-    sys.path.insert(0, args.reference)
+    sys.path.insert(0, P.seed_oracle(sys.argv[0], args.reference, args.module))
     V = importlib.import_module(args.module)
     lib = C.load(args.lib)
     global LOOP

@@ -17,8 +17,11 @@ through ctypes (one Python->C call per resolution, what a Python caller pays) an
 (bench/call_loop.c, 200 calls per loop: what a C, Rust or Go engine sees). Times are the median
 of --reps runs of N calls, in microseconds per call.
 
-    python3 bench/kv_cache_layout_side_by_side.py --oracle ../shared/oracle_upstream \\
+    python3 bench/kv_cache_layout_side_by_side.py --oracle <upstream oracle dir> \\
         --lib build-cpu/libcattn.so
+
+--oracle (default: $CATTN_ORACLE_UPSTREAM_DIR) is the upstream oracle's folder
+(bench/README.md).
 """
 import argparse
 import ctypes
@@ -30,6 +33,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_paths as P  # noqa: E402
 import cattn_ctypes as C  # noqa: E402
 
 NAMES = ["LBHNC", "LBNHC", "LHBNC", "BLHNC", "BLNHC", "BHLNC"]
@@ -48,14 +52,14 @@ def per_call_us(fn, calls, reps):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--oracle", default=os.path.join(os.path.dirname(__file__), "..", "..",
-                                                     "shared", "oracle_upstream"))
+    ap.add_argument("--oracle", default=None,
+                    help=f"the upstream oracle's folder (default: ${P.UPSTREAM_ENV})")
     ap.add_argument("--lib", default="build-cpu/libcattn.so")
     ap.add_argument("--loop", default=None, help="libcattn_bench_loop.so (default: <lib dir>/bench)")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("-B", type=int, default=1024)
     args = ap.parse_args()
-    sys.path.insert(0, os.path.abspath(args.oracle))
+    sys.path.insert(0, P.upstream_oracle(sys.argv[0], args.oracle, "--oracle"))
     import vllm_upstream as U  # noqa: E402
     import _prelude_upstream as P  # noqa: E402
 

@@ -4,10 +4,12 @@
 side, in one process, on the same inputs.
 
     /usr/bin/python3 bench/side_by_side.py --lib build/libcattn.so \
-        --reference ../shared/oracle [--module vllm_ref] [--filter restore] [--reps 100]
+        --reference <oracle dir> [--module vllm_ref] [--filter restore] [--reps 100]
 
---reference is a directory holding a module with the seed's functions (the oracle's vllm_ref,
-or the folder of an installed vLLM's module with --module naming it). Every case first checks
+--reference (default: $CATTN_ORACLE_DIR) is a directory holding a module with the seed's
+functions (the seed oracle's vllm_ref, or the folder of an installed vLLM's module with --module
+naming it); --baseline (default: vllm_seed_h200.json in $CATTN_BASELINE_DIR, if set) the seed's
+recorded H200 times, printed for reference. bench/README.md says where both come from. Every case first checks
 that both sides produce the same outputs (MISMATCH and a non-zero exit otherwise), then times
 each side: a few warm-up calls, then the median of repeated calls (time.perf_counter_ns).
 
@@ -33,16 +35,18 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import bench_paths as P  # noqa: E402
 import cattn_ctypes as C  # noqa: E402
 
-# The three host utilities with a goal (SPEC: >= 20x faster than the seed at B = 256, 64k tokens).
+# The three host utilities with a goal: at least 20x faster than the seed at B = 256 requests
+# and 64k tokens.
 GOAL_CASES = {
     "get_pcp_query_restore_idx B256 T65536": 20.0,
     "compute_causal_conv1d_metadata B256 T65536": 20.0,
     "make_local_attention_virtual_batches B256 T65536": 20.0,
 }
 
-# Cases whose seed time was also measured on the H200 host (../shared/baseline).
+# Cases whose seed time was also recorded on the H200 host (--baseline, $CATTN_BASELINE_DIR).
 BASELINE_KEYS = {
     "get_pcp_query_restore_idx B8 T16384": "pcp_restore_idx B8 T16384 host_us",
     "get_pcp_query_restore_idx B256 T65536": "pcp_restore_idx B256 T65536 host_us",
@@ -442,14 +446,14 @@ def median_us(fn, reps, budget_s):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lib", required=True, help="path to libcattn.so")
-    ap.add_argument("--reference", default=os.path.join(HERE, "..", "..", "shared", "oracle"),
-                    help="directory holding the seed's module (default: ../shared/oracle)")
+    ap.add_argument("--reference", default=None,
+                    help=f"directory holding the seed's module (default: ${P.ORACLE_ENV})")
     ap.add_argument("--module", default="vllm_ref", help="the seed's module name")
     ap.add_argument("--print-sizes", default=None,
                     help="cattn_print_sizes executable (default: next to --lib, under bench/)")
-    ap.add_argument("--baseline", default=os.path.join(HERE, "..", "..", "shared", "baseline",
-                                                       "vllm_seed_h200.json"),
-                    help="seed times on the H200 host, shown for reference when present")
+    ap.add_argument("--baseline", default=None,
+                    help=f"seed times on the H200 host, shown for reference (default: "
+                         f"{P.SEED_BASELINE_FILE} in ${P.BASELINE_ENV}; neither: not shown)")
     ap.add_argument("--filter", default="", help="run only cases whose name contains this")
     ap.add_argument("--reps", type=int, default=200, help="timed calls per side and case (max)")
     ap.add_argument("--budget", type=float, default=2.0, help="seconds per side and case (max)")
@@ -463,14 +467,15 @@ def main():
         print("ctypes mirror differs from cattn.h:\n  " + "\n  ".join(problems))
         return 2
 
-    sys.path.insert(0, os.path.abspath(opts.reference))
+    sys.path.insert(0, P.seed_oracle(sys.argv[0], opts.reference, opts.module))
+    baseline_file = P.seed_baseline(sys.argv[0], opts.baseline)
     V = importlib.import_module(opts.module)
     import torch  # after the module: the oracle's prelude adapts torch < 2 on import
     lib = C.load(opts.lib)
 
     baseline = {}
-    if opts.baseline and os.path.exists(opts.baseline):
-        with open(opts.baseline) as f:
+    if baseline_file:
+        with open(baseline_file) as f:
             baseline = json.load(f)
 
     print(f"libcattn {opts.lib}; seed module {V.__file__}; torch {torch.__version__} "

@@ -12,8 +12,11 @@ is what a C, Rust or Go engine pays. The reorder rebuilds vLLM's batch before ea
 (outside the timed region), since vLLM's reorder swaps it in place; libcattn's reorder returns
 the plan and leaves the inputs as they are.
 
-    python3 bench/split_side_by_side.py --reference ../shared/oracle_upstream \
+    python3 bench/split_side_by_side.py --reference <upstream oracle dir> \
         --lib build-cpu/libcattn.so
+
+--reference (default: $CATTN_ORACLE_UPSTREAM_DIR) is the upstream oracle's folder
+(bench/README.md).
 """
 import argparse
 import ctypes
@@ -27,6 +30,7 @@ from types import SimpleNamespace
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_paths as P  # noqa: E402
 import cattn_ctypes as C  # noqa: E402
 
 
@@ -63,12 +67,13 @@ def per_call_us(fn, n, reps):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reference", required=True, help="folder of vllm_upstream.py")
+    ap.add_argument("--reference", default=None,
+                    help=f"folder of vllm_upstream.py (default: ${P.UPSTREAM_ENV})")
     ap.add_argument("--lib", required=True)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--sizes", default="64,1024,8192")
     args = ap.parse_args()
-    sys.path.insert(0, args.reference)
+    sys.path.insert(0, P.upstream_oracle(sys.argv[0], args.reference))
     U = importlib.import_module("vllm_upstream")
     P = importlib.import_module("_prelude_upstream")
     import torch

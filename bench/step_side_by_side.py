@@ -18,7 +18,9 @@ Mamba table, extend); the restore index, conv1d metadata, local-attention batche
 fast-prefill metadata plan on the host or read results back (.cpu(), .item(), numpy), so they
 run plainly next to the replay, as an engine running the seed has to.
 
-    python3 bench/step_side_by_side.py --reference ../shared/oracle --lib build/libcattn.so
+    python3 bench/step_side_by_side.py --reference <oracle dir> --lib build/libcattn.so
+
+--reference (default: $CATTN_ORACLE_DIR) is the seed oracle's folder (bench/README.md).
 """
 import argparse
 import ctypes
@@ -31,10 +33,12 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_paths as P  # noqa: E402
 import cattn_ctypes as C  # noqa: E402
 from gpu_side_by_side import DevTensor  # noqa: E402
 
-DCP_SIZE, MAMBA_BLOCK, NSPEC, CHUNK, KV_BLOCK, BLOCK_M = 4, 16, 2, 8192, 16, 8
+# N_DRAFT: the Mamba table's num_speculative_blocks.
+DCP_SIZE, MAMBA_BLOCK, N_DRAFT, CHUNK, KV_BLOCK, BLOCK_M = 4, 16, 2, 8192, 16, 8
 ALL = 0x7F
 PRODUCTS = ["dcp", "restore", "mamba", "conv1d", "local", "fast_prefill", "extend"]
 PRODUCT_OUTPUTS = [
@@ -58,7 +62,7 @@ def workload(B, seed=0):
     qsl = torch.cat([torch.zeros(1, dtype=torch.int64), q.cumsum(0)])
     even = torch.where(q > 1, q - q % 2, q)
     cu = torch.cat([torch.zeros(1, dtype=torch.int64), even.cumsum(0)])
-    cols = (int(seq.max()) - 1) // MAMBA_BLOCK + NSPEC + 2
+    cols = (int(seq.max()) - 1) // MAMBA_BLOCK + N_DRAFT + 2
     table = torch.randint(0, 1 << 20, (B, cols), generator=g, dtype=torch.int64)
     logits = [int(qsl[i + 1]) - 1 for i in range(B)]
     logits += [int(qsl[i]) + int(torch.randint(0, int(q[i]), (1,), generator=g))
@@ -85,7 +89,7 @@ class Seed:
             max_seq_len=int(w["seq"].max()), block_table_tensor=self.table_d,
             slot_mapping=self.slots[:w["T"]], logits_indices_padded=self.logits_d,
             num_logits_indices=len(w["logits"]), _seq_lens_cpu=w["seq"])
-        self.spec = V.MambaSpec(block_size=MAMBA_BLOCK, num_speculative_blocks=NSPEC)
+        self.spec = V.MambaSpec(block_size=MAMBA_BLOCK, num_speculative_blocks=N_DRAFT)
 
     def captured(self):
         V = self.V
@@ -122,7 +126,7 @@ class Cattn:
         desc = C.new(C.cattn_step_plan_desc_t, products=products, max_num_reqs=B, max_num_tokens=T,
                      max_num_blocks_per_req=w["cols"], max_num_logits=len(w["logits"]))
         desc.dcp = C.cattn_step_dcp_params_t(DCP_SIZE, C.CATTN_DCP_ALL_RANKS, 1)
-        desc.mamba = C.cattn_step_mamba_params_t(MAMBA_BLOCK, NSPEC, C.CATTN_MAMBA_CACHE_MODE_ALIGN, 0)
+        desc.mamba = C.cattn_step_mamba_params_t(MAMBA_BLOCK, N_DRAFT, C.CATTN_MAMBA_CACHE_MODE_ALIGN, 0)
         desc.conv1d = C.cattn_step_conv1d_params_t(BLOCK_M)
         desc.local_attention = C.cattn_step_local_attention_params_t(CHUNK, KV_BLOCK)
         desc.extend = C.cattn_step_extend_params_t(1)
@@ -135,7 +139,7 @@ class Cattn:
 
         def outs():
             return dict(dcp=e(B, DCP_SIZE), restore=e(shape.restore_capacity),
-                        mamba=e(B, 1 + NSPEC), nums=e(B), mlist=e(pcap), offsets=e(pcap),
+                        mamba=e(B, 1 + N_DRAFT), nums=e(B), mlist=e(pcap), offsets=e(pcap),
                         batch_ptr=e(pcap), chunk_ptr=e(pcap), lq=e(vcap + 1), ls=e(vcap),
                         lc=e(vcap), lt=e(vcap, pages), dq=e(B + 1), eq=e(B + 1), es=e(B),
                         counts=e(8, dt=torch.int64), tot=e(1), lcounts=e(3), mt=e(2))
@@ -174,7 +178,7 @@ class Cattn:
                 restore_idx=t(q["restore"]))),
             ("cattn_mamba_get_block_table_tensor", C.new(
                 C.cattn_mamba_block_table_args_t, block_table=t(s.table_d), seq_lens=t(s.seq_d),
-                block_size=MAMBA_BLOCK, num_speculative_blocks=NSPEC,
+                block_size=MAMBA_BLOCK, num_speculative_blocks=N_DRAFT,
                 mamba_cache_mode=C.CATTN_MAMBA_CACHE_MODE_ALIGN, out=t(q["mamba"]))),
             ("cattn_compute_causal_conv1d_metadata_capturable", C.new(
                 C.cattn_causal_conv1d_metadata_capturable_args_t, query_start_loc=t(s.qsl_d),
@@ -341,7 +345,8 @@ def fmt_ops(n):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reference", default=os.path.join("..", "shared", "oracle"))
+    ap.add_argument("--reference", default=None,
+                    help=f"the seed oracle's folder (default: ${P.ORACLE_ENV})")
     ap.add_argument("--module", default="vllm_ref")
     ap.add_argument("--lib", required=True)
     ap.add_argument("--reps", type=int, default=30)
@@ -351,7 +356,7 @@ def main():
     ap.add_argument("--per-product", action="store_true",
                     help="also time a plan of each product alone (gpu us)")
     args = ap.parse_args()
-    sys.path.insert(0, args.reference)
+    sys.path.insert(0, P.seed_oracle(sys.argv[0], args.reference, args.module))
     V = importlib.import_module(args.module)
     lib = C.load(args.lib)
     loop_path = os.path.join(os.path.dirname(os.path.abspath(args.lib)), "bench",

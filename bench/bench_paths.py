@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Where the side-by-side benches find what this repository does not hold.
+
+- The seed oracle: the vLLM functions libcattn was written from, made importable (a folder
+  holding vllm_ref.py, or an installed vLLM's module folder with --module). Option --reference,
+  or the environment variable CATTN_ORACLE_DIR.
+- The upstream oracle: vLLM's newest helpers (a folder holding vllm_upstream.py and
+  _prelude_upstream.py). Option --reference (--oracle in kv_cache_layout_side_by_side.py), or
+  CATTN_ORACLE_UPSTREAM_DIR.
+- The recorded seed numbers: the seed's times measured once on an H200 (a folder holding
+  vllm_seed_h200.json), shown next to libcattn's for reference. Option --baseline (the file),
+  or CATTN_BASELINE_DIR; optional: without it the column reads "-".
+
+bench/README.md ("Oracles and recorded numbers") says what each holds. A bench that needs one
+that is not given, or is given but lacks its files, stops with a message naming the option and
+the variable.
+"""
+import os
+import sys
+
+ORACLE_ENV = "CATTN_ORACLE_DIR"
+UPSTREAM_ENV = "CATTN_ORACLE_UPSTREAM_DIR"
+BASELINE_ENV = "CATTN_BASELINE_DIR"
+SEED_BASELINE_FILE = "vllm_seed_h200.json"
+
+
+def _stop(prog, message):
+    sys.exit(f"{os.path.basename(prog)}: {message} (bench/README.md, \"Oracles and recorded "
+             f"numbers\")")
+
+
+def _folder(prog, given, option, env, what):
+    path = given or os.environ.get(env, "")
+    if not path:
+        _stop(prog, f"{what} is not given: pass {option} DIR or set {env}")
+    how = option if given else env
+    if not os.path.isdir(path):
+        _stop(prog, f"{what} {path!r} (from {how}) is not a folder")
+    return os.path.abspath(path), how
+
+
+def seed_oracle(prog, given, module="vllm_ref", option="--reference"):
+    """The folder of the seed's module `module` (a module file or a package in it)."""
+    path, how = _folder(prog, given, option, ORACLE_ENV,
+                        f"the seed oracle (a folder holding {module}.py)")
+    if not (os.path.isfile(os.path.join(path, module + ".py")) or
+            os.path.isfile(os.path.join(path, module, "__init__.py"))):
+        _stop(prog, f"the seed oracle {path!r} (from {how}) holds no module {module!r}")
+    return path
+
+
+def upstream_oracle(prog, given, option="--reference"):
+    """The folder of vllm_upstream.py and _prelude_upstream.py."""
+    path, how = _folder(prog, given, option, UPSTREAM_ENV,
+                        "the upstream oracle (a folder holding vllm_upstream.py)")
+    for name in ("vllm_upstream.py", "_prelude_upstream.py"):
+        if not os.path.isfile(os.path.join(path, name)):
+            _stop(prog, f"the upstream oracle {path!r} (from {how}) holds no {name}")
+    return path
+
+
+def seed_baseline(prog, given, name=SEED_BASELINE_FILE, option="--baseline"):
+    """The recorded seed numbers: the file `given`, else `name` in $CATTN_BASELINE_DIR, else
+    None (not given: the numbers are for reference only)."""
+    if given:
+        if not os.path.isfile(given):
+            _stop(prog, f"the recorded seed numbers {given!r} (from {option}) are not a file")
+        return given
+    folder = os.environ.get(BASELINE_ENV, "")
+    if not folder:
+        return None
+    path = os.path.join(folder, name)
+    if not os.path.isfile(path):
+        _stop(prog, f"the recorded seed numbers: {BASELINE_ENV}={folder!r} holds no {name}")
+    return path
