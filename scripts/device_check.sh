@@ -6,7 +6,7 @@
 #   scripts/device_check.sh [build|test|sanitize|bench|side|step|transcript|nccl]...
 #   (default: all; `demo` is the old name of `transcript`)
 # Expects .deps/include (dlpack/dlpack.h, nlohmann/json.hpp) carried with the call, and the seed
-# oracle in .oracle/ for the side-by-side run.
+# oracle for the side-by-side runs in $CATTN_ORACLE_DIR (default: .oracle/, carried).
 # When device time is short, build here and carry the binaries instead: leave out the build
 # step and set CATTN_DEVICE_BUILD_DIR to a folder holding libcattn.so.1 and tests/cattn_tests
 # (bench/bench_gpu for bench); the test step then runs cattn_tests whole instead of ctest.
@@ -25,6 +25,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 B=${CATTN_DEVICE_BUILD_DIR:-build-device}
 export LD_LIBRARY_PATH="$PWD/$B${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export CATTN_TEST_VECTOR_DIR="$PWD/tests/vectors"
+export CATTN_ORACLE_DIR=${CATTN_ORACLE_DIR:-$PWD/.oracle}
 status=0
 has() { [[ " $steps " == *" $1 "* ]]; }
 log() { echo; echo "=== $*"; }
@@ -104,12 +105,12 @@ fi
 
 if has side; then
   log "side by side with the seed (Triton kernel, torch chains)"
-  PYTHONUNBUFFERED=1 python3 bench/gpu_side_by_side.py --reference .oracle --lib $B/libcattn.so \
+  PYTHONUNBUFFERED=1 python3 bench/gpu_side_by_side.py --lib $B/libcattn.so \
     | tee "$OUT/side_by_side_gpu.txt" || status=1
 fi
 if has step; then
   log "step plan side by side with the seed (B = 8, 256, 1024)"
-  PYTHONUNBUFFERED=1 python3 bench/step_side_by_side.py --reference .oracle --lib $B/libcattn.so \
+  PYTHONUNBUFFERED=1 python3 bench/step_side_by_side.py --lib $B/libcattn.so \
     | tee "$OUT/step_side_by_side.txt" || status=1
 fi
 if has transcript; then
