@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 // PadSlotID is the value written to BatchPtr and TokenChunkOffsetPtr past the programs in use
 // (CATTN_PAD_SLOT_ID).
 const PadSlotID = -1
@@ -163,4 +169,34 @@ func CausalConv1dMetadata[T Index](queryStartLoc []T, blockM int64) (CausalConv1
 		return CausalConv1dLaunch[T]{}, err
 	}
 	return r, nil
+}
+
+func (f *frame) computeCausalConv1dMetadataSize(qsl cTensor, blockM int64) (int64, int64, error) {
+	var tot, capacity C.int64_t
+	err := f.status(cComputeCausalConv1dMetadataSize(qsl, C.int64_t(blockM), &tot,
+		&capacity, f.msg))
+	return int64(tot), int64(capacity), err
+}
+
+// t holds query_start_loc_cpu, nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr.
+func (f *frame) computeCausalConv1dMetadata(t [6]cTensor, blockM int64, stream Stream) (int64, error) {
+	a := cArgs[C.cattn_causal_conv1d_metadata_args_t](f)
+	a.query_start_loc_cpu = t[0]
+	a.block_m = C.int64_t(blockM)
+	a.nums, a.mlist, a.offsetlist = t[1], t[2], t[3]
+	a.batch_ptr, a.token_chunk_offset_ptr = t[4], t[5]
+	setAddr(&a.stream, uintptr(stream))
+	err := f.status(cComputeCausalConv1dMetadata(a, f.msg))
+	return int64(a.tot), err
+}
+
+// t holds query_start_loc, nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr, tot.
+func (f *frame) computeCausalConv1dMetadataCapturable(t [7]cTensor, blockM int64, stream Stream) error {
+	a := cArgs[C.cattn_causal_conv1d_metadata_capturable_args_t](f)
+	a.query_start_loc = t[0]
+	a.block_m = C.int64_t(blockM)
+	a.nums, a.mlist, a.offsetlist = t[1], t[2], t[3]
+	a.batch_ptr, a.token_chunk_offset_ptr, a.tot = t[4], t[5], t[6]
+	setAddr(&a.stream, uintptr(stream))
+	return f.status(cComputeCausalConv1dMetadataCapturable(a, f.msg))
 }

@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import (
 	"strconv"
 	"unsafe"
@@ -162,4 +168,24 @@ func MMPrefixQueryRanges[T Index](perRequest [][][2]int64, queryStartLoc, seqLen
 		return nil, err
 	}
 	return out[:rows], nil
+}
+
+func (f *frame) computeMMPrefixRangeTensor(offsets, ranges, out cTensor) (int64, bool, error) {
+	a := cArgs[C.cattn_mm_prefix_range_tensor_args_t](f)
+	a.range_offsets = offsets
+	a.ranges = ranges
+	a.out = out
+	err := f.status(cComputeMMPrefixRangeTensor(a, f.msg))
+	return int64(a.max_ranges), a.is_none != 0, err
+}
+
+func (f *frame) fillMMPrefixQueryRanges(offsets, ranges, qsl, seq, out cTensor) (int64, error) {
+	a := cArgs[C.cattn_fill_mm_prefix_query_ranges_args_t](f)
+	a.range_offsets = offsets
+	a.ranges = ranges
+	a.query_start_loc_cpu = qsl
+	a.seq_lens_cpu = seq
+	a.out = out
+	err := f.status(cFillMMPrefixQueryRanges(a, f.msg))
+	return int64(a.rows), err
 }

@@ -2,9 +2,16 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import (
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // Context carries state that vLLM keeps in module globals, today the KV-cache layout override
@@ -69,4 +76,12 @@ func (ctx *Context) release() {
 	if ctx != nil {
 		ctx.mu.RUnlock()
 	}
+}
+
+func (f *frame) contextCreate() (cContext, error) {
+	out := (*cContext)(f.alloc(unsafe.Sizeof(cContext(nil))))
+	if err := f.status(cContextCreate(out, f.msg)); err != nil {
+		return nil, err
+	}
+	return *out, nil
 }

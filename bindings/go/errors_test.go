@@ -10,7 +10,7 @@ import (
 
 func TestStatusStringsMatchTheLibrary(t *testing.T) {
 	for s := Status(-1); s <= 12; s++ {
-		wantEqual(t, fmt.Sprint(int32(s)), s.String(), cStatusString(s))
+		wantEqual(t, fmt.Sprint(int32(s)), s.String(), cStatusString(int32(s)))
 	}
 	wantEqual(t, "unknown", Status(100).String(), "CATTN_UNKNOWN_STATUS")
 }

@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 // ExtendAllQueriesByNArgs are the arguments of ExtendAllQueriesByN
 // (cattn_extend_all_queries_by_n_args_t).
 type ExtendAllQueriesByNArgs struct {
@@ -94,4 +100,18 @@ func ExtendAllQueriesByNOf[T Index](queryStartLoc, seqLens []T, n int64) (newQue
 		return nil, nil, err
 	}
 	return newQueryStartLoc, newSeqLens, nil
+}
+
+func (f *frame) extendAllQueriesByN(in cMetadata, n int64, slots cTensor, out cMetadata,
+	dcpSize, dcpRank, dcpInterleave int64, stream Stream) error {
+	a := cArgs[C.cattn_extend_all_queries_by_n_args_t](f)
+	a.metadata = in
+	a.n = C.int64_t(n)
+	a.new_slot_mapping = slots
+	a.out = out
+	a.dcp_size = C.int64_t(dcpSize)
+	a.dcp_rank = C.int64_t(dcpRank)
+	a.dcp_kv_cache_interleave_size = C.int64_t(dcpInterleave)
+	setAddr(&a.stream, uintptr(stream))
+	return f.status(cExtendAllQueriesByN(a, f.msg))
 }

@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import (
 	"math/bits"
 	"strconv"
@@ -159,4 +165,16 @@ func productFits(vs ...int64) bool {
 		p = lo
 	}
 	return true
+}
+
+// t holds q, k, v, query_start_loc, q_head, k_head, v_head, q_tail, k_tail, v_tail.
+func (f *frame) fusedPCPQKVSelect(t [10]cTensor, world, rank int64, stream Stream) error {
+	a := cArgs[C.cattn_fused_pcp_qkv_select_args_t](f)
+	a.q, a.k, a.v, a.query_start_loc = t[0], t[1], t[2], t[3]
+	a.pcp_world_size = C.int64_t(world)
+	a.pcp_rank = C.int64_t(rank)
+	a.q_head, a.k_head, a.v_head = t[4], t[5], t[6]
+	a.q_tail, a.k_tail, a.v_tail = t[7], t[8], t[9]
+	setAddr(&a.stream, uintptr(stream))
+	return f.status(cFusedPCPQKVSelect(a, f.msg))
 }

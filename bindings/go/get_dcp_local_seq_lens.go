@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import "strconv"
 
 // DCPAllRanks is CATTN_DCP_ALL_RANKS, the C dcp_rank that asks for every rank (vLLM's
@@ -155,4 +161,20 @@ func (f *frame) dcpCall(seqLens *Tensor, size, rank, interleave int64, out *Tens
 		return err
 	}
 	return f.getDCPLocalSeqLens(seq, size, rank, interleave, o, false, 0)
+}
+
+func (f *frame) getDCPLocalSeqLens(seqLens cTensor, size, rank, interleave int64, out cTensor,
+	preserveShape bool, stream Stream) error {
+	a := cArgs[C.cattn_dcp_local_seq_lens_args_t](f)
+	a.seq_lens = seqLens
+	a.dcp_size = C.int64_t(size)
+	a.dcp_rank = C.int64_t(rank)
+	a.dcp_kv_cache_interleave_size = C.int64_t(interleave)
+	a.out = out
+	a.shape_mode = C.CATTN_DCP_SHAPE_SQUEEZE
+	if preserveShape {
+		a.shape_mode = C.CATTN_DCP_SHAPE_PRESERVE
+	}
+	setAddr(&a.stream, uintptr(stream))
+	return f.status(cGetDCPLocalSeqLens(a, f.msg))
 }

@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import (
 	"strconv"
 	"strings"
@@ -115,4 +121,29 @@ func (ctx *Context) SetKVCacheLayoutOverride(layout KVCacheLayout) error {
 		"Context.SetKVCacheLayoutOverride", func(f *frame, c cContext) error {
 			return f.setKVCacheLayoutOverride(c, layout)
 		})
+}
+
+func (f *frame) isValidKVCacheLayout(value string) (bool, error) {
+	var valid C.int32_t
+	err := f.status(cIsValidKVCacheLayout(f.cstring(value), &valid, f.msg))
+	return valid != 0, err
+}
+
+func (f *frame) setKVCacheLayoutOverride(ctx cContext, l KVCacheLayout) error {
+	return f.status(cContextSetKVCacheLayoutOverride(ctx, C.int32_t(l), f.msg))
+}
+
+func (f *frame) getKVCacheLayout(ctx cContext, mask uint32, readEnv bool, env *string,
+	connector KVCacheLayout) (KVCacheLayout, error) {
+	a := cArgs[C.cattn_kv_cache_layout_args_t](f)
+	a.supported_mask = C.uint32_t(mask)
+	a.read_environment = b2i(readEnv)
+	if env != nil {
+		a.env_value = f.cstring(*env)
+	}
+	a.connector_layout = C.cattn_kv_cache_layout_t(connector)
+	if err := f.status(cGetKVCacheLayout(ctx, a, f.msg)); err != nil {
+		return KVCacheLayoutUnset, err
+	}
+	return KVCacheLayout(a.layout), nil
 }

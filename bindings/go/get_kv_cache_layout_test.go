@@ -76,7 +76,7 @@ func TestGetKVCacheLayoutVectors(t *testing.T) {
 					t.Fatalf("%s: %v", name, err)
 				}
 				wantEqual(t, name, got.String(), c.Layout)
-				wantEqual(t, name+" (C name)", cKVCacheLayoutName(got), c.Layout)
+				wantEqual(t, name+" (C name)", cKVCacheLayoutName(int32(got)), c.Layout)
 			}
 			if c.Override == nil {
 				// Without an override, no context resolves the same way.
@@ -130,6 +130,6 @@ func TestKVCacheLayoutNames(t *testing.T) {
 	wantEqual(t, "HND", KVCacheLayoutHND.String(), "HND")
 	wantEqual(t, "unset", KVCacheLayoutUnset.String(), "UNSET")
 	wantEqual(t, "other", KVCacheLayout(9).String(), "KVCacheLayout(9)")
-	wantEqual(t, "C has no name for unset", cKVCacheLayoutName(KVCacheLayoutUnset), "")
+	wantEqual(t, "C has no name for unset", cKVCacheLayoutName(int32(KVCacheLayoutUnset)), "")
 	wantEqual(t, "bits", KVCacheLayoutNHD.Bit()|KVCacheLayoutHND.Bit(), uint32(6))
 }

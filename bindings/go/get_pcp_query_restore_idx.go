@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 // GetPCPQueryRestoreIdxSize returns the exact length of the restore index for a host
 // cuNumTokens ([R + 1] int32/int64): twice the sum of the per-request half lengths
 // (cattn_get_pcp_query_restore_idx_size). Errors: StatusInvalidArgument for a device tensor,
@@ -74,4 +80,18 @@ func PCPQueryRestoreIdx[T Index](cuNumTokens []T) ([]T, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+func (f *frame) getPCPQueryRestoreIdxSize(cu cTensor) (int64, error) {
+	var size C.int64_t
+	err := f.status(cGetPCPQueryRestoreIdxSize(cu, &size, f.msg))
+	return int64(size), err
+}
+
+func (f *frame) getPCPQueryRestoreIdx(cu, out cTensor, stream Stream) error {
+	a := cArgs[C.cattn_pcp_query_restore_idx_args_t](f)
+	a.cu_num_tokens = cu
+	a.restore_idx = out
+	setAddr(&a.stream, uintptr(stream))
+	return f.status(cGetPCPQueryRestoreIdx(a, f.msg))
 }

@@ -2,6 +2,14 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
+import "unsafe"
+
 import "strings"
 
 // The six physical layouts of vLLM's KVCacheLayout (since 1.1) as KVCacheLayout values: NHD is
@@ -244,4 +252,146 @@ func (ctx *Context) ResolvedKVCacheLayout() (KVCacheLayout, error) {
 			return err
 		})
 	return l, err
+}
+
+func (f *frame) kvCacheLayoutFromName(name string) (KVCacheLayout, error) {
+	var l C.int32_t
+	err := f.status(cKVCacheLayoutFromName(f.cstring(name), &l, f.msg))
+	return KVCacheLayout(l), err
+}
+
+func (f *frame) kvCacheLayoutProperties(l KVCacheLayout) (KVCacheLayoutProperties, error) {
+	p := cArgs[C.cattn_kv_cache_layout_properties_t](f)
+	if err := f.status(cKVCacheLayoutGetProperties(C.int32_t(l), p, f.msg)); err != nil {
+		return KVCacheLayoutProperties{}, err
+	}
+	var out KVCacheLayoutProperties
+	for i := range out.StrideOrder {
+		out.StrideOrder[i] = int32(p.stride_order[i])
+	}
+	for i := range out.LayerViewOrder {
+		out.LayerViewOrder[i] = int32(p.layer_view_order[i])
+	}
+	out.IsLayerCompact = p.is_layer_compact != 0
+	out.IsBlockContiguous = p.is_block_contiguous != 0
+	out.IsBlockCompact = p.is_block_compact != 0
+	out.IsBlockOutermost = p.is_block_outermost != 0
+	out.Order = int(p.order)
+	out.Name = C.GoString(p.name)
+	if p.flashinfer_layout != nil {
+		out.FlashInferLayout = C.GoString(p.flashinfer_layout)
+	}
+	return out, nil
+}
+
+func (f *frame) flashInferLayoutString(l KVCacheLayout) (string, error) {
+	out := (**C.char)(f.alloc(unsafe.Sizeof(uintptr(0))))
+	if err := f.status(cGetFlashinferLayoutString(C.int32_t(l), out, f.msg)); err != nil {
+		return "", err
+	}
+	return C.GoString(*out), nil
+}
+
+func (f *frame) kvCacheLayoutStrides(l KVCacheLayout, sizes [5]int64) (KVCacheLayoutStrides, error) {
+	a := cArgs[C.cattn_kv_cache_layout_strides_args_t](f)
+	for i, s := range sizes {
+		a.sizes[i] = C.int64_t(s)
+	}
+	a.layout = C.cattn_kv_cache_layout_t(l)
+	if err := f.status(cKVCacheLayoutStrides(a, f.msg)); err != nil {
+		return KVCacheLayoutStrides{}, err
+	}
+	var out KVCacheLayoutStrides
+	for i := range out.Strides {
+		out.Strides[i] = int64(a.strides[i])
+		out.PhysicalShape[i] = int64(a.physical_shape[i])
+	}
+	out.Numel = int64(a.numel)
+	return out, nil
+}
+
+func (f *frame) getSupportedKVCacheLayouts(counts []int64, layouts []int32, capacity int) ([]KVCacheLayout, error) {
+	a := cArgs[C.cattn_get_supported_kv_cache_layouts_args_t](f)
+	a.num_backends = C.int64_t(len(counts))
+	a.backend_counts = f.int64s(counts)
+	if len(layouts) > 0 {
+		p := f.alloc(uintptr(len(layouts)) * 4)
+		copy(unsafe.Slice((*int32)(p), len(layouts)), layouts)
+		a.layouts = (*C.cattn_kv_cache_layout_t)(p)
+	}
+	out := f.alloc(uintptr(capacity) * 4)
+	a.out = (*C.cattn_kv_cache_layout_t)(out)
+	a.out_capacity = C.int64_t(capacity)
+	if err := f.status(cGetSupportedKVCacheLayouts(a, f.msg)); err != nil {
+		return nil, err
+	}
+	got := unsafe.Slice((*int32)(out), int(a.num_out))
+	res := make([]KVCacheLayout, len(got))
+	for i, v := range got {
+		res[i] = KVCacheLayout(v)
+	}
+	return res, nil
+}
+
+func (f *frame) setKVCacheLayoutPreset(ctx cContext, name *string) error {
+	var p *C.char
+	if name != nil {
+		p = f.cstring(*name)
+	}
+	return f.status(cContextSetKVCacheLayoutPreset(ctx, p, f.msg))
+}
+
+func (f *frame) resolveKVCacheLayout(ctx cContext, args *ResolveKVCacheLayoutArgs) (ResolvedKVCacheLayout, error) {
+	a := cArgs[C.cattn_resolve_kv_cache_layout_args_t](f)
+	counts := make([]int64, len(args.Workers))
+	total := 0
+	for i, w := range args.Workers {
+		counts[i] = int64(len(w))
+		total += len(w)
+	}
+	a.num_workers = C.int64_t(len(counts))
+	a.worker_counts = f.int64s(counts)
+	if total > 0 {
+		names := unsafe.Slice((**C.char)(f.alloc(uintptr(total)*unsafe.Sizeof(uintptr(0)))), total)
+		k := 0
+		for _, w := range args.Workers {
+			for _, n := range w {
+				names[k] = f.cstring(n)
+				k++
+			}
+		}
+		a.worker_names = &names[0]
+	}
+	heads := make([]int64, len(args.Specs))
+	states := make([]int64, len(args.Specs))
+	pages := make([]int64, len(args.Specs))
+	for i, s := range args.Specs {
+		heads[i], states[i], pages[i] = s.NumHeads, s.NumStates, s.PageSizeBytes
+	}
+	a.num_specs = C.int64_t(len(args.Specs))
+	a.spec_num_heads = f.int64s(heads)
+	a.spec_num_states = f.int64s(states)
+	a.spec_page_size_bytes = f.int64s(pages)
+	if args.UserSetting != nil {
+		a.env_value = f.cstring(*args.UserSetting)
+	}
+	a.read_environment = b2i(args.ReadEnvironment)
+	if args.Connector != nil {
+		a.connector_layout = f.cstring(*args.Connector)
+	}
+	if err := f.status(cResolveKVCacheLayout(ctx, a, f.msg)); err != nil {
+		return ResolvedKVCacheLayout{}, err
+	}
+	return ResolvedKVCacheLayout{Layout: KVCacheLayout(a.layout),
+		ConnectorFellBack: a.connector_fell_back != 0, FromPreset: a.from_preset != 0}, nil
+}
+
+func (f *frame) recordKVCacheLayout(ctx cContext, name string) error {
+	return f.status(cRecordKVCacheLayout(ctx, f.cstring(name), f.msg))
+}
+
+func (f *frame) resolvedKVCacheLayout(ctx cContext) (KVCacheLayout, error) {
+	var l C.int32_t
+	err := f.status(cGetResolvedKVCacheLayout(ctx, &l, f.msg))
+	return KVCacheLayout(l), err
 }

@@ -66,7 +66,7 @@ func Load(path string) error {
 		return nil
 	}
 	library.path = path
-	library.err = cLoad(path)
+	library.err = loadLibrary(path)
 	library.loaded = library.err == nil
 	library.attempts.Store(true)
 	return library.err
@@ -90,4 +90,11 @@ func ensureLoaded() {
 	if dlopenBuild && !library.attempts.Load() {
 		_ = Load("")
 	}
+}
+
+// loadLibrary opens libcattn at path in a cattn_dlopen build (see load.go); linked, it does nothing.
+func loadLibrary(path string) error {
+	f := newFrameNoLoad("cattn_get_api", "Load", "path", "path")
+	defer f.free()
+	return f.status(cLoad(f.cstring(path), f.msg))
 }

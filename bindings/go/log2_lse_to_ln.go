@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import "unsafe"
 
 // LSERounding says how Log2LSEToLn rounds float16 and bfloat16 products.
@@ -81,4 +87,13 @@ func Log2LSEToLnOf[F float32 | float64](lse []F) ([]F, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+func (f *frame) log2LSEToLn(lse, out cTensor, rounding int64, stream Stream) error {
+	a := cArgs[C.cattn_log2_lse_to_ln_args_t](f)
+	a.lse = lse
+	a.out = out
+	a.half_rounding = C.int64_t(rounding)
+	setAddr(&a.stream, uintptr(stream))
+	return f.status(cLog2LSEToLn(a, f.msg))
 }

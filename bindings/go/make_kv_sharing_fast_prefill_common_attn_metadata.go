@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 // FastPrefillMetadataArgs are the arguments of MakeKVSharingFastPrefillCommonAttnMetadata
 // (cattn_fast_prefill_metadata_args_t).
 type FastPrefillMetadataArgs struct {
@@ -119,4 +125,15 @@ func KVSharingFastPrefillCommonAttnMetadata[T Index](queryStartLoc, logitsIndice
 	}
 	r.MaxQueryLen, r.NumActualTokens = out.MaxQueryLen, out.NumActualTokens
 	return r, nil
+}
+
+func (f *frame) makeKVSharingFastPrefill(in, out cMetadata, maxAndTotal cTensor,
+	stream Stream) (bool, error) {
+	a := cArgs[C.cattn_fast_prefill_metadata_args_t](f)
+	a.metadata = in
+	a.out = out
+	a.decode_max_and_total = maxAndTotal
+	setAddr(&a.stream, uintptr(stream))
+	err := f.status(cMakeKVSharingFastPrefillCommonAttnMetadata(a, f.msg))
+	return a.passthrough != 0, err
 }

@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import (
 	"runtime"
 	"strconv"
@@ -345,4 +351,70 @@ func LocalAttentionVirtualBatches[T Index](attnChunkSize, blockSize int64, query
 	r.MaxQueryLen, r.MaxSeqLen, r.NumActualTokens = out.MaxQueryLen, out.MaxSeqLen,
 		out.NumActualTokens
 	return r, nil
+}
+
+func (f *frame) localAttentionArgs(chunk, block int64, md cMetadata,
+	maxVirtualBatches int64) *C.cattn_local_attention_args_t {
+	a := cArgs[C.cattn_local_attention_args_t](f)
+	a.attn_chunk_size = C.int64_t(chunk)
+	a.block_size = C.int64_t(block)
+	a.metadata = md
+	a.max_virtual_batches = C.int64_t(maxVirtualBatches)
+	return a
+}
+
+func (f *frame) makeLocalAttentionVirtualBatches(chunk, block int64, md cMetadata,
+	maxVirtualBatches int64) (cPlan, error) {
+	a := f.localAttentionArgs(chunk, block, md, maxVirtualBatches)
+	if err := f.status(cMakeLocalAttentionVirtualBatches(a, f.msg)); err != nil {
+		return nil, err
+	}
+	return a.plan, nil
+}
+
+func (f *frame) makeLocalAttentionVirtualBatchesSize(chunk, block int64, md cMetadata,
+	maxVirtualBatches int64) (LocalAttentionSize, error) {
+	a := f.localAttentionArgs(chunk, block, md, maxVirtualBatches)
+	var vb, pages C.int64_t
+	var bytes C.size_t
+	err := f.status(cMakeLocalAttentionVirtualBatchesSize(a, &vb, &pages, &bytes,
+		f.msg))
+	if err != nil {
+		return LocalAttentionSize{}, err
+	}
+	return LocalAttentionSize{VirtualBatches: int64(vb), Pages: int64(pages),
+		PlanBytes: uint64(bytes)}, nil
+}
+
+func (f *frame) localAttentionPlanGetShape(p cPlan) (int64, int64, error) {
+	var vb, pages C.int64_t
+	err := f.status(cLocalAttentionPlanGetShape(p, &vb, &pages, f.msg))
+	return int64(vb), int64(pages), err
+}
+
+func (f *frame) localAttentionPlanFill(p cPlan, in, out cMetadata, stream Stream) error {
+	a := cArgs[C.cattn_local_attention_fill_args_t](f)
+	a.metadata = in
+	a.out = out
+	setAddr(&a.stream, uintptr(stream))
+	return f.status(cLocalAttentionPlanFill(p, a, f.msg))
+}
+
+func (f *frame) localAttentionPlanMakeBlockTable(p cPlan, table, out cTensor, stream Stream) error {
+	return f.status(cLocalAttentionPlanMakeBlockTable(p, table, out,
+		C.uintptr_t(stream), f.msg))
+}
+
+// t holds query_start_loc, seq_lens, block_table, query_start_loc_out, seq_lens_out,
+// num_computed_tokens_out, block_table_out, counts.
+func (f *frame) makeLocalAttentionVirtualBatchesCapturable(chunk, block int64, t [8]cTensor,
+	stream Stream) error {
+	a := cArgs[C.cattn_local_attention_capturable_args_t](f)
+	a.attn_chunk_size = C.int64_t(chunk)
+	a.block_size = C.int64_t(block)
+	a.query_start_loc, a.seq_lens, a.block_table = t[0], t[1], t[2]
+	a.query_start_loc_out, a.seq_lens_out = t[3], t[4]
+	a.num_computed_tokens_out, a.block_table_out, a.counts = t[5], t[6], t[7]
+	setAddr(&a.stream, uintptr(stream))
+	return f.status(cMakeLocalAttentionVirtualBatchesCapturable(a, f.msg))
 }

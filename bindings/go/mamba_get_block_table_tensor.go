@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import "strconv"
 
 // MambaCacheMode is vLLM's mamba_cache_mode (cattn_mamba_cache_mode_t).
@@ -100,4 +106,17 @@ func MambaBlockTable[T Index](blockTable [][]T, seqLens []T, mode MambaCacheMode
 		return nil, err
 	}
 	return splitRows(out, int(outCols)), nil
+}
+
+func (f *frame) mambaGetBlockTableTensor(table, seqLens cTensor, blockSize, nspec int64,
+	mode MambaCacheMode, out cTensor, stream Stream) error {
+	a := cArgs[C.cattn_mamba_block_table_args_t](f)
+	a.block_table = table
+	a.seq_lens = seqLens
+	a.block_size = C.int64_t(blockSize)
+	a.num_speculative_blocks = C.int64_t(nspec)
+	a.mamba_cache_mode = C.int32_t(mode)
+	a.out = out
+	setAddr(&a.stream, uintptr(stream))
+	return f.status(cMambaGetBlockTableTensor(a, f.msg))
 }

@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 // VirtualBatchBound is the result of MaxLocalAttentionVirtualBatches.
 type VirtualBatchBound struct {
 	// Bound is vLLM's min(2*maxNumSeqs + ceil(tokens/chunk), tokens); it does not hold for
@@ -27,4 +33,13 @@ func MaxLocalAttentionVirtualBatches(attnChunkSize, maxNumSeqs, maxNumBatchedTok
 		return VirtualBatchBound{}, err
 	}
 	return VirtualBatchBound{Bound: b, BoundWithEmptyRows: padded}, nil
+}
+
+func (f *frame) maxLocalAttentionVirtualBatches(chunk, seqs, tokens int64) (int64, int64, error) {
+	a := cArgs[C.cattn_max_local_attention_virtual_batches_args_t](f)
+	a.attn_chunk_size = C.int64_t(chunk)
+	a.max_num_seqs = C.int64_t(seqs)
+	a.max_num_batched_tokens = C.int64_t(tokens)
+	err := f.status(cMaxLocalAttentionVirtualBatches(a, f.msg))
+	return int64(a.bound), int64(a.bound_with_empty_rows), err
 }

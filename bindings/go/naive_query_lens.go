@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 // NaiveQueryLens writes the query lengths QueryStartLoc[i+1] - QueryStartLoc[i] into out ([B],
 // int32/int64), vLLM's CommonAttentionMetadata.naive_query_lens (cattn_naive_query_lens).
 // Only md.QueryStartLoc is read. Host tensors run synchronously; CUDA tensors are enqueued on
@@ -74,4 +80,15 @@ func queryLens(fn, goName string, md *CommonAttnMetadata, out *Tensor, computed 
 		return err
 	}
 	return f.naiveQueryLens(c, o, computed, stream)
+}
+
+func (f *frame) naiveQueryLens(md cMetadata, out cTensor, computed bool, stream Stream) error {
+	a := cArgs[C.cattn_naive_query_lens_args_t](f)
+	a.metadata = md
+	a.out = out
+	setAddr(&a.stream, uintptr(stream))
+	if computed {
+		return f.status(cComputeNumComputedTokens(a, f.msg))
+	}
+	return f.status(cNaiveQueryLens(a, f.msg))
 }

@@ -2,9 +2,16 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import (
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // CommUniqueIDBytes is the size of a communicator's unique id (CATTN_COMM_UNIQUE_ID_BYTES).
@@ -237,4 +244,78 @@ func PCPKVAllgatherAndRestore(args PCPKVAllgatherAndRestoreArgs) error {
 	}
 	return f.pcpKVAllgatherAndRestore(c, cs, args.NumActualTokens, args.Workspace,
 		args.WorkspaceSize, args.Stream)
+}
+
+func (f *frame) commGetUniqueID() (CommUniqueID, error) {
+	var id CommUniqueID
+	cid := (*C.cattn_comm_unique_id_t)(f.alloc(C.sizeof_cattn_comm_unique_id_t))
+	if err := f.status(cCommGetUniqueID(cid, f.msg)); err != nil {
+		return id, err
+	}
+	copy(id[:], unsafe.Slice((*byte)(unsafe.Pointer(&cid.bytes[0])), len(id)))
+	return id, nil
+}
+
+func (f *frame) commCreate(id *CommUniqueID, nranks, rank, device int32) (cComm, error) {
+	var cid *C.cattn_comm_unique_id_t
+	if id != nil {
+		cid = (*C.cattn_comm_unique_id_t)(f.alloc(C.sizeof_cattn_comm_unique_id_t))
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&cid.bytes[0])), len(id)), id[:])
+	}
+	out := (*cComm)(f.alloc(unsafe.Sizeof(cComm(nil))))
+	err := f.status(cCommCreate(cid, C.int32_t(nranks), C.int32_t(rank),
+		C.int32_t(device), out, f.msg))
+	if err != nil {
+		return nil, err
+	}
+	return *out, nil
+}
+
+func (f *frame) commCreateBorrowed(ncclComm uintptr) (cComm, error) {
+	out := (*cComm)(f.alloc(unsafe.Sizeof(cComm(nil))))
+	err := f.status(cCommCreateBorrowed(C.uintptr_t(ncclComm), out, f.msg))
+	if err != nil {
+		return nil, err
+	}
+	return *out, nil
+}
+
+func (f *frame) commGetRank(c cComm) (int32, error) {
+	var v C.int32_t
+	err := f.status(cCommGetRank(c, &v, f.msg))
+	return int32(v), err
+}
+
+func (f *frame) commGetSize(c cComm) (int32, error) {
+	var v C.int32_t
+	err := f.status(cCommGetSize(c, &v, f.msg))
+	return int32(v), err
+}
+
+// t holds key, value, restore_idx, key_out, value_out.
+func (f *frame) allgatherArgs(comm cComm, t [5]cTensor, n int64, workspace uintptr,
+	workspaceSize uint64, stream Stream) *C.cattn_pcp_kv_allgather_and_restore_args_t {
+	a := cArgs[C.cattn_pcp_kv_allgather_and_restore_args_t](f)
+	a.comm = comm
+	a.key, a.value = t[0], t[1]
+	a.num_actual_tokens = C.int64_t(n)
+	a.restore_idx, a.key_out, a.value_out = t[2], t[3], t[4]
+	setAddr(&a.workspace, workspace)
+	a.workspace_size = C.size_t(workspaceSize)
+	setAddr(&a.stream, uintptr(stream))
+	return a
+}
+
+func (f *frame) pcpKVAllgatherAndRestoreWorkspaceSize(comm cComm, t [5]cTensor, n int64,
+	workspace uintptr, workspaceSize uint64, stream Stream) (uint64, error) {
+	a := f.allgatherArgs(comm, t, n, workspace, workspaceSize, stream)
+	var size C.size_t
+	err := f.status(cPCPKVAllgatherAndRestoreWorkspaceSize(a, &size, f.msg))
+	return uint64(size), err
+}
+
+func (f *frame) pcpKVAllgatherAndRestore(comm cComm, t [5]cTensor, n int64, workspace uintptr,
+	workspaceSize uint64, stream Stream) error {
+	a := f.allgatherArgs(comm, t, n, workspace, workspaceSize, stream)
+	return f.status(cPCPKVAllgatherAndRestore(a, f.msg))
 }

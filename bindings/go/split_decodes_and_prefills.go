@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import "unsafe"
 
 // How the C fields of the split calls' args structs read in SplitBatch, SplitOptions and
@@ -313,4 +319,93 @@ func ReorderBatchToSplitDecodesAndPrefills[T Index](scheduled, computed, prompt 
 	}
 	return ReorderPlan{Changed: r.Changed, IndexMap: indexMap, Swaps: swaps[:r.NumSwaps],
 		Counts: r.Counts}, nil
+}
+
+func (f *frame) splitDecodesAndPrefills(qsl, isp cTensor, b SplitBatch, o SplitOptions) (
+	DecodePrefillSplit, error) {
+	a := cArgs[C.cattn_split_decodes_and_prefills_args_t](f)
+	a.query_start_loc_cpu = qsl
+	a.is_prefilling_cpu = isp
+	a.num_reqs = C.int64_t(b.NumReqs)
+	a.num_actual_tokens = C.int64_t(b.NumActualTokens)
+	a.max_query_len = C.int64_t(b.MaxQueryLen)
+	a.decode_threshold = C.int64_t(orDefault(o.DecodeThreshold, 1))
+	a.require_uniform = b2i(o.RequireUniform)
+	a.treat_short_extends_as_decodes = b2i(!o.CountShortExtendsAsPrefills)
+	if err := f.status(cSplitDecodesAndPrefills(a, f.msg)); err != nil {
+		return DecodePrefillSplit{}, err
+	}
+	return DecodePrefillSplit{int64(a.num_decodes), int64(a.num_prefills),
+		int64(a.num_decode_tokens), int64(a.num_prefill_tokens)}, nil
+}
+
+func (f *frame) splitDecodesPrefillsAndExtends(qsl, ub cTensor, b SplitBatch, thr int64) (
+	DecodeExtendPrefillSplit, error) {
+	a := cArgs[C.cattn_split_decodes_prefills_and_extends_args_t](f)
+	a.query_start_loc_cpu = qsl
+	a.seq_lens_cpu_upper_bound = ub
+	a.num_reqs = C.int64_t(b.NumReqs)
+	a.num_actual_tokens = C.int64_t(b.NumActualTokens)
+	a.max_query_len = C.int64_t(b.MaxQueryLen)
+	a.decode_threshold = C.int64_t(thr)
+	if err := f.status(cSplitDecodesPrefillsAndExtends(a, f.msg)); err != nil {
+		return DecodeExtendPrefillSplit{}, err
+	}
+	return DecodeExtendPrefillSplit{int64(a.num_decodes), int64(a.num_extends),
+		int64(a.num_prefills), int64(a.num_decode_tokens), int64(a.num_extend_tokens),
+		int64(a.num_prefill_tokens)}, nil
+}
+
+func (f *frame) splitDecodesAndPrefillsCapturable(qsl, isp, tokens, mql, result cTensor,
+	o SplitOptions, stream Stream) error {
+	a := cArgs[C.cattn_split_decodes_and_prefills_capturable_args_t](f)
+	a.query_start_loc = qsl
+	a.is_prefilling = isp
+	a.num_actual_tokens = tokens
+	a.max_query_len = mql
+	a.decode_threshold = C.int64_t(orDefault(o.DecodeThreshold, 1))
+	a.require_uniform = b2i(o.RequireUniform)
+	a.treat_short_extends_as_decodes = b2i(!o.CountShortExtendsAsPrefills)
+	a.result = result
+	setAddr(&a.stream, uintptr(stream))
+	return f.status(cSplitDecodesAndPrefillsCapturable(a, f.msg))
+}
+
+func (f *frame) splitDecodesPrefillsAndExtendsCapturable(qsl, ub, tokens, mql, result cTensor,
+	thr int64, stream Stream) error {
+	a := cArgs[C.cattn_split_decodes_prefills_and_extends_capturable_args_t](f)
+	a.query_start_loc = qsl
+	a.seq_lens_upper_bound = ub
+	a.num_actual_tokens = tokens
+	a.max_query_len = mql
+	a.decode_threshold = C.int64_t(thr)
+	a.result = result
+	setAddr(&a.stream, uintptr(stream))
+	return f.status(cSplitDecodesPrefillsAndExtendsCapturable(a, f.msg))
+}
+
+func (f *frame) splitPrefillChunks(seq, chunks cTensor, ws, off int64) (int64, error) {
+	a := cArgs[C.cattn_split_prefill_chunks_args_t](f)
+	a.seq_lens_cpu = seq
+	a.workspace_size = C.int64_t(ws)
+	a.request_offset = C.int64_t(off)
+	a.chunks = chunks
+	err := f.status(cSplitPrefillChunks(a, f.msg))
+	return int64(a.num_chunks), err
+}
+
+func (f *frame) reorderBatch(s, c, p, indexMap, swaps cTensor, thr int64) (ReorderResult, error) {
+	a := cArgs[C.cattn_reorder_batch_args_t](f)
+	a.num_scheduled_tokens = s
+	a.num_computed_tokens = c
+	a.num_prompt_tokens = p
+	a.decode_threshold = C.int64_t(thr)
+	a.index_map = indexMap
+	a.swaps = swaps
+	if err := f.status(cReorderBatchToSplitDecodesAndPrefills(a, f.msg)); err != nil {
+		return ReorderResult{}, err
+	}
+	return ReorderResult{Changed: a.changed != 0, NumSwaps: int64(a.num_swaps),
+		Counts: [4]int64{int64(a.num_decodes), int64(a.num_short_extends),
+			int64(a.num_long_extends), int64(a.num_prefills)}}, nil
 }

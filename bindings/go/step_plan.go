@@ -2,9 +2,16 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import (
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // StepProduct is a set of the products a StepPlan computes (cattn_step_plan_desc_t.products):
@@ -342,4 +349,91 @@ func (plan *StepPlan) Run(batch StepBatch, out StepOutputs, stream Stream) error
 		return err
 	}
 	return f.stepPlanRun(p, bs, outs, out.Workspace, out.WorkspaceBytes, stream)
+}
+
+func (f *frame) stepPlanCreate(d *StepPlanDesc) (cStepPlan, error) {
+	c := cArgs[C.cattn_step_plan_desc_t](f)
+	c.products = C.uint32_t(d.Products)
+	c.max_num_reqs = C.int64_t(d.MaxNumReqs)
+	c.max_num_tokens = C.int64_t(d.MaxNumTokens)
+	c.max_num_blocks_per_req = C.int64_t(d.MaxNumBlocksPerReq)
+	c.max_num_logits = C.int64_t(d.MaxNumLogits)
+	c.dcp.dcp_size = C.int64_t(nonZero(d.DCP.DCPSize, 1))
+	c.dcp.dcp_rank = C.int64_t(d.DCP.Ranks.c())
+	c.dcp.dcp_kv_cache_interleave_size = C.int64_t(nonZero(d.DCP.InterleaveSize, 1))
+	c.mamba.block_size = C.int64_t(nonZero(d.Mamba.BlockSize, 1))
+	c.mamba.num_speculative_blocks = C.int64_t(d.Mamba.NumSpeculativeBlocks)
+	c.mamba.mamba_cache_mode = C.int32_t(d.Mamba.Mode)
+	c.conv1d.block_m = C.int64_t(nonZero(d.Conv1d.BlockM, 8))
+	c.local_attention.attn_chunk_size = C.int64_t(d.LocalAttention.AttnChunkSize)
+	c.local_attention.block_size = C.int64_t(d.LocalAttention.BlockSize)
+	c.extend.n = C.int64_t(orDefault(d.Extend.N, 1))
+	out := (*cStepPlan)(f.alloc(unsafe.Sizeof(cStepPlan(nil))))
+	if err := f.status(cStepPlanCreate(c, out, f.msg)); err != nil {
+		return nil, err
+	}
+	return *out, nil
+}
+
+func (f *frame) stepPlanGetShape(p cStepPlan) (StepPlanShape, error) {
+	s := cArgs[C.cattn_step_plan_shape_t](f)
+	if err := f.status(cStepPlanGetShape(p, s, f.msg)); err != nil {
+		return StepPlanShape{}, err
+	}
+	return StepPlanShape{
+		RestoreCapacity: int64(s.restore_capacity),
+		Conv1dCapacity:  int64(s.conv1d_capacity),
+		LocalCapacity:   int64(s.local_capacity),
+		LocalPages:      int64(s.local_pages),
+		MambaColumns:    int64(s.mamba_columns),
+	}, nil
+}
+
+func (f *frame) stepPlanWorkspaceSize(p cStepPlan) (uint64, error) {
+	var bytes C.size_t
+	err := f.status(cStepPlanWorkspaceSize(p, &bytes, f.msg))
+	return uint64(bytes), err
+}
+
+// b holds the batch's tensors in cattn_step_batch_t order (stepBatchFields), o the outputs'
+// in cattn_step_outputs_t order (stepOutputFields).
+func (f *frame) stepPlanRun(p cStepPlan, b [6]cTensor, o [17]cTensor, workspace uintptr,
+	workspaceBytes uint64, stream Stream) error {
+	cb := cArgs[C.cattn_step_batch_t](f)
+	cb.query_start_loc, cb.seq_lens, cb.block_table = b[0], b[1], b[2]
+	cb.cu_num_tokens, cb.logits_indices, cb.num_logits_indices = b[3], b[4], b[5]
+	co := cArgs[C.cattn_step_outputs_t](f)
+	co.dcp_local_seq_lens, co.pcp_query_restore_idx, co.mamba_block_table = o[0], o[1], o[2]
+	co.conv1d_nums, co.conv1d_mlist, co.conv1d_offsetlist = o[3], o[4], o[5]
+	co.conv1d_batch_ptr, co.conv1d_token_chunk_offset_ptr = o[6], o[7]
+	co.local_query_start_loc, co.local_seq_lens = o[8], o[9]
+	co.local_num_computed_tokens, co.local_block_table = o[10], o[11]
+	co.decode_query_start_loc, co.extend_query_start_loc, co.extend_seq_lens = o[12], o[13], o[14]
+	co.counts, co.counts_host = o[15], o[16]
+	setAddr(&co.workspace, workspace)
+	co.workspace_bytes = C.size_t(workspaceBytes)
+	return f.status(cStepPlanRun(p, cb, co, C.uintptr_t(stream), f.msg))
+}
+
+// stepPlanDescInit returns CATTN_STEP_PLAN_DESC_INIT as a StepPlanDesc (tests compare it with
+// DefaultStepPlanDesc).
+func stepPlanDescInit() StepPlanDesc {
+	d := cStepPlanDescInit()
+	return StepPlanDesc{
+		Products:           StepProduct(d.products),
+		MaxNumReqs:         int64(d.max_num_reqs),
+		MaxNumTokens:       int64(d.max_num_tokens),
+		MaxNumBlocksPerReq: int64(d.max_num_blocks_per_req),
+		MaxNumLogits:       int64(d.max_num_logits),
+		DCP: StepDCPParams{DCPSize: int64(d.dcp.dcp_size), Ranks: DCPRank(int64(d.dcp.dcp_rank)),
+			InterleaveSize: int64(d.dcp.dcp_kv_cache_interleave_size)},
+		Mamba: StepMambaParams{BlockSize: int64(d.mamba.block_size),
+			NumSpeculativeBlocks: int64(d.mamba.num_speculative_blocks),
+			Mode:                 MambaCacheMode(d.mamba.mamba_cache_mode)},
+		Conv1d: StepConv1dParams{BlockM: int64(d.conv1d.block_m)},
+		LocalAttention: StepLocalAttentionParams{
+			AttnChunkSize: int64(d.local_attention.attn_chunk_size),
+			BlockSize:     int64(d.local_attention.block_size)},
+		Extend: StepExtendParams{N: Ptr(int64(d.extend.n))},
+	}
 }

@@ -50,7 +50,7 @@ func stepDesc(products StepProduct) StepPlanDesc {
 
 func TestStepPlanDescDefaultsMatchTheHeader(t *testing.T) {
 	wantEqual(t, "DefaultStepPlanDesc = CATTN_STEP_PLAN_DESC_INIT", DefaultStepPlanDesc(),
-		cStepPlanDescInit())
+		stepPlanDescInit())
 	wantEqual(t, "DefaultStepPlanDesc", DefaultStepPlanDesc(), StepPlanDesc{
 		DCP:    StepDCPParams{DCPSize: 1, Ranks: AllDCPRanks, InterleaveSize: 1},
 		Mamba:  StepMambaParams{BlockSize: 1, NumSpeculativeBlocks: 0, Mode: MambaCacheModeNone},

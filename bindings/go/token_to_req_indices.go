@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import "strconv"
 
 // TokenToReqIndices writes the request of every token into buffer ([>= max(M, T)],
@@ -64,4 +70,12 @@ func TokenToReqIndicesOf[T Index](queryStartLoc []T, numTokens int64) ([]T, erro
 		return nil, err
 	}
 	return out[:numTokens], nil
+}
+
+func (f *frame) tokenToReqIndices(md cMetadata, buffer cTensor, stream Stream) error {
+	a := cArgs[C.cattn_token_to_req_indices_args_t](f)
+	a.metadata = md
+	a.buffer = buffer
+	setAddr(&a.stream, uintptr(stream))
+	return f.status(cTokenToReqIndices(a, f.msg))
 }

@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 // Unpadded returns the metadata of the first numActualReqs requests and numActualTokens
 // tokens of a padded batch, vLLM's CommonAttentionMetadata.unpadded (cattn_unpadded). Every
 // per-request and per-token tensor of md becomes a view of its first entries (a new *Tensor
@@ -45,4 +51,17 @@ func Unpadded(md *CommonAttnMetadata, numActualTokens, numActualReqs int64) (*Co
 	res.NumReqs = int64(out.num_reqs)
 	res.NumActualTokens = int64(out.num_actual_tokens)
 	return &res, nil
+}
+
+// unpadded fills out with views in C storage owned by the frame; the caller reads their
+// first dimensions (firstDim) before the frame is freed.
+func (f *frame) unpadded(in, out cMetadata, tokens, reqs int64) error {
+	st := cArgs[C.cattn_unpadded_storage_t](f)
+	a := cArgs[C.cattn_unpadded_args_t](f)
+	a.metadata = in
+	a.out = out
+	a.storage = st
+	a.num_actual_tokens = C.int64_t(tokens)
+	a.num_actual_reqs = C.int64_t(reqs)
+	return f.status(cUnpadded(a, f.msg))
 }

@@ -2,6 +2,12 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 // HeaderVersion is CATTN_VERSION_NUMBER of the cattn.h this package was compiled against:
 // MAJOR * 10000 + MINOR * 100 + PATCH. Compare it with Version to detect a library that
 // differs from the header.
@@ -34,4 +40,10 @@ func CUDADeviceCount() (int32, error) {
 	f := newFrame("cattn_cuda_device_count", "CUDADeviceCount")
 	defer f.free()
 	return f.cudaDeviceCount()
+}
+
+func (f *frame) cudaDeviceCount() (int32, error) {
+	var n C.int32_t
+	err := f.status(cCUDADeviceCount(&n, f.msg))
+	return int32(n), err
 }

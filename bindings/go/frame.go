@@ -2,41 +2,25 @@
 
 package cattn
 
-// The memory side of the cgo layer. Every C struct a call passes (DLTensors, their shape and
-// stride arrays, argument structs, metadata) is allocated in C memory for the duration of the
-// call, so that C never receives Go memory that holds pointers. The only Go memory C sees is
-// the data of slice-backed tensors, pinned with a runtime.Pinner while the call runs.
-
 /*
 #include <stdint.h>
-#include <stdlib.h>
 #include <cattn.h>
 */
 import "C"
 
-import (
-	"runtime"
-	"unsafe"
-)
+import "unsafe"
 
-// msgCap bounds the copy of cattn_last_error_message a failing call takes; longer messages
-// are cut (libcattn's are a few hundred bytes).
-const msgCap = 4096
-
-type (
-	cTensor   = *C.DLTensor
-	cMetadata = *C.cattn_common_attn_metadata_t
-)
+// The bridge between the idiomatic layer and the cgo layer: a call's frame turns *Tensor and
+// *CommonAttnMetadata into C structs in C memory (cMem), and a C status with its message into
+// an *Error in Go terms (names.go).
 
 // frame holds one call's C memory and pins, released together by free.
 type frame struct {
+	cMem             // the C memory, pins and message buffer
 	fn        string // the C function, for errors found on the Go side
 	names     callNames
-	blocks    []unsafe.Pointer
-	pinner    runtime.Pinner
 	tensors   []tensorEntry
 	metadatas []metadataEntry
-	msg       *C.char
 }
 
 type tensorEntry struct {
@@ -60,7 +44,7 @@ func newFrame(fn, goName string, renames ...string) *frame {
 
 func newFrameNoLoad(fn, goName string, renames ...string) *frame {
 	f := &frame{fn: fn, names: callNames{c: fn, goName: goName, renames: renames}}
-	f.msg = (*C.char)(f.alloc(msgCap))
+	f.cMem.init()
 	return f
 }
 
@@ -80,33 +64,9 @@ func (f *frame) argError(arg, problem, got, expected string) *Error {
 
 // free releases the C memory and unpins the slices; the frame is unusable afterwards.
 func (f *frame) free() {
-	f.pinner.Unpin()
-	for _, b := range f.blocks {
-		C.free(b)
-	}
-	f.blocks = nil
+	f.cMem.free()
 	f.tensors = nil
 	f.metadatas = nil
-}
-
-// alloc returns n zeroed bytes of C memory owned by the frame.
-func (f *frame) alloc(n uintptr) unsafe.Pointer {
-	if n == 0 {
-		n = 1
-	}
-	p := C.calloc(1, C.size_t(n))
-	if p == nil {
-		panic("cattn: out of C memory")
-	}
-	f.blocks = append(f.blocks, p)
-	return p
-}
-
-// cstring copies s into NUL-terminated C memory owned by the frame.
-func (f *frame) cstring(s string) *C.char {
-	p := f.alloc(uintptr(len(s)) + 1)
-	copy(unsafe.Slice((*byte)(p), len(s)), s)
-	return (*C.char)(p)
 }
 
 // status turns a C status into the call's error, reading the message the C helper copied
@@ -115,7 +75,7 @@ func (f *frame) status(s C.cattn_status_t) error {
 	if s == C.CATTN_OK {
 		return nil
 	}
-	return f.goError(&Error{Code: Status(s), Message: C.GoString(f.msg)})
+	return f.goError(&Error{Code: Status(s), Message: f.message()})
 }
 
 // tensor returns the C DLTensor for t (NULL for nil), made once per frame: passing the same
@@ -284,4 +244,8 @@ func (f *frame) readMetadata(c cMetadata, m *CommonAttnMetadata) error {
 		m.MaxLogitsPerReq = 0 // CATTN_NOT_GIVEN
 	}
 	return nil
+}
+
+func (f *frame) newMetadataOut() cMetadata {
+	return cArgs[C.cattn_common_attn_metadata_t](f)
 }
