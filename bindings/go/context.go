@@ -8,11 +8,7 @@ package cattn
 */
 import "C"
 
-import (
-	"runtime"
-	"sync"
-	"unsafe"
-)
+import "unsafe"
 
 // Context carries state that vLLM keeps in module globals, today the KV-cache layout override
 // (cattn_context_t), so that two engines in one process do not share it.
@@ -22,8 +18,7 @@ import (
 //
 // See docs/api/context.md.
 type Context struct {
-	mu sync.RWMutex // held for reading by calls, for writing by Close
-	c  cContext
+	h *handle[cContext]
 }
 
 // NewContext creates a context with no layout override (cattn_context_create).
@@ -34,9 +29,7 @@ func NewContext() (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx := &Context{c: c}
-	runtime.SetFinalizer(ctx, (*Context).Close)
-	return ctx, nil
+	return &Context{h: newHandle(c, cContextDestroy)}, nil
 }
 
 // Close destroys the context (cattn_context_destroy). It waits for calls using the context to
@@ -48,14 +41,7 @@ func (ctx *Context) Close() error {
 	if ctx == nil {
 		return nil
 	}
-	ctx.mu.Lock()
-	defer ctx.mu.Unlock()
-	if ctx.c != nil {
-		cContextDestroy(ctx.c)
-		ctx.c = nil
-		runtime.SetFinalizer(ctx, nil)
-	}
-	return nil
+	return ctx.h.Close()
 }
 
 // acquire read-locks an open context for the frame's call; the caller must call release.
@@ -64,17 +50,12 @@ func (ctx *Context) acquire(f *frame) (cContext, error) {
 	if ctx == nil {
 		return nil, nil
 	}
-	ctx.mu.RLock()
-	if ctx.c == nil {
-		ctx.mu.RUnlock()
-		return nil, f.argError("ctx", "is closed", "a closed Context", "an open Context")
-	}
-	return ctx.c, nil
+	return ctx.h.acquire(f, "ctx", "Context", false)
 }
 
 func (ctx *Context) release() {
 	if ctx != nil {
-		ctx.mu.RUnlock()
+		ctx.h.release(false)
 	}
 }
 

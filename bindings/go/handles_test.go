@@ -63,3 +63,24 @@ func TestFinalizersReleaseForgottenHandles(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Every handle type shares one implementation (handle.go): a zero value is refused like a
+// closed handle, and a closed one names the Go type.
+func TestZeroAndClosedHandles(t *testing.T) {
+	var zero StepPlan
+	_, err := zero.Shape()
+	wantError(t, err, StatusInvalidArgument, "cattn.StepPlan.Shape: plan is closed (got a zero StepPlan")
+	mustOK(t, zero.Close())
+
+	plan, err := NewStepPlan(stepDesc(StepAllProducts))
+	mustOK(t, err)
+	mustOK(t, plan.Close())
+	_, err = plan.WorkspaceSize()
+	wantError(t, err, StatusInvalidArgument, "plan is closed (got a closed StepPlan, expected an open StepPlan)")
+
+	ctx, err := NewContext()
+	mustOK(t, err)
+	mustOK(t, ctx.Close())
+	_, err = ctx.GetKVCacheLayout(KVCacheLayoutArgs{})
+	wantError(t, err, StatusInvalidArgument, "ctx is closed (got a closed Context, expected an open Context)")
+}

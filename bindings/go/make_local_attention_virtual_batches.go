@@ -8,19 +8,14 @@ package cattn
 */
 import "C"
 
-import (
-	"runtime"
-	"strconv"
-	"sync"
-)
+import "strconv"
 
 // LocalAttentionPlan is the result of splitting a batch into attention-chunk-local virtual
 // batches (cattn_local_attention_plan_t): vLLM's returned metadata plus its make_block_table
 // closure. It is immutable and may be used from many goroutines at once. Close it when done;
 // a finalizer closes an unreachable one, but only as a safety net.
 type LocalAttentionPlan struct {
-	mu sync.RWMutex // read: calls; write: Close
-	p  cPlan
+	h *handle[cPlan]
 }
 
 // MakeLocalAttentionVirtualBatches plans the virtual batches of chunked local attention, as
@@ -89,9 +84,7 @@ func newLocalAttentionPlan(f *frame, args LocalAttentionArgs) (*LocalAttentionPl
 	if err != nil {
 		return nil, err
 	}
-	plan := &LocalAttentionPlan{p: p}
-	runtime.SetFinalizer(plan, (*LocalAttentionPlan).Close)
-	return plan, nil
+	return &LocalAttentionPlan{h: newHandle(p, cLocalAttentionPlanDestroy)}, nil
 }
 
 // MakeLocalAttentionVirtualBatchesSize reports, without allocating, what NewLocalAttentionPlan
@@ -121,27 +114,17 @@ func (plan *LocalAttentionPlan) Close() error {
 	if plan == nil {
 		return nil
 	}
-	plan.mu.Lock()
-	defer plan.mu.Unlock()
-	if plan.p != nil {
-		cLocalAttentionPlanDestroy(plan.p)
-		plan.p = nil
-		runtime.SetFinalizer(plan, nil)
-	}
-	return nil
+	return plan.h.Close()
 }
 
 func (plan *LocalAttentionPlan) acquire(f *frame) (cPlan, error) {
 	if plan == nil {
 		return nil, f.argError("plan", "is NULL", "a nil *LocalAttentionPlan", "a plan")
 	}
-	plan.mu.RLock()
-	if plan.p == nil {
-		plan.mu.RUnlock()
-		return nil, f.argError("plan", "is closed", "a closed LocalAttentionPlan", "an open plan")
-	}
-	return plan.p, nil
+	return plan.h.acquire(f, "plan", "LocalAttentionPlan", false)
 }
+
+func (plan *LocalAttentionPlan) release() { plan.h.release(false) }
 
 // Shape returns the number of virtual batches V and the block-table pages per virtual batch P
 // (cattn_local_attention_plan_get_shape).
@@ -154,7 +137,7 @@ func (plan *LocalAttentionPlan) Shape() (virtualBatches, pages int64, err error)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer plan.mu.RUnlock()
+	defer plan.release()
 	return f.localAttentionPlanGetShape(p)
 }
 
@@ -182,7 +165,7 @@ func (plan *LocalAttentionPlan) Fill(metadata, out *CommonAttnMetadata, stream S
 	if err != nil {
 		return err
 	}
-	defer plan.mu.RUnlock()
+	defer plan.release()
 	in, err := f.metadata("args->metadata", metadata)
 	if err != nil {
 		return err
@@ -211,7 +194,7 @@ func (plan *LocalAttentionPlan) MakeBlockTable(blockTable, out *Tensor, stream S
 	if err != nil {
 		return err
 	}
-	defer plan.mu.RUnlock()
+	defer plan.release()
 	bt, err := f.tensor("block_table", blockTable)
 	if err != nil {
 		return err

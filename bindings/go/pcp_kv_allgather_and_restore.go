@@ -8,11 +8,7 @@ package cattn
 */
 import "C"
 
-import (
-	"runtime"
-	"sync"
-	"unsafe"
-)
+import "unsafe"
 
 // CommUniqueIDBytes is the size of a communicator's unique id (CATTN_COMM_UNIQUE_ID_BYTES).
 const CommUniqueIDBytes = 128
@@ -45,15 +41,10 @@ func NewCommUniqueID() (CommUniqueID, error) {
 // collective calls in the same order. Rank and Size may be called at any time. Close the
 // Comm when done; a finalizer closes an unreachable one, but only as a safety net.
 type Comm struct {
-	mu sync.RWMutex // read: Rank, Size; write: collectives and Close
-	c  cComm
+	h *handle[cComm] // acquired shared by Rank and Size, exclusive by collectives
 }
 
-func newComm(c cComm) *Comm {
-	comm := &Comm{c: c}
-	runtime.SetFinalizer(comm, (*Comm).Close)
-	return comm
-}
+func newComm(c cComm) *Comm { return &Comm{h: newHandle(c, cCommDestroy)} }
 
 // NewComm creates and owns a communicator of nranks ranks from a unique id
 // (cattn_comm_create, ncclCommInitRank on cudaDevice). It blocks until all nranks ranks have
@@ -98,14 +89,7 @@ func (comm *Comm) Close() error {
 	if comm == nil {
 		return nil
 	}
-	comm.mu.Lock()
-	defer comm.mu.Unlock()
-	if comm.c != nil {
-		cCommDestroy(comm.c)
-		comm.c = nil
-		runtime.SetFinalizer(comm, nil)
-	}
-	return nil
+	return comm.h.Close()
 }
 
 // lock takes the Comm, the frame's argument arg, for its call (shared or exclusive); release
@@ -114,25 +98,10 @@ func (comm *Comm) lock(f *frame, arg string, exclusive bool) (cComm, error) {
 	if comm == nil {
 		return nil, f.argError(arg, "is NULL", "a nil *Comm", "a Comm")
 	}
-	if exclusive {
-		comm.mu.Lock()
-	} else {
-		comm.mu.RLock()
-	}
-	if comm.c == nil {
-		comm.unlock(exclusive)
-		return nil, f.argError(arg, "is closed", "a closed Comm", "an open Comm")
-	}
-	return comm.c, nil
+	return comm.h.acquire(f, arg, "Comm", exclusive)
 }
 
-func (comm *Comm) unlock(exclusive bool) {
-	if exclusive {
-		comm.mu.Unlock()
-	} else {
-		comm.mu.RUnlock()
-	}
-}
+func (comm *Comm) unlock(exclusive bool) { comm.h.release(exclusive) }
 
 // Rank returns this rank's index in its group, in [0, Size) (cattn_comm_get_rank).
 //

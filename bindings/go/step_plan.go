@@ -8,11 +8,7 @@ package cattn
 */
 import "C"
 
-import (
-	"runtime"
-	"sync"
-	"unsafe"
-)
+import "unsafe"
 
 // StepProduct is a set of the products a StepPlan computes (cattn_step_plan_desc_t.products):
 // an OR of the Step* bits below, each named after the utility whose values it gives.
@@ -201,8 +197,7 @@ type StepOutputs struct {
 // A StepPlan is immutable and may be used from many goroutines at once. Close it when done; a
 // finalizer closes an unreachable one, but only as a safety net. Since 1.1.
 type StepPlan struct {
-	mu sync.RWMutex // read: calls; write: Close
-	p  cStepPlan
+	h *handle[cStepPlan]
 }
 
 // NewStepPlan creates a step plan from desc (cattn_step_plan_create). The launch layout is
@@ -219,9 +214,7 @@ func NewStepPlan(desc StepPlanDesc) (*StepPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &StepPlan{p: p}
-	runtime.SetFinalizer(plan, (*StepPlan).Close)
-	return plan, nil
+	return &StepPlan{h: newHandle(p, cStepPlanDestroy)}, nil
 }
 
 // Close destroys the plan (cattn_step_plan_destroy). It waits for calls using the plan to
@@ -233,27 +226,17 @@ func (plan *StepPlan) Close() error {
 	if plan == nil {
 		return nil
 	}
-	plan.mu.Lock()
-	defer plan.mu.Unlock()
-	if plan.p != nil {
-		cStepPlanDestroy(plan.p)
-		plan.p = nil
-		runtime.SetFinalizer(plan, nil)
-	}
-	return nil
+	return plan.h.Close()
 }
 
 func (plan *StepPlan) acquire(f *frame) (cStepPlan, error) {
 	if plan == nil {
 		return nil, f.argError("plan", "is NULL", "a nil *StepPlan", "a plan")
 	}
-	plan.mu.RLock()
-	if plan.p == nil {
-		plan.mu.RUnlock()
-		return nil, f.argError("plan", "is closed", "a closed StepPlan", "an open plan")
-	}
-	return plan.p, nil
+	return plan.h.acquire(f, "plan", "StepPlan", false)
 }
+
+func (plan *StepPlan) release() { plan.h.release(false) }
 
 // Shape returns the capacities the plan's outputs must hold (cattn_step_plan_get_shape).
 // Since 1.1.
@@ -266,7 +249,7 @@ func (plan *StepPlan) Shape() (StepPlanShape, error) {
 	if err != nil {
 		return StepPlanShape{}, err
 	}
-	defer plan.mu.RUnlock()
+	defer plan.release()
 	return f.stepPlanGetShape(p)
 }
 
@@ -282,7 +265,7 @@ func (plan *StepPlan) WorkspaceSize() (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer plan.mu.RUnlock()
+	defer plan.release()
 	return f.stepPlanWorkspaceSize(p)
 }
 
@@ -327,7 +310,7 @@ func (plan *StepPlan) Run(batch StepBatch, out StepOutputs, stream Stream) error
 	if err != nil {
 		return err
 	}
-	defer plan.mu.RUnlock()
+	defer plan.release()
 	if out.CountsHost != nil && out.CountsHost.slice {
 		// The kernel writes it after the call returns, when Go no longer pins it.
 		return f.argError("outputs->counts_host", "is Go memory", "a slice-backed Tensor",
