@@ -209,6 +209,21 @@ impl<'l> Api<'l> {
         Err(Error::new(status, self.last_error_message()))
     }
 
+    /// [`Api::check`] for a call made on behalf of the Rust function `function`: the error's
+    /// message names the argument in that function's terms (crate::names), and
+    /// [`Error::c_message`] keeps the library's.
+    pub(crate) fn check_in(self, status: sys::cattn_status_t, function: &str) -> Result<()> {
+        let code = status as i32;
+        let Some(status) = Status::from_code(code) else {
+            return Ok(());
+        };
+        Err(Error::from_library(
+            status,
+            self.last_error_message(),
+            function,
+        ))
+    }
+
     /// `cattn_last_error_message()`: the message of this thread's last failed call in this
     /// library ("" when none failed).
     ///

@@ -95,17 +95,26 @@ impl fmt::Display for Status {
 /// A failed call: the status and the message libcattn gave for it.
 ///
 /// The message is `cattn_last_error_message()` read on the calling thread right after the
-/// failing call (`"<function>: <argument> <problem> (got X, expected Y)"`). Checks this crate
-/// makes itself before calling the library (a slice too short for a shape, a negative DCP rank,
-/// ragged rows, ...) give [`Status::InvalidArgument`] with a message of the same form that
-/// names the Rust function by its path and the argument by its Rust name:
-/// `"cattn::get_dcp_local_seq_lens: args.dcp_rank is negative (got -1, expected ...)"`.
-/// Failures of the crate's own plumbing (an old function table, a library that cannot be
-/// loaded) start with `cattn:`.
+/// failing call (`"<function>: <argument> <problem> (got X, expected Y)"`), with the function
+/// and the argument in Rust terms: the library's `"cattn_fused_pcp_qkv_select_size:
+/// pcp_world_size is out of range (got 0, expected >= 1)"` comes out of [`crate::pcp_qkv_halves`]
+/// as `"cattn::pcp_qkv_halves: pcp_world_size is out of range (got 0, expected >= 1)"`, and its
+/// `args->k_tail` out of [`crate::fused_pcp_qkv_select`] as `out.k_tail`. One table of the
+/// crate maps each C argument path to the Rust parameter or field that carries it, per Rust
+/// function; a message whose argument it does not name keeps the library's wording.
+/// [`Error::c_message`] is the library's message as it was written.
+///
+/// Checks this crate makes itself before calling the library (a slice too short for a shape,
+/// a negative DCP rank, ragged rows, ...) give [`Status::InvalidArgument`] with a message of
+/// the same form: `"cattn::get_dcp_local_seq_lens: args.dcp_rank is negative (got -1,
+/// expected ...)"`. Failures of the crate's own plumbing (an old function table, a library
+/// that cannot be loaded) start with `cattn:`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
     status: Status,
     message: String,
+    /// The library's message, for an error the library reported.
+    c_message: Option<String>,
 }
 
 impl Error {
@@ -114,7 +123,34 @@ impl Error {
         Error {
             status,
             message: message.into(),
+            c_message: None,
         }
+    }
+
+    /// The error of a failed library call made on behalf of the Rust function `function`:
+    /// the library's message `c_message`, in that function's terms where the crate's table
+    /// names its argument.
+    pub(crate) fn from_library(status: Status, c_message: String, function: &str) -> Error {
+        Error {
+            status,
+            message: crate::names::translate(function, &c_message)
+                .unwrap_or_else(|| c_message.clone()),
+            c_message: Some(c_message),
+        }
+    }
+
+    /// This error as the Rust function `function` reports it: a library error whose argument
+    /// the table names for `function` is worded in its terms (a one-call helper's parameters
+    /// rather than the fields of the call it makes); anything else is returned unchanged.
+    pub(crate) fn in_terms_of(mut self, function: &str) -> Error {
+        if let Some(m) = self
+            .c_message
+            .as_deref()
+            .and_then(|c| crate::names::translate(function, c))
+        {
+            self.message = m;
+        }
+        self
     }
 
     /// The failure status.
@@ -127,9 +163,15 @@ impl Error {
         self.status.code()
     }
 
-    /// The library's detail of the failure.
+    /// The detail of the failure, in Rust terms (see [`Error`]).
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The library's message as `cattn_last_error_message()` gave it, C names and all; for an
+    /// error this crate raised itself (it never reached the library), [`Error::message`].
+    pub fn c_message(&self) -> &str {
+        self.c_message.as_deref().unwrap_or(&self.message)
     }
 
     /// An argument this crate refuses before calling the library, worded as the library words

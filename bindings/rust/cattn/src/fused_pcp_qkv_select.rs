@@ -11,7 +11,7 @@ use cattn_sys as sys;
 
 use crate::api::{entry, Api};
 use crate::error::{Error, Result};
-use crate::one_call::{area, len_i64, zeroed};
+use crate::one_call::{area, len_i64, reported_len, zeroed};
 use crate::tensor::{Element, IndexElement, Stream, TensorMut, TensorRef};
 
 /// The inputs of [`fused_pcp_qkv_select`].
@@ -89,6 +89,40 @@ pub fn fused_pcp_qkv_select(
     out: &mut FusedPcpQkvSelectOutputs<'_>,
 ) -> Result<()> {
     Api::linked()?.fused_pcp_qkv_select(args, out)
+}
+
+/// The row counts of [`fused_pcp_qkv_select`]'s outputs (`cattn_fused_pcp_qkv_select_size`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FusedPcpQkvSelectRows {
+    /// `q_head` and `q_tail`: `Nq / 2`.
+    pub q: i64,
+    /// `k_head` and `v_head`: `Nq / 2 * (r + 1)`.
+    pub kv_head: i64,
+    /// `k_tail` and `v_tail`: `Nq / 2 * (2W - r)`.
+    pub kv_tail: i64,
+}
+
+/// The row counts of [`fused_pcp_qkv_select`]'s outputs for `num_q_rows` query rows (Nq >= 0)
+/// at PCP world size W (>= 1) and rank r (in `[0, W)`), as the library computes them; the one
+/// place these sizes are derived. Works with a library table that has the entry (libcattn 1.1
+/// and later); an older one gives [`crate::Status::NotSupported`].
+///
+/// ```
+/// let rows = cattn::fused_pcp_qkv_select_size(8, 2, 1)?;
+/// assert_eq!((rows.q, rows.kv_head, rows.kv_tail), (4, 8, 12));
+/// let err = cattn::fused_pcp_qkv_select_size(8, 2, 2).unwrap_err();
+/// assert_eq!(
+///     err.message(),
+///     "cattn::fused_pcp_qkv_select_size: pcp_rank is out of range (got 2, expected [0, 2))"
+/// );
+/// # Ok::<(), cattn::Error>(())
+/// ```
+pub fn fused_pcp_qkv_select_size(
+    num_q_rows: i64,
+    pcp_world_size: i64,
+    pcp_rank: i64,
+) -> Result<FusedPcpQkvSelectRows> {
+    Api::linked()?.fused_pcp_qkv_select_size(num_q_rows, pcp_world_size, pcp_rank)
 }
 
 /// A compact host tensor `[rows, heads, head_dim]` of one element type, the input of
@@ -201,28 +235,22 @@ impl Api<'_> {
             k.rows(FUNCTION, "k")?,
             v.rows(FUNCTION, "v")?,
         );
-        // How many blocks of half a query each side takes; a world size or rank the library
-        // refuses gets outputs without rows, and the library's check names the value.
-        let (head_blocks, tail_blocks) = if (0..pcp_world_size).contains(&pcp_rank) {
-            (
-                usize::try_from(pcp_rank + 1).unwrap_or(0),
-                usize::try_from(2 * pcp_world_size - pcp_rank).unwrap_or(0),
-            )
-        } else {
-            (0, 0)
+        // The outputs' rows, from the library (which refuses a world size or rank out of
+        // range, naming it).
+        let rows = self
+            .fused_pcp_qkv_select_size(len_i64(nq), pcp_world_size, pcp_rank)
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
+        let alloc = |rows: i64, t: &HeadRows<'_, E>, name: &str| -> Result<(Vec<E>, [i64; 3])> {
+            let n = reported_len(FUNCTION, "a row count", rows)?;
+            let data = zeroed(FUNCTION, area(FUNCTION, name, n, t.heads * t.head_dim)?)?;
+            Ok((data, [rows, len_i64(t.heads), len_i64(t.head_dim)]))
         };
-        let half = nq / 2;
-        let alloc = |rows: usize, t: &HeadRows<'_, E>, name: &str| -> Result<(Vec<E>, [i64; 3])> {
-            let row = t.heads * t.head_dim;
-            let data = zeroed(FUNCTION, area(FUNCTION, name, rows, row)?)?;
-            Ok((data, [len_i64(rows), len_i64(t.heads), len_i64(t.head_dim)]))
-        };
-        let (mut qh, qh_shape) = alloc(half, &q, "q")?;
-        let (mut qt, qt_shape) = alloc(half, &q, "q")?;
-        let (mut kh, kh_shape) = alloc(area(FUNCTION, "k", half, head_blocks)?, &k, "k")?;
-        let (mut kt, kt_shape) = alloc(area(FUNCTION, "k", half, tail_blocks)?, &k, "k")?;
-        let (mut vh, vh_shape) = alloc(area(FUNCTION, "v", half, head_blocks)?, &v, "v")?;
-        let (mut vt, vt_shape) = alloc(area(FUNCTION, "v", half, tail_blocks)?, &v, "v")?;
+        let (mut qh, qh_shape) = alloc(rows.q, &q, "q")?;
+        let (mut qt, qt_shape) = alloc(rows.q, &q, "q")?;
+        let (mut kh, kh_shape) = alloc(rows.kv_head, &k, "k")?;
+        let (mut kt, kt_shape) = alloc(rows.kv_tail, &k, "k")?;
+        let (mut vh, vh_shape) = alloc(rows.kv_head, &v, "v")?;
+        let (mut vt, vt_shape) = alloc(rows.kv_tail, &v, "v")?;
         let args = FusedPcpQkvSelectArgs {
             q: q.view(nq)?,
             k: k.view(nk)?,
@@ -242,7 +270,8 @@ impl Api<'_> {
                 k_tail: TensorMut::new(&mut kt, &kt_shape)?,
                 v_tail: TensorMut::new(&mut vt, &vt_shape)?,
             },
-        )?;
+        )
+        .map_err(|e| e.in_terms_of(FUNCTION))?;
         Ok(PcpQkvHalves {
             q_head: qh,
             k_head: kh,
@@ -278,6 +307,32 @@ impl Api<'_> {
         let f = entry!(self, fused_pcp_qkv_select)?;
         // SAFETY: the views live through the call; the outputs are borrowed mutably (so they
         // are distinct from each other and from the shared inputs).
-        self.check(unsafe { f(&raw) })
+        self.check_in(unsafe { f(&raw) }, "fused_pcp_qkv_select")
+    }
+
+    /// [`fused_pcp_qkv_select_size`] in this library.
+    pub fn fused_pcp_qkv_select_size(
+        self,
+        num_q_rows: i64,
+        pcp_world_size: i64,
+        pcp_rank: i64,
+    ) -> Result<FusedPcpQkvSelectRows> {
+        let f = entry!(self, fused_pcp_qkv_select_size)?;
+        let mut rows = FusedPcpQkvSelectRows::default();
+        // SAFETY: the three outputs are valid, distinct host pointers for the call.
+        self.check_in(
+            unsafe {
+                f(
+                    num_q_rows,
+                    pcp_world_size,
+                    pcp_rank,
+                    &mut rows.q,
+                    &mut rows.kv_head,
+                    &mut rows.kv_tail,
+                )
+            },
+            "fused_pcp_qkv_select_size",
+        )?;
+        Ok(rows)
     }
 }

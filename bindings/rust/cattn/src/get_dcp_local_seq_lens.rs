@@ -169,7 +169,8 @@ impl Api<'_> {
             dcp_kv_cache_interleave_size,
             stream: Stream::DEFAULT,
         };
-        self.get_dcp_local_seq_lens(&args, &mut TensorMut::from_slice(&mut out))?;
+        self.get_dcp_local_seq_lens(&args, &mut TensorMut::from_slice(&mut out))
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
         Ok(out)
     }
 
@@ -193,7 +194,8 @@ impl Api<'_> {
             stream: Stream::DEFAULT,
         };
         let shape = [len_i64(seq_lens.len()), len_i64(ranks)];
-        self.get_dcp_local_seq_lens_nd(&args, &mut TensorMut::new(&mut out, &shape)?)?;
+        self.get_dcp_local_seq_lens_nd(&args, &mut TensorMut::new(&mut out, &shape)?)
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
         Ok(into_rows(&out, seq_lens.len(), ranks))
     }
 
@@ -240,6 +242,6 @@ impl Api<'_> {
         let f = entry!(self, get_dcp_local_seq_lens)?;
         // SAFETY: every pointer in `raw` refers to a live view for the duration of the call;
         // `out` is borrowed mutably, so nothing else observes its memory meanwhile.
-        self.check(unsafe { f(&raw) })
+        self.check_in(unsafe { f(&raw) }, function)
     }
 }

@@ -57,9 +57,10 @@ pub fn get_pcp_query_restore_idx(
 /// assert_eq!(cattn::pcp_query_restore_idx(&[0, 4])?, vec![0, 1, 2, 3]);
 /// // Length-1 (decode) requests take no part.
 /// assert!(cattn::pcp_query_restore_idx(&[0i64, 1, 2])?.is_empty());
-/// // An odd length above 1 is refused, with the library's message.
+/// // An odd length above 1 is refused, with the library's message in this function's terms.
 /// let err = cattn::pcp_query_restore_idx(&[0, 3]).unwrap_err();
-/// assert!(err.message().starts_with("cattn_get_pcp_query_restore_idx_size:"));
+/// assert!(err.message().starts_with("cattn::pcp_query_restore_idx: cu_num_tokens "));
+/// assert!(err.c_message().starts_with("cattn_get_pcp_query_restore_idx_size: cu_num_tokens "));
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn pcp_query_restore_idx<T: IndexElement>(cu_num_tokens: &[T]) -> Result<Vec<T>> {
@@ -72,17 +73,24 @@ impl Api<'_> {
         let f = entry!(self, get_pcp_query_restore_idx_size)?;
         let mut size = 0i64;
         // SAFETY: the tensor and `size` are valid for the call.
-        self.check(unsafe { f(cu_num_tokens.as_raw(), &mut size) })?;
+        self.check_in(
+            unsafe { f(cu_num_tokens.as_raw(), &mut size) },
+            "get_pcp_query_restore_idx_size",
+        )?;
         Ok(size)
     }
 
     /// [`pcp_query_restore_idx`] in this library.
     pub fn pcp_query_restore_idx<T: IndexElement>(self, cu_num_tokens: &[T]) -> Result<Vec<T>> {
+        const FUNCTION: &str = "pcp_query_restore_idx";
         let cu = TensorRef::from_slice(cu_num_tokens);
-        let size = self.get_pcp_query_restore_idx_size(&cu)?;
-        let len = reported_len("pcp_query_restore_idx", "a restore-index size", size)?;
-        let mut idx = zeroed("pcp_query_restore_idx", len)?;
-        self.get_pcp_query_restore_idx(&cu, &mut TensorMut::from_slice(&mut idx), Stream::DEFAULT)?;
+        let size = self
+            .get_pcp_query_restore_idx_size(&cu)
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
+        let len = reported_len(FUNCTION, "a restore-index size", size)?;
+        let mut idx = zeroed(FUNCTION, len)?;
+        self.get_pcp_query_restore_idx(&cu, &mut TensorMut::from_slice(&mut idx), Stream::DEFAULT)
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
         Ok(idx)
     }
 
@@ -101,6 +109,6 @@ impl Api<'_> {
         };
         let f = entry!(self, get_pcp_query_restore_idx)?;
         // SAFETY: the views live through the call; the output is borrowed mutably.
-        self.check(unsafe { f(&raw) })
+        self.check_in(unsafe { f(&raw) }, "get_pcp_query_restore_idx")
     }
 }

@@ -9,8 +9,10 @@
 //! document the Rust side: types, errors, panics and safety. The conventions:
 //!
 //! - Every fallible call returns [`Result`]; an [`Error`] carries the [`Status`] and the
-//!   library's message for it (`"<function>: <argument> <problem> (got X, expected Y)"`). A
-//!   failed call has written nothing to its outputs.
+//!   library's message for it (`"<function>: <argument> <problem> (got X, expected Y)"`), the
+//!   function and argument named in Rust terms where the crate's table of names covers the call
+//!   ([`Error::message`]) and as the library wrote it ([`Error::c_message`]). A failed call has
+//!   written nothing to its outputs.
 //! - Tensors are borrowed views: [`TensorRef`] for inputs and [`TensorMut`] for outputs, made
 //!   safely from host slices (shapes are checked against the slice) or, `unsafe`ly, from device
 //!   pointers. Host tensors run the host implementation synchronously; CUDA tensors are
@@ -48,10 +50,11 @@
 //! let dcp = cattn::dcp_local_seq_lens_all_ranks(&[16i32, 10, 17], 2, 4)?;
 //! assert_eq!(dcp, [[8, 8], [6, 4], [9, 8]]);
 //!
-//! // Errors carry the status and the library's message.
+//! // Errors carry the status and the library's message, in Rust terms (and as written).
 //! let err = cattn::pcp_query_restore_idx(&[0, 3]).unwrap_err();
 //! assert_eq!(err.status(), cattn::Status::InvalidArgument);
-//! assert!(err.message().starts_with("cattn_get_pcp_query_restore_idx_size:"));
+//! assert!(err.message().starts_with("cattn::pcp_query_restore_idx: cu_num_tokens "));
+//! assert!(err.c_message().starts_with("cattn_get_pcp_query_restore_idx_size: cu_num_tokens "));
 //! # Ok::<(), cattn::Error>(())
 //! ```
 //!
@@ -68,6 +71,7 @@ mod comm;
 mod context;
 mod error;
 mod metadata;
+mod names;
 mod one_call;
 mod tensor;
 
@@ -120,8 +124,8 @@ pub use extend_all_queries_by_n::{
     DcpGroup, ExtendNewerOutputs, ExtendOutputs, ExtendedQueries,
 };
 pub use fused_pcp_qkv_select::{
-    fused_pcp_qkv_select, pcp_qkv_halves, FusedPcpQkvSelectArgs, FusedPcpQkvSelectOutputs,
-    HeadRows, PcpQkvHalves,
+    fused_pcp_qkv_select, fused_pcp_qkv_select_size, pcp_qkv_halves, FusedPcpQkvSelectArgs,
+    FusedPcpQkvSelectOutputs, FusedPcpQkvSelectRows, HeadRows, PcpQkvHalves,
 };
 pub use get_dcp_local_seq_lens::{
     dcp_local_seq_lens, dcp_local_seq_lens_all_ranks, get_dcp_local_seq_lens,
@@ -175,7 +179,7 @@ pub use split_decodes_and_prefills::{
     split_decodes_and_prefills_capturable, split_decodes_prefills_and_extends,
     split_decodes_prefills_and_extends_capturable, split_prefill_chunks, split_query_start_loc,
     split_query_start_loc_with_extends, DecodeExtendPrefillSplit, DecodePrefillSplit, ReorderPlan,
-    SplitBatch, SplitCapturableArgs, SplitOptions,
+    SplitBatch, SplitCapturableArgs, SplitOptions, FROM_QUERY_START_LOC,
 };
 pub use step_plan::{
     step_plan_create, StepBatch, StepConv1dParams, StepCount, StepDcpParams, StepExtendParams,

@@ -15,8 +15,13 @@ use cattn_sys as sys;
 
 use crate::api::{entry, Api};
 use crate::error::Result;
-use crate::one_call::{area, batch_scalars, len_i64, reported_len, zeroed};
+use crate::one_call::{area, len_i64, reported_len, zeroed};
 use crate::tensor::{IndexElement, Stream, TensorMut, TensorRef};
+
+/// `CATTN_FROM_QUERY_START_LOC` (which bindgen cannot evaluate: a cast in the header): as a
+/// split's [`SplitBatch::num_actual_tokens`] or [`SplitBatch::max_query_len`], the library
+/// derives the value from `query_start_loc_cpu` (`query_start_loc[B]`, the longest query).
+pub const FROM_QUERY_START_LOC: i64 = -1;
 
 /// The batch a split reads: the fields of vLLM's `CommonAttentionMetadata` it uses.
 #[derive(Clone, Debug)]
@@ -25,10 +30,40 @@ pub struct SplitBatch<'a> {
     pub query_start_loc_cpu: TensorRef<'a>,
     /// `B >= 0`.
     pub num_reqs: i64,
-    /// `T`, may include CUDA-graph padding.
+    /// `T`, may include CUDA-graph padding; [`FROM_QUERY_START_LOC`] for `query_start_loc[B]`,
+    /// derived by the library.
     pub num_actual_tokens: i64,
-    /// The metadata's longest query, used as given (not checked against the tensor).
+    /// The metadata's longest query, used as given (not checked against the tensor);
+    /// [`FROM_QUERY_START_LOC`] for the longest query of `query_start_loc_cpu`, derived by the
+    /// library.
     pub max_query_len: i64,
+}
+
+impl<'a> SplitBatch<'a> {
+    /// The batch of a host `query_start_loc_cpu` alone (`[B + 1]`): `num_reqs` B, and
+    /// `num_actual_tokens` and `max_query_len` [`FROM_QUERY_START_LOC`], derived by the
+    /// library.
+    ///
+    /// ```
+    /// use cattn::{split_decodes_and_prefills, SplitBatch, SplitOptions, TensorRef};
+    /// let qsl = [0i64, 1, 2, 7, 15];
+    /// let batch = SplitBatch::from_query_start_loc(TensorRef::from_slice(&qsl));
+    /// assert_eq!(batch.num_reqs, 4);
+    /// let s = split_decodes_and_prefills(&batch, &SplitOptions::default())?;
+    /// assert_eq!((s.num_decodes, s.num_prefill_tokens), (2, 13));
+    /// # Ok::<(), cattn::Error>(())
+    /// ```
+    pub fn from_query_start_loc(query_start_loc_cpu: TensorRef<'a>) -> SplitBatch<'a> {
+        SplitBatch {
+            num_reqs: query_start_loc_cpu
+                .shape()
+                .first()
+                .map_or(0, |&n| n.saturating_sub(1).max(0)),
+            query_start_loc_cpu,
+            num_actual_tokens: FROM_QUERY_START_LOC,
+            max_query_len: FROM_QUERY_START_LOC,
+        }
+    }
 }
 
 /// The options of [`split_decodes_and_prefills`]; `Default` is vLLM's defaults.
@@ -111,7 +146,7 @@ pub struct ReorderPlan {
 ///     query_start_loc_cpu: TensorRef::from_slice(&qsl),
 ///     num_reqs: 8,
 ///     num_actual_tokens: 36,
-///     max_query_len: 8,
+///     max_query_len: cattn::FROM_QUERY_START_LOC, // the library's: the longest query, 8
 /// };
 /// let opts = SplitOptions { decode_threshold: 4, ..SplitOptions::default() };
 /// let s = split_decodes_and_prefills(&batch, &opts)?;
@@ -266,15 +301,10 @@ pub fn split_decodes_prefills_and_extends_capturable(
     )
 }
 
-/// The batch of a host `query_start_loc` alone, its scalars derived from it.
+/// The batch of a host `query_start_loc` alone: B its length less one, T and max_query_len
+/// derived by the library.
 fn batch_of<T: IndexElement>(qsl: &[T]) -> SplitBatch<'_> {
-    let scalars = batch_scalars(qsl, None);
-    SplitBatch {
-        query_start_loc_cpu: TensorRef::from_slice(qsl),
-        num_reqs: scalars.num_reqs,
-        num_actual_tokens: scalars.num_actual_tokens,
-        max_query_len: scalars.max_query_len,
-    }
+    SplitBatch::from_query_start_loc(TensorRef::from_slice(qsl))
 }
 
 fn opt_raw(t: Option<&TensorRef<'_>>) -> *const sys::DLTensor {
@@ -293,6 +323,7 @@ impl Api<'_> {
             ..SplitOptions::default()
         };
         self.split_decodes_and_prefills(&batch_of(query_start_loc), &opts)
+            .map_err(|e| e.in_terms_of("split_query_start_loc"))
     }
 
     /// [`split_query_start_loc_with_extends`] in this library.
@@ -307,6 +338,7 @@ impl Api<'_> {
             Some(&TensorRef::from_slice(seq_lens_upper_bound)),
             decode_threshold,
         )
+        .map_err(|e| e.in_terms_of("split_query_start_loc_with_extends"))
     }
 
     /// [`split_decodes_and_prefills`] in this library.
@@ -332,7 +364,7 @@ impl Api<'_> {
         };
         let f = entry!(self, split_decodes_and_prefills)?;
         // SAFETY: the tensors in `raw` are live borrowed views; the call writes only `raw`.
-        self.check(unsafe { f(&mut raw) })?;
+        self.check_in(unsafe { f(&mut raw) }, "split_decodes_and_prefills")?;
         Ok(DecodePrefillSplit {
             num_decodes: raw.num_decodes,
             num_prefills: raw.num_prefills,
@@ -365,7 +397,7 @@ impl Api<'_> {
         };
         let f = entry!(self, split_decodes_prefills_and_extends)?;
         // SAFETY: the tensors in `raw` are live borrowed views; the call writes only `raw`.
-        self.check(unsafe { f(&mut raw) })?;
+        self.check_in(unsafe { f(&mut raw) }, "split_decodes_prefills_and_extends")?;
         Ok(DecodeExtendPrefillSplit {
             num_decodes: raw.num_decodes,
             num_extends: raw.num_extends,
@@ -394,14 +426,14 @@ impl Api<'_> {
         };
         let f = entry!(self, split_prefill_chunks)?;
         // SAFETY: `seq` is a live view; with chunks NULL the call writes only `raw`.
-        self.check(unsafe { f(&mut raw) })?;
+        self.check_in(unsafe { f(&mut raw) }, "split_prefill_chunks")?;
         const FUNCTION: &str = "split_prefill_chunks";
         let n = reported_len(FUNCTION, "a chunk count", raw.num_chunks)?;
         let mut flat: Vec<i64> = zeroed(FUNCTION, area(FUNCTION, "the chunks", n, 2)?)?;
         let mut out = TensorMut::new(&mut flat, &[len_i64(n), 2])?;
         raw.chunks = out.as_raw();
         // SAFETY: as above; `out` is borrowed mutably for the call and holds n rows.
-        self.check(unsafe { f(&mut raw) })?;
+        self.check_in(unsafe { f(&mut raw) }, "split_prefill_chunks")?;
         drop(out);
         Ok(flat.chunks_exact(2).map(|r| (r[0], r[1])).collect())
     }
@@ -444,7 +476,10 @@ impl Api<'_> {
         };
         let f = entry!(self, reorder_batch_to_split_decodes_and_prefills)?;
         // SAFETY: every tensor in `raw` is a live view; the outputs are borrowed mutably.
-        self.check(unsafe { f(&mut raw) })?;
+        self.check_in(
+            unsafe { f(&mut raw) },
+            "reorder_batch_to_split_decodes_and_prefills",
+        )?;
         drop(map_t);
         drop(swaps_t);
         let n = reported_len(FUNCTION, "a swap count", raw.num_swaps)?;
@@ -482,7 +517,7 @@ impl Api<'_> {
         };
         let f = entry!(self, split_decodes_and_prefills_capturable)?;
         // SAFETY: the views in `raw` are live; `result` is borrowed mutably for the call.
-        self.check(unsafe { f(&raw) })
+        self.check_in(unsafe { f(&raw) }, "split_decodes_and_prefills_capturable")
     }
 
     /// [`split_decodes_prefills_and_extends_capturable`] in this library.
@@ -506,6 +541,9 @@ impl Api<'_> {
         };
         let f = entry!(self, split_decodes_prefills_and_extends_capturable)?;
         // SAFETY: the views in `raw` are live; `result` is borrowed mutably for the call.
-        self.check(unsafe { f(&raw) })
+        self.check_in(
+            unsafe { f(&raw) },
+            "split_decodes_prefills_and_extends_capturable",
+        )
     }
 }

@@ -172,7 +172,7 @@ fn dcp_local_seq_lens_errors() {
     let e = expect_error(
         get_dcp_local_seq_lens(&args, &mut out.view_mut()),
         Status::InvalidArgument,
-        "cattn_get_dcp_local_seq_lens: args->dcp_size is out of range",
+        "cattn::get_dcp_local_seq_lens: args.dcp_size is out of range",
     );
     assert!(e.message().contains("got 0"), "{e}");
     args.dcp_size = 2;
@@ -180,7 +180,7 @@ fn dcp_local_seq_lens_errors() {
     expect_error(
         get_dcp_local_seq_lens(&args, &mut out.view_mut()),
         Status::InvalidArgument,
-        "args->dcp_rank",
+        "args.dcp_rank",
     );
     args.dcp_rank = DcpRank::Rank(-1);
     expect_error(
@@ -194,14 +194,14 @@ fn dcp_local_seq_lens_errors() {
     expect_error(
         get_dcp_local_seq_lens(&args, &mut short.view_mut()),
         Status::InsufficientSize,
-        "args->out",
+        "cattn::get_dcp_local_seq_lens: out ",
     );
     let floats = [1.0f32, 2.0, 3.0];
     args.seq_lens = TensorRef::from_slice(&floats);
     expect_error(
         get_dcp_local_seq_lens(&args, &mut out.view_mut()),
         Status::InvalidArgument,
-        "args->seq_lens",
+        "args.seq_lens",
     );
     assert!(untouched(&out) && untouched(&short));
 }
@@ -212,7 +212,7 @@ fn pcp_query_restore_idx_errors() {
     expect_error(
         get_pcp_query_restore_idx_size(&odd.view()),
         Status::InvalidArgument,
-        "cattn_get_pcp_query_restore_idx_size: ",
+        "cattn::get_pcp_query_restore_idx_size: cu_num_tokens ",
     );
     let decreasing = HostInts::of(&[0, 8, 4], Int::I32, 1);
     expect_error(
@@ -225,7 +225,7 @@ fn pcp_query_restore_idx_errors() {
     expect_error(
         get_pcp_query_restore_idx(&cu.view(), &mut small.view_mut(), Stream::DEFAULT),
         Status::InsufficientSize,
-        "args->restore_idx",
+        "cattn::get_pcp_query_restore_idx: restore_idx ",
     );
     assert!(untouched(&small));
     let two_d = HostInts::shaped(&[0, 8, 20, 30], &[2, 2], Int::I64, 1);
@@ -301,7 +301,7 @@ fn fused_pcp_qkv_select_errors() {
     expect_error(
         fused_pcp_qkv_select(&args, &mut out),
         Status::InvalidArgument,
-        "cattn_fused_pcp_qkv_select: args->query_start_loc",
+        "cattn::fused_pcp_qkv_select: args.query_start_loc",
     );
     let qsl = [0i64, 8];
     let args = FusedPcpQkvSelectArgs {
@@ -312,7 +312,7 @@ fn fused_pcp_qkv_select_errors() {
     expect_error(
         fused_pcp_qkv_select(&args, &mut out),
         Status::InvalidArgument,
-        "args->pcp_rank",
+        "args.pcp_rank",
     );
     let args = FusedPcpQkvSelectArgs {
         pcp_world_size: 2,
@@ -322,7 +322,7 @@ fn fused_pcp_qkv_select_errors() {
     expect_error(
         fused_pcp_qkv_select(&args, &mut out),
         Status::InsufficientSize,
-        "args->",
+        "cattn::fused_pcp_qkv_select: out.",
     );
     drop(out);
     assert!(bufs.iter().flatten().all(|&v| v == 0));
@@ -668,7 +668,7 @@ fn other_1_1_helper_errors() {
     expect_error(
         get_dcp_local_seq_lens_nd(&args, &mut squeezed.view_mut()),
         Status::InvalidArgument,
-        "args->out has the wrong ndim",
+        "cattn::get_dcp_local_seq_lens_nd: out has the wrong ndim",
     );
     assert!(untouched(&squeezed));
 
@@ -714,4 +714,88 @@ fn other_1_1_helper_errors() {
         "args->out has the wrong size",
     );
     assert_eq!(short, [0.0, 0.0]);
+}
+
+/// The library's messages come out in Rust terms: the Rust function, and the parameter or
+/// field that carries the argument; `c_message()` keeps the library's wording.
+#[test]
+fn messages_name_arguments_in_rust_terms() {
+    use cattn::{
+        fused_pcp_qkv_select_size, pcp_qkv_halves, split_query_start_loc, HeadRows, SplitBatch,
+        SplitOptions,
+    };
+    // A positional parameter of the same name.
+    let e = fused_pcp_qkv_select_size(8, 0, 0).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "cattn::fused_pcp_qkv_select_size: pcp_world_size is out of range (got 0, expected >= 1)"
+    );
+    assert_eq!(
+        e.c_message(),
+        "cattn_fused_pcp_qkv_select_size: pcp_world_size is out of range (got 0, expected >= 1)"
+    );
+    // A one-call helper names its own parameters, whichever C call it made refused them.
+    let q = [1.0f32; 8];
+    let rows = |data| HeadRows {
+        data,
+        heads: 1,
+        head_dim: 1,
+    };
+    let e = pcp_qkv_halves(rows(&q), rows(&q), rows(&q), &[0i32, 8], 2, 2).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "cattn::pcp_qkv_halves: pcp_rank is out of range (got 2, expected [0, 2))"
+    );
+    assert!(
+        e.c_message()
+            .starts_with("cattn_fused_pcp_qkv_select_size: pcp_rank "),
+        "{e:?}"
+    );
+    let e = pcp_qkv_halves(rows(&q), rows(&q), rows(&q), &[0i32, 3], 1, 0).unwrap_err();
+    assert!(
+        e.message()
+            .starts_with("cattn::pcp_qkv_halves: query_start_loc "),
+        "{e:?}"
+    );
+    assert!(
+        e.c_message()
+            .starts_with("cattn_fused_pcp_qkv_select: args->query_start_loc "),
+        "{e:?}"
+    );
+    let e = split_query_start_loc(&[0i64, 1, 3], -1).unwrap_err();
+    assert!(
+        e.message().starts_with(
+            "cattn::split_query_start_loc: decode_threshold is out of range (got -1, "
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.c_message()
+            .starts_with("cattn_split_decodes_and_prefills: args->decode_threshold "),
+        "{e:?}"
+    );
+    // A field of the struct argument.
+    let qsl = [0i64, 1, 3];
+    let batch = SplitBatch {
+        num_reqs: 3,
+        ..SplitBatch::from_query_start_loc(TensorRef::from_slice(&qsl))
+    };
+    let e = cattn::split_decodes_and_prefills(&batch, &SplitOptions::default()).unwrap_err();
+    assert!(
+        e.message()
+            .starts_with("cattn::split_decodes_and_prefills: batch.query_start_loc_cpu "),
+        "{e:?}"
+    );
+    // The crate's own checks never reached the library: c_message() is message().
+    let e = cattn::dcp_local_seq_lens(&[16i64], 2, -1, 4).unwrap_err();
+    assert_eq!(e.c_message(), e.message());
+    // A call the table does not cover keeps the library's wording.
+    let e =
+        cattn::compute_causal_conv1d_metadata_size(&TensorRef::from_slice(&qsl), 0).unwrap_err();
+    assert_eq!(e.message(), e.c_message());
+    assert!(
+        e.message()
+            .starts_with("cattn_compute_causal_conv1d_metadata_size: "),
+        "{e:?}"
+    );
 }

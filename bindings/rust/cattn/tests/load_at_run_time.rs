@@ -101,12 +101,21 @@ fn everything_runs_through_a_loaded_library() {
     assert_eq!(e.status(), Status::InvalidArgument);
     assert!(e.message().contains("args->max_virtual_batches"), "{e}");
     drop(local);
-    // The library's messages come through the loaded table too.
+    // The library's messages come through the loaded table too, in Rust terms and as
+    // written.
     let e = api.pcp_query_restore_idx(&[0i32, 3]).unwrap_err();
     assert!(
         e.message()
-            .starts_with("cattn_get_pcp_query_restore_idx_size:"),
+            .starts_with("cattn::pcp_query_restore_idx: cu_num_tokens "),
         "{e}"
     );
+    assert!(
+        e.c_message()
+            .starts_with("cattn_get_pcp_query_restore_idx_size: cu_num_tokens "),
+        "{e}"
+    );
+    // The select's sizes come from the loaded library's table.
+    let rows = api.fused_pcp_qkv_select_size(8, 2, 0).unwrap();
+    assert_eq!((rows.q, rows.kv_head, rows.kv_tail), (4, 4, 16));
     drop((ctx, plan));
 }

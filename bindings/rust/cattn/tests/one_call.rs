@@ -89,7 +89,7 @@ fn dcp_local_seq_lens_vectors() {
     let e = expect_error(
         dcp_local_seq_lens_all_ranks(&[4i32, 5], 0, 1),
         Status::InvalidArgument,
-        "cattn_get_dcp_local_seq_lens: args->dcp_size is out of range",
+        "cattn::dcp_local_seq_lens_all_ranks: dcp_size is out of range",
     );
     assert!(e.message().contains("got 0"), "{e}");
     expect_error(
@@ -101,7 +101,7 @@ fn dcp_local_seq_lens_vectors() {
     expect_error(
         dcp_local_seq_lens(&[4i64, 5], 2, 2, 1),
         Status::InvalidArgument,
-        "args->dcp_rank is out of range",
+        "cattn::dcp_local_seq_lens: dcp_rank is out of range",
     );
 }
 
@@ -551,7 +551,7 @@ fn pcp_qkv_halves_vectors() {
     expect_error(
         pcp_qkv_halves(rows(1, 1), rows(1, 1), rows(1, 1), &[0i32, 2], 2, 2),
         Status::InvalidArgument,
-        "args->pcp_rank",
+        "cattn::pcp_qkv_halves: pcp_rank is out of range",
     );
 }
 

@@ -180,7 +180,18 @@ fn one_call_helpers_and_errors() {
     assert!(e.is_ok());
     let e = split_prefill_chunks(&[9], 8, 0).unwrap_err();
     assert_eq!(e.status(), Status::InvalidArgument);
-    assert!(e.message().contains("seq_lens_cpu"), "{}", e.message());
+    assert!(
+        e.message()
+            .starts_with("cattn::split_prefill_chunks: seq_lens has a length"),
+        "{}",
+        e.message()
+    );
+    assert!(
+        e.c_message()
+            .starts_with("cattn_split_prefill_chunks: args->seq_lens_cpu "),
+        "{}",
+        e.c_message()
+    );
     let e = reorder_batch_to_split_decodes_and_prefills(&[1, 2], &[1], &[1, 2], 1).unwrap_err();
     assert!(
         e.message().contains("num_computed_tokens"),

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: Apache-2.0
+//! The Rust names of the arguments libcattn names in its messages.
+//!
+//! The library's message has one shape, `"<C function>: <C argument> <problem> (got X,
+//! expected Y)"`, the argument a C path (`args->pcp_rank`, `num_q_rows`, `args->metadata->seq_lens`)
+//! running to the first space. A call of this crate turns it into `"cattn::<Rust function>:
+//! <Rust argument> <problem> (got X, expected Y)"` with [`NAMES`]: for each Rust function and
+//! each C function it calls, the C paths and the Rust names of the parameters or fields that
+//! carry them. A path that continues past a listed one keeps the rest, `->` written `.`. A
+//! message whose argument the table does not name keeps the library's wording; the original
+//! is always [`crate::Error::c_message`].
+
+/// The argument names of one C function's messages when a Rust function calls it.
+pub(crate) struct CallNames {
+    /// The Rust function, as the message names it after `cattn::` (`"pcp_qkv_halves"`).
+    pub(crate) rust: &'static str,
+    /// The C function the library names (`"cattn_fused_pcp_qkv_select"`).
+    pub(crate) c: &'static str,
+    /// C path -> Rust name.
+    pub(crate) args: &'static [(&'static str, &'static str)],
+}
+
+/// The fields of the split's `SplitBatch` argument.
+const SPLIT_BATCH: [(&str, &str); 4] = [
+    ("args->query_start_loc_cpu", "batch.query_start_loc_cpu"),
+    ("args->num_reqs", "batch.num_reqs"),
+    ("args->num_actual_tokens", "batch.num_actual_tokens"),
+    ("args->max_query_len", "batch.max_query_len"),
+];
+
+/// The one table of the crate's argument names.
+pub(crate) const NAMES: &[CallNames] = &[
+    // fused_pcp_qkv_select_size(num_q_rows, pcp_world_size, pcp_rank): the C names.
+    CallNames {
+        rust: "fused_pcp_qkv_select_size",
+        c: "cattn_fused_pcp_qkv_select_size",
+        args: &[
+            ("num_q_rows", "num_q_rows"),
+            ("pcp_world_size", "pcp_world_size"),
+            ("pcp_rank", "pcp_rank"),
+        ],
+    },
+    // fused_pcp_qkv_select(args: &FusedPcpQkvSelectArgs, out: &mut FusedPcpQkvSelectOutputs)
+    CallNames {
+        rust: "fused_pcp_qkv_select",
+        c: "cattn_fused_pcp_qkv_select",
+        args: &[
+            ("args->q", "args.q"),
+            ("args->k", "args.k"),
+            ("args->v", "args.v"),
+            ("args->query_start_loc", "args.query_start_loc"),
+            ("args->pcp_world_size", "args.pcp_world_size"),
+            ("args->pcp_rank", "args.pcp_rank"),
+            ("args->q_head", "out.q_head"),
+            ("args->k_head", "out.k_head"),
+            ("args->v_head", "out.v_head"),
+            ("args->q_tail", "out.q_tail"),
+            ("args->k_tail", "out.k_tail"),
+            ("args->v_tail", "out.v_tail"),
+        ],
+    },
+    // pcp_qkv_halves(q, k, v, query_start_loc, pcp_world_size, pcp_rank): the size query with
+    // q's rows, then the select into outputs of its own.
+    CallNames {
+        rust: "pcp_qkv_halves",
+        c: "cattn_fused_pcp_qkv_select_size",
+        args: &[
+            ("pcp_world_size", "pcp_world_size"),
+            ("pcp_rank", "pcp_rank"),
+        ],
+    },
+    CallNames {
+        rust: "pcp_qkv_halves",
+        c: "cattn_fused_pcp_qkv_select",
+        args: &[
+            ("args->q", "q"),
+            ("args->k", "k"),
+            ("args->v", "v"),
+            ("args->query_start_loc", "query_start_loc"),
+            ("args->pcp_world_size", "pcp_world_size"),
+            ("args->pcp_rank", "pcp_rank"),
+        ],
+    },
+    // get_pcp_query_restore_idx_size(cu_num_tokens),
+    // get_pcp_query_restore_idx(cu_num_tokens, restore_idx, stream),
+    // pcp_query_restore_idx(cu_num_tokens)
+    CallNames {
+        rust: "get_pcp_query_restore_idx_size",
+        c: "cattn_get_pcp_query_restore_idx_size",
+        args: &[("cu_num_tokens", "cu_num_tokens")],
+    },
+    CallNames {
+        rust: "get_pcp_query_restore_idx",
+        c: "cattn_get_pcp_query_restore_idx",
+        args: &[
+            ("args->cu_num_tokens", "cu_num_tokens"),
+            ("args->restore_idx", "restore_idx"),
+        ],
+    },
+    CallNames {
+        rust: "pcp_query_restore_idx",
+        c: "cattn_get_pcp_query_restore_idx_size",
+        args: &[("cu_num_tokens", "cu_num_tokens")],
+    },
+    CallNames {
+        rust: "pcp_query_restore_idx",
+        c: "cattn_get_pcp_query_restore_idx",
+        args: &[("args->cu_num_tokens", "cu_num_tokens")],
+    },
+    // get_dcp_local_seq_lens(_nd)(args: &DcpLocalSeqLensArgs, out),
+    // dcp_local_seq_lens(seq_lens, dcp_size, dcp_rank, dcp_kv_cache_interleave_size),
+    // dcp_local_seq_lens_all_ranks(seq_lens, dcp_size, dcp_kv_cache_interleave_size)
+    CallNames {
+        rust: "get_dcp_local_seq_lens",
+        c: "cattn_get_dcp_local_seq_lens",
+        args: &DCP_ARGS,
+    },
+    CallNames {
+        rust: "get_dcp_local_seq_lens_nd",
+        c: "cattn_get_dcp_local_seq_lens",
+        args: &DCP_ARGS,
+    },
+    CallNames {
+        rust: "dcp_local_seq_lens",
+        c: "cattn_get_dcp_local_seq_lens",
+        args: &DCP_PARAMETERS,
+    },
+    CallNames {
+        rust: "dcp_local_seq_lens_all_ranks",
+        c: "cattn_get_dcp_local_seq_lens",
+        args: &DCP_PARAMETERS,
+    },
+    // split_decodes_and_prefills(batch: &SplitBatch, opts: &SplitOptions)
+    CallNames {
+        rust: "split_decodes_and_prefills",
+        c: "cattn_split_decodes_and_prefills",
+        args: &[
+            SPLIT_BATCH[0],
+            SPLIT_BATCH[1],
+            SPLIT_BATCH[2],
+            SPLIT_BATCH[3],
+            ("args->is_prefilling_cpu", "opts.is_prefilling"),
+            ("args->decode_threshold", "opts.decode_threshold"),
+        ],
+    },
+    // split_decodes_prefills_and_extends(batch, seq_lens_cpu_upper_bound, decode_threshold)
+    CallNames {
+        rust: "split_decodes_prefills_and_extends",
+        c: "cattn_split_decodes_prefills_and_extends",
+        args: &[
+            SPLIT_BATCH[0],
+            SPLIT_BATCH[1],
+            SPLIT_BATCH[2],
+            SPLIT_BATCH[3],
+            ("args->seq_lens_cpu_upper_bound", "seq_lens_cpu_upper_bound"),
+            ("args->decode_threshold", "decode_threshold"),
+        ],
+    },
+    // split_query_start_loc(query_start_loc, decode_threshold),
+    // split_query_start_loc_with_extends(query_start_loc, seq_lens_upper_bound,
+    // decode_threshold): num_reqs is the slice's length less one, T and max_query_len are
+    // the library's.
+    CallNames {
+        rust: "split_query_start_loc",
+        c: "cattn_split_decodes_and_prefills",
+        args: &[
+            ("args->query_start_loc_cpu", "query_start_loc"),
+            ("args->decode_threshold", "decode_threshold"),
+        ],
+    },
+    CallNames {
+        rust: "split_query_start_loc_with_extends",
+        c: "cattn_split_decodes_prefills_and_extends",
+        args: &[
+            ("args->query_start_loc_cpu", "query_start_loc"),
+            ("args->seq_lens_cpu_upper_bound", "seq_lens_upper_bound"),
+            ("args->decode_threshold", "decode_threshold"),
+        ],
+    },
+    // split_prefill_chunks(seq_lens, workspace_size, request_offset)
+    CallNames {
+        rust: "split_prefill_chunks",
+        c: "cattn_split_prefill_chunks",
+        args: &[
+            ("args->seq_lens_cpu", "seq_lens"),
+            ("args->workspace_size", "workspace_size"),
+            ("args->request_offset", "request_offset"),
+        ],
+    },
+    // reorder_batch_to_split_decodes_and_prefills(num_scheduled_tokens, num_computed_tokens,
+    // num_prompt_tokens, decode_threshold)
+    CallNames {
+        rust: "reorder_batch_to_split_decodes_and_prefills",
+        c: "cattn_reorder_batch_to_split_decodes_and_prefills",
+        args: &[
+            ("args->num_scheduled_tokens", "num_scheduled_tokens"),
+            ("args->num_computed_tokens", "num_computed_tokens"),
+            ("args->num_prompt_tokens", "num_prompt_tokens"),
+            ("args->decode_threshold", "decode_threshold"),
+        ],
+    },
+    // split_decodes_and_prefills_capturable(args: &SplitCapturableArgs, opts, result)
+    CallNames {
+        rust: "split_decodes_and_prefills_capturable",
+        c: "cattn_split_decodes_and_prefills_capturable",
+        args: &[
+            ("args->query_start_loc", "args.query_start_loc"),
+            ("args->num_actual_tokens", "args.num_actual_tokens"),
+            ("args->max_query_len", "args.max_query_len"),
+            ("args->is_prefilling", "opts.is_prefilling"),
+            ("args->decode_threshold", "opts.decode_threshold"),
+            ("args->result", "result"),
+        ],
+    },
+    // split_decodes_prefills_and_extends_capturable(args, seq_lens_upper_bound,
+    // decode_threshold, result)
+    CallNames {
+        rust: "split_decodes_prefills_and_extends_capturable",
+        c: "cattn_split_decodes_prefills_and_extends_capturable",
+        args: &[
+            ("args->query_start_loc", "args.query_start_loc"),
+            ("args->num_actual_tokens", "args.num_actual_tokens"),
+            ("args->max_query_len", "args.max_query_len"),
+            ("args->seq_lens_upper_bound", "seq_lens_upper_bound"),
+            ("args->decode_threshold", "decode_threshold"),
+            ("args->result", "result"),
+        ],
+    },
+];
+
+/// `DcpLocalSeqLensArgs`' fields and the output.
+const DCP_ARGS: [(&str, &str); 5] = [
+    ("args->seq_lens", "args.seq_lens"),
+    ("args->dcp_size", "args.dcp_size"),
+    ("args->dcp_rank", "args.dcp_rank"),
+    (
+        "args->dcp_kv_cache_interleave_size",
+        "args.dcp_kv_cache_interleave_size",
+    ),
+    ("args->out", "out"),
+];
+
+/// The one-call helpers' parameters.
+const DCP_PARAMETERS: [(&str, &str); 4] = [
+    ("args->seq_lens", "seq_lens"),
+    ("args->dcp_size", "dcp_size"),
+    ("args->dcp_rank", "dcp_rank"),
+    (
+        "args->dcp_kv_cache_interleave_size",
+        "dcp_kv_cache_interleave_size",
+    ),
+];
+
+/// `c_message` in the terms of the Rust function `rust`, or `None` when [`NAMES`] does not
+/// name its argument for that function.
+pub(crate) fn translate(rust: &str, c_message: &str) -> Option<String> {
+    let (function, rest) = c_message.split_once(": ")?;
+    let path_end = rest.find(' ').unwrap_or(rest.len());
+    let (path, tail) = rest.split_at(path_end);
+    let mut best: Option<(&str, &str)> = None;
+    for call in NAMES.iter().filter(|n| n.rust == rust && n.c == function) {
+        for &(c_path, name) in call.args {
+            let Some(after) = path.strip_prefix(c_path) else {
+                continue;
+            };
+            // The whole path, or a prefix of it that ends where a field or an index follows.
+            let boundary = after.is_empty()
+                || after.starts_with("->")
+                || after.starts_with('.')
+                || after.starts_with('[');
+            if boundary && best.map_or(true, |(b, _)| c_path.len() > b.len()) {
+                best = Some((c_path, name));
+            }
+        }
+    }
+    let (c_path, name) = best?;
+    let below = path[c_path.len()..].replace("->", ".");
+    Some(format!("cattn::{rust}: {name}{below}{tail}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parameter name -> type of a comma-separated Rust parameter or field list.
+    fn declarations(list: &str) -> Vec<(String, String)> {
+        list.split(',')
+            .filter_map(|d| {
+                let (name, ty) = d.trim().split_once(':')?;
+                let name = name.trim().trim_start_matches("pub ").trim();
+                Some((name.to_owned(), ty.trim().to_owned()))
+            })
+            .collect()
+    }
+
+    /// The fields of the C struct `ty` names (`*const cattn_x_args_t`), from the generated
+    /// bindings.
+    fn fields(bindings: &str, ty: &str) -> Vec<(String, String)> {
+        let ty = ty
+            .trim_start_matches("*const ")
+            .trim_start_matches("*mut ")
+            .trim();
+        // `pub type cattn_x_t = cattn_x;` then `pub struct cattn_x { ... }`.
+        let alias = format!("pub type {ty} =");
+        let name = match bindings.find(&alias) {
+            Some(at) => {
+                let rest = &bindings[at + alias.len()..];
+                rest[..rest.find(';').unwrap()].trim().to_owned()
+            }
+            None => ty.to_owned(),
+        };
+        let open = format!("pub struct {name} {{");
+        let Some(at) = bindings.find(&open) else {
+            return Vec::new();
+        };
+        let body = &bindings[at + open.len()..];
+        let body = &body[..body.find("\n}").unwrap()];
+        let body: String = body
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("#["))
+            .collect::<Vec<_>>()
+            .join("\n");
+        declarations(&body)
+    }
+
+    /// Every C path the table names is one the library can name: a parameter of its C
+    /// function in the generated bindings (from `include/cattn.h`), each `->field` a field of
+    /// the struct the parameter or field points to; and every Rust function it names exists.
+    #[test]
+    fn every_c_path_is_in_the_header() {
+        let bindings = include_str!("../../cattn-sys/src/bindings.rs");
+        let lib: String = [
+            include_str!("fused_pcp_qkv_select.rs"),
+            include_str!("get_pcp_query_restore_idx.rs"),
+            include_str!("get_dcp_local_seq_lens.rs"),
+            include_str!("split_decodes_and_prefills.rs"),
+        ]
+        .concat();
+        let mut checked = 0;
+        for call in NAMES {
+            assert!(
+                lib.contains(&format!("pub fn {}", call.rust)),
+                "no Rust function {}",
+                call.rust
+            );
+            let decl = format!("pub fn {}(", call.c);
+            let at = bindings
+                .find(&decl)
+                .unwrap_or_else(|| panic!("{} is not in the bindings", call.c));
+            let params = &bindings[at + decl.len()..];
+            let params = declarations(&params[..params.find(')').unwrap()]);
+            for &(c_path, _) in call.args {
+                let mut list = params.clone();
+                let mut found = false;
+                for part in c_path.split("->") {
+                    let hit = list.iter().find(|(n, _)| n == part).cloned();
+                    found = hit.is_some();
+                    let Some((_, ty)) = hit else { break };
+                    list = fields(bindings, &ty);
+                }
+                assert!(found, "{}: {c_path} is not in cattn.h", call.c);
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "{checked} paths checked");
+    }
+
+    #[test]
+    fn translates_the_argument_and_keeps_the_rest() {
+        let c =
+            "cattn_fused_pcp_qkv_select: args->pcp_rank is out of range (got 2, expected [0, 2))";
+        assert_eq!(
+            translate("pcp_qkv_halves", c).as_deref(),
+            Some("cattn::pcp_qkv_halves: pcp_rank is out of range (got 2, expected [0, 2))")
+        );
+        assert_eq!(
+            translate("fused_pcp_qkv_select", c).as_deref(),
+            Some("cattn::fused_pcp_qkv_select: args.pcp_rank is out of range (got 2, expected [0, 2))")
+        );
+        // A path below a listed one keeps its rest; an unlisted one or another function's
+        // message is left alone.
+        assert_eq!(
+            translate(
+                "split_decodes_and_prefills",
+                "cattn_split_decodes_and_prefills: args->query_start_loc_cpu->shape[0] is 0 (x)"
+            )
+            .as_deref(),
+            Some("cattn::split_decodes_and_prefills: batch.query_start_loc_cpu.shape[0] is 0 (x)")
+        );
+        assert_eq!(
+            translate(
+                "pcp_qkv_halves",
+                "cattn_fused_pcp_qkv_select: args->q_head is x"
+            ),
+            None
+        );
+        assert_eq!(
+            translate("pcp_qkv_halves", "cattn_unpadded: args->pcp_rank is x"),
+            None
+        );
+        assert_eq!(translate("pcp_qkv_halves", "no colon here"), None);
+    }
+}
