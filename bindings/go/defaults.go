@@ -15,10 +15,16 @@ package cattn
 //     causal; Ranks of type DCPRanks: the zero value is every rank, DCPRank(r) is one), or a
 //     pointer whose nil is the default (ExtendAllQueriesByNArgs.N and StepExtendParams.N: nil
 //     is 1, SplitOptions.DecodeThreshold: nil is 1); Ptr makes the pointer.
+//   - A count whose C default is "derive it" and whose zero is what the derivation gives for
+//     the batches where 0 is right: SplitBatch.NumActualTokens and MaxQueryLen, 0 is
+//     CATTN_FROM_QUERY_START_LOC (libcattn derives them from QueryStartLocCPU).
 //   - Every other field's C default is zero already.
 //
-// Positional parameters (GetPCPQueryRestoreIdx's, the one-call helpers' sizes) are passed to
-// libcattn as given, and structs that describe data rather than arguments (AttentionLayer,
+// A utility has one rule per value: a one-call helper's parameter that is one of its args
+// struct's fields follows that field's rule (FusedPCPQKVSelectOf's pcpWorldSize: 0 means 1,
+// as FusedPCPQKVSelectArgs.PCPWorldSize). Other positional parameters
+// (GetPCPQueryRestoreIdx's, the one-call helpers' sizes) are passed to libcattn as given, and
+// structs that describe data rather than arguments (AttentionLayer,
 // PerLayerParameters) have no defaults: their fields are the layer's.
 
 // Ptr returns a pointer to a copy of v, for the optional fields whose nil is the C default:

@@ -9,6 +9,7 @@ package cattn
 import "C"
 
 import (
+	"math"
 	"math/bits"
 	"strconv"
 	"unsafe"
@@ -23,15 +24,17 @@ type FusedPCPQKVSelectArgs struct {
 	V *Tensor // in: [>= W * QueryStartLoc[B], H, Dv], values of all ranks
 	// QueryStartLoc: [B + 1] int32/int64, even, non-decreasing, QueryStartLoc[B] <= Nq.
 	QueryStartLoc *Tensor
-	PCPWorldSize  int64   // W >= 1; 0 means 1
-	PCPRank       int64   // r in [0, W)
-	QHead         *Tensor // out: [Nq / 2, H, Dq], compact
-	KHead         *Tensor // out: [Nq / 2 * (r + 1), H, Dk], compact
-	VHead         *Tensor // out: [Nq / 2 * (r + 1), H, Dv], compact
-	QTail         *Tensor // out: [Nq / 2, H, Dq], compact
-	KTail         *Tensor // out: [Nq / 2 * (2W - r), H, Dk], compact
-	VTail         *Tensor // out: [Nq / 2 * (2W - r), H, Dv], compact
-	Stream        Stream  // CUDA tensors only
+	// PCPWorldSize: W >= 1. 0 (the zero value) means 1, CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT's
+	// W, here and in FusedPCPQKVSelectOf: C refuses 0, so it stands for the default.
+	PCPWorldSize int64
+	PCPRank      int64   // r in [0, W)
+	QHead        *Tensor // out: [Nq / 2, H, Dq], compact
+	KHead        *Tensor // out: [Nq / 2 * (r + 1), H, Dk], compact
+	VHead        *Tensor // out: [Nq / 2 * (r + 1), H, Dv], compact
+	QTail        *Tensor // out: [Nq / 2, H, Dq], compact
+	KTail        *Tensor // out: [Nq / 2 * (2W - r), H, Dk], compact
+	VTail        *Tensor // out: [Nq / 2 * (2W - r), H, Dv], compact
+	Stream       Stream  // CUDA tensors only
 }
 
 // FusedPCPQKVSelect selects, for every request, the head and tail halves of this rank's
@@ -71,18 +74,24 @@ type PCPQKV[E any] struct {
 type PCPQKVHalves[E any] struct {
 	QHead, KHead, VHead []E // Nq / 2, Nq / 2 * (r + 1) and Nq / 2 * (r + 1) rows
 	QTail, KTail, VTail []E // Nq / 2, Nq / 2 * (2W - r) and Nq / 2 * (2W - r) rows
+	// (the counts cattn_fused_pcp_qkv_select_size gives; see docs/api/fused_pcp_qkv_select.md)
 }
 
 // FusedPCPQKVSelectOf selects, in one call on host slices, the halves FusedPCPQKVSelect
 // writes, for the batch queryStartLoc ([B + 1], even entries) describes, on rank pcpRank of
-// pcpWorldSize (both passed as given). Rows past queryStartLoc[B] / 2 are left zero. Since 1.1.
+// pcpWorldSize (0 means 1, as FusedPCPQKVSelectArgs.PCPWorldSize). The output rows are
+// libcattn's (cattn_fused_pcp_qkv_select_size), which also refuses a W or r out of range.
+// Rows past queryStartLoc[B] / 2 are left zero; outputs too large to allocate are
+// StatusOutOfMemory. Since 1.1.
 //
 // See docs/api/fused_pcp_qkv_select.md.
 func FusedPCPQKVSelectOf[E any, T Index](in PCPQKV[E], queryStartLoc []T, pcpWorldSize,
 	pcpRank int64) (PCPQKVHalves[E], error) {
 	f := newFrame("cattn_fused_pcp_qkv_select", "FusedPCPQKVSelectOf", "args->q", "in.Q",
 		"args->k", "in.K", "args->v", "in.V", "args->query_start_loc", "queryStartLoc",
-		"args->pcp_world_size", "pcpWorldSize", "args->pcp_rank", "pcpRank", "args", "result")
+		"args->pcp_world_size", "pcpWorldSize", "args->pcp_rank", "pcpRank", "args", "result",
+		// cattn_fused_pcp_qkv_select_size's parameters
+		"pcp_world_size", "pcpWorldSize", "pcp_rank", "pcpRank", "num_q_rows", "in.Q's rows")
 	defer f.free()
 	var r PCPQKVHalves[E]
 	size := int(unsafe.Sizeof(*new(E)))
@@ -111,33 +120,28 @@ func FusedPCPQKVSelectOf[E any, T Index](in PCPQKV[E], queryStartLoc []T, pcpWor
 	if err != nil {
 		return r, err
 	}
-	// The output rows follow from W and r; out of range (libcattn names them) they size
-	// empty outputs, and rows beyond what memory can hold are refused here.
-	half, headBlocks, tailBlocks := nq/2, int64(0), int64(0)
-	if pcpWorldSize >= 1 && pcpRank >= 0 && pcpRank < pcpWorldSize {
-		headBlocks, tailBlocks = pcpRank+1, 2*pcpWorldSize-pcpRank
-	}
-	for _, dim := range [2]int64{in.KDim, in.VDim} {
-		if !productFits(half, tailBlocks, in.Heads, dim) {
-			return r, f.argError("args->pcp_world_size", "makes the outputs too large to allocate",
-				strconv.FormatInt(pcpWorldSize, 10), "tail outputs of at most 2^48 elements")
-		}
+	pcpWorldSize = nonZero(pcpWorldSize, 1)
+	half, headRows, tailRows, err := f.fusedPCPQKVSelectSize(nq, pcpWorldSize, pcpRank)
+	if err != nil {
+		return r, err
 	}
 	view := func(data []E, rows, dim int64) *Tensor {
 		return BytesTensor(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(data))),
 			len(data)*size), dtype, rows, in.Heads, dim)
 	}
-	alloc := func(rows, dim int64) ([]E, *Tensor) {
-		data := make([]E, rows*in.Heads*dim)
-		return data, view(data, rows, dim)
-	}
 	var outs [6]*Tensor
-	r.QHead, outs[0] = alloc(half, in.QDim)
-	r.KHead, outs[1] = alloc(half*headBlocks, in.KDim)
-	r.VHead, outs[2] = alloc(half*headBlocks, in.VDim)
-	r.QTail, outs[3] = alloc(half, in.QDim)
-	r.KTail, outs[4] = alloc(half*tailBlocks, in.KDim)
-	r.VTail, outs[5] = alloc(half*tailBlocks, in.VDim)
+	var dst = [6]*[]E{&r.QHead, &r.KHead, &r.VHead, &r.QTail, &r.KTail, &r.VTail}
+	rows := [6]int64{half, headRows, headRows, half, tailRows, tailRows}
+	dims := [6]int64{in.QDim, in.KDim, in.VDim, in.QDim, in.KDim, in.VDim}
+	for i := range outs {
+		data, ok := makeRows[E](rows[i], in.Heads, dims[i])
+		if !ok {
+			return PCPQKVHalves[E]{}, f.goError(&Error{Code: StatusOutOfMemory,
+				Message: f.fn + ": args->pcp_world_size makes the outputs too large to allocate (got " +
+					strconv.FormatInt(pcpWorldSize, 10) + ", expected outputs Go can allocate)"})
+		}
+		*dst[i], outs[i] = data, view(data, rows[i], dims[i])
+	}
 	ts := [10]*Tensor{view(in.Q, nq, in.QDim), view(in.K, nk, in.KDim), view(in.V, nv, in.VDim),
 		IndexTensor(queryStartLoc), outs[0], outs[1], outs[2], outs[3], outs[4], outs[5]}
 	names := [10]string{"args->q", "args->k", "args->v", "args->query_start_loc",
@@ -153,18 +157,20 @@ func FusedPCPQKVSelectOf[E any, T Index](in PCPQKV[E], queryStartLoc []T, pcpWor
 	return r, nil
 }
 
-// productFits reports whether the product of the non-negative vs is at most 2^48, an
-// allocation that can be attempted.
-func productFits(vs ...int64) bool {
-	p := uint64(1)
-	for _, v := range vs {
-		hi, lo := bits.Mul64(p, uint64(v))
-		if v < 0 || hi != 0 || lo > 1<<48 {
-			return false
-		}
-		p = lo
+// makeRows allocates rows * heads * dim zeroed elements; false when the count overflows or
+// is more than Go can allocate (make's panic, recovered).
+func makeRows[E any](rows, heads, dim int64) (data []E, ok bool) {
+	hi, n := bits.Mul64(uint64(rows), uint64(heads))
+	hi2, n := bits.Mul64(n, uint64(dim))
+	if rows < 0 || heads < 0 || dim < 0 || hi != 0 || hi2 != 0 || n > math.MaxInt {
+		return nil, false
 	}
-	return true
+	defer func() {
+		if recover() != nil {
+			data, ok = nil, false
+		}
+	}()
+	return make([]E, int(n)), true
 }
 
 // t holds q, k, v, query_start_loc, q_head, k_head, v_head, q_tail, k_tail, v_tail.
@@ -177,4 +183,14 @@ func (f *frame) fusedPCPQKVSelect(t [10]cTensor, world, rank int64, stream Strea
 	a.q_tail, a.k_tail, a.v_tail = t[7], t[8], t[9]
 	setAddr(&a.stream, uintptr(stream))
 	return f.status(cFusedPCPQKVSelect(a, f.msg))
+}
+
+// fusedPCPQKVSelectSize returns the select's output rows for nq query rows at world size w and
+// rank r (cattn_fused_pcp_qkv_select_size): q_head and q_tail, k_head and v_head, k_tail and
+// v_tail.
+func (f *frame) fusedPCPQKVSelectSize(nq, w, r int64) (qRows, kvHeadRows, kvTailRows int64, err error) {
+	var q, h, t C.int64_t
+	err = f.status(cFusedPCPQKVSelectSize(C.int64_t(nq), C.int64_t(w), C.int64_t(r), &q, &h, &t,
+		f.msg))
+	return int64(q), int64(h), int64(t), err
 }

@@ -274,6 +274,17 @@ func TestFusedPCPQKVSelectOf(t *testing.T) {
 	wantEqual(t, "float32 sizes", [6]int{len(h.QHead), len(h.KHead), len(h.VHead), len(h.QTail),
 		len(h.KTail), len(h.VTail)}, [6]int{4, 2, 2, 4, 4, 4})
 
+	// PCPWorldSize 0 means 1 in both forms.
+	h0, err := FusedPCPQKVSelectOf(f32, []int32{0, 4}, 0, 0)
+	mustOK(t, err)
+	wantEqual(t, "W 0 is W 1", h0, h)
+	// The rows are libcattn's: counts past int64 are its refusal, past what Go can allocate
+	// StatusOutOfMemory.
+	_, err = FusedPCPQKVSelectOf(f32, []int32{0, 4}, 1<<61, 0)
+	wantError(t, err, StatusInvalidArgument, "cattn.FusedPCPQKVSelectOf: ")
+	_, err = FusedPCPQKVSelectOf(f32, []int32{0, 4}, 1<<50, 0)
+	wantError(t, err, StatusOutOfMemory,
+		"cattn.FusedPCPQKVSelectOf: pcpWorldSize makes the outputs too large to allocate")
 	_, err = FusedPCPQKVSelectOf(f32, []int32{0, 4}, 1, 1)
 	wantError(t, err, StatusInvalidArgument, "cattn.FusedPCPQKVSelectOf: pcpRank ")
 	_, err = FusedPCPQKVSelectOf(PCPQKV[[3]byte]{Heads: 1, QDim: 1, KDim: 1, VDim: 1}, []int32{0}, 1, 0)

@@ -30,8 +30,13 @@ var (
 type SplitBatch struct {
 	QueryStartLocCPU *Tensor // in: host [NumReqs + 1] int32/int64
 	NumReqs          int64   // in: B >= 0
-	NumActualTokens  int64   // in: T, may include CUDA-graph padding
-	MaxQueryLen      int64   // in
+	// NumActualTokens: T, may include CUDA-graph padding. 0 (the zero value) means
+	// CATTN_FROM_QUERY_START_LOC, the _INIT value: libcattn derives QueryStartLocCPU[NumReqs],
+	// which is 0 for the batches whose T is 0 in vLLM.
+	NumActualTokens int64
+	// MaxQueryLen: the metadata's max_query_len. 0 (the zero value) means
+	// CATTN_FROM_QUERY_START_LOC: libcattn derives the longest query (0 for an empty batch).
+	MaxQueryLen int64
 }
 
 // SplitOptions are the options of SplitDecodesAndPrefills. The zero value is vLLM's defaults
@@ -104,12 +109,18 @@ var splitHelperRenames = []string{"args->query_start_loc_cpu", "queryStartLoc",
 	"args->decode_threshold", "decodeThreshold", "args->seq_lens_cpu_upper_bound",
 	"seqLensUpperBound"}
 
-// splitBatchOf describes the batch of a host query_start_loc: T its last entry and
-// max_query_len the longest query.
+// splitBatchOf describes the batch of a host query_start_loc; T (its last entry) and
+// max_query_len (the longest query) are left to libcattn to derive.
 func splitBatchOf[T Index](queryStartLoc []T) SplitBatch {
-	return SplitBatch{QueryStartLocCPU: IndexTensor(queryStartLoc),
-		NumReqs: numReqs(queryStartLoc), NumActualTokens: lastOf(queryStartLoc),
-		MaxQueryLen: longestQuery(queryStartLoc)}
+	return SplitBatch{QueryStartLocCPU: IndexTensor(queryStartLoc), NumReqs: numReqs(queryStartLoc)}
+}
+
+// splitCount is a SplitBatch count for C: 0, the zero value, is CATTN_FROM_QUERY_START_LOC.
+func splitCount(v int64) C.int64_t {
+	if v == 0 {
+		return C.CATTN_FROM_QUERY_START_LOC
+	}
+	return C.int64_t(v)
 }
 
 // SplitQueryStartLoc is SplitDecodesAndPrefills in one call for the common case: a host
@@ -327,8 +338,8 @@ func (f *frame) splitDecodesAndPrefills(qsl, isp cTensor, b SplitBatch, o SplitO
 	a.query_start_loc_cpu = qsl
 	a.is_prefilling_cpu = isp
 	a.num_reqs = C.int64_t(b.NumReqs)
-	a.num_actual_tokens = C.int64_t(b.NumActualTokens)
-	a.max_query_len = C.int64_t(b.MaxQueryLen)
+	a.num_actual_tokens = splitCount(b.NumActualTokens)
+	a.max_query_len = splitCount(b.MaxQueryLen)
 	a.decode_threshold = C.int64_t(orDefault(o.DecodeThreshold, 1))
 	a.require_uniform = b2i(o.RequireUniform)
 	a.treat_short_extends_as_decodes = b2i(!o.CountShortExtendsAsPrefills)
@@ -345,8 +356,8 @@ func (f *frame) splitDecodesPrefillsAndExtends(qsl, ub cTensor, b SplitBatch, th
 	a.query_start_loc_cpu = qsl
 	a.seq_lens_cpu_upper_bound = ub
 	a.num_reqs = C.int64_t(b.NumReqs)
-	a.num_actual_tokens = C.int64_t(b.NumActualTokens)
-	a.max_query_len = C.int64_t(b.MaxQueryLen)
+	a.num_actual_tokens = splitCount(b.NumActualTokens)
+	a.max_query_len = splitCount(b.MaxQueryLen)
 	a.decode_threshold = C.int64_t(thr)
 	if err := f.status(cSplitDecodesPrefillsAndExtends(a, f.msg)); err != nil {
 		return DecodeExtendPrefillSplit{}, err

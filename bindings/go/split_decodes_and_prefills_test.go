@@ -216,3 +216,23 @@ func TestSplitQueryStartLocHelpersVectors(t *testing.T) {
 	_, err = SplitQueryStartLoc([]int64{0, 1}, -1)
 	wantError(t, err, StatusInvalidArgument, "cattn.SplitQueryStartLoc: decodeThreshold")
 }
+
+// SplitBatch's zero counts are CATTN_FROM_QUERY_START_LOC: libcattn derives T and
+// max_query_len, and gives what the explicit counts give.
+func TestSplitBatchZeroCountsAreDerived(t *testing.T) {
+	qsl := []int32{0, 1, 2, 7, 12}
+	explicit, err := SplitDecodesAndPrefills(SplitBatch{QueryStartLocCPU: Int32Tensor(qsl),
+		NumReqs: 4, NumActualTokens: 12, MaxQueryLen: 5}, SplitOptions{})
+	mustOK(t, err)
+	derived, err := SplitDecodesAndPrefills(SplitBatch{QueryStartLocCPU: Int32Tensor(qsl),
+		NumReqs: 4}, SplitOptions{})
+	mustOK(t, err)
+	wantEqual(t, "derived counts", derived, explicit)
+	wantEqual(t, "split", derived, DecodePrefillSplit{2, 2, 2, 10})
+	helper, err := SplitQueryStartLoc(qsl, 1)
+	mustOK(t, err)
+	wantEqual(t, "SplitQueryStartLoc", helper, explicit)
+	_, err = SplitDecodesAndPrefills(SplitBatch{QueryStartLocCPU: Int32Tensor(qsl), NumReqs: 4,
+		NumActualTokens: -2}, SplitOptions{})
+	wantError(t, err, StatusInvalidArgument, "cattn.SplitDecodesAndPrefills: b.NumActualTokens ")
+}
