@@ -71,6 +71,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -98,8 +99,18 @@ namespace cattn {
  * ========================================================================================== */
 
 /** A failed libcattn call: its status and the library's message. what() is
- * "<status name>: <message>", e.g. "CATTN_INVALID_ARGUMENT: cattn_get_dcp_local_seq_lens: ...".
+ * "<status name>: <message>", e.g. "CATTN_INVALID_ARGUMENT: cattn::get_dcp_local_seq_lens: ...".
  * Copying never throws. Since: 1.1
+ *
+ * The wrappers name the refused argument in C++ terms: the library's message
+ * "<C function>: <C argument> <problem> (got X, expected Y)" comes out as
+ * "cattn::<wrapper>: <C++ parameter> <problem> (got X, expected Y)", e.g.
+ * "cattn_fused_pcp_qkv_select_size: pcp_world_size is out of range (...)" as
+ * "cattn::fused_pcp_qkv_select_size: pcp_world_size ..." and "cattn_split_decodes_and_prefills:
+ * args->decode_threshold ..." as "cattn::split_decodes_and_prefills: options.decode_threshold
+ * ...". The C argument paths and their C++ names are one table, detail::arg_names; a message
+ * whose argument the table does not name keeps the library's wording. c_message() is the
+ * library's message as it was written.
  * See docs/api/context.md for the statuses and the message format. */
 class error : public std::runtime_error {
  public:
@@ -107,14 +118,24 @@ class error : public std::runtime_error {
       : std::runtime_error(std::string(cattn_status_string(status)) + ": " + message),
         status_(status),
         prefix_(std::strlen(cattn_status_string(status)) + 2) {}
+  /** An error whose message is `message` and whose library message is `c_message`. */
+  error(cattn_status_t status, const std::string& message, const std::string& c_message)
+      : error(status, message) {
+    c_message_ = std::make_shared<const std::string>(c_message);
+  }
   /** The status the C call returned (CATTN_INVALID_ARGUMENT for this layer's own checks). */
   cattn_status_t status() const noexcept { return status_; }
-  /** The message alone: cattn_last_error_message() of the failed call, or this layer's. */
+  /** The message alone, in C++ terms: the library's message translated (see above), or this
+   * layer's. */
   const char* message() const noexcept { return what() + prefix_; }
+  /** The library's message as cattn_last_error_message() gave it, C names and all; for an
+   * error this layer raised itself, message(). */
+  const char* c_message() const noexcept { return c_message_ ? c_message_->c_str() : message(); }
 
  private:
   cattn_status_t status_;
   size_t prefix_;
+  std::shared_ptr<const std::string> c_message_;  // shared: copying never throws
 };
 
 /** Throws error(status, cattn_last_error_message()) unless status is CATTN_OK: for callers that
@@ -123,6 +144,297 @@ class error : public std::runtime_error {
 inline void check(cattn_status_t status) {
   if (status != CATTN_OK) throw error(status, cattn_last_error_message());
 }
+
+namespace detail {
+
+/** One argument the library may name in a message, in C++ terms: in a message of
+ * `c_function`, the C path `c_path` (a parameter, or a field under one: "args->pcp_rank") is
+ * `name` (the wrapper's parameter or the field of it that carries the value). A message's
+ * path that continues past a listed one ("args->metadata->seq_lens" under "args->metadata")
+ * keeps the rest with "->" written ".". */
+struct arg_name {
+  const char* c_function;
+  const char* c_path;
+  const char* name;
+};
+
+/** The C++ name of each C function whose wrapper is not cattn::<name without "cattn_">: the
+ * handles' methods. */
+struct function_name {
+  const char* c_function;
+  const char* name;
+};
+
+// The one table of the C++ layer's argument names. Positional parameters keep their C names
+// where the wrapper's parameter is named the same (listed all the same, so that the table
+// says what every message of a wrapped call names).
+inline constexpr arg_name arg_names[] = {
+    // get_dcp_local_seq_lens(seq_lens, out, dcp_size, dcp_rank, dcp_kv_cache_interleave_size,
+    // stream, shape_mode)
+    {"cattn_get_dcp_local_seq_lens", "args->seq_lens", "seq_lens"},
+    {"cattn_get_dcp_local_seq_lens", "args->out", "out"},
+    {"cattn_get_dcp_local_seq_lens", "args->dcp_size", "dcp_size"},
+    {"cattn_get_dcp_local_seq_lens", "args->dcp_rank", "dcp_rank"},
+    {"cattn_get_dcp_local_seq_lens", "args->dcp_kv_cache_interleave_size",
+     "dcp_kv_cache_interleave_size"},
+    {"cattn_get_dcp_local_seq_lens", "args->shape_mode", "shape_mode"},
+    // get_pcp_query_restore_idx_size(cu_num_tokens), get_pcp_query_restore_idx(cu_num_tokens,
+    // restore_idx, stream)
+    {"cattn_get_pcp_query_restore_idx_size", "cu_num_tokens", "cu_num_tokens"},
+    {"cattn_get_pcp_query_restore_idx", "args->cu_num_tokens", "cu_num_tokens"},
+    {"cattn_get_pcp_query_restore_idx", "args->restore_idx", "restore_idx"},
+    // fused_pcp_qkv_select_size(num_q_rows, pcp_world_size, pcp_rank),
+    // fused_pcp_qkv_select(q, k, v, query_start_loc, pcp_world_size, pcp_rank, out, stream)
+    {"cattn_fused_pcp_qkv_select_size", "num_q_rows", "num_q_rows"},
+    {"cattn_fused_pcp_qkv_select_size", "pcp_world_size", "pcp_world_size"},
+    {"cattn_fused_pcp_qkv_select_size", "pcp_rank", "pcp_rank"},
+    {"cattn_fused_pcp_qkv_select", "args->q", "q"},
+    {"cattn_fused_pcp_qkv_select", "args->k", "k"},
+    {"cattn_fused_pcp_qkv_select", "args->v", "v"},
+    {"cattn_fused_pcp_qkv_select", "args->query_start_loc", "query_start_loc"},
+    {"cattn_fused_pcp_qkv_select", "args->pcp_world_size", "pcp_world_size"},
+    {"cattn_fused_pcp_qkv_select", "args->pcp_rank", "pcp_rank"},
+    {"cattn_fused_pcp_qkv_select", "args->q_head", "out.q_head"},
+    {"cattn_fused_pcp_qkv_select", "args->k_head", "out.k_head"},
+    {"cattn_fused_pcp_qkv_select", "args->v_head", "out.v_head"},
+    {"cattn_fused_pcp_qkv_select", "args->q_tail", "out.q_tail"},
+    {"cattn_fused_pcp_qkv_select", "args->k_tail", "out.k_tail"},
+    {"cattn_fused_pcp_qkv_select", "args->v_tail", "out.v_tail"},
+    // pcp_kv_allgather_and_restore(_workspace_size)(c, key, value, num_actual_tokens, ...)
+    {"cattn_pcp_kv_allgather_and_restore_workspace_size", "args->comm", "c"},
+    {"cattn_pcp_kv_allgather_and_restore_workspace_size", "args->key", "key"},
+    {"cattn_pcp_kv_allgather_and_restore_workspace_size", "args->value", "value"},
+    {"cattn_pcp_kv_allgather_and_restore_workspace_size", "args->num_actual_tokens",
+     "num_actual_tokens"},
+    {"cattn_pcp_kv_allgather_and_restore", "args->comm", "c"},
+    {"cattn_pcp_kv_allgather_and_restore", "args->key", "key"},
+    {"cattn_pcp_kv_allgather_and_restore", "args->value", "value"},
+    {"cattn_pcp_kv_allgather_and_restore", "args->num_actual_tokens", "num_actual_tokens"},
+    {"cattn_pcp_kv_allgather_and_restore", "args->restore_idx", "restore_idx"},
+    {"cattn_pcp_kv_allgather_and_restore", "args->key_out", "key_out"},
+    {"cattn_pcp_kv_allgather_and_restore", "args->value_out", "value_out"},
+    {"cattn_pcp_kv_allgather_and_restore", "args->workspace", "workspace"},
+    {"cattn_pcp_kv_allgather_and_restore", "args->workspace_size", "workspace_size"},
+    // compute_causal_conv1d_metadata(_size)(query_start_loc_cpu, block_m[, out, stream]),
+    // compute_causal_conv1d_metadata_capturable(query_start_loc, block_m, out, ...)
+    {"cattn_compute_causal_conv1d_metadata_size", "query_start_loc_cpu", "query_start_loc_cpu"},
+    {"cattn_compute_causal_conv1d_metadata_size", "block_m", "block_m"},
+    {"cattn_compute_causal_conv1d_metadata", "args->query_start_loc_cpu", "query_start_loc_cpu"},
+    {"cattn_compute_causal_conv1d_metadata", "args->block_m", "block_m"},
+    {"cattn_compute_causal_conv1d_metadata", "args->nums", "out.nums"},
+    {"cattn_compute_causal_conv1d_metadata", "args->mlist", "out.mlist"},
+    {"cattn_compute_causal_conv1d_metadata", "args->offsetlist", "out.offsetlist"},
+    {"cattn_compute_causal_conv1d_metadata", "args->batch_ptr", "out.batch_ptr"},
+    {"cattn_compute_causal_conv1d_metadata", "args->token_chunk_offset_ptr",
+     "out.token_chunk_offset_ptr"},
+    {"cattn_compute_causal_conv1d_metadata_capturable", "args->query_start_loc",
+     "query_start_loc"},
+    {"cattn_compute_causal_conv1d_metadata_capturable", "args->block_m", "block_m"},
+    {"cattn_compute_causal_conv1d_metadata_capturable", "args->nums", "out.nums"},
+    {"cattn_compute_causal_conv1d_metadata_capturable", "args->mlist", "out.mlist"},
+    {"cattn_compute_causal_conv1d_metadata_capturable", "args->offsetlist", "out.offsetlist"},
+    {"cattn_compute_causal_conv1d_metadata_capturable", "args->batch_ptr", "out.batch_ptr"},
+    {"cattn_compute_causal_conv1d_metadata_capturable", "args->token_chunk_offset_ptr",
+     "out.token_chunk_offset_ptr"},
+    {"cattn_compute_causal_conv1d_metadata_capturable", "args->tot", "out.tot"},
+    // mamba_get_block_table_tensor(block_table, seq_lens, mode, block_size,
+    // num_speculative_blocks, out, stream)
+    {"cattn_mamba_get_block_table_tensor", "args->block_table", "block_table"},
+    {"cattn_mamba_get_block_table_tensor", "args->seq_lens", "seq_lens"},
+    {"cattn_mamba_get_block_table_tensor", "args->block_size", "block_size"},
+    {"cattn_mamba_get_block_table_tensor", "args->num_speculative_blocks",
+     "num_speculative_blocks"},
+    {"cattn_mamba_get_block_table_tensor", "args->mamba_cache_mode", "mode"},
+    {"cattn_mamba_get_block_table_tensor", "args->out", "out"},
+    // split_decodes_and_prefills(query_start_loc_cpu, options, is_prefilling_cpu) and
+    // split_decodes_prefills_and_extends(query_start_loc_cpu, seq_lens_cpu_upper_bound,
+    // options): num_reqs is the length of query_start_loc_cpu less one.
+    {"cattn_split_decodes_and_prefills", "args->query_start_loc_cpu", "query_start_loc_cpu"},
+    {"cattn_split_decodes_and_prefills", "args->is_prefilling_cpu", "is_prefilling_cpu"},
+    {"cattn_split_decodes_and_prefills", "args->num_actual_tokens", "options.num_actual_tokens"},
+    {"cattn_split_decodes_and_prefills", "args->max_query_len", "options.max_query_len"},
+    {"cattn_split_decodes_and_prefills", "args->decode_threshold", "options.decode_threshold"},
+    {"cattn_split_decodes_and_prefills_capturable", "args->query_start_loc", "query_start_loc"},
+    {"cattn_split_decodes_and_prefills_capturable", "args->is_prefilling", "is_prefilling"},
+    {"cattn_split_decodes_and_prefills_capturable", "args->num_actual_tokens",
+     "num_actual_tokens"},
+    {"cattn_split_decodes_and_prefills_capturable", "args->max_query_len", "max_query_len"},
+    {"cattn_split_decodes_and_prefills_capturable", "args->decode_threshold",
+     "options.decode_threshold"},
+    {"cattn_split_decodes_and_prefills_capturable", "args->result", "result"},
+    {"cattn_split_decodes_prefills_and_extends", "args->query_start_loc_cpu",
+     "query_start_loc_cpu"},
+    {"cattn_split_decodes_prefills_and_extends", "args->seq_lens_cpu_upper_bound",
+     "seq_lens_cpu_upper_bound"},
+    {"cattn_split_decodes_prefills_and_extends", "args->num_actual_tokens",
+     "options.num_actual_tokens"},
+    {"cattn_split_decodes_prefills_and_extends", "args->max_query_len", "options.max_query_len"},
+    {"cattn_split_decodes_prefills_and_extends", "args->decode_threshold",
+     "options.decode_threshold"},
+    {"cattn_split_decodes_prefills_and_extends_capturable", "args->query_start_loc",
+     "query_start_loc"},
+    {"cattn_split_decodes_prefills_and_extends_capturable", "args->seq_lens_upper_bound",
+     "seq_lens_upper_bound"},
+    {"cattn_split_decodes_prefills_and_extends_capturable", "args->num_actual_tokens",
+     "num_actual_tokens"},
+    {"cattn_split_decodes_prefills_and_extends_capturable", "args->max_query_len",
+     "max_query_len"},
+    {"cattn_split_decodes_prefills_and_extends_capturable", "args->decode_threshold",
+     "decode_threshold"},
+    {"cattn_split_decodes_prefills_and_extends_capturable", "args->result", "result"},
+    // split_prefill_chunks(seq_lens_cpu, workspace_size, request_offset, chunks)
+    {"cattn_split_prefill_chunks", "args->seq_lens_cpu", "seq_lens_cpu"},
+    {"cattn_split_prefill_chunks", "args->workspace_size", "workspace_size"},
+    {"cattn_split_prefill_chunks", "args->request_offset", "request_offset"},
+    {"cattn_split_prefill_chunks", "args->chunks", "chunks"},
+    // reorder_batch_to_split_decodes_and_prefills(num_scheduled_tokens, num_computed_tokens,
+    // num_prompt_tokens, decode_threshold, index_map, swaps)
+    {"cattn_reorder_batch_to_split_decodes_and_prefills", "args->num_scheduled_tokens",
+     "num_scheduled_tokens"},
+    {"cattn_reorder_batch_to_split_decodes_and_prefills", "args->num_computed_tokens",
+     "num_computed_tokens"},
+    {"cattn_reorder_batch_to_split_decodes_and_prefills", "args->num_prompt_tokens",
+     "num_prompt_tokens"},
+    {"cattn_reorder_batch_to_split_decodes_and_prefills", "args->decode_threshold",
+     "decode_threshold"},
+    {"cattn_reorder_batch_to_split_decodes_and_prefills", "args->index_map", "index_map"},
+    {"cattn_reorder_batch_to_split_decodes_and_prefills", "args->swaps", "swaps"},
+    // naive_query_lens(query_start_loc, out, stream),
+    // compute_num_computed_tokens(query_start_loc, seq_lens, out, stream): the metadata is
+    // the wrapper's, made of the parameters.
+    {"cattn_naive_query_lens", "args->metadata->query_start_loc", "query_start_loc"},
+    {"cattn_naive_query_lens", "args->out", "out"},
+    {"cattn_compute_num_computed_tokens", "args->metadata->query_start_loc", "query_start_loc"},
+    {"cattn_compute_num_computed_tokens", "args->metadata->seq_lens", "seq_lens"},
+    {"cattn_compute_num_computed_tokens", "args->out", "out"},
+    // extend_all_queries_by_n(metadata, n, ...), unpadded(metadata, num_actual_tokens,
+    // num_actual_reqs), make_kv_sharing_fast_prefill_common_attn_metadata(metadata, ...)
+    {"cattn_extend_all_queries_by_n", "args->metadata", "metadata"},
+    {"cattn_extend_all_queries_by_n", "args->n", "n"},
+    {"cattn_extend_all_queries_by_n", "args->new_slot_mapping", "new_slot_mapping"},
+    {"cattn_extend_all_queries_by_n", "args->out", "out"},
+    {"cattn_unpadded", "args->metadata", "metadata"},
+    {"cattn_unpadded", "args->num_actual_tokens", "num_actual_tokens"},
+    {"cattn_unpadded", "args->num_actual_reqs", "num_actual_reqs"},
+    {"cattn_make_kv_sharing_fast_prefill_common_attn_metadata", "args->metadata", "metadata"},
+    {"cattn_make_kv_sharing_fast_prefill_common_attn_metadata", "args->decode_max_and_total",
+     "decode_max_and_total"},
+    // max_local_attention_virtual_batches(attn_chunk_size, max_num_seqs, max_num_batched_tokens)
+    {"cattn_max_local_attention_virtual_batches", "args->attn_chunk_size", "attn_chunk_size"},
+    {"cattn_max_local_attention_virtual_batches", "args->max_num_seqs", "max_num_seqs"},
+    {"cattn_max_local_attention_virtual_batches", "args->max_num_batched_tokens",
+     "max_num_batched_tokens"},
+    // compute_mm_prefix_range_tensor(range_offsets, ranges, out),
+    // fill_mm_prefix_query_ranges(range_offsets, ranges, query_start_loc_cpu, seq_lens_cpu, out)
+    {"cattn_compute_mm_prefix_range_tensor", "args->range_offsets", "range_offsets"},
+    {"cattn_compute_mm_prefix_range_tensor", "args->ranges", "ranges"},
+    {"cattn_compute_mm_prefix_range_tensor", "args->out", "out"},
+    {"cattn_fill_mm_prefix_query_ranges", "args->range_offsets", "range_offsets"},
+    {"cattn_fill_mm_prefix_query_ranges", "args->ranges", "ranges"},
+    {"cattn_fill_mm_prefix_query_ranges", "args->query_start_loc_cpu", "query_start_loc_cpu"},
+    {"cattn_fill_mm_prefix_query_ranges", "args->seq_lens_cpu", "seq_lens_cpu"},
+    {"cattn_fill_mm_prefix_query_ranges", "args->out", "out"},
+    // log2_lse_to_ln(lse, out, half_rounding, stream)
+    {"cattn_log2_lse_to_ln", "args->lse", "lse"},
+    {"cattn_log2_lse_to_ln", "args->out", "out"},
+    {"cattn_log2_lse_to_ln", "args->half_rounding", "half_rounding"},
+    // The kv-cache-layout calls.
+    {"cattn_is_valid_kv_cache_layout", "value", "value"},
+    {"cattn_kv_cache_layout_from_name", "name", "name"},
+    {"cattn_kv_cache_layout_get_properties", "layout", "layout"},
+    {"cattn_get_flashinfer_layout_string", "layout", "layout"},
+    {"cattn_kv_cache_layout_strides", "args->layout", "layout"},
+    {"cattn_kv_cache_layout_strides", "args->sizes", "sizes"},
+    {"cattn_context_set_kv_cache_layout_override", "ctx", "this context"},
+    {"cattn_context_set_kv_cache_layout_override", "layout", "layout"},
+    {"cattn_context_set_kv_cache_layout_preset", "ctx", "this context"},
+    {"cattn_context_set_kv_cache_layout_preset", "name", "name"},
+    {"cattn_record_kv_cache_layout", "ctx", "this context"},
+    {"cattn_record_kv_cache_layout", "name", "name"},
+    {"cattn_resolve_kv_cache_layout", "ctx", "this context"},
+    {"cattn_resolve_kv_cache_layout", "args->env_value", "request.env_value"},
+    {"cattn_resolve_kv_cache_layout", "args->connector_layout", "request.connector_layout"},
+    {"cattn_resolve_kv_cache_layout", "args->worker_counts", "request.workers"},
+    // The communicator's calls.
+    {"cattn_comm_create", "nranks", "nranks"},
+    {"cattn_comm_create", "rank", "rank"},
+    {"cattn_comm_create", "cuda_device", "cuda_device"},
+    {"cattn_comm_create_borrowed", "nccl_comm", "nccl_comm"},
+};
+
+inline constexpr function_name function_names[] = {
+    {"cattn_context_create", "context::context"},
+    {"cattn_context_set_kv_cache_layout_override", "context::set_kv_cache_layout_override"},
+    {"cattn_context_set_kv_cache_layout_preset", "context::set_kv_cache_layout_preset"},
+    {"cattn_resolve_kv_cache_layout", "context::resolve_kv_cache_layout"},
+    {"cattn_record_kv_cache_layout", "context::record_kv_cache_layout"},
+    {"cattn_get_resolved_kv_cache_layout", "context::get_resolved_kv_cache_layout"},
+    {"cattn_comm_create", "comm::create"},
+    {"cattn_comm_create_borrowed", "comm::create_borrowed"},
+    {"cattn_comm_get_rank", "comm::rank"},
+    {"cattn_comm_get_size", "comm::size"},
+    {"cattn_local_attention_plan_get_shape", "local_attention_plan::shape"},
+    {"cattn_local_attention_plan_fill", "local_attention_plan::fill"},
+    {"cattn_local_attention_plan_make_block_table", "local_attention_plan::make_block_table"},
+    {"cattn_step_plan_create", "step_plan::step_plan"},
+    {"cattn_step_plan_get_shape", "step_plan::shape"},
+    {"cattn_step_plan_workspace_size", "step_plan::workspace_size"},
+    {"cattn_step_plan_run", "step_plan::run"},
+};
+
+inline bool same(const char* a, const char* b, size_t n_b) {
+  return std::strlen(a) == n_b && std::strncmp(a, b, n_b) == 0;
+}
+
+/** The library's message in C++ terms (see cattn::error), or "" when arg_names does not name
+ * its argument. The message's shape is fixed: "<C function>: <C path> <problem>...", the path
+ * running to the first space. */
+inline std::string translate_message(const std::string& c_message) {
+  const size_t colon = c_message.find(": ");
+  if (colon == std::string::npos || c_message.compare(0, 6, "cattn_") != 0) return {};
+  const char* fn = c_message.c_str();
+  const size_t path_start = colon + 2;
+  const size_t path_end = std::min(c_message.find(' ', path_start), c_message.size());
+  const std::string path = c_message.substr(path_start, path_end - path_start);
+  const arg_name* best = nullptr;
+  size_t best_len = 0;
+  for (const arg_name& a : arg_names) {
+    const size_t n = std::strlen(a.c_path);
+    if (!same(a.c_function, fn, colon) || n < best_len || path.compare(0, n, a.c_path) != 0)
+      continue;
+    // The whole path, or a prefix of it that ends where a field or an index follows.
+    if (path.size() == n || path.compare(n, 2, "->") == 0 || path[n] == '.' || path[n] == '[') {
+      best = &a;
+      best_len = n;
+    }
+  }
+  if (best == nullptr) return {};
+  std::string name = std::string(fn, colon).substr(6);
+  for (const function_name& f : function_names)
+    if (same(f.c_function, fn, colon)) name = f.name;
+  std::string rest;  // the path past the listed part, "->" written "."
+  for (size_t i = best_len; i < path.size(); ++i) {
+    if (path.compare(i, 2, "->") == 0) {
+      rest += '.';
+      ++i;
+    } else {
+      rest += path[i];
+    }
+  }
+  return "cattn::" + name + ": " + best->name + rest + c_message.substr(path_end);
+}
+
+/** check() for this header's wrappers: throws error with the library's message in C++ terms
+ * (message()) and as written (c_message()). */
+inline void check_call(cattn_status_t status) {
+  if (status == CATTN_OK) return;
+  const std::string c_message = cattn_last_error_message();
+  std::string message = translate_message(c_message);
+  if (message.empty()) message = c_message;
+  throw error(status, message, c_message);
+}
+
+}  // namespace detail
 
 namespace detail {
 
@@ -163,7 +475,7 @@ inline const char* status_string(cattn_status_t status) noexcept {
  * See docs/api/context.md. */
 inline int32_t cuda_device_count() {
   int32_t n = 0;
-  check(cattn_cuda_device_count(&n));
+  detail::check_call(cattn_cuda_device_count(&n));
   return n;
 }
 /** cattn_get_api(abi_major): the function table, or nullptr. Throws nothing. Since: 1.1
@@ -965,7 +1277,7 @@ inline cattn_kv_cache_layout_t get_kv_cache_layout(const cattn_context_t* ctx,
   a.read_environment = q.read_environment ? 1 : 0;
   a.env_value = q.env_value;
   a.connector_layout = q.connector_layout;
-  check(cattn_get_kv_cache_layout(ctx, &a));
+  detail::check_call(cattn_get_kv_cache_layout(ctx, &a));
   return a.layout;
 }
 }  // namespace detail
@@ -979,7 +1291,7 @@ class context {
    * Throws: error (CATTN_OUT_OF_MEMORY). */
   context() {
     cattn_context_t* p = nullptr;
-    check(cattn_context_create(&p));
+    detail::check_call(cattn_context_create(&p));
     h_.reset(p);
   }
   /** Takes ownership of a context made with cattn_context_create. Throws nothing. */
@@ -991,7 +1303,7 @@ class context {
   /** Sets or (UNSET) clears the override. Calls: cattn_context_set_kv_cache_layout_override.
    * Throws: error. */
   void set_kv_cache_layout_override(cattn_kv_cache_layout_t layout) {
-    check(cattn_context_set_kv_cache_layout_override(get(), layout));
+    detail::check_call(cattn_context_set_kv_cache_layout_override(get(), layout));
   }
   /** The layout with this context's override. Calls: cattn_get_kv_cache_layout.
    * Throws: error. */
@@ -1001,7 +1313,7 @@ class context {
   /** Sets (nullptr: clears) the preset name. Calls: cattn_context_set_kv_cache_layout_preset.
    * Throws: error. */
   void set_kv_cache_layout_preset(const char* name) {
-    check(cattn_context_set_kv_cache_layout_preset(get(), name));
+    detail::check_call(cattn_context_set_kv_cache_layout_preset(get(), name));
   }
   void set_kv_cache_layout_preset(const std::string& name) {
     set_kv_cache_layout_preset(name.c_str());
@@ -1032,7 +1344,7 @@ class context {
     a.env_value = r.env_value ? r.env_value->c_str() : nullptr;
     a.read_environment = r.read_environment ? 1 : 0;
     a.connector_layout = r.connector_layout ? r.connector_layout->c_str() : nullptr;
-    check(cattn_resolve_kv_cache_layout(get(), &a));
+    detail::check_call(cattn_resolve_kv_cache_layout(get(), &a));
     resolved_kv_cache_layout out;
     out.layout = a.layout;
     out.connector_fell_back = a.connector_fell_back != 0;
@@ -1041,13 +1353,13 @@ class context {
   }
   /** Adopts a layout resolved elsewhere. Calls: cattn_record_kv_cache_layout. Throws: error. */
   void record_kv_cache_layout(const char* name) {
-    check(cattn_record_kv_cache_layout(get(), name));
+    detail::check_call(cattn_record_kv_cache_layout(get(), name));
   }
   void record_kv_cache_layout(const std::string& name) { record_kv_cache_layout(name.c_str()); }
   /** The resolved layout. Calls: cattn_get_resolved_kv_cache_layout. Throws: error. */
   cattn_kv_cache_layout_t get_resolved_kv_cache_layout() const {
     cattn_kv_cache_layout_t l = CATTN_KV_CACHE_LAYOUT_UNSET;
-    check(cattn_get_resolved_kv_cache_layout(get(), &l));
+    detail::check_call(cattn_get_resolved_kv_cache_layout(get(), &l));
     return l;
   }
 
@@ -1067,7 +1379,7 @@ inline cattn_kv_cache_layout_t get_kv_cache_layout(const kv_cache_layout_query& 
  * See docs/api/get_kv_cache_layout.md. */
 inline bool is_valid_kv_cache_layout(const char* value) {
   int32_t valid = 0;
-  check(cattn_is_valid_kv_cache_layout(value, &valid));
+  detail::check_call(cattn_is_valid_kv_cache_layout(value, &valid));
   return valid != 0;
 }
 inline bool is_valid_kv_cache_layout(const std::string& value) {
@@ -1083,7 +1395,7 @@ inline const char* kv_cache_layout_name(cattn_kv_cache_layout_t layout) noexcept
  * See docs/api/kv_cache_layout.md. */
 inline cattn_kv_cache_layout_t kv_cache_layout_from_name(const char* name) {
   cattn_kv_cache_layout_t l = CATTN_KV_CACHE_LAYOUT_UNSET;
-  check(cattn_kv_cache_layout_from_name(name, &l));
+  detail::check_call(cattn_kv_cache_layout_from_name(name, &l));
   return l;
 }
 inline cattn_kv_cache_layout_t kv_cache_layout_from_name(const std::string& name) {
@@ -1095,7 +1407,7 @@ inline cattn_kv_cache_layout_t kv_cache_layout_from_name(const std::string& name
 inline cattn_kv_cache_layout_properties_t kv_cache_layout_get_properties(
     cattn_kv_cache_layout_t layout) {
   cattn_kv_cache_layout_properties_t p = CATTN_KV_CACHE_LAYOUT_PROPERTIES_INIT;
-  check(cattn_kv_cache_layout_get_properties(layout, &p));
+  detail::check_call(cattn_kv_cache_layout_get_properties(layout, &p));
   return p;
 }
 /** FlashInfer's name, static. Calls: cattn_get_flashinfer_layout_string. Throws: error.
@@ -1103,7 +1415,7 @@ inline cattn_kv_cache_layout_properties_t kv_cache_layout_get_properties(
  * See docs/api/kv_cache_layout.md. */
 inline const char* get_flashinfer_layout_string(cattn_kv_cache_layout_t layout) {
   const char* s = nullptr;
-  check(cattn_get_flashinfer_layout_string(layout, &s));
+  detail::check_call(cattn_get_flashinfer_layout_string(layout, &s));
   return s;
 }
 
@@ -1122,7 +1434,7 @@ inline kv_cache_layout_strides_result kv_cache_layout_strides(
   cattn_kv_cache_layout_strides_args_t a = CATTN_KV_CACHE_LAYOUT_STRIDES_ARGS_INIT;
   a.layout = layout;
   for (size_t i = 0; i < 5; ++i) a.sizes[i] = sizes[i];
-  check(cattn_kv_cache_layout_strides(&a));
+  detail::check_call(cattn_kv_cache_layout_strides(&a));
   kv_cache_layout_strides_result r;
   for (size_t i = 0; i < 5; ++i) {
     r.strides[i] = a.strides[i];
@@ -1155,7 +1467,7 @@ inline std::vector<cattn_kv_cache_layout_t> get_supported_kv_cache_layouts(
   a.layouts = flat.empty() ? nullptr : flat.data();
   a.out = out.data();
   a.out_capacity = static_cast<int64_t>(out.size());
-  check(cattn_get_supported_kv_cache_layouts(&a));
+  detail::check_call(cattn_get_supported_kv_cache_layouts(&a));
   out.resize(static_cast<size_t>(a.num_out));
   return out;
 }
@@ -1184,7 +1496,7 @@ inline void get_dcp_local_seq_lens(index_cview seq_lens, index_view out, int64_t
   a.out = o.get();
   a.stream = stream.get();
   a.shape_mode = shape_mode;
-  check(cattn_get_dcp_local_seq_lens(&a));
+  detail::check_call(cattn_get_dcp_local_seq_lens(&a));
 }
 /** One-call: the lengths of rank dcp_rank (shape of seq_lens) or, with all_ranks, of every rank
  * (seq_lens' shape + [dcp_size]), always with CATTN_DCP_SHAPE_PRESERVE. Calls:
@@ -1212,7 +1524,7 @@ host_tensor<Out> get_dcp_local_seq_lens(index_cview seq_lens, int64_t dcp_size, 
 inline int64_t get_pcp_query_restore_idx_size(index_cview cu_num_tokens) {
   detail::tensor_arg c(cu_num_tokens);
   int64_t n = 0;
-  check(cattn_get_pcp_query_restore_idx_size(c.get(), &n));
+  detail::check_call(cattn_get_pcp_query_restore_idx_size(c.get(), &n));
   return n;
 }
 /** The restore index into restore_idx (host, or CUDA on `stream`).
@@ -1225,7 +1537,7 @@ inline void get_pcp_query_restore_idx(index_cview cu_num_tokens, index_view rest
   a.cu_num_tokens = c.get();
   a.restore_idx = r.get();
   a.stream = stream.get();
-  check(cattn_get_pcp_query_restore_idx(&a));
+  detail::check_call(cattn_get_pcp_query_restore_idx(&a));
 }
 /** One-call: the restore index of a host cu_num_tokens. Calls: the size query, then
  * cattn_get_pcp_query_restore_idx. Allocates: the result. Throws: error. Since: 1.1
@@ -1254,7 +1566,7 @@ inline fused_pcp_qkv_select_rows fused_pcp_qkv_select_size(int64_t num_q_rows,
                                                            int64_t pcp_world_size,
                                                            int64_t pcp_rank) {
   fused_pcp_qkv_select_rows r;
-  check(cattn_fused_pcp_qkv_select_size(num_q_rows, pcp_world_size, pcp_rank, &r.q, &r.kv_head,
+  detail::check_call(cattn_fused_pcp_qkv_select_size(num_q_rows, pcp_world_size, pcp_rank, &r.q, &r.kv_head,
                                         &r.kv_tail));
   return r;
 }
@@ -1287,7 +1599,7 @@ inline void fused_pcp_qkv_select(any_cview q, any_cview k, any_cview v,
   a.k_tail = kt.get();
   a.v_tail = vt.get();
   a.stream = stream.get();
-  check(cattn_fused_pcp_qkv_select(&a));
+  detail::check_call(cattn_fused_pcp_qkv_select(&a));
 }
 /** The results of the one-call fused select, each of its input's dtype. Since: 1.1
  * See docs/api/fused_pcp_qkv_select.md. */
@@ -1335,7 +1647,7 @@ fused_pcp_qkv_select_result<std::remove_const_t<T>> fused_pcp_qkv_select(
  * See docs/api/pcp_kv_allgather_and_restore.md. */
 inline cattn_comm_unique_id_t comm_get_unique_id() {
   cattn_comm_unique_id_t id{};
-  check(cattn_comm_get_unique_id(&id));
+  detail::check_call(cattn_comm_get_unique_id(&id));
   return id;
 }
 
@@ -1351,14 +1663,14 @@ class comm {
   static comm create(const cattn_comm_unique_id_t& id, int32_t nranks, int32_t rank,
                      int32_t cuda_device) {
     cattn_comm_t* p = nullptr;
-    check(cattn_comm_create(&id, nranks, rank, cuda_device, &p));
+    detail::check_call(cattn_comm_create(&id, nranks, rank, cuda_device, &p));
     return comm(p);
   }
   /** Wraps an engine's ncclComm_t, which it keeps owning. Calls: cattn_comm_create_borrowed.
    * Allocates: the handle, its stream and events. Throws: error. */
   static comm create_borrowed(void* nccl_comm) {
     cattn_comm_t* p = nullptr;
-    check(cattn_comm_create_borrowed(nccl_comm, &p));
+    detail::check_call(cattn_comm_create_borrowed(nccl_comm, &p));
     return comm(p);
   }
   /** Takes ownership of a handle made by the C calls. Throws nothing. */
@@ -1369,13 +1681,13 @@ class comm {
   /** Calls: cattn_comm_get_rank. Throws: error. */
   int32_t rank() const {
     int32_t r = 0;
-    check(cattn_comm_get_rank(get(), &r));
+    detail::check_call(cattn_comm_get_rank(get(), &r));
     return r;
   }
   /** Calls: cattn_comm_get_size. Throws: error. */
   int32_t size() const {
     int32_t s = 0;
-    check(cattn_comm_get_size(get(), &s));
+    detail::check_call(cattn_comm_get_size(get(), &s));
     return s;
   }
 
@@ -1397,7 +1709,7 @@ inline size_t pcp_kv_allgather_and_restore_workspace_size(const comm& c, any_cvi
   a.value = v.get();
   a.num_actual_tokens = num_actual_tokens;
   size_t bytes = 0;
-  check(cattn_pcp_kv_allgather_and_restore_workspace_size(&a, &bytes));
+  detail::check_call(cattn_pcp_kv_allgather_and_restore_workspace_size(&a, &bytes));
   return bytes;
 }
 /** All-gathers key and value over the group and restores the token order, on `stream` (device
@@ -1420,7 +1732,7 @@ inline void pcp_kv_allgather_and_restore(comm& c, any_cview key, any_cview value
   a.workspace = workspace;
   a.workspace_size = workspace_size;
   a.stream = stream.get();
-  check(cattn_pcp_kv_allgather_and_restore(&a));
+  detail::check_call(cattn_pcp_kv_allgather_and_restore(&a));
 }
 
 /* ============================================================================================
@@ -1439,7 +1751,7 @@ inline causal_conv1d_metadata_size compute_causal_conv1d_metadata_size(
     index_cview query_start_loc_cpu, int64_t block_m = 8) {
   detail::tensor_arg q(query_start_loc_cpu);
   causal_conv1d_metadata_size s;
-  check(cattn_compute_causal_conv1d_metadata_size(q.get(), block_m, &s.tot, &s.capacity));
+  detail::check_call(cattn_compute_causal_conv1d_metadata_size(q.get(), block_m, &s.tot, &s.capacity));
   return s;
 }
 /** The optional outputs of cattn_compute_causal_conv1d_metadata (absent = NULL). Since: 1.1
@@ -1465,7 +1777,7 @@ inline int64_t compute_causal_conv1d_metadata(index_cview query_start_loc_cpu, i
   a.batch_ptr = b.get();
   a.token_chunk_offset_ptr = t.get();
   a.stream = stream.get();
-  check(cattn_compute_causal_conv1d_metadata(&a));
+  detail::check_call(cattn_compute_causal_conv1d_metadata(&a));
   return a.tot;
 }
 /** The results of the one-call conv1d metadata: nums [B], mlist and offsetlist [tot], the
@@ -1522,7 +1834,7 @@ inline void compute_causal_conv1d_metadata_capturable(
   a.token_chunk_offset_ptr = t.get();
   a.tot = c.get();
   a.stream = stream.get();
-  check(cattn_compute_causal_conv1d_metadata_capturable(&a));
+  detail::check_call(cattn_compute_causal_conv1d_metadata_capturable(&a));
 }
 
 /* ============================================================================================
@@ -1572,7 +1884,7 @@ inline metadata_scalars extend_all_queries_by_n(const attn_metadata& metadata, i
   a.dcp_size = dcp.size;
   a.dcp_rank = dcp.rank;
   a.dcp_kv_cache_interleave_size = dcp.interleave;
-  check(cattn_extend_all_queries_by_n(&a));
+  detail::check_call(cattn_extend_all_queries_by_n(&a));
   return detail::scalars_of(*r);
 }
 /** The results of the one-call extend: each vector is filled when the input has that tensor
@@ -1661,7 +1973,7 @@ inline fast_prefill_result make_kv_sharing_fast_prefill_common_attn_metadata(
   a.out = o.get();
   a.decode_max_and_total = d.get();
   a.stream = stream.get();
-  check(cattn_make_kv_sharing_fast_prefill_common_attn_metadata(&a));
+  detail::check_call(cattn_make_kv_sharing_fast_prefill_common_attn_metadata(&a));
   fast_prefill_result r;
   r.passthrough = a.passthrough != 0;
   r.scalars = detail::scalars_of(*o.get());
@@ -1746,7 +2058,7 @@ inline local_attention_size make_local_attention_virtual_batches_size(
   const cattn_local_attention_args_t a =
       detail::local_attention_args(md.get(), attn_chunk_size, block_size, max_virtual_batches);
   local_attention_size s;
-  check(cattn_make_local_attention_virtual_batches_size(&a, &s.virtual_batches, &s.pages,
+  detail::check_call(cattn_make_local_attention_virtual_batches_size(&a, &s.virtual_batches, &s.pages,
                                                         &s.plan_bytes));
   return s;
 }
@@ -1767,7 +2079,7 @@ class local_attention_plan {
     detail::raw_metadata md(metadata);
     cattn_local_attention_args_t a =
         detail::local_attention_args(md.get(), attn_chunk_size, block_size, max_virtual_batches);
-    check(cattn_make_local_attention_virtual_batches(&a));
+    detail::check_call(cattn_make_local_attention_virtual_batches(&a));
     h_.reset(a.plan);
   }
   /** Takes ownership of a plan made by the C call. Throws nothing. */
@@ -1782,7 +2094,7 @@ class local_attention_plan {
   /** Calls: cattn_local_attention_plan_get_shape. Throws: error. */
   local_attention_plan_shape shape() const {
     local_attention_plan_shape s;
-    check(cattn_local_attention_plan_get_shape(get(), &s.virtual_batches, &s.pages));
+    detail::check_call(cattn_local_attention_plan_get_shape(get(), &s.virtual_batches, &s.pages));
     return s;
   }
   /** Writes the virtual batches' metadata into `out` (host mirrors; the block table and device
@@ -1803,14 +2115,14 @@ class local_attention_plan {
     a.metadata = in.get();
     a.out = r;
     a.stream = stream.get();
-    check(cattn_local_attention_plan_fill(get(), &a));
+    detail::check_call(cattn_local_attention_plan_fill(get(), &a));
     return detail::scalars_of(*r);
   }
   /** Gathers a (new) block table into out [V, P] (host, or CUDA on `stream`). Calls:
    * cattn_local_attention_plan_make_block_table. Allocates: nothing. Throws: error. */
   void make_block_table(index_cview block_table, index_view out, stream_ref stream = {}) const {
     detail::tensor_arg b(block_table), o(out);
-    check(cattn_local_attention_plan_make_block_table(get(), b.get(), o.get(), stream.get()));
+    detail::check_call(cattn_local_attention_plan_make_block_table(get(), b.get(), o.get(), stream.get()));
   }
   /** One-call: gathers a host block table into a new [V, P] array. Calls: get_shape, then
    * cattn_local_attention_plan_make_block_table. Allocates: the result. Throws: error. */
@@ -1914,7 +2226,7 @@ inline void make_local_attention_virtual_batches_capturable(
   a.block_table_out = bo.get();
   a.counts = n.get();
   a.stream = stream.get();
-  check(cattn_make_local_attention_virtual_batches_capturable(&a));
+  detail::check_call(cattn_make_local_attention_virtual_batches_capturable(&a));
 }
 
 /* ============================================================================================
@@ -1938,7 +2250,7 @@ inline void mamba_get_block_table_tensor(index_cview block_table, index_cview se
   a.mamba_cache_mode = static_cast<int32_t>(mode);
   a.out = o.get();
   a.stream = stream.get();
-  check(cattn_mamba_get_block_table_tensor(&a));
+  detail::check_call(cattn_mamba_get_block_table_tensor(&a));
 }
 /** One-call, on a host block_table [B, M]: [B, 1 + num_speculative_blocks] for ALIGN, a copy
  * [B, M] otherwise. Calls: cattn_mamba_get_block_table_tensor. Allocates: the result.
@@ -2025,7 +2337,7 @@ inline std::vector<per_layer_parameters> get_per_layer_parameters(
   }
   const cattn_per_layer_parameters_t init = CATTN_PER_LAYER_PARAMETERS_INIT;
   std::vector<cattn_per_layer_parameters_t> out(layers.size(), init);
-  check(cattn_get_per_layer_parameters(in.empty() ? nullptr : in.data(), in.size(),
+  detail::check_call(cattn_get_per_layer_parameters(in.empty() ? nullptr : in.data(), in.size(),
                                        out.empty() ? nullptr : out.data()));
   std::vector<per_layer_parameters> r(out.size());
   for (size_t i = 0; i < out.size(); ++i) {
@@ -2045,7 +2357,7 @@ inline global_hyperparameters infer_global_hyperparameters(
   in.reserve(params.size());
   for (const auto& p : params) in.push_back(detail::to_c(p));
   cattn_global_hyperparameters_t g = CATTN_GLOBAL_HYPERPARAMETERS_INIT;
-  check(cattn_infer_global_hyperparameters(in.empty() ? nullptr : in.data(), in.size(), &g));
+  detail::check_call(cattn_infer_global_hyperparameters(in.empty() ? nullptr : in.data(), in.size(), &g));
   global_hyperparameters r;
   r.window_left = g.window_left;
   if (g.has_logits_soft_cap) r.logits_soft_cap = g.logits_soft_cap;
@@ -2093,7 +2405,7 @@ class step_plan {
   /** Calls: cattn_step_plan_create (no CUDA call). Allocates: the plan. Throws: error. */
   explicit step_plan(const cattn_step_plan_desc_t& desc) {
     cattn_step_plan_t* p = nullptr;
-    check(cattn_step_plan_create(&desc, &p));
+    detail::check_call(cattn_step_plan_create(&desc, &p));
     h_.reset(p);
   }
   /** Takes ownership of a plan made by the C call. Throws nothing. */
@@ -2108,13 +2420,13 @@ class step_plan {
   /** The outputs' capacities. Calls: cattn_step_plan_get_shape. Throws: error. */
   cattn_step_plan_shape_t shape() const {
     cattn_step_plan_shape_t s = CATTN_STEP_PLAN_SHAPE_INIT;
-    check(cattn_step_plan_get_shape(get(), &s));
+    detail::check_call(cattn_step_plan_get_shape(get(), &s));
     return s;
   }
   /** Calls: cattn_step_plan_workspace_size. Throws: error. */
   size_t workspace_size() const {
     size_t bytes = 0;
-    check(cattn_step_plan_workspace_size(get(), &bytes));
+    detail::check_call(cattn_step_plan_workspace_size(get(), &bytes));
     return bytes;
   }
   /** Every product in one kernel on `stream` (capturable). Calls: cattn_step_plan_run.
@@ -2156,7 +2468,7 @@ class step_plan {
     so.counts_host = o17.get();
     so.workspace = out.workspace;
     so.workspace_bytes = out.workspace_bytes;
-    check(cattn_step_plan_run(get(), &sb, &so, stream.get()));
+    detail::check_call(cattn_step_plan_run(get(), &sb, &so, stream.get()));
   }
 
  private:
@@ -2200,7 +2512,7 @@ inline decode_prefill_split split_decodes_and_prefills(index_cview query_start_l
   a.decode_threshold = options.decode_threshold;
   a.require_uniform = options.require_uniform ? 1 : 0;
   a.treat_short_extends_as_decodes = options.treat_short_extends_as_decodes ? 1 : 0;
-  check(cattn_split_decodes_and_prefills(&a));
+  detail::check_call(cattn_split_decodes_and_prefills(&a));
   decode_prefill_split s;
   s.num_decodes = a.num_decodes;
   s.num_prefills = a.num_prefills;
@@ -2231,7 +2543,7 @@ inline void split_decodes_and_prefills_capturable(index_cview query_start_loc, i
   a.treat_short_extends_as_decodes = options.treat_short_extends_as_decodes ? 1 : 0;
   a.result = r.get();
   a.stream = stream.get();
-  check(cattn_split_decodes_and_prefills_capturable(&a));
+  detail::check_call(cattn_split_decodes_and_prefills_capturable(&a));
 }
 
 /** The six counts of cattn_split_decodes_prefills_and_extends. Since: 1.1
@@ -2255,7 +2567,7 @@ inline decode_extend_prefill_split split_decodes_prefills_and_extends(
   a.num_actual_tokens = options.num_actual_tokens;
   a.max_query_len = options.max_query_len;
   a.decode_threshold = options.decode_threshold;
-  check(cattn_split_decodes_prefills_and_extends(&a));
+  detail::check_call(cattn_split_decodes_prefills_and_extends(&a));
   decode_extend_prefill_split s;
   s.num_decodes = a.num_decodes;
   s.num_extends = a.num_extends;
@@ -2283,7 +2595,7 @@ inline void split_decodes_prefills_and_extends_capturable(
   a.decode_threshold = decode_threshold;
   a.result = r.get();
   a.stream = stream.get();
-  check(cattn_split_decodes_prefills_and_extends_capturable(&a));
+  detail::check_call(cattn_split_decodes_prefills_and_extends_capturable(&a));
 }
 
 /** Chunks into `chunks` [capacity, 2] (absent: the size query); returns num_chunks. Calls:
@@ -2297,7 +2609,7 @@ inline int64_t split_prefill_chunks(index_cview seq_lens_cpu, int64_t workspace_
   a.workspace_size = workspace_size;
   a.request_offset = request_offset;
   a.chunks = c.get();
-  check(cattn_split_prefill_chunks(&a));
+  detail::check_call(cattn_split_prefill_chunks(&a));
   return a.num_chunks;
 }
 /** One-call: the half-open chunk bounds [(start, end), ...]. Calls: cattn_split_prefill_chunks
@@ -2339,7 +2651,7 @@ inline reorder_counts reorder_batch_to_split_decodes_and_prefills(
   a.decode_threshold = decode_threshold;
   a.index_map = m.get();
   a.swaps = w.get();
-  check(cattn_reorder_batch_to_split_decodes_and_prefills(&a));
+  detail::check_call(cattn_reorder_batch_to_split_decodes_and_prefills(&a));
   reorder_counts r;
   r.changed = a.changed != 0;
   r.num_swaps = a.num_swaps;
@@ -2402,7 +2714,7 @@ inline void naive_query_lens(index_cview query_start_loc, index_view out, stream
   a.metadata = md.get();
   a.out = o.get();
   a.stream = stream.get();
-  check(cattn_naive_query_lens(&a));
+  detail::check_call(cattn_naive_query_lens(&a));
 }
 /** One-call, on a host query_start_loc [B + 1]. Calls: cattn_naive_query_lens. Allocates: the
  * result. Throws: error. Since: 1.1
@@ -2427,7 +2739,7 @@ inline void compute_num_computed_tokens(index_cview query_start_loc, index_cview
   a.metadata = md.get();
   a.out = o.get();
   a.stream = stream.get();
-  check(cattn_compute_num_computed_tokens(&a));
+  detail::check_call(cattn_compute_num_computed_tokens(&a));
 }
 /** One-call, on host tensors. Calls: cattn_compute_num_computed_tokens. Allocates: the result.
  * Throws: error. Since: 1.1
@@ -2454,7 +2766,7 @@ inline void token_to_req_indices(index_cview query_start_loc, index_cview query_
   a.metadata = md.get();
   a.buffer = b.get();
   a.stream = stream.get();
-  check(cattn_token_to_req_indices(&a));
+  detail::check_call(cattn_token_to_req_indices(&a));
 }
 /** One-call: the request of each of the T = num_actual_tokens tokens, from a host
  * query_start_loc. Calls: cattn_token_to_req_indices. Allocates: the result.
@@ -2491,7 +2803,7 @@ inline attn_metadata unpadded(const attn_metadata& metadata, int64_t num_actual_
   a.num_actual_reqs = num_actual_reqs;
   a.out = &out;
   a.storage = &storage;
-  check(cattn_unpadded(&a));
+  detail::check_call(cattn_unpadded(&a));
   using va = detail::view_access;
   attn_metadata r;
   va::assign_from(r.query_start_loc, out.query_start_loc);
@@ -2541,7 +2853,7 @@ inline local_attention_virtual_batch_bounds max_local_attention_virtual_batches(
   a.attn_chunk_size = attn_chunk_size;
   a.max_num_seqs = max_num_seqs;
   a.max_num_batched_tokens = max_num_batched_tokens;
-  check(cattn_max_local_attention_virtual_batches(&a));
+  detail::check_call(cattn_max_local_attention_virtual_batches(&a));
   return {a.bound, a.bound_with_empty_rows};
 }
 
@@ -2562,7 +2874,7 @@ inline mm_prefix_range_shape compute_mm_prefix_range_tensor(index_cview range_of
   a.range_offsets = o.get();
   a.ranges = r.get();
   a.out = t.get();
-  check(cattn_compute_mm_prefix_range_tensor(&a));
+  detail::check_call(cattn_compute_mm_prefix_range_tensor(&a));
   return {a.max_ranges, a.is_none != 0};
 }
 /** One-call, from CSR offsets [num_seqs + 1] and ranges [n, 2]: std::nullopt where vLLM returns
@@ -2610,7 +2922,7 @@ inline int64_t fill_mm_prefix_query_ranges(index_cview range_offsets, index_cvie
   a.query_start_loc_cpu = q.get();
   a.seq_lens_cpu = s.get();
   a.out = t.get();
-  check(cattn_fill_mm_prefix_query_ranges(&a));
+  detail::check_call(cattn_fill_mm_prefix_query_ranges(&a));
   return a.rows;
 }
 /** One-call: [rows, 2] with rows 0 (skip the mask) or T = query_start_loc_cpu[B]. Calls:
@@ -2645,7 +2957,7 @@ inline void log2_lse_to_ln(any_cview lse, any_view out,
   a.out = o.get();
   a.half_rounding = static_cast<int64_t>(half_rounding);
   a.stream = stream.get();
-  check(cattn_log2_lse_to_ln(&a));
+  detail::check_call(cattn_log2_lse_to_ln(&a));
 }
 /** In place: lse *= ln 2. Calls: cattn_log2_lse_to_ln. Throws: error. Since: 1.1
  * See docs/api/log2_lse_to_ln.md. */

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cctype>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -260,8 +262,13 @@ TEST(cattn_hpp_errors, CarryTheStatusAndTheLibrarysMessage) {
     const auto* e = dynamic_cast<const cattn::error*>(&r);
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->status(), CATTN_INVALID_ARGUMENT);
-    EXPECT_EQ(std::string(e->message()), c_message);
-    EXPECT_EQ(std::string(r.what()), "CATTN_INVALID_ARGUMENT: " + c_message);
+    // The library's message, kept as written, and in C++ terms.
+    EXPECT_EQ(std::string(e->c_message()), c_message);
+    EXPECT_EQ(c_message.rfind("cattn_get_dcp_local_seq_lens: args->dcp_rank ", 0), 0u) << c_message;
+    const std::string cpp = "cattn::get_dcp_local_seq_lens: dcp_rank " +
+                            c_message.substr(std::strlen("cattn_get_dcp_local_seq_lens: args->dcp_rank "));
+    EXPECT_EQ(std::string(e->message()), cpp);
+    EXPECT_EQ(std::string(r.what()), "CATTN_INVALID_ARGUMENT: " + cpp);
   }
 
   // Each status keeps its own name: CATTN_INSUFFICIENT_SIZE from a short output.
@@ -286,6 +293,169 @@ TEST(cattn_hpp_errors, CarryTheStatusAndTheLibrarysMessage) {
   EXPECT_EQ(own.status(), CATTN_INVALID_ARGUMENT);
   EXPECT_EQ(std::string(own.message()),
             "cattn::fused_pcp_qkv_select: q is not 3-D (got 1 dimensions)");
+}
+
+TEST(cattn_hpp_errors, NameArgumentsInCppTerms) {
+  // A positional parameter of the same name, under the wrapper's name.
+  auto e = thrown_by([] { (void)cattn::fused_pcp_qkv_select_size(8, 0, 0); });
+  EXPECT_EQ(std::string(e.message()),
+            "cattn::fused_pcp_qkv_select_size: pcp_world_size is out of range (got 0, expected >= 1)");
+  EXPECT_EQ(std::string(e.c_message()),
+            "cattn_fused_pcp_qkv_select_size: pcp_world_size is out of range (got 0, expected >= 1)");
+  // A field of the C args struct that is a field of the wrapper's options.
+  cattn::split_options options;
+  options.decode_threshold = -1;
+  e = thrown_by([&] { (void)cattn::split_decodes_and_prefills(std::vector<int64_t>{0, 1, 3}, options); });
+  EXPECT_EQ(std::string(e.message()).rfind("cattn::split_decodes_and_prefills: "
+                                           "options.decode_threshold is out of range (got -1, ",
+                                           0),
+            0u)
+      << e.message();
+  EXPECT_EQ(std::string(e.c_message()).rfind(
+                "cattn_split_decodes_and_prefills: args->decode_threshold is out of range", 0),
+            0u)
+      << e.c_message();
+  // An output of the view-taking overload: a field of its outputs struct.
+  const std::vector<float> q(4), kv(4);
+  std::vector<float> qh(2), kh(2), vh(2), qt(2), kt(3), vt(4);
+  const auto row3 = [](std::vector<float>& v) {
+    return cattn::tensor_view<float>(v.data(), {static_cast<int64_t>(v.size()), 1, 1});
+  };
+  const auto in3 = [](const std::vector<float>& v) {
+    return cattn::tensor_view<const float>(v.data(), {static_cast<int64_t>(v.size()), 1, 1});
+  };
+  e = thrown_by([&] {
+    cattn::fused_pcp_qkv_select(in3(q), in3(kv), in3(kv), std::vector<int64_t>{0, 4}, 1, 0,
+                                {row3(qh), row3(kh), row3(vh), row3(qt), row3(kt), row3(vt)});
+  });
+  EXPECT_EQ(e.status(), CATTN_INSUFFICIENT_SIZE);
+  EXPECT_EQ(std::string(e.message()).rfind("cattn::fused_pcp_qkv_select: out.k_tail ", 0), 0u)
+      << e.message();
+  EXPECT_EQ(std::string(e.c_message()).rfind("cattn_fused_pcp_qkv_select: args->k_tail ", 0), 0u)
+      << e.c_message();
+  // A path below a listed one keeps its rest, with "->" written ".": the metadata's fields.
+  e = thrown_by([] { (void)cattn::extend_all_queries_by_n(cattn::attn_metadata{}, 1, {}); });
+  EXPECT_EQ(std::string(e.message()).rfind("cattn::extend_all_queries_by_n: metadata.", 0), 0u)
+      << e.message();
+  EXPECT_EQ(std::string(e.c_message()).rfind("cattn_extend_all_queries_by_n: args->metadata->", 0),
+            0u)
+      << e.c_message();
+  // cattn::check, for the caller's own C calls, keeps the library's wording.
+  EXPECT_EQ(std::string(thrown_by([] { cattn::check(CATTN_INVALID_ARGUMENT); }).message()),
+            std::string(cattn_last_error_message()));
+}
+
+// Every C path the table names is one the library can name: a parameter of its C function in
+// cattn.h, and each "->field" a field of the struct the parameter (or field) points to.
+namespace header_names {
+
+std::string without_comments(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    if (s.compare(i, 2, "/*") == 0) {
+      const size_t end = s.find("*/", i + 2);
+      i = end == std::string::npos ? s.size() : end + 2;
+      out += ' ';
+    } else if (s.compare(i, 2, "//") == 0) {
+      i = s.find('\n', i);
+      if (i == std::string::npos) i = s.size();
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The declarations of a comma- or semicolon-separated list: name -> the cattn_*_t type named in
+// it ("" for none).
+std::vector<std::pair<std::string, std::string>> declarations(const std::string& list, char sep) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t end = list.find(sep, start);
+    if (end == std::string::npos) end = list.size();
+    std::string d = list.substr(start, end - start);
+    start = end + 1;
+    const size_t bracket = d.find('[');
+    if (bracket != std::string::npos) d.resize(bracket);
+    size_t e = d.size();
+    while (e > 0 && !ident_char(d[e - 1])) --e;
+    size_t b = e;
+    while (b > 0 && ident_char(d[b - 1])) --b;
+    if (b == e) continue;
+    std::string type;
+    const size_t t = d.find("cattn_");
+    if (t != std::string::npos && t < b) {
+      size_t te = t;
+      while (te < d.size() && ident_char(d[te])) ++te;
+      type = d.substr(t, te - t);
+    }
+    out.emplace_back(d.substr(b, e - b), type);
+  }
+  return out;
+}
+
+}  // namespace header_names
+
+TEST(cattn_hpp_errors, EveryNamedCPathIsInTheHeader) {
+  using namespace header_names;
+  std::string header;
+  {
+    const std::string path = std::string(CATTN_TEST_VECTOR_DIR) + "/../../include/cattn.h";
+    FILE* f = std::fopen(path.c_str(), "rb");
+    ASSERT_NE(f, nullptr) << path;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) header.append(buf, n);
+    std::fclose(f);
+  }
+  header = without_comments(header);
+  const auto fields_of = [&](std::string type) {
+    // A typedef of another args struct ("typedef cattn_x_args_t cattn_y_args_t;") is that one.
+    for (size_t at; (at = header.find(" " + type + ";")) != std::string::npos &&
+                    header.find("} " + type + ";") == std::string::npos;) {
+      const size_t start = header.rfind("typedef ", at);
+      std::string alias = header.substr(start + 8, at - start - 8);
+      if (alias.find('{') != std::string::npos || alias.find('(') != std::string::npos) break;
+      type = alias;
+    }
+    const size_t close = header.find("} " + type + ";");
+    if (close == std::string::npos) return std::vector<std::pair<std::string, std::string>>{};
+    const size_t open = header.rfind('{', close);
+    return declarations(header.substr(open + 1, close - open - 1), ';');
+  };
+  size_t checked = 0;
+  for (const auto& a : cattn::detail::arg_names) {
+    const std::string decl = std::string("cattn_status_t ") + a.c_function + "(";
+    const size_t at = header.find(decl);
+    ASSERT_NE(at, std::string::npos) << a.c_function;
+    const size_t open = at + decl.size();
+    const auto params = declarations(header.substr(open, header.find(')', open) - open), ',');
+    std::string path = a.c_path, type;
+    bool found = false;
+    auto list = params;
+    while (true) {
+      const size_t arrow = path.find("->");
+      const std::string head = path.substr(0, arrow);
+      found = false;
+      for (const auto& p : list)
+        if (p.first == head) {
+          found = true;
+          type = p.second;
+        }
+      if (!found || arrow == std::string::npos) break;
+      path = path.substr(arrow + 2);
+      list = fields_of(type);
+    }
+    EXPECT_TRUE(found) << a.c_function << ": " << a.c_path << " is not in cattn.h";
+    ++checked;
+  }
+  EXPECT_EQ(checked, std::size(cattn::detail::arg_names));
+  for (const auto& f : cattn::detail::function_names)
+    EXPECT_NE(header.find(std::string("cattn_status_t ") + f.c_function + "("), std::string::npos)
+        << f.c_function;
 }
 
 // ---- Owners -----------------------------------------------------------------------------------
