@@ -2258,11 +2258,11 @@ pub struct cattn_split_decodes_and_prefills_args {
     pub is_prefilling_cpu: *const DLTensor,
     #[doc = " in: B, at least 0."]
     pub num_reqs: i64,
-    #[doc = " in: T, padding included. Used as given, never"]
-    #[doc = "derived: set it (_INIT leaves 0)."]
+    #[doc = " in: T, padding included, at least 0 and used as"]
+    #[doc = "given; or CATTN_FROM_QUERY_START_LOC (_INIT)."]
     pub num_actual_tokens: i64,
-    #[doc = " in: the metadata's max_query_len. Used as given,"]
-    #[doc = "never derived: set it (_INIT leaves 0)."]
+    #[doc = " in: the metadata's max_query_len, at least 0 and"]
+    #[doc = "used as given; or CATTN_FROM_QUERY_START_LOC."]
     pub max_query_len: i64,
     #[doc = " in: 0 to INT32_MAX; vLLM's default 1."]
     pub decode_threshold: i64,
@@ -2542,7 +2542,8 @@ extern "C" {
     #[doc = "  decode_threshold makes all B requests decodes, the batch unread. Host tensors only."]
     #[doc = "  Reads: args, query_start_loc_cpu, is_prefilling_cpu. Writes: the four outputs."]
     #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor, a knob out"]
-    #[doc = "  of range, B = 0 or is_prefilling_cpu NULL where vLLM raises, an int64 overflow)."]
+    #[doc = "  of range, a count below -1, B = 0 or is_prefilling_cpu NULL where vLLM raises, an int64"]
+    #[doc = "  overflow)."]
     #[doc = "  Since: 1.1. Details: docs/api/split_decodes_and_prefills.md"]
     pub fn cattn_split_decodes_and_prefills(
         args: *mut cattn_split_decodes_and_prefills_args_t,
@@ -2817,10 +2818,11 @@ pub struct cattn_split_decodes_prefills_and_extends_args {
     pub seq_lens_cpu_upper_bound: *const DLTensor,
     #[doc = " in: B, at least 0."]
     pub num_reqs: i64,
-    #[doc = " in: T, padding included. Used as given: set"]
-    #[doc = "it (_INIT leaves 0)."]
+    #[doc = " in: T, padding included, at least 0, or"]
+    #[doc = "CATTN_FROM_QUERY_START_LOC (_INIT)."]
     pub num_actual_tokens: i64,
-    #[doc = " in: used as given: set it (_INIT leaves 0)."]
+    #[doc = " in: at least 0, or"]
+    #[doc = "CATTN_FROM_QUERY_START_LOC (_INIT)."]
     pub max_query_len: i64,
     #[doc = " in: 0 to INT32_MAX; vLLM's default 1."]
     pub decode_threshold: i64,
@@ -3087,8 +3089,8 @@ extern "C" {
     #[doc = "  all zeros, and int32 token counts wrap as vLLM's tensors do. Host tensors only."]
     #[doc = "  Reads: args, query_start_loc_cpu, seq_lens_cpu_upper_bound. Writes: the six outputs."]
     #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor,"]
-    #[doc = "  decode_threshold out of range, B = 0 or seq_lens_cpu_upper_bound NULL past the all-decode"]
-    #[doc = "  case, an int64 overflow). Since: 1.1. Details: docs/api/split_decodes_and_prefills.md"]
+    #[doc = "  decode_threshold out of range, a count below -1, B = 0 or seq_lens_cpu_upper_bound NULL past"]
+    #[doc = "  the all-decode case, an int64 overflow). Since: 1.1. Details: docs/api/split_decodes_and_prefills.md"]
     pub fn cattn_split_decodes_prefills_and_extends(
         args: *mut cattn_split_decodes_prefills_and_extends_args_t,
     ) -> cattn_status_t;
@@ -4204,8 +4206,9 @@ extern "C" {
 #[doc = " The 1.0 contract: seq_lens `[B]`; out `[B]` for one rank, `[B, dcp_size]` for all ranks,"]
 #[doc = "  and `[B]` or `[B, 1]` for all ranks when dcp_size is 1."]
 pub const CATTN_DCP_SHAPE_SQUEEZE: cattn_dcp_shape_mode_e = 0;
-#[doc = " vLLM's newest: seq_lens of any shape S of 0 to 7 dims (strided or broadcast views are"]
-#[doc = "  fine); out S for one rank, S + `[dcp_size]` for all ranks, even when dcp_size is 1."]
+#[doc = " vLLM's newest: seq_lens of any shape S (strided or broadcast views are fine); out S for"]
+#[doc = "  one rank, S + `[dcp_size]` for all ranks, even when dcp_size is 1. out has at most 8"]
+#[doc = "  dims: S 0 to 8 dims for one rank, 0 to 7 for all ranks."]
 pub const CATTN_DCP_SHAPE_PRESERVE: cattn_dcp_shape_mode_e = 1;
 #[doc = " How cattn_get_dcp_local_seq_lens shapes its input and output (`args->shape_mode`)."]
 #[doc = "  Since: 1.1. Details: docs/api/get_dcp_local_seq_lens.md"]
