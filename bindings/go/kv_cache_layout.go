@@ -88,7 +88,8 @@ func (l KVCacheLayout) FlashInferLayoutString() (string, error) {
 // Strides gives the strides of the logical [L, B, H, N, C] view of a compact buffer stored in
 // the layout (cattn_kv_cache_layout_strides); an overflow of int64 is StatusInvalidArgument.
 func (l KVCacheLayout) Strides(sizes [5]int64) (KVCacheLayoutStrides, error) {
-	f := newFrame("cattn_kv_cache_layout_strides", "KVCacheLayout.Strides")
+	f := newFrame("cattn_kv_cache_layout_strides", "KVCacheLayout.Strides", "args->layout", "l",
+		"args->sizes", "sizes")
 	defer f.free()
 	return f.kvCacheLayoutStrides(l, sizes)
 }
@@ -121,7 +122,7 @@ func GetSupportedKVCacheLayouts(backends [][]KVCacheLayout) ([]KVCacheLayout, er
 	}
 	f := newFrame("cattn_get_supported_kv_cache_layouts", "GetSupportedKVCacheLayouts",
 		"args->backend_counts", "backends", "args->layouts", "backends", "args->num_backends",
-		"len(backends)")
+		"len(backends)", "args->out_capacity", "the result's capacity")
 	defer f.free()
 	return f.getSupportedKVCacheLayouts(counts, flat, capacity)
 }

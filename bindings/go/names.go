@@ -2,17 +2,33 @@
 
 package cattn
 
+/*
+#include <stdint.h>
+#include <cattn.h>
+*/
+import "C"
+
 import (
-	"regexp"
+	"reflect"
 	"strings"
 )
 
-// Messages in Go terms. libcattn names the C function and the C path of the argument it
-// refuses ("cattn_get_dcp_local_seq_lens: args->dcp_rank ..."). Each Go entry point gives its
-// frame its Go name and the renames of the C paths whose Go spelling is not the mechanical one
-// (a positional parameter, a field named differently); the rest of a path under a renamed or
-// default root converts word by word: "args->metadata->seq_lens_cpu" becomes
-// "args.Metadata.SeqLensCPU".
+// Messages in Go terms, from tables. libcattn's messages have the form "<function>:
+// <argument> <problem> (got X, expected Y)", naming the C function and the C path of the
+// argument ("cattn_get_dcp_local_seq_lens: args->dcp_rank ..."). A frame translates them:
+//
+//   - the leading function becomes the Go entry point ("cattn.GetDCPLocalSeqLens");
+//   - the argument, and any other word of the message that is a C path of the call, is looked
+//     up: first in the call's own table (callNames.renames: C path -> Go path, for positional
+//     parameters and fields named differently, "args->dcp_rank" -> "args.Ranks"), the longest
+//     entry that the path starts with; a path under "args" that no entry covers keeps the root
+//     "args". Each "->field" after the matched part then becomes ".Field" through goFieldNames,
+//     the table of C field names to Go field names; "[i]" indices are kept.
+//
+// goFieldNames is built once from the structs themselves: each Go argument struct is paired
+// with its C struct, and a C field goes to the Go field whose name is the same but for case
+// and underscores ("pcp_world_size" -> "PCPWorldSize"). Fields named differently in Go are
+// in the calls' tables; TestGoFieldNames lists the C fields with no Go field.
 
 // callNames is what a frame translates with: the C function, the Go one, and C path -> Go
 // path pairs.
@@ -21,35 +37,87 @@ type callNames struct {
 	renames   []string // c0, go0, c1, go1, ...; of two equal c, the later wins
 }
 
-// pathToken matches an identifier followed by any "->field", ".field" and "[index]" parts.
-var pathToken = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:(?:->|\.)[A-Za-z_][A-Za-z0-9_]*|\[[^\]\s]*\])*`)
-
-// cFunction matches the name of a libcattn function.
-var cFunction = regexp.MustCompile(`^cattn_[a-z0-9_]+$`)
-
-// goWords are the snake_case words whose Go form is not the word capitalised.
-var goWords = map[string]string{
-	"cpu": "CPU", "dcp": "DCP", "pcp": "PCP", "kv": "KV", "qkv": "QKV", "id": "ID", "mm": "MM",
-	"lse": "LSE", "cuda": "CUDA", "nccl": "NCCL", "mlist": "MList", "offsetlist": "OffsetList",
+// The Go argument structs and the C structs they become, for goFieldNames. Nested structs
+// (StepPlanDesc's DCP, ...) are paired through the fields that hold them.
+var fieldPairs = [][2]reflect.Type{
+	{reflect.TypeOf(C.cattn_causal_conv1d_metadata_args_t{}), reflect.TypeOf(CausalConv1dMetadataArgs{})},
+	{reflect.TypeOf(C.cattn_causal_conv1d_metadata_capturable_args_t{}), reflect.TypeOf(CausalConv1dMetadataCapturableArgs{})},
+	{reflect.TypeOf(C.cattn_extend_all_queries_by_n_args_t{}), reflect.TypeOf(ExtendAllQueriesByNArgs{})},
+	{reflect.TypeOf(C.cattn_fused_pcp_qkv_select_args_t{}), reflect.TypeOf(FusedPCPQKVSelectArgs{})},
+	{reflect.TypeOf(C.cattn_dcp_local_seq_lens_args_t{}), reflect.TypeOf(DCPLocalSeqLensArgs{})},
+	{reflect.TypeOf(C.cattn_kv_cache_layout_args_t{}), reflect.TypeOf(KVCacheLayoutArgs{})},
+	{reflect.TypeOf(C.cattn_resolve_kv_cache_layout_args_t{}), reflect.TypeOf(ResolveKVCacheLayoutArgs{})},
+	{reflect.TypeOf(C.cattn_fast_prefill_metadata_args_t{}), reflect.TypeOf(FastPrefillMetadataArgs{})},
+	{reflect.TypeOf(C.cattn_local_attention_args_t{}), reflect.TypeOf(LocalAttentionArgs{})},
+	{reflect.TypeOf(C.cattn_local_attention_capturable_args_t{}), reflect.TypeOf(LocalAttentionCapturableArgs{})},
+	{reflect.TypeOf(C.cattn_mamba_block_table_args_t{}), reflect.TypeOf(MambaBlockTableArgs{})},
+	{reflect.TypeOf(C.cattn_common_attn_metadata_t{}), reflect.TypeOf(CommonAttnMetadata{})},
+	{reflect.TypeOf(C.cattn_pcp_kv_allgather_and_restore_args_t{}), reflect.TypeOf(PCPKVAllgatherAndRestoreArgs{})},
+	{reflect.TypeOf(C.cattn_split_decodes_and_prefills_args_t{}), reflect.TypeOf(SplitBatch{})},
+	{reflect.TypeOf(C.cattn_split_decodes_and_prefills_args_t{}), reflect.TypeOf(SplitOptions{})},
+	{reflect.TypeOf(C.cattn_split_decodes_and_prefills_capturable_args_t{}), reflect.TypeOf(SplitCapturableBatch{})},
+	{reflect.TypeOf(C.cattn_step_plan_desc_t{}), reflect.TypeOf(StepPlanDesc{})},
+	{reflect.TypeOf(C.cattn_step_batch_t{}), reflect.TypeOf(StepBatch{})},
+	{reflect.TypeOf(C.cattn_step_outputs_t{}), reflect.TypeOf(StepOutputs{})},
 }
 
-// goField converts one snake_case C field name to its mechanical Go name.
-func goField(c string) string {
-	var b strings.Builder
-	for _, w := range strings.Split(c, "_") {
-		if w == "" {
-			continue
+// goFieldNames maps a C field name to its Go field name; unmatched lists, per C struct, the
+// fields no Go field matched (for TestGoFieldNames).
+var goFieldNames, unmatchedCFields = buildGoFieldNames(fieldPairs)
+
+// fold is a field name without case and underscores, the key C and Go names are matched by.
+func fold(name string) string { return strings.ToLower(strings.ReplaceAll(name, "_", "")) }
+
+// cFieldName is the C name of a cgo struct field (cgo prefixes Go keywords with "_").
+func cFieldName(f reflect.StructField) string {
+	if len(f.Name) > 1 && f.Name[0] == '_' {
+		return f.Name[1:]
+	}
+	return f.Name
+}
+
+func buildGoFieldNames(pairs [][2]reflect.Type) (map[string]string, []string) {
+	names := map[string]string{}
+	var unmatched []string
+	var pair func(c, g reflect.Type)
+	pair = func(c, g reflect.Type) {
+		byFold := map[string]reflect.StructField{}
+		for i := 0; i < g.NumField(); i++ {
+			if f := g.Field(i); f.IsExported() {
+				byFold[fold(f.Name)] = f
+			}
 		}
-		if g, ok := goWords[w]; ok {
-			b.WriteString(g)
-		} else {
-			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		for i := 0; i < c.NumField(); i++ {
+			cf := c.Field(i)
+			name := cFieldName(cf)
+			if name == "_" || name == "struct_size" {
+				continue
+			}
+			gf, ok := byFold[fold(name)]
+			if !ok {
+				unmatched = append(unmatched, c.Name()+"."+name)
+				continue
+			}
+			if _, seen := names[name]; !seen {
+				names[name] = gf.Name
+			}
+			if cf.Type.Kind() == reflect.Struct && gf.Type.Kind() == reflect.Struct {
+				pair(cf.Type, gf.Type)
+			}
 		}
 	}
-	return b.String()
+	for _, p := range pairs {
+		pair(p[0], p[1])
+	}
+	return names, unmatched
 }
 
-// goRest converts the "->field", ".field" and "[index]" parts after a path's root.
+// The C words of messages that are not paths, and their Go form.
+var goWords = map[string]string{
+	"NULL": "nil", "CATTN_DCP_ALL_RANKS": "cattn.AllDCPRanks", "DLTensor": "*Tensor",
+}
+
+// goRest converts the "->field", ".field" and "[index]" parts after a path's matched prefix.
 func goRest(rest string) string {
 	var b strings.Builder
 	for rest != "" {
@@ -60,10 +128,17 @@ func goRest(rest string) string {
 			if n < 0 {
 				n = len(rest)
 			}
-			b.WriteString("." + goField(rest[:n]))
+			field := rest[:n]
+			if g, ok := goFieldNames[field]; ok {
+				field = g
+			}
+			b.WriteString("." + field)
 			rest = rest[n:]
 		case strings.HasPrefix(rest, "["):
 			n := strings.IndexByte(rest, ']') + 1
+			if n == 0 {
+				n = len(rest)
+			}
 			b.WriteString(rest[:n])
 			rest = rest[n:]
 		default: // not a path part: leave it
@@ -74,41 +149,37 @@ func goRest(rest string) string {
 	return b.String()
 }
 
-// goPath returns the Go spelling of one C path token, or the token unchanged when no rename
-// (nor the default root "args") covers it.
-func (n *callNames) goPath(tok string) string {
-	switch tok {
-	case "NULL":
-		return "nil"
-	case "CATTN_DCP_ALL_RANKS":
-		return "cattn.AllDCPRanks"
-	case "DLTensor":
-		return "*Tensor"
+// goPath returns the Go spelling of one word of a message: a C path of the call, or a word of
+// goWords; any other word is returned unchanged.
+func (n *callNames) goPath(word string) string {
+	if g, ok := goWords[word]; ok {
+		return g
 	}
 	best, goPrefix := -1, ""
 	consider := func(c, g string) {
-		if len(c) < best || !strings.HasPrefix(tok, c) {
+		if len(c) < best || !strings.HasPrefix(word, c) {
 			return
 		}
-		if len(tok) > len(c) && !strings.ContainsRune("-.[", rune(tok[len(c)])) {
-			return // a longer identifier that merely starts with c
+		if len(word) > len(c) && !strings.HasPrefix(word[len(c):], "->") &&
+			!strings.HasPrefix(word[len(c):], ".") && !strings.HasPrefix(word[len(c):], "[") {
+			return // a longer word that merely starts with c
 		}
 		best, goPrefix = len(c), g
 	}
 	for i := 0; i+1 < len(n.renames); i += 2 {
 		consider(n.renames[i], n.renames[i+1])
 	}
+	if best < 0 && strings.HasPrefix(word, "args->") {
+		best, goPrefix = len("args"), "args"
+	}
 	if best < 0 {
-		consider("args", "args")
+		return word
 	}
-	if best < 0 || (best == len(tok) && goPrefix == tok) {
-		return tok
-	}
-	return goPrefix + goRest(tok[best:])
+	return goPrefix + goRest(word[best:])
 }
 
-// translate rewrites a message in C terms into Go terms: the leading function name, and every
-// argument path.
+// translate rewrites a message in C terms into Go terms: the leading function name, the
+// argument and every other word that is a path of the call.
 func (n *callNames) translate(msg string) string {
 	if n == nil || n.goName == "" {
 		return msg
@@ -116,8 +187,30 @@ func (n *callNames) translate(msg string) string {
 	// Every C call a frame makes is on behalf of its Go entry point, so any libcattn function
 	// leading the message (a one-call helper makes several) is that entry point's.
 	head, rest := "", msg
-	if fn, tail, ok := strings.Cut(msg, ": "); ok && (fn == n.c || cFunction.MatchString(fn)) {
+	if fn, tail, ok := strings.Cut(msg, ": "); ok && (fn == n.c ||
+		(strings.HasPrefix(fn, "cattn_") && !strings.ContainsAny(fn, " ()"))) {
 		head, rest = "cattn."+n.goName+": ", tail
 	}
-	return head + pathToken.ReplaceAllStringFunc(rest, n.goPath)
+	words := strings.Split(rest, " ")
+	for i, w := range words {
+		// The word without the punctuation around it: "(got NULL," has the word NULL, and
+		// "args->q's" the path args->q.
+		start := len(w) - len(strings.TrimLeft(w, "(\"'"))
+		end := start
+		for end < len(w) && isPathByte(w[end]) {
+			end++
+		}
+		end = start + len(strings.TrimRight(w[start:end], ".-"))
+		if start >= end {
+			continue
+		}
+		words[i] = w[:start] + n.goPath(w[start:end]) + w[end:]
+	}
+	return head + strings.Join(words, " ")
+}
+
+// isPathByte reports whether b may be part of a C path ("args->metadata->seq_lens[3]").
+func isPathByte(b byte) bool {
+	return b == '_' || b == '-' || b == '>' || b == '.' || b == '[' || b == ']' ||
+		'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
 }

@@ -21,13 +21,18 @@ func TestTranslateNames(t *testing.T) {
 		// Of two renames of one path the later wins.
 		{"cattn_x: args->dcp_rank is out of range (got 5, expected 0..1 or CATTN_DCP_ALL_RANKS (-1))",
 			"cattn.X: args.Later is out of range (got 5, expected 0..1 or cattn.AllDCPRanks (-1))"},
-		// Words the table knows.
-		{"cattn_x: args->out->mlist and args->pcp_kv_id", "cattn.X: args.Out.MList and args.PCPKVID"},
+		// Fields from goFieldNames, in the argument and elsewhere in the message.
+		{"cattn_x: args->out->mlist exceeds args->pcp_world_size (got 3, expected args->q_head[0])",
+			"cattn.X: args.Out.MList exceeds args.PCPWorldSize (got 3, expected args.QHead[0])"},
+		// A path followed by other characters, or ending a sentence.
+		{"cattn_x: args->q's rows exceed args->k_head.", "cattn.X: args.Q's rows exceed args.KHead."},
+		// A field the table lacks keeps its C name under the Go root.
+		{"cattn_x: args->no_such_field", "cattn.X: args.no_such_field"},
 		// Any libcattn function leading the message is the Go entry point's (a one-call
 		// helper makes several calls); prose and other roots are left alone.
 		{"cattn_y: desc->products is 0 -> nothing (e.g. seq_lens' shape)",
 			"cattn.X: desc->products is 0 -> nothing (e.g. seq_lens' shape)"},
-		{"fn: args->a", "fn: args.A"},
+		{"fn: args->q", "fn: args.Q"},
 	}
 	for _, c := range cases {
 		wantEqual(t, c.in, n.translate(c.in), c.want)
@@ -53,6 +58,14 @@ func TestErrorsNameGoFields(t *testing.T) {
 		InterleaveSize: -2, Out: Int64Tensor([]int64{0})})
 	wantError(t, err, StatusInvalidArgument, "cattn.GetDCPLocalSeqLens: args.InterleaveSize ")
 
+	err = FusedPCPQKVSelect(FusedPCPQKVSelectArgs{PCPWorldSize: -1})
+	wantError(t, err, StatusInvalidArgument, "cattn.FusedPCPQKVSelect: args.")
+	_, err = FusedPCPQKVSelectOf(PCPQKV[float32]{Q: make([]float32, 4), K: make([]float32, 4),
+		V: make([]float32, 4), Heads: 1, QDim: 1, KDim: 1, VDim: 1}, []int32{0, 4}, -3, 0)
+	e = wantError(t, err, StatusInvalidArgument)
+	wantEqual(t, "Go message", e.Message, "cattn.FusedPCPQKVSelectOf: pcpWorldSize is out of range (got -3, expected >= 1)")
+	wantEqual(t, "C message", e.CMessage, "cattn_fused_pcp_qkv_select_size: pcp_world_size is out of range (got -3, expected >= 1)")
+
 	// Positional parameters by their Go names.
 	_, err = GetPCPQueryRestoreIdxSize(Int64Tensor([]int64{0, 3}))
 	wantError(t, err, StatusInvalidArgument, "cattn.GetPCPQueryRestoreIdxSize: cuNumTokens has")
@@ -74,4 +87,17 @@ func TestErrorsNameGoFields(t *testing.T) {
 	_, err = NewStepPlan(StepPlanDesc{Products: StepDCPLocalSeqLens, MaxNumReqs: 1,
 		DCP: StepDCPParams{DCPSize: 2, Ranks: DCPRank(2)}})
 	wantError(t, err, StatusInvalidArgument, "cattn.NewStepPlan: desc.DCP.Ranks ")
+}
+
+// goFieldNames pairs the C fields with the Go ones; the C fields no Go field matches by name
+// are renamed per call (or are outputs Go returns otherwise).
+func TestGoFieldNames(t *testing.T) {
+	for c, g := range map[string]string{"pcp_world_size": "PCPWorldSize",
+		"query_start_loc_cpu": "QueryStartLocCPU", "seq_lens": "SeqLens", "mlist": "MList",
+		"num_actual_tokens": "NumActualTokens", "block_table_out": "BlockTableOut"} {
+		if goFieldNames[c] != g {
+			t.Errorf("%s: got %q, want %q", c, goFieldNames[c], g)
+		}
+	}
+	t.Logf("%d C fields have no Go field of the same name (renamed per call, or outputs)", len(unmatchedCFields))
 }

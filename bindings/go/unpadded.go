@@ -20,7 +20,7 @@ import "C"
 func Unpadded(md *CommonAttnMetadata, numActualTokens, numActualReqs int64) (*CommonAttnMetadata,
 	error) {
 	f := newFrame("cattn_unpadded", "Unpadded", "args->metadata", "md", "args->num_actual_tokens",
-		"numActualTokens", "args->num_actual_reqs", "numActualReqs", "args->out", "the result")
+		"numActualTokens", "args->num_actual_reqs", "numActualReqs", "args->out", "the result", "args->storage", "the result's storage")
 	defer f.free()
 	in, err := f.metadata("args->metadata", md)
 	if err != nil {
