@@ -166,7 +166,8 @@ pub fn compute_causal_conv1d_metadata(
 ///         ..Default::default()
 ///     }, Stream::DEFAULT).unwrap_err();
 /// assert_eq!(err.status(), Status::InvalidArgument);
-/// assert!(err.message().contains("args->query_start_loc is not device memory"));
+/// assert!(err.message().starts_with(
+///     "cattn::compute_causal_conv1d_metadata_capturable: query_start_loc is not device memory"));
 /// ```
 ///
 /// On the device (the pointers are CUDA allocations of the caller's):
@@ -211,7 +212,9 @@ impl Api<'_> {
     ) -> Result<CausalConv1dMetadata<T>> {
         const FUNCTION: &str = "causal_conv1d_metadata";
         let qsl = TensorRef::from_slice(query_start_loc);
-        let size = self.compute_causal_conv1d_metadata_size(&qsl, block_m)?;
+        let size = self
+            .compute_causal_conv1d_metadata_size(&qsl, block_m)
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
         let tot = reported_len(FUNCTION, "a program count", size.tot)?;
         let capacity = reported_len(FUNCTION, "a capacity", size.capacity)?;
         let mut m = CausalConv1dMetadata {
@@ -232,7 +235,8 @@ impl Api<'_> {
                 token_chunk_offset_ptr: Some(TensorMut::from_slice(&mut m.token_chunk_offset_ptr)),
             },
             Stream::DEFAULT,
-        )?;
+        )
+        .map_err(|e| e.in_terms_of(FUNCTION))?;
         Ok(m)
     }
 
@@ -245,14 +249,17 @@ impl Api<'_> {
         let f = entry!(self, compute_causal_conv1d_metadata_size)?;
         let (mut tot, mut capacity) = (0i64, 0i64);
         // SAFETY: the tensor and both out-pointers are valid for the call.
-        self.check(unsafe {
-            f(
-                query_start_loc_cpu.as_raw(),
-                block_m,
-                &mut tot,
-                &mut capacity,
-            )
-        })?;
+        self.check_in(
+            unsafe {
+                f(
+                    query_start_loc_cpu.as_raw(),
+                    block_m,
+                    &mut tot,
+                    &mut capacity,
+                )
+            },
+            "compute_causal_conv1d_metadata_size",
+        )?;
         Ok(CausalConv1dSize { tot, capacity })
     }
 
@@ -278,7 +285,7 @@ impl Api<'_> {
         };
         let f = entry!(self, compute_causal_conv1d_metadata)?;
         // SAFETY: the views live through the call; the outputs are borrowed mutably.
-        self.check(unsafe { f(&mut raw) })?;
+        self.check_in(unsafe { f(&mut raw) }, "compute_causal_conv1d_metadata")?;
         Ok(raw.tot)
     }
 
@@ -305,6 +312,9 @@ impl Api<'_> {
         let f = entry!(self, compute_causal_conv1d_metadata_capturable)?;
         // SAFETY: the views live through the call; the outputs are borrowed mutably, and their
         // device memory is vouched for by whoever made the views (from_raw_parts).
-        self.check(unsafe { f(&raw) })
+        self.check_in(
+            unsafe { f(&raw) },
+            "compute_causal_conv1d_metadata_capturable",
+        )
     }
 }

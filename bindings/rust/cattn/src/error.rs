@@ -99,7 +99,7 @@ impl fmt::Display for Status {
 /// and the argument in Rust terms: the library's `"cattn_fused_pcp_qkv_select_size:
 /// pcp_world_size is out of range (got 0, expected >= 1)"` comes out of [`crate::pcp_qkv_halves`]
 /// as `"cattn::pcp_qkv_halves: pcp_world_size is out of range (got 0, expected >= 1)"`, and its
-/// `args->k_tail` out of [`crate::fused_pcp_qkv_select`] as `out.k_tail`. One table of the
+/// `args->k_tail` out of [`crate::fused_pcp_qkv_select()`] as `out.k_tail`. One table of the
 /// crate maps each C argument path to the Rust parameter or field that carries it, per Rust
 /// function; a message whose argument it does not name keeps the library's wording.
 /// [`Error::c_message`] is the library's message as it was written.

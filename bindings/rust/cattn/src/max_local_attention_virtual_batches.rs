@@ -62,7 +62,10 @@ impl Api<'_> {
         };
         let f = entry!(self, max_local_attention_virtual_batches)?;
         // SAFETY: `raw` is a live, correctly sized struct for the duration of the call.
-        self.check(unsafe { f(&mut raw) })?;
+        self.check_in(
+            unsafe { f(&mut raw) },
+            "max_local_attention_virtual_batches",
+        )?;
         Ok(VirtualBatchBound {
             bound: raw.bound,
             bound_with_empty_rows: raw.bound_with_empty_rows,

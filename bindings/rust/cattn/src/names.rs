@@ -226,6 +226,72 @@ pub(crate) const NAMES: &[CallNames] = &[
             ("args->result", "result"),
         ],
     },
+    // compute_causal_conv1d_metadata_size(query_start_loc_cpu, block_m),
+    // compute_causal_conv1d_metadata(query_start_loc_cpu, block_m, out, stream),
+    // compute_causal_conv1d_metadata_capturable(query_start_loc, block_m, out, stream),
+    // causal_conv1d_metadata(query_start_loc, block_m)
+    CallNames {
+        rust: "compute_causal_conv1d_metadata_size",
+        c: "cattn_compute_causal_conv1d_metadata_size",
+        args: &[
+            ("query_start_loc_cpu", "query_start_loc_cpu"),
+            ("block_m", "block_m"),
+        ],
+    },
+    CallNames {
+        rust: "compute_causal_conv1d_metadata",
+        c: "cattn_compute_causal_conv1d_metadata",
+        args: &[
+            ("args->query_start_loc_cpu", "query_start_loc_cpu"),
+            ("args->block_m", "block_m"),
+            ("args->nums", "out.nums"),
+            ("args->mlist", "out.mlist"),
+            ("args->offsetlist", "out.offsetlist"),
+            ("args->batch_ptr", "out.batch_ptr"),
+            ("args->token_chunk_offset_ptr", "out.token_chunk_offset_ptr"),
+        ],
+    },
+    CallNames {
+        rust: "compute_causal_conv1d_metadata_capturable",
+        c: "cattn_compute_causal_conv1d_metadata_capturable",
+        args: &[
+            ("args->query_start_loc", "query_start_loc"),
+            ("args->block_m", "block_m"),
+            ("args->nums", "out.nums"),
+            ("args->mlist", "out.mlist"),
+            ("args->offsetlist", "out.offsetlist"),
+            ("args->batch_ptr", "out.batch_ptr"),
+            ("args->token_chunk_offset_ptr", "out.token_chunk_offset_ptr"),
+            ("args->tot", "out.tot"),
+        ],
+    },
+    CallNames {
+        rust: "causal_conv1d_metadata",
+        c: "cattn_compute_causal_conv1d_metadata_size",
+        args: &[
+            ("query_start_loc_cpu", "query_start_loc"),
+            ("block_m", "block_m"),
+        ],
+    },
+    CallNames {
+        rust: "causal_conv1d_metadata",
+        c: "cattn_compute_causal_conv1d_metadata",
+        args: &[
+            ("args->query_start_loc_cpu", "query_start_loc"),
+            ("args->block_m", "block_m"),
+        ],
+    },
+    // max_local_attention_virtual_batches(attn_chunk_size, max_num_seqs,
+    // max_num_batched_tokens)
+    CallNames {
+        rust: "max_local_attention_virtual_batches",
+        c: "cattn_max_local_attention_virtual_batches",
+        args: &[
+            ("args->attn_chunk_size", "attn_chunk_size"),
+            ("args->max_num_seqs", "max_num_seqs"),
+            ("args->max_num_batched_tokens", "max_num_batched_tokens"),
+        ],
+    },
 ];
 
 /// `DcpLocalSeqLensArgs`' fields and the output.
@@ -334,6 +400,8 @@ mod tests {
             include_str!("get_pcp_query_restore_idx.rs"),
             include_str!("get_dcp_local_seq_lens.rs"),
             include_str!("split_decodes_and_prefills.rs"),
+            include_str!("compute_causal_conv1d_metadata.rs"),
+            include_str!("max_local_attention_virtual_batches.rs"),
         ]
         .concat();
         let mut checked = 0;

@@ -229,7 +229,7 @@ fn the_step_plan_and_device_calls_of_a_loaded_library() {
             Stream::DEFAULT,
         ),
         Status::InvalidArgument,
-        "cattn_compute_causal_conv1d_metadata_capturable: args->query_start_loc",
+        "cattn::compute_causal_conv1d_metadata_capturable: query_start_loc ",
     );
     let table = HostInts::shaped(&(0..12).collect::<Vec<_>>(), &[3, 4], Int::I32, 1);
     let mut qo = HostInts::new(&[9], Int::I32, 1);

@@ -377,7 +377,7 @@ fn causal_conv1d_metadata_errors() {
     expect_error(
         compute_causal_conv1d_metadata_size(&qsl.view(), 0),
         Status::InvalidArgument,
-        "cattn_compute_causal_conv1d_metadata_size: block_m is out of range",
+        "cattn::compute_causal_conv1d_metadata_size: block_m is out of range",
     );
     let decreasing = HostInts::of(&[0, 10, 6], Int::I32, 1);
     expect_error(
@@ -399,7 +399,7 @@ fn causal_conv1d_metadata_errors() {
             Stream::DEFAULT,
         ),
         Status::InsufficientSize,
-        "args->nums",
+        "cattn::compute_causal_conv1d_metadata: out.nums ",
     );
     assert!(untouched(&nums) && untouched(&mlist));
 }
@@ -646,12 +646,12 @@ fn other_1_1_helper_errors() {
     expect_error(
         max_local_attention_virtual_batches(0, 1, 1),
         Status::InvalidArgument,
-        "args->attn_chunk_size",
+        "cattn::max_local_attention_virtual_batches: attn_chunk_size ",
     );
     expect_error(
         max_local_attention_virtual_batches(4, -1, 1),
         Status::InvalidArgument,
-        "args->max_num_seqs",
+        "cattn::max_local_attention_virtual_batches: max_num_seqs ",
     );
 
     // N-D lengths keep the rank axis: a squeezed [B] out for all ranks of a group of one is
@@ -790,12 +790,10 @@ fn messages_name_arguments_in_rust_terms() {
     let e = cattn::dcp_local_seq_lens(&[16i64], 2, -1, 4).unwrap_err();
     assert_eq!(e.c_message(), e.message());
     // A call the table does not cover keeps the library's wording.
-    let e =
-        cattn::compute_causal_conv1d_metadata_size(&TensorRef::from_slice(&qsl), 0).unwrap_err();
+    let e = cattn::token_to_req_indices_vec(&[0i64, 3, 1], 3).unwrap_err();
     assert_eq!(e.message(), e.c_message());
     assert!(
-        e.message()
-            .starts_with("cattn_compute_causal_conv1d_metadata_size: "),
+        e.message().starts_with("cattn_token_to_req_indices: "),
         "{e:?}"
     );
 }

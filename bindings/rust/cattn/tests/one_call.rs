@@ -134,7 +134,7 @@ fn causal_conv1d_metadata_vectors() {
     expect_error(
         causal_conv1d_metadata(&[0i32, 4, 2], 8),
         Status::InvalidArgument,
-        "cattn_compute_causal_conv1d_metadata_size:",
+        "cattn::causal_conv1d_metadata: query_start_loc ",
     );
 }
 

@@ -661,7 +661,7 @@ fn the_device_calls_refuse_host_tensors() {
             Stream::DEFAULT,
         ),
         Status::InvalidArgument,
-        "cattn_compute_causal_conv1d_metadata_capturable: args->query_start_loc is not device memory",
+        "cattn::compute_causal_conv1d_metadata_capturable: query_start_loc is not device memory",
     );
     assert!(
         e.message()
@@ -678,7 +678,7 @@ fn the_device_calls_refuse_host_tensors() {
             Stream::DEFAULT,
         ),
         Status::InvalidArgument,
-        "args->block_m is out of range",
+        "cattn::compute_causal_conv1d_metadata_capturable: block_m is out of range",
     );
 
     let (q, s) = (
