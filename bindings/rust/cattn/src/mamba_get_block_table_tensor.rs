@@ -151,7 +151,8 @@ impl Api<'_> {
             stream: Stream::DEFAULT,
         };
         let shape = [len_i64(rows), len_i64(out_cols)];
-        self.mamba_get_block_table_tensor(&args, &mut TensorMut::new(&mut out, &shape)?)?;
+        self.mamba_get_block_table_tensor(&args, &mut TensorMut::new(&mut out, &shape)?)
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
         Ok(into_rows(&out, rows, out_cols))
     }
 
@@ -174,6 +175,6 @@ impl Api<'_> {
         };
         let f = entry!(self, mamba_get_block_table_tensor)?;
         // SAFETY: the views live through the call; `out` is borrowed mutably.
-        self.check(unsafe { f(&raw) })
+        self.check_in(unsafe { f(&raw) }, "mamba_get_block_table_tensor")
     }
 }

@@ -80,7 +80,8 @@ impl Api<'_> {
             ..Default::default()
         };
         let mut out = zeroed("query_lens", query_start_loc.len().saturating_sub(1))?;
-        self.naive_query_lens(&md, &mut TensorMut::from_slice(&mut out), Stream::DEFAULT)?;
+        self.naive_query_lens(&md, &mut TensorMut::from_slice(&mut out), Stream::DEFAULT)
+            .map_err(|e| e.in_terms_of("query_lens"))?;
         Ok(out)
     }
 
@@ -100,7 +101,8 @@ impl Api<'_> {
             &md,
             &mut TensorMut::from_slice(&mut out),
             Stream::DEFAULT,
-        )?;
+        )
+        .map_err(|e| e.in_terms_of("num_computed_tokens"))?;
         Ok(out)
     }
 
@@ -116,7 +118,7 @@ impl Api<'_> {
         let f = entry!(self, naive_query_lens)?;
         // SAFETY: the metadata and every view it points to live through the call; `out` is
         // borrowed mutably.
-        self.check(unsafe { f(&raw) })
+        self.check_in(unsafe { f(&raw) }, "naive_query_lens")
     }
 
     /// [`compute_num_computed_tokens`] in this library.
@@ -130,7 +132,7 @@ impl Api<'_> {
         let raw = args(&md, out, stream);
         let f = entry!(self, compute_num_computed_tokens)?;
         // SAFETY: as for naive_query_lens.
-        self.check(unsafe { f(&raw) })
+        self.check_in(unsafe { f(&raw) }, "compute_num_computed_tokens")
     }
 }
 

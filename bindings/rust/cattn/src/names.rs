@@ -292,6 +292,75 @@ pub(crate) const NAMES: &[CallNames] = &[
             ("args->max_num_batched_tokens", "max_num_batched_tokens"),
         ],
     },
+    // mamba_get_block_table_tensor(args: &MambaBlockTableArgs, out),
+    // mamba_block_table(block_table, seq_lens, block_size, num_speculative_blocks, mode)
+    CallNames {
+        rust: "mamba_get_block_table_tensor",
+        c: "cattn_mamba_get_block_table_tensor",
+        args: &[
+            ("args->block_table", "args.block_table"),
+            ("args->seq_lens", "args.seq_lens"),
+            ("args->block_size", "args.block_size"),
+            (
+                "args->num_speculative_blocks",
+                "args.num_speculative_blocks",
+            ),
+            ("args->mamba_cache_mode", "args.mode"),
+            ("args->out", "out"),
+        ],
+    },
+    CallNames {
+        rust: "mamba_block_table",
+        c: "cattn_mamba_get_block_table_tensor",
+        args: &[
+            ("args->block_table", "block_table"),
+            ("args->seq_lens", "seq_lens"),
+            ("args->block_size", "block_size"),
+            ("args->num_speculative_blocks", "num_speculative_blocks"),
+            ("args->mamba_cache_mode", "mode"),
+        ],
+    },
+    // naive_query_lens / compute_num_computed_tokens(metadata: &CommonAttnMetadata, out,
+    // stream): the metadata's fields keep their names. query_lens(query_start_loc),
+    // num_computed_tokens(query_start_loc, seq_lens).
+    CallNames {
+        rust: "naive_query_lens",
+        c: "cattn_naive_query_lens",
+        args: &[("args->metadata", "metadata"), ("args->out", "out")],
+    },
+    CallNames {
+        rust: "compute_num_computed_tokens",
+        c: "cattn_compute_num_computed_tokens",
+        args: &[("args->metadata", "metadata"), ("args->out", "out")],
+    },
+    CallNames {
+        rust: "query_lens",
+        c: "cattn_naive_query_lens",
+        args: &[("args->metadata->query_start_loc", "query_start_loc")],
+    },
+    CallNames {
+        rust: "num_computed_tokens",
+        c: "cattn_compute_num_computed_tokens",
+        args: &[
+            ("args->metadata->query_start_loc", "query_start_loc"),
+            ("args->metadata->seq_lens", "seq_lens"),
+        ],
+    },
+    // token_to_req_indices(metadata, buffer, stream), token_to_req_indices_vec(query_start_loc,
+    // num_tokens)
+    CallNames {
+        rust: "token_to_req_indices",
+        c: "cattn_token_to_req_indices",
+        args: &[("args->metadata", "metadata"), ("args->buffer", "buffer")],
+    },
+    CallNames {
+        rust: "token_to_req_indices_vec",
+        c: "cattn_token_to_req_indices",
+        args: &[
+            ("args->metadata->query_start_loc", "query_start_loc"),
+            ("args->metadata->num_actual_tokens", "num_tokens"),
+        ],
+    },
 ];
 
 /// `DcpLocalSeqLensArgs`' fields and the output.
@@ -366,15 +435,12 @@ mod tests {
             .trim_start_matches("*const ")
             .trim_start_matches("*mut ")
             .trim();
-        // `pub type cattn_x_t = cattn_x;` then `pub struct cattn_x { ... }`.
-        let alias = format!("pub type {ty} =");
-        let name = match bindings.find(&alias) {
-            Some(at) => {
-                let rest = &bindings[at + alias.len()..];
-                rest[..rest.find(';').unwrap()].trim().to_owned()
-            }
-            None => ty.to_owned(),
-        };
+        // `pub type cattn_x_t = cattn_x;` (or another alias) then `pub struct cattn_x { ... }`.
+        let mut name = ty.to_owned();
+        while let Some(at) = bindings.find(&format!("pub type {name} =")) {
+            let rest = &bindings[at + format!("pub type {name} =").len()..];
+            name = rest[..rest.find(';').unwrap()].trim().to_owned();
+        }
         let open = format!("pub struct {name} {{");
         let Some(at) = bindings.find(&open) else {
             return Vec::new();
@@ -402,6 +468,9 @@ mod tests {
             include_str!("split_decodes_and_prefills.rs"),
             include_str!("compute_causal_conv1d_metadata.rs"),
             include_str!("max_local_attention_virtual_batches.rs"),
+            include_str!("mamba_get_block_table_tensor.rs"),
+            include_str!("naive_query_lens.rs"),
+            include_str!("token_to_req_indices.rs"),
         ]
         .concat();
         let mut checked = 0;

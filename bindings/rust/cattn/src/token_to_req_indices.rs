@@ -63,7 +63,8 @@ impl Api<'_> {
             ..Default::default()
         };
         let mut out = zeroed("token_to_req_indices_vec", mapped.max(num_tokens))?;
-        self.token_to_req_indices(&md, &mut TensorMut::from_slice(&mut out), Stream::DEFAULT)?;
+        self.token_to_req_indices(&md, &mut TensorMut::from_slice(&mut out), Stream::DEFAULT)
+            .map_err(|e| e.in_terms_of("token_to_req_indices_vec"))?;
         out.truncate(num_tokens);
         Ok(out)
     }
@@ -85,6 +86,6 @@ impl Api<'_> {
         let f = entry!(self, token_to_req_indices)?;
         // SAFETY: the metadata and every view it points to live through the call; `buffer` is
         // borrowed mutably.
-        self.check(unsafe { f(&raw) })
+        self.check_in(unsafe { f(&raw) }, "token_to_req_indices")
     }
 }

@@ -572,7 +572,7 @@ fn mamba_block_table_errors() {
     expect_error(
         mamba_get_block_table_tensor(&args, &mut out.view_mut()),
         Status::InvalidArgument,
-        "cattn_mamba_get_block_table_tensor: args->block_size",
+        "cattn::mamba_get_block_table_tensor: args.block_size",
     );
     // Request 1 starts at column (100 - 1) // 16 = 6, past its 4 columns.
     args.block_size = 16;
@@ -585,13 +585,13 @@ fn mamba_block_table_errors() {
     expect_error(
         mamba_get_block_table_tensor(&args, &mut out.view_mut()),
         Status::InvalidArgument,
-        "args->seq_lens",
+        "cattn::mamba_get_block_table_tensor: args.seq_lens ",
     );
     args.mode = MambaCacheMode::All;
     expect_error(
         mamba_get_block_table_tensor(&args, &mut out.view_mut()),
         Status::InsufficientSize,
-        "args->out",
+        "cattn::mamba_get_block_table_tensor: out ",
     );
     assert!(untouched(&out));
 }
@@ -790,10 +790,24 @@ fn messages_name_arguments_in_rust_terms() {
     let e = cattn::dcp_local_seq_lens(&[16i64], 2, -1, 4).unwrap_err();
     assert_eq!(e.c_message(), e.message());
     // A call the table does not cover keeps the library's wording.
-    let e = cattn::token_to_req_indices_vec(&[0i64, 3, 1], 3).unwrap_err();
+    let e = cattn::unpadded(&cattn::CommonAttnMetadata::default(), -1, 0).unwrap_err();
     assert_eq!(e.message(), e.c_message());
+    assert!(e.message().starts_with("cattn_unpadded: "), "{e:?}");
+    // A path below a listed one keeps its rest, "->" written ".".
+    let e = cattn::naive_query_lens(
+        &cattn::CommonAttnMetadata::default(),
+        &mut TensorMut::from_slice(&mut [0i64; 2]),
+        cattn::Stream::DEFAULT,
+    )
+    .unwrap_err();
     assert!(
-        e.message().starts_with("cattn_token_to_req_indices: "),
+        e.message()
+            .starts_with("cattn::naive_query_lens: metadata.query_start_loc "),
+        "{e:?}"
+    );
+    assert!(
+        e.c_message()
+            .starts_with("cattn_naive_query_lens: args->metadata->query_start_loc "),
         "{e:?}"
     );
 }

@@ -261,7 +261,7 @@ fn mamba_block_table_vectors() {
     expect_error(
         mamba_block_table(&table, None, 16, 0, MambaCacheMode::Align),
         Status::InvalidArgument,
-        "cattn_mamba_get_block_table_tensor: args->seq_lens",
+        "cattn::mamba_block_table: seq_lens ",
     );
     expect_error(
         mamba_block_table(&[vec![1i32], vec![]], None, 0, 0, MambaCacheMode::All),
