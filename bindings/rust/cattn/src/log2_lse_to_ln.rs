@@ -103,6 +103,7 @@ pub fn log2_lse_to_ln_f32(values: &mut [f32]) -> Result<()> {
         LseRounding::Torch,
         Stream::DEFAULT,
     )
+    .map_err(|e| e.in_terms_of("log2_lse_to_ln_f32"))
 }
 
 /// One call for host float64 values, in place.
@@ -112,6 +113,7 @@ pub fn log2_lse_to_ln_f64(values: &mut [f64]) -> Result<()> {
         LseRounding::Torch,
         Stream::DEFAULT,
     )
+    .map_err(|e| e.in_terms_of("log2_lse_to_ln_f64"))
 }
 
 /// One call for host float16 or bfloat16 values held as bit patterns, in place.
@@ -142,6 +144,7 @@ pub fn log2_lse_to_ln_half(bits: &mut [u16], dtype: HalfType, rounding: LseRound
         )
     };
     log2_lse_to_ln_in_place(&mut t, rounding, Stream::DEFAULT)
+        .map_err(|e| e.in_terms_of("log2_lse_to_ln_half"))
 }
 
 impl Api<'_> {
@@ -153,7 +156,8 @@ impl Api<'_> {
             &mut TensorMut::from_slice(&mut out),
             LseRounding::Torch,
             Stream::DEFAULT,
-        )?;
+        )
+        .map_err(|e| e.in_terms_of("log2_lse_to_ln_vec"))?;
         Ok(out)
     }
 
@@ -165,7 +169,13 @@ impl Api<'_> {
         rounding: LseRounding,
         stream: Stream,
     ) -> Result<()> {
-        self.lse_to_ln(lse.as_raw(), out.as_raw(), rounding, stream)
+        self.lse_to_ln(
+            lse.as_raw(),
+            out.as_raw(),
+            rounding,
+            stream,
+            "log2_lse_to_ln",
+        )
     }
 
     /// [`log2_lse_to_ln_in_place`] in this library.
@@ -176,7 +186,13 @@ impl Api<'_> {
         stream: Stream,
     ) -> Result<()> {
         let raw = t.as_raw();
-        self.lse_to_ln(raw.cast_const(), raw, rounding, stream)
+        self.lse_to_ln(
+            raw.cast_const(),
+            raw,
+            rounding,
+            stream,
+            "log2_lse_to_ln_in_place",
+        )
     }
 
     fn lse_to_ln(
@@ -185,6 +201,7 @@ impl Api<'_> {
         out: *mut sys::DLTensor,
         rounding: LseRounding,
         stream: Stream,
+        function: &str,
     ) -> Result<()> {
         let raw = sys::cattn_log2_lse_to_ln_args_t {
             struct_size: size_of::<sys::cattn_log2_lse_to_ln_args_t>(),
@@ -196,6 +213,6 @@ impl Api<'_> {
         let f = entry!(self, log2_lse_to_ln)?;
         // SAFETY: both views are live for the call; when they are the same view the library
         // reads each element before writing it, which its header allows.
-        self.check(unsafe { f(&raw) })
+        self.check_in(unsafe { f(&raw) }, function)
     }
 }

@@ -361,6 +361,61 @@ pub(crate) const NAMES: &[CallNames] = &[
             ("args->metadata->num_actual_tokens", "num_tokens"),
         ],
     },
+    // log2_lse_to_ln(lse, out, rounding, stream), log2_lse_to_ln_in_place(t, rounding,
+    // stream), log2_lse_to_ln_vec(lse), log2_lse_to_ln_f32 / _f64(values),
+    // log2_lse_to_ln_half(bits, dtype, rounding)
+    CallNames {
+        rust: "log2_lse_to_ln",
+        c: "cattn_log2_lse_to_ln",
+        args: &[
+            ("args->lse", "lse"),
+            ("args->out", "out"),
+            ("args->half_rounding", "rounding"),
+        ],
+    },
+    CallNames {
+        rust: "log2_lse_to_ln_in_place",
+        c: "cattn_log2_lse_to_ln",
+        args: &[
+            ("args->lse", "t"),
+            ("args->out", "t"),
+            ("args->half_rounding", "rounding"),
+        ],
+    },
+    CallNames {
+        rust: "log2_lse_to_ln_vec",
+        c: "cattn_log2_lse_to_ln",
+        args: &[("args->lse", "lse")],
+    },
+    CallNames {
+        rust: "log2_lse_to_ln_f32",
+        c: "cattn_log2_lse_to_ln",
+        args: &[("args->lse", "values"), ("args->out", "values")],
+    },
+    CallNames {
+        rust: "log2_lse_to_ln_f64",
+        c: "cattn_log2_lse_to_ln",
+        args: &[("args->lse", "values"), ("args->out", "values")],
+    },
+    CallNames {
+        rust: "log2_lse_to_ln_half",
+        c: "cattn_log2_lse_to_ln",
+        args: &[
+            ("args->lse", "bits"),
+            ("args->out", "bits"),
+            ("args->half_rounding", "rounding"),
+        ],
+    },
+    // unpadded(metadata, num_actual_tokens, num_actual_reqs)
+    CallNames {
+        rust: "unpadded",
+        c: "cattn_unpadded",
+        args: &[
+            ("args->metadata", "metadata"),
+            ("args->num_actual_tokens", "num_actual_tokens"),
+            ("args->num_actual_reqs", "num_actual_reqs"),
+        ],
+    },
 ];
 
 /// `DcpLocalSeqLensArgs`' fields and the output.
@@ -471,6 +526,8 @@ mod tests {
             include_str!("mamba_get_block_table_tensor.rs"),
             include_str!("naive_query_lens.rs"),
             include_str!("token_to_req_indices.rs"),
+            include_str!("log2_lse_to_ln.rs"),
+            include_str!("unpadded.rs"),
         ]
         .concat();
         let mut checked = 0;

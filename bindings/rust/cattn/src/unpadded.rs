@@ -94,7 +94,7 @@ impl Api<'_> {
         let f = entry!(self, unpadded)?;
         // SAFETY: the input metadata and its views live through the call; out and storage are
         // exclusively ours.
-        self.check(unsafe { f(&raw) })?;
+        self.check_in(unsafe { f(&raw) }, "unpadded")?;
         let m = metadata;
         Ok(CommonAttnMetadata {
             query_start_loc: cut(&m.query_start_loc, out.query_start_loc),

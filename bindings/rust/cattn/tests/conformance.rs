@@ -1023,7 +1023,7 @@ fn unpadded_vectors() {
     support::expect_error(
         unpadded(&CommonAttnMetadata::default(), -1, 0),
         Status::InvalidArgument,
-        "args->num_actual_tokens",
+        "cattn::unpadded: num_actual_tokens is negative",
     );
 }
 

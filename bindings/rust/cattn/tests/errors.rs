@@ -711,7 +711,7 @@ fn other_1_1_helper_errors() {
             Stream::DEFAULT,
         ),
         Status::InvalidArgument,
-        "args->out has the wrong size",
+        "cattn::log2_lse_to_ln: out has the wrong size",
     );
     assert_eq!(short, [0.0, 0.0]);
 }
@@ -790,9 +790,20 @@ fn messages_name_arguments_in_rust_terms() {
     let e = cattn::dcp_local_seq_lens(&[16i64], 2, -1, 4).unwrap_err();
     assert_eq!(e.c_message(), e.message());
     // A call the table does not cover keeps the library's wording.
-    let e = cattn::unpadded(&cattn::CommonAttnMetadata::default(), -1, 0).unwrap_err();
+    let e = get_kv_cache_layout(
+        None,
+        &KvCacheLayoutArgs {
+            user_setting: UserSetting::Value("nhd"),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert_eq!(e.message(), e.c_message());
-    assert!(e.message().starts_with("cattn_unpadded: "), "{e:?}");
+    assert!(
+        e.message()
+            .starts_with("cattn_get_kv_cache_layout: args->env_value "),
+        "{e:?}"
+    );
     // A path below a listed one keeps its rest, "->" written ".".
     let e = cattn::naive_query_lens(
         &cattn::CommonAttnMetadata::default(),
