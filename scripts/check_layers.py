@@ -26,7 +26,7 @@ Usage: scripts/check_layers.py [--root DIR] [--quiet]
               older commit: git archive HEAD src kernels include | tar -x -C /tmp/base
   --quiet     print only the back arrows and the summary
 
-Prints, per rule set, the arrows between layers (how many include lines each pair has) and
+Prints, per rule set, the arrows between layers (how many each pair of layers has) and
 every back arrow as path:line; ends with a summary line in ctest's form (one "test" per rule
 set), which scripts/test.sh's ctest_counts reads. Exit status 1 when any back arrow exists.
 """

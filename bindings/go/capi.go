@@ -538,7 +538,8 @@ func cArgsSizeMismatches() []string {
 // --- One Go function per shim: C-shaped values in, the C status out (on failure, the
 // message in msg, a buffer of msgCap bytes) --------------------------------------------------
 
-func cCommCreate(id *C.cattn_comm_unique_id_t, nranks C.int32_t, rank C.int32_t, device C.int32_t, out **C.cattn_comm_t, msg *C.char) C.cattn_status_t {
+func cCommCreate(id *C.cattn_comm_unique_id_t, nranks C.int32_t, rank C.int32_t,
+	device C.int32_t, out **C.cattn_comm_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_comm_create(id, nranks, rank, device, out, msg, msgCap)
 }
 
@@ -558,23 +559,28 @@ func cCommGetUniqueID(id *C.cattn_comm_unique_id_t, msg *C.char) C.cattn_status_
 	return C.gocattn_comm_get_unique_id(id, msg, msgCap)
 }
 
-func cComputeCausalConv1dMetadata(a *C.cattn_causal_conv1d_metadata_args_t, msg *C.char) C.cattn_status_t {
+func cComputeCausalConv1dMetadata(a *C.cattn_causal_conv1d_metadata_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_compute_causal_conv1d_metadata(a, msg, msgCap)
 }
 
-func cComputeCausalConv1dMetadataCapturable(a *C.cattn_causal_conv1d_metadata_capturable_args_t, msg *C.char) C.cattn_status_t {
+func cComputeCausalConv1dMetadataCapturable(a *C.cattn_causal_conv1d_metadata_capturable_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_compute_causal_conv1d_metadata_capturable(a, msg, msgCap)
 }
 
-func cComputeCausalConv1dMetadataSize(qsl *C.DLTensor, blockM C.int64_t, tot *C.int64_t, capacity *C.int64_t, msg *C.char) C.cattn_status_t {
+func cComputeCausalConv1dMetadataSize(qsl *C.DLTensor, blockM C.int64_t, tot *C.int64_t,
+	capacity *C.int64_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_compute_causal_conv1d_metadata_size(qsl, blockM, tot, capacity, msg, msgCap)
 }
 
-func cComputeMMPrefixRangeTensor(a *C.cattn_mm_prefix_range_tensor_args_t, msg *C.char) C.cattn_status_t {
+func cComputeMMPrefixRangeTensor(a *C.cattn_mm_prefix_range_tensor_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_compute_mm_prefix_range_tensor(a, msg, msgCap)
 }
 
-func cComputeNumComputedTokens(a *C.cattn_compute_num_computed_tokens_args_t, msg *C.char) C.cattn_status_t {
+func cComputeNumComputedTokens(a *C.cattn_compute_num_computed_tokens_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_compute_num_computed_tokens(a, msg, msgCap)
 }
 
@@ -582,11 +588,13 @@ func cContextCreate(out **C.cattn_context_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_context_create(out, msg, msgCap)
 }
 
-func cContextSetKVCacheLayoutOverride(ctx *C.cattn_context_t, l C.int32_t, msg *C.char) C.cattn_status_t {
+func cContextSetKVCacheLayoutOverride(ctx *C.cattn_context_t, l C.int32_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_context_set_kv_cache_layout_override(ctx, l, msg, msgCap)
 }
 
-func cContextSetKVCacheLayoutPreset(ctx *C.cattn_context_t, name *C.char, msg *C.char) C.cattn_status_t {
+func cContextSetKVCacheLayoutPreset(ctx *C.cattn_context_t, name *C.char,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_context_set_kv_cache_layout_preset(ctx, name, msg, msgCap)
 }
 
@@ -598,11 +606,13 @@ func cExtendAllQueriesByN(a *C.cattn_extend_all_queries_by_n_args_t, msg *C.char
 	return C.gocattn_extend_all_queries_by_n(a, msg, msgCap)
 }
 
-func cFillMMPrefixQueryRanges(a *C.cattn_fill_mm_prefix_query_ranges_args_t, msg *C.char) C.cattn_status_t {
+func cFillMMPrefixQueryRanges(a *C.cattn_fill_mm_prefix_query_ranges_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_fill_mm_prefix_query_ranges(a, msg, msgCap)
 }
 
-func cFusedPCPQKVSelectSize(n C.int64_t, w C.int64_t, r C.int64_t, qRows *C.int64_t, kvHeadRows *C.int64_t, kvTailRows *C.int64_t, msg *C.char) C.cattn_status_t {
+func cFusedPCPQKVSelectSize(n C.int64_t, w C.int64_t, r C.int64_t, qRows *C.int64_t,
+	kvHeadRows *C.int64_t, kvTailRows *C.int64_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_fused_pcp_qkv_select_size(n, w, r, qRows, kvHeadRows, kvTailRows, msg, msgCap)
 }
 
@@ -618,7 +628,8 @@ func cGetFlashinferLayoutString(l C.int32_t, out **C.char, msg *C.char) C.cattn_
 	return C.gocattn_get_flashinfer_layout_string(l, out, msg, msgCap)
 }
 
-func cGetKVCacheLayout(ctx *C.cattn_context_t, a *C.cattn_kv_cache_layout_args_t, msg *C.char) C.cattn_status_t {
+func cGetKVCacheLayout(ctx *C.cattn_context_t, a *C.cattn_kv_cache_layout_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_get_kv_cache_layout(ctx, a, msg, msgCap)
 }
 
@@ -630,19 +641,23 @@ func cGetPCPQueryRestoreIdxSize(cu *C.DLTensor, size *C.int64_t, msg *C.char) C.
 	return C.gocattn_get_pcp_query_restore_idx_size(cu, size, msg, msgCap)
 }
 
-func cGetPerLayerParameters(l *C.cattn_attention_layer_desc_t, n C.size_t, out *C.cattn_per_layer_parameters_t, msg *C.char) C.cattn_status_t {
+func cGetPerLayerParameters(l *C.cattn_attention_layer_desc_t, n C.size_t,
+	out *C.cattn_per_layer_parameters_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_get_per_layer_parameters(l, n, out, msg, msgCap)
 }
 
-func cGetResolvedKVCacheLayout(ctx *C.cattn_context_t, out *C.int32_t, msg *C.char) C.cattn_status_t {
+func cGetResolvedKVCacheLayout(ctx *C.cattn_context_t, out *C.int32_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_get_resolved_kv_cache_layout(ctx, out, msg, msgCap)
 }
 
-func cGetSupportedKVCacheLayouts(a *C.cattn_get_supported_kv_cache_layouts_args_t, msg *C.char) C.cattn_status_t {
+func cGetSupportedKVCacheLayouts(a *C.cattn_get_supported_kv_cache_layouts_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_get_supported_kv_cache_layouts(a, msg, msgCap)
 }
 
-func cInferGlobalHyperparameters(p *C.cattn_per_layer_parameters_t, n C.size_t, out *C.cattn_global_hyperparameters_t, msg *C.char) C.cattn_status_t {
+func cInferGlobalHyperparameters(p *C.cattn_per_layer_parameters_t, n C.size_t,
+	out *C.cattn_global_hyperparameters_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_infer_global_hyperparameters(p, n, out, msg, msgCap)
 }
 
@@ -654,11 +669,13 @@ func cKVCacheLayoutFromName(name *C.char, out *C.int32_t, msg *C.char) C.cattn_s
 	return C.gocattn_kv_cache_layout_from_name(name, out, msg, msgCap)
 }
 
-func cKVCacheLayoutGetProperties(l C.int32_t, p *C.cattn_kv_cache_layout_properties_t, msg *C.char) C.cattn_status_t {
+func cKVCacheLayoutGetProperties(l C.int32_t, p *C.cattn_kv_cache_layout_properties_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_kv_cache_layout_get_properties(l, p, msg, msgCap)
 }
 
-func cKVCacheLayoutStrides(a *C.cattn_kv_cache_layout_strides_args_t, msg *C.char) C.cattn_status_t {
+func cKVCacheLayoutStrides(a *C.cattn_kv_cache_layout_strides_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_kv_cache_layout_strides(a, msg, msgCap)
 }
 
@@ -666,15 +683,18 @@ func cLoad(path *C.char, msg *C.char) C.cattn_status_t {
 	return C.gocattn_load(path, msg, msgCap)
 }
 
-func cLocalAttentionPlanFill(p *C.cattn_local_attention_plan_t, a *C.cattn_local_attention_fill_args_t, msg *C.char) C.cattn_status_t {
+func cLocalAttentionPlanFill(p *C.cattn_local_attention_plan_t,
+	a *C.cattn_local_attention_fill_args_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_local_attention_plan_fill(p, a, msg, msgCap)
 }
 
-func cLocalAttentionPlanGetShape(p *C.cattn_local_attention_plan_t, vb *C.int64_t, pages *C.int64_t, msg *C.char) C.cattn_status_t {
+func cLocalAttentionPlanGetShape(p *C.cattn_local_attention_plan_t, vb *C.int64_t,
+	pages *C.int64_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_local_attention_plan_get_shape(p, vb, pages, msg, msgCap)
 }
 
-func cLocalAttentionPlanMakeBlockTable(p *C.cattn_local_attention_plan_t, table *C.DLTensor, out *C.DLTensor, stream C.uintptr_t, msg *C.char) C.cattn_status_t {
+func cLocalAttentionPlanMakeBlockTable(p *C.cattn_local_attention_plan_t, table *C.DLTensor,
+	out *C.DLTensor, stream C.uintptr_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_local_attention_plan_make_block_table(p, table, out, stream, msg, msgCap)
 }
 
@@ -682,19 +702,23 @@ func cLog2LSEToLn(a *C.cattn_log2_lse_to_ln_args_t, msg *C.char) C.cattn_status_
 	return C.gocattn_log2_lse_to_ln(a, msg, msgCap)
 }
 
-func cMakeKVSharingFastPrefillCommonAttnMetadata(a *C.cattn_fast_prefill_metadata_args_t, msg *C.char) C.cattn_status_t {
+func cMakeKVSharingFastPrefillCommonAttnMetadata(a *C.cattn_fast_prefill_metadata_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_make_kv_sharing_fast_prefill_common_attn_metadata(a, msg, msgCap)
 }
 
-func cMakeLocalAttentionVirtualBatches(a *C.cattn_local_attention_args_t, msg *C.char) C.cattn_status_t {
+func cMakeLocalAttentionVirtualBatches(a *C.cattn_local_attention_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_make_local_attention_virtual_batches(a, msg, msgCap)
 }
 
-func cMakeLocalAttentionVirtualBatchesCapturable(a *C.cattn_local_attention_capturable_args_t, msg *C.char) C.cattn_status_t {
+func cMakeLocalAttentionVirtualBatchesCapturable(a *C.cattn_local_attention_capturable_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_make_local_attention_virtual_batches_capturable(a, msg, msgCap)
 }
 
-func cMakeLocalAttentionVirtualBatchesSize(a *C.cattn_local_attention_args_t, vb *C.int64_t, pages *C.int64_t, bytes *C.size_t, msg *C.char) C.cattn_status_t {
+func cMakeLocalAttentionVirtualBatchesSize(a *C.cattn_local_attention_args_t, vb *C.int64_t,
+	pages *C.int64_t, bytes *C.size_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_make_local_attention_virtual_batches_size(a, vb, pages, bytes, msg, msgCap)
 }
 
@@ -702,7 +726,8 @@ func cMambaGetBlockTableTensor(a *C.cattn_mamba_block_table_args_t, msg *C.char)
 	return C.gocattn_mamba_get_block_table_tensor(a, msg, msgCap)
 }
 
-func cMaxLocalAttentionVirtualBatches(a *C.cattn_max_local_attention_virtual_batches_args_t, msg *C.char) C.cattn_status_t {
+func cMaxLocalAttentionVirtualBatches(a *C.cattn_max_local_attention_virtual_batches_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_max_local_attention_virtual_batches(a, msg, msgCap)
 }
 
@@ -710,11 +735,13 @@ func cNaiveQueryLens(a *C.cattn_naive_query_lens_args_t, msg *C.char) C.cattn_st
 	return C.gocattn_naive_query_lens(a, msg, msgCap)
 }
 
-func cPCPKVAllgatherAndRestore(a *C.cattn_pcp_kv_allgather_and_restore_args_t, msg *C.char) C.cattn_status_t {
+func cPCPKVAllgatherAndRestore(a *C.cattn_pcp_kv_allgather_and_restore_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_pcp_kv_allgather_and_restore(a, msg, msgCap)
 }
 
-func cPCPKVAllgatherAndRestoreWorkspaceSize(a *C.cattn_pcp_kv_allgather_and_restore_args_t, size *C.size_t, msg *C.char) C.cattn_status_t {
+func cPCPKVAllgatherAndRestoreWorkspaceSize(a *C.cattn_pcp_kv_allgather_and_restore_args_t,
+	size *C.size_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_pcp_kv_allgather_and_restore_workspace_size(a, size, msg, msgCap)
 }
 
@@ -722,39 +749,52 @@ func cRecordKVCacheLayout(ctx *C.cattn_context_t, name *C.char, msg *C.char) C.c
 	return C.gocattn_record_kv_cache_layout(ctx, name, msg, msgCap)
 }
 
-func cReorderBatchToSplitDecodesAndPrefills(a *C.cattn_reorder_batch_args_t, msg *C.char) C.cattn_status_t {
+func cReorderBatchToSplitDecodesAndPrefills(a *C.cattn_reorder_batch_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_reorder_batch_to_split_decodes_and_prefills(a, msg, msgCap)
 }
 
-func cResolveKVCacheLayout(ctx *C.cattn_context_t, a *C.cattn_resolve_kv_cache_layout_args_t, msg *C.char) C.cattn_status_t {
+func cResolveKVCacheLayout(ctx *C.cattn_context_t, a *C.cattn_resolve_kv_cache_layout_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_resolve_kv_cache_layout(ctx, a, msg, msgCap)
 }
 
-func cSplitDecodesAndPrefills(a *C.cattn_split_decodes_and_prefills_args_t, msg *C.char) C.cattn_status_t {
+func cSplitDecodesAndPrefills(a *C.cattn_split_decodes_and_prefills_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_split_decodes_and_prefills(a, msg, msgCap)
 }
 
-func cSplitDecodesAndPrefillsCapturable(a *C.cattn_split_decodes_and_prefills_capturable_args_t, msg *C.char) C.cattn_status_t {
+func cSplitDecodesAndPrefillsCapturable(a *C.cattn_split_decodes_and_prefills_capturable_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_split_decodes_and_prefills_capturable(a, msg, msgCap)
 }
 
-func cSplitDecodesPrefillsAndExtends(a *C.cattn_split_decodes_prefills_and_extends_args_t, msg *C.char) C.cattn_status_t {
+func cSplitDecodesPrefillsAndExtends(a *C.cattn_split_decodes_prefills_and_extends_args_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_split_decodes_prefills_and_extends(a, msg, msgCap)
+}
+
+func cSplitDecodesPrefillsAndExtendsCapturable(
+	a *C.cattn_split_decodes_prefills_and_extends_capturable_args_t, msg *C.char) C.cattn_status_t {
+	return C.gocattn_split_decodes_prefills_and_extends_capturable(a, msg, msgCap)
 }
 
 func cSplitPrefillChunks(a *C.cattn_split_prefill_chunks_args_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_split_prefill_chunks(a, msg, msgCap)
 }
 
-func cStepPlanCreate(d *C.cattn_step_plan_desc_t, out **C.cattn_step_plan_t, msg *C.char) C.cattn_status_t {
+func cStepPlanCreate(d *C.cattn_step_plan_desc_t, out **C.cattn_step_plan_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_step_plan_create(d, out, msg, msgCap)
 }
 
-func cStepPlanGetShape(p *C.cattn_step_plan_t, s *C.cattn_step_plan_shape_t, msg *C.char) C.cattn_status_t {
+func cStepPlanGetShape(p *C.cattn_step_plan_t, s *C.cattn_step_plan_shape_t,
+	msg *C.char) C.cattn_status_t {
 	return C.gocattn_step_plan_get_shape(p, s, msg, msgCap)
 }
 
-func cStepPlanRun(p *C.cattn_step_plan_t, b *C.cattn_step_batch_t, o *C.cattn_step_outputs_t, stream C.uintptr_t, msg *C.char) C.cattn_status_t {
+func cStepPlanRun(p *C.cattn_step_plan_t, b *C.cattn_step_batch_t, o *C.cattn_step_outputs_t,
+	stream C.uintptr_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_step_plan_run(p, b, o, stream, msg, msgCap)
 }
 
@@ -768,8 +808,4 @@ func cTokenToReqIndices(a *C.cattn_token_to_req_indices_args_t, msg *C.char) C.c
 
 func cUnpadded(a *C.cattn_unpadded_args_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_unpadded(a, msg, msgCap)
-}
-
-func cSplitDecodesPrefillsAndExtendsCapturable(a *C.cattn_split_decodes_prefills_and_extends_capturable_args_t, msg *C.char) C.cattn_status_t {
-	return C.gocattn_split_decodes_prefills_and_extends_capturable(a, msg, msgCap)
 }
