@@ -32,6 +32,7 @@ set), which scripts/test.sh's ctest_counts reads. Exit status 1 when any back ar
 """
 
 import argparse
+import functools
 import re
 import sys
 from dataclasses import dataclass
@@ -93,6 +94,7 @@ def _go_code(path: Path) -> str:
     return _GO_STRIP.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
+@functools.lru_cache(maxsize=None)
 def _go_package_decls(folder: Path) -> Dict[str, Path]:
     """Package-level identifiers of the non-test .go files in `folder` -> the declaring file."""
     decls: Dict[str, Path] = {}
