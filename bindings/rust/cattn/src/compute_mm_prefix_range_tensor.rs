@@ -51,7 +51,9 @@ fn csr_raw(r: Option<&MmPrefixRanges<'_>>) -> (*const sys::DLTensor, *const sys:
 pub fn compute_mm_prefix_range_tensor_size(
     ranges: Option<&MmPrefixRanges<'_>>,
 ) -> Result<Option<i64>> {
-    Api::linked()?.compute_mm_prefix_range_tensor(ranges, None)
+    Api::linked()?
+        .compute_mm_prefix_range_tensor(ranges, None)
+        .map_err(|e| e.in_terms_of("compute_mm_prefix_range_tensor_size"))
 }
 
 /// Writes vLLM's padded `[num_seqs, max_ranges, 2]` range tensor into `out` (sized by
@@ -151,7 +153,10 @@ impl Api<'_> {
             offsets: TensorRef::from_slice(&offsets),
             ranges: TensorRef::new(&flat, &[len_i64(flat.len() / 2), 2])?,
         };
-        let Some(max_ranges) = self.compute_mm_prefix_range_tensor(Some(&csr), None)? else {
+        let Some(max_ranges) = self
+            .compute_mm_prefix_range_tensor(Some(&csr), None)
+            .map_err(|e| e.in_terms_of(FUNCTION))?
+        else {
             return Ok(None);
         };
         let per = reported_len(FUNCTION, "a range count", max_ranges)?;
@@ -166,7 +171,8 @@ impl Api<'_> {
         self.compute_mm_prefix_range_tensor(
             Some(&csr),
             Some(&mut TensorMut::new(&mut data, &[num_seqs, max_ranges, 2])?),
-        )?;
+        )
+        .map_err(|e| e.in_terms_of(FUNCTION))?;
         Ok(Some(MmPrefixRangeTensor {
             num_seqs,
             max_ranges,
@@ -193,12 +199,14 @@ impl Api<'_> {
             .last()
             .map_or(0, |&t| usize::try_from(t.to_i64()).unwrap_or(0));
         let mut out: Vec<i64> = zeroed(FUNCTION, area(FUNCTION, "query_start_loc", tokens, 2)?)?;
-        let rows = self.fill_mm_prefix_query_ranges(
-            (!per_request.is_empty()).then_some(&csr),
-            &TensorRef::from_slice(query_start_loc),
-            &TensorRef::from_slice(seq_lens),
-            &mut TensorMut::new(&mut out, &[len_i64(tokens), 2])?,
-        )?;
+        let rows = self
+            .fill_mm_prefix_query_ranges(
+                (!per_request.is_empty()).then_some(&csr),
+                &TensorRef::from_slice(query_start_loc),
+                &TensorRef::from_slice(seq_lens),
+                &mut TensorMut::new(&mut out, &[len_i64(tokens), 2])?,
+            )
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
         if rows == 0 {
             return Ok(None);
         }
@@ -225,7 +233,7 @@ impl Api<'_> {
         let f = entry!(self, compute_mm_prefix_range_tensor)?;
         // SAFETY: every pointer in `raw` is NULL or a view live for the call; `out` is borrowed
         // mutably.
-        self.check(unsafe { f(&mut raw) })?;
+        self.check_in(unsafe { f(&mut raw) }, "compute_mm_prefix_range_tensor")?;
         Ok((raw.is_none == 0).then_some(raw.max_ranges))
     }
 
@@ -249,7 +257,7 @@ impl Api<'_> {
         };
         let f = entry!(self, fill_mm_prefix_query_ranges)?;
         // SAFETY: as in compute_mm_prefix_range_tensor.
-        self.check(unsafe { f(&mut raw) })?;
+        self.check_in(unsafe { f(&mut raw) }, "fill_mm_prefix_query_ranges")?;
         Ok(raw.rows)
     }
 }

@@ -416,6 +416,53 @@ pub(crate) const NAMES: &[CallNames] = &[
             ("args->num_actual_reqs", "num_actual_reqs"),
         ],
     },
+    // compute_mm_prefix_range_tensor(_size)(ranges: Option<&MmPrefixRanges>[, out]),
+    // fill_mm_prefix_query_ranges(ranges, query_start_loc_cpu, seq_lens_cpu, out),
+    // mm_prefix_range_tensor(per_request), mm_prefix_query_ranges(per_request,
+    // query_start_loc, seq_lens): the helpers' per-request lists are the offsets of the CSR
+    // they build (its flat ranges keep the C name).
+    CallNames {
+        rust: "compute_mm_prefix_range_tensor",
+        c: "cattn_compute_mm_prefix_range_tensor",
+        args: &[
+            ("args->range_offsets", "ranges.offsets"),
+            ("args->ranges", "ranges.ranges"),
+            ("args->out", "out"),
+        ],
+    },
+    CallNames {
+        rust: "compute_mm_prefix_range_tensor_size",
+        c: "cattn_compute_mm_prefix_range_tensor",
+        args: &[
+            ("args->range_offsets", "ranges.offsets"),
+            ("args->ranges", "ranges.ranges"),
+        ],
+    },
+    CallNames {
+        rust: "fill_mm_prefix_query_ranges",
+        c: "cattn_fill_mm_prefix_query_ranges",
+        args: &[
+            ("args->range_offsets", "ranges.offsets"),
+            ("args->ranges", "ranges.ranges"),
+            ("args->query_start_loc_cpu", "query_start_loc_cpu"),
+            ("args->seq_lens_cpu", "seq_lens_cpu"),
+            ("args->out", "out"),
+        ],
+    },
+    CallNames {
+        rust: "mm_prefix_range_tensor",
+        c: "cattn_compute_mm_prefix_range_tensor",
+        args: &[("args->range_offsets", "per_request")],
+    },
+    CallNames {
+        rust: "mm_prefix_query_ranges",
+        c: "cattn_fill_mm_prefix_query_ranges",
+        args: &[
+            ("args->range_offsets", "per_request"),
+            ("args->query_start_loc_cpu", "query_start_loc"),
+            ("args->seq_lens_cpu", "seq_lens"),
+        ],
+    },
 ];
 
 /// `DcpLocalSeqLensArgs`' fields and the output.
@@ -528,6 +575,7 @@ mod tests {
             include_str!("token_to_req_indices.rs"),
             include_str!("log2_lse_to_ln.rs"),
             include_str!("unpadded.rs"),
+            include_str!("compute_mm_prefix_range_tensor.rs"),
         ]
         .concat();
         let mut checked = 0;

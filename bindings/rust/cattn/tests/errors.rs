@@ -681,7 +681,7 @@ fn other_1_1_helper_errors() {
     expect_error(
         compute_mm_prefix_range_tensor_size(Some(&csr)),
         Status::InvalidArgument,
-        "args->range_offsets decreases",
+        "cattn::compute_mm_prefix_range_tensor_size: ranges.offsets decreases",
     );
     let good = [0i32, 1];
     let csr = MmPrefixRanges {
@@ -697,7 +697,7 @@ fn other_1_1_helper_errors() {
             &mut out.view_mut(),
         ),
         Status::InsufficientSize,
-        "args->out",
+        "cattn::fill_mm_prefix_query_ranges: out ",
     );
     assert!(untouched(&out));
 
