@@ -139,16 +139,14 @@ impl Error {
         }
     }
 
-    /// This error as the Rust function `function` reports it: a library error whose argument
-    /// the table names for `function` is worded in its terms (a one-call helper's parameters
-    /// rather than the fields of the call it makes); anything else is returned unchanged.
+    /// This error as the Rust function `function` reports it: a library error is worded in
+    /// `function`'s terms where the table names its argument for `function` (a one-call
+    /// helper's parameters rather than the fields of the call it makes), and in the library's
+    /// otherwise (never in the terms of an inner function the caller did not call); an error of
+    /// the crate's own is returned unchanged.
     pub(crate) fn in_terms_of(mut self, function: &str) -> Error {
-        if let Some(m) = self
-            .c_message
-            .as_deref()
-            .and_then(|c| crate::names::translate(function, c))
-        {
-            self.message = m;
+        if let Some(c) = self.c_message.as_deref() {
+            self.message = crate::names::translate(function, c).unwrap_or_else(|| c.to_owned());
         }
         self
     }

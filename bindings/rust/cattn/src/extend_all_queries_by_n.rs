@@ -288,18 +288,20 @@ impl Api<'_> {
         };
         let mut qsl = zeroed(FUNCTION, query_start_loc.len())?;
         let mut seq = zeroed(FUNCTION, seq_lens.len())?;
-        let scalars = self.extend_all_queries_by_n(
-            &md,
-            n,
-            None,
-            &mut ExtendOutputs {
-                query_start_loc: TensorMut::from_slice(&mut qsl),
-                query_start_loc_cpu: None,
-                seq_lens: TensorMut::from_slice(&mut seq),
-                seq_lens_cpu: None,
-            },
-            Stream::DEFAULT,
-        )?;
+        let scalars = self
+            .extend_all_queries_by_n(
+                &md,
+                n,
+                None,
+                &mut ExtendOutputs {
+                    query_start_loc: TensorMut::from_slice(&mut qsl),
+                    query_start_loc_cpu: None,
+                    seq_lens: TensorMut::from_slice(&mut seq),
+                    seq_lens_cpu: None,
+                },
+                Stream::DEFAULT,
+            )
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
         Ok(ExtendedQueries {
             query_start_loc: qsl,
             seq_lens: seq,
@@ -326,6 +328,7 @@ impl Api<'_> {
             None,
             stream,
         )
+        .map_err(|e| e.in_terms_of("extend_all_queries_by_n"))
     }
 
     /// [`extend_all_queries_by_n_with`] in this library.
@@ -343,6 +346,7 @@ impl Api<'_> {
         let input = metadata.to_raw();
         let mut out_md = out.raw_tensors(newer);
         self.extend_raw(&input, &mut out_md, n, new_slot_mapping, dcp, stream)
+            .map_err(|e| e.in_terms_of("extend_all_queries_by_n_with"))
     }
 
     /// [`extend_all_queries_by_n_in_place`] in this library.
@@ -364,6 +368,7 @@ impl Api<'_> {
             None,
             stream,
         )
+        .map_err(|e| e.in_terms_of("extend_all_queries_by_n_in_place"))
     }
 
     /// [`extend_all_queries_by_n_in_place_with`] in this library.
@@ -385,6 +390,7 @@ impl Api<'_> {
         input.positions = std::ptr::null_mut();
         scalars.store(&mut input);
         self.extend_raw(&input, &mut out_md, n, new_slot_mapping, dcp, stream)
+            .map_err(|e| e.in_terms_of("extend_all_queries_by_n_in_place_with"))
     }
 
     fn extend_raw(
@@ -414,7 +420,8 @@ impl Api<'_> {
         let f = entry!(self, extend_all_queries_by_n)?;
         // SAFETY: the input metadata, the output struct and every view they point to live
         // through the call; the output tensors are borrowed mutably by the caller.
-        self.check(unsafe { f(&raw) })?;
+        // Each caller words the library's message in its own terms (in_terms_of).
+        self.check_in(unsafe { f(&raw) }, "")?;
         // The result's slot mapping is the caller's new_slot_mapping, which this API does not
         // hand back; check the contract instead, so that callers can rely on it.
         if out_md.slot_mapping != slot_mapping {

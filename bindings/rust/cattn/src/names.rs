@@ -463,6 +463,126 @@ pub(crate) const NAMES: &[CallNames] = &[
             ("args->seq_lens_cpu", "seq_lens"),
         ],
     },
+    // extend_all_queries_by_n(_with)(metadata, n, new_slot_mapping, out[, newer, dcp],
+    // stream): out holds the four 1.0 outputs, newer the 1.1 ones.
+    CallNames {
+        rust: "extend_all_queries_by_n",
+        c: "cattn_extend_all_queries_by_n",
+        args: &EXTEND_ARGS,
+    },
+    CallNames {
+        rust: "extend_all_queries_by_n_with",
+        c: "cattn_extend_all_queries_by_n",
+        args: &[
+            EXTEND_ARGS[0],
+            EXTEND_ARGS[1],
+            EXTEND_ARGS[2],
+            EXTEND_ARGS[3],
+            EXTEND_ARGS[4],
+            EXTEND_ARGS[5],
+            EXTEND_ARGS[6],
+            (
+                "args->out->seq_lens_cpu_upper_bound",
+                "newer.seq_lens_cpu_upper_bound",
+            ),
+            ("args->out->dcp_local_seq_lens", "newer.dcp_local_seq_lens"),
+            (
+                "args->out->dcp_local_seq_lens_cpu",
+                "newer.dcp_local_seq_lens_cpu",
+            ),
+            ("args->out->positions", "newer.positions"),
+            ("args->dcp_size", "dcp.size"),
+            ("args->dcp_rank", "dcp.rank"),
+            (
+                "args->dcp_kv_cache_interleave_size",
+                "dcp.kv_cache_interleave_size",
+            ),
+        ],
+    },
+    // extend_all_queries_by_n_in_place(_with)(tensors, [newer,] scalars, n, new_slot_mapping,
+    // [dcp,] stream): the batch is `tensors` and `scalars`, and `tensors` the outputs too.
+    CallNames {
+        rust: "extend_all_queries_by_n_in_place",
+        c: "cattn_extend_all_queries_by_n",
+        args: &EXTEND_IN_PLACE_ARGS,
+    },
+    CallNames {
+        rust: "extend_all_queries_by_n_in_place_with",
+        c: "cattn_extend_all_queries_by_n",
+        args: &EXTEND_IN_PLACE_ARGS,
+    },
+    // queries_extended_by_n(query_start_loc, seq_lens, n)
+    CallNames {
+        rust: "queries_extended_by_n",
+        c: "cattn_extend_all_queries_by_n",
+        args: &[
+            ("args->metadata->query_start_loc", "query_start_loc"),
+            ("args->metadata->seq_lens", "seq_lens"),
+            ("args->n", "n"),
+        ],
+    },
+];
+
+/// The 1.0 arguments of extend_all_queries_by_n.
+const EXTEND_ARGS: [(&str, &str); 7] = [
+    ("args->metadata", "metadata"),
+    ("args->n", "n"),
+    ("args->new_slot_mapping", "new_slot_mapping"),
+    ("args->out->query_start_loc", "out.query_start_loc"),
+    ("args->out->query_start_loc_cpu", "out.query_start_loc_cpu"),
+    ("args->out->seq_lens", "out.seq_lens"),
+    ("args->out->seq_lens_cpu", "out.seq_lens_cpu"),
+];
+
+/// The in-place extend's: the batch's scalars are `scalars`, its tensors `tensors` (1.0) or
+/// `newer` (1.1), on both sides.
+const EXTEND_IN_PLACE_ARGS: [(&str, &str); 22] = [
+    ("args->metadata", "scalars"),
+    ("args->metadata->query_start_loc", "tensors.query_start_loc"),
+    (
+        "args->metadata->query_start_loc_cpu",
+        "tensors.query_start_loc_cpu",
+    ),
+    ("args->metadata->seq_lens", "tensors.seq_lens"),
+    ("args->metadata->seq_lens_cpu", "tensors.seq_lens_cpu"),
+    (
+        "args->metadata->seq_lens_cpu_upper_bound",
+        "newer.seq_lens_cpu_upper_bound",
+    ),
+    (
+        "args->metadata->dcp_local_seq_lens",
+        "newer.dcp_local_seq_lens",
+    ),
+    (
+        "args->metadata->dcp_local_seq_lens_cpu",
+        "newer.dcp_local_seq_lens_cpu",
+    ),
+    ("args->n", "n"),
+    ("args->new_slot_mapping", "new_slot_mapping"),
+    ("args->out->query_start_loc", "tensors.query_start_loc"),
+    (
+        "args->out->query_start_loc_cpu",
+        "tensors.query_start_loc_cpu",
+    ),
+    ("args->out->seq_lens", "tensors.seq_lens"),
+    ("args->out->seq_lens_cpu", "tensors.seq_lens_cpu"),
+    (
+        "args->out->seq_lens_cpu_upper_bound",
+        "newer.seq_lens_cpu_upper_bound",
+    ),
+    ("args->out->dcp_local_seq_lens", "newer.dcp_local_seq_lens"),
+    (
+        "args->out->dcp_local_seq_lens_cpu",
+        "newer.dcp_local_seq_lens_cpu",
+    ),
+    ("args->out->positions", "newer.positions"),
+    ("args->dcp_size", "dcp.size"),
+    ("args->dcp_rank", "dcp.rank"),
+    (
+        "args->dcp_kv_cache_interleave_size",
+        "dcp.kv_cache_interleave_size",
+    ),
+    ("args->out", "tensors"),
 ];
 
 /// `DcpLocalSeqLensArgs`' fields and the output.
@@ -576,6 +696,7 @@ mod tests {
             include_str!("log2_lse_to_ln.rs"),
             include_str!("unpadded.rs"),
             include_str!("compute_mm_prefix_range_tensor.rs"),
+            include_str!("extend_all_queries_by_n.rs"),
         ]
         .concat();
         let mut checked = 0;

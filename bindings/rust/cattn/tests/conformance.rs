@@ -1474,13 +1474,16 @@ fn extend_all_queries_by_n_upstream_vectors() {
     let mut so = HostInts::new(&[b], Int::I32, 1);
     let mut d_o = HostInts::new(&[b], Int::I32, 1);
     for (dcp, needle) in [
-        (None, "args->dcp_size is not given"),
+        (
+            None,
+            "cattn::extend_all_queries_by_n_with: dcp.size is not given",
+        ),
         (
             Some(DcpGroup {
                 rank: b + 100,
                 ..dcp_group_of(c)
             }),
-            "args->dcp_rank",
+            "cattn::extend_all_queries_by_n_with: dcp.rank ",
         ),
     ] {
         support::expect_error(

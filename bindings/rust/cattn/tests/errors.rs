@@ -439,7 +439,7 @@ fn extend_all_queries_by_n_errors() {
     expect_error(
         run(-1, false),
         Status::InvalidArgument,
-        "cattn_extend_all_queries_by_n: args->n",
+        "cattn::extend_all_queries_by_n: n ",
     );
     // A mirror on the output side only.
     expect_error(run(1, true), Status::InvalidArgument, "query_start_loc_cpu");

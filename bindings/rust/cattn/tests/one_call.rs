@@ -329,7 +329,7 @@ fn queries_extended_by_n_vectors() {
     expect_error(
         queries_extended_by_n(&[0i32, 1], &[1], -1),
         Status::InvalidArgument,
-        "args->n",
+        "cattn::queries_extended_by_n: n ",
     );
 }
 
