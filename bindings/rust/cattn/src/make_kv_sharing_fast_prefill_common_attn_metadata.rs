@@ -132,15 +132,17 @@ impl Api<'_> {
             ..Default::default()
         };
         let mut qsl = zeroed(FUNCTION, query_start_loc.len())?;
-        let made = self.make_kv_sharing_fast_prefill_common_attn_metadata(
-            &md,
-            &mut FastPrefillOutputs {
-                query_start_loc: TensorMut::from_slice(&mut qsl),
-                query_start_loc_cpu: None,
-                decode_max_and_total: None,
-            },
-            Stream::DEFAULT,
-        )?;
+        let made = self
+            .make_kv_sharing_fast_prefill_common_attn_metadata(
+                &md,
+                &mut FastPrefillOutputs {
+                    query_start_loc: TensorMut::from_slice(&mut qsl),
+                    query_start_loc_cpu: None,
+                    decode_max_and_total: None,
+                },
+                Stream::DEFAULT,
+            )
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
         if made.passthrough {
             // Nothing was written: the metadata is the input's.
             qsl.copy_from_slice(query_start_loc);
@@ -175,7 +177,10 @@ impl Api<'_> {
         let f = entry!(self, make_kv_sharing_fast_prefill_common_attn_metadata)?;
         // SAFETY: the input metadata, the output struct and every view they point to live
         // through the call; the output tensors are borrowed mutably.
-        self.check(unsafe { f(&mut raw) })?;
+        self.check_in(
+            unsafe { f(&mut raw) },
+            "make_kv_sharing_fast_prefill_common_attn_metadata",
+        )?;
         Ok(FastPrefillMetadata {
             passthrough: raw.passthrough != 0,
             scalars: MetadataScalars::of(&out_md),

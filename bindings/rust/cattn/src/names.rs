@@ -521,6 +521,28 @@ pub(crate) const NAMES: &[CallNames] = &[
             ("args->n", "n"),
         ],
     },
+    // make_kv_sharing_fast_prefill_common_attn_metadata(metadata, out: &mut
+    // FastPrefillOutputs, stream), kv_sharing_fast_prefill_metadata(query_start_loc,
+    // logits_indices)
+    CallNames {
+        rust: "make_kv_sharing_fast_prefill_common_attn_metadata",
+        c: "cattn_make_kv_sharing_fast_prefill_common_attn_metadata",
+        args: &[
+            ("args->metadata", "metadata"),
+            ("args->out->query_start_loc", "out.query_start_loc"),
+            ("args->out->query_start_loc_cpu", "out.query_start_loc_cpu"),
+            ("args->decode_max_and_total", "out.decode_max_and_total"),
+        ],
+    },
+    CallNames {
+        rust: "kv_sharing_fast_prefill_metadata",
+        c: "cattn_make_kv_sharing_fast_prefill_common_attn_metadata",
+        args: &[
+            ("args->metadata->query_start_loc", "query_start_loc"),
+            ("args->metadata->logits_indices_padded", "logits_indices"),
+            ("args->metadata->num_logits_indices", "logits_indices"),
+        ],
+    },
 ];
 
 /// The 1.0 arguments of extend_all_queries_by_n.
@@ -697,6 +719,7 @@ mod tests {
             include_str!("unpadded.rs"),
             include_str!("compute_mm_prefix_range_tensor.rs"),
             include_str!("extend_all_queries_by_n.rs"),
+            include_str!("make_kv_sharing_fast_prefill_common_attn_metadata.rs"),
         ]
         .concat();
         let mut checked = 0;

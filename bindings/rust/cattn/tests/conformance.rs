@@ -565,7 +565,12 @@ fn make_kv_sharing_fast_prefill_common_attn_metadata_vectors() {
                         let untouched =
                             |t: &HostInts| t.storage_values().iter().all(|&v| v == POISON);
                         if c.has("seed_error") {
-                            support::expect_error(got, Status::InvalidArgument, "args->metadata->");
+                            support::expect_error(
+                                got,
+                                Status::InvalidArgument,
+                                "cattn::make_kv_sharing_fast_prefill_common_attn_metadata: \
+                                 metadata.",
+                            );
                             assert!(
                                 untouched(&qo) && untouched(&qco) && untouched(&mt),
                                 "{name}"

@@ -485,7 +485,7 @@ fn fast_prefill_errors() {
             Stream::DEFAULT,
         ),
         Status::InvalidArgument,
-        "cattn_make_kv_sharing_fast_prefill_common_attn_metadata: args->metadata->",
+        "cattn::make_kv_sharing_fast_prefill_common_attn_metadata: metadata.",
     );
     assert!(untouched(&qo));
 }
