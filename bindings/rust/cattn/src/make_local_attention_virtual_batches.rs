@@ -86,7 +86,7 @@ pub struct PlanShape {
 /// // The batch needs 8 virtual batches: a cap of 7 refuses it.
 /// let err = LocalAttentionPlan::with_args(&args.with_max_virtual_batches(7)).unwrap_err();
 /// assert_eq!(err.status(), Status::InvalidArgument);
-/// assert!(err.message().contains("args->max_virtual_batches"));
+/// assert!(err.message().starts_with("cattn::LocalAttentionPlan::with_args: args.max_virtual_batches "));
 /// # Ok::<(), cattn::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -393,7 +393,7 @@ pub fn make_local_attention_virtual_batches_size(
 ///     counts: None,
 /// }).unwrap_err();
 /// assert_eq!(err.status(), Status::InvalidArgument);
-/// assert!(err.message().contains("args->query_start_loc is not device memory"));
+/// assert!(err.message().contains("args.query_start_loc is not device memory"));
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn make_local_attention_virtual_batches_capturable(
@@ -413,7 +413,9 @@ impl LocalAttentionPlan<'static> {
         attn_chunk_size: i64,
         block_size: i64,
     ) -> Result<LocalAttentionPlan<'static>> {
-        Api::linked()?.make_local_attention_virtual_batches(metadata, attn_chunk_size, block_size)
+        Api::linked()?
+            .make_local_attention_virtual_batches(metadata, attn_chunk_size, block_size)
+            .map_err(|e| e.in_terms_of("LocalAttentionPlan::new"))
     }
 
     /// Plans the virtual batches of chunked local attention (host work) from
@@ -422,7 +424,9 @@ impl LocalAttentionPlan<'static> {
     /// naming `args->max_virtual_batches`). [`make_local_attention_virtual_batches_size`]
     /// reports the plan's sizes first, without allocating. Since 1.1 (the cap).
     pub fn with_args(args: &LocalAttentionArgs<'_>) -> Result<LocalAttentionPlan<'static>> {
-        Api::linked()?.make_local_attention_virtual_batches_with_args(args)
+        Api::linked()?
+            .make_local_attention_virtual_batches_with_args(args)
+            .map_err(|e| e.in_terms_of("LocalAttentionPlan::with_args"))
     }
 }
 
@@ -451,6 +455,7 @@ impl<'l> LocalAttentionPlan<'l> {
         stream: Stream,
     ) -> Result<MetadataScalars> {
         self.fill_with_upper_bound(metadata, out, None, stream)
+            .map_err(|e| e.in_terms_of("LocalAttentionPlan::fill"))
     }
 
     /// [`fill`](Self::fill) that also writes, when given, the 1.1 `seq_lens_cpu_upper_bound`
@@ -482,7 +487,10 @@ impl<'l> LocalAttentionPlan<'l> {
         let f = entry!(self.api, local_attention_plan_fill)?;
         // SAFETY: the plan, the metadata, the output struct and every view they point to live
         // through the call; the output tensors are borrowed mutably.
-        self.api.check(unsafe { f(self.raw.as_ptr(), &raw) })?;
+        self.api.check_in(
+            unsafe { f(self.raw.as_ptr(), &raw) },
+            "LocalAttentionPlan::fill_with_upper_bound",
+        )?;
         Ok(MetadataScalars::of(&out_md))
     }
 
@@ -496,14 +504,17 @@ impl<'l> LocalAttentionPlan<'l> {
     ) -> Result<()> {
         let f = entry!(self.api, local_attention_plan_make_block_table)?;
         // SAFETY: the plan and both views live through the call; `out` is borrowed mutably.
-        self.api.check(unsafe {
-            f(
-                self.raw.as_ptr(),
-                block_table.as_raw(),
-                out.as_raw(),
-                stream.as_raw(),
-            )
-        })
+        self.api.check_in(
+            unsafe {
+                f(
+                    self.raw.as_ptr(),
+                    block_table.as_raw(),
+                    out.as_raw(),
+                    stream.as_raw(),
+                )
+            },
+            "LocalAttentionPlan::make_block_table",
+        )
     }
 
     /// The raw handle, valid while `self` lives.
@@ -540,7 +551,9 @@ impl<'l> Api<'l> {
             num_actual_tokens: batch_scalars(query_start_loc, None).num_actual_tokens,
             ..Default::default()
         };
-        let plan = self.make_local_attention_virtual_batches(&md, attn_chunk_size, block_size)?;
+        let plan = self
+            .make_local_attention_virtual_batches(&md, attn_chunk_size, block_size)
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
         let shape = plan.shape()?;
         let v = reported_len(FUNCTION, "a virtual-batch count", shape.virtual_batches)?;
         let p = reported_len(FUNCTION, "a page count", shape.pages)?;
@@ -548,18 +561,20 @@ impl<'l> Api<'l> {
         let mut seq = zeroed(FUNCTION, v)?;
         let mut computed = zeroed(FUNCTION, v)?;
         let mut pages = zeroed(FUNCTION, area(FUNCTION, "the block table", v, p)?)?;
-        let scalars = plan.fill(
-            &md,
-            &mut LocalAttentionOutputs {
-                query_start_loc_cpu: TensorMut::from_slice(&mut qsl),
-                seq_lens_cpu: TensorMut::from_slice(&mut seq),
-                num_computed_tokens_cpu: TensorMut::from_slice(&mut computed),
-                block_table_tensor: TensorMut::new(&mut pages, &[len_i64(v), len_i64(p)])?,
-                query_start_loc: None,
-                seq_lens: None,
-            },
-            Stream::DEFAULT,
-        )?;
+        let scalars = plan
+            .fill(
+                &md,
+                &mut LocalAttentionOutputs {
+                    query_start_loc_cpu: TensorMut::from_slice(&mut qsl),
+                    seq_lens_cpu: TensorMut::from_slice(&mut seq),
+                    num_computed_tokens_cpu: TensorMut::from_slice(&mut computed),
+                    block_table_tensor: TensorMut::new(&mut pages, &[len_i64(v), len_i64(p)])?,
+                    query_start_loc: None,
+                    seq_lens: None,
+                },
+                Stream::DEFAULT,
+            )
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
         Ok(LocalAttentionBatches {
             query_start_loc: qsl,
             seq_lens: seq,
@@ -581,6 +596,7 @@ impl<'l> Api<'l> {
             attn_chunk_size,
             block_size,
         ))
+        .map_err(|e| e.in_terms_of("make_local_attention_virtual_batches"))
     }
 
     /// [`LocalAttentionPlan::with_args`] in this library.
@@ -593,7 +609,10 @@ impl<'l> Api<'l> {
         let f = entry!(self, make_local_attention_virtual_batches)?;
         // SAFETY: the metadata and its views live through the call; the library reads them
         // and writes only raw.plan.
-        self.check(unsafe { f(&mut raw) })?;
+        self.check_in(
+            unsafe { f(&mut raw) },
+            "make_local_attention_virtual_batches_with_args",
+        )?;
         let raw = NonNull::new(raw.plan).ok_or_else(|| {
             Error::new(
                 Status::Internal,
@@ -614,7 +633,10 @@ impl<'l> Api<'l> {
         let (mut virtual_batches, mut pages, mut plan_bytes) = (0i64, 0i64, 0usize);
         // SAFETY: the args, the metadata and its views live through the call, which only reads
         // them (args.plan is ignored); the three out-pointers are valid.
-        self.check(unsafe { f(&raw, &mut virtual_batches, &mut pages, &mut plan_bytes) })?;
+        self.check_in(
+            unsafe { f(&raw, &mut virtual_batches, &mut pages, &mut plan_bytes) },
+            "make_local_attention_virtual_batches_size",
+        )?;
         Ok(LocalAttentionPlanSize {
             virtual_batches,
             pages,
@@ -647,7 +669,10 @@ impl Api<'_> {
         let f = entry!(self, make_local_attention_virtual_batches_capturable)?;
         // SAFETY: the views live through the call; the outputs are borrowed mutably, and their
         // device memory is vouched for by whoever made the views (from_raw_parts).
-        self.check(unsafe { f(&raw) })
+        self.check_in(
+            unsafe { f(&raw) },
+            "make_local_attention_virtual_batches_capturable",
+        )
     }
 }
 

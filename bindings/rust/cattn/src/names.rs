@@ -543,6 +543,131 @@ pub(crate) const NAMES: &[CallNames] = &[
             ("args->metadata->num_logits_indices", "logits_indices"),
         ],
     },
+    // make_local_attention_virtual_batches(_size, _with_args)(args: &LocalAttentionArgs),
+    // make_local_attention_virtual_batches(metadata, attn_chunk_size, block_size) and
+    // LocalAttentionPlan::new / ::with_args the same, the plan's fill(_with_upper_bound)
+    // (metadata, out, [seq_lens_cpu_upper_bound,] stream) and make_block_table(block_table,
+    // out, stream), the one-call local_attention_virtual_batches(query_start_loc, seq_lens,
+    // block_table, attn_chunk_size, block_size) and the capturable call.
+    CallNames {
+        rust: "make_local_attention_virtual_batches_size",
+        c: "cattn_make_local_attention_virtual_batches_size",
+        args: &LOCAL_ARGS,
+    },
+    CallNames {
+        rust: "make_local_attention_virtual_batches_with_args",
+        c: "cattn_make_local_attention_virtual_batches",
+        args: &LOCAL_ARGS,
+    },
+    CallNames {
+        rust: "LocalAttentionPlan::with_args",
+        c: "cattn_make_local_attention_virtual_batches",
+        args: &LOCAL_ARGS,
+    },
+    CallNames {
+        rust: "make_local_attention_virtual_batches",
+        c: "cattn_make_local_attention_virtual_batches",
+        args: &LOCAL_PARAMETERS,
+    },
+    CallNames {
+        rust: "LocalAttentionPlan::new",
+        c: "cattn_make_local_attention_virtual_batches",
+        args: &LOCAL_PARAMETERS,
+    },
+    CallNames {
+        rust: "LocalAttentionPlan::fill",
+        c: "cattn_local_attention_plan_fill",
+        args: &LOCAL_FILL,
+    },
+    CallNames {
+        rust: "LocalAttentionPlan::fill_with_upper_bound",
+        c: "cattn_local_attention_plan_fill",
+        args: &[
+            LOCAL_FILL[0],
+            LOCAL_FILL[1],
+            LOCAL_FILL[2],
+            LOCAL_FILL[3],
+            LOCAL_FILL[4],
+            LOCAL_FILL[5],
+            LOCAL_FILL[6],
+            (
+                "args->out->seq_lens_cpu_upper_bound",
+                "seq_lens_cpu_upper_bound",
+            ),
+        ],
+    },
+    CallNames {
+        rust: "LocalAttentionPlan::make_block_table",
+        c: "cattn_local_attention_plan_make_block_table",
+        args: &[("block_table", "block_table"), ("out", "out")],
+    },
+    CallNames {
+        rust: "local_attention_virtual_batches",
+        c: "cattn_make_local_attention_virtual_batches",
+        args: &LOCAL_ONE_CALL,
+    },
+    CallNames {
+        rust: "local_attention_virtual_batches",
+        c: "cattn_local_attention_plan_fill",
+        args: &[LOCAL_ONE_CALL[0], LOCAL_ONE_CALL[1], LOCAL_ONE_CALL[2]],
+    },
+    CallNames {
+        rust: "make_local_attention_virtual_batches_capturable",
+        c: "cattn_make_local_attention_virtual_batches_capturable",
+        args: &[
+            ("args->attn_chunk_size", "args.attn_chunk_size"),
+            ("args->block_size", "args.block_size"),
+            ("args->query_start_loc", "args.query_start_loc"),
+            ("args->seq_lens", "args.seq_lens"),
+            ("args->block_table", "args.block_table"),
+            ("args->query_start_loc_out", "out.query_start_loc_out"),
+            ("args->seq_lens_out", "out.seq_lens_out"),
+            (
+                "args->num_computed_tokens_out",
+                "out.num_computed_tokens_out",
+            ),
+            ("args->block_table_out", "out.block_table_out"),
+            ("args->counts", "out.counts"),
+        ],
+    },
+];
+
+/// `LocalAttentionArgs`' fields.
+const LOCAL_ARGS: [(&str, &str); 4] = [
+    ("args->metadata", "args.metadata"),
+    ("args->attn_chunk_size", "args.attn_chunk_size"),
+    ("args->block_size", "args.block_size"),
+    ("args->max_virtual_batches", "args.max_virtual_batches"),
+];
+
+/// The plan constructors' parameters.
+const LOCAL_PARAMETERS: [(&str, &str); 3] = [
+    ("args->metadata", "metadata"),
+    ("args->attn_chunk_size", "attn_chunk_size"),
+    ("args->block_size", "block_size"),
+];
+
+/// The fill's parameters: `LocalAttentionOutputs`' fields.
+const LOCAL_FILL: [(&str, &str); 7] = [
+    ("args->metadata", "metadata"),
+    ("args->out->query_start_loc_cpu", "out.query_start_loc_cpu"),
+    ("args->out->seq_lens_cpu", "out.seq_lens_cpu"),
+    (
+        "args->out->num_computed_tokens_cpu",
+        "out.num_computed_tokens_cpu",
+    ),
+    ("args->out->block_table_tensor", "out.block_table_tensor"),
+    ("args->out->query_start_loc", "out.query_start_loc"),
+    ("args->out->seq_lens", "out.seq_lens"),
+];
+
+/// The one-call helper's parameters, which make the metadata it plans and fills with.
+const LOCAL_ONE_CALL: [(&str, &str); 5] = [
+    ("args->metadata->query_start_loc_cpu", "query_start_loc"),
+    ("args->metadata->seq_lens_cpu", "seq_lens"),
+    ("args->metadata->block_table_tensor", "block_table"),
+    ("args->attn_chunk_size", "attn_chunk_size"),
+    ("args->block_size", "block_size"),
 ];
 
 /// The 1.0 arguments of extend_all_queries_by_n.
@@ -720,12 +845,16 @@ mod tests {
             include_str!("compute_mm_prefix_range_tensor.rs"),
             include_str!("extend_all_queries_by_n.rs"),
             include_str!("make_kv_sharing_fast_prefill_common_attn_metadata.rs"),
+            include_str!("make_local_attention_virtual_batches.rs"),
         ]
         .concat();
         let mut checked = 0;
         for call in NAMES {
+            // A method ("LocalAttentionPlan::fill") by its name.
+            let rust = call.rust.rsplit("::").next().unwrap();
             assert!(
-                lib.contains(&format!("pub fn {}", call.rust)),
+                lib.contains(&format!("pub fn {rust}("))
+                    || lib.contains(&format!("pub fn {rust}<")),
                 "no Rust function {}",
                 call.rust
             );

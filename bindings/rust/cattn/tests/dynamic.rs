@@ -253,7 +253,7 @@ fn the_step_plan_and_device_calls_of_a_loaded_library() {
             },
         ),
         Status::InvalidArgument,
-        "cattn_make_local_attention_virtual_batches_capturable: args->query_start_loc",
+        "cattn::make_local_attention_virtual_batches_capturable: args.query_start_loc ",
     );
     // Plans are dropped (destroyed in the copy) before the library is unloaded.
     drop((plan, extend_only));

@@ -508,7 +508,7 @@ fn local_attention_errors() {
     expect_error(
         LocalAttentionPlan::new(&md, 4, 3),
         Status::InvalidArgument,
-        "cattn_make_local_attention_virtual_batches: args->block_size",
+        "cattn::LocalAttentionPlan::new: block_size ",
     );
     let no_mirror = CommonAttnMetadata {
         seq_lens_cpu: None,
@@ -540,7 +540,7 @@ fn local_attention_errors() {
             Stream::DEFAULT,
         ),
         Status::InsufficientSize,
-        "cattn_local_attention_plan_fill: ",
+        "cattn::LocalAttentionPlan::fill: out.block_table_tensor ",
     );
     assert!(untouched(&qo) && untouched(&so) && untouched(&co) && untouched(&bt));
     // make_block_table: the output's dtype must be the table's.
@@ -552,7 +552,7 @@ fn local_attention_errors() {
             Stream::DEFAULT,
         ),
         Status::InvalidArgument,
-        "cattn_local_attention_plan_make_block_table: ",
+        "cattn::LocalAttentionPlan::make_block_table: out ",
     );
 }
 

@@ -99,7 +99,7 @@ fn everything_runs_through_a_loaded_library() {
         )
         .unwrap_err();
     assert_eq!(e.status(), Status::InvalidArgument);
-    assert!(e.message().contains("args->max_virtual_batches"), "{e}");
+    assert!(e.message().contains("args.max_virtual_batches"), "{e}");
     drop(local);
     // The library's messages come through the loaded table too, in Rust terms and as
     // written.

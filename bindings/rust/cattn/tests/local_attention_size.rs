@@ -151,7 +151,7 @@ fn the_empty_batch_is_refused_by_both() {
     let batch = Batch::<i32>::new(&[0], &[], 3);
     let md = batch.metadata();
     let args = LocalAttentionArgs::new(&md, 4, 2);
-    let needle = "args->metadata->seq_lens_cpu describes an empty batch";
+    let needle = "args.metadata.seq_lens_cpu describes an empty batch";
     let e = expect_error(
         make_local_attention_virtual_batches_size(&args),
         Status::InvalidArgument,
@@ -159,7 +159,7 @@ fn the_empty_batch_is_refused_by_both() {
     );
     assert!(
         e.message()
-            .starts_with("cattn_make_local_attention_virtual_batches_size: "),
+            .starts_with("cattn::make_local_attention_virtual_batches_size: "),
         "{e}"
     );
     let e = expect_error(
@@ -169,7 +169,7 @@ fn the_empty_batch_is_refused_by_both() {
     );
     assert!(
         e.message()
-            .starts_with("cattn_make_local_attention_virtual_batches: "),
+            .starts_with("cattn::LocalAttentionPlan::with_args: "),
         "{e}"
     );
 }
@@ -184,7 +184,7 @@ fn the_cap_refuses_a_batch_that_needs_more_virtual_batches() {
 
     let capped = args.with_max_virtual_batches(7);
     assert_eq!(capped.max_virtual_batches, Some(7));
-    let needle = "args->max_virtual_batches caps the virtual batches below what the batch needs \
+    let needle = "args.max_virtual_batches caps the virtual batches below what the batch needs \
                   (got 8 virtual batches against a cap of 7";
     let e = expect_error(
         make_local_attention_virtual_batches_size(&capped),
@@ -193,7 +193,7 @@ fn the_cap_refuses_a_batch_that_needs_more_virtual_batches() {
     );
     assert!(
         e.message()
-            .starts_with("cattn_make_local_attention_virtual_batches_size: "),
+            .starts_with("cattn::make_local_attention_virtual_batches_size: "),
         "{e}"
     );
     let e = expect_error(
@@ -203,7 +203,7 @@ fn the_cap_refuses_a_batch_that_needs_more_virtual_batches() {
     );
     assert!(
         e.message()
-            .starts_with("cattn_make_local_attention_virtual_batches: "),
+            .starts_with("cattn::LocalAttentionPlan::with_args: "),
         "{e}"
     );
     // The field set directly, through the Api method, is the same cap.
@@ -216,7 +216,7 @@ fn the_cap_refuses_a_batch_that_needs_more_virtual_batches() {
             .unwrap()
             .make_local_attention_virtual_batches_with_args(&direct),
         Status::InvalidArgument,
-        "args->max_virtual_batches caps the virtual batches",
+        "cattn::make_local_attention_virtual_batches_with_args: args.max_virtual_batches caps the virtual batches",
     );
 
     // A negative cap is refused by both.
@@ -228,7 +228,7 @@ fn the_cap_refuses_a_batch_that_needs_more_virtual_batches() {
         expect_error(
             e,
             Status::InvalidArgument,
-            "args->max_virtual_batches is negative (got -1",
+            "args.max_virtual_batches is negative (got -1",
         );
     }
 
@@ -243,7 +243,7 @@ fn the_cap_refuses_a_batch_that_needs_more_virtual_batches() {
         LocalAttentionArgs::new(&no_tokens, 4, 2),
         LocalAttentionArgs::new(&no_tokens, 4, 2).with_max_virtual_batches(0),
     ] {
-        let needle = "args->metadata->num_actual_tokens caps the virtual batches below what the \
+        let needle = "args.metadata.num_actual_tokens caps the virtual batches below what the \
                       batch needs (got 8 virtual batches against a cap of 6";
         expect_error(
             make_local_attention_virtual_batches_size(&args),
@@ -276,7 +276,7 @@ fn the_cap_refuses_a_batch_that_needs_more_virtual_batches() {
     expect_error(
         LocalAttentionPlan::new(&no_tokens, 4, 2),
         Status::InvalidArgument,
-        "args->metadata->num_actual_tokens caps the virtual batches",
+        "cattn::LocalAttentionPlan::new: metadata.num_actual_tokens caps the virtual batches",
     );
 }
 

@@ -212,7 +212,7 @@ fn local_attention_virtual_batches_vectors() {
     expect_error(
         local_attention_virtual_batches(&[0, 2, 3], &[2, 1], &[[0, 1], [2, 3]], 4, 3),
         Status::InvalidArgument,
-        "args->block_size does not divide",
+        "cattn::local_attention_virtual_batches: block_size does not divide",
     );
 }
 

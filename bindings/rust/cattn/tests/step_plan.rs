@@ -714,7 +714,7 @@ fn the_device_calls_refuse_host_tensors() {
     let e = expect_error(
         run(&args),
         Status::InvalidArgument,
-        "cattn_make_local_attention_virtual_batches_capturable: args->query_start_loc is not device \
+        "cattn::make_local_attention_virtual_batches_capturable: args.query_start_loc is not device \
          memory",
     );
     assert!(e.message().contains("the plan calls"), "{e}");
@@ -722,7 +722,7 @@ fn the_device_calls_refuse_host_tensors() {
     expect_error(
         run(&args),
         Status::InvalidArgument,
-        "args->block_size does not divide args->attn_chunk_size",
+        "args.block_size does not divide args->attn_chunk_size",
     );
     for t in [&qo, &so, &co, &bo, &counts] {
         assert!(untouched(t));
