@@ -146,7 +146,10 @@ impl<'l> Api<'l> {
         let raw_id = sys::cattn_comm_unique_id_t { bytes: id.0 };
         let mut out = std::ptr::null_mut();
         // SAFETY: the id and `out` are valid host pointers for the call.
-        self.check(unsafe { f(&raw_id, nranks, rank, cuda_device, &mut out) })?;
+        self.check_in(
+            unsafe { f(&raw_id, nranks, rank, cuda_device, &mut out) },
+            "Comm::new",
+        )?;
         Comm::wrap(out, self, "cattn_comm_create")
     }
 
@@ -159,7 +162,7 @@ impl<'l> Api<'l> {
         let mut out = std::ptr::null_mut();
         // SAFETY: `out` is a valid host pointer; nccl_comm is vouched for by the caller (NULL is
         // rejected by the library).
-        self.check(unsafe { f(nccl_comm, &mut out) })?;
+        self.check_in(unsafe { f(nccl_comm, &mut out) }, "Comm::borrowed")?;
         Comm::wrap(out, self, "cattn_comm_create_borrowed")
     }
 }

@@ -630,6 +630,53 @@ pub(crate) const NAMES: &[CallNames] = &[
             ("args->counts", "out.counts"),
         ],
     },
+    // pcp_kv_allgather_and_restore(_workspace_size)(comm, args: &PcpKvAllgatherArgs[, out:
+    // &mut PcpKvAllgatherOutputs])
+    CallNames {
+        rust: "pcp_kv_allgather_and_restore_workspace_size",
+        c: "cattn_pcp_kv_allgather_and_restore_workspace_size",
+        args: &[
+            ALLGATHER_ARGS[0],
+            ALLGATHER_ARGS[1],
+            ALLGATHER_ARGS[2],
+            ALLGATHER_ARGS[3],
+            ALLGATHER_ARGS[4],
+        ],
+    },
+    CallNames {
+        rust: "pcp_kv_allgather_and_restore",
+        c: "cattn_pcp_kv_allgather_and_restore",
+        args: &ALLGATHER_ARGS,
+    },
+    // Comm::new(id, nranks, rank, cuda_device), Comm::borrowed(nccl_comm): the C names.
+    CallNames {
+        rust: "Comm::new",
+        c: "cattn_comm_create",
+        args: &[
+            ("id", "id"),
+            ("nranks", "nranks"),
+            ("rank", "rank"),
+            ("cuda_device", "cuda_device"),
+        ],
+    },
+    CallNames {
+        rust: "Comm::borrowed",
+        c: "cattn_comm_create_borrowed",
+        args: &[("nccl_comm", "nccl_comm")],
+    },
+];
+
+/// `PcpKvAllgatherArgs`' fields and the communicator, then `PcpKvAllgatherOutputs`'.
+const ALLGATHER_ARGS: [(&str, &str); 9] = [
+    ("args->comm", "comm"),
+    ("args->key", "args.key"),
+    ("args->value", "args.value"),
+    ("args->num_actual_tokens", "args.num_actual_tokens"),
+    ("args->restore_idx", "args.restore_idx"),
+    ("args->key_out", "out.key_out"),
+    ("args->value_out", "out.value_out"),
+    ("args->workspace", "out.workspace"),
+    ("args->workspace_size", "out.workspace"),
 ];
 
 /// `LocalAttentionArgs`' fields.
@@ -846,6 +893,8 @@ mod tests {
             include_str!("extend_all_queries_by_n.rs"),
             include_str!("make_kv_sharing_fast_prefill_common_attn_metadata.rs"),
             include_str!("make_local_attention_virtual_batches.rs"),
+            include_str!("pcp_kv_allgather_and_restore.rs"),
+            include_str!("comm.rs"),
         ]
         .concat();
         let mut checked = 0;
@@ -854,7 +903,8 @@ mod tests {
             let rust = call.rust.rsplit("::").next().unwrap();
             assert!(
                 lib.contains(&format!("pub fn {rust}("))
-                    || lib.contains(&format!("pub fn {rust}<")),
+                    || lib.contains(&format!("pub fn {rust}<"))
+                    || lib.contains(&format!("pub unsafe fn {rust}(")),
                 "no Rust function {}",
                 call.rust
             );

@@ -157,7 +157,10 @@ impl Api<'_> {
         let mut size = 0usize;
         // SAFETY: the views and the handle live through the call; the query reads only the
         // communicator's size, which any thread may do at any time.
-        self.check(unsafe { f(&raw, &mut size) })?;
+        self.check_in(
+            unsafe { f(&raw, &mut size) },
+            "pcp_kv_allgather_and_restore_workspace_size",
+        )?;
         Ok(size)
     }
 
@@ -177,6 +180,6 @@ impl Api<'_> {
         let f = entry!(self, pcp_kv_allgather_and_restore)?;
         // SAFETY: the views, the workspace and the handle live through the call; the
         // communicator is borrowed mutably, so no other thread uses it meanwhile.
-        self.check(unsafe { f(&raw) })
+        self.check_in(unsafe { f(&raw) }, "pcp_kv_allgather_and_restore")
     }
 }

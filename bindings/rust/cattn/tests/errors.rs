@@ -334,7 +334,7 @@ fn communicator_argument_errors() {
     expect_error(
         Comm::new(&id, 0, 0, 0),
         Status::InvalidArgument,
-        "cattn_comm_create: nranks is out of range",
+        "cattn::Comm::new: nranks is out of range",
     );
     expect_error(
         Comm::new(&id, 2, 2, 0),
@@ -351,7 +351,7 @@ fn communicator_argument_errors() {
     expect_error(
         e,
         Status::InvalidArgument,
-        "cattn_comm_create_borrowed: nccl_comm",
+        "cattn::Comm::borrowed: nccl_comm",
     );
     if cuda_device_count().unwrap() == 0 {
         // No GPU: valid arguments still cannot make a communicator.
