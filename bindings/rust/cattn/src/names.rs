@@ -664,6 +664,34 @@ pub(crate) const NAMES: &[CallNames] = &[
         c: "cattn_comm_create_borrowed",
         args: &[("nccl_comm", "nccl_comm")],
     },
+    // step_plan_create(desc) and StepPlan::new(desc), StepPlan::run(batch, outputs, stream):
+    // the Rust structs keep the C field names but for the Mamba mode and the workspace.
+    CallNames {
+        rust: "step_plan_create",
+        c: "cattn_step_plan_create",
+        args: &STEP_DESC,
+    },
+    CallNames {
+        rust: "StepPlan::new",
+        c: "cattn_step_plan_create",
+        args: &STEP_DESC,
+    },
+    CallNames {
+        rust: "StepPlan::run",
+        c: "cattn_step_plan_run",
+        args: &[
+            ("batch", "batch"),
+            ("outputs", "outputs"),
+            ("outputs->workspace", "outputs.workspace"),
+            ("outputs->workspace_bytes", "outputs.workspace"),
+        ],
+    },
+];
+
+/// `StepPlanDesc`.
+const STEP_DESC: [(&str, &str); 2] = [
+    ("desc", "desc"),
+    ("desc->mamba.mamba_cache_mode", "desc.mamba.mode"),
 ];
 
 /// `PcpKvAllgatherArgs`' fields and the communicator, then `PcpKvAllgatherOutputs`'.
@@ -895,6 +923,7 @@ mod tests {
             include_str!("make_local_attention_virtual_batches.rs"),
             include_str!("pcp_kv_allgather_and_restore.rs"),
             include_str!("comm.rs"),
+            include_str!("step_plan.rs"),
         ]
         .concat();
         let mut checked = 0;
@@ -917,7 +946,8 @@ mod tests {
             for &(c_path, _) in call.args {
                 let mut list = params.clone();
                 let mut found = false;
-                for part in c_path.split("->") {
+                // "->" through a pointer, "." into an embedded struct.
+                for part in c_path.split("->").flat_map(|p| p.split('.')) {
                     let hit = list.iter().find(|(n, _)| n == part).cloned();
                     found = hit.is_some();
                     let Some((_, ty)) = hit else { break };

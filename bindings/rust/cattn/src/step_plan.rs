@@ -504,7 +504,7 @@ pub struct StepOutputs<'a> {
 ///     ..Default::default()
 /// }).unwrap_err();
 /// assert_eq!(err.status(), cattn::Status::InvalidArgument);
-/// assert!(err.message().contains("desc->conv1d.block_m"));
+/// assert!(err.message().contains("desc.conv1d.block_m"));
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub struct StepPlan<'l> {
@@ -540,7 +540,9 @@ impl StepPlan<'static> {
     /// Creates a step plan from `desc` in the linked library (host work, no CUDA call); see
     /// [`step_plan_create`].
     pub fn new(desc: &StepPlanDesc) -> Result<StepPlan<'static>> {
-        Api::linked()?.step_plan_create(desc)
+        Api::linked()?
+            .step_plan_create(desc)
+            .map_err(|e| e.in_terms_of("StepPlan::new"))
     }
 }
 
@@ -600,7 +602,7 @@ impl<'l> StepPlan<'l> {
     ///     Stream::DEFAULT,
     /// ).unwrap_err();
     /// assert_eq!(err.status(), Status::InvalidArgument);
-    /// assert!(err.message().contains("batch->query_start_loc is not device memory"));
+    /// assert!(err.message().contains("batch.query_start_loc is not device memory"));
     /// # Ok::<(), cattn::Error>(())
     /// ```
     ///
@@ -684,8 +686,10 @@ impl<'l> StepPlan<'l> {
         // SAFETY: the plan is alive; the batch's and the outputs' views and the workspace live
         // through the call, the outputs and the workspace borrowed mutably, and their device
         // memory is vouched for by whoever made them (from_raw_parts, Workspace::from_raw).
-        self.api
-            .check(unsafe { f(self.raw.as_ptr(), &raw_batch, &raw_outputs, stream.as_raw()) })
+        self.api.check_in(
+            unsafe { f(self.raw.as_ptr(), &raw_batch, &raw_outputs, stream.as_raw()) },
+            "StepPlan::run",
+        )
     }
 
     /// The raw handle, valid while `self` lives.
@@ -707,7 +711,7 @@ impl<'l> Api<'l> {
         let mut raw = std::ptr::null_mut();
         // SAFETY: the desc and `raw` are valid host pointers for the call; the library does
         // not keep the desc.
-        self.check(unsafe { create(&raw_desc, &mut raw) })?;
+        self.check_in(unsafe { create(&raw_desc, &mut raw) }, "step_plan_create")?;
         let raw = NonNull::new(raw).ok_or_else(|| {
             Error::new(
                 Status::Internal,

@@ -188,7 +188,7 @@ fn the_step_plan_and_device_calls_of_a_loaded_library() {
             ..desc
         }),
         Status::InvalidArgument,
-        "cattn_step_plan_create: desc->max_num_tokens",
+        "cattn::step_plan_create: desc.max_num_tokens",
     );
     let qsl = HostInts::of(&[0, 10, 16, 17], Int::I32, 1);
     let seq = HostInts::of(&[10, 6, 1], Int::I32, 1);
@@ -215,7 +215,7 @@ fn the_step_plan_and_device_calls_of_a_loaded_library() {
             Stream::DEFAULT,
         ),
         Status::InvalidArgument,
-        "cattn_step_plan_run: batch->query_start_loc is not device memory",
+        "cattn::StepPlan::run: batch.query_start_loc is not device memory",
     );
     let mut nums = HostInts::new(&[3], Int::I32, 1);
     expect_error(

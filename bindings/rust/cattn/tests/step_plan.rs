@@ -128,7 +128,7 @@ fn the_default_desc_is_the_c_init() {
     expect_error(
         StepPlan::new(&StepPlanDesc::default()),
         Status::InvalidArgument,
-        "cattn_step_plan_create: desc->products",
+        "cattn::StepPlan::new: desc.products",
     );
 }
 
@@ -211,97 +211,93 @@ fn desc_validation_errors() {
     let cases: &[(Edit, &str, &str)] = &[
         (
             |d| d.products = StepProducts::empty(),
-            "desc->products is not a set of products",
+            "desc.products is not a set of products",
             "got 0",
         ),
         (
             |d| d.products = StepProducts::from_bits_retain(0x80),
-            "desc->products is not a set of products",
+            "desc.products is not a set of products",
             "got 0x80",
         ),
         (
             |d| d.max_num_reqs = 0,
-            "desc->max_num_reqs is out of range",
+            "desc.max_num_reqs is out of range",
             "got 0",
         ),
         (
             |d| d.max_num_tokens = -1,
-            "desc->max_num_tokens is negative",
+            "desc.max_num_tokens is negative",
             "got -1",
         ),
         (
             |d| d.max_num_blocks_per_req = 0,
-            "desc->max_num_blocks_per_req is out of range",
+            "desc.max_num_blocks_per_req is out of range",
             "got 0",
         ),
         (
             |d| d.max_num_logits = -1,
-            "desc->max_num_logits is negative",
+            "desc.max_num_logits is negative",
             "got -1",
         ),
         (
             |d| d.dcp.dcp_size = 0,
-            "desc->dcp.dcp_size is out of range",
+            "desc.dcp.dcp_size is out of range",
             "got 0",
         ),
         (
             |d| d.dcp.dcp_rank = DcpRank::Rank(2),
-            "desc->dcp.dcp_rank is out of range",
+            "desc.dcp.dcp_rank is out of range",
             "got 2",
         ),
         (
             |d| d.dcp.dcp_kv_cache_interleave_size = 0,
-            "desc->dcp.dcp_kv_cache_interleave_size is out of range",
+            "desc.dcp.dcp_kv_cache_interleave_size is out of range",
             "got 0",
         ),
         (
             |d| d.dcp.dcp_kv_cache_interleave_size = i64::from(i32::MAX),
-            "desc->dcp.dcp_kv_cache_interleave_size times desc->dcp.dcp_size exceeds INT32_MAX",
+            "desc.dcp.dcp_kv_cache_interleave_size times desc->dcp.dcp_size exceeds INT32_MAX",
             "",
         ),
         (
             |d| d.mamba.block_size = 0,
-            "desc->mamba.block_size is out of range",
+            "desc.mamba.block_size is out of range",
             "got 0",
         ),
         (
             |d| d.mamba.num_speculative_blocks = -1,
-            "desc->mamba.num_speculative_blocks is negative",
+            "desc.mamba.num_speculative_blocks is negative",
             "got -1",
         ),
         (
             |d| d.conv1d.block_m = 0,
-            "desc->conv1d.block_m is out of range",
+            "desc.conv1d.block_m is out of range",
             "got 0",
         ),
         (
             |d| d.local_attention.attn_chunk_size = 0,
-            "desc->local_attention.attn_chunk_size is not positive",
+            "desc.local_attention.attn_chunk_size is not positive",
             "got 0",
         ),
         (
             |d| d.local_attention.block_size = 0,
-            "desc->local_attention.block_size is not positive",
+            "desc.local_attention.block_size is not positive",
             "got 0",
         ),
         (
             |d| d.local_attention.block_size = 3,
-            "desc->local_attention.block_size does not divide desc->local_attention.attn_chunk_size",
+            "desc.local_attention.block_size does not divide desc->local_attention.attn_chunk_size",
             "",
         ),
-        (|d| d.extend.n = -1, "desc->extend.n is negative", "got -1"),
-        (
-            |d| d.max_num_reqs = i64::MAX,
-            "overflows int64",
-            "",
-        ),
+        (|d| d.extend.n = -1, "desc.extend.n is negative", "got -1"),
+        (|d| d.max_num_reqs = i64::MAX, "overflows int64", ""),
     ];
     for &(edit, needle, got) in cases {
         let mut desc = base;
         edit(&mut desc);
         let e = expect_error(StepPlan::new(&desc), Status::InvalidArgument, needle);
         assert!(
-            e.message().starts_with("cattn_step_plan_create: "),
+            e.message().starts_with("cattn::StepPlan::new: "),
             "{needle}: {e}"
         );
         assert!(e.message().contains(got), "{needle}: {e}");
@@ -439,7 +435,7 @@ fn runs_refuse_host_tensors() {
             Stream::DEFAULT,
         ),
         Status::InvalidArgument,
-        "cattn_step_plan_run: batch->query_start_loc is not device memory",
+        "cattn::StepPlan::run: batch.query_start_loc is not device memory",
     );
     assert!(e.message().contains("kDLCUDA"), "{e}");
     for t in [
@@ -471,7 +467,7 @@ fn runs_refuse_host_tensors() {
             ..Default::default()
         }),
         Status::InvalidArgument,
-        "cattn_step_plan_run: batch->cu_num_tokens is not device memory",
+        "cattn::StepPlan::run: batch.cu_num_tokens is not device memory",
     );
     // With query_start_loc as well, the library refuses it itself.
     expect_error(
@@ -481,7 +477,7 @@ fn runs_refuse_host_tensors() {
             ..Default::default()
         }),
         Status::InvalidArgument,
-        "cattn_step_plan_run: batch->query_start_loc is not device memory",
+        "cattn::StepPlan::run: batch.query_start_loc is not device memory",
     );
     // cu_num_tokens alone on the device, with an output on the host: the library reports the
     // mixed devices.
@@ -491,7 +487,7 @@ fn runs_refuse_host_tensors() {
             ..Default::default()
         }),
         Status::InvalidArgument,
-        "cattn_step_plan_run: outputs->pcp_query_restore_idx is on a different device",
+        "cattn::StepPlan::run: outputs.pcp_query_restore_idx is on a different device",
     );
     assert!(untouched(&restore));
 }
@@ -516,7 +512,7 @@ fn runs_check_the_batch_and_the_outputs_on_the_host() {
     expect_error(
         run(&StepBatch::default(), &mut StepOutputs::default()),
         Status::InvalidArgument,
-        "cattn_step_plan_run: batch->query_start_loc is NULL",
+        "cattn::StepPlan::run: batch.query_start_loc is NULL",
     );
     // An output of a product the plan does not compute.
     expect_error(
@@ -528,7 +524,7 @@ fn runs_check_the_batch_and_the_outputs_on_the_host() {
             },
         ),
         Status::InvalidArgument,
-        "outputs->extend_seq_lens is set for a product the plan does not compute",
+        "outputs.extend_seq_lens is set for a product the plan does not compute",
     );
     // A batch past max_num_reqs.
     expect_error(
@@ -540,7 +536,7 @@ fn runs_check_the_batch_and_the_outputs_on_the_host() {
             &mut StepOutputs::default(),
         ),
         Status::InvalidArgument,
-        "batch->query_start_loc exceeds the plan's capacity",
+        "batch.query_start_loc exceeds the plan's capacity",
     );
     // An output below its capacity (the library answers INSUFFICIENT_SIZE, as its other
     // too-small outputs).
@@ -559,7 +555,7 @@ fn runs_check_the_batch_and_the_outputs_on_the_host() {
         ),
         "{e}"
     );
-    assert!(e.message().contains("outputs->conv1d_mlist"), "{e}");
+    assert!(e.message().contains("outputs.conv1d_mlist"), "{e}");
     // An output overlapping the input.
     expect_error(
         run(
@@ -570,7 +566,7 @@ fn runs_check_the_batch_and_the_outputs_on_the_host() {
             },
         ),
         Status::InvalidArgument,
-        "outputs->conv1d_mlist",
+        "outputs.conv1d_mlist",
     );
     // counts_host must be pinned host memory, not ordinary host memory.
     let mut counts = HostInts::new(&[STEP_NUM_COUNTS as i64], Int::I64, 1);
@@ -583,7 +579,7 @@ fn runs_check_the_batch_and_the_outputs_on_the_host() {
             },
         ),
         Status::InvalidArgument,
-        "outputs->counts_host is not pinned host memory",
+        "outputs.counts_host is not pinned host memory",
     );
     assert!(untouched(&counts));
     // Host and device tensors mixed.
@@ -597,7 +593,7 @@ fn runs_check_the_batch_and_the_outputs_on_the_host() {
             },
         ),
         Status::InvalidArgument,
-        "cattn_step_plan_run: ",
+        "cattn::StepPlan::run: ",
     );
     assert!(untouched(&nums));
 }
