@@ -168,7 +168,10 @@ impl Api<'_> {
         let f = entry!(self, get_per_layer_parameters)?;
         // SAFETY: both arrays hold layers.len() elements of the size their struct_size says
         // and live through the call.
-        self.check(unsafe { f(raw_layers.as_ptr(), layers.len(), raw_out.as_mut_ptr()) })?;
+        self.check_in(
+            unsafe { f(raw_layers.as_ptr(), layers.len(), raw_out.as_mut_ptr()) },
+            "get_per_layer_parameters",
+        )?;
         Ok(raw_out
             .iter()
             .map(|p| {
@@ -202,7 +205,10 @@ impl Api<'_> {
         };
         let f = entry!(self, infer_global_hyperparameters)?;
         // SAFETY: the array holds params.len() elements of their declared size; `out` is valid.
-        self.check(unsafe { f(raw.as_ptr(), params.len(), &mut out) })?;
+        self.check_in(
+            unsafe { f(raw.as_ptr(), params.len(), &mut out) },
+            "infer_global_hyperparameters",
+        )?;
         Ok(GlobalHyperparameters {
             params: PerLayerParameters::from_raw(
                 out.window_left,

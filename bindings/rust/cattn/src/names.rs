@@ -686,6 +686,18 @@ pub(crate) const NAMES: &[CallNames] = &[
             ("outputs->workspace_bytes", "outputs.workspace"),
         ],
     },
+    // get_per_layer_parameters(layers), infer_global_hyperparameters(params): the slices are
+    // the arrays, their lengths the counts.
+    CallNames {
+        rust: "get_per_layer_parameters",
+        c: "cattn_get_per_layer_parameters",
+        args: &[("layers", "layers"), ("num_layers", "layers.len()")],
+    },
+    CallNames {
+        rust: "infer_global_hyperparameters",
+        c: "cattn_infer_global_hyperparameters",
+        args: &[("params", "params"), ("num_layers", "params.len()")],
+    },
 ];
 
 /// `StepPlanDesc`.
@@ -924,6 +936,7 @@ mod tests {
             include_str!("pcp_kv_allgather_and_restore.rs"),
             include_str!("comm.rs"),
             include_str!("step_plan.rs"),
+            include_str!("get_per_layer_parameters.rs"),
         ]
         .concat();
         let mut checked = 0;

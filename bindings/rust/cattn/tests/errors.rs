@@ -601,7 +601,7 @@ fn per_layer_parameter_errors() {
     expect_error(
         infer_global_hyperparameters(&[]),
         Status::InvalidArgument,
-        "cattn_infer_global_hyperparameters: ",
+        "cattn::infer_global_hyperparameters: params.len() is zero",
     );
     // No layers is a valid (empty) model for the per-layer conversion.
     assert!(get_per_layer_parameters(&[]).unwrap().is_empty());
