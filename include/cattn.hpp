@@ -355,6 +355,48 @@ inline constexpr arg_name arg_names[] = {
     {"cattn_resolve_kv_cache_layout", "args->env_value", "request.env_value"},
     {"cattn_resolve_kv_cache_layout", "args->connector_layout", "request.connector_layout"},
     {"cattn_resolve_kv_cache_layout", "args->worker_counts", "request.workers"},
+    // make_local_attention_virtual_batches_size(metadata, attn_chunk_size, block_size,
+    // max_virtual_batches) and local_attention_plan's constructor, fill(metadata, out, stream)
+    // and make_block_table(block_table, out, stream); the capturable call.
+    {"cattn_make_local_attention_virtual_batches_size", "args->metadata", "metadata"},
+    {"cattn_make_local_attention_virtual_batches_size", "args->attn_chunk_size", "attn_chunk_size"},
+    {"cattn_make_local_attention_virtual_batches_size", "args->block_size", "block_size"},
+    {"cattn_make_local_attention_virtual_batches_size", "args->max_virtual_batches",
+     "max_virtual_batches"},
+    {"cattn_make_local_attention_virtual_batches", "args->metadata", "metadata"},
+    {"cattn_make_local_attention_virtual_batches", "args->attn_chunk_size", "attn_chunk_size"},
+    {"cattn_make_local_attention_virtual_batches", "args->block_size", "block_size"},
+    {"cattn_make_local_attention_virtual_batches", "args->max_virtual_batches",
+     "max_virtual_batches"},
+    {"cattn_local_attention_plan_fill", "args->metadata", "metadata"},
+    {"cattn_local_attention_plan_fill", "args->out", "out"},
+    {"cattn_local_attention_plan_make_block_table", "block_table", "block_table"},
+    {"cattn_local_attention_plan_make_block_table", "out", "out"},
+    {"cattn_make_local_attention_virtual_batches_capturable", "args->attn_chunk_size",
+     "attn_chunk_size"},
+    {"cattn_make_local_attention_virtual_batches_capturable", "args->block_size", "block_size"},
+    {"cattn_make_local_attention_virtual_batches_capturable", "args->query_start_loc",
+     "query_start_loc"},
+    {"cattn_make_local_attention_virtual_batches_capturable", "args->seq_lens", "seq_lens"},
+    {"cattn_make_local_attention_virtual_batches_capturable", "args->block_table", "block_table"},
+    {"cattn_make_local_attention_virtual_batches_capturable", "args->query_start_loc_out",
+     "out.query_start_loc_out"},
+    {"cattn_make_local_attention_virtual_batches_capturable", "args->seq_lens_out",
+     "out.seq_lens_out"},
+    {"cattn_make_local_attention_virtual_batches_capturable", "args->num_computed_tokens_out",
+     "out.num_computed_tokens_out"},
+    {"cattn_make_local_attention_virtual_batches_capturable", "args->block_table_out",
+     "out.block_table_out"},
+    {"cattn_make_local_attention_virtual_batches_capturable", "args->counts", "out.counts"},
+    // step_plan(desc) (the C desc itself), step_plan::run(batch, out, stream)
+    {"cattn_step_plan_create", "desc", "desc"},
+    {"cattn_step_plan_run", "batch", "batch"},
+    {"cattn_step_plan_run", "outputs", "out"},
+    // get_per_layer_parameters(layers), infer_global_hyperparameters(params)
+    {"cattn_get_per_layer_parameters", "layers", "layers"},
+    {"cattn_get_per_layer_parameters", "num_layers", "layers.size()"},
+    {"cattn_infer_global_hyperparameters", "params", "params"},
+    {"cattn_infer_global_hyperparameters", "num_layers", "params.size()"},
     // The communicator's calls.
     {"cattn_comm_create", "nranks", "nranks"},
     {"cattn_comm_create", "rank", "rank"},
@@ -1566,8 +1608,8 @@ inline fused_pcp_qkv_select_rows fused_pcp_qkv_select_size(int64_t num_q_rows,
                                                            int64_t pcp_world_size,
                                                            int64_t pcp_rank) {
   fused_pcp_qkv_select_rows r;
-  detail::check_call(cattn_fused_pcp_qkv_select_size(num_q_rows, pcp_world_size, pcp_rank, &r.q, &r.kv_head,
-                                        &r.kv_tail));
+  detail::check_call(cattn_fused_pcp_qkv_select_size(num_q_rows, pcp_world_size, pcp_rank, &r.q,
+                                                     &r.kv_head, &r.kv_tail));
   return r;
 }
 /** The six outputs of cattn_fused_pcp_qkv_select. Since: 1.1
@@ -1751,7 +1793,8 @@ inline causal_conv1d_metadata_size compute_causal_conv1d_metadata_size(
     index_cview query_start_loc_cpu, int64_t block_m = 8) {
   detail::tensor_arg q(query_start_loc_cpu);
   causal_conv1d_metadata_size s;
-  detail::check_call(cattn_compute_causal_conv1d_metadata_size(q.get(), block_m, &s.tot, &s.capacity));
+  detail::check_call(
+      cattn_compute_causal_conv1d_metadata_size(q.get(), block_m, &s.tot, &s.capacity));
   return s;
 }
 /** The optional outputs of cattn_compute_causal_conv1d_metadata (absent = NULL). Since: 1.1
@@ -2058,8 +2101,8 @@ inline local_attention_size make_local_attention_virtual_batches_size(
   const cattn_local_attention_args_t a =
       detail::local_attention_args(md.get(), attn_chunk_size, block_size, max_virtual_batches);
   local_attention_size s;
-  detail::check_call(cattn_make_local_attention_virtual_batches_size(&a, &s.virtual_batches, &s.pages,
-                                                        &s.plan_bytes));
+  detail::check_call(cattn_make_local_attention_virtual_batches_size(&a, &s.virtual_batches,
+                                                                     &s.pages, &s.plan_bytes));
   return s;
 }
 
@@ -2122,7 +2165,8 @@ class local_attention_plan {
    * cattn_local_attention_plan_make_block_table. Allocates: nothing. Throws: error. */
   void make_block_table(index_cview block_table, index_view out, stream_ref stream = {}) const {
     detail::tensor_arg b(block_table), o(out);
-    detail::check_call(cattn_local_attention_plan_make_block_table(get(), b.get(), o.get(), stream.get()));
+    detail::check_call(
+        cattn_local_attention_plan_make_block_table(get(), b.get(), o.get(), stream.get()));
   }
   /** One-call: gathers a host block table into a new [V, P] array. Calls: get_shape, then
    * cattn_local_attention_plan_make_block_table. Allocates: the result. Throws: error. */
@@ -2357,7 +2401,8 @@ inline global_hyperparameters infer_global_hyperparameters(
   in.reserve(params.size());
   for (const auto& p : params) in.push_back(detail::to_c(p));
   cattn_global_hyperparameters_t g = CATTN_GLOBAL_HYPERPARAMETERS_INIT;
-  detail::check_call(cattn_infer_global_hyperparameters(in.empty() ? nullptr : in.data(), in.size(), &g));
+  detail::check_call(
+      cattn_infer_global_hyperparameters(in.empty() ? nullptr : in.data(), in.size(), &g));
   global_hyperparameters r;
   r.window_left = g.window_left;
   if (g.has_logits_soft_cap) r.logits_soft_cap = g.logits_soft_cap;

@@ -265,8 +265,9 @@ TEST(cattn_hpp_errors, CarryTheStatusAndTheLibrarysMessage) {
     // The library's message, kept as written, and in C++ terms.
     EXPECT_EQ(std::string(e->c_message()), c_message);
     EXPECT_EQ(c_message.rfind("cattn_get_dcp_local_seq_lens: args->dcp_rank ", 0), 0u) << c_message;
-    const std::string cpp = "cattn::get_dcp_local_seq_lens: dcp_rank " +
-                            c_message.substr(std::strlen("cattn_get_dcp_local_seq_lens: args->dcp_rank "));
+    const std::string cpp =
+        "cattn::get_dcp_local_seq_lens: dcp_rank " +
+        c_message.substr(std::strlen("cattn_get_dcp_local_seq_lens: args->dcp_rank "));
     EXPECT_EQ(std::string(e->message()), cpp);
     EXPECT_EQ(std::string(r.what()), "CATTN_INVALID_ARGUMENT: " + cpp);
   }
@@ -298,17 +299,22 @@ TEST(cattn_hpp_errors, CarryTheStatusAndTheLibrarysMessage) {
 TEST(cattn_hpp_errors, NameArgumentsInCppTerms) {
   // A positional parameter of the same name, under the wrapper's name.
   auto e = thrown_by([] { (void)cattn::fused_pcp_qkv_select_size(8, 0, 0); });
-  EXPECT_EQ(std::string(e.message()),
-            "cattn::fused_pcp_qkv_select_size: pcp_world_size is out of range (got 0, expected >= 1)");
-  EXPECT_EQ(std::string(e.c_message()),
-            "cattn_fused_pcp_qkv_select_size: pcp_world_size is out of range (got 0, expected >= 1)");
+  EXPECT_EQ(
+      std::string(e.message()),
+      "cattn::fused_pcp_qkv_select_size: pcp_world_size is out of range (got 0, expected >= 1)");
+  EXPECT_EQ(
+      std::string(e.c_message()),
+      "cattn_fused_pcp_qkv_select_size: pcp_world_size is out of range (got 0, expected >= 1)");
   // A field of the C args struct that is a field of the wrapper's options.
   cattn::split_options options;
   options.decode_threshold = -1;
-  e = thrown_by([&] { (void)cattn::split_decodes_and_prefills(std::vector<int64_t>{0, 1, 3}, options); });
-  EXPECT_EQ(std::string(e.message()).rfind("cattn::split_decodes_and_prefills: "
-                                           "options.decode_threshold is out of range (got -1, ",
-                                           0),
+  e = thrown_by([&] {
+    (void)cattn::split_decodes_and_prefills(std::vector<int64_t>{0, 1, 3}, options);
+  });
+  EXPECT_EQ(std::string(e.message())
+                .rfind("cattn::split_decodes_and_prefills: "
+                       "options.decode_threshold is out of range (got -1, ",
+                       0),
             0u)
       << e.message();
   EXPECT_EQ(std::string(e.c_message()).rfind(
@@ -340,6 +346,12 @@ TEST(cattn_hpp_errors, NameArgumentsInCppTerms) {
   EXPECT_EQ(std::string(e.c_message()).rfind("cattn_extend_all_queries_by_n: args->metadata->", 0),
             0u)
       << e.c_message();
+  // A count the wrapper derives from a container is named by it.
+  e = thrown_by([] { (void)cattn::infer_global_hyperparameters({}); });
+  EXPECT_EQ(std::string(e.message())
+                .rfind("cattn::infer_global_hyperparameters: params.size() is zero", 0),
+            0u)
+      << e.message();
   // cattn::check, for the caller's own C calls, keeps the library's wording.
   EXPECT_EQ(std::string(thrown_by([] { cattn::check(CATTN_INVALID_ARGUMENT); }).message()),
             std::string(cattn_last_error_message()));
