@@ -118,7 +118,8 @@ pub struct KvCacheLayoutArgs<'a> {
 /// args.user_setting = UserSetting::Value("nhd");
 /// let err = get_kv_cache_layout(None, &args).unwrap_err();
 /// assert_eq!(err.status(), cattn::Status::InvalidArgument);
-/// assert!(err.message().contains("args->env_value"));
+/// assert!(err.message().starts_with("cattn::get_kv_cache_layout: args.user_setting "));
+/// assert!(err.c_message().starts_with("cattn_get_kv_cache_layout: args->env_value "));
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn get_kv_cache_layout(
@@ -147,7 +148,10 @@ impl Context<'_> {
         let api = self.api();
         let f = entry!(api, context_set_kv_cache_layout_override)?;
         // SAFETY: the context is alive (borrowed) and the layout is a valid enum value.
-        api.check(unsafe { f(self.as_raw(), KvCacheLayout::raw_of(layout)) })
+        api.check_in(
+            unsafe { f(self.as_raw(), KvCacheLayout::raw_of(layout)) },
+            "Context::set_kv_cache_layout_override",
+        )
     }
 }
 
@@ -188,7 +192,7 @@ impl<'l> Api<'l> {
         let f = entry!(self, get_kv_cache_layout)?;
         let ctx = ctx.map_or(std::ptr::null(), |c| c.as_raw().cast_const());
         // SAFETY: `raw` and the string it points to live through the call; ctx is NULL or alive.
-        self.check(unsafe { f(ctx, &mut raw) })?;
+        self.check_in(unsafe { f(ctx, &mut raw) }, "get_kv_cache_layout")?;
         match raw.layout {
             sys::CATTN_KV_CACHE_LAYOUT_NHD => Ok(KvCacheLayout::Nhd),
             sys::CATTN_KV_CACHE_LAYOUT_HND => Ok(KvCacheLayout::Hnd),

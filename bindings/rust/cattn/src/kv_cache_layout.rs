@@ -262,12 +262,15 @@ impl Context<'_> {
             .transpose()?;
         let f = entry!(api, context_set_kv_cache_layout_preset)?;
         // SAFETY: the context is alive; the name is NULL or a NUL-terminated string.
-        api.check(unsafe {
-            f(
-                self.as_raw(),
-                name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
-            )
-        })
+        api.check_in(
+            unsafe {
+                f(
+                    self.as_raw(),
+                    name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
+                )
+            },
+            "Context::set_kv_cache_layout_preset",
+        )
     }
 
     /// Adopts a layout resolved elsewhere, as vLLM's `record_kv_cache_layout`.
@@ -276,7 +279,10 @@ impl Context<'_> {
         let name = c_name("Context::record_kv_cache_layout", "name", name)?;
         let f = entry!(api, record_kv_cache_layout)?;
         // SAFETY: the context is alive; the name is NUL-terminated.
-        api.check(unsafe { f(self.as_raw(), name.as_ptr()) })
+        api.check_in(
+            unsafe { f(self.as_raw(), name.as_ptr()) },
+            "Context::record_kv_cache_layout",
+        )
     }
 
     /// The resolved layout, as vLLM's `CacheConfig.get_resolved_kv_cache_layout`.
@@ -308,7 +314,10 @@ impl<'l> Api<'l> {
         let f = entry!(self, kv_cache_layout_from_name)?;
         let mut raw = sys::CATTN_KV_CACHE_LAYOUT_UNSET;
         // SAFETY: both pointers are valid for the call.
-        self.check(unsafe { f(name.as_ptr(), &mut raw) })?;
+        self.check_in(
+            unsafe { f(name.as_ptr(), &mut raw) },
+            "CacheLayout::from_name",
+        )?;
         CacheLayout::from_library(raw, "cattn_kv_cache_layout_from_name")
     }
 
@@ -366,7 +375,7 @@ impl<'l> Api<'l> {
             numel: 0,
         };
         // SAFETY: `a` is a valid, sized struct for the call.
-        self.check(unsafe { f(&mut a) })?;
+        self.check_in(unsafe { f(&mut a) }, "CacheLayout::strides")?;
         Ok(LayoutStrides {
             strides: a.strides,
             physical_shape: a.physical_shape,

@@ -698,6 +698,47 @@ pub(crate) const NAMES: &[CallNames] = &[
         c: "cattn_infer_global_hyperparameters",
         args: &[("params", "params"), ("num_layers", "params.len()")],
     },
+    // get_kv_cache_layout(ctx, args: &KvCacheLayoutArgs), the context's
+    // set_kv_cache_layout_override(layout), set_kv_cache_layout_preset(name) and
+    // record_kv_cache_layout(name), CacheLayout::from_name(name) and strides(sizes). (The
+    // resolver, the supported-layouts intersection and the layout properties are not listed:
+    // their messages keep the library's wording.)
+    CallNames {
+        rust: "get_kv_cache_layout",
+        c: "cattn_get_kv_cache_layout",
+        args: &[
+            ("ctx", "ctx"),
+            ("args->supported_mask", "args.supported"),
+            ("args->read_environment", "args.user_setting"),
+            ("args->env_value", "args.user_setting"),
+            ("args->connector_layout", "args.connector"),
+        ],
+    },
+    CallNames {
+        rust: "Context::set_kv_cache_layout_override",
+        c: "cattn_context_set_kv_cache_layout_override",
+        args: &[("layout", "layout")],
+    },
+    CallNames {
+        rust: "Context::set_kv_cache_layout_preset",
+        c: "cattn_context_set_kv_cache_layout_preset",
+        args: &[("name", "name")],
+    },
+    CallNames {
+        rust: "Context::record_kv_cache_layout",
+        c: "cattn_record_kv_cache_layout",
+        args: &[("name", "name")],
+    },
+    CallNames {
+        rust: "CacheLayout::from_name",
+        c: "cattn_kv_cache_layout_from_name",
+        args: &[("name", "name")],
+    },
+    CallNames {
+        rust: "CacheLayout::strides",
+        c: "cattn_kv_cache_layout_strides",
+        args: &[("args->layout", "self"), ("args->sizes", "sizes")],
+    },
 ];
 
 /// `StepPlanDesc`.
@@ -937,6 +978,8 @@ mod tests {
             include_str!("comm.rs"),
             include_str!("step_plan.rs"),
             include_str!("get_per_layer_parameters.rs"),
+            include_str!("get_kv_cache_layout.rs"),
+            include_str!("kv_cache_layout.rs"),
         ]
         .concat();
         let mut checked = 0;

@@ -125,7 +125,7 @@ fn kv_cache_layout_errors() {
     let e = expect_error(
         get_kv_cache_layout(None, &args),
         Status::InvalidArgument,
-        "cattn_get_kv_cache_layout: args->env_value is not a valid KV-cache layout",
+        "cattn::get_kv_cache_layout: args.user_setting is not a valid KV-cache layout",
     );
     assert!(e.message().contains("(got \"nhd\""), "{e}");
     args.user_setting = UserSetting::Value("NHD\0");
@@ -143,7 +143,8 @@ fn kv_cache_layout_errors() {
     expect_error(
         get_kv_cache_layout(None, &args),
         Status::NotSupported,
-        "cattn_get_kv_cache_layout",
+        // No argument leads this message, so it keeps the library's wording.
+        "cattn_get_kv_cache_layout: the resolved layout is not supported",
     );
     let args = KvCacheLayoutArgs {
         supported: SupportedLayouts::of(&[KvCacheLayout::Hnd, KvCacheLayout::Nhd]),
@@ -790,18 +791,11 @@ fn messages_name_arguments_in_rust_terms() {
     let e = cattn::dcp_local_seq_lens(&[16i64], 2, -1, 4).unwrap_err();
     assert_eq!(e.c_message(), e.message());
     // A call the table does not cover keeps the library's wording.
-    let e = get_kv_cache_layout(
-        None,
-        &KvCacheLayoutArgs {
-            user_setting: UserSetting::Value("nhd"),
-            ..Default::default()
-        },
-    )
-    .unwrap_err();
+    let e = cattn::resolve_layout(&[]).unwrap_err();
     assert_eq!(e.message(), e.c_message());
     assert!(
         e.message()
-            .starts_with("cattn_get_kv_cache_layout: args->env_value "),
+            .starts_with("cattn_resolve_kv_cache_layout: args->worker_counts[0] "),
         "{e:?}"
     );
     // A path below a listed one keeps its rest, "->" written ".".
