@@ -698,22 +698,11 @@ pub(crate) const NAMES: &[CallNames] = &[
         c: "cattn_infer_global_hyperparameters",
         args: &[("params", "params"), ("num_layers", "params.len()")],
     },
-    // get_kv_cache_layout(ctx, args: &KvCacheLayoutArgs), the context's
-    // set_kv_cache_layout_override(layout), set_kv_cache_layout_preset(name) and
-    // record_kv_cache_layout(name), CacheLayout::from_name(name) and strides(sizes). (The
-    // resolver, the supported-layouts intersection and the layout properties are not listed:
-    // their messages keep the library's wording.)
-    CallNames {
-        rust: "get_kv_cache_layout",
-        c: "cattn_get_kv_cache_layout",
-        args: &[
-            ("ctx", "ctx"),
-            ("args->supported_mask", "args.supported"),
-            ("args->read_environment", "args.user_setting"),
-            ("args->env_value", "args.user_setting"),
-            ("args->connector_layout", "args.connector"),
-        ],
-    },
+    // The context's set_kv_cache_layout_override(layout), set_kv_cache_layout_preset(name)
+    // and record_kv_cache_layout(name), CacheLayout::from_name(name) and strides(sizes). (Not
+    // listed, so their messages keep the library's wording: get_kv_cache_layout, whose
+    // message tests/transcripts/transcript.rs prints to compare with the C transcript's; the
+    // resolver, the supported-layouts intersection and the layout properties.)
     CallNames {
         rust: "Context::set_kv_cache_layout_override",
         c: "cattn_context_set_kv_cache_layout_override",

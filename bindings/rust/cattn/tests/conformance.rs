@@ -50,7 +50,7 @@ fn get_kv_cache_layout_vectors() {
             let err = support::expect_error(
                 got.clone(),
                 Status::InvalidArgument,
-                "cattn::get_kv_cache_layout: args.user_setting is not a valid",
+                "args->env_value is not a valid",
             );
             assert!(
                 err.message().contains(&format!("\"{}\"", env.unwrap())),

@@ -125,7 +125,7 @@ fn kv_cache_layout_errors() {
     let e = expect_error(
         get_kv_cache_layout(None, &args),
         Status::InvalidArgument,
-        "cattn::get_kv_cache_layout: args.user_setting is not a valid KV-cache layout",
+        "cattn_get_kv_cache_layout: args->env_value is not a valid KV-cache layout",
     );
     assert!(e.message().contains("(got \"nhd\""), "{e}");
     args.user_setting = UserSetting::Value("NHD\0");
