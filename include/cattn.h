@@ -31,6 +31,8 @@
  *  - Multimodal prefix ranges: compute_mm_prefix_range_tensor, fill_mm_prefix_query_ranges.
  *  - LSE: log2_lse_to_ln.
  *  - Per-layer parameters: get_per_layer_parameters, infer_global_hyperparameters.
+ *  - Step inputs (1.2): prepare_pos_seq_lens, gather_block_tables, compute_slot_mappings,
+ *    combine_sampled_and_draft_tokens, step_batch_check, and the padding contract.
  *  - Step plan: several products in one launch, replayable in a CUDA graph (cattn_step_plan_*).
  *  - Function table: cattn_get_api, CATTN_API_HAS, for dlopen users.
  *
@@ -1762,6 +1764,229 @@ CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
     const cattn_per_layer_parameters_t* params, size_t num_layers,
     cattn_global_hyperparameters_t* out);
 
+/* === Step inputs: a step's attention inputs from the scheduler's output (1.2) ===
+ * What an engine builds every step before attention runs: query_start_loc, seq_lens and
+ * positions from the scheduled token counts, the batch's block tables gathered from the
+ * persistent ones, slot mappings, and logits indices. Each call takes int32/int64 tensors, all
+ * on the host (CPU) or all on one GPU (one kernel on `stream`, no sync, capturable), and the
+ * step plan computes the same products in its launch (CATTN_STEP_INPUTS and after).
+ *
+ * The padding contract. A batch has B rows (a CUDA-graph bucket); the first num_reqs are live
+ * and the rest are padding. num_reqs is a device (or host) scalar `[1]`, clamped to [0, B];
+ * NULL means B. A padded row is an empty request, in every product: its query_start_loc entry
+ * repeats the total (`qsl[b + 1] == qsl[b]`), its seq_len and num_computed_tokens are 0, its
+ * gathered block-table row is 0 across the full width, it owns no token and no logit. Every
+ * token past the live total has position 0, request 0 and slot CATTN_PAD_SLOT_ID (-1) in every
+ * group, up to the output's length; every logit past the total has index 0. Inputs of padded
+ * rows are never read. cattn_step_batch_check verifies a batch against this contract.
+ *
+ * Values. The host path refuses a value out of range (a negative count, an idx_mapping entry
+ * outside the persistent rows, a total past an output) with CATTN_INVALID_ARGUMENT. The device
+ * path never reads or writes out of bounds whatever the values: a negative count reads as 0, a
+ * row outside the persistent state reads as an empty one (no computed tokens, no blocks: slots
+ * -1), a token past an output is not written, a block-table column past the table gives slot
+ * -1; cattn_step_batch_check reports such a batch. Details: docs/api/step_inputs.md */
+
+/** The most KV-cache groups one step plan or batch check handles. Since: 1.2 */
+#define CATTN_MAX_KV_GROUPS 8
+
+/** Which of vLLM's slot-mapping contracts (cattn_compute_slot_mappings_args_t.contract). */
+typedef enum cattn_slot_mapping_contract {
+  /** Model runner v2 (vllm/v1/worker/gpu/block_table.py): the table row of batch row b is the
+   *  persistent row `idx_mapping[b]`; positions split into kernel blocks of kernel_block_size
+   *  x dcp_size tokens. vLLM computes the slot in 32 bits (it wraps past 2^31); libcattn
+   *  writes the 64-bit value. */
+  CATTN_SLOT_MAPPING_MRV2 = 0,
+  /** v1 (vllm/v1/worker/block_table.py): the table row is the batch row; positions split into
+   *  virtual blocks of block_size x dcp_size tokens, then into kernel blocks. */
+  CATTN_SLOT_MAPPING_V1 = 1
+} cattn_slot_mapping_contract_t;
+
+/** A KV-cache group's slot mode (vLLM's SlotMappingMode). */
+typedef enum cattn_slot_mode {
+  CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT = 0, /**< Attention groups: a slot per token. */
+  CATTN_SLOT_MODE_NONE = 1              /**< Mamba groups: no slot mapping is written. */
+} cattn_slot_mode_t;
+
+/** Arguments of cattn_prepare_pos_seq_lens. B = num_scheduled_tokens' length. */
+typedef struct cattn_prepare_pos_seq_lens_args {
+  size_t struct_size;                   /**< CATTN_PREPARE_POS_SEQ_LENS_ARGS_SIZE. */
+  const DLTensor* num_scheduled_tokens; /**< in: [B] query length of each batch row. */
+  const DLTensor* idx_mapping;          /**< in: [B] persistent row of each batch row. */
+  const DLTensor* num_computed_tokens;  /**< in: [R] per persistent row. */
+  const DLTensor* num_reqs;             /**< in, may be NULL: [1] live rows; NULL = B. */
+  DLTensor* query_start_loc;            /**< out: [B + 1]. */
+  DLTensor* seq_lens;                   /**< out: [B]. */
+  DLTensor* positions;                  /**< out, may be NULL: [T_cap], at least the total. */
+  DLTensor* batch_num_computed_tokens;  /**< out, may be NULL: [B]. */
+  cattn_stream_t stream;                /**< in: for CUDA tensors. */
+} cattn_prepare_pos_seq_lens_args_t;
+/** struct_size of cattn_prepare_pos_seq_lens_args_t. Since: 1.2 */
+#define CATTN_PREPARE_POS_SEQ_LENS_ARGS_SIZE ((size_t)sizeof(cattn_prepare_pos_seq_lens_args_t))
+/** Initialiser: every tensor NULL, the legacy default stream. Since: 1.2 */
+#define CATTN_PREPARE_POS_SEQ_LENS_ARGS_INIT \
+  { CATTN_PREPARE_POS_SEQ_LENS_ARGS_SIZE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** A step's query_start_loc (the running sum of the live rows' scheduled tokens), seq_lens
+ *  (`num_computed_tokens[idx_mapping[b]] + q[b]`), positions (`nct + j` for token j of row b)
+ *  and the batch's num_computed_tokens, padded rows per the padding contract: vLLM's host
+ *  cumsum plus MRV2's prepare_pos_seq_lens, whose unwritten padded positions are 0 here.
+ *  Reads: args, inputs. Writes: the outputs. Allocates: nothing.
+ *  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor, mixed
+ *  devices, an overlap; host: a value out of range); CATTN_INSUFFICIENT_SIZE (an output
+ *  shorter than its shape; host: positions shorter than the total); CATTN_NOT_SUPPORTED
+ *  (CUDA tensors in a CPU-only build); CATTN_CUDA_ERROR.
+ *  Stream: CUDA tensors: one kernel on `stream`, capturable. Since: 1.2.
+ *  Details: docs/api/step_inputs.md */
+CATTN_API cattn_status_t cattn_prepare_pos_seq_lens(const cattn_prepare_pos_seq_lens_args_t* args);
+
+/** Arguments of cattn_gather_block_tables. B = idx_mapping's length. */
+typedef struct cattn_gather_block_tables_args {
+  size_t struct_size;           /**< CATTN_GATHER_BLOCK_TABLES_ARGS_SIZE. */
+  const DLTensor* idx_mapping;  /**< in: [B] persistent row of each batch row. */
+  const DLTensor* num_reqs;     /**< in, may be NULL: [1] live rows; NULL = B. */
+  const DLTensor* block_table;  /**< in: [R, W] the persistent table (kernel-block ids). */
+  /** in, may be NULL: [R] entries in use per persistent row, clamped to [0, W]; NULL = W. */
+  const DLTensor* num_blocks;
+  DLTensor* out;                /**< out: [B, W] in block_table's dtype or another. */
+  cattn_stream_t stream;        /**< in: for CUDA tensors. */
+} cattn_gather_block_tables_args_t;
+/** struct_size of cattn_gather_block_tables_args_t. Since: 1.2 */
+#define CATTN_GATHER_BLOCK_TABLES_ARGS_SIZE ((size_t)sizeof(cattn_gather_block_tables_args_t))
+/** Initialiser: every tensor NULL, the legacy default stream. Since: 1.2 */
+#define CATTN_GATHER_BLOCK_TABLES_ARGS_INIT \
+  { CATTN_GATHER_BLOCK_TABLES_ARGS_SIZE, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** Copies each live row's persistent block-table row into the batch's table (MRV2's
+ *  gather_block_tables): `out[b, 0:n] = block_table[idx_mapping[b], 0:n]`, n = num_blocks of
+ *  that row; entries of a live row past n are left as they are (vLLM); padded rows are 0
+ *  across the full width. Reads: args, inputs. Writes: out. Allocates: nothing.
+ *  Returns: as cattn_prepare_pos_seq_lens. Stream: as cattn_prepare_pos_seq_lens.
+ *  Since: 1.2. Details: docs/api/step_inputs.md */
+CATTN_API cattn_status_t cattn_gather_block_tables(const cattn_gather_block_tables_args_t* args);
+
+/** Arguments of cattn_compute_slot_mappings (one KV-cache group). */
+typedef struct cattn_compute_slot_mappings_args {
+  size_t struct_size;               /**< CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_SIZE. */
+  int32_t contract;                 /**< in: a cattn_slot_mapping_contract_t. */
+  int32_t reserved0;                /**< Set to 0. */
+  int64_t block_size;               /**< in: the group's block size, at least 1. */
+  int64_t kernel_block_size;        /**< in: divides block_size; the table's block unit. */
+  int64_t dcp_size;                 /**< in: at least 1 (vLLM's default 1). */
+  int64_t dcp_rank;                 /**< in: in [0, dcp_size). */
+  int64_t dcp_kv_cache_interleave_size; /**< in: at least 1, divides the contract's block. */
+  const DLTensor* query_start_loc;  /**< in: [B + 1]. */
+  const DLTensor* num_reqs;         /**< in, may be NULL: [1] live rows; NULL = B. */
+  const DLTensor* positions;        /**< in: [N], N at least the live total (v1: padded). */
+  const DLTensor* idx_mapping;      /**< in: [B] (MRV2); must be NULL with V1. */
+  const DLTensor* block_table;      /**< in: [rows, W]: persistent rows (MRV2), batch (V1). */
+  DLTensor* slot_mapping;           /**< out: [T_cap] int64, T_cap at least the live total. */
+  cattn_stream_t stream;            /**< in: for CUDA tensors. */
+} cattn_compute_slot_mappings_args_t;
+/** struct_size of cattn_compute_slot_mappings_args_t. Since: 1.2 */
+#define CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_SIZE ((size_t)sizeof(cattn_compute_slot_mappings_args_t))
+/** Initialiser: MRV2, block sizes 0 (set them), one DCP rank. Since: 1.2 */
+#define CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT \
+  { CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_SIZE, CATTN_SLOT_MAPPING_MRV2, 0, 0, 0, 1, 0, 1, NULL, \
+    NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** The KV-cache slot of every live token of one group: `table[row, col] * kernel_block_size +
+ *  offset` with the row, column and offset of `contract`, CATTN_PAD_SLOT_ID (-1) for a token
+ *  another DCP rank stores and for every entry from the live total to T_cap (vLLM v1 leaves
+ *  the entries between the live and the padded count as they were). 64-bit arithmetic.
+ *  Reads: args, inputs. Writes: slot_mapping. Allocates: nothing.
+ *  Returns: as cattn_prepare_pos_seq_lens, plus CATTN_INVALID_ARGUMENT for the parameters
+ *  (contract, reserved0, block sizes, DCP). Stream: as cattn_prepare_pos_seq_lens.
+ *  Since: 1.2. Details: docs/api/step_inputs.md */
+CATTN_API cattn_status_t cattn_compute_slot_mappings(
+    const cattn_compute_slot_mappings_args_t* args);
+
+/** Arguments of cattn_combine_sampled_and_draft_tokens. */
+typedef struct cattn_combine_sampled_and_draft_tokens_args {
+  size_t struct_size;                  /**< CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_SIZE. */
+  int64_t num_new_sampled_tokens;      /**< in: 0 or 1 logits per row besides its drafts. */
+  const DLTensor* query_start_loc;     /**< in: [B + 1]. */
+  const DLTensor* num_reqs;            /**< in, may be NULL: [1] live rows; NULL = B. */
+  const DLTensor* num_draft_tokens;    /**< in, may be NULL: [B] drafts per row; NULL = 0. */
+  /** in: [B], required by expanded_idx_mapping and input_ids; otherwise may be NULL. */
+  const DLTensor* idx_mapping;
+  /* The token combination: all four with input_ids, else NULL. */
+  const DLTensor* seq_lens;            /**< in: [B]. */
+  const DLTensor* prefill_len;         /**< in: [R] prompt length per persistent row. */
+  const DLTensor* last_sampled_tokens; /**< in: [R]. */
+  const DLTensor* draft_tokens;        /**< in: [R, S], S at least every row's drafts. */
+  DLTensor* logits_indices;            /**< out: [L_cap], at least the total logits. */
+  DLTensor* cu_num_logits;             /**< out, may be NULL: [B + 1]. */
+  DLTensor* expanded_idx_mapping;      /**< out, may be NULL: [L_cap]. */
+  DLTensor* expanded_local_pos;        /**< out, may be NULL: [L_cap]. */
+  /** out, may be NULL: [T] token ids: each decode row's sampled and draft tokens go in. */
+  DLTensor* input_ids;
+  cattn_stream_t stream;               /**< in: for CUDA tensors. */
+} cattn_combine_sampled_and_draft_tokens_args_t;
+/** struct_size of cattn_combine_sampled_and_draft_tokens_args_t. Since: 1.2 */
+#define CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_SIZE \
+  ((size_t)sizeof(cattn_combine_sampled_and_draft_tokens_args_t))
+/** Initialiser: one new sampled token (vLLM's default), every tensor NULL. Since: 1.2 */
+#define CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT \
+  { CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_SIZE, 1, NULL, NULL, NULL, NULL, NULL, NULL, \
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** The logits of a step (MRV2's combine_sampled_and_draft_tokens and expand_idx_mapping): live
+ *  row b owns `n_b = num_new_sampled_tokens + drafts[b]` logits, the last n_b tokens of its
+ *  query: `logits_indices[cu[b] + j] = qsl[b + 1] - n_b + j`, expanded_idx_mapping
+ *  `idx_mapping[b]`, expanded_local_pos j; 0 past the total. With input_ids, a row past its
+ *  prompt (`seq_len > prefill_len`) gets its drafts in its last n_b - 1 tokens and, when its
+ *  first logit is past the prompt too, its last sampled token before them (vLLM's prompt-tail
+ *  guard); other entries are left as they are. A row with n_b above its query is refused on
+ *  the host, clamped to its query on the device.
+ *  Reads: args, inputs. Writes: the outputs. Allocates: nothing.
+ *  Returns: as cattn_prepare_pos_seq_lens. Stream: as cattn_prepare_pos_seq_lens.
+ *  Since: 1.2. Details: docs/api/step_inputs.md */
+CATTN_API cattn_status_t cattn_combine_sampled_and_draft_tokens(
+    const cattn_combine_sampled_and_draft_tokens_args_t* args);
+
+/** cattn_step_batch_check's report, its status entries (an int32/int64 [3] tensor): the first
+ *  defect's field (0 when the batch keeps the contract), its index (a row, or a token for
+ *  slot mappings) and its group. Fields are reported in this order, each at its lowest index. */
+#define CATTN_STEP_CHECK_OK 0
+/** num_reqs is outside [0, B]. */
+#define CATTN_STEP_CHECK_NUM_REQS 1
+/** query_start_loc: entry 0 is not 0, a live entry decreases, or a padded one differs. */
+#define CATTN_STEP_CHECK_QUERY_START_LOC 2
+/** seq_lens: a live row below its query length, or a padded row not 0. */
+#define CATTN_STEP_CHECK_SEQ_LENS 3
+/** A padded block-table row with a nonzero entry. */
+#define CATTN_STEP_CHECK_BLOCK_TABLE 4
+/** A slot mapping not -1 from the live total on, or below -1 before it. */
+#define CATTN_STEP_CHECK_SLOT_MAPPING 5
+
+/** Arguments of cattn_step_batch_check. B = query_start_loc's length - 1. */
+typedef struct cattn_step_batch_check_args {
+  size_t struct_size;                /**< CATTN_STEP_BATCH_CHECK_ARGS_SIZE. */
+  const DLTensor* query_start_loc;   /**< in: [B + 1]. */
+  const DLTensor* num_reqs;          /**< in, may be NULL: [1] live rows; NULL = B. */
+  const DLTensor* seq_lens;          /**< in, may be NULL: [B]. */
+  /** in, may be NULL each: [B, W_g] the batch's tables. */
+  const DLTensor* block_tables[CATTN_MAX_KV_GROUPS];
+  /** in, may be NULL each: [T] the groups' slot mappings. */
+  const DLTensor* slot_mappings[CATTN_MAX_KV_GROUPS];
+  DLTensor* status;                  /**< out: [3] field, index, group. */
+  cattn_stream_t stream;             /**< in: for CUDA tensors. */
+} cattn_step_batch_check_args_t;
+/** struct_size of cattn_step_batch_check_args_t. Since: 1.2 */
+#define CATTN_STEP_BATCH_CHECK_ARGS_SIZE ((size_t)sizeof(cattn_step_batch_check_args_t))
+/** Initialiser: every tensor NULL. Since: 1.2 */
+#define CATTN_STEP_BATCH_CHECK_ARGS_INIT \
+  { CATTN_STEP_BATCH_CHECK_ARGS_SIZE, NULL, NULL, NULL, {NULL}, {NULL}, NULL, NULL }
+
+/** Verifies a batch against the padding contract and writes the first defect to status, on
+ *  the device without a host sync (read status when the stream is done), on the host directly.
+ *  A batch that keeps the contract gets {0, 0, 0}. The call's return reports its arguments,
+ *  never the batch's values. Reads: args, inputs. Writes: status. Allocates: nothing.
+ *  Returns: as cattn_prepare_pos_seq_lens. Stream: as cattn_prepare_pos_seq_lens.
+ *  Since: 1.2. Details: docs/api/step_inputs.md */
+CATTN_API cattn_status_t cattn_step_batch_check(const cattn_step_batch_check_args_t* args);
+
 /* === Step plan: a whole step's metadata in one launch, replayable in a CUDA graph ===
  * Capacities and parameters live on the host; every per-step count is derived on the device.
  * Capture cattn_step_plan_run once, write each step into the same buffers, replay. Guide:
@@ -1781,8 +2006,28 @@ CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
 #define CATTN_STEP_FAST_PREFILL (1u << 5)
 /** Product bit: cattn_extend_all_queries_by_n. */
 #define CATTN_STEP_EXTEND_QUERIES (1u << 6)
+/** Product bit: query_start_loc, seq_lens, positions and num_computed_tokens from the
+ *  scheduled counts (cattn_prepare_pos_seq_lens). With it, the 1.1 products read the computed
+ *  query_start_loc and seq_lens. Since: 1.2 */
+#define CATTN_STEP_INPUTS (1u << 7)
+/** Product bit: every group's batch block table (cattn_gather_block_tables). With it, the
+ *  1.1 products read group inputs.table_group's gathered table. Since: 1.2 */
+#define CATTN_STEP_BLOCK_TABLES (1u << 8)
+/** Product bit: every TOKEN_TO_KV_SLOT group's slot mapping (cattn_compute_slot_mappings).
+ *  Since: 1.2 */
+#define CATTN_STEP_SLOT_MAPPINGS (1u << 9)
+/** Product bit: logits indices (cattn_combine_sampled_and_draft_tokens, no input_ids).
+ *  Since: 1.2 */
+#define CATTN_STEP_LOGITS_INDICES (1u << 10)
+/** Product bit: token_to_req_indices of the live tokens, 0 past them. Since: 1.2 */
+#define CATTN_STEP_TOKEN_TO_REQ (1u << 11)
+/** Product bit: the decode/prefill split of the live rows, to the counts (vLLM's
+ *  split_decodes_and_prefills with treat_short_extends_as_decodes). Since: 1.2 */
+#define CATTN_STEP_SPLIT (1u << 12)
+/** The 1.1 product bits. Since: 1.2 */
+#define CATTN_STEP_PRODUCTS_1_1 (0x7fu)
 /** Every product bit of this version. */
-#define CATTN_STEP_ALL_PRODUCTS (0x7fu)
+#define CATTN_STEP_ALL_PRODUCTS (0x1fffu)
 
 /** Counts entry: `query_start_loc[B] - query_start_loc[0]`. Counts entries are per-step
  *  values derived on the device; a product the plan does not compute leaves its entries 0. */
@@ -1801,8 +2046,24 @@ CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
 #define CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN 6
 /** Counts entry: fast prefill's decode batch, its token count. */
 #define CATTN_STEP_COUNT_DECODE_TOKENS 7
-/** Length of the counts vector. */
-#define CATTN_STEP_NUM_COUNTS 8
+/** Counts entry: the live rows, num_reqs (step inputs). Since: 1.2 */
+#define CATTN_STEP_COUNT_NUM_REQS 8
+/** Counts entry: the logits (CATTN_STEP_LOGITS_INDICES). Since: 1.2 */
+#define CATTN_STEP_COUNT_NUM_LOGITS 9
+/** Counts entry: the largest live query length. Since: 1.2 */
+#define CATTN_STEP_COUNT_MAX_QUERY_LEN 10
+/** Counts entry: the largest live seq_len (CATTN_STEP_INPUTS). Since: 1.2 */
+#define CATTN_STEP_COUNT_MAX_SEQ_LEN 11
+/** Counts entries: CATTN_STEP_SPLIT's num_decodes, num_prefills, num_decode_tokens,
+ *  num_prefill_tokens. Since: 1.2 */
+#define CATTN_STEP_COUNT_SPLIT_DECODES 12
+#define CATTN_STEP_COUNT_SPLIT_PREFILLS 13
+#define CATTN_STEP_COUNT_SPLIT_DECODE_TOKENS 14
+#define CATTN_STEP_COUNT_SPLIT_PREFILL_TOKENS 15
+/** Length of the counts vector a plan with a 1.2 product writes. */
+#define CATTN_STEP_NUM_COUNTS 16
+/** Length of the counts vector of a plan with 1.1 products only (entries 0 to 7). Since: 1.2 */
+#define CATTN_STEP_NUM_COUNTS_1_1 8
 
 /** Parameters of CATTN_STEP_DCP_LOCAL_SEQ_LENS, as cattn_get_dcp_local_seq_lens takes them. */
 typedef struct cattn_step_dcp_params {
@@ -1831,6 +2092,28 @@ typedef struct cattn_step_extend_params {
   int64_t n; /**< Tokens added to every request, at least 0. */
 } cattn_step_extend_params_t;
 
+/** One KV-cache group's geometry (cattn_step_plan_desc_t.kv_groups). Since: 1.2 */
+typedef struct cattn_kv_group_params {
+  int64_t block_size;        /**< The group's block size in tokens, at least 1. */
+  int64_t kernel_block_size; /**< Divides block_size: the unit of the group's tables. */
+  int64_t max_num_blocks;    /**< W: columns of the group's tables, at least 1. */
+  int32_t slot_mode;         /**< A cattn_slot_mode_t. */
+  int32_t reserved0;         /**< Set to 0. */
+} cattn_kv_group_params_t;
+
+/** Parameters of the step-input products (CATTN_STEP_INPUTS to CATTN_STEP_SPLIT). Since: 1.2 */
+typedef struct cattn_step_inputs_params {
+  int32_t num_kv_groups;         /**< Groups in kv_groups: 1 to CATTN_MAX_KV_GROUPS. */
+  int32_t slot_mapping_contract; /**< A cattn_slot_mapping_contract_t. */
+  int64_t dcp_size;              /**< Slot mappings' DCP world, at least 1. */
+  int64_t dcp_rank;              /**< This rank, in [0, dcp_size). */
+  int64_t dcp_kv_cache_interleave_size; /**< At least 1. */
+  int64_t num_new_sampled_tokens; /**< Logits per row besides its drafts: 0 or 1. */
+  int64_t decode_threshold;      /**< CATTN_STEP_SPLIT: 0 to INT32_MAX. */
+  int32_t require_uniform;       /**< CATTN_STEP_SPLIT: 0 or 1. */
+  int32_t table_group;           /**< The group whose gathered table the 1.1 products read. */
+} cattn_step_inputs_params_t;
+
 /** What cattn_step_plan_create takes: the products, capacities and parameters. */
 typedef struct cattn_step_plan_desc {
   size_t struct_size; /**< CATTN_STEP_PLAN_DESC_SIZE. */
@@ -1846,14 +2129,23 @@ typedef struct cattn_step_plan_desc {
   cattn_step_conv1d_params_t conv1d;                   /**< CATTN_STEP_CAUSAL_CONV1D_METADATA. */
   cattn_step_local_attention_params_t local_attention; /**< CATTN_STEP_LOCAL_ATTENTION. */
   cattn_step_extend_params_t extend;                   /**< CATTN_STEP_EXTEND_QUERIES. */
+  /* 1.2 */
+  /** R: persistent request rows (num_computed_tokens, MRV2 tables); at least 1 with a product
+   *  that reads them. */
+  int64_t max_num_persistent_reqs;
+  cattn_step_inputs_params_t inputs;                   /**< The step-input products. */
+  cattn_kv_group_params_t kv_groups[CATTN_MAX_KV_GROUPS]; /**< The first num_kv_groups. */
 } cattn_step_plan_desc_t;
+/** struct_size of a 1.1 cattn_step_plan_desc_t. Since: 1.2 */
+#define CATTN_STEP_PLAN_DESC_SIZE_1_1 offsetof(cattn_step_plan_desc_t, max_num_persistent_reqs)
 /** struct_size of cattn_step_plan_desc_t. Since: 1.1 */
 #define CATTN_STEP_PLAN_DESC_SIZE ((size_t)sizeof(cattn_step_plan_desc_t))
 /** Initialiser: no product, zero capacities, vLLM's defaults where it has one (DCP 1 rank,
  *  Mamba NONE, block_m 8, n 1); local attention has none: set both its fields. Since: 1.1 */
 #define CATTN_STEP_PLAN_DESC_INIT \
   { CATTN_STEP_PLAN_DESC_SIZE, 0, 0, 0, 0, 0, 0, {1, CATTN_DCP_ALL_RANKS, 1}, \
-    {1, 0, CATTN_MAMBA_CACHE_MODE_NONE, 0}, {8}, {0, 0}, {1} }
+    {1, 0, CATTN_MAMBA_CACHE_MODE_NONE, 0}, {8}, {0, 0}, {1}, 0, \
+    {0, CATTN_SLOT_MAPPING_MRV2, 1, 0, 1, 1, 1, 0, 0}, {{0, 0, 0, 0, 0}} }
 
 /** The capacities a plan's outputs must hold (cattn_step_plan_get_shape); 0 for products the
  *  plan does not compute. */
@@ -1888,11 +2180,28 @@ typedef struct cattn_step_batch {
   const DLTensor* logits_indices;     /**< `[L]`, L at most max_num_logits (fast prefill). */
   /** `[1]`: how many logits_indices to read, clamped to `[0, L]`; NULL = all (fast prefill). */
   const DLTensor* num_logits_indices;
+  /* 1.2 */
+  const DLTensor* num_reqs;             /**< `[1]`: live rows, clamped to [0, B]; NULL = B. */
+  /** `[B]` (CATTN_STEP_INPUTS): B is then its length and query_start_loc, seq_lens and
+   *  block_table must be NULL (the plan computes them). */
+  const DLTensor* num_scheduled_tokens;
+  const DLTensor* idx_mapping;          /**< `[B]` persistent rows (inputs, tables, MRV2). */
+  const DLTensor* num_computed_tokens;  /**< `[R]` (CATTN_STEP_INPUTS). */
+  const DLTensor* num_draft_tokens;     /**< `[B]`, may be NULL (CATTN_STEP_LOGITS_INDICES). */
+  const DLTensor* positions;            /**< `[N]`: slot mappings without CATTN_STEP_INPUTS. */
+  /** Per group: `[R, W]` persistent (MRV2), `[B, W]` batch rows (V1 slot mappings). */
+  const DLTensor* kv_block_tables[CATTN_MAX_KV_GROUPS];
+  /** Per group, may be NULL: `[R]` entries in use (CATTN_STEP_BLOCK_TABLES). */
+  const DLTensor* kv_num_blocks[CATTN_MAX_KV_GROUPS];
 } cattn_step_batch_t;
+/** struct_size of a 1.1 cattn_step_batch_t. Since: 1.2 */
+#define CATTN_STEP_BATCH_SIZE_1_1 offsetof(cattn_step_batch_t, num_reqs)
 /** struct_size of cattn_step_batch_t. Since: 1.1 */
 #define CATTN_STEP_BATCH_SIZE ((size_t)sizeof(cattn_step_batch_t))
 /** Initialiser: every tensor NULL. Since: 1.1 */
-#define CATTN_STEP_BATCH_INIT { CATTN_STEP_BATCH_SIZE, NULL, NULL, NULL, NULL, NULL, NULL }
+#define CATTN_STEP_BATCH_INIT \
+  { CATTN_STEP_BATCH_SIZE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+    NULL, {NULL}, {NULL} }
 
 /** Where cattn_step_plan_run writes: int32/int64 device tensors on the batch's GPU (except
  *  counts_host). A selected product's outputs are required unless "may be NULL"; an
@@ -1925,13 +2234,29 @@ typedef struct cattn_step_outputs {
   /** Device memory of cattn_step_plan_workspace_size bytes; may be NULL when that is 0. */
   void* workspace;
   size_t workspace_bytes;          /**< The size of workspace in bytes. */
+  /* 1.2 */
+  DLTensor* query_start_loc;       /**< `[B + 1]` (CATTN_STEP_INPUTS). */
+  DLTensor* seq_lens;              /**< `[B]` (CATTN_STEP_INPUTS). */
+  DLTensor* positions;             /**< At least max_num_tokens; may be NULL (INPUTS). */
+  DLTensor* num_computed_tokens;   /**< `[B]`; may be NULL (CATTN_STEP_INPUTS). */
+  DLTensor* block_tables[CATTN_MAX_KV_GROUPS];  /**< `[B, W]` per group (BLOCK_TABLES). */
+  /** int64, at least max_num_tokens per TOKEN_TO_KV_SLOT group; NULL for NONE groups. */
+  DLTensor* slot_mappings[CATTN_MAX_KV_GROUPS];
+  DLTensor* logits_indices;        /**< At least max_num_logits (LOGITS_INDICES). */
+  DLTensor* cu_num_logits;         /**< `[B + 1]`; may be NULL (LOGITS_INDICES). */
+  DLTensor* expanded_idx_mapping;  /**< At least max_num_logits; may be NULL. */
+  DLTensor* expanded_local_pos;    /**< At least max_num_logits; may be NULL. */
+  DLTensor* token_to_req_indices;  /**< At least max_num_tokens (TOKEN_TO_REQ). */
 } cattn_step_outputs_t;
+/** struct_size of a 1.1 cattn_step_outputs_t. Since: 1.2 */
+#define CATTN_STEP_OUTPUTS_SIZE_1_1 offsetof(cattn_step_outputs_t, query_start_loc)
 /** struct_size of cattn_step_outputs_t. Since: 1.1 */
 #define CATTN_STEP_OUTPUTS_SIZE ((size_t)sizeof(cattn_step_outputs_t))
 /** Initialiser: every output NULL, no workspace. Since: 1.1 */
 #define CATTN_STEP_OUTPUTS_INIT \
   { CATTN_STEP_OUTPUTS_SIZE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 }
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, {NULL}, {NULL}, NULL, \
+    NULL, NULL, NULL, NULL }
 
 /** A step plan (opaque): products, parameters, capacities and the launch layout they fix,
  *  immutable after creation, plus a memo of its last fully checked run. Since: 1.1 */
@@ -1977,7 +2302,9 @@ CATTN_API cattn_status_t cattn_step_plan_workspace_size(const cattn_step_plan_t*
  *  CATTN_INSUFFICIENT_SIZE (an output below its capacity or the batch's need);
  *  CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a misaligned tensor);
  *  CATTN_CUDA_ERROR.
- *  Stream: one kernel on `stream`, nothing else; capturable, correct on every replay.
+ *  Stream: one kernel on `stream`, nothing else; capturable, correct on every replay. A plan
+ *  with step-input products (1.2) and 1.1 products launches two kernels, the second a
+ *  programmatic dependent launch on sm_90 (one graph segment).
  *  Lifetime: a captured graph keeps the tensors' addresses. Thread safety: one plan may run
  *  on several threads at once. Since: 1.1. Details: docs/api/step_plan.md */
 CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
@@ -1989,7 +2316,7 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
 
 /** Every entry point, in release order, for callers that dlopen the library and resolve only
  *  cattn_get_api. Members are only appended: test a member newer than your oldest supported
- *  library with CATTN_API_HAS before calling it. Since: 1.0; members added in 1.1.
+ *  library with CATTN_API_HAS before calling it. Since: 1.0; members added in 1.1 and 1.2.
  *  Details: docs/api/api_table.md */
 typedef struct cattn_api {
   /** CATTN_API_SIZE of the library's header: the table's size in bytes */
@@ -2159,6 +2486,18 @@ typedef struct cattn_api {
   /** cattn_fused_pcp_qkv_select_size */
   cattn_status_t (*fused_pcp_qkv_select_size)(int64_t, int64_t, int64_t, int64_t*, int64_t*,
                                               int64_t*);
+  /* 1.2 */
+  /** cattn_prepare_pos_seq_lens */
+  cattn_status_t (*prepare_pos_seq_lens)(const cattn_prepare_pos_seq_lens_args_t*);
+  /** cattn_gather_block_tables */
+  cattn_status_t (*gather_block_tables)(const cattn_gather_block_tables_args_t*);
+  /** cattn_compute_slot_mappings */
+  cattn_status_t (*compute_slot_mappings)(const cattn_compute_slot_mappings_args_t*);
+  /** cattn_combine_sampled_and_draft_tokens */
+  cattn_status_t (*combine_sampled_and_draft_tokens)(
+      const cattn_combine_sampled_and_draft_tokens_args_t*);
+  /** cattn_step_batch_check */
+  cattn_status_t (*step_batch_check)(const cattn_step_batch_check_args_t*);
 } cattn_api_t;
 /** The size of this header's table; the library's own is in its struct_size. Since: 1.0 */
 #define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))
