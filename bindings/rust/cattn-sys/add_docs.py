@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Documents what bindgen leaves bare in the formatted bindings (regenerate.sh runs this):
 the constants of the header's #defines (bindgen copies no macro comment; the text here is the
-Doxygen comment above the #define, or its trailing /**< */ one), and the items of the DLPack
+Doxygen comment above the #define, or its trailing /**< */ one, or, for a #define right below
+another under one comment, that comment), and the items of the DLPack
 and libc headers and opaque handle structs, from the short table below.
 Usage: add_docs.py HEADER BINDINGS (rewritten in place)."""
 import re
@@ -72,6 +73,11 @@ def macro_docs(src):
             docs[name] = clean([trailing.group(1)])
             continue
         j = i - 1
+        prev = re.match(r"#define (CATTN_\w+)", lines[j]) if j >= 0 else None
+        if prev and prev.group(1) in docs and not re.search(r"/\*\*<", lines[j]):
+            # A run of #defines under one comment (CATTN_STEP_COUNT_SPLIT_*) shares it.
+            docs[name] = docs[prev.group(1)]
+            continue
         if j >= 0 and lines[j].rstrip().endswith("*/"):
             start = j
             while start >= 0 and "/**" not in lines[start] and "/*" not in lines[start]:

@@ -72,4 +72,15 @@ sed -i -E 's/#[[:space:]]*\[[[:space:]]*doc[[:space:]]*=[[:space:]]*"< /#[doc = 
 # gives each its text (the header's Doxygen comment, or a fixed line) so that the crate has no
 # undocumented item.
 python3 "$here/add_docs.py" "$header" "$out.tmp"
+# bindgen skips the struct initialisers (#define CATTN_<X>_INIT { ... }): init_consts.py
+# translates them into constants of the generated structs, formatted on their own and appended,
+# so that the safe crate takes its defaults from the header rather than stating them again.
+python3 "$here/init_consts.py" "$header" "$out.tmp" "$tmp"
+"$rustfmt" --edition 2021 --emit stdout --quiet <"$tmp" >"$tmp.fmt" || {
+  rm -f "$out.tmp" "$tmp.fmt"
+  echo "regenerate.sh: rustfmt failed on init_consts.py's output" >&2
+  exit 1
+}
+{ echo; cat "$tmp.fmt"; } >>"$out.tmp"
+rm -f "$tmp.fmt"
 mv "$out.tmp" "$out"

@@ -44,6 +44,20 @@ pub const CATTN_NCCL_LIBRARY_ENV: &[u8; 19usize] = b"CATTN_NCCL_LIBRARY\0";
 pub const CATTN_COMM_UNIQUE_ID_BYTES: u32 = 128;
 #[doc = " The value written past the programs in use: batch_ptr and token_chunk_offset_ptr (and, on the device call, every per-program output) past tot; also the Mamba block table's device entry for a column past a row. Since: 1.0"]
 pub const CATTN_PAD_SLOT_ID: i32 = -1;
+#[doc = " The most KV-cache groups one step plan or batch check handles. Since: 1.2"]
+pub const CATTN_MAX_KV_GROUPS: u32 = 8;
+#[doc = " cattn_step_batch_check's report, its status entries (an int32/int64 [3] tensor): the first defect's field (0 when the batch keeps the contract), its index (a row, or a token for slot mappings) and its group. Fields are reported in this order, each at its lowest index."]
+pub const CATTN_STEP_CHECK_OK: u32 = 0;
+#[doc = " num_reqs is outside [0, B]."]
+pub const CATTN_STEP_CHECK_NUM_REQS: u32 = 1;
+#[doc = " query_start_loc: entry 0 is not 0, a live entry decreases, or a padded one differs."]
+pub const CATTN_STEP_CHECK_QUERY_START_LOC: u32 = 2;
+#[doc = " seq_lens: a live row below its query length, or a padded row not 0."]
+pub const CATTN_STEP_CHECK_SEQ_LENS: u32 = 3;
+#[doc = " A padded block-table row with a nonzero entry."]
+pub const CATTN_STEP_CHECK_BLOCK_TABLE: u32 = 4;
+#[doc = " A slot mapping not -1 from the live total on, or below -1 before it."]
+pub const CATTN_STEP_CHECK_SLOT_MAPPING: u32 = 5;
 #[doc = " Product bit (cattn_step_plan_desc_t.products): cattn_get_dcp_local_seq_lens."]
 pub const CATTN_STEP_DCP_LOCAL_SEQ_LENS: u32 = 1;
 #[doc = " Product bit: cattn_get_pcp_query_restore_idx."]
@@ -58,8 +72,22 @@ pub const CATTN_STEP_LOCAL_ATTENTION: u32 = 16;
 pub const CATTN_STEP_FAST_PREFILL: u32 = 32;
 #[doc = " Product bit: cattn_extend_all_queries_by_n."]
 pub const CATTN_STEP_EXTEND_QUERIES: u32 = 64;
+#[doc = " Product bit: query_start_loc, seq_lens, positions and num_computed_tokens from the scheduled counts (cattn_prepare_pos_seq_lens). With it, the 1.1 products read the computed query_start_loc and seq_lens. Since: 1.2"]
+pub const CATTN_STEP_INPUTS: u32 = 128;
+#[doc = " Product bit: every group's batch block table (cattn_gather_block_tables). With it, the 1.1 products read group inputs.table_group's gathered table. Since: 1.2"]
+pub const CATTN_STEP_BLOCK_TABLES: u32 = 256;
+#[doc = " Product bit: every TOKEN_TO_KV_SLOT group's slot mapping (cattn_compute_slot_mappings). Since: 1.2"]
+pub const CATTN_STEP_SLOT_MAPPINGS: u32 = 512;
+#[doc = " Product bit: logits indices (cattn_combine_sampled_and_draft_tokens, no input_ids). Since: 1.2"]
+pub const CATTN_STEP_LOGITS_INDICES: u32 = 1024;
+#[doc = " Product bit: token_to_req_indices of the live tokens, 0 past them. Since: 1.2"]
+pub const CATTN_STEP_TOKEN_TO_REQ: u32 = 2048;
+#[doc = " Product bit: the decode/prefill split of the live rows, to the counts (vLLM's split_decodes_and_prefills with treat_short_extends_as_decodes). Since: 1.2"]
+pub const CATTN_STEP_SPLIT: u32 = 4096;
+#[doc = " The 1.1 product bits. Since: 1.2"]
+pub const CATTN_STEP_PRODUCTS_1_1: u32 = 127;
 #[doc = " Every product bit of this version."]
-pub const CATTN_STEP_ALL_PRODUCTS: u32 = 127;
+pub const CATTN_STEP_ALL_PRODUCTS: u32 = 8191;
 #[doc = " Counts entry: `query_start_loc[B] - query_start_loc[0]`. Counts entries are per-step values derived on the device; a product the plan does not compute leaves its entries 0."]
 pub const CATTN_STEP_COUNT_TOKENS: u32 = 0;
 #[doc = " Counts entry: restore-index entries in use."]
@@ -76,8 +104,26 @@ pub const CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN: u32 = 5;
 pub const CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN: u32 = 6;
 #[doc = " Counts entry: fast prefill's decode batch, its token count."]
 pub const CATTN_STEP_COUNT_DECODE_TOKENS: u32 = 7;
-#[doc = " Length of the counts vector."]
-pub const CATTN_STEP_NUM_COUNTS: u32 = 8;
+#[doc = " Counts entry: the live rows, num_reqs (step inputs). Since: 1.2"]
+pub const CATTN_STEP_COUNT_NUM_REQS: u32 = 8;
+#[doc = " Counts entry: the logits (CATTN_STEP_LOGITS_INDICES). Since: 1.2"]
+pub const CATTN_STEP_COUNT_NUM_LOGITS: u32 = 9;
+#[doc = " Counts entry: the largest live query length. Since: 1.2"]
+pub const CATTN_STEP_COUNT_MAX_QUERY_LEN: u32 = 10;
+#[doc = " Counts entry: the largest live seq_len (CATTN_STEP_INPUTS). Since: 1.2"]
+pub const CATTN_STEP_COUNT_MAX_SEQ_LEN: u32 = 11;
+#[doc = " Counts entries: CATTN_STEP_SPLIT's num_decodes, num_prefills, num_decode_tokens, num_prefill_tokens. Since: 1.2"]
+pub const CATTN_STEP_COUNT_SPLIT_DECODES: u32 = 12;
+#[doc = " Counts entries: CATTN_STEP_SPLIT's num_decodes, num_prefills, num_decode_tokens, num_prefill_tokens. Since: 1.2"]
+pub const CATTN_STEP_COUNT_SPLIT_PREFILLS: u32 = 13;
+#[doc = " Counts entries: CATTN_STEP_SPLIT's num_decodes, num_prefills, num_decode_tokens, num_prefill_tokens. Since: 1.2"]
+pub const CATTN_STEP_COUNT_SPLIT_DECODE_TOKENS: u32 = 14;
+#[doc = " Counts entries: CATTN_STEP_SPLIT's num_decodes, num_prefills, num_decode_tokens, num_prefill_tokens. Since: 1.2"]
+pub const CATTN_STEP_COUNT_SPLIT_PREFILL_TOKENS: u32 = 15;
+#[doc = " Length of the counts vector a plan with a 1.2 product writes."]
+pub const CATTN_STEP_NUM_COUNTS: u32 = 16;
+#[doc = " Length of the counts vector of a plan with 1.1 products only (entries 0 to 7). Since: 1.2"]
+pub const CATTN_STEP_NUM_COUNTS_1_1: u32 = 8;
 #[doc = " The library's file name for dlopen: its SONAME, \"libcattn.so.1\" (the ABI major). Since: 1.1"]
 pub const CATTN_SONAME: &[u8; 14usize] = b"libcattn.so.1\0";
 #[doc = " The C type `uint8_t`, as glibc names it (DLPack's types use it)."]
@@ -8173,6 +8219,1297 @@ extern "C" {
         out: *mut cattn_global_hyperparameters_t,
     ) -> cattn_status_t;
 }
+#[doc = " Model runner v2 (vllm/v1/worker/gpu/block_table.py): the table row of batch row b is the"]
+#[doc = "  persistent row `idx_mapping[b]`; positions split into kernel blocks of kernel_block_size"]
+#[doc = "  x dcp_size tokens. vLLM computes the slot in 32 bits (it wraps past 2^31); libcattn"]
+#[doc = "  writes the 64-bit value."]
+pub const CATTN_SLOT_MAPPING_MRV2: cattn_slot_mapping_contract = 0;
+#[doc = " v1 (vllm/v1/worker/block_table.py): the table row is the batch row; positions split into"]
+#[doc = "  virtual blocks of block_size x dcp_size tokens, then into kernel blocks."]
+pub const CATTN_SLOT_MAPPING_V1: cattn_slot_mapping_contract = 1;
+#[doc = " Which of vLLM's slot-mapping contracts (cattn_compute_slot_mappings_args_t.contract)."]
+pub type cattn_slot_mapping_contract = u32;
+#[doc = " Which of vLLM's slot-mapping contracts (cattn_compute_slot_mappings_args_t.contract)."]
+pub use self::cattn_slot_mapping_contract as cattn_slot_mapping_contract_t;
+#[doc = " Attention groups: a slot per token."]
+pub const CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT: cattn_slot_mode = 0;
+#[doc = " Mamba groups: no slot mapping is written."]
+pub const CATTN_SLOT_MODE_NONE: cattn_slot_mode = 1;
+#[doc = " A KV-cache group's slot mode (vLLM's SlotMappingMode)."]
+pub type cattn_slot_mode = u32;
+#[doc = " A KV-cache group's slot mode (vLLM's SlotMappingMode)."]
+pub use self::cattn_slot_mode as cattn_slot_mode_t;
+#[doc = " Arguments of cattn_prepare_pos_seq_lens. B = num_scheduled_tokens' length."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_prepare_pos_seq_lens_args {
+    #[doc = " CATTN_PREPARE_POS_SEQ_LENS_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: [B] query length of each batch row."]
+    pub num_scheduled_tokens: *const DLTensor,
+    #[doc = " in: [B] persistent row of each batch row."]
+    pub idx_mapping: *const DLTensor,
+    #[doc = " in: [R] per persistent row."]
+    pub num_computed_tokens: *const DLTensor,
+    #[doc = " in, may be NULL: [1] live rows; NULL = B."]
+    pub num_reqs: *const DLTensor,
+    #[doc = " out: [B + 1]."]
+    pub query_start_loc: *mut DLTensor,
+    #[doc = " out: [B]."]
+    pub seq_lens: *mut DLTensor,
+    #[doc = " out, may be NULL: [T_cap], at least the total."]
+    pub positions: *mut DLTensor,
+    #[doc = " out, may be NULL: [B]."]
+    pub batch_num_computed_tokens: *mut DLTensor,
+    #[doc = " in: for CUDA tensors."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_prepare_pos_seq_lens_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_prepare_pos_seq_lens_args>(),
+        80usize,
+        concat!("Size of: ", stringify!(cattn_prepare_pos_seq_lens_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_prepare_pos_seq_lens_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_prepare_pos_seq_lens_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_prepare_pos_seq_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_prepare_pos_seq_lens_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_num_scheduled_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_prepare_pos_seq_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_scheduled_tokens) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_prepare_pos_seq_lens_args),
+                "::",
+                stringify!(num_scheduled_tokens)
+            )
+        );
+    }
+    test_field_num_scheduled_tokens();
+    fn test_field_idx_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_prepare_pos_seq_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).idx_mapping) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_prepare_pos_seq_lens_args),
+                "::",
+                stringify!(idx_mapping)
+            )
+        );
+    }
+    test_field_idx_mapping();
+    fn test_field_num_computed_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_prepare_pos_seq_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_computed_tokens) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_prepare_pos_seq_lens_args),
+                "::",
+                stringify!(num_computed_tokens)
+            )
+        );
+    }
+    test_field_num_computed_tokens();
+    fn test_field_num_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_prepare_pos_seq_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_prepare_pos_seq_lens_args),
+                "::",
+                stringify!(num_reqs)
+            )
+        );
+    }
+    test_field_num_reqs();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_prepare_pos_seq_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_prepare_pos_seq_lens_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_prepare_pos_seq_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_prepare_pos_seq_lens_args),
+                "::",
+                stringify!(seq_lens)
+            )
+        );
+    }
+    test_field_seq_lens();
+    fn test_field_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_prepare_pos_seq_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).positions) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_prepare_pos_seq_lens_args),
+                "::",
+                stringify!(positions)
+            )
+        );
+    }
+    test_field_positions();
+    fn test_field_batch_num_computed_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_prepare_pos_seq_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).batch_num_computed_tokens) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_prepare_pos_seq_lens_args),
+                "::",
+                stringify!(batch_num_computed_tokens)
+            )
+        );
+    }
+    test_field_batch_num_computed_tokens();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_prepare_pos_seq_lens_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_prepare_pos_seq_lens_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_prepare_pos_seq_lens. B = num_scheduled_tokens' length."]
+pub type cattn_prepare_pos_seq_lens_args_t = cattn_prepare_pos_seq_lens_args;
+extern "C" {
+    #[doc = " A step's query_start_loc (the running sum of the live rows' scheduled tokens), seq_lens"]
+    #[doc = "  (`num_computed_tokens[idx_mapping[b]] + q[b]`), positions (`nct + j` for token j of row b)"]
+    #[doc = "  and the batch's num_computed_tokens, padded rows per the padding contract: vLLM's host"]
+    #[doc = "  cumsum plus MRV2's prepare_pos_seq_lens, whose unwritten padded positions are 0 here."]
+    #[doc = "  Reads: args, inputs. Writes: the outputs. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor, mixed"]
+    #[doc = "  devices, an overlap; host: a value out of range); CATTN_INSUFFICIENT_SIZE (an output"]
+    #[doc = "  shorter than its shape; host: positions shorter than the total); CATTN_NOT_SUPPORTED"]
+    #[doc = "  (CUDA tensors in a CPU-only build); CATTN_CUDA_ERROR."]
+    #[doc = "  Stream: CUDA tensors: one kernel on `stream`, capturable. Since: 1.2."]
+    #[doc = "  Details: docs/api/step_inputs.md"]
+    pub fn cattn_prepare_pos_seq_lens(
+        args: *const cattn_prepare_pos_seq_lens_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_gather_block_tables. B = idx_mapping's length."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_gather_block_tables_args {
+    #[doc = " CATTN_GATHER_BLOCK_TABLES_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: [B] persistent row of each batch row."]
+    pub idx_mapping: *const DLTensor,
+    #[doc = " in, may be NULL: [1] live rows; NULL = B."]
+    pub num_reqs: *const DLTensor,
+    #[doc = " in: [R, W] the persistent table (kernel-block ids)."]
+    pub block_table: *const DLTensor,
+    #[doc = " in, may be NULL: [R] entries in use per persistent row, clamped to [0, W]; NULL = W."]
+    pub num_blocks: *const DLTensor,
+    #[doc = " out: [B, W] in block_table's dtype or another."]
+    pub out: *mut DLTensor,
+    #[doc = " in: for CUDA tensors."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_gather_block_tables_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_gather_block_tables_args>(),
+        56usize,
+        concat!("Size of: ", stringify!(cattn_gather_block_tables_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_gather_block_tables_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_gather_block_tables_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_gather_block_tables_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_gather_block_tables_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_idx_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_gather_block_tables_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).idx_mapping) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_gather_block_tables_args),
+                "::",
+                stringify!(idx_mapping)
+            )
+        );
+    }
+    test_field_idx_mapping();
+    fn test_field_num_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_gather_block_tables_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_gather_block_tables_args),
+                "::",
+                stringify!(num_reqs)
+            )
+        );
+    }
+    test_field_num_reqs();
+    fn test_field_block_table() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_gather_block_tables_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_table) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_gather_block_tables_args),
+                "::",
+                stringify!(block_table)
+            )
+        );
+    }
+    test_field_block_table();
+    fn test_field_num_blocks() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_gather_block_tables_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_blocks) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_gather_block_tables_args),
+                "::",
+                stringify!(num_blocks)
+            )
+        );
+    }
+    test_field_num_blocks();
+    fn test_field_out() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_gather_block_tables_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_gather_block_tables_args),
+                "::",
+                stringify!(out)
+            )
+        );
+    }
+    test_field_out();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_gather_block_tables_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_gather_block_tables_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_gather_block_tables. B = idx_mapping's length."]
+pub type cattn_gather_block_tables_args_t = cattn_gather_block_tables_args;
+extern "C" {
+    #[doc = " Copies each live row's persistent block-table row into the batch's table (MRV2's"]
+    #[doc = "  gather_block_tables): `out[b, 0:n] = block_table[idx_mapping[b], 0:n]`, n = num_blocks of"]
+    #[doc = "  that row; entries of a live row past n are left as they are (vLLM); padded rows are 0"]
+    #[doc = "  across the full width. Reads: args, inputs. Writes: out. Allocates: nothing."]
+    #[doc = "  Returns: as cattn_prepare_pos_seq_lens. Stream: as cattn_prepare_pos_seq_lens."]
+    #[doc = "  Since: 1.2. Details: docs/api/step_inputs.md"]
+    pub fn cattn_gather_block_tables(
+        args: *const cattn_gather_block_tables_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_compute_slot_mappings (one KV-cache group)."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_compute_slot_mappings_args {
+    #[doc = " CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: a cattn_slot_mapping_contract_t."]
+    pub contract: i32,
+    #[doc = " Set to 0."]
+    pub reserved0: i32,
+    #[doc = " in: the group's block size, at least 1."]
+    pub block_size: i64,
+    #[doc = " in: divides block_size; the table's block unit."]
+    pub kernel_block_size: i64,
+    #[doc = " in: at least 1 (vLLM's default 1)."]
+    pub dcp_size: i64,
+    #[doc = " in: in [0, dcp_size)."]
+    pub dcp_rank: i64,
+    #[doc = " in: at least 1, divides the contract's block."]
+    pub dcp_kv_cache_interleave_size: i64,
+    #[doc = " in: [B + 1]."]
+    pub query_start_loc: *const DLTensor,
+    #[doc = " in, may be NULL: [1] live rows; NULL = B."]
+    pub num_reqs: *const DLTensor,
+    #[doc = " in: [N], N at least the live total (v1: padded)."]
+    pub positions: *const DLTensor,
+    #[doc = " in: [B] (MRV2); must be NULL with V1."]
+    pub idx_mapping: *const DLTensor,
+    #[doc = " in: [rows, W]: persistent rows (MRV2), batch (V1)."]
+    pub block_table: *const DLTensor,
+    #[doc = " out: [T_cap] int64, T_cap at least the live total."]
+    pub slot_mapping: *mut DLTensor,
+    #[doc = " in: for CUDA tensors."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_compute_slot_mappings_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_compute_slot_mappings_args>(),
+        112usize,
+        concat!("Size of: ", stringify!(cattn_compute_slot_mappings_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_compute_slot_mappings_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_compute_slot_mappings_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_contract() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).contract) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(contract)
+            )
+        );
+    }
+    test_field_contract();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+    fn test_field_block_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_size) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(block_size)
+            )
+        );
+    }
+    test_field_block_size();
+    fn test_field_kernel_block_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kernel_block_size) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(kernel_block_size)
+            )
+        );
+    }
+    test_field_kernel_block_size();
+    fn test_field_dcp_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_size) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(dcp_size)
+            )
+        );
+    }
+    test_field_dcp_size();
+    fn test_field_dcp_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_rank) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(dcp_rank)
+            )
+        );
+    }
+    test_field_dcp_rank();
+    fn test_field_dcp_kv_cache_interleave_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_kv_cache_interleave_size) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(dcp_kv_cache_interleave_size)
+            )
+        );
+    }
+    test_field_dcp_kv_cache_interleave_size();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_num_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(num_reqs)
+            )
+        );
+    }
+    test_field_num_reqs();
+    fn test_field_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).positions) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(positions)
+            )
+        );
+    }
+    test_field_positions();
+    fn test_field_idx_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).idx_mapping) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(idx_mapping)
+            )
+        );
+    }
+    test_field_idx_mapping();
+    fn test_field_block_table() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_table) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(block_table)
+            )
+        );
+    }
+    test_field_block_table();
+    fn test_field_slot_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).slot_mapping) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(slot_mapping)
+            )
+        );
+    }
+    test_field_slot_mapping();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_compute_slot_mappings_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_slot_mappings_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_compute_slot_mappings (one KV-cache group)."]
+pub type cattn_compute_slot_mappings_args_t = cattn_compute_slot_mappings_args;
+extern "C" {
+    #[doc = " The KV-cache slot of every live token of one group: `table[row, col] * kernel_block_size +"]
+    #[doc = "  offset` with the row, column and offset of `contract`, CATTN_PAD_SLOT_ID (-1) for a token"]
+    #[doc = "  another DCP rank stores and for every entry from the live total to T_cap (vLLM v1 leaves"]
+    #[doc = "  the entries between the live and the padded count as they were). 64-bit arithmetic."]
+    #[doc = "  Reads: args, inputs. Writes: slot_mapping. Allocates: nothing."]
+    #[doc = "  Returns: as cattn_prepare_pos_seq_lens, plus CATTN_INVALID_ARGUMENT for the parameters"]
+    #[doc = "  (contract, reserved0, block sizes, DCP). Stream: as cattn_prepare_pos_seq_lens."]
+    #[doc = "  Since: 1.2. Details: docs/api/step_inputs.md"]
+    pub fn cattn_compute_slot_mappings(
+        args: *const cattn_compute_slot_mappings_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_combine_sampled_and_draft_tokens."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_combine_sampled_and_draft_tokens_args {
+    #[doc = " CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: 0 or 1 logits per row besides its drafts."]
+    pub num_new_sampled_tokens: i64,
+    #[doc = " in: [B + 1]."]
+    pub query_start_loc: *const DLTensor,
+    #[doc = " in, may be NULL: [1] live rows; NULL = B."]
+    pub num_reqs: *const DLTensor,
+    #[doc = " in, may be NULL: [B] drafts per row; NULL = 0."]
+    pub num_draft_tokens: *const DLTensor,
+    #[doc = " in: [B], required by expanded_idx_mapping and input_ids; otherwise may be NULL."]
+    pub idx_mapping: *const DLTensor,
+    #[doc = " in: [B]."]
+    pub seq_lens: *const DLTensor,
+    #[doc = " in: [R] prompt length per persistent row."]
+    pub prefill_len: *const DLTensor,
+    #[doc = " in: [R]."]
+    pub last_sampled_tokens: *const DLTensor,
+    #[doc = " in: [R, S], S at least every row's drafts."]
+    pub draft_tokens: *const DLTensor,
+    #[doc = " out: [L_cap], at least the total logits."]
+    pub logits_indices: *mut DLTensor,
+    #[doc = " out, may be NULL: [B + 1]."]
+    pub cu_num_logits: *mut DLTensor,
+    #[doc = " out, may be NULL: [L_cap]."]
+    pub expanded_idx_mapping: *mut DLTensor,
+    #[doc = " out, may be NULL: [L_cap]."]
+    pub expanded_local_pos: *mut DLTensor,
+    #[doc = " out, may be NULL: [T] token ids: each decode row's sampled and draft tokens go in."]
+    pub input_ids: *mut DLTensor,
+    #[doc = " in: for CUDA tensors."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_combine_sampled_and_draft_tokens_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_combine_sampled_and_draft_tokens_args>(),
+        128usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_combine_sampled_and_draft_tokens_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_combine_sampled_and_draft_tokens_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_combine_sampled_and_draft_tokens_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_num_new_sampled_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_new_sampled_tokens) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(num_new_sampled_tokens)
+            )
+        );
+    }
+    test_field_num_new_sampled_tokens();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_num_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(num_reqs)
+            )
+        );
+    }
+    test_field_num_reqs();
+    fn test_field_num_draft_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_draft_tokens) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(num_draft_tokens)
+            )
+        );
+    }
+    test_field_num_draft_tokens();
+    fn test_field_idx_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).idx_mapping) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(idx_mapping)
+            )
+        );
+    }
+    test_field_idx_mapping();
+    fn test_field_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(seq_lens)
+            )
+        );
+    }
+    test_field_seq_lens();
+    fn test_field_prefill_len() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).prefill_len) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(prefill_len)
+            )
+        );
+    }
+    test_field_prefill_len();
+    fn test_field_last_sampled_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).last_sampled_tokens) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(last_sampled_tokens)
+            )
+        );
+    }
+    test_field_last_sampled_tokens();
+    fn test_field_draft_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).draft_tokens) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(draft_tokens)
+            )
+        );
+    }
+    test_field_draft_tokens();
+    fn test_field_logits_indices() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).logits_indices) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(logits_indices)
+            )
+        );
+    }
+    test_field_logits_indices();
+    fn test_field_cu_num_logits() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cu_num_logits) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(cu_num_logits)
+            )
+        );
+    }
+    test_field_cu_num_logits();
+    fn test_field_expanded_idx_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).expanded_idx_mapping) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(expanded_idx_mapping)
+            )
+        );
+    }
+    test_field_expanded_idx_mapping();
+    fn test_field_expanded_local_pos() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).expanded_local_pos) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(expanded_local_pos)
+            )
+        );
+    }
+    test_field_expanded_local_pos();
+    fn test_field_input_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).input_ids) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(input_ids)
+            )
+        );
+    }
+    test_field_input_ids();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_combine_sampled_and_draft_tokens_args>::uninit(
+                    );
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_combine_sampled_and_draft_tokens_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_combine_sampled_and_draft_tokens."]
+pub type cattn_combine_sampled_and_draft_tokens_args_t =
+    cattn_combine_sampled_and_draft_tokens_args;
+extern "C" {
+    #[doc = " The logits of a step (MRV2's combine_sampled_and_draft_tokens and expand_idx_mapping): live"]
+    #[doc = "  row b owns `n_b = num_new_sampled_tokens + drafts[b]` logits, the last n_b tokens of its"]
+    #[doc = "  query: `logits_indices[cu[b] + j] = qsl[b + 1] - n_b + j`, expanded_idx_mapping"]
+    #[doc = "  `idx_mapping[b]`, expanded_local_pos j; 0 past the total. With input_ids, a row past its"]
+    #[doc = "  prompt (`seq_len > prefill_len`) gets its drafts in its last n_b - 1 tokens and, when its"]
+    #[doc = "  first logit is past the prompt too, its last sampled token before them (vLLM's prompt-tail"]
+    #[doc = "  guard); other entries are left as they are. A row with n_b above its query is refused on"]
+    #[doc = "  the host, clamped to its query on the device."]
+    #[doc = "  Reads: args, inputs. Writes: the outputs. Allocates: nothing."]
+    #[doc = "  Returns: as cattn_prepare_pos_seq_lens. Stream: as cattn_prepare_pos_seq_lens."]
+    #[doc = "  Since: 1.2. Details: docs/api/step_inputs.md"]
+    pub fn cattn_combine_sampled_and_draft_tokens(
+        args: *const cattn_combine_sampled_and_draft_tokens_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_step_batch_check. B = query_start_loc's length - 1."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_batch_check_args {
+    #[doc = " CATTN_STEP_BATCH_CHECK_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: [B + 1]."]
+    pub query_start_loc: *const DLTensor,
+    #[doc = " in, may be NULL: [1] live rows; NULL = B."]
+    pub num_reqs: *const DLTensor,
+    #[doc = " in, may be NULL: [B]."]
+    pub seq_lens: *const DLTensor,
+    #[doc = " in, may be NULL each: [B, W_g] the batch's tables."]
+    pub block_tables: [*const DLTensor; 8usize],
+    #[doc = " in, may be NULL each: [T] the groups' slot mappings."]
+    pub slot_mappings: [*const DLTensor; 8usize],
+    #[doc = " out: [3] field, index, group."]
+    pub status: *mut DLTensor,
+    #[doc = " in: for CUDA tensors."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_batch_check_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_batch_check_args>(),
+        176usize,
+        concat!("Size of: ", stringify!(cattn_step_batch_check_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_batch_check_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_step_batch_check_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch_check_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch_check_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch_check_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch_check_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_num_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch_check_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch_check_args),
+                "::",
+                stringify!(num_reqs)
+            )
+        );
+    }
+    test_field_num_reqs();
+    fn test_field_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch_check_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch_check_args),
+                "::",
+                stringify!(seq_lens)
+            )
+        );
+    }
+    test_field_seq_lens();
+    fn test_field_block_tables() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch_check_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_tables) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch_check_args),
+                "::",
+                stringify!(block_tables)
+            )
+        );
+    }
+    test_field_block_tables();
+    fn test_field_slot_mappings() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch_check_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).slot_mappings) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch_check_args),
+                "::",
+                stringify!(slot_mappings)
+            )
+        );
+    }
+    test_field_slot_mappings();
+    fn test_field_status() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch_check_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).status) as usize - ptr as usize
+            },
+            160usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch_check_args),
+                "::",
+                stringify!(status)
+            )
+        );
+    }
+    test_field_status();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch_check_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            168usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch_check_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_step_batch_check. B = query_start_loc's length - 1."]
+pub type cattn_step_batch_check_args_t = cattn_step_batch_check_args;
+extern "C" {
+    #[doc = " Verifies a batch against the padding contract and writes the first defect to status, on"]
+    #[doc = "  the device without a host sync (read status when the stream is done), on the host directly."]
+    #[doc = "  A batch that keeps the contract gets {0, 0, 0}. The call's return reports its arguments,"]
+    #[doc = "  never the batch's values. Reads: args, inputs. Writes: status. Allocates: nothing."]
+    #[doc = "  Returns: as cattn_prepare_pos_seq_lens. Stream: as cattn_prepare_pos_seq_lens."]
+    #[doc = "  Since: 1.2. Details: docs/api/step_inputs.md"]
+    pub fn cattn_step_batch_check(args: *const cattn_step_batch_check_args_t) -> cattn_status_t;
+}
 #[doc = " Parameters of CATTN_STEP_DCP_LOCAL_SEQ_LENS, as cattn_get_dcp_local_seq_lens takes them."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -8485,6 +9822,312 @@ fn bindgen_test_layout_cattn_step_extend_params() {
 }
 #[doc = " Parameters of CATTN_STEP_EXTEND_QUERIES."]
 pub type cattn_step_extend_params_t = cattn_step_extend_params;
+#[doc = " One KV-cache group's geometry (cattn_step_plan_desc_t.kv_groups). Since: 1.2"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_kv_group_params {
+    #[doc = " The group's block size in tokens, at least 1."]
+    pub block_size: i64,
+    #[doc = " Divides block_size: the unit of the group's tables."]
+    pub kernel_block_size: i64,
+    #[doc = " W: columns of the group's tables, at least 1."]
+    pub max_num_blocks: i64,
+    #[doc = " A cattn_slot_mode_t."]
+    pub slot_mode: i32,
+    #[doc = " Set to 0."]
+    pub reserved0: i32,
+}
+#[test]
+fn bindgen_test_layout_cattn_kv_group_params() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_kv_group_params>(),
+        32usize,
+        concat!("Size of: ", stringify!(cattn_kv_group_params))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_kv_group_params>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_kv_group_params))
+    );
+    fn test_field_block_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_group_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_group_params),
+                "::",
+                stringify!(block_size)
+            )
+        );
+    }
+    test_field_block_size();
+    fn test_field_kernel_block_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_group_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kernel_block_size) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_group_params),
+                "::",
+                stringify!(kernel_block_size)
+            )
+        );
+    }
+    test_field_kernel_block_size();
+    fn test_field_max_num_blocks() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_group_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_num_blocks) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_group_params),
+                "::",
+                stringify!(max_num_blocks)
+            )
+        );
+    }
+    test_field_max_num_blocks();
+    fn test_field_slot_mode() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_group_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).slot_mode) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_group_params),
+                "::",
+                stringify!(slot_mode)
+            )
+        );
+    }
+    test_field_slot_mode();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_kv_group_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_kv_group_params),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+}
+#[doc = " One KV-cache group's geometry (cattn_step_plan_desc_t.kv_groups). Since: 1.2"]
+pub type cattn_kv_group_params_t = cattn_kv_group_params;
+#[doc = " Parameters of the step-input products (CATTN_STEP_INPUTS to CATTN_STEP_SPLIT). Since: 1.2"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_inputs_params {
+    #[doc = " Groups in kv_groups: 1 to CATTN_MAX_KV_GROUPS."]
+    pub num_kv_groups: i32,
+    #[doc = " A cattn_slot_mapping_contract_t."]
+    pub slot_mapping_contract: i32,
+    #[doc = " Slot mappings' DCP world, at least 1."]
+    pub dcp_size: i64,
+    #[doc = " This rank, in [0, dcp_size)."]
+    pub dcp_rank: i64,
+    #[doc = " At least 1."]
+    pub dcp_kv_cache_interleave_size: i64,
+    #[doc = " Logits per row besides its drafts: 0 or 1."]
+    pub num_new_sampled_tokens: i64,
+    #[doc = " CATTN_STEP_SPLIT: 0 to INT32_MAX."]
+    pub decode_threshold: i64,
+    #[doc = " CATTN_STEP_SPLIT: 0 or 1."]
+    pub require_uniform: i32,
+    #[doc = " The group whose gathered table the 1.1 products read."]
+    pub table_group: i32,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_inputs_params() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_inputs_params>(),
+        56usize,
+        concat!("Size of: ", stringify!(cattn_step_inputs_params))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_inputs_params>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_step_inputs_params))
+    );
+    fn test_field_num_kv_groups() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_kv_groups) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_params),
+                "::",
+                stringify!(num_kv_groups)
+            )
+        );
+    }
+    test_field_num_kv_groups();
+    fn test_field_slot_mapping_contract() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).slot_mapping_contract) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_params),
+                "::",
+                stringify!(slot_mapping_contract)
+            )
+        );
+    }
+    test_field_slot_mapping_contract();
+    fn test_field_dcp_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_size) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_params),
+                "::",
+                stringify!(dcp_size)
+            )
+        );
+    }
+    test_field_dcp_size();
+    fn test_field_dcp_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_rank) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_params),
+                "::",
+                stringify!(dcp_rank)
+            )
+        );
+    }
+    test_field_dcp_rank();
+    fn test_field_dcp_kv_cache_interleave_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dcp_kv_cache_interleave_size) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_params),
+                "::",
+                stringify!(dcp_kv_cache_interleave_size)
+            )
+        );
+    }
+    test_field_dcp_kv_cache_interleave_size();
+    fn test_field_num_new_sampled_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_new_sampled_tokens) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_params),
+                "::",
+                stringify!(num_new_sampled_tokens)
+            )
+        );
+    }
+    test_field_num_new_sampled_tokens();
+    fn test_field_decode_threshold() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).decode_threshold) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_params),
+                "::",
+                stringify!(decode_threshold)
+            )
+        );
+    }
+    test_field_decode_threshold();
+    fn test_field_require_uniform() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).require_uniform) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_params),
+                "::",
+                stringify!(require_uniform)
+            )
+        );
+    }
+    test_field_require_uniform();
+    fn test_field_table_group() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).table_group) as usize - ptr as usize
+            },
+            52usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_params),
+                "::",
+                stringify!(table_group)
+            )
+        );
+    }
+    test_field_table_group();
+}
+#[doc = " Parameters of the step-input products (CATTN_STEP_INPUTS to CATTN_STEP_SPLIT). Since: 1.2"]
+pub type cattn_step_inputs_params_t = cattn_step_inputs_params;
 #[doc = " What cattn_step_plan_create takes: the products, capacities and parameters."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -8513,12 +10156,19 @@ pub struct cattn_step_plan_desc {
     pub local_attention: cattn_step_local_attention_params_t,
     #[doc = " CATTN_STEP_EXTEND_QUERIES."]
     pub extend: cattn_step_extend_params_t,
+    #[doc = " R: persistent request rows (num_computed_tokens, MRV2 tables); at least 1 with a product"]
+    #[doc = "  that reads them."]
+    pub max_num_persistent_reqs: i64,
+    #[doc = " The step-input products."]
+    pub inputs: cattn_step_inputs_params_t,
+    #[doc = " The first num_kv_groups."]
+    pub kv_groups: [cattn_kv_group_params_t; 8usize],
 }
 #[test]
 fn bindgen_test_layout_cattn_step_plan_desc() {
     assert_eq!(
         ::std::mem::size_of::<cattn_step_plan_desc>(),
-        128usize,
+        448usize,
         concat!("Size of: ", stringify!(cattn_step_plan_desc))
     );
     assert_eq!(
@@ -8730,6 +10380,57 @@ fn bindgen_test_layout_cattn_step_plan_desc() {
         );
     }
     test_field_extend();
+    fn test_field_max_num_persistent_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_num_persistent_reqs) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(max_num_persistent_reqs)
+            )
+        );
+    }
+    test_field_max_num_persistent_reqs();
+    fn test_field_inputs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).inputs) as usize - ptr as usize
+            },
+            136usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(inputs)
+            )
+        );
+    }
+    test_field_inputs();
+    fn test_field_kv_groups() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kv_groups) as usize - ptr as usize
+            },
+            192usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(kv_groups)
+            )
+        );
+    }
+    test_field_kv_groups();
 }
 #[doc = " What cattn_step_plan_create takes: the products, capacities and parameters."]
 pub type cattn_step_plan_desc_t = cattn_step_plan_desc;
@@ -8890,12 +10591,29 @@ pub struct cattn_step_batch {
     pub logits_indices: *const DLTensor,
     #[doc = " `[1]`: how many logits_indices to read, clamped to `[0, L]`; NULL = all (fast prefill)."]
     pub num_logits_indices: *const DLTensor,
+    #[doc = " `[1]`: live rows, clamped to [0, B]; NULL = B."]
+    pub num_reqs: *const DLTensor,
+    #[doc = " `[B]` (CATTN_STEP_INPUTS): B is then its length and query_start_loc, seq_lens and"]
+    #[doc = "  block_table must be NULL (the plan computes them)."]
+    pub num_scheduled_tokens: *const DLTensor,
+    #[doc = " `[B]` persistent rows (inputs, tables, MRV2)."]
+    pub idx_mapping: *const DLTensor,
+    #[doc = " `[R]` (CATTN_STEP_INPUTS)."]
+    pub num_computed_tokens: *const DLTensor,
+    #[doc = " `[B]`, may be NULL (CATTN_STEP_LOGITS_INDICES)."]
+    pub num_draft_tokens: *const DLTensor,
+    #[doc = " `[N]`: slot mappings without CATTN_STEP_INPUTS."]
+    pub positions: *const DLTensor,
+    #[doc = " Per group: `[R, W]` persistent (MRV2), `[B, W]` batch rows (V1 slot mappings)."]
+    pub kv_block_tables: [*const DLTensor; 8usize],
+    #[doc = " Per group, may be NULL: `[R]` entries in use (CATTN_STEP_BLOCK_TABLES)."]
+    pub kv_num_blocks: [*const DLTensor; 8usize],
 }
 #[test]
 fn bindgen_test_layout_cattn_step_batch() {
     assert_eq!(
         ::std::mem::size_of::<cattn_step_batch>(),
-        56usize,
+        232usize,
         concat!("Size of: ", stringify!(cattn_step_batch))
     );
     assert_eq!(
@@ -9022,6 +10740,142 @@ fn bindgen_test_layout_cattn_step_batch() {
         );
     }
     test_field_num_logits_indices();
+    fn test_field_num_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(num_reqs)
+            )
+        );
+    }
+    test_field_num_reqs();
+    fn test_field_num_scheduled_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_scheduled_tokens) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(num_scheduled_tokens)
+            )
+        );
+    }
+    test_field_num_scheduled_tokens();
+    fn test_field_idx_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).idx_mapping) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(idx_mapping)
+            )
+        );
+    }
+    test_field_idx_mapping();
+    fn test_field_num_computed_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_computed_tokens) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(num_computed_tokens)
+            )
+        );
+    }
+    test_field_num_computed_tokens();
+    fn test_field_num_draft_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_draft_tokens) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(num_draft_tokens)
+            )
+        );
+    }
+    test_field_num_draft_tokens();
+    fn test_field_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).positions) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(positions)
+            )
+        );
+    }
+    test_field_positions();
+    fn test_field_kv_block_tables() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kv_block_tables) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(kv_block_tables)
+            )
+        );
+    }
+    test_field_kv_block_tables();
+    fn test_field_kv_num_blocks() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kv_num_blocks) as usize - ptr as usize
+            },
+            168usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(kv_num_blocks)
+            )
+        );
+    }
+    test_field_kv_num_blocks();
 }
 #[doc = " One step's batch for cattn_step_plan_run: int32/int64 device tensors of one GPU. B ="]
 #[doc = "  query_start_loc's length - 1, at most max_num_reqs, padding rows included. A tensor a"]
@@ -9075,12 +10929,34 @@ pub struct cattn_step_outputs {
     pub workspace: *mut ::std::os::raw::c_void,
     #[doc = " The size of workspace in bytes."]
     pub workspace_bytes: usize,
+    #[doc = " `[B + 1]` (CATTN_STEP_INPUTS)."]
+    pub query_start_loc: *mut DLTensor,
+    #[doc = " `[B]` (CATTN_STEP_INPUTS)."]
+    pub seq_lens: *mut DLTensor,
+    #[doc = " At least max_num_tokens; may be NULL (INPUTS)."]
+    pub positions: *mut DLTensor,
+    #[doc = " `[B]`; may be NULL (CATTN_STEP_INPUTS)."]
+    pub num_computed_tokens: *mut DLTensor,
+    #[doc = " `[B, W]` per group (BLOCK_TABLES)."]
+    pub block_tables: [*mut DLTensor; 8usize],
+    #[doc = " int64, at least max_num_tokens per TOKEN_TO_KV_SLOT group; NULL for NONE groups."]
+    pub slot_mappings: [*mut DLTensor; 8usize],
+    #[doc = " At least max_num_logits (LOGITS_INDICES)."]
+    pub logits_indices: *mut DLTensor,
+    #[doc = " `[B + 1]`; may be NULL (LOGITS_INDICES)."]
+    pub cu_num_logits: *mut DLTensor,
+    #[doc = " At least max_num_logits; may be NULL."]
+    pub expanded_idx_mapping: *mut DLTensor,
+    #[doc = " At least max_num_logits; may be NULL."]
+    pub expanded_local_pos: *mut DLTensor,
+    #[doc = " At least max_num_tokens (TOKEN_TO_REQ)."]
+    pub token_to_req_indices: *mut DLTensor,
 }
 #[test]
 fn bindgen_test_layout_cattn_step_outputs() {
     assert_eq!(
         ::std::mem::size_of::<cattn_step_outputs>(),
-        160usize,
+        360usize,
         concat!("Size of: ", stringify!(cattn_step_outputs))
     );
     assert_eq!(
@@ -9428,6 +11304,193 @@ fn bindgen_test_layout_cattn_step_outputs() {
         );
     }
     test_field_workspace_bytes();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            160usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens) as usize - ptr as usize
+            },
+            168usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(seq_lens)
+            )
+        );
+    }
+    test_field_seq_lens();
+    fn test_field_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).positions) as usize - ptr as usize
+            },
+            176usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(positions)
+            )
+        );
+    }
+    test_field_positions();
+    fn test_field_num_computed_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_computed_tokens) as usize - ptr as usize
+            },
+            184usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(num_computed_tokens)
+            )
+        );
+    }
+    test_field_num_computed_tokens();
+    fn test_field_block_tables() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_tables) as usize - ptr as usize
+            },
+            192usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(block_tables)
+            )
+        );
+    }
+    test_field_block_tables();
+    fn test_field_slot_mappings() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).slot_mappings) as usize - ptr as usize
+            },
+            256usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(slot_mappings)
+            )
+        );
+    }
+    test_field_slot_mappings();
+    fn test_field_logits_indices() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).logits_indices) as usize - ptr as usize
+            },
+            320usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(logits_indices)
+            )
+        );
+    }
+    test_field_logits_indices();
+    fn test_field_cu_num_logits() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cu_num_logits) as usize - ptr as usize
+            },
+            328usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(cu_num_logits)
+            )
+        );
+    }
+    test_field_cu_num_logits();
+    fn test_field_expanded_idx_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).expanded_idx_mapping) as usize - ptr as usize
+            },
+            336usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(expanded_idx_mapping)
+            )
+        );
+    }
+    test_field_expanded_idx_mapping();
+    fn test_field_expanded_local_pos() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).expanded_local_pos) as usize - ptr as usize
+            },
+            344usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(expanded_local_pos)
+            )
+        );
+    }
+    test_field_expanded_local_pos();
+    fn test_field_token_to_req_indices() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).token_to_req_indices) as usize - ptr as usize
+            },
+            352usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(token_to_req_indices)
+            )
+        );
+    }
+    test_field_token_to_req_indices();
 }
 #[doc = " Where cattn_step_plan_run writes: int32/int64 device tensors on the batch's GPU (except"]
 #[doc = "  counts_host). A selected product's outputs are required unless \"may be NULL\"; an"]
@@ -9494,7 +11557,9 @@ extern "C" {
     #[doc = "  CATTN_INSUFFICIENT_SIZE (an output below its capacity or the batch's need);"]
     #[doc = "  CATTN_NOT_SUPPORTED (CPU-only build, no usable device, a misaligned tensor);"]
     #[doc = "  CATTN_CUDA_ERROR."]
-    #[doc = "  Stream: one kernel on `stream`, nothing else; capturable, correct on every replay."]
+    #[doc = "  Stream: one kernel on `stream`, nothing else; capturable, correct on every replay. A plan"]
+    #[doc = "  with step-input products (1.2) and 1.1 products launches two kernels, the second a"]
+    #[doc = "  programmatic dependent launch on sm_90 (one graph segment)."]
     #[doc = "  Lifetime: a captured graph keeps the tensors' addresses. Thread safety: one plan may run"]
     #[doc = "  on several threads at once. Since: 1.1. Details: docs/api/step_plan.md"]
     pub fn cattn_step_plan_run(
@@ -9506,7 +11571,7 @@ extern "C" {
 }
 #[doc = " Every entry point, in release order, for callers that dlopen the library and resolve only"]
 #[doc = "  cattn_get_api. Members are only appended: test a member newer than your oldest supported"]
-#[doc = "  library with CATTN_API_HAS before calling it. Since: 1.0; members added in 1.1."]
+#[doc = "  library with CATTN_API_HAS before calling it. Since: 1.0; members added in 1.1 and 1.2."]
 #[doc = "  Details: docs/api/api_table.md"]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -9879,12 +11944,34 @@ pub struct cattn_api {
             arg6: *mut i64,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_prepare_pos_seq_lens"]
+    pub prepare_pos_seq_lens: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *const cattn_prepare_pos_seq_lens_args_t) -> cattn_status_t,
+    >,
+    #[doc = " cattn_gather_block_tables"]
+    pub gather_block_tables: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *const cattn_gather_block_tables_args_t) -> cattn_status_t,
+    >,
+    #[doc = " cattn_compute_slot_mappings"]
+    pub compute_slot_mappings: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *const cattn_compute_slot_mappings_args_t) -> cattn_status_t,
+    >,
+    #[doc = " cattn_combine_sampled_and_draft_tokens"]
+    pub combine_sampled_and_draft_tokens: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_combine_sampled_and_draft_tokens_args_t,
+        ) -> cattn_status_t,
+    >,
+    #[doc = " cattn_step_batch_check"]
+    pub step_batch_check: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *const cattn_step_batch_check_args_t) -> cattn_status_t,
+    >,
 }
 #[test]
 fn bindgen_test_layout_cattn_api() {
     assert_eq!(
         ::std::mem::size_of::<cattn_api>(),
-        552usize,
+        592usize,
         concat!("Size of: ", stringify!(cattn_api))
     );
     assert_eq!(
@@ -11099,10 +13186,96 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_fused_pcp_qkv_select_size();
+    fn test_field_prepare_pos_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).prepare_pos_seq_lens) as usize - ptr as usize
+            },
+            552usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(prepare_pos_seq_lens)
+            )
+        );
+    }
+    test_field_prepare_pos_seq_lens();
+    fn test_field_gather_block_tables() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).gather_block_tables) as usize - ptr as usize
+            },
+            560usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(gather_block_tables)
+            )
+        );
+    }
+    test_field_gather_block_tables();
+    fn test_field_compute_slot_mappings() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_slot_mappings) as usize - ptr as usize
+            },
+            568usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(compute_slot_mappings)
+            )
+        );
+    }
+    test_field_compute_slot_mappings();
+    fn test_field_combine_sampled_and_draft_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).combine_sampled_and_draft_tokens) as usize
+                    - ptr as usize
+            },
+            576usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(combine_sampled_and_draft_tokens)
+            )
+        );
+    }
+    test_field_combine_sampled_and_draft_tokens();
+    fn test_field_step_batch_check() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).step_batch_check) as usize - ptr as usize
+            },
+            584usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(step_batch_check)
+            )
+        );
+    }
+    test_field_step_batch_check();
 }
 #[doc = " Every entry point, in release order, for callers that dlopen the library and resolve only"]
 #[doc = "  cattn_get_api. Members are only appended: test a member newer than your oldest supported"]
-#[doc = "  library with CATTN_API_HAS before calling it. Since: 1.0; members added in 1.1."]
+#[doc = "  library with CATTN_API_HAS before calling it. Since: 1.0; members added in 1.1 and 1.2."]
 #[doc = "  Details: docs/api/api_table.md"]
 pub type cattn_api_t = cattn_api;
 extern "C" {
@@ -11118,3 +13291,646 @@ extern "C" {
 #[doc = "  one representation). Example: docs/api/api_table.md. Since: 1.1"]
 pub type cattn_get_api_fn =
     ::std::option::Option<unsafe extern "C" fn(abi_major: u32) -> *const cattn_api_t>;
+
+// The header's struct initialisers as constants (init_consts.py).
+#[doc = " `CATTN_COMMON_ATTN_METADATA_INIT`: Initializer: every pointer NULL, counts 0, causal 1, max_logits_per_req CATTN_NOT_GIVEN. Since: 1.0"]
+pub const CATTN_COMMON_ATTN_METADATA_INIT: cattn_common_attn_metadata_t =
+    cattn_common_attn_metadata {
+        struct_size: ::core::mem::size_of::<cattn_common_attn_metadata_t>() as usize,
+        query_start_loc: ::core::ptr::null_mut(),
+        query_start_loc_cpu: ::core::ptr::null_mut(),
+        seq_lens: ::core::ptr::null_mut(),
+        seq_lens_cpu: ::core::ptr::null_mut(),
+        num_computed_tokens_cpu: ::core::ptr::null_mut(),
+        block_table_tensor: ::core::ptr::null_mut(),
+        slot_mapping: ::core::ptr::null_mut(),
+        logits_indices_padded: ::core::ptr::null_mut(),
+        num_reqs: 0 as i64,
+        num_actual_tokens: 0 as i64,
+        max_query_len: 0 as i64,
+        max_seq_len: 0 as i64,
+        num_logits_indices: 0 as i64,
+        causal: 1 as i32,
+        reserved0: 0 as i32,
+        positions: ::core::ptr::null_mut(),
+        is_prefilling: ::core::ptr::null_mut(),
+        causal_per_req: ::core::ptr::null_mut(),
+        dcp_local_seq_lens: ::core::ptr::null_mut(),
+        dcp_local_seq_lens_cpu: ::core::ptr::null_mut(),
+        seq_lens_cpu_upper_bound: ::core::ptr::null_mut(),
+        encoder_seq_lens: ::core::ptr::null_mut(),
+        encoder_seq_lens_cpu: ::core::ptr::null_mut(),
+        max_logits_per_req: (-1) as i64,
+    };
+#[doc = " `CATTN_KV_CACHE_LAYOUT_ARGS_INIT`: Initializer: no mask, no environment, no setting, no connector preference. Since: 1.0"]
+pub const CATTN_KV_CACHE_LAYOUT_ARGS_INIT: cattn_kv_cache_layout_args_t =
+    cattn_kv_cache_layout_args {
+        struct_size: ::core::mem::size_of::<cattn_kv_cache_layout_args_t>() as usize,
+        supported_mask: 0 as u32,
+        read_environment: 0 as i32,
+        env_value: ::core::ptr::null(),
+        connector_layout: CATTN_KV_CACHE_LAYOUT_UNSET as u32,
+        layout: CATTN_KV_CACHE_LAYOUT_UNSET as u32,
+    };
+#[doc = " `CATTN_KV_CACHE_LAYOUT_PROPERTIES_INIT`: Initializer: struct_size set, every output zero or NULL. Since: 1.1"]
+pub const CATTN_KV_CACHE_LAYOUT_PROPERTIES_INIT: cattn_kv_cache_layout_properties_t =
+    cattn_kv_cache_layout_properties {
+        struct_size: ::core::mem::size_of::<cattn_kv_cache_layout_properties_t>() as usize,
+        stride_order: [0 as i32; 5],
+        layer_view_order: [0 as i32; 4],
+        is_layer_compact: 0 as i32,
+        is_block_contiguous: 0 as i32,
+        is_block_compact: 0 as i32,
+        is_block_outermost: 0 as i32,
+        order: 0 as i32,
+        name: ::core::ptr::null(),
+        flashinfer_layout: ::core::ptr::null(),
+    };
+#[doc = " `CATTN_KV_CACHE_LAYOUT_STRIDES_ARGS_INIT`: Initializer: layout UNSET (set one), sizes and outputs zero. Since: 1.1"]
+pub const CATTN_KV_CACHE_LAYOUT_STRIDES_ARGS_INIT: cattn_kv_cache_layout_strides_args_t =
+    cattn_kv_cache_layout_strides_args {
+        struct_size: ::core::mem::size_of::<cattn_kv_cache_layout_strides_args_t>() as usize,
+        layout: CATTN_KV_CACHE_LAYOUT_UNSET as u32,
+        reserved0: 0 as i32,
+        sizes: [0 as i64; 5],
+        strides: [0 as i64; 5],
+        physical_shape: [0 as i64; 5],
+        numel: 0 as i64,
+    };
+#[doc = " `CATTN_GET_SUPPORTED_KV_CACHE_LAYOUTS_ARGS_INIT`: Initializer: no backends, no output. Since: 1.1"]
+pub const CATTN_GET_SUPPORTED_KV_CACHE_LAYOUTS_ARGS_INIT:
+    cattn_get_supported_kv_cache_layouts_args_t = cattn_get_supported_kv_cache_layouts_args {
+    struct_size: ::core::mem::size_of::<cattn_get_supported_kv_cache_layouts_args_t>() as usize,
+    num_backends: 0 as i64,
+    backend_counts: ::core::ptr::null(),
+    layouts: ::core::ptr::null(),
+    out: ::core::ptr::null_mut(),
+    out_capacity: 0 as i64,
+    num_out: 0 as i64,
+};
+#[doc = " `CATTN_RESOLVE_KV_CACHE_LAYOUT_ARGS_INIT`: Initializer: no workers, no specs, no setting, no connector. Since: 1.1"]
+pub const CATTN_RESOLVE_KV_CACHE_LAYOUT_ARGS_INIT: cattn_resolve_kv_cache_layout_args_t =
+    cattn_resolve_kv_cache_layout_args {
+        struct_size: ::core::mem::size_of::<cattn_resolve_kv_cache_layout_args_t>() as usize,
+        num_workers: 0 as i64,
+        worker_counts: ::core::ptr::null(),
+        worker_names: ::core::ptr::null(),
+        num_specs: 0 as i64,
+        spec_num_heads: ::core::ptr::null(),
+        spec_num_states: ::core::ptr::null(),
+        spec_page_size_bytes: ::core::ptr::null(),
+        env_value: ::core::ptr::null(),
+        read_environment: 0 as i32,
+        reserved0: 0 as i32,
+        connector_layout: ::core::ptr::null(),
+        layout: CATTN_KV_CACHE_LAYOUT_UNSET as u32,
+        connector_fell_back: 0 as i32,
+        from_preset: 0 as i32,
+        reserved1: 0 as i32,
+    };
+#[doc = " `CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_INIT`: Initialiser: vLLM's default knobs, T and max_query_len CATTN_FROM_QUERY_START_LOC."]
+pub const CATTN_SPLIT_DECODES_AND_PREFILLS_ARGS_INIT: cattn_split_decodes_and_prefills_args_t =
+    cattn_split_decodes_and_prefills_args {
+        struct_size: ::core::mem::size_of::<cattn_split_decodes_and_prefills_args_t>() as usize,
+        query_start_loc_cpu: ::core::ptr::null(),
+        is_prefilling_cpu: ::core::ptr::null(),
+        num_reqs: 0 as i64,
+        num_actual_tokens: (-1) as i64,
+        max_query_len: (-1) as i64,
+        decode_threshold: 1 as i64,
+        require_uniform: 0 as i32,
+        treat_short_extends_as_decodes: 1 as i32,
+        num_decodes: 0 as i64,
+        num_prefills: 0 as i64,
+        num_decode_tokens: 0 as i64,
+        num_prefill_tokens: 0 as i64,
+    };
+#[doc = " `CATTN_SPLIT_DECODES_AND_PREFILLS_CAPTURABLE_ARGS_INIT`: Initialiser: vLLM's default knobs, T and max_query_len taken from query_start_loc."]
+pub const CATTN_SPLIT_DECODES_AND_PREFILLS_CAPTURABLE_ARGS_INIT:
+    cattn_split_decodes_and_prefills_capturable_args_t =
+    cattn_split_decodes_and_prefills_capturable_args {
+        struct_size: ::core::mem::size_of::<cattn_split_decodes_and_prefills_capturable_args_t>()
+            as usize,
+        query_start_loc: ::core::ptr::null(),
+        is_prefilling: ::core::ptr::null(),
+        num_actual_tokens: ::core::ptr::null(),
+        max_query_len: ::core::ptr::null(),
+        decode_threshold: 1 as i64,
+        require_uniform: 0 as i32,
+        treat_short_extends_as_decodes: 1 as i32,
+        result: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_INIT`: Initialiser: decode_threshold 1, T and max_query_len CATTN_FROM_QUERY_START_LOC."]
+pub const CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_ARGS_INIT:
+    cattn_split_decodes_prefills_and_extends_args_t =
+    cattn_split_decodes_prefills_and_extends_args {
+        struct_size: ::core::mem::size_of::<cattn_split_decodes_prefills_and_extends_args_t>()
+            as usize,
+        query_start_loc_cpu: ::core::ptr::null(),
+        seq_lens_cpu_upper_bound: ::core::ptr::null(),
+        num_reqs: 0 as i64,
+        num_actual_tokens: (-1) as i64,
+        max_query_len: (-1) as i64,
+        decode_threshold: 1 as i64,
+        num_decodes: 0 as i64,
+        num_extends: 0 as i64,
+        num_prefills: 0 as i64,
+        num_decode_tokens: 0 as i64,
+        num_extend_tokens: 0 as i64,
+        num_prefill_tokens: 0 as i64,
+    };
+#[doc = " `CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_CAPTURABLE_ARGS_INIT`: Initialiser: decode_threshold 1, T and max_query_len taken from query_start_loc."]
+pub const CATTN_SPLIT_DECODES_PREFILLS_AND_EXTENDS_CAPTURABLE_ARGS_INIT:
+    cattn_split_decodes_prefills_and_extends_capturable_args_t =
+    cattn_split_decodes_prefills_and_extends_capturable_args {
+        struct_size: ::core::mem::size_of::<
+            cattn_split_decodes_prefills_and_extends_capturable_args_t,
+        >() as usize,
+        query_start_loc: ::core::ptr::null(),
+        seq_lens_upper_bound: ::core::ptr::null(),
+        num_actual_tokens: ::core::ptr::null(),
+        max_query_len: ::core::ptr::null(),
+        decode_threshold: 1 as i64,
+        result: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_SPLIT_PREFILL_CHUNKS_ARGS_INIT`: Initialiser: no tensors, workspace_size and request_offset 0."]
+pub const CATTN_SPLIT_PREFILL_CHUNKS_ARGS_INIT: cattn_split_prefill_chunks_args_t =
+    cattn_split_prefill_chunks_args {
+        struct_size: ::core::mem::size_of::<cattn_split_prefill_chunks_args_t>() as usize,
+        seq_lens_cpu: ::core::ptr::null(),
+        workspace_size: 0 as i64,
+        request_offset: 0 as i64,
+        chunks: ::core::ptr::null_mut(),
+        num_chunks: 0 as i64,
+    };
+#[doc = " `CATTN_REORDER_BATCH_ARGS_INIT`: Initialiser: no tensors, decode_threshold 1."]
+pub const CATTN_REORDER_BATCH_ARGS_INIT: cattn_reorder_batch_args_t = cattn_reorder_batch_args {
+    struct_size: ::core::mem::size_of::<cattn_reorder_batch_args_t>() as usize,
+    num_scheduled_tokens: ::core::ptr::null(),
+    num_computed_tokens: ::core::ptr::null(),
+    num_prompt_tokens: ::core::ptr::null(),
+    decode_threshold: 1 as i64,
+    index_map: ::core::ptr::null_mut(),
+    swaps: ::core::ptr::null_mut(),
+    changed: 0 as i32,
+    reserved0: 0 as i32,
+    num_swaps: 0 as i64,
+    num_decodes: 0 as i64,
+    num_short_extends: 0 as i64,
+    num_long_extends: 0 as i64,
+    num_prefills: 0 as i64,
+};
+#[doc = " `CATTN_NAIVE_QUERY_LENS_ARGS_INIT`: Initialiser: no metadata, no out, the legacy default stream."]
+pub const CATTN_NAIVE_QUERY_LENS_ARGS_INIT: cattn_naive_query_lens_args_t =
+    cattn_naive_query_lens_args {
+        struct_size: ::core::mem::size_of::<cattn_naive_query_lens_args_t>() as usize,
+        metadata: ::core::ptr::null(),
+        out: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_TOKEN_TO_REQ_INDICES_ARGS_INIT`: Initialiser: no metadata, no buffer, the legacy default stream."]
+pub const CATTN_TOKEN_TO_REQ_INDICES_ARGS_INIT: cattn_token_to_req_indices_args_t =
+    cattn_token_to_req_indices_args {
+        struct_size: ::core::mem::size_of::<cattn_token_to_req_indices_args_t>() as usize,
+        metadata: ::core::ptr::null(),
+        buffer: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_UNPADDED_ARGS_INIT`: Initialiser: no structs, T' and B' 0."]
+pub const CATTN_UNPADDED_ARGS_INIT: cattn_unpadded_args_t = cattn_unpadded_args {
+    struct_size: ::core::mem::size_of::<cattn_unpadded_args_t>() as usize,
+    metadata: ::core::ptr::null(),
+    num_actual_tokens: 0 as i64,
+    num_actual_reqs: 0 as i64,
+    out: ::core::ptr::null_mut(),
+    storage: ::core::ptr::null_mut(),
+};
+#[doc = " `CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT`: Initialiser: D = 1, all ranks, I = 1, CATTN_DCP_SHAPE_SQUEEZE, NULL tensors and stream."]
+pub const CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT: cattn_dcp_local_seq_lens_args_t =
+    cattn_dcp_local_seq_lens_args {
+        struct_size: ::core::mem::size_of::<cattn_dcp_local_seq_lens_args_t>() as usize,
+        seq_lens: ::core::ptr::null(),
+        dcp_size: 1 as i64,
+        dcp_rank: CATTN_DCP_ALL_RANKS as i64,
+        dcp_kv_cache_interleave_size: 1 as i64,
+        out: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+        shape_mode: CATTN_DCP_SHAPE_SQUEEZE as i64,
+    };
+#[doc = " `CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT`: Initialiser: NULL tensors and stream."]
+pub const CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT: cattn_pcp_query_restore_idx_args_t =
+    cattn_pcp_query_restore_idx_args {
+        struct_size: ::core::mem::size_of::<cattn_pcp_query_restore_idx_args_t>() as usize,
+        cu_num_tokens: ::core::ptr::null(),
+        restore_idx: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT`: Initialiser: W = 1, r = 0, NULL tensors and stream."]
+pub const CATTN_FUSED_PCP_QKV_SELECT_ARGS_INIT: cattn_fused_pcp_qkv_select_args_t =
+    cattn_fused_pcp_qkv_select_args {
+        struct_size: ::core::mem::size_of::<cattn_fused_pcp_qkv_select_args_t>() as usize,
+        q: ::core::ptr::null(),
+        k: ::core::ptr::null(),
+        v: ::core::ptr::null(),
+        query_start_loc: ::core::ptr::null(),
+        pcp_world_size: 1 as i64,
+        pcp_rank: 0 as i64,
+        q_head: ::core::ptr::null_mut(),
+        k_head: ::core::ptr::null_mut(),
+        v_head: ::core::ptr::null_mut(),
+        q_tail: ::core::ptr::null_mut(),
+        k_tail: ::core::ptr::null_mut(),
+        v_tail: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_INIT`: Initialiser: n = 0, workspace_size 0, NULL pointers and stream."]
+pub const CATTN_PCP_KV_ALLGATHER_AND_RESTORE_ARGS_INIT: cattn_pcp_kv_allgather_and_restore_args_t =
+    cattn_pcp_kv_allgather_and_restore_args {
+        struct_size: ::core::mem::size_of::<cattn_pcp_kv_allgather_and_restore_args_t>() as usize,
+        comm: ::core::ptr::null_mut(),
+        key: ::core::ptr::null(),
+        value: ::core::ptr::null(),
+        num_actual_tokens: 0 as i64,
+        restore_idx: ::core::ptr::null(),
+        key_out: ::core::ptr::null_mut(),
+        value_out: ::core::ptr::null_mut(),
+        workspace: ::core::ptr::null_mut(),
+        workspace_size: 0 as usize,
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_LOCAL_ATTENTION_ARGS_INIT`: Initialiser of cattn_local_attention_args_t (no cap given). Since: 1.0"]
+pub const CATTN_LOCAL_ATTENTION_ARGS_INIT: cattn_local_attention_args_t =
+    cattn_local_attention_args {
+        struct_size: ::core::mem::size_of::<cattn_local_attention_args_t>() as usize,
+        attn_chunk_size: 0 as i64,
+        block_size: 0 as i64,
+        metadata: ::core::ptr::null(),
+        plan: ::core::ptr::null_mut(),
+        max_virtual_batches: 0 as i64,
+    };
+#[doc = " `CATTN_LOCAL_ATTENTION_FILL_ARGS_INIT`: Initialiser of cattn_local_attention_fill_args_t. Since: 1.0"]
+pub const CATTN_LOCAL_ATTENTION_FILL_ARGS_INIT: cattn_local_attention_fill_args_t =
+    cattn_local_attention_fill_args {
+        struct_size: ::core::mem::size_of::<cattn_local_attention_fill_args_t>() as usize,
+        metadata: ::core::ptr::null(),
+        out: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_MAX_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_INIT`: Initialiser of cattn_max_local_attention_virtual_batches_args_t (C = 1). Since: 1.1"]
+pub const CATTN_MAX_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_INIT:
+    cattn_max_local_attention_virtual_batches_args_t =
+    cattn_max_local_attention_virtual_batches_args {
+        struct_size: ::core::mem::size_of::<cattn_max_local_attention_virtual_batches_args_t>()
+            as usize,
+        attn_chunk_size: 1 as i64,
+        max_num_seqs: 0 as i64,
+        max_num_batched_tokens: 0 as i64,
+        bound: 0 as i64,
+        bound_with_empty_rows: 0 as i64,
+    };
+#[doc = " `CATTN_LOCAL_ATTENTION_CAPTURABLE_ARGS_INIT`: Initialiser of cattn_local_attention_capturable_args_t. Since: 1.1"]
+pub const CATTN_LOCAL_ATTENTION_CAPTURABLE_ARGS_INIT: cattn_local_attention_capturable_args_t =
+    cattn_local_attention_capturable_args {
+        struct_size: ::core::mem::size_of::<cattn_local_attention_capturable_args_t>() as usize,
+        attn_chunk_size: 0 as i64,
+        block_size: 0 as i64,
+        query_start_loc: ::core::ptr::null(),
+        seq_lens: ::core::ptr::null(),
+        block_table: ::core::ptr::null(),
+        query_start_loc_out: ::core::ptr::null_mut(),
+        seq_lens_out: ::core::ptr::null_mut(),
+        num_computed_tokens_out: ::core::ptr::null_mut(),
+        block_table_out: ::core::ptr::null_mut(),
+        counts: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT`: Initialiser of cattn_causal_conv1d_metadata_args_t (block_m 8, no outputs). Since: 1.0"]
+pub const CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT: cattn_causal_conv1d_metadata_args_t =
+    cattn_causal_conv1d_metadata_args {
+        struct_size: ::core::mem::size_of::<cattn_causal_conv1d_metadata_args_t>() as usize,
+        query_start_loc_cpu: ::core::ptr::null(),
+        block_m: 8 as i64,
+        nums: ::core::ptr::null_mut(),
+        mlist: ::core::ptr::null_mut(),
+        offsetlist: ::core::ptr::null_mut(),
+        batch_ptr: ::core::ptr::null_mut(),
+        token_chunk_offset_ptr: ::core::ptr::null_mut(),
+        tot: 0 as i64,
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_CAUSAL_CONV1D_METADATA_CAPTURABLE_ARGS_INIT`: Initialiser of cattn_causal_conv1d_metadata_capturable_args_t (block_m 8). Since: 1.1"]
+pub const CATTN_CAUSAL_CONV1D_METADATA_CAPTURABLE_ARGS_INIT:
+    cattn_causal_conv1d_metadata_capturable_args_t = cattn_causal_conv1d_metadata_capturable_args {
+    struct_size: ::core::mem::size_of::<cattn_causal_conv1d_metadata_capturable_args_t>() as usize,
+    query_start_loc: ::core::ptr::null(),
+    block_m: 8 as i64,
+    nums: ::core::ptr::null_mut(),
+    mlist: ::core::ptr::null_mut(),
+    offsetlist: ::core::ptr::null_mut(),
+    batch_ptr: ::core::ptr::null_mut(),
+    token_chunk_offset_ptr: ::core::ptr::null_mut(),
+    tot: ::core::ptr::null_mut(),
+    stream: ::core::ptr::null_mut(),
+};
+#[doc = " `CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT`: Initialiser of cattn_mamba_block_table_args_t (mode NONE). Since: 1.0"]
+pub const CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT: cattn_mamba_block_table_args_t =
+    cattn_mamba_block_table_args {
+        struct_size: ::core::mem::size_of::<cattn_mamba_block_table_args_t>() as usize,
+        block_table: ::core::ptr::null(),
+        seq_lens: ::core::ptr::null(),
+        block_size: 0 as i64,
+        num_speculative_blocks: 0 as i64,
+        mamba_cache_mode: CATTN_MAMBA_CACHE_MODE_NONE as i32,
+        reserved0: 0 as i32,
+        out: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT`: Initialiser: n = 1, no DCP group, interleave 1, everything else NULL."]
+pub const CATTN_EXTEND_ALL_QUERIES_BY_N_ARGS_INIT: cattn_extend_all_queries_by_n_args_t =
+    cattn_extend_all_queries_by_n_args {
+        struct_size: ::core::mem::size_of::<cattn_extend_all_queries_by_n_args_t>() as usize,
+        metadata: ::core::ptr::null(),
+        n: 1 as i64,
+        new_slot_mapping: ::core::ptr::null_mut(),
+        out: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+        dcp_size: 0 as i64,
+        dcp_rank: 0 as i64,
+        dcp_kv_cache_interleave_size: 1 as i64,
+    };
+#[doc = " `CATTN_FAST_PREFILL_METADATA_ARGS_INIT`: Initialiser: every pointer NULL, passthrough 0."]
+pub const CATTN_FAST_PREFILL_METADATA_ARGS_INIT: cattn_fast_prefill_metadata_args_t =
+    cattn_fast_prefill_metadata_args {
+        struct_size: ::core::mem::size_of::<cattn_fast_prefill_metadata_args_t>() as usize,
+        metadata: ::core::ptr::null(),
+        out: ::core::ptr::null_mut(),
+        decode_max_and_total: ::core::ptr::null_mut(),
+        passthrough: 0 as i32,
+        reserved0: 0 as i32,
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_MM_PREFIX_RANGE_TENSOR_ARGS_INIT`: Initialiser: every pointer NULL (None). Since: 1.1"]
+pub const CATTN_MM_PREFIX_RANGE_TENSOR_ARGS_INIT: cattn_mm_prefix_range_tensor_args_t =
+    cattn_mm_prefix_range_tensor_args {
+        struct_size: ::core::mem::size_of::<cattn_mm_prefix_range_tensor_args_t>() as usize,
+        range_offsets: ::core::ptr::null(),
+        ranges: ::core::ptr::null(),
+        out: ::core::ptr::null_mut(),
+        max_ranges: 0 as i64,
+        is_none: 0 as i32,
+        reserved0: 0 as i32,
+    };
+#[doc = " `CATTN_FILL_MM_PREFIX_QUERY_RANGES_ARGS_INIT`: Initialiser: every pointer NULL. Since: 1.1"]
+pub const CATTN_FILL_MM_PREFIX_QUERY_RANGES_ARGS_INIT: cattn_fill_mm_prefix_query_ranges_args_t =
+    cattn_fill_mm_prefix_query_ranges_args {
+        struct_size: ::core::mem::size_of::<cattn_fill_mm_prefix_query_ranges_args_t>() as usize,
+        range_offsets: ::core::ptr::null(),
+        ranges: ::core::ptr::null(),
+        query_start_loc_cpu: ::core::ptr::null(),
+        seq_lens_cpu: ::core::ptr::null(),
+        out: ::core::ptr::null_mut(),
+        rows: 0 as i64,
+    };
+#[doc = " `CATTN_LOG2_LSE_TO_LN_ARGS_INIT`: Initialiser: NULL tensors, CATTN_LSE_ROUNDING_TORCH, default stream. Since: 1.1"]
+pub const CATTN_LOG2_LSE_TO_LN_ARGS_INIT: cattn_log2_lse_to_ln_args_t = cattn_log2_lse_to_ln_args {
+    struct_size: ::core::mem::size_of::<cattn_log2_lse_to_ln_args_t>() as usize,
+    lse: ::core::ptr::null(),
+    out: ::core::ptr::null_mut(),
+    half_rounding: CATTN_LSE_ROUNDING_TORCH as i64,
+    stream: ::core::ptr::null_mut(),
+};
+#[doc = " `CATTN_ATTENTION_LAYER_DESC_INIT`: Initialiser: no window, no soft cap, scale 1.0, no sinks."]
+pub const CATTN_ATTENTION_LAYER_DESC_INIT: cattn_attention_layer_desc_t =
+    cattn_attention_layer_desc {
+        struct_size: ::core::mem::size_of::<cattn_attention_layer_desc_t>() as usize,
+        sliding_window_left: 0 as i64,
+        sliding_window_right: 0 as i64,
+        logits_soft_cap: 0.0 as f64,
+        scale: 1.0 as f64,
+        has_sliding_window: 0 as i32,
+        has_logits_soft_cap: 0 as i32,
+        has_sinks: 0 as i32,
+        reserved0: 0 as i32,
+    };
+#[doc = " `CATTN_PER_LAYER_PARAMETERS_INIT`: Initialiser: no window, no soft cap, scale 1.0, no sinks."]
+pub const CATTN_PER_LAYER_PARAMETERS_INIT: cattn_per_layer_parameters_t =
+    cattn_per_layer_parameters {
+        struct_size: ::core::mem::size_of::<cattn_per_layer_parameters_t>() as usize,
+        window_left: (-1) as i64,
+        logits_soft_cap: 0.0 as f64,
+        sm_scale: 1.0 as f64,
+        has_logits_soft_cap: 0 as i32,
+        has_sinks: 0 as i32,
+    };
+#[doc = " `CATTN_GLOBAL_HYPERPARAMETERS_INIT`: Initialiser: all zero but struct_size."]
+pub const CATTN_GLOBAL_HYPERPARAMETERS_INIT: cattn_global_hyperparameters_t =
+    cattn_global_hyperparameters {
+        struct_size: ::core::mem::size_of::<cattn_global_hyperparameters_t>() as usize,
+        window_left: 0 as i64,
+        logits_soft_cap: 0.0 as f64,
+        sm_scale: 0.0 as f64,
+        has_logits_soft_cap: 0 as i32,
+        has_sinks: 0 as i32,
+        has_same_window_lefts: 0 as i32,
+        has_same_all_params: 0 as i32,
+    };
+#[doc = " `CATTN_PREPARE_POS_SEQ_LENS_ARGS_INIT`: Initialiser: every tensor NULL, the legacy default stream. Since: 1.2"]
+pub const CATTN_PREPARE_POS_SEQ_LENS_ARGS_INIT: cattn_prepare_pos_seq_lens_args_t =
+    cattn_prepare_pos_seq_lens_args {
+        struct_size: ::core::mem::size_of::<cattn_prepare_pos_seq_lens_args_t>() as usize,
+        num_scheduled_tokens: ::core::ptr::null(),
+        idx_mapping: ::core::ptr::null(),
+        num_computed_tokens: ::core::ptr::null(),
+        num_reqs: ::core::ptr::null(),
+        query_start_loc: ::core::ptr::null_mut(),
+        seq_lens: ::core::ptr::null_mut(),
+        positions: ::core::ptr::null_mut(),
+        batch_num_computed_tokens: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_GATHER_BLOCK_TABLES_ARGS_INIT`: Initialiser: every tensor NULL, the legacy default stream. Since: 1.2"]
+pub const CATTN_GATHER_BLOCK_TABLES_ARGS_INIT: cattn_gather_block_tables_args_t =
+    cattn_gather_block_tables_args {
+        struct_size: ::core::mem::size_of::<cattn_gather_block_tables_args_t>() as usize,
+        idx_mapping: ::core::ptr::null(),
+        num_reqs: ::core::ptr::null(),
+        block_table: ::core::ptr::null(),
+        num_blocks: ::core::ptr::null(),
+        out: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT`: Initialiser: MRV2, block sizes 0 (set them), one DCP rank. Since: 1.2"]
+pub const CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT: cattn_compute_slot_mappings_args_t =
+    cattn_compute_slot_mappings_args {
+        struct_size: ::core::mem::size_of::<cattn_compute_slot_mappings_args_t>() as usize,
+        contract: CATTN_SLOT_MAPPING_MRV2 as i32,
+        reserved0: 0 as i32,
+        block_size: 0 as i64,
+        kernel_block_size: 0 as i64,
+        dcp_size: 1 as i64,
+        dcp_rank: 0 as i64,
+        dcp_kv_cache_interleave_size: 1 as i64,
+        query_start_loc: ::core::ptr::null(),
+        num_reqs: ::core::ptr::null(),
+        positions: ::core::ptr::null(),
+        idx_mapping: ::core::ptr::null(),
+        block_table: ::core::ptr::null(),
+        slot_mapping: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT`: Initialiser: one new sampled token (vLLM's default), every tensor NULL. Since: 1.2"]
+pub const CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT:
+    cattn_combine_sampled_and_draft_tokens_args_t = cattn_combine_sampled_and_draft_tokens_args {
+    struct_size: ::core::mem::size_of::<cattn_combine_sampled_and_draft_tokens_args_t>() as usize,
+    num_new_sampled_tokens: 1 as i64,
+    query_start_loc: ::core::ptr::null(),
+    num_reqs: ::core::ptr::null(),
+    num_draft_tokens: ::core::ptr::null(),
+    idx_mapping: ::core::ptr::null(),
+    seq_lens: ::core::ptr::null(),
+    prefill_len: ::core::ptr::null(),
+    last_sampled_tokens: ::core::ptr::null(),
+    draft_tokens: ::core::ptr::null(),
+    logits_indices: ::core::ptr::null_mut(),
+    cu_num_logits: ::core::ptr::null_mut(),
+    expanded_idx_mapping: ::core::ptr::null_mut(),
+    expanded_local_pos: ::core::ptr::null_mut(),
+    input_ids: ::core::ptr::null_mut(),
+    stream: ::core::ptr::null_mut(),
+};
+#[doc = " `CATTN_STEP_BATCH_CHECK_ARGS_INIT`: Initialiser: every tensor NULL. Since: 1.2"]
+pub const CATTN_STEP_BATCH_CHECK_ARGS_INIT: cattn_step_batch_check_args_t =
+    cattn_step_batch_check_args {
+        struct_size: ::core::mem::size_of::<cattn_step_batch_check_args_t>() as usize,
+        query_start_loc: ::core::ptr::null(),
+        num_reqs: ::core::ptr::null(),
+        seq_lens: ::core::ptr::null(),
+        block_tables: [::core::ptr::null(); 8],
+        slot_mappings: [::core::ptr::null(); 8],
+        status: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_STEP_PLAN_DESC_INIT`: Initialiser: no product, zero capacities, vLLM's defaults where it has one (DCP 1 rank, Mamba NONE, block_m 8, n 1); local attention has none: set both its fields. Since: 1.1"]
+pub const CATTN_STEP_PLAN_DESC_INIT: cattn_step_plan_desc_t = cattn_step_plan_desc {
+    struct_size: ::core::mem::size_of::<cattn_step_plan_desc_t>() as usize,
+    products: 0 as u32,
+    reserved0: 0 as u32,
+    max_num_reqs: 0 as i64,
+    max_num_tokens: 0 as i64,
+    max_num_blocks_per_req: 0 as i64,
+    max_num_logits: 0 as i64,
+    dcp: cattn_step_dcp_params {
+        dcp_size: 1 as i64,
+        dcp_rank: CATTN_DCP_ALL_RANKS as i64,
+        dcp_kv_cache_interleave_size: 1 as i64,
+    },
+    mamba: cattn_step_mamba_params {
+        block_size: 1 as i64,
+        num_speculative_blocks: 0 as i64,
+        mamba_cache_mode: CATTN_MAMBA_CACHE_MODE_NONE as i32,
+        reserved0: 0 as i32,
+    },
+    conv1d: cattn_step_conv1d_params { block_m: 8 as i64 },
+    local_attention: cattn_step_local_attention_params {
+        attn_chunk_size: 0 as i64,
+        block_size: 0 as i64,
+    },
+    extend: cattn_step_extend_params { n: 1 as i64 },
+    max_num_persistent_reqs: 0 as i64,
+    inputs: cattn_step_inputs_params {
+        num_kv_groups: 0 as i32,
+        slot_mapping_contract: CATTN_SLOT_MAPPING_MRV2 as i32,
+        dcp_size: 1 as i64,
+        dcp_rank: 0 as i64,
+        dcp_kv_cache_interleave_size: 1 as i64,
+        num_new_sampled_tokens: 1 as i64,
+        decode_threshold: 1 as i64,
+        require_uniform: 0 as i32,
+        table_group: 0 as i32,
+    },
+    kv_groups: [cattn_kv_group_params {
+        block_size: 0 as i64,
+        kernel_block_size: 0 as i64,
+        max_num_blocks: 0 as i64,
+        slot_mode: 0 as i32,
+        reserved0: 0 as i32,
+    }; 8],
+};
+#[doc = " `CATTN_STEP_PLAN_SHAPE_INIT`: Initialiser: struct_size set, capacities 0. Since: 1.1"]
+pub const CATTN_STEP_PLAN_SHAPE_INIT: cattn_step_plan_shape_t = cattn_step_plan_shape {
+    struct_size: ::core::mem::size_of::<cattn_step_plan_shape_t>() as usize,
+    restore_capacity: 0 as i64,
+    conv1d_capacity: 0 as i64,
+    local_capacity: 0 as i64,
+    local_pages: 0 as i64,
+    mamba_columns: 0 as i64,
+};
+#[doc = " `CATTN_STEP_BATCH_INIT`: Initialiser: every tensor NULL. Since: 1.1"]
+pub const CATTN_STEP_BATCH_INIT: cattn_step_batch_t = cattn_step_batch {
+    struct_size: ::core::mem::size_of::<cattn_step_batch_t>() as usize,
+    query_start_loc: ::core::ptr::null(),
+    seq_lens: ::core::ptr::null(),
+    block_table: ::core::ptr::null(),
+    cu_num_tokens: ::core::ptr::null(),
+    logits_indices: ::core::ptr::null(),
+    num_logits_indices: ::core::ptr::null(),
+    num_reqs: ::core::ptr::null(),
+    num_scheduled_tokens: ::core::ptr::null(),
+    idx_mapping: ::core::ptr::null(),
+    num_computed_tokens: ::core::ptr::null(),
+    num_draft_tokens: ::core::ptr::null(),
+    positions: ::core::ptr::null(),
+    kv_block_tables: [::core::ptr::null(); 8],
+    kv_num_blocks: [::core::ptr::null(); 8],
+};
+#[doc = " `CATTN_STEP_OUTPUTS_INIT`: Initialiser: every output NULL, no workspace. Since: 1.1"]
+pub const CATTN_STEP_OUTPUTS_INIT: cattn_step_outputs_t = cattn_step_outputs {
+    struct_size: ::core::mem::size_of::<cattn_step_outputs_t>() as usize,
+    dcp_local_seq_lens: ::core::ptr::null_mut(),
+    pcp_query_restore_idx: ::core::ptr::null_mut(),
+    mamba_block_table: ::core::ptr::null_mut(),
+    conv1d_nums: ::core::ptr::null_mut(),
+    conv1d_mlist: ::core::ptr::null_mut(),
+    conv1d_offsetlist: ::core::ptr::null_mut(),
+    conv1d_batch_ptr: ::core::ptr::null_mut(),
+    conv1d_token_chunk_offset_ptr: ::core::ptr::null_mut(),
+    local_query_start_loc: ::core::ptr::null_mut(),
+    local_seq_lens: ::core::ptr::null_mut(),
+    local_num_computed_tokens: ::core::ptr::null_mut(),
+    local_block_table: ::core::ptr::null_mut(),
+    decode_query_start_loc: ::core::ptr::null_mut(),
+    extend_query_start_loc: ::core::ptr::null_mut(),
+    extend_seq_lens: ::core::ptr::null_mut(),
+    counts: ::core::ptr::null_mut(),
+    counts_host: ::core::ptr::null_mut(),
+    workspace: ::core::ptr::null_mut(),
+    workspace_bytes: 0 as usize,
+    query_start_loc: ::core::ptr::null_mut(),
+    seq_lens: ::core::ptr::null_mut(),
+    positions: ::core::ptr::null_mut(),
+    num_computed_tokens: ::core::ptr::null_mut(),
+    block_tables: [::core::ptr::null_mut(); 8],
+    slot_mappings: [::core::ptr::null_mut(); 8],
+    logits_indices: ::core::ptr::null_mut(),
+    cu_num_logits: ::core::ptr::null_mut(),
+    expanded_idx_mapping: ::core::ptr::null_mut(),
+    expanded_local_pos: ::core::ptr::null_mut(),
+    token_to_req_indices: ::core::ptr::null_mut(),
+};
+#[doc = " `CATTN_COMPUTE_NUM_COMPUTED_TOKENS_ARGS_INIT`: Initialiser of cattn_compute_num_computed_tokens_args_t."]
+pub const CATTN_COMPUTE_NUM_COMPUTED_TOKENS_ARGS_INIT: cattn_naive_query_lens_args_t =
+    CATTN_NAIVE_QUERY_LENS_ARGS_INIT;
+#[doc = " `CATTN_MAKE_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_INIT`: CATTN_LOCAL_ATTENTION_ARGS_INIT under its utility's name. Since: 1.1"]
+pub const CATTN_MAKE_LOCAL_ATTENTION_VIRTUAL_BATCHES_ARGS_INIT: cattn_local_attention_args_t =
+    CATTN_LOCAL_ATTENTION_ARGS_INIT;
+#[doc = " `CATTN_COMPUTE_CAUSAL_CONV1D_METADATA_ARGS_INIT`: CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT under its utility's name. Since: 1.1"]
+pub const CATTN_COMPUTE_CAUSAL_CONV1D_METADATA_ARGS_INIT: cattn_causal_conv1d_metadata_args_t =
+    CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT;
+#[doc = " `CATTN_MAMBA_GET_BLOCK_TABLE_TENSOR_ARGS_INIT`: CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT under its utility's name. Since: 1.1"]
+pub const CATTN_MAMBA_GET_BLOCK_TABLE_TENSOR_ARGS_INIT: cattn_mamba_block_table_args_t =
+    CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT;
+#[doc = " `CATTN_MAKE_KV_SHARING_FAST_PREFILL_COMMON_ATTN_METADATA_ARGS_INIT`: CATTN_FAST_PREFILL_METADATA_ARGS_INIT under the utility's name. Since: 1.1"]
+pub const CATTN_MAKE_KV_SHARING_FAST_PREFILL_COMMON_ATTN_METADATA_ARGS_INIT:
+    cattn_fast_prefill_metadata_args_t = CATTN_FAST_PREFILL_METADATA_ARGS_INIT;

@@ -24,6 +24,11 @@
 //!   [`make_local_attention_virtual_batches_capturable`] compute on the device what their host
 //!   calls plan on the host, and a [`StepPlan`] computes a whole step's metadata in one launch
 //!   (module [`step_plan`]).
+//! - The step inputs (since 1.2): [`prepare_pos_seq_lens`], [`gather_block_tables`],
+//!   [`compute_slot_mappings`], [`combine_sampled_and_draft_tokens`] and [`step_batch_check`]
+//!   compute what an engine builds every step before attention from the scheduler's output,
+//!   under one padding contract (module [`prepare_pos_seq_lens`]); the step plan computes the
+//!   same in its launch.
 //! - Every host utility also has a one-call helper that takes host slices and returns owned
 //!   `Vec`s: it makes the size query, allocates the outputs, converts between `usize` and the
 //!   library's `i64` and passes the default stream itself ([`pcp_query_restore_idx`],
@@ -33,7 +38,10 @@
 //!   [`split_query_start_loc_with_extends`], [`split_prefill_chunks`],
 //!   [`reorder_batch_to_split_decodes_and_prefills`], [`query_lens`], [`num_computed_tokens`],
 //!   [`token_to_req_indices_vec`], [`mm_prefix_range_tensor`], [`mm_prefix_query_ranges`],
-//!   [`pcp_qkv_halves`], [`log2_lse_to_ln_vec`], [`resolve_layout`]; the layout, per-layer and
+//!   [`pcp_qkv_halves`], [`log2_lse_to_ln_vec`], [`resolve_layout`], and for the step inputs
+//!   of 1.2 [`prepare_pos_seq_lens_host`], [`gather_block_tables_host`],
+//!   [`compute_slot_mappings_host`], [`combine_sampled_and_draft_tokens_host`] and
+//!   [`step_batch_check_host`]; the layout, per-layer and
 //!   bound utilities return owned values already). Their index and length slices are of one
 //!   [`IndexElement`] type, `i32` or `i64`, which the results keep; another element type does
 //!   not compile.
@@ -75,10 +83,13 @@ mod names;
 mod one_call;
 mod tensor;
 
+pub mod combine_sampled_and_draft_tokens;
 pub mod compute_causal_conv1d_metadata;
 pub mod compute_mm_prefix_range_tensor;
+pub mod compute_slot_mappings;
 pub mod extend_all_queries_by_n;
 pub mod fused_pcp_qkv_select;
+pub mod gather_block_tables;
 pub mod get_dcp_local_seq_lens;
 pub mod get_kv_cache_layout;
 pub mod get_pcp_query_restore_idx;
@@ -91,7 +102,9 @@ pub mod mamba_get_block_table_tensor;
 pub mod max_local_attention_virtual_batches;
 pub mod naive_query_lens;
 pub mod pcp_kv_allgather_and_restore;
+pub mod prepare_pos_seq_lens;
 pub mod split_decodes_and_prefills;
+pub mod step_batch_check;
 pub mod step_plan;
 pub mod token_to_req_indices;
 pub mod unpadded;
@@ -108,6 +121,10 @@ pub use error::{Error, Result, Status};
 pub use metadata::{CommonAttnMetadata, MetadataScalars, NewerFields};
 pub use tensor::{DataType, Device, Element, IndexElement, Stream, TensorMut, TensorRef};
 
+pub use combine_sampled_and_draft_tokens::{
+    combine_sampled_and_draft_tokens, combine_sampled_and_draft_tokens_host,
+    CombineSampledAndDraftTokensArgs, CombineSampledAndDraftTokensOutputs, StepLogits,
+};
 pub use compute_causal_conv1d_metadata::{
     causal_conv1d_metadata, compute_causal_conv1d_metadata,
     compute_causal_conv1d_metadata_capturable, compute_causal_conv1d_metadata_size,
@@ -118,6 +135,10 @@ pub use compute_mm_prefix_range_tensor::{
     fill_mm_prefix_query_ranges, mm_prefix_query_ranges, mm_prefix_range_tensor,
     MmPrefixRangeTensor, MmPrefixRanges,
 };
+pub use compute_slot_mappings::{
+    compute_slot_mappings, compute_slot_mappings_host, ComputeSlotMappingsArgs,
+    SlotMappingContract, SlotMappingParams, SlotMode,
+};
 pub use extend_all_queries_by_n::{
     extend_all_queries_by_n, extend_all_queries_by_n_in_place,
     extend_all_queries_by_n_in_place_with, extend_all_queries_by_n_with, queries_extended_by_n,
@@ -126,6 +147,9 @@ pub use extend_all_queries_by_n::{
 pub use fused_pcp_qkv_select::{
     fused_pcp_qkv_select, fused_pcp_qkv_select_size, pcp_qkv_halves, FusedPcpQkvSelectArgs,
     FusedPcpQkvSelectOutputs, FusedPcpQkvSelectRows, HeadRows, PcpQkvHalves,
+};
+pub use gather_block_tables::{
+    gather_block_tables, gather_block_tables_host, GatherBlockTablesArgs,
 };
 pub use get_dcp_local_seq_lens::{
     dcp_local_seq_lens, dcp_local_seq_lens_all_ranks, get_dcp_local_seq_lens,
@@ -174,6 +198,10 @@ pub use pcp_kv_allgather_and_restore::{
     pcp_kv_allgather_and_restore, pcp_kv_allgather_and_restore_workspace_size, PcpKvAllgatherArgs,
     PcpKvAllgatherOutputs, Workspace,
 };
+pub use prepare_pos_seq_lens::{
+    prepare_pos_seq_lens, prepare_pos_seq_lens_host, PreparePosSeqLensArgs,
+    PreparePosSeqLensOutputs, StepInputs,
+};
 pub use split_decodes_and_prefills::{
     reorder_batch_to_split_decodes_and_prefills, split_decodes_and_prefills,
     split_decodes_and_prefills_capturable, split_decodes_prefills_and_extends,
@@ -181,17 +209,25 @@ pub use split_decodes_and_prefills::{
     split_query_start_loc_with_extends, DecodeExtendPrefillSplit, DecodePrefillSplit, ReorderPlan,
     SplitBatch, SplitCapturableArgs, SplitOptions, FROM_QUERY_START_LOC,
 };
+pub use step_batch_check::{
+    step_batch_check, step_batch_check_host, StepBatchCheckArgs, StepCheckField, StepCheckReport,
+};
 pub use step_plan::{
-    step_plan_create, StepBatch, StepConv1dParams, StepCount, StepDcpParams, StepExtendParams,
-    StepLocalAttentionParams, StepMambaParams, StepOutputs, StepPlan, StepPlanDesc, StepPlanShape,
-    StepProducts, STEP_NUM_COUNTS,
+    step_plan_create, KvGroupParams, StepBatch, StepConv1dParams, StepCount, StepDcpParams,
+    StepExtendParams, StepInputsParams, StepLocalAttentionParams, StepMambaParams, StepOutputs,
+    StepPlan, StepPlanDesc, StepPlanShape, StepProducts, STEP_NUM_COUNTS, STEP_NUM_COUNTS_1_1,
 };
 pub use token_to_req_indices::{token_to_req_indices, token_to_req_indices_vec};
 pub use unpadded::unpadded;
 
-/// `CATTN_PAD_SLOT_ID`: the value written past the programs in use (compute_causal_conv1d_metadata) and for a
-/// column past a row on the device (mamba_get_block_table_tensor).
+/// `CATTN_PAD_SLOT_ID`: the value written past the programs in use (compute_causal_conv1d_metadata), for a
+/// column past a row on the device (mamba_get_block_table_tensor), and for a slot another DCP
+/// rank stores or past the live tokens (compute_slot_mappings).
 pub const PAD_SLOT_ID: i64 = sys::CATTN_PAD_SLOT_ID as i64;
+
+/// `CATTN_MAX_KV_GROUPS` (1.2): the most KV-cache groups one step plan or batch check handles,
+/// the length of their per-group arrays.
+pub const MAX_KV_GROUPS: usize = sys::CATTN_MAX_KV_GROUPS as usize;
 
 /// The version of the header these bindings were generated from, MAJOR * 10000 + MINOR * 100
 /// + PATCH; compare it with [`version`].

@@ -664,6 +664,158 @@ pub(crate) const NAMES: &[CallNames] = &[
         c: "cattn_comm_create_borrowed",
         args: &[("nccl_comm", "nccl_comm")],
     },
+    // prepare_pos_seq_lens(args: &PreparePosSeqLensArgs, out: &mut PreparePosSeqLensOutputs),
+    // prepare_pos_seq_lens_host(num_scheduled_tokens, idx_mapping, num_computed_tokens,
+    // num_reqs)
+    CallNames {
+        rust: "prepare_pos_seq_lens",
+        c: "cattn_prepare_pos_seq_lens",
+        args: &[
+            ("args->num_scheduled_tokens", "args.num_scheduled_tokens"),
+            ("args->idx_mapping", "args.idx_mapping"),
+            ("args->num_computed_tokens", "args.num_computed_tokens"),
+            ("args->num_reqs", "args.num_reqs"),
+            ("args->query_start_loc", "out.query_start_loc"),
+            ("args->seq_lens", "out.seq_lens"),
+            ("args->positions", "out.positions"),
+            (
+                "args->batch_num_computed_tokens",
+                "out.batch_num_computed_tokens",
+            ),
+        ],
+    },
+    CallNames {
+        rust: "prepare_pos_seq_lens_host",
+        c: "cattn_prepare_pos_seq_lens",
+        args: &[
+            ("args->num_scheduled_tokens", "num_scheduled_tokens"),
+            ("args->idx_mapping", "idx_mapping"),
+            ("args->num_computed_tokens", "num_computed_tokens"),
+            ("args->num_reqs", "num_reqs"),
+        ],
+    },
+    // gather_block_tables(args: &GatherBlockTablesArgs, out),
+    // gather_block_tables_host(block_table, idx_mapping, num_blocks, num_reqs)
+    CallNames {
+        rust: "gather_block_tables",
+        c: "cattn_gather_block_tables",
+        args: &[
+            ("args->idx_mapping", "args.idx_mapping"),
+            ("args->num_reqs", "args.num_reqs"),
+            ("args->block_table", "args.block_table"),
+            ("args->num_blocks", "args.num_blocks"),
+            ("args->out", "out"),
+        ],
+    },
+    CallNames {
+        rust: "gather_block_tables_host",
+        c: "cattn_gather_block_tables",
+        args: &[
+            ("args->idx_mapping", "idx_mapping"),
+            ("args->num_reqs", "num_reqs"),
+            ("args->block_table", "block_table"),
+            ("args->num_blocks", "num_blocks"),
+        ],
+    },
+    // compute_slot_mappings(args: &ComputeSlotMappingsArgs, slot_mapping),
+    // compute_slot_mappings_host(params, query_start_loc, positions, idx_mapping, block_table,
+    // num_reqs): the scalars are the params' fields.
+    CallNames {
+        rust: "compute_slot_mappings",
+        c: "cattn_compute_slot_mappings",
+        args: &[
+            ("args->contract", "args.params.contract"),
+            ("args->block_size", "args.params.block_size"),
+            ("args->kernel_block_size", "args.params.kernel_block_size"),
+            ("args->dcp_size", "args.params.dcp_size"),
+            ("args->dcp_rank", "args.params.dcp_rank"),
+            (
+                "args->dcp_kv_cache_interleave_size",
+                "args.params.dcp_kv_cache_interleave_size",
+            ),
+            ("args->query_start_loc", "args.query_start_loc"),
+            ("args->num_reqs", "args.num_reqs"),
+            ("args->positions", "args.positions"),
+            ("args->idx_mapping", "args.idx_mapping"),
+            ("args->block_table", "args.block_table"),
+            ("args->slot_mapping", "slot_mapping"),
+        ],
+    },
+    CallNames {
+        rust: "compute_slot_mappings_host",
+        c: "cattn_compute_slot_mappings",
+        args: &[
+            ("args->contract", "params.contract"),
+            ("args->block_size", "params.block_size"),
+            ("args->kernel_block_size", "params.kernel_block_size"),
+            ("args->dcp_size", "params.dcp_size"),
+            ("args->dcp_rank", "params.dcp_rank"),
+            (
+                "args->dcp_kv_cache_interleave_size",
+                "params.dcp_kv_cache_interleave_size",
+            ),
+            ("args->query_start_loc", "query_start_loc"),
+            ("args->num_reqs", "num_reqs"),
+            ("args->positions", "positions"),
+            ("args->idx_mapping", "idx_mapping"),
+            ("args->block_table", "block_table"),
+        ],
+    },
+    // combine_sampled_and_draft_tokens(args: &CombineSampledAndDraftTokensArgs, out),
+    // combine_sampled_and_draft_tokens_host(query_start_loc, num_draft_tokens, idx_mapping,
+    // num_new_sampled_tokens, num_reqs)
+    CallNames {
+        rust: "combine_sampled_and_draft_tokens",
+        c: "cattn_combine_sampled_and_draft_tokens",
+        args: &[
+            (
+                "args->num_new_sampled_tokens",
+                "args.num_new_sampled_tokens",
+            ),
+            ("args->query_start_loc", "args.query_start_loc"),
+            ("args->num_reqs", "args.num_reqs"),
+            ("args->num_draft_tokens", "args.num_draft_tokens"),
+            ("args->idx_mapping", "args.idx_mapping"),
+            ("args->seq_lens", "args.seq_lens"),
+            ("args->prefill_len", "args.prefill_len"),
+            ("args->last_sampled_tokens", "args.last_sampled_tokens"),
+            ("args->draft_tokens", "args.draft_tokens"),
+            ("args->logits_indices", "out.logits_indices"),
+            ("args->cu_num_logits", "out.cu_num_logits"),
+            ("args->expanded_idx_mapping", "out.expanded_idx_mapping"),
+            ("args->expanded_local_pos", "out.expanded_local_pos"),
+            ("args->input_ids", "out.input_ids"),
+        ],
+    },
+    CallNames {
+        rust: "combine_sampled_and_draft_tokens_host",
+        c: "cattn_combine_sampled_and_draft_tokens",
+        args: &[
+            ("args->num_new_sampled_tokens", "num_new_sampled_tokens"),
+            ("args->query_start_loc", "query_start_loc"),
+            ("args->num_reqs", "num_reqs"),
+            ("args->num_draft_tokens", "num_draft_tokens"),
+            ("args->idx_mapping", "idx_mapping"),
+        ],
+    },
+    // step_batch_check(args: &StepBatchCheckArgs, status), step_batch_check_host(args)
+    CallNames {
+        rust: "step_batch_check",
+        c: "cattn_step_batch_check",
+        args: &[
+            STEP_CHECK_ARGS[0],
+            STEP_CHECK_ARGS[1],
+            STEP_CHECK_ARGS[2],
+            STEP_CHECK_ARGS[3],
+            STEP_CHECK_ARGS[4],
+            ("args->status", "status"),
+        ],
+    },
+    CallNames {
+        rust: "step_batch_check_host",
+        c: "cattn_step_batch_check",
+        args: &STEP_CHECK_ARGS,
+    },
     // step_plan_create(desc) and StepPlan::new(desc), StepPlan::run(batch, outputs, stream):
     // the Rust structs keep the C field names but for the Mamba mode and the workspace.
     CallNames {
@@ -728,6 +880,15 @@ pub(crate) const NAMES: &[CallNames] = &[
         c: "cattn_kv_cache_layout_strides",
         args: &[("args->layout", "self"), ("args->sizes", "sizes")],
     },
+];
+
+/// `StepBatchCheckArgs`' fields.
+const STEP_CHECK_ARGS: [(&str, &str); 5] = [
+    ("args->query_start_loc", "args.query_start_loc"),
+    ("args->num_reqs", "args.num_reqs"),
+    ("args->seq_lens", "args.seq_lens"),
+    ("args->block_tables", "args.block_tables"),
+    ("args->slot_mappings", "args.slot_mappings"),
 ];
 
 /// `StepPlanDesc`.
@@ -966,6 +1127,11 @@ mod tests {
             include_str!("pcp_kv_allgather_and_restore.rs"),
             include_str!("comm.rs"),
             include_str!("step_plan.rs"),
+            include_str!("prepare_pos_seq_lens.rs"),
+            include_str!("gather_block_tables.rs"),
+            include_str!("compute_slot_mappings.rs"),
+            include_str!("combine_sampled_and_draft_tokens.rs"),
+            include_str!("step_batch_check.rs"),
             include_str!("get_per_layer_parameters.rs"),
             include_str!("get_kv_cache_layout.rs"),
             include_str!("kv_cache_layout.rs"),

@@ -22,6 +22,17 @@
 //! | `LOCAL_ATTENTION` | [`crate::make_local_attention_virtual_batches_capturable()`] |
 //! | `FAST_PREFILL` | [`crate::make_kv_sharing_fast_prefill_common_attn_metadata()`] |
 //! | `EXTEND_QUERIES` | [`crate::extend_all_queries_by_n()`] |
+//! | `INPUTS` (1.2) | [`crate::prepare_pos_seq_lens()`] |
+//! | `BLOCK_TABLES` (1.2) | [`crate::gather_block_tables()`], every group |
+//! | `SLOT_MAPPINGS` (1.2) | [`crate::compute_slot_mappings()`], every TOKEN_TO_KV_SLOT group |
+//! | `LOGITS_INDICES` (1.2) | [`crate::combine_sampled_and_draft_tokens()`] (no input ids) |
+//! | `TOKEN_TO_REQ` (1.2) | [`crate::token_to_req_indices()`] of the live tokens |
+//! | `SPLIT` (1.2) | [`crate::split_decodes_and_prefills()`] of the live rows, to the counts |
+//!
+//! With the step-input products (1.2) the plan computes the batch's query_start_loc, seq_lens
+//! and block tables itself, from the scheduler's counts and the persistent state
+//! ([`StepBatch::num_scheduled_tokens`], [`StepBatch::idx_mapping`], ...), under the padding
+//! contract of [`crate::prepare_pos_seq_lens`]'s module, and the 1.1 products read those.
 //!
 //! The C calls' contract, the parity with vLLM, worked examples and the history are in
 //! `docs/api/step_plan.md` of the libcattn repository; the items here document the Rust side:
@@ -35,11 +46,13 @@ use std::ptr::NonNull;
 use cattn_sys as sys;
 
 use crate::api::{entry, Api};
+use crate::compute_slot_mappings::{SlotMappingContract, SlotMode};
 use crate::error::{Error, Result, Status};
 use crate::get_dcp_local_seq_lens::DcpRank;
 use crate::mamba_get_block_table_tensor::MambaCacheMode;
 use crate::pcp_kv_allgather_and_restore::Workspace;
 use crate::tensor::{raw_in, raw_out, Stream, TensorMut, TensorRef};
+use crate::MAX_KV_GROUPS;
 
 /// A set of step-plan products (`CATTN_STEP_*` bits), combined with `|`.
 ///
@@ -50,7 +63,8 @@ use crate::tensor::{raw_in, raw_out, Stream, TensorMut, TensorRef};
 /// assert!(!p.contains(StepProducts::FAST_PREFILL));
 /// assert_eq!(p.bits(), cattn::sys::CATTN_STEP_CAUSAL_CONV1D_METADATA
 ///                      | cattn::sys::CATTN_STEP_LOCAL_ATTENTION);
-/// assert_eq!(StepProducts::from_bits(0x80), None);
+/// assert_eq!(StepProducts::from_bits(1 << 13), None);
+/// assert!(StepProducts::ALL.contains(StepProducts::INPUTS | StepProducts::PRODUCTS_1_1));
 /// ```
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct StepProducts(u32);
@@ -73,10 +87,30 @@ impl StepProducts {
     pub const FAST_PREFILL: StepProducts = StepProducts(sys::CATTN_STEP_FAST_PREFILL);
     /// `CATTN_STEP_EXTEND_QUERIES`: extend_all_queries_by_n.
     pub const EXTEND_QUERIES: StepProducts = StepProducts(sys::CATTN_STEP_EXTEND_QUERIES);
+    /// `CATTN_STEP_INPUTS` (1.2): query_start_loc, seq_lens, positions and
+    /// num_computed_tokens from the scheduled counts (prepare_pos_seq_lens); the 1.1 products
+    /// then read the computed query_start_loc and seq_lens.
+    pub const INPUTS: StepProducts = StepProducts(sys::CATTN_STEP_INPUTS);
+    /// `CATTN_STEP_BLOCK_TABLES` (1.2): every group's batch block table (gather_block_tables);
+    /// the 1.1 products then read group `inputs.table_group`'s.
+    pub const BLOCK_TABLES: StepProducts = StepProducts(sys::CATTN_STEP_BLOCK_TABLES);
+    /// `CATTN_STEP_SLOT_MAPPINGS` (1.2): every TOKEN_TO_KV_SLOT group's slot mapping
+    /// (compute_slot_mappings).
+    pub const SLOT_MAPPINGS: StepProducts = StepProducts(sys::CATTN_STEP_SLOT_MAPPINGS);
+    /// `CATTN_STEP_LOGITS_INDICES` (1.2): the logits indices
+    /// (combine_sampled_and_draft_tokens, no input ids).
+    pub const LOGITS_INDICES: StepProducts = StepProducts(sys::CATTN_STEP_LOGITS_INDICES);
+    /// `CATTN_STEP_TOKEN_TO_REQ` (1.2): token_to_req_indices of the live tokens, 0 past them.
+    pub const TOKEN_TO_REQ: StepProducts = StepProducts(sys::CATTN_STEP_TOKEN_TO_REQ);
+    /// `CATTN_STEP_SPLIT` (1.2): the decode/prefill split of the live rows, to the counts
+    /// (split_decodes_and_prefills with treat_short_extends_as_decodes).
+    pub const SPLIT: StepProducts = StepProducts(sys::CATTN_STEP_SPLIT);
+    /// `CATTN_STEP_PRODUCTS_1_1`: the seven products of 1.1.
+    pub const PRODUCTS_1_1: StepProducts = StepProducts(sys::CATTN_STEP_PRODUCTS_1_1);
     /// `CATTN_STEP_ALL_PRODUCTS`: every product of this header.
     pub const ALL: StepProducts = StepProducts(sys::CATTN_STEP_ALL_PRODUCTS);
 
-    const NAMED: [(StepProducts, &'static str); 7] = [
+    const NAMED: [(StepProducts, &'static str); 13] = [
         (StepProducts::DCP_LOCAL_SEQ_LENS, "DCP_LOCAL_SEQ_LENS"),
         (StepProducts::PCP_QUERY_RESTORE_IDX, "PCP_QUERY_RESTORE_IDX"),
         (StepProducts::MAMBA_BLOCK_TABLE, "MAMBA_BLOCK_TABLE"),
@@ -87,6 +121,12 @@ impl StepProducts {
         (StepProducts::LOCAL_ATTENTION, "LOCAL_ATTENTION"),
         (StepProducts::FAST_PREFILL, "FAST_PREFILL"),
         (StepProducts::EXTEND_QUERIES, "EXTEND_QUERIES"),
+        (StepProducts::INPUTS, "INPUTS"),
+        (StepProducts::BLOCK_TABLES, "BLOCK_TABLES"),
+        (StepProducts::SLOT_MAPPINGS, "SLOT_MAPPINGS"),
+        (StepProducts::LOGITS_INDICES, "LOGITS_INDICES"),
+        (StepProducts::TOKEN_TO_REQ, "TOKEN_TO_REQ"),
+        (StepProducts::SPLIT, "SPLIT"),
     ];
 
     /// No product (which a plan refuses: it needs at least one).
@@ -165,8 +205,13 @@ impl fmt::Debug for StepProducts {
     }
 }
 
-/// The number of entries of a plan's counts vector (`CATTN_STEP_NUM_COUNTS`).
+/// The number of entries of a plan's counts vector (`CATTN_STEP_NUM_COUNTS`): what a plan with
+/// a 1.2 product writes.
 pub const STEP_NUM_COUNTS: usize = sys::CATTN_STEP_NUM_COUNTS as usize;
+
+/// The counts vector's length for a plan of 1.1 products only (`CATTN_STEP_NUM_COUNTS_1_1`:
+/// entries 0 to 7).
+pub const STEP_NUM_COUNTS_1_1: usize = sys::CATTN_STEP_NUM_COUNTS_1_1 as usize;
 
 /// An entry of a plan's counts vector ([`StepOutputs::counts`] and `counts_host`): a per-step
 /// value derived on the device (`CATTN_STEP_COUNT_*`). The entry of a product the plan does not
@@ -174,8 +219,9 @@ pub const STEP_NUM_COUNTS: usize = sys::CATTN_STEP_NUM_COUNTS as usize;
 ///
 /// ```
 /// use cattn::StepCount;
-/// let counts = [19i64, 0, 4, 8, 2, 4, 0, 0];
+/// let counts = [19i64, 0, 4, 8, 2, 4, 0, 0, 3, 3, 7, 12, 2, 1, 2, 17];
 /// assert_eq!(counts[StepCount::LocalVirtualBatches.index()], 8);
+/// assert_eq!(counts[StepCount::SplitPrefillTokens.index()], 17);
 /// assert_eq!(StepCount::ALL.len(), cattn::STEP_NUM_COUNTS);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -196,6 +242,25 @@ pub enum StepCount {
     DecodeMaxQueryLen,
     /// `CATTN_STEP_COUNT_DECODE_TOKENS`: of fast prefill's decode batch.
     DecodeTokens,
+    /// `CATTN_STEP_COUNT_NUM_REQS` (1.2): the live rows, num_reqs (step inputs).
+    NumReqs,
+    /// `CATTN_STEP_COUNT_NUM_LOGITS` (1.2): the logits ([`StepProducts::LOGITS_INDICES`]).
+    NumLogits,
+    /// `CATTN_STEP_COUNT_MAX_QUERY_LEN` (1.2): the largest live query length.
+    MaxQueryLen,
+    /// `CATTN_STEP_COUNT_MAX_SEQ_LEN` (1.2): the largest live seq_len
+    /// ([`StepProducts::INPUTS`]).
+    MaxSeqLen,
+    /// `CATTN_STEP_COUNT_SPLIT_DECODES` (1.2): [`StepProducts::SPLIT`]'s num_decodes.
+    SplitDecodes,
+    /// `CATTN_STEP_COUNT_SPLIT_PREFILLS` (1.2): [`StepProducts::SPLIT`]'s num_prefills.
+    SplitPrefills,
+    /// `CATTN_STEP_COUNT_SPLIT_DECODE_TOKENS` (1.2): [`StepProducts::SPLIT`]'s
+    /// num_decode_tokens.
+    SplitDecodeTokens,
+    /// `CATTN_STEP_COUNT_SPLIT_PREFILL_TOKENS` (1.2): [`StepProducts::SPLIT`]'s
+    /// num_prefill_tokens.
+    SplitPrefillTokens,
 }
 
 impl StepCount {
@@ -209,6 +274,14 @@ impl StepCount {
         StepCount::LocalMaxSeqLen,
         StepCount::DecodeMaxQueryLen,
         StepCount::DecodeTokens,
+        StepCount::NumReqs,
+        StepCount::NumLogits,
+        StepCount::MaxQueryLen,
+        StepCount::MaxSeqLen,
+        StepCount::SplitDecodes,
+        StepCount::SplitPrefills,
+        StepCount::SplitDecodeTokens,
+        StepCount::SplitPrefillTokens,
     ];
 
     /// The entry's index in the counts vector.
@@ -222,6 +295,14 @@ impl StepCount {
             StepCount::LocalMaxSeqLen => sys::CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN,
             StepCount::DecodeMaxQueryLen => sys::CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN,
             StepCount::DecodeTokens => sys::CATTN_STEP_COUNT_DECODE_TOKENS,
+            StepCount::NumReqs => sys::CATTN_STEP_COUNT_NUM_REQS,
+            StepCount::NumLogits => sys::CATTN_STEP_COUNT_NUM_LOGITS,
+            StepCount::MaxQueryLen => sys::CATTN_STEP_COUNT_MAX_QUERY_LEN,
+            StepCount::MaxSeqLen => sys::CATTN_STEP_COUNT_MAX_SEQ_LEN,
+            StepCount::SplitDecodes => sys::CATTN_STEP_COUNT_SPLIT_DECODES,
+            StepCount::SplitPrefills => sys::CATTN_STEP_COUNT_SPLIT_PREFILLS,
+            StepCount::SplitDecodeTokens => sys::CATTN_STEP_COUNT_SPLIT_DECODE_TOKENS,
+            StepCount::SplitPrefillTokens => sys::CATTN_STEP_COUNT_SPLIT_PREFILL_TOKENS,
         }) as usize
     }
 }
@@ -241,10 +322,15 @@ pub struct StepDcpParams {
 
 impl Default for StepDcpParams {
     fn default() -> Self {
+        let init = sys::CATTN_STEP_PLAN_DESC_INIT.dcp;
         StepDcpParams {
-            dcp_size: 1,
-            dcp_rank: DcpRank::All,
-            dcp_kv_cache_interleave_size: 1,
+            dcp_size: init.dcp_size,
+            dcp_rank: if init.dcp_rank == i64::from(sys::CATTN_DCP_ALL_RANKS) {
+                DcpRank::All
+            } else {
+                DcpRank::Rank(init.dcp_rank)
+            },
+            dcp_kv_cache_interleave_size: init.dcp_kv_cache_interleave_size,
         }
     }
 }
@@ -264,9 +350,10 @@ pub struct StepMambaParams {
 
 impl Default for StepMambaParams {
     fn default() -> Self {
+        let init = sys::CATTN_STEP_PLAN_DESC_INIT.mamba;
         StepMambaParams {
-            block_size: 1,
-            num_speculative_blocks: 0,
+            block_size: init.block_size,
+            num_speculative_blocks: init.num_speculative_blocks,
             mode: MambaCacheMode::None,
         }
     }
@@ -282,7 +369,9 @@ pub struct StepConv1dParams {
 
 impl Default for StepConv1dParams {
     fn default() -> Self {
-        StepConv1dParams { block_m: 8 }
+        StepConv1dParams {
+            block_m: sys::CATTN_STEP_PLAN_DESC_INIT.conv1d.block_m,
+        }
     }
 }
 
@@ -307,7 +396,9 @@ pub struct StepExtendParams {
 
 impl Default for StepExtendParams {
     fn default() -> Self {
-        StepExtendParams { n: 1 }
+        StepExtendParams {
+            n: sys::CATTN_STEP_PLAN_DESC_INIT.extend.n,
+        }
     }
 }
 
@@ -337,6 +428,89 @@ pub struct StepPlanDesc {
     pub local_attention: StepLocalAttentionParams,
     /// The parameters of [`StepProducts::EXTEND_QUERIES`].
     pub extend: StepExtendParams,
+    /// R (1.2): the persistent request rows (num_computed_tokens, MRV2 tables), `>= 1` with a
+    /// product that reads them.
+    pub max_num_persistent_reqs: i64,
+    /// The parameters of the step-input products (1.2, [`StepProducts::INPUTS`] to
+    /// [`StepProducts::SPLIT`]).
+    pub inputs: StepInputsParams,
+    /// Each KV-cache group's geometry (1.2): the first `inputs.num_kv_groups` are read.
+    pub kv_groups: [KvGroupParams; MAX_KV_GROUPS],
+}
+
+/// One KV-cache group's geometry (`cattn_kv_group_params_t`, since 1.2). The default is
+/// `CATTN_STEP_PLAN_DESC_INIT`'s: all zero, a TOKEN_TO_KV_SLOT group (set the sizes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KvGroupParams {
+    /// The group's block size in tokens, `>= 1`.
+    pub block_size: i64,
+    /// Divides `block_size`: the unit of the group's tables.
+    pub kernel_block_size: i64,
+    /// W: columns of the group's tables, `>= 1`.
+    pub max_num_blocks: i64,
+    /// Whether the group has slot mappings.
+    pub slot_mode: SlotMode,
+}
+
+impl Default for KvGroupParams {
+    fn default() -> Self {
+        let init = sys::CATTN_STEP_PLAN_DESC_INIT.kv_groups[0];
+        KvGroupParams {
+            block_size: init.block_size,
+            kernel_block_size: init.kernel_block_size,
+            max_num_blocks: init.max_num_blocks,
+            slot_mode: SlotMode::from_raw(init.slot_mode),
+        }
+    }
+}
+
+/// The parameters of the step-input products (`cattn_step_inputs_params_t`, since 1.2). The
+/// default is `CATTN_STEP_PLAN_DESC_INIT`'s: no group (set `num_kv_groups` with a product that
+/// reads groups), MRV2, one DCP rank, one new sampled token, decode threshold 1, no uniformity
+/// required, table group 0.
+///
+/// ```
+/// let p = cattn::StepInputsParams::default();
+/// let init = cattn::sys::CATTN_STEP_PLAN_DESC_INIT.inputs;
+/// assert_eq!((p.num_new_sampled_tokens, p.dcp_size), (init.num_new_sampled_tokens, init.dcp_size));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StepInputsParams {
+    /// The groups in [`StepPlanDesc::kv_groups`]: 1 to [`crate::MAX_KV_GROUPS`].
+    pub num_kv_groups: i32,
+    /// The slot mappings' contract.
+    pub slot_mapping_contract: SlotMappingContract,
+    /// The slot mappings' DCP world, `>= 1`.
+    pub dcp_size: i64,
+    /// This rank, in `[0, dcp_size)`.
+    pub dcp_rank: i64,
+    /// `>= 1`.
+    pub dcp_kv_cache_interleave_size: i64,
+    /// Logits per row besides its drafts: 0 or 1.
+    pub num_new_sampled_tokens: i64,
+    /// [`StepProducts::SPLIT`]: 0 to `i32::MAX`.
+    pub decode_threshold: i64,
+    /// [`StepProducts::SPLIT`]: vLLM's require_uniform.
+    pub require_uniform: bool,
+    /// The group whose gathered table the 1.1 products read.
+    pub table_group: i32,
+}
+
+impl Default for StepInputsParams {
+    fn default() -> Self {
+        let init = sys::CATTN_STEP_PLAN_DESC_INIT.inputs;
+        StepInputsParams {
+            num_kv_groups: init.num_kv_groups,
+            slot_mapping_contract: SlotMappingContract::from_raw(init.slot_mapping_contract),
+            dcp_size: init.dcp_size,
+            dcp_rank: init.dcp_rank,
+            dcp_kv_cache_interleave_size: init.dcp_kv_cache_interleave_size,
+            num_new_sampled_tokens: init.num_new_sampled_tokens,
+            decode_threshold: init.decode_threshold,
+            require_uniform: init.require_uniform != 0,
+            table_group: init.table_group,
+        }
+    }
 }
 
 impl StepPlanDesc {
@@ -374,6 +548,25 @@ impl StepPlanDesc {
                 block_size: self.local_attention.block_size,
             },
             extend: sys::cattn_step_extend_params_t { n: self.extend.n },
+            max_num_persistent_reqs: self.max_num_persistent_reqs,
+            inputs: sys::cattn_step_inputs_params_t {
+                num_kv_groups: self.inputs.num_kv_groups,
+                slot_mapping_contract: self.inputs.slot_mapping_contract.raw(),
+                dcp_size: self.inputs.dcp_size,
+                dcp_rank: self.inputs.dcp_rank,
+                dcp_kv_cache_interleave_size: self.inputs.dcp_kv_cache_interleave_size,
+                num_new_sampled_tokens: self.inputs.num_new_sampled_tokens,
+                decode_threshold: self.inputs.decode_threshold,
+                require_uniform: i32::from(self.inputs.require_uniform),
+                table_group: self.inputs.table_group,
+            },
+            kv_groups: self.kv_groups.map(|g| sys::cattn_kv_group_params_t {
+                block_size: g.block_size,
+                kernel_block_size: g.kernel_block_size,
+                max_num_blocks: g.max_num_blocks,
+                slot_mode: g.slot_mode.raw(),
+                reserved0: 0,
+            }),
         })
     }
 }
@@ -416,6 +609,24 @@ pub struct StepBatch<'a> {
     /// `[1]`: how many of `logits_indices` to read, clamped to `[0, L]` on the device; `None` =
     /// all L (fast prefill).
     pub num_logits_indices: Option<TensorRef<'a>>,
+    /// `[1]` (1.2): the live rows, clamped to `[0, B]`; `None` = B.
+    pub num_reqs: Option<TensorRef<'a>>,
+    /// `[B]` ([`StepProducts::INPUTS`], 1.2): B is then its length, and `query_start_loc`,
+    /// `seq_lens` and `block_table` must be `None` (the plan computes them).
+    pub num_scheduled_tokens: Option<TensorRef<'a>>,
+    /// `[B]` (1.2): the persistent row of each batch row (inputs, tables, MRV2).
+    pub idx_mapping: Option<TensorRef<'a>>,
+    /// `[R]` ([`StepProducts::INPUTS`], 1.2).
+    pub num_computed_tokens: Option<TensorRef<'a>>,
+    /// Optional `[B]` ([`StepProducts::LOGITS_INDICES`], 1.2): the drafts of each row.
+    pub num_draft_tokens: Option<TensorRef<'a>>,
+    /// `[N]` (1.2): the positions slot mappings read without [`StepProducts::INPUTS`].
+    pub positions: Option<TensorRef<'a>>,
+    /// Per group (1.2): `[R, W]` persistent rows (MRV2), `[B, W]` batch rows (V1 slot
+    /// mappings).
+    pub kv_block_tables: [Option<TensorRef<'a>>; MAX_KV_GROUPS],
+    /// Per group, optional (1.2): `[R]` entries in use ([`StepProducts::BLOCK_TABLES`]).
+    pub kv_num_blocks: [Option<TensorRef<'a>>; MAX_KV_GROUPS],
 }
 
 /// Where a [`StepPlan::run`] writes (`cattn_step_outputs_t`): int32/int64 tensors in device
@@ -469,6 +680,29 @@ pub struct StepOutputs<'a> {
     /// At least [`StepPlan::workspace_size`] bytes (0 for every plan of 1.1: the default, no
     /// workspace, will do).
     pub workspace: Workspace<'a>,
+    /// `[B + 1]` ([`StepProducts::INPUTS`], 1.2).
+    pub query_start_loc: Option<TensorMut<'a>>,
+    /// `[B]` ([`StepProducts::INPUTS`], 1.2).
+    pub seq_lens: Option<TensorMut<'a>>,
+    /// Optional `[>= max_num_tokens]` ([`StepProducts::INPUTS`], 1.2); 0 past the total.
+    pub positions: Option<TensorMut<'a>>,
+    /// Optional `[B]` ([`StepProducts::INPUTS`], 1.2).
+    pub num_computed_tokens: Option<TensorMut<'a>>,
+    /// `[B, W]` per group ([`StepProducts::BLOCK_TABLES`], 1.2).
+    pub block_tables: [Option<TensorMut<'a>>; MAX_KV_GROUPS],
+    /// int64 `[>= max_num_tokens]` per TOKEN_TO_KV_SLOT group, `None` for NONE groups
+    /// ([`StepProducts::SLOT_MAPPINGS`], 1.2).
+    pub slot_mappings: [Option<TensorMut<'a>>; MAX_KV_GROUPS],
+    /// `[>= max_num_logits]` ([`StepProducts::LOGITS_INDICES`], 1.2).
+    pub logits_indices: Option<TensorMut<'a>>,
+    /// Optional `[B + 1]` ([`StepProducts::LOGITS_INDICES`], 1.2).
+    pub cu_num_logits: Option<TensorMut<'a>>,
+    /// Optional `[>= max_num_logits]` ([`StepProducts::LOGITS_INDICES`], 1.2).
+    pub expanded_idx_mapping: Option<TensorMut<'a>>,
+    /// Optional `[>= max_num_logits]` ([`StepProducts::LOGITS_INDICES`], 1.2).
+    pub expanded_local_pos: Option<TensorMut<'a>>,
+    /// `[>= max_num_tokens]` ([`StepProducts::TOKEN_TO_REQ`], 1.2).
+    pub token_to_req_indices: Option<TensorMut<'a>>,
 }
 
 /// A step plan (`cattn_step_plan_t`): the products, their parameters, the capacities and the
@@ -657,6 +891,14 @@ impl<'l> StepPlan<'l> {
             cu_num_tokens: raw_in(batch.cu_num_tokens.as_ref()),
             logits_indices: raw_in(batch.logits_indices.as_ref()),
             num_logits_indices: raw_in(batch.num_logits_indices.as_ref()),
+            num_reqs: raw_in(batch.num_reqs.as_ref()),
+            num_scheduled_tokens: raw_in(batch.num_scheduled_tokens.as_ref()),
+            idx_mapping: raw_in(batch.idx_mapping.as_ref()),
+            num_computed_tokens: raw_in(batch.num_computed_tokens.as_ref()),
+            num_draft_tokens: raw_in(batch.num_draft_tokens.as_ref()),
+            positions: raw_in(batch.positions.as_ref()),
+            kv_block_tables: std::array::from_fn(|g| raw_in(batch.kv_block_tables[g].as_ref())),
+            kv_num_blocks: std::array::from_fn(|g| raw_in(batch.kv_num_blocks[g].as_ref())),
         };
         let o = outputs;
         let (workspace, workspace_bytes) = o.workspace.as_raw();
@@ -681,6 +923,17 @@ impl<'l> StepPlan<'l> {
             counts_host: raw_out(o.counts_host.as_mut()),
             workspace,
             workspace_bytes,
+            query_start_loc: raw_out(o.query_start_loc.as_mut()),
+            seq_lens: raw_out(o.seq_lens.as_mut()),
+            positions: raw_out(o.positions.as_mut()),
+            num_computed_tokens: raw_out(o.num_computed_tokens.as_mut()),
+            block_tables: raw_outs(&mut o.block_tables),
+            slot_mappings: raw_outs(&mut o.slot_mappings),
+            logits_indices: raw_out(o.logits_indices.as_mut()),
+            cu_num_logits: raw_out(o.cu_num_logits.as_mut()),
+            expanded_idx_mapping: raw_out(o.expanded_idx_mapping.as_mut()),
+            expanded_local_pos: raw_out(o.expanded_local_pos.as_mut()),
+            token_to_req_indices: raw_out(o.token_to_req_indices.as_mut()),
         };
         let f = entry!(self.api, step_plan_run)?;
         // SAFETY: the plan is alive; the batch's and the outputs' views and the workspace live
@@ -701,6 +954,17 @@ impl<'l> StepPlan<'l> {
     pub fn api(&self) -> Api<'l> {
         self.api
     }
+}
+
+/// The raw pointers of a group array of optional outputs.
+fn raw_outs(
+    outputs: &mut [Option<TensorMut<'_>>; MAX_KV_GROUPS],
+) -> [*mut sys::DLTensor; MAX_KV_GROUPS] {
+    let mut raw = [std::ptr::null_mut(); MAX_KV_GROUPS];
+    for (r, o) in raw.iter_mut().zip(outputs.iter_mut()) {
+        *r = raw_out(o.as_mut());
+    }
+    raw
 }
 
 impl<'l> Api<'l> {

@@ -25,7 +25,7 @@ fn cdiv(a: i64, b: i64) -> i64 {
 /// A desc of every product with valid parameters.
 fn all_products(reqs: i64, tokens: i64) -> StepPlanDesc {
     StepPlanDesc {
-        products: StepProducts::ALL,
+        products: StepProducts::PRODUCTS_1_1,
         max_num_reqs: reqs,
         max_num_tokens: tokens,
         max_num_blocks_per_req: 16,
@@ -46,6 +46,7 @@ fn all_products(reqs: i64, tokens: i64) -> StepPlanDesc {
             block_size: 4,
         },
         extend: StepExtendParams { n: 1 },
+        ..Default::default()
     }
 }
 
@@ -124,6 +125,29 @@ fn the_default_desc_is_the_c_init() {
         (0, 0)
     );
     assert_eq!(raw.extend.n, 1);
+    // The 1.2 fields: CATTN_STEP_PLAN_DESC_INIT's, field by field (the Rust defaults are read
+    // from the header's initialiser, which cattn-sys carries as a constant).
+    let init = sys::CATTN_STEP_PLAN_DESC_INIT;
+    assert_eq!(raw.max_num_persistent_reqs, init.max_num_persistent_reqs);
+    let fields = |p: sys::cattn_step_inputs_params_t| {
+        (
+            (p.num_kv_groups, p.slot_mapping_contract, p.require_uniform),
+            (p.dcp_size, p.dcp_rank, p.dcp_kv_cache_interleave_size),
+            (p.num_new_sampled_tokens, p.decode_threshold, p.table_group),
+        )
+    };
+    assert_eq!(fields(raw.inputs), fields(init.inputs));
+    assert_eq!(
+        (raw.inputs.num_new_sampled_tokens, raw.inputs.dcp_size),
+        (1, 1)
+    );
+    for (g, h) in raw.kv_groups.iter().zip(init.kv_groups.iter()) {
+        assert_eq!(
+            (g.block_size, g.kernel_block_size, g.max_num_blocks),
+            (h.block_size, h.kernel_block_size, h.max_num_blocks)
+        );
+        assert_eq!((g.slot_mode, g.reserved0), (h.slot_mode, h.reserved0));
+    }
     // The C default names no product, which creation refuses.
     expect_error(
         StepPlan::new(&StepPlanDesc::default()),
@@ -158,17 +182,33 @@ fn products_and_counts_mirror_the_header() {
         (StepProducts::FAST_PREFILL, sys::CATTN_STEP_FAST_PREFILL),
         (StepProducts::EXTEND_QUERIES, sys::CATTN_STEP_EXTEND_QUERIES),
     ];
+    let named_1_2 = [
+        (StepProducts::INPUTS, sys::CATTN_STEP_INPUTS),
+        (StepProducts::BLOCK_TABLES, sys::CATTN_STEP_BLOCK_TABLES),
+        (StepProducts::SLOT_MAPPINGS, sys::CATTN_STEP_SLOT_MAPPINGS),
+        (StepProducts::LOGITS_INDICES, sys::CATTN_STEP_LOGITS_INDICES),
+        (StepProducts::TOKEN_TO_REQ, sys::CATTN_STEP_TOKEN_TO_REQ),
+        (StepProducts::SPLIT, sys::CATTN_STEP_SPLIT),
+    ];
     let mut all = StepProducts::empty();
     for (p, bits) in named {
         assert_eq!(p.bits(), bits);
         assert_eq!(StepProducts::from_bits(bits), Some(p));
         all |= p;
     }
+    assert_eq!(all, StepProducts::PRODUCTS_1_1);
+    assert_eq!(all.bits(), sys::CATTN_STEP_PRODUCTS_1_1);
+    for (p, bits) in named_1_2 {
+        assert_eq!(p.bits(), bits);
+        assert_eq!(StepProducts::from_bits(bits), Some(p));
+        assert!(!StepProducts::PRODUCTS_1_1.contains(p));
+        all |= p;
+    }
     assert_eq!(all, StepProducts::ALL);
     assert_eq!(all.bits(), sys::CATTN_STEP_ALL_PRODUCTS);
     assert!(StepProducts::empty().is_empty());
-    assert_eq!(StepProducts::from_bits(0x80), None);
-    assert_eq!(StepProducts::from_bits_retain(0x81).bits(), 0x81);
+    assert_eq!(StepProducts::from_bits(0x2000), None);
+    assert_eq!(StepProducts::from_bits_retain(0x2001).bits(), 0x2001);
     assert_eq!(
         StepProducts::ALL & StepProducts::FAST_PREFILL,
         StepProducts::FAST_PREFILL
@@ -181,12 +221,13 @@ fn products_and_counts_mirror_the_header() {
         "StepProducts(DCP_LOCAL_SEQ_LENS | EXTEND_QUERIES)"
     );
     assert_eq!(
-        format!("{:?}", StepProducts::from_bits_retain(0x101)),
-        "StepProducts(DCP_LOCAL_SEQ_LENS | 0x100)"
+        format!("{:?}", StepProducts::from_bits_retain(0x2101)),
+        "StepProducts(DCP_LOCAL_SEQ_LENS | BLOCK_TABLES | 0x2000)"
     );
     assert_eq!(format!("{:?}", StepProducts::empty()), "StepProducts(0x0)");
 
     assert_eq!(STEP_NUM_COUNTS, sys::CATTN_STEP_NUM_COUNTS as usize);
+    assert_eq!(STEP_NUM_COUNTS_1_1, sys::CATTN_STEP_NUM_COUNTS_1_1 as usize);
     let raw = [
         sys::CATTN_STEP_COUNT_TOKENS,
         sys::CATTN_STEP_COUNT_RESTORE_SIZE,
@@ -196,7 +237,16 @@ fn products_and_counts_mirror_the_header() {
         sys::CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN,
         sys::CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN,
         sys::CATTN_STEP_COUNT_DECODE_TOKENS,
+        sys::CATTN_STEP_COUNT_NUM_REQS,
+        sys::CATTN_STEP_COUNT_NUM_LOGITS,
+        sys::CATTN_STEP_COUNT_MAX_QUERY_LEN,
+        sys::CATTN_STEP_COUNT_MAX_SEQ_LEN,
+        sys::CATTN_STEP_COUNT_SPLIT_DECODES,
+        sys::CATTN_STEP_COUNT_SPLIT_PREFILLS,
+        sys::CATTN_STEP_COUNT_SPLIT_DECODE_TOKENS,
+        sys::CATTN_STEP_COUNT_SPLIT_PREFILL_TOKENS,
     ];
+    assert_eq!(raw.len(), STEP_NUM_COUNTS);
     for (i, (count, raw)) in StepCount::ALL.iter().zip(raw).enumerate() {
         assert_eq!(count.index(), raw as usize);
         assert_eq!(count.index(), i, "ALL is in the counts vector's order");
@@ -215,9 +265,9 @@ fn desc_validation_errors() {
             "got 0",
         ),
         (
-            |d| d.products = StepProducts::from_bits_retain(0x80),
+            |d| d.products = StepProducts::from_bits_retain(0x2000),
             "desc.products is not a set of products",
-            "got 0x80",
+            "got 0x2000",
         ),
         (
             |d| d.max_num_reqs = 0,
