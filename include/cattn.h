@@ -2024,10 +2024,12 @@ CATTN_API cattn_status_t cattn_step_batch_check(const cattn_step_batch_check_arg
 /** Product bit: the decode/prefill split of the live rows, to the counts (vLLM's
  *  split_decodes_and_prefills with treat_short_extends_as_decodes). Since: 1.2 */
 #define CATTN_STEP_SPLIT (1u << 12)
-/** The 1.1 product bits. Since: 1.2 */
-#define CATTN_STEP_PRODUCTS_1_1 (0x7fu)
-/** Every product bit of this version. */
-#define CATTN_STEP_ALL_PRODUCTS (0x1fffu)
+/** The 1.1 product bits, 0x7f. The value is kept as 1.1 defined it, so that code selecting
+ *  "every product" keeps the products it was written for; the 1.2 products are
+ *  CATTN_STEP_INPUT_PRODUCTS. */
+#define CATTN_STEP_ALL_PRODUCTS (0x7fu)
+/** The step-input product bits (1.2): CATTN_STEP_INPUTS to CATTN_STEP_SPLIT. Since: 1.2 */
+#define CATTN_STEP_INPUT_PRODUCTS (0x1f80u)
 
 /** Counts entry: `query_start_loc[B] - query_start_loc[0]`. Counts entries are per-step
  *  values derived on the device; a product the plan does not compute leaves its entries 0. */
