@@ -64,7 +64,8 @@ use crate::MAX_KV_GROUPS;
 /// assert_eq!(p.bits(), cattn::sys::CATTN_STEP_CAUSAL_CONV1D_METADATA
 ///                      | cattn::sys::CATTN_STEP_LOCAL_ATTENTION);
 /// assert_eq!(StepProducts::from_bits(1 << 13), None);
-/// assert!(StepProducts::ALL.contains(StepProducts::INPUTS | StepProducts::PRODUCTS_1_1));
+/// assert!(StepProducts::INPUT_PRODUCTS.contains(StepProducts::INPUTS | StepProducts::SPLIT));
+/// assert!(!StepProducts::ALL.contains(StepProducts::INPUTS)); // ALL keeps 1.1's meaning
 /// ```
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct StepProducts(u32);
@@ -105,10 +106,15 @@ impl StepProducts {
     /// `CATTN_STEP_SPLIT` (1.2): the decode/prefill split of the live rows, to the counts
     /// (split_decodes_and_prefills with treat_short_extends_as_decodes).
     pub const SPLIT: StepProducts = StepProducts(sys::CATTN_STEP_SPLIT);
-    /// `CATTN_STEP_PRODUCTS_1_1`: the seven products of 1.1.
-    pub const PRODUCTS_1_1: StepProducts = StepProducts(sys::CATTN_STEP_PRODUCTS_1_1);
-    /// `CATTN_STEP_ALL_PRODUCTS`: every product of this header.
+    /// `CATTN_STEP_ALL_PRODUCTS`: the seven products of 1.1 (the header keeps 1.1's value, so
+    /// that code selecting "every product" keeps the products it was written for).
     pub const ALL: StepProducts = StepProducts(sys::CATTN_STEP_ALL_PRODUCTS);
+    /// `CATTN_STEP_INPUT_PRODUCTS` (1.2): the six step-input products, [`StepProducts::INPUTS`]
+    /// to [`StepProducts::SPLIT`].
+    pub const INPUT_PRODUCTS: StepProducts = StepProducts(sys::CATTN_STEP_INPUT_PRODUCTS);
+
+    /// Every bit this header names.
+    const KNOWN: u32 = sys::CATTN_STEP_ALL_PRODUCTS | sys::CATTN_STEP_INPUT_PRODUCTS;
 
     const NAMED: [(StepProducts, &'static str); 13] = [
         (StepProducts::DCP_LOCAL_SEQ_LENS, "DCP_LOCAL_SEQ_LENS"),
@@ -136,7 +142,7 @@ impl StepProducts {
 
     /// The set of these bits, or `None` when one of them is not a product of this header.
     pub const fn from_bits(bits: u32) -> Option<StepProducts> {
-        if bits & !sys::CATTN_STEP_ALL_PRODUCTS == 0 {
+        if bits & !StepProducts::KNOWN == 0 {
             Some(StepProducts(bits))
         } else {
             None

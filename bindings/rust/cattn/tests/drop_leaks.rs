@@ -26,7 +26,7 @@ fn create_and_drop_in_a_loop() {
         ..Default::default()
     };
     let desc = StepPlanDesc {
-        products: StepProducts::PRODUCTS_1_1,
+        products: StepProducts::ALL,
         max_num_reqs: 8,
         max_num_tokens: 256,
         max_num_blocks_per_req: 16,

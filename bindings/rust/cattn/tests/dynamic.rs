@@ -149,7 +149,7 @@ fn the_step_plan_and_device_calls_of_a_loaded_library() {
     let lib = Library::open(&copy.0).unwrap();
     let api = lib.api();
     let desc = StepPlanDesc {
-        products: StepProducts::PRODUCTS_1_1,
+        products: StepProducts::ALL,
         max_num_reqs: 8,
         max_num_tokens: 100,
         max_num_blocks_per_req: 16,

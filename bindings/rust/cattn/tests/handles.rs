@@ -186,7 +186,7 @@ fn every_drop_destroys_its_handle_once() {
     assert_eq!(PLANS_DESTROYED.load(SeqCst) - before, 100);
 
     let desc = StepPlanDesc {
-        products: StepProducts::PRODUCTS_1_1,
+        products: StepProducts::ALL,
         max_num_reqs: 8,
         max_num_tokens: 256,
         max_num_blocks_per_req: 16,

@@ -25,7 +25,7 @@ fn cdiv(a: i64, b: i64) -> i64 {
 /// A desc of every product with valid parameters.
 fn all_products(reqs: i64, tokens: i64) -> StepPlanDesc {
     StepPlanDesc {
-        products: StepProducts::PRODUCTS_1_1,
+        products: StepProducts::ALL,
         max_num_reqs: reqs,
         max_num_tokens: tokens,
         max_num_blocks_per_req: 16,
@@ -196,16 +196,22 @@ fn products_and_counts_mirror_the_header() {
         assert_eq!(StepProducts::from_bits(bits), Some(p));
         all |= p;
     }
-    assert_eq!(all, StepProducts::PRODUCTS_1_1);
-    assert_eq!(all.bits(), sys::CATTN_STEP_PRODUCTS_1_1);
+    // ALL keeps 1.1's seven products; the 1.2 ones are INPUT_PRODUCTS.
+    assert_eq!(all, StepProducts::ALL);
+    assert_eq!(all.bits(), sys::CATTN_STEP_ALL_PRODUCTS);
+    let mut inputs = StepProducts::empty();
     for (p, bits) in named_1_2 {
         assert_eq!(p.bits(), bits);
         assert_eq!(StepProducts::from_bits(bits), Some(p));
-        assert!(!StepProducts::PRODUCTS_1_1.contains(p));
-        all |= p;
+        assert!(!StepProducts::ALL.contains(p));
+        inputs |= p;
     }
-    assert_eq!(all, StepProducts::ALL);
-    assert_eq!(all.bits(), sys::CATTN_STEP_ALL_PRODUCTS);
+    assert_eq!(inputs, StepProducts::INPUT_PRODUCTS);
+    assert_eq!(inputs.bits(), sys::CATTN_STEP_INPUT_PRODUCTS);
+    assert_eq!(
+        StepProducts::from_bits((StepProducts::ALL | inputs).bits()),
+        Some(StepProducts::ALL | inputs)
+    );
     assert!(StepProducts::empty().is_empty());
     assert_eq!(StepProducts::from_bits(0x2000), None);
     assert_eq!(StepProducts::from_bits_retain(0x2001).bits(), 0x2001);
