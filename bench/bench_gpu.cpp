@@ -497,7 +497,7 @@ void bench_step_plan(cudaStream_t s, int64_t B) {
   cattn_step_outputs_t o = bench_step_plan_outputs(
       B, sh, [&](std::vector<int64_t> shape, DLDataType dt) { return dev(nullptr, shape, dt); });
   int64_t* pinned = nullptr;
-  BENCH_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&pinned), 8 * sizeof(int64_t),
+  BENCH_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&pinned), CATTN_STEP_NUM_COUNTS * sizeof(int64_t),
                                  cudaHostAllocMapped));
   dl_tensor mirror(
       cattn::tensor_view<int64_t>(pinned, {CATTN_STEP_NUM_COUNTS}, cattn::cuda_host()));

@@ -510,6 +510,87 @@ class cattn_global_hyperparameters_t(ctypes.Structure):
     ]
 
 
+class cattn_prepare_pos_seq_lens_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("num_scheduled_tokens", ctypes.POINTER(DLTensor)),
+        ("idx_mapping", ctypes.POINTER(DLTensor)),
+        ("num_computed_tokens", ctypes.POINTER(DLTensor)),
+        ("num_reqs", ctypes.POINTER(DLTensor)),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("seq_lens", ctypes.POINTER(DLTensor)),
+        ("positions", ctypes.POINTER(DLTensor)),
+        ("batch_num_computed_tokens", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_gather_block_tables_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("idx_mapping", ctypes.POINTER(DLTensor)),
+        ("num_reqs", ctypes.POINTER(DLTensor)),
+        ("block_table", ctypes.POINTER(DLTensor)),
+        ("num_blocks", ctypes.POINTER(DLTensor)),
+        ("out", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_compute_slot_mappings_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("contract", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+        ("block_size", ctypes.c_int64),
+        ("kernel_block_size", ctypes.c_int64),
+        ("dcp_size", ctypes.c_int64),
+        ("dcp_rank", ctypes.c_int64),
+        ("dcp_kv_cache_interleave_size", ctypes.c_int64),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("num_reqs", ctypes.POINTER(DLTensor)),
+        ("positions", ctypes.POINTER(DLTensor)),
+        ("idx_mapping", ctypes.POINTER(DLTensor)),
+        ("block_table", ctypes.POINTER(DLTensor)),
+        ("slot_mapping", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_combine_sampled_and_draft_tokens_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("num_new_sampled_tokens", ctypes.c_int64),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("num_reqs", ctypes.POINTER(DLTensor)),
+        ("num_draft_tokens", ctypes.POINTER(DLTensor)),
+        ("idx_mapping", ctypes.POINTER(DLTensor)),
+        ("seq_lens", ctypes.POINTER(DLTensor)),
+        ("prefill_len", ctypes.POINTER(DLTensor)),
+        ("last_sampled_tokens", ctypes.POINTER(DLTensor)),
+        ("draft_tokens", ctypes.POINTER(DLTensor)),
+        ("logits_indices", ctypes.POINTER(DLTensor)),
+        ("cu_num_logits", ctypes.POINTER(DLTensor)),
+        ("expanded_idx_mapping", ctypes.POINTER(DLTensor)),
+        ("expanded_local_pos", ctypes.POINTER(DLTensor)),
+        ("input_ids", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_step_batch_check_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("num_reqs", ctypes.POINTER(DLTensor)),
+        ("seq_lens", ctypes.POINTER(DLTensor)),
+        ("block_tables", ctypes.POINTER(DLTensor) * 8),
+        ("slot_mappings", ctypes.POINTER(DLTensor) * 8),
+        ("status", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
 class cattn_step_dcp_params_t(ctypes.Structure):
     _fields_ = [
         ("dcp_size", ctypes.c_int64),
@@ -546,6 +627,30 @@ class cattn_step_extend_params_t(ctypes.Structure):
     ]
 
 
+class cattn_kv_group_params_t(ctypes.Structure):
+    _fields_ = [
+        ("block_size", ctypes.c_int64),
+        ("kernel_block_size", ctypes.c_int64),
+        ("max_num_blocks", ctypes.c_int64),
+        ("slot_mode", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+    ]
+
+
+class cattn_step_inputs_params_t(ctypes.Structure):
+    _fields_ = [
+        ("num_kv_groups", ctypes.c_int32),
+        ("slot_mapping_contract", ctypes.c_int32),
+        ("dcp_size", ctypes.c_int64),
+        ("dcp_rank", ctypes.c_int64),
+        ("dcp_kv_cache_interleave_size", ctypes.c_int64),
+        ("num_new_sampled_tokens", ctypes.c_int64),
+        ("decode_threshold", ctypes.c_int64),
+        ("require_uniform", ctypes.c_int32),
+        ("table_group", ctypes.c_int32),
+    ]
+
+
 class cattn_step_plan_desc_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -560,6 +665,9 @@ class cattn_step_plan_desc_t(ctypes.Structure):
         ("conv1d", cattn_step_conv1d_params_t),
         ("local_attention", cattn_step_local_attention_params_t),
         ("extend", cattn_step_extend_params_t),
+        ("max_num_persistent_reqs", ctypes.c_int64),
+        ("inputs", cattn_step_inputs_params_t),
+        ("kv_groups", cattn_kv_group_params_t * 8),
     ]
 
 
@@ -583,6 +691,14 @@ class cattn_step_batch_t(ctypes.Structure):
         ("cu_num_tokens", ctypes.POINTER(DLTensor)),
         ("logits_indices", ctypes.POINTER(DLTensor)),
         ("num_logits_indices", ctypes.POINTER(DLTensor)),
+        ("num_reqs", ctypes.POINTER(DLTensor)),
+        ("num_scheduled_tokens", ctypes.POINTER(DLTensor)),
+        ("idx_mapping", ctypes.POINTER(DLTensor)),
+        ("num_computed_tokens", ctypes.POINTER(DLTensor)),
+        ("num_draft_tokens", ctypes.POINTER(DLTensor)),
+        ("positions", ctypes.POINTER(DLTensor)),
+        ("kv_block_tables", ctypes.POINTER(DLTensor) * 8),
+        ("kv_num_blocks", ctypes.POINTER(DLTensor) * 8),
     ]
 
 
@@ -608,6 +724,17 @@ class cattn_step_outputs_t(ctypes.Structure):
         ("counts_host", ctypes.POINTER(DLTensor)),
         ("workspace", ctypes.c_void_p),
         ("workspace_bytes", ctypes.c_size_t),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("seq_lens", ctypes.POINTER(DLTensor)),
+        ("positions", ctypes.POINTER(DLTensor)),
+        ("num_computed_tokens", ctypes.POINTER(DLTensor)),
+        ("block_tables", ctypes.POINTER(DLTensor) * 8),
+        ("slot_mappings", ctypes.POINTER(DLTensor) * 8),
+        ("logits_indices", ctypes.POINTER(DLTensor)),
+        ("cu_num_logits", ctypes.POINTER(DLTensor)),
+        ("expanded_idx_mapping", ctypes.POINTER(DLTensor)),
+        ("expanded_local_pos", ctypes.POINTER(DLTensor)),
+        ("token_to_req_indices", ctypes.POINTER(DLTensor)),
     ]
 
 
@@ -683,10 +810,15 @@ class cattn_api_t(ctypes.Structure):
         ("fill_mm_prefix_query_ranges", ctypes.c_void_p),
         ("log2_lse_to_ln", ctypes.c_void_p),
         ("fused_pcp_qkv_select_size", ctypes.c_void_p),
+        ("prepare_pos_seq_lens", ctypes.c_void_p),
+        ("gather_block_tables", ctypes.c_void_p),
+        ("compute_slot_mappings", ctypes.c_void_p),
+        ("combine_sampled_and_draft_tokens", ctypes.c_void_p),
+        ("step_batch_check", ctypes.c_void_p),
     ]
 
 
-STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_capturable_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_capturable_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_local_attention_capturable_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_capturable_args_t, cattn_mamba_block_table_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
+STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_capturable_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_capturable_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_local_attention_capturable_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_capturable_args_t, cattn_mamba_block_table_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_prepare_pos_seq_lens_args_t, cattn_gather_block_tables_args_t, cattn_compute_slot_mappings_args_t, cattn_combine_sampled_and_draft_tokens_args_t, cattn_step_batch_check_args_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_kv_group_params_t, cattn_step_inputs_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
 
 # name: (restype, argtypes)
 SIGNATURES = {
@@ -752,6 +884,11 @@ SIGNATURES = {
     "cattn_log2_lse_to_ln": (ctypes.c_int, [ctypes.POINTER(cattn_log2_lse_to_ln_args_t)]),
     "cattn_get_per_layer_parameters": (ctypes.c_int, [ctypes.POINTER(cattn_attention_layer_desc_t), ctypes.c_size_t, ctypes.POINTER(cattn_per_layer_parameters_t)]),
     "cattn_infer_global_hyperparameters": (ctypes.c_int, [ctypes.POINTER(cattn_per_layer_parameters_t), ctypes.c_size_t, ctypes.POINTER(cattn_global_hyperparameters_t)]),
+    "cattn_prepare_pos_seq_lens": (ctypes.c_int, [ctypes.POINTER(cattn_prepare_pos_seq_lens_args_t)]),
+    "cattn_gather_block_tables": (ctypes.c_int, [ctypes.POINTER(cattn_gather_block_tables_args_t)]),
+    "cattn_compute_slot_mappings": (ctypes.c_int, [ctypes.POINTER(cattn_compute_slot_mappings_args_t)]),
+    "cattn_combine_sampled_and_draft_tokens": (ctypes.c_int, [ctypes.POINTER(cattn_combine_sampled_and_draft_tokens_args_t)]),
+    "cattn_step_batch_check": (ctypes.c_int, [ctypes.POINTER(cattn_step_batch_check_args_t)]),
     "cattn_step_plan_create": (ctypes.c_int, [ctypes.POINTER(cattn_step_plan_desc_t), ctypes.c_void_p]),
     "cattn_step_plan_destroy": (None, [ctypes.c_void_p]),
     "cattn_step_plan_get_shape": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_step_plan_shape_t)]),

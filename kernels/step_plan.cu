@@ -37,6 +37,9 @@ __device__ void step_plan_counts(const StepPlanParams& p) {
                                   kStepFastPrefill};
   for (int c = 1; c < kStepCounts; ++c)
     if (!selected(owner[c])) store_count(p.counts, c, 0);
+  // A 1.1 plan given a 1.2-sized vector: the step-input entries are 0.
+  if (!p.inputs_counts)
+    for (int c = kStepCounts; c < kStepAllCounts; ++c) store_count(p.counts, c, 0);
 }
 
 // Each block runs one product, so the products' shared memory overlays.
@@ -51,6 +54,7 @@ union StepShared {
 // step_plan.h's grid bounds) then runs in one wave.
 __global__ void __launch_bounds__(kBlockThreads, 3) step_plan_kernel(const StepPlanParams p) {
   __shared__ StepShared sh;
+  if (p.wait_for_inputs) wait_for_prior_grids();
   const int64_t b = blockIdx.x;
   if (b == 0 && threadIdx.x == 0) step_plan_counts(p);
   int64_t begin = 0;
@@ -79,11 +83,11 @@ __global__ void __launch_bounds__(kBlockThreads, 3) step_plan_kernel(const StepP
   }
 }
 
-int launch_step_plan(const StepPlanParams& p, void* stream) {
+int launch_step_plan(const StepPlanParams& p, void* stream, bool dependent) {
   const int64_t blocks = p.block_end[kStepProducts - 1];
   if (blocks <= 0) return cudaSuccess;
-  step_plan_kernel<<<grid_size(blocks), kBlockThreads, 0, static_cast<cudaStream_t>(stream)>>>(p);
-  return cudaGetLastError();
+  return launch_row_kernel(step_plan_kernel, grid_size(blocks),
+                           static_cast<cudaStream_t>(stream), dependent, p);
 }
 
 }  // namespace kernels

@@ -42,6 +42,8 @@ enum StepCount : int {
   kCountDecodeTokens,
   kStepCounts
 };
+// The whole counts vector of a plan with step-input products (CATTN_STEP_NUM_COUNTS).
+constexpr int kStepAllCounts = 16;
 
 struct StepPlanParams {
   // Product k owns blocks [block_end[k - 1], block_end[k]) (block_end[-1] = 0); a product that
@@ -59,6 +61,10 @@ struct StepPlanParams {
   // slices of it.
   CountOut counts;
   IndexSpan query_start_loc;
+  // 1.2: the step-input kernel ran first (its outputs are this kernel's inputs): wait for it
+  // (a programmatic dependent launch), and leave counts entries 8 on to it.
+  bool wait_for_inputs = false;
+  bool inputs_counts = false;
 };
 
 // Threads per block of the plan's kernel.
@@ -95,8 +101,9 @@ inline int64_t step_plan_blocks(StepProduct k, int64_t elements) {
   }
 }
 
-// Enqueues the plan's kernel on `stream` (a cudaStream_t); returns a cudaError_t as int.
-int launch_step_plan(const StepPlanParams& p, void* stream);
+// Enqueues the plan's kernel on `stream` (a cudaStream_t), as a programmatic dependent launch
+// when `dependent`; returns a cudaError_t as int.
+int launch_step_plan(const StepPlanParams& p, void* stream, bool dependent = false);
 
 }  // namespace kernels
 }  // namespace cattn

@@ -79,6 +79,12 @@ const cattn_api_t kApi = {
     cattn_fill_mm_prefix_query_ranges,
     cattn_log2_lse_to_ln,
     cattn_fused_pcp_qkv_select_size,
+    /* 1.2, step inputs */
+    cattn_prepare_pos_seq_lens,
+    cattn_gather_block_tables,
+    cattn_compute_slot_mappings,
+    cattn_combine_sampled_and_draft_tokens,
+    cattn_step_batch_check,
 };
 
 }  // namespace

@@ -3,7 +3,10 @@
 // device tensors in one launch. Entry points: the desc's checks and the capacities and launch
 // layout they fix (creation), the run's argument checks, the memo of the last checked run
 // (step_plan_memo.h), and dispatch to device/step_plan_device.cpp.
+#include <algorithm>
+#include <climits>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,10 +15,12 @@
 #include "common/error.h"
 #include "common/handle_registry.h"
 #include "common/param_checks.h"
+#include "common/step_inputs.h"
 #include "common/step_plan.h"
 #include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/step_plan_device.h"
+#include "kernels/step_inputs.h"
 #include "step_plan_memo.h"
 
 // The object behind cattn_step_plan_t: what creation fixed (never changed afterwards) and the
@@ -52,12 +57,82 @@ std::string hex(uint32_t v) {
   return s;
 }
 
+// The step-input products' parameters (1.2 fields of the desc).
+void check_inputs_desc(const char* fn, const cattn_step_plan_desc_t& d, size_t given) {
+  if (given < sizeof(cattn_step_plan_desc_t))
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->products",
+                    "selects a 1.2 product in a 1.1 desc", hex(d.products),
+                    "1.1 products only (CATTN_STEP_ALL_PRODUCTS) for struct_size " +
+                        std::to_string(given));
+  const uint32_t bits = d.products;
+  const cattn_step_inputs_params_t& in = d.inputs;
+  if (d.max_num_reqs > k::kStepInputsMaxRows)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->max_num_reqs",
+                    "is too large for the step-input products", std::to_string(d.max_num_reqs),
+                    "at most " + std::to_string(k::kStepInputsMaxRows));
+  if (d.max_num_tokens > INT32_MAX)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->max_num_tokens",
+                    "is too large for the step-input products", std::to_string(d.max_num_tokens),
+                    "at most INT32_MAX (query_start_loc is int32 in vLLM)");
+  const bool groups = bits & (CATTN_STEP_BLOCK_TABLES | CATTN_STEP_SLOT_MAPPINGS);
+  if (groups && (in.num_kv_groups < 1 || in.num_kv_groups > CATTN_MAX_KV_GROUPS))
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->inputs.num_kv_groups", "is out of range",
+                    std::to_string(in.num_kv_groups),
+                    "1 to " + std::to_string(CATTN_MAX_KV_GROUPS) +
+                        " with CATTN_STEP_BLOCK_TABLES or CATTN_STEP_SLOT_MAPPINGS");
+  if (!groups && in.num_kv_groups != 0)
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->inputs.num_kv_groups",
+                    "is set without a product that reads the groups",
+                    std::to_string(in.num_kv_groups), "0");
+  const bool mrv2 = in.slot_mapping_contract == CATTN_SLOT_MAPPING_MRV2;
+  if ((bits & (CATTN_STEP_INPUTS | CATTN_STEP_BLOCK_TABLES)) ||
+      ((bits & CATTN_STEP_SLOT_MAPPINGS) && mrv2))
+    expect_at_least(fn, "desc->max_num_persistent_reqs", d.max_num_persistent_reqs, 1);
+  static const char* const kGroup[CATTN_MAX_KV_GROUPS] = {
+      "desc->kv_groups[0].", "desc->kv_groups[1].", "desc->kv_groups[2].",
+      "desc->kv_groups[3].", "desc->kv_groups[4].", "desc->kv_groups[5].",
+      "desc->kv_groups[6].", "desc->kv_groups[7]."};
+  for (int g = 0; g < in.num_kv_groups; ++g) {
+    const cattn_kv_group_params_t& kg = d.kv_groups[g];
+    const std::string pre = kGroup[g];
+    cattn::require_reserved_zero(fn, (pre + "reserved0").c_str(), kg.reserved0);
+    if (kg.slot_mode != CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT && kg.slot_mode != CATTN_SLOT_MODE_NONE)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, (pre + "slot_mode").c_str(),
+                      "is not a slot mode", std::to_string(kg.slot_mode),
+                      "CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT (0) or CATTN_SLOT_MODE_NONE (1)");
+    expect_at_least(fn, (pre + "max_num_blocks").c_str(), kg.max_num_blocks, 1);
+    cattn::check_slot_mapping_params(fn, kGroup[g], in.slot_mapping_contract, kg.block_size,
+                                     kg.kernel_block_size, in.dcp_size, in.dcp_rank,
+                                     in.dcp_kv_cache_interleave_size);
+  }
+  if (bits & CATTN_STEP_LOGITS_INDICES)
+    cattn::check_num_new_sampled(fn, "desc->inputs.", in.num_new_sampled_tokens);
+  if (bits & CATTN_STEP_SPLIT) {
+    if (in.decode_threshold < 0 || in.decode_threshold > INT32_MAX)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->inputs.decode_threshold",
+                      "is out of range", std::to_string(in.decode_threshold), "0 to INT32_MAX");
+    if (in.require_uniform != 0 && in.require_uniform != 1)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->inputs.require_uniform", "is not 0 or 1",
+                      std::to_string(in.require_uniform), "0 or 1");
+  }
+  const bool reads_table = bits & (CATTN_STEP_MAMBA_BLOCK_TABLE | CATTN_STEP_LOCAL_ATTENTION);
+  if (reads_table && (bits & CATTN_STEP_BLOCK_TABLES)) {
+    if (in.table_group < 0 || in.table_group >= in.num_kv_groups)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->inputs.table_group", "is out of range",
+                      std::to_string(in.table_group),
+                      "in [0, " + std::to_string(in.num_kv_groups) + ")");
+    expect_at_least(fn, "desc->max_num_blocks_per_req", d.max_num_blocks_per_req,
+                    d.kv_groups[in.table_group].max_num_blocks);
+  }
+}
+
 // Checks the desc and derives the capacities and, from them, each product's blocks.
 void plan_step(const char* fn, const cattn_step_plan_desc_t& d, StepPlanSpec& plan) {
-  if (d.products == 0 || (d.products & ~CATTN_STEP_ALL_PRODUCTS) != 0)
+  if (d.products == 0 || (d.products & ~(CATTN_STEP_ALL_PRODUCTS | CATTN_STEP_INPUT_PRODUCTS)) != 0)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->products", "is not a set of products",
                     hex(d.products),
-                    "a nonzero OR of CATTN_STEP_* bits (CATTN_STEP_ALL_PRODUCTS = 0x7f)");
+                    "a nonzero OR of CATTN_STEP_* bits (CATTN_STEP_ALL_PRODUCTS = 0x7f, "
+                    "CATTN_STEP_INPUT_PRODUCTS = 0x1f80)");
   if (d.reserved0 != 0)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->reserved0", "is not zero",
                     std::to_string(d.reserved0), "0");
@@ -68,8 +143,14 @@ void plan_step(const char* fn, const cattn_step_plan_desc_t& d, StepPlanSpec& pl
   expect_at_least(fn, "desc->max_num_blocks_per_req", d.max_num_blocks_per_req,
                   reads_table ? 1 : 0);
   expect_at_least(fn, "desc->max_num_logits", d.max_num_logits, 0);
-  plan.desc = d;
+  // A 1.1 desc ends before the 1.2 fields: they read as zero (no step-input product).
+  const size_t given = std::min(d.struct_size, sizeof(cattn_step_plan_desc_t));
+  std::memcpy(&plan.desc, &d, given);
+  if (given < sizeof(cattn_step_plan_desc_t))
+    std::memset(reinterpret_cast<char*>(&plan.desc) + given, 0,
+                sizeof(cattn_step_plan_desc_t) - given);
   plan.desc.struct_size = sizeof(cattn_step_plan_desc_t);
+  if (plan.has_inputs()) check_inputs_desc(fn, plan.desc, given);
   const int64_t reqs = d.max_num_reqs, tokens = d.max_num_tokens;
   // Per-request outputs take B + 1 entries; every size below is a product of these and must
   // stay within int64 (checked_* name what overflowed).
@@ -168,6 +249,141 @@ void expect_within(const TensorArg& t, int64_t n, const char* what, const char* 
                     std::string("at most ") + cap_name + " = " + std::to_string(cap));
 }
 
+template <class T>
+const T* widen(const T* given, T& wide) {
+  if (given->struct_size >= sizeof(T)) return given;
+  std::memset(&wide, 0, sizeof wide);
+  std::memcpy(&wide, given, given->struct_size);
+  return &wide;
+}
+
+void refuse_computed(const TensorArg& t, const char* product) {
+  if (t.present())
+    cattn::fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "is set but the plan computes it",
+                    "a tensor", std::string("NULL (") + product + " is selected)");
+}
+
+void expect_counts(const TensorArg& t, int64_t n) {
+  t.expect_ndim(1).expect_index_dtype().expect_writable().expect_capacity(n);
+}
+
+// The batch tensors of the step-input products; returns B.
+int64_t check_inputs_batch(const StepPlanSpec& spec, const TensorArg* const* a, int64_t reqs) {
+  namespace c = cattn;
+  const cattn_step_plan_desc_t& d = spec.desc;
+  const bool inputs = spec.has_bit(c::kBitInputs), tables = spec.has_bit(c::kBitBlockTables);
+  const bool slots = spec.has_bit(c::kBitSlotMappings);
+  const bool v1 = d.inputs.slot_mapping_contract == CATTN_SLOT_MAPPING_V1;
+  const TensorArg& sched = *a[c::kRunNumScheduledTokens];
+  const TensorArg& qsl = *a[c::kRunQueryStartLoc];
+  const TensorArg& idx = *a[c::kRunIdxMapping];
+  const TensorArg& nct = *a[c::kRunNumComputedTokens];
+  const TensorArg& nreq = *a[c::kRunNumReqs];
+  const TensorArg& drafts = *a[c::kRunNumDraftTokens];
+  const TensorArg& pos = *a[c::kRunPositions];
+  if (inputs) {
+    expect_needed(sched, "CATTN_STEP_INPUTS reads it");
+    expect_needed(nct, "CATTN_STEP_INPUTS reads it");
+  } else if (slots || spec.has_bit(c::kBitLogitsIndices) || spec.has_bit(c::kBitTokenToReq) ||
+             spec.has_bit(c::kBitSplit)) {
+    expect_needed(qsl, "the step-input products read it without CATTN_STEP_INPUTS");
+  }
+  if (inputs || tables || (slots && !v1)) expect_needed(idx, "the plan's products read it");
+  if (slots && !inputs) expect_needed(pos, "the slot mappings read it without CATTN_STEP_INPUTS");
+  if (sched.present()) {
+    expect_vector(sched);
+    if (reqs < 0) reqs = sched.size(0);
+    sched.expect_size(0, reqs);
+  }
+  if (idx.present()) {
+    expect_vector(idx);
+    if (reqs < 0) reqs = idx.size(0);
+    idx.expect_size(0, reqs);
+  }
+  if (reqs < 0) reqs = 0;
+  expect_within(sched.present() ? sched : idx, reqs, "requests", "desc->max_num_reqs",
+                d.max_num_reqs);
+  if (nreq.present()) c::expect_index_scalar(nreq);
+  if (nct.present()) {
+    expect_vector(nct);
+    expect_within(nct, nct.size(0), "rows", "desc->max_num_persistent_reqs",
+                  d.max_num_persistent_reqs);
+  }
+  if (drafts.present()) drafts.expect_ndim(1).expect_index_dtype().expect_size(0, reqs);
+  if (pos.present()) expect_vector(pos);
+  for (int g = 0; g < CATTN_MAX_KV_GROUPS; ++g) {
+    const TensorArg& t = *a[c::kRunKvBlockTables + g];
+    const TensorArg& nb = *a[c::kRunKvNumBlocks + g];
+    const bool live = g < d.inputs.num_kv_groups;
+    const bool token = live && d.kv_groups[g].slot_mode == CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT;
+    if (live && (tables || (slots && token))) expect_needed(t, "the plan reads the group's table");
+    if (!live && (t.present() || nb.present()))
+      c::fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.present() ? t.name() : nb.name(),
+                  "is set past desc->inputs.num_kv_groups", "a tensor", "NULL");
+    if (t.present()) {
+      t.expect_ndim(2).expect_index_dtype().expect_size(1, d.kv_groups[g].max_num_blocks);
+      if (slots && v1 && !tables) t.expect_size(0, reqs);
+      else expect_within(t, t.size(0), "rows", "desc->max_num_persistent_reqs",
+                         d.max_num_persistent_reqs);
+    }
+    if (nb.present()) {
+      expect_vector(nb);
+      nb.expect_size(0, t.present() ? t.size(0) : 0);
+    }
+  }
+  return reqs;
+}
+
+// The step-input products' outputs: presence by product and group, then shapes.
+void check_inputs_outputs(const StepPlanSpec& spec, const TensorArg* const* a, int64_t reqs) {
+  namespace c = cattn;
+  const cattn_step_plan_desc_t& d = spec.desc;
+  for (int g = 0; g < CATTN_MAX_KV_GROUPS; ++g) {
+    const bool live = g < d.inputs.num_kv_groups;
+    const bool token = live && d.kv_groups[g].slot_mode == CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT;
+    const struct {
+      const TensorArg& t;
+      bool wanted;
+    } outs[] = {{*a[c::kRunOutBlockTables + g], live && spec.has_bit(c::kBitBlockTables)},
+                {*a[c::kRunOutSlotMappings + g], token && spec.has_bit(c::kBitSlotMappings)}};
+    for (const auto& o : outs) {
+      if (o.wanted && !o.t.present())
+        c::fail_arg(CATTN_INVALID_ARGUMENT, o.t.fn(), o.t.name(), "is NULL", "NULL",
+                    "an output: the plan computes it for this group");
+      if (!o.wanted && o.t.present())
+        c::fail_arg(CATTN_INVALID_ARGUMENT, o.t.fn(), o.t.name(),
+                    "is set for a group or product the plan does not compute", "a tensor",
+                    "NULL");
+    }
+    const TensorArg& bt = *a[c::kRunOutBlockTables + g];
+    if (bt.present())
+      bt.expect_ndim(2).expect_index_dtype().expect_writable().expect_out_size(0, reqs)
+          .expect_out_size(1, d.kv_groups[g].max_num_blocks);
+    const TensorArg& sm = *a[c::kRunOutSlotMappings + g];
+    if (sm.present()) {
+      sm.expect_ndim(1).expect_writable().expect_capacity(d.max_num_tokens);
+      if (!sm.is_int64())
+        c::fail_arg(CATTN_INVALID_ARGUMENT, sm.fn(), sm.name(), "has the wrong dtype",
+                    "not int64", "int64 (slots pass 2^31)");
+    }
+  }
+  auto exact = [&](int i, int64_t n) {
+    if (a[i]->present()) expect_output(*a[i], n);
+  };
+  auto capacity = [&](int i, int64_t n) {
+    if (a[i]->present()) c::expect_index_output(*a[i], n);
+  };
+  exact(c::kRunOutQueryStartLoc, reqs + 1);
+  exact(c::kRunOutSeqLens, reqs);
+  exact(c::kRunOutNumComputedTokens, reqs);
+  capacity(c::kRunOutPositions, d.max_num_tokens);
+  capacity(c::kRunOutTokenToReqIndices, d.max_num_tokens);
+  capacity(c::kRunOutLogitsIndices, d.max_num_logits);
+  capacity(c::kRunOutExpandedIdxMapping, d.max_num_logits);
+  capacity(c::kRunOutExpandedLocalPos, d.max_num_logits);
+  exact(c::kRunOutCuNumLogits, reqs + 1);
+}
+
 }  // namespace
 
 extern "C" {
@@ -227,11 +443,20 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
     require_plan(fn, plan);
     cattn::require_struct(fn, "batch", batch);
     cattn::require_struct(fn, "outputs", outputs);
+    // Older (1.1) structs end before the 1.2 tensors: they are read as NULL.
+    cattn_step_batch_t wide_batch;
+    cattn_step_outputs_t wide_outputs;
+    const cattn_step_batch_t* caller_batch = batch;
+    const cattn_step_outputs_t* caller_outputs = outputs;
+    batch = widen(batch, wide_batch);
+    outputs = widen(outputs, wide_outputs);
     // A run described exactly as the plan's last checked run gets that run's answer: its
     // kernel parameters, launched as they are. Otherwise every check runs, on the key's copy
     // of the descriptors when there is one, so that what is remembered is what was checked.
     cattn::StepRunKey key;
     const bool keyed = cattn::step_run_key(*batch, *outputs, key);
+    key.batch = caller_batch;
+    key.outputs = caller_outputs;
     if (keyed) {
       cattn::StepPlanLaunch remembered;
       if (plan->memo.find(key, remembered)) {
@@ -275,10 +500,19 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
     const TensorArg& cu_given = *args[cattn::kRunCuNumTokens];
     const TensorArg& logits = *args[cattn::kRunLogitsIndices];
     const TensorArg& num_logits = *args[cattn::kRunNumLogitsIndices];
-    if ((restore && !cu_given.present()) || conv1d || local || fast || extend)
+    const bool in_inputs = spec.has_bit(cattn::kBitInputs);
+    const bool in_tables = spec.has_bit(cattn::kBitBlockTables);
+    const bool table_computed = in_tables && (mamba || local);
+    if (in_inputs) {
+      refuse_computed(qsl, "CATTN_STEP_INPUTS");
+      refuse_computed(seq_lens, "CATTN_STEP_INPUTS");
+    }
+    if (table_computed) refuse_computed(table, "CATTN_STEP_BLOCK_TABLES");
+    if (!in_inputs && ((restore && !cu_given.present()) || conv1d || local || fast || extend))
       expect_needed(qsl, "the plan's products read it");
-    if (dcp || align || local || extend) expect_needed(seq_lens, "the plan's products read it");
-    if (mamba || local) expect_needed(table, "the plan's products read it");
+    if (!in_inputs && (dcp || align || local || extend))
+      expect_needed(seq_lens, "the plan's products read it");
+    if (!table_computed && (mamba || local)) expect_needed(table, "the plan's products read it");
     if (fast) expect_needed(logits, "the fast-prefill product reads it");
     int64_t reqs = -1;
     if (qsl.present()) {
@@ -317,7 +551,6 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
       expect_within(cu_given, cu_given.size(0) - 1, "requests", "desc->max_num_reqs",
                     d.max_num_reqs);
     }
-    const TensorArg& cu = cu_given.present() ? cu_given : qsl;
     if (logits.present()) {
       expect_vector(logits);
       logits.expect_scan_bounded();
@@ -328,9 +561,21 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
       num_logits.expect_size(0, 1);
     }
 
+    if (spec.has_inputs()) reqs = check_inputs_batch(spec, args, reqs);
+
     // The outputs: each product's are required when the plan computes it and refused when it
     // does not; then their shapes.
     make(cattn::kRunFirstOutput, cattn::kRunTensors);
+    if (spec.has_inputs()) check_inputs_outputs(spec, args, reqs);
+    // The 1.1 products read what the plan computes in place of the batch's own.
+    const TensorArg* use[cattn::kRunTensors];
+    std::copy(args, args + cattn::kRunTensors, use);
+    if (in_inputs) {
+      use[cattn::kRunQueryStartLoc] = args[cattn::kRunOutQueryStartLoc];
+      use[cattn::kRunSeqLens] = args[cattn::kRunOutSeqLens];
+    }
+    if (table_computed)
+      use[cattn::kRunBlockTable] = args[cattn::kRunOutBlockTables + d.inputs.table_group];
     for (int i = cattn::kRunFirstOutput; i < cattn::kRunTensors; ++i)
       if (cattn::kStepRunTensors[i].product != cattn::StepRunTensorInfo::kNoProduct)
         expect_output_use(spec, cattn::kStepRunTensors[i], *args[i]);
@@ -352,8 +597,8 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
     }
     if (mamba) {
       mamba_out.expect_ndim(2).expect_index_dtype().expect_writable();
-      mamba_out.expect_out_size(0, reqs).expect_out_size(1, align ? shape.mamba_columns
-                                                                  : table.size(1));
+      mamba_out.expect_out_size(0, reqs).expect_out_size(
+          1, align ? shape.mamba_columns : use[cattn::kRunBlockTable]->size(1));
     }
     if (conv1d) {
       const cattn::StepConv1dOutputs c = cattn::step_conv1d_outputs(args);
@@ -364,7 +609,7 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
         if (c.outs[i]->present()) c.outs[i]->expect_capacity(shape.conv1d_capacity);
     }
     if (local) {
-      cattn::check_local_attention_capturable_tensors(cattn::step_local_attention_tensors(args),
+      cattn::check_local_attention_capturable_tensors(cattn::step_local_attention_tensors(use),
                                                       shape.local_pages);
       args[cattn::kRunLocalSeqLens]->expect_capacity(shape.local_capacity);
     }
@@ -373,9 +618,12 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
       expect_output(ext_qsl, reqs + 1);
       expect_output(ext_seq, reqs);
     }
-    if (counts.present()) expect_output(counts, CATTN_STEP_NUM_COUNTS);
+    // A plan with a 1.2 product writes all CATTN_STEP_NUM_COUNTS entries; a 1.1 plan the
+    // first CATTN_STEP_NUM_COUNTS_1_1, and 0 to the rest of a longer vector.
+    const int64_t num_counts = spec.has_inputs() ? CATTN_STEP_NUM_COUNTS : CATTN_STEP_NUM_COUNTS_1_1;
+    if (counts.present()) expect_counts(counts, num_counts);
     if (counts_host.present()) {
-      expect_output(counts_host, CATTN_STEP_NUM_COUNTS);
+      expect_counts(counts_host, num_counts);
       if (cattn::device_type_of(counts_host.raw()->device) != kDLCUDAHost)
         cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, counts_host.name(),
                         "is not pinned host memory",
@@ -406,7 +654,8 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
     cattn::StepPlanLaunch launch;
     launch.device = any->device_id();
     if constexpr (cattn::kCudaBuild)
-      launch = cattn::step_plan_launch_params(fn, spec, args, *any, cu);
+      launch = cattn::step_plan_launch_params(fn, spec, use, *any,
+                                              cu_given.present() ? cu_given : *use[cattn::kRunQueryStartLoc]);
     if (keyed) plan->memo.remember(key, launch);
     if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
     else cattn::step_plan_launch_device(fn, launch, stream);

@@ -51,7 +51,7 @@ TEST(step_plan, CreateRefusesEveryBadField) {
   } cases[] = {
       {[](auto& d) { d.struct_size = 8; }, "desc has struct_size"},
       {[](auto& d) { d.products = 0; }, "desc->products"},
-      {[](auto& d) { d.products = 0x80; }, "desc->products"},
+      {[](auto& d) { d.products = 0x2000; }, "desc->products"},
       {[](auto& d) { d.reserved0 = 1; }, "desc->reserved0"},
       {[](auto& d) { d.max_num_reqs = 0; }, "desc->max_num_reqs"},
       {[](auto& d) { d.max_num_tokens = -1; }, "desc->max_num_tokens is negative (got -1,"},
@@ -477,7 +477,7 @@ TEST(step_plan, RunRechecksEveryChangeSinceTheLastCheckedRun) {
        [](auto&, auto&, auto& o) { o.counts_host->device = {kDLCUDAHost, 0}; },
        CATTN_INVALID_ARGUMENT, "outputs->counts_host is not pinned host memory"},
       {"the mirror's shape value",
-       [](auto&, auto&, auto& o) { o.counts_host->shape[0] = CATTN_STEP_NUM_COUNTS - 1; },
+       [](auto&, auto&, auto& o) { o.counts_host->shape[0] = CATTN_STEP_NUM_COUNTS_1_1 - 1; },
        [](auto&, auto&, auto& o) { o.counts_host->shape[0] = CATTN_STEP_NUM_COUNTS; },
        CATTN_INSUFFICIENT_SIZE, "outputs->counts_host"},
   };

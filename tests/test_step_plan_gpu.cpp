@@ -27,7 +27,8 @@ using namespace cattn_test;
 class PinnedCounts {
  public:
   PinnedCounts() {
-    if (cudaHostAlloc(reinterpret_cast<void**>(&p_), 8 * sizeof(int64_t), cudaHostAllocMapped) !=
+    if (cudaHostAlloc(reinterpret_cast<void**>(&p_), CATTN_STEP_NUM_COUNTS * sizeof(int64_t),
+                      cudaHostAllocMapped) !=
         cudaSuccess)
       throw std::bad_alloc();
     t_.data = p_;
@@ -37,8 +38,8 @@ class PinnedCounts {
     t_.shape = shape_;
   }
   ~PinnedCounts() { cudaFreeHost(p_); }
-  void reset() { std::fill(p_, p_ + 8, int64_t{0x5a5a5a5a5a5a5a5a}); }
-  std::vector<int64_t> values() const { return std::vector<int64_t>(p_, p_ + 8); }
+  void reset() { std::fill(p_, p_ + CATTN_STEP_NUM_COUNTS, int64_t{0x5a5a5a5a5a5a5a5a}); }
+  std::vector<int64_t> values() const { return std::vector<int64_t>(p_, p_ + CATTN_STEP_NUM_COUNTS); }
   DLTensor* dl() { return &t_; }
 
  private:

@@ -6,7 +6,9 @@
 // src/step_plan_memo.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "cattn.h"
 #include "common/call_args.h"
@@ -25,10 +27,14 @@ struct StepPlanSpec {
   int64_t block_end[kernels::kStepProducts] = {};
 
   bool has(kernels::StepProduct k) const { return (desc.products >> k) & 1u; }
+  bool has_bit(int bit) const { return (desc.products >> bit) & 1u; }
+  // Any 1.1 product, any 1.2 (step-input) product.
+  bool has_1_1() const { return (desc.products & CATTN_STEP_ALL_PRODUCTS) != 0; }
+  bool has_inputs() const { return (desc.products & ~CATTN_STEP_ALL_PRODUCTS) != 0; }
 };
 
-// The run's tensors in a fixed order: the batch's six, then the outputs' seventeen. Every list
-// of them is kStepRunTensors below, indexed by these.
+// The run's tensors in a fixed order: the batch's, then the outputs'. Every list of them is
+// kStepRunTensors below, indexed by these.
 enum StepRunTensor : int {
   kRunQueryStartLoc = 0,
   kRunSeqLens,
@@ -36,7 +42,15 @@ enum StepRunTensor : int {
   kRunCuNumTokens,
   kRunLogitsIndices,
   kRunNumLogitsIndices,
-  kRunDcpLocalSeqLens,  // the first output
+  kRunNumReqs,  // 1.2
+  kRunNumScheduledTokens,
+  kRunIdxMapping,
+  kRunNumComputedTokens,
+  kRunNumDraftTokens,
+  kRunPositions,
+  kRunKvBlockTables,  // CATTN_MAX_KV_GROUPS entries
+  kRunKvNumBlocks = kRunKvBlockTables + CATTN_MAX_KV_GROUPS,
+  kRunDcpLocalSeqLens = kRunKvNumBlocks + CATTN_MAX_KV_GROUPS,  // the first output
   kRunPcpQueryRestoreIdx,
   kRunMambaBlockTable,
   kRunConv1dNums,
@@ -53,39 +67,71 @@ enum StepRunTensor : int {
   kRunExtendSeqLens,
   kRunCounts,
   kRunCountsHost,
+  kRunOutQueryStartLoc,  // 1.2
+  kRunOutSeqLens,
+  kRunOutPositions,
+  kRunOutNumComputedTokens,
+  kRunOutBlockTables,  // CATTN_MAX_KV_GROUPS entries
+  kRunOutSlotMappings = kRunOutBlockTables + CATTN_MAX_KV_GROUPS,
+  kRunOutLogitsIndices = kRunOutSlotMappings + CATTN_MAX_KV_GROUPS,
+  kRunOutCuNumLogits,
+  kRunOutExpandedIdxMapping,
+  kRunOutExpandedLocalPos,
+  kRunOutTokenToReqIndices,
   kRunTensors
 };
 constexpr int kRunFirstOutput = kRunDcpLocalSeqLens;
 
-// One run tensor: where the caller passes it (a field of the batch or of the outputs), its
-// name in messages, for an output the product that writes it (required unless `optional`;
-// refused when the plan does not compute that product), and whether it lives on the run's
-// device (counts_host is host memory).
+// One run tensor: where the caller passes it (the byte offset of its field in the batch or the
+// outputs struct), its name in messages, for an output the product bit that writes it (bit k
+// of CATTN_STEP_*; required unless `optional`, refused when the plan does not compute that
+// product), and whether it lives on the run's device (counts_host is host memory).
 struct StepRunTensorInfo {
   StepRunTensor index;
   const char* name;
-  const DLTensor* cattn_step_batch_t::*batch_field;  // NULL for an output
-  DLTensor* cattn_step_outputs_t::*outputs_field;    // NULL for a batch tensor
-  int product;  // a kernels::StepProduct, or kNoProduct (the batch, the counts)
+  bool in_batch;
+  size_t offset;  // of the DLTensor pointer in cattn_step_batch_t or cattn_step_outputs_t
+  int product;    // a CATTN_STEP_* bit index, or kNoProduct (the batch, the counts)
   bool optional;
   bool on_run_device;
 
   static constexpr int kNoProduct = -1;
-  Use use() const { return batch_field != nullptr ? Use::In : Use::Out; }
+  Use use() const { return in_batch ? Use::In : Use::Out; }
+  // The tensor of a full-size batch and outputs (cattn_step_plan_run widens older structs).
   const DLTensor* of(const cattn_step_batch_t& b, const cattn_step_outputs_t& o) const {
-    return batch_field != nullptr ? b.*batch_field : o.*outputs_field;
+    const char* base = in_batch ? reinterpret_cast<const char*>(&b)
+                                : reinterpret_cast<const char*>(&o);
+    const DLTensor* t;
+    std::memcpy(&t, base + offset, sizeof t);
+    return t;
   }
 };
 
 #define CATTN_STEP_BATCH_TENSOR(index, field) \
-  {index, "batch->" #field, &cattn_step_batch_t::field, nullptr, StepRunTensorInfo::kNoProduct, \
-   true, true}
+  {index, "batch->" #field, true, offsetof(cattn_step_batch_t, field), \
+   StepRunTensorInfo::kNoProduct, true, true}
 #define CATTN_STEP_PRODUCT_OUTPUT(index, field, product, optional) \
-  {index, "outputs->" #field, nullptr, &cattn_step_outputs_t::field, kernels::product, optional, \
-   true}
+  {index, "outputs->" #field, false, offsetof(cattn_step_outputs_t, field), kernels::product, \
+   optional, true}
+#define CATTN_STEP_BIT_OUTPUT(index, field, bit, optional) \
+  {index, "outputs->" #field, false, offsetof(cattn_step_outputs_t, field), bit, optional, true}
 #define CATTN_STEP_COUNTS_OUTPUT(index, field, on_run_device) \
-  {index, "outputs->" #field, nullptr, &cattn_step_outputs_t::field, \
+  {index, "outputs->" #field, false, offsetof(cattn_step_outputs_t, field), \
    StepRunTensorInfo::kNoProduct, true, on_run_device}
+#define CATTN_STEP_GROUP_BATCH(index, field, g) \
+  {static_cast<StepRunTensor>(index + g), "batch->" #field "[" #g "]", true, \
+   offsetof(cattn_step_batch_t, field) + g * sizeof(DLTensor*), StepRunTensorInfo::kNoProduct, \
+   true, true}
+#define CATTN_STEP_GROUP_OUTPUT(index, field, bit, g) \
+  {static_cast<StepRunTensor>(index + g), "outputs->" #field "[" #g "]", false, \
+   offsetof(cattn_step_outputs_t, field) + g * sizeof(DLTensor*), bit, true, true}
+#define CATTN_STEP_GROUPS(M, index, field, ...) \
+  M(index, field, __VA_ARGS__ 0), M(index, field, __VA_ARGS__ 1), M(index, field, __VA_ARGS__ 2), \
+      M(index, field, __VA_ARGS__ 3), M(index, field, __VA_ARGS__ 4), \
+      M(index, field, __VA_ARGS__ 5), M(index, field, __VA_ARGS__ 6), M(index, field, __VA_ARGS__ 7)
+// Bit indices of the 1.2 products.
+constexpr int kBitInputs = 7, kBitBlockTables = 8, kBitSlotMappings = 9, kBitLogitsIndices = 10,
+              kBitTokenToReq = 11, kBitSplit = 12;
 inline constexpr StepRunTensorInfo kStepRunTensors[kRunTensors] = {
     CATTN_STEP_BATCH_TENSOR(kRunQueryStartLoc, query_start_loc),
     CATTN_STEP_BATCH_TENSOR(kRunSeqLens, seq_lens),
@@ -93,6 +139,14 @@ inline constexpr StepRunTensorInfo kStepRunTensors[kRunTensors] = {
     CATTN_STEP_BATCH_TENSOR(kRunCuNumTokens, cu_num_tokens),
     CATTN_STEP_BATCH_TENSOR(kRunLogitsIndices, logits_indices),
     CATTN_STEP_BATCH_TENSOR(kRunNumLogitsIndices, num_logits_indices),
+    CATTN_STEP_BATCH_TENSOR(kRunNumReqs, num_reqs),
+    CATTN_STEP_BATCH_TENSOR(kRunNumScheduledTokens, num_scheduled_tokens),
+    CATTN_STEP_BATCH_TENSOR(kRunIdxMapping, idx_mapping),
+    CATTN_STEP_BATCH_TENSOR(kRunNumComputedTokens, num_computed_tokens),
+    CATTN_STEP_BATCH_TENSOR(kRunNumDraftTokens, num_draft_tokens),
+    CATTN_STEP_BATCH_TENSOR(kRunPositions, positions),
+    CATTN_STEP_GROUPS(CATTN_STEP_GROUP_BATCH, kRunKvBlockTables, kv_block_tables, ),
+    CATTN_STEP_GROUPS(CATTN_STEP_GROUP_BATCH, kRunKvNumBlocks, kv_num_blocks, ),
     CATTN_STEP_PRODUCT_OUTPUT(kRunDcpLocalSeqLens, dcp_local_seq_lens, kStepDcpLocalSeqLens, false),
     CATTN_STEP_PRODUCT_OUTPUT(kRunPcpQueryRestoreIdx, pcp_query_restore_idx,
                               kStepPcpQueryRestoreIdx, false),
@@ -115,15 +169,30 @@ inline constexpr StepRunTensorInfo kStepRunTensors[kRunTensors] = {
     CATTN_STEP_PRODUCT_OUTPUT(kRunExtendSeqLens, extend_seq_lens, kStepExtend, false),
     CATTN_STEP_COUNTS_OUTPUT(kRunCounts, counts, true),
     CATTN_STEP_COUNTS_OUTPUT(kRunCountsHost, counts_host, false),
+    CATTN_STEP_BIT_OUTPUT(kRunOutQueryStartLoc, query_start_loc, kBitInputs, false),
+    CATTN_STEP_BIT_OUTPUT(kRunOutSeqLens, seq_lens, kBitInputs, false),
+    CATTN_STEP_BIT_OUTPUT(kRunOutPositions, positions, kBitInputs, true),
+    CATTN_STEP_BIT_OUTPUT(kRunOutNumComputedTokens, num_computed_tokens, kBitInputs, true),
+    CATTN_STEP_GROUPS(CATTN_STEP_GROUP_OUTPUT, kRunOutBlockTables, block_tables, kBitBlockTables, ),
+    CATTN_STEP_GROUPS(CATTN_STEP_GROUP_OUTPUT, kRunOutSlotMappings, slot_mappings,
+                      kBitSlotMappings, ),
+    CATTN_STEP_BIT_OUTPUT(kRunOutLogitsIndices, logits_indices, kBitLogitsIndices, false),
+    CATTN_STEP_BIT_OUTPUT(kRunOutCuNumLogits, cu_num_logits, kBitLogitsIndices, true),
+    CATTN_STEP_BIT_OUTPUT(kRunOutExpandedIdxMapping, expanded_idx_mapping, kBitLogitsIndices, true),
+    CATTN_STEP_BIT_OUTPUT(kRunOutExpandedLocalPos, expanded_local_pos, kBitLogitsIndices, true),
+    CATTN_STEP_BIT_OUTPUT(kRunOutTokenToReqIndices, token_to_req_indices, kBitTokenToReq, false),
 };
 #undef CATTN_STEP_BATCH_TENSOR
 #undef CATTN_STEP_PRODUCT_OUTPUT
+#undef CATTN_STEP_BIT_OUTPUT
 #undef CATTN_STEP_COUNTS_OUTPUT
+#undef CATTN_STEP_GROUP_BATCH
+#undef CATTN_STEP_GROUP_OUTPUT
+#undef CATTN_STEP_GROUPS
 
 constexpr bool step_run_table_in_order() {
   for (int i = 0; i < kRunTensors; ++i)
-    if (kStepRunTensors[i].index != i || (kStepRunTensors[i].batch_field != nullptr) !=
-                                             (i < kRunFirstOutput))
+    if (kStepRunTensors[i].index != i || kStepRunTensors[i].in_batch != (i < kRunFirstOutput))
       return false;
   return true;
 }

@@ -45,6 +45,20 @@ struct StructSizes<cattn_dcp_local_seq_lens_args_t> {
                                       sizeof(cattn_dcp_local_seq_lens_args_t)};
 };
 
+template <>
+struct StructSizes<cattn_step_plan_desc_t> {
+  static constexpr size_t kSizes[] = {CATTN_STEP_PLAN_DESC_SIZE_1_1,
+                                      sizeof(cattn_step_plan_desc_t)};
+};
+template <>
+struct StructSizes<cattn_step_batch_t> {
+  static constexpr size_t kSizes[] = {CATTN_STEP_BATCH_SIZE_1_1, sizeof(cattn_step_batch_t)};
+};
+template <>
+struct StructSizes<cattn_step_outputs_t> {
+  static constexpr size_t kSizes[] = {CATTN_STEP_OUTPUTS_SIZE_1_1, sizeof(cattn_step_outputs_t)};
+};
+
 // The oldest size of T and the newest.
 template <class T>
 constexpr size_t oldest_size() {

@@ -10,6 +10,7 @@
 #include "device/compute_causal_conv1d_metadata_device.h"
 #include "device/cuda_launch.h"
 #include "device/make_local_attention_virtual_batches_device.h"
+#include "device/step_inputs_device.h"
 #include "kernels/step_plan.h"
 
 namespace cattn {
@@ -114,12 +115,80 @@ StepPlanLaunch step_plan_launch_params(const char* fn, const StepPlanSpec& plan,
     p.extend.out_seq_lens = index_view(*t[kRunExtendSeqLens]);
     p.extend.n = d.extend.n;
   }
+  if (plan.has_inputs()) {
+    launch.inputs = step_inputs_params(step_inputs_tensors(plan, t));
+    k::StepInputsParams& in = launch.inputs;
+    in.counts = p.counts;
+    in.legacy_counts = !plan.has_1_1();
+    in.split = plan.has_bit(kBitSplit);
+    in.decode_threshold = d.inputs.decode_threshold;
+    in.require_uniform = d.inputs.require_uniform != 0;
+    // Counts come from the first row block: a plan with counts takes one even without row
+    // outputs.
+    if (in.row_blocks == 0 && (in.counts.device.data != nullptr || in.counts.mirror.data != nullptr))
+      in.row_blocks = 1;
+    launch.has_inputs = true;
+    launch.dependent = plan.has_1_1() && dev.shape().cc_major >= 9;
+    p.wait_for_inputs = launch.dependent;
+    p.inputs_counts = true;
+  }
   return launch;
+}
+
+StepInputsTensors step_inputs_tensors(const StepPlanSpec& plan, StepRunArgs& t) {
+  const cattn_step_plan_desc_t& d = plan.desc;
+  StepInputsTensors s;
+  const bool inputs = plan.has_bit(kBitInputs);
+  s.rows = inputs ? t[kRunNumScheduledTokens]->size(0)
+                  : (t[kRunQueryStartLoc]->present() ? t[kRunQueryStartLoc]->size(0) - 1
+                                                     : t[kRunIdxMapping]->size(0));
+  // Rows idx_mapping may name; each group's table bounds its own rows again on the device.
+  s.persistent_rows = d.max_num_persistent_reqs;
+  s.num_reqs = t[kRunNumReqs];
+  s.idx_mapping = t[kRunIdxMapping];
+  if (inputs) {
+    s.num_scheduled = t[kRunNumScheduledTokens];
+    s.num_computed = t[kRunNumComputedTokens];
+    s.persistent_rows = t[kRunNumComputedTokens]->size(0);
+    s.qsl = t[kRunOutQueryStartLoc];
+    s.seq_lens = t[kRunOutSeqLens];
+    s.positions = t[kRunOutPositions];
+    s.batch_num_computed = t[kRunOutNumComputedTokens];
+  } else {
+    s.given_qsl = t[kRunQueryStartLoc];
+    s.given_positions = t[kRunPositions];
+  }
+  s.token_to_req = t[kRunOutTokenToReqIndices];
+  const bool v1 = d.inputs.slot_mapping_contract == CATTN_SLOT_MAPPING_V1;
+  s.num_groups = d.inputs.num_kv_groups;
+  for (int g = 0; g < s.num_groups; ++g) {
+    StepInputsGroup& grp = s.groups[g];
+    grp.table = t[kRunKvBlockTables + g];
+    grp.num_blocks = t[kRunKvNumBlocks + g];
+    grp.gathered = t[kRunOutBlockTables + g];
+    grp.slots = t[kRunOutSlotMappings + g];
+    grp.block_size = d.kv_groups[g].block_size;
+    grp.kernel_block_size = d.kv_groups[g].kernel_block_size;
+    grp.v1 = v1;
+  }
+  s.dcp_size = d.inputs.dcp_size;
+  s.dcp_rank = d.inputs.dcp_rank;
+  s.dcp_interleave = d.inputs.dcp_kv_cache_interleave_size;
+  s.logits = plan.has_bit(kBitLogitsIndices);
+  s.new_sampled = d.inputs.num_new_sampled_tokens;
+  s.num_draft = t[kRunNumDraftTokens];
+  s.logits_indices = t[kRunOutLogitsIndices];
+  s.cu_num_logits = t[kRunOutCuNumLogits];
+  s.expanded_idx = t[kRunOutExpandedIdxMapping];
+  s.expanded_pos = t[kRunOutExpandedLocalPos];
+  return s;
 }
 
 void step_plan_launch_device(const char* fn, const StepPlanLaunch& launch, void* stream) {
   DeviceScope dev(fn, launch.device);
-  check_launch(fn, k::launch_step_plan(launch.params, stream), stream);
+  if (launch.has_inputs)
+    check_launch(fn, k::launch_step_inputs(launch.inputs, stream, launch.dependent), stream);
+  check_launch(fn, k::launch_step_plan(launch.params, stream, launch.dependent), stream);
 }
 
 }  // namespace cattn

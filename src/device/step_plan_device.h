@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
+#include "common/step_inputs.h"
 #include "common/step_plan.h"
 #include "common/tensor_arg.h"
 #include "device/device.h"
+#include "kernels/step_inputs.h"
 #include "kernels/step_plan.h"
 
 namespace cattn {
@@ -12,6 +14,9 @@ namespace cattn {
 // the same descriptors.
 struct StepPlanLaunch {
   kernels::StepPlanParams params;
+  kernels::StepInputsParams inputs;  // launched first when has_inputs
+  bool has_inputs = false;
+  bool dependent = false;  // the 1.1 kernel follows as a programmatic dependent launch (sm_90)
   int device = 0;
 };
 
@@ -22,6 +27,9 @@ struct StepPlanLaunch {
 // reads (batch->cu_num_tokens when given, else query_start_loc).
 StepPlanLaunch step_plan_launch_params(const char* fn, const StepPlanSpec& plan, StepRunArgs& t,
                                        const TensorArg& any, const TensorArg& cu_num_tokens);
+
+// The step-input products' tensors of a checked run (the plan's parameters, its tensors).
+StepInputsTensors step_inputs_tensors(const StepPlanSpec& plan, StepRunArgs& t);
 
 // Enqueues the plan's kernel with `launch`'s parameters on its device, on `stream`.
 void step_plan_launch_device(const char* fn, const StepPlanLaunch& launch, void* stream);
