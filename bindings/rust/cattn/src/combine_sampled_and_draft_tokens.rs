@@ -171,16 +171,22 @@ impl Api<'_> {
         num_reqs: Option<i64>,
     ) -> Result<StepLogits<T>> {
         const FUNCTION: &str = "combine_sampled_and_draft_tokens_host";
-        // A row owns at most its query's tokens as logits (the host refuses more), so the
-        // batch's tokens bound the logits; the largest entry bounds the tokens whatever the
-        // padded rows hold.
+        // A valid batch has at most as many logits as tokens (a row owns no more logits than
+        // its query's tokens; the largest entry bounds the tokens whatever the padded rows
+        // hold). A batch with more drafts than that gets room for them all (at most one
+        // sampled token and its drafts per row), so that the library names the row it refuses
+        // rather than the output's size.
         let tokens = query_start_loc
             .iter()
             .map(|v| v.to_i64())
             .max()
-            .unwrap_or(0)
-            .max(0);
-        let cap = usize::try_from(tokens).unwrap_or(usize::MAX);
+            .unwrap_or(0);
+        let drafts = num_draft_tokens.map_or(0, |d| {
+            d.iter()
+                .map(|v| v.to_i64().max(0).saturating_add(1))
+                .fold(0i64, i64::saturating_add)
+        });
+        let cap = usize::try_from(tokens.max(drafts).max(0)).unwrap_or(usize::MAX);
         let live = num_reqs.map(|n| [n]);
         let args = CombineSampledAndDraftTokensArgs {
             num_new_sampled_tokens,

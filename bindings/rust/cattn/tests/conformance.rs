@@ -1754,6 +1754,7 @@ fn every_vector_file_is_covered() {
         "split_decodes_and_prefills",                  // tests/split.rs
         "split_decodes_prefills_and_extends",          // tests/split.rs
         "split_prefill_chunks",                        // tests/split.rs
+        "step_inputs",                                 // tests/step_inputs.rs
         "token_to_req_indices",
         "unpadded",
     ];
