@@ -187,7 +187,12 @@ static void gocattn_copy_message(const char* m, char* msg, size_t cap) {
   X(max_local_attention_virtual_batches, cattn_max_local_attention_virtual_batches_args_t) \
   X(compute_mm_prefix_range_tensor, cattn_mm_prefix_range_tensor_args_t)        \
   X(fill_mm_prefix_query_ranges, cattn_fill_mm_prefix_query_ranges_args_t)      \
-  X(log2_lse_to_ln, cattn_log2_lse_to_ln_args_t)
+  X(log2_lse_to_ln, cattn_log2_lse_to_ln_args_t)                                \
+  X(prepare_pos_seq_lens, cattn_prepare_pos_seq_lens_args_t)                    \
+  X(gather_block_tables, cattn_gather_block_tables_args_t)                      \
+  X(compute_slot_mappings, cattn_compute_slot_mappings_args_t)                  \
+  X(combine_sampled_and_draft_tokens, cattn_combine_sampled_and_draft_tokens_args_t) \
+  X(step_batch_check, cattn_step_batch_check_args_t)
 
 #define GOCATTN_ARGS_SHIM(m, T) \
   static cattn_status_t gocattn_##m(T* a, char* msg, size_t cap) { GOCATTN_CALL(m, a); }
@@ -383,20 +388,76 @@ static cattn_step_plan_desc_t gocattn_step_plan_desc_init(void) {
 }
 
 // The header's product bits and count indices, for the test that holds the Go constants to
-// them: products[0..6] are the bits in declaration order, products[7] CATTN_STEP_ALL_PRODUCTS;
-// counts[0..7] the CATTN_STEP_COUNT_* indices in order, counts[8] CATTN_STEP_NUM_COUNTS.
-static void gocattn_step_constants(uint32_t* products, int32_t* counts) {
-  const uint32_t p[8] = {CATTN_STEP_DCP_LOCAL_SEQ_LENS, CATTN_STEP_PCP_QUERY_RESTORE_IDX,
-                         CATTN_STEP_MAMBA_BLOCK_TABLE, CATTN_STEP_CAUSAL_CONV1D_METADATA,
-                         CATTN_STEP_LOCAL_ATTENTION, CATTN_STEP_FAST_PREFILL,
-                         CATTN_STEP_EXTEND_QUERIES, CATTN_STEP_ALL_PRODUCTS};
-  const int32_t c[9] = {CATTN_STEP_COUNT_TOKENS, CATTN_STEP_COUNT_RESTORE_SIZE,
-                        CATTN_STEP_COUNT_CONV1D_PROGRAMS, CATTN_STEP_COUNT_LOCAL_VIRTUAL_BATCHES,
-                        CATTN_STEP_COUNT_LOCAL_MAX_QUERY_LEN, CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN,
-                        CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN, CATTN_STEP_COUNT_DECODE_TOKENS,
-                        CATTN_STEP_NUM_COUNTS};
+// them: products[0..12] are the bits in declaration order, products[13]
+// CATTN_STEP_ALL_PRODUCTS (1.1's seven), products[14] CATTN_STEP_INPUT_PRODUCTS; counts[0..15] the
+// CATTN_STEP_COUNT_* indices in order, counts[16] CATTN_STEP_NUM_COUNTS, counts[17]
+// CATTN_STEP_NUM_COUNTS_1_1, counts[18] CATTN_MAX_KV_GROUPS; checks[0..5] the
+// CATTN_STEP_CHECK_* codes in order, checks[6..9] CATTN_SLOT_MAPPING_MRV2, _V1,
+// CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT and _NONE.
+static void gocattn_step_constants(uint32_t* products, int32_t* counts, int32_t* checks) {
+  const uint32_t p[15] = {CATTN_STEP_DCP_LOCAL_SEQ_LENS, CATTN_STEP_PCP_QUERY_RESTORE_IDX,
+                          CATTN_STEP_MAMBA_BLOCK_TABLE, CATTN_STEP_CAUSAL_CONV1D_METADATA,
+                          CATTN_STEP_LOCAL_ATTENTION, CATTN_STEP_FAST_PREFILL,
+                          CATTN_STEP_EXTEND_QUERIES, CATTN_STEP_INPUTS, CATTN_STEP_BLOCK_TABLES,
+                          CATTN_STEP_SLOT_MAPPINGS, CATTN_STEP_LOGITS_INDICES,
+                          CATTN_STEP_TOKEN_TO_REQ, CATTN_STEP_SPLIT, CATTN_STEP_ALL_PRODUCTS,
+                          CATTN_STEP_INPUT_PRODUCTS};
+  const int32_t c[19] = {CATTN_STEP_COUNT_TOKENS, CATTN_STEP_COUNT_RESTORE_SIZE,
+                         CATTN_STEP_COUNT_CONV1D_PROGRAMS, CATTN_STEP_COUNT_LOCAL_VIRTUAL_BATCHES,
+                         CATTN_STEP_COUNT_LOCAL_MAX_QUERY_LEN, CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN,
+                         CATTN_STEP_COUNT_DECODE_MAX_QUERY_LEN, CATTN_STEP_COUNT_DECODE_TOKENS,
+                         CATTN_STEP_COUNT_NUM_REQS, CATTN_STEP_COUNT_NUM_LOGITS,
+                         CATTN_STEP_COUNT_MAX_QUERY_LEN, CATTN_STEP_COUNT_MAX_SEQ_LEN,
+                         CATTN_STEP_COUNT_SPLIT_DECODES, CATTN_STEP_COUNT_SPLIT_PREFILLS,
+                         CATTN_STEP_COUNT_SPLIT_DECODE_TOKENS,
+                         CATTN_STEP_COUNT_SPLIT_PREFILL_TOKENS, CATTN_STEP_NUM_COUNTS,
+                         CATTN_STEP_NUM_COUNTS_1_1, CATTN_MAX_KV_GROUPS};
+  const int32_t k[10] = {CATTN_STEP_CHECK_OK, CATTN_STEP_CHECK_NUM_REQS,
+                         CATTN_STEP_CHECK_QUERY_START_LOC, CATTN_STEP_CHECK_SEQ_LENS,
+                         CATTN_STEP_CHECK_BLOCK_TABLE, CATTN_STEP_CHECK_SLOT_MAPPING,
+                         CATTN_SLOT_MAPPING_MRV2, CATTN_SLOT_MAPPING_V1,
+                         CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT, CATTN_SLOT_MODE_NONE};
   memcpy(products, p, sizeof p);
   memcpy(counts, c, sizeof c);
+  memcpy(checks, k, sizeof k);
+}
+
+// The header's initialisers of the 1.2 argument structs, written over a struct the Go side
+// allocated: the idiomatic layer leaves a field it is given no value for at the header's
+// default instead of stating the default again.
+static void gocattn_compute_slot_mappings_args_init(cattn_compute_slot_mappings_args_t* a) {
+  const cattn_compute_slot_mappings_args_t init = CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT;
+  *a = init;
+}
+static void gocattn_combine_sampled_and_draft_tokens_args_init(
+    cattn_combine_sampled_and_draft_tokens_args_t* a) {
+  const cattn_combine_sampled_and_draft_tokens_args_t init =
+      CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT;
+  *a = init;
+}
+static void gocattn_prepare_pos_seq_lens_args_init(cattn_prepare_pos_seq_lens_args_t* a) {
+  const cattn_prepare_pos_seq_lens_args_t init = CATTN_PREPARE_POS_SEQ_LENS_ARGS_INIT;
+  *a = init;
+}
+static void gocattn_gather_block_tables_args_init(cattn_gather_block_tables_args_t* a) {
+  const cattn_gather_block_tables_args_t init = CATTN_GATHER_BLOCK_TABLES_ARGS_INIT;
+  *a = init;
+}
+static void gocattn_step_batch_check_args_init(cattn_step_batch_check_args_t* a) {
+  const cattn_step_batch_check_args_t init = CATTN_STEP_BATCH_CHECK_ARGS_INIT;
+  *a = init;
+}
+static void gocattn_step_plan_desc_init_into(cattn_step_plan_desc_t* d) {
+  const cattn_step_plan_desc_t init = CATTN_STEP_PLAN_DESC_INIT;
+  *d = init;
+}
+static void gocattn_step_batch_init(cattn_step_batch_t* b) {
+  const cattn_step_batch_t init = CATTN_STEP_BATCH_INIT;
+  *b = init;
+}
+static void gocattn_step_outputs_init(cattn_step_outputs_t* o) {
+  const cattn_step_outputs_t init = CATTN_STEP_OUTPUTS_INIT;
+  *o = init;
 }
 */
 import "C"
@@ -470,21 +531,56 @@ func cStepPlanDestroy(p cStepPlan) { C.gocattn_step_plan_destroy(p) }
 // cStepPlanDescInit returns CATTN_STEP_PLAN_DESC_INIT.
 func cStepPlanDescInit() C.cattn_step_plan_desc_t { return C.gocattn_step_plan_desc_init() }
 
-// cStepConstants returns the header's CATTN_STEP_* product bits (the seven, then
-// CATTN_STEP_ALL_PRODUCTS) and CATTN_STEP_COUNT_* indices (the eight, then
-// CATTN_STEP_NUM_COUNTS), for the test that holds the Go constants to them.
-func cStepConstants() (products [8]uint32, counts [9]int32) {
-	var p [8]C.uint32_t
-	var c [9]C.int32_t
-	C.gocattn_step_constants(&p[0], &c[0])
+// cStepConstants returns the header's CATTN_STEP_* product bits (the thirteen, then
+// CATTN_STEP_ALL_PRODUCTS and CATTN_STEP_INPUT_PRODUCTS), CATTN_STEP_COUNT_* indices (the
+// sixteen, then CATTN_STEP_NUM_COUNTS, CATTN_STEP_NUM_COUNTS_1_1 and CATTN_MAX_KV_GROUPS) and
+// CATTN_STEP_CHECK_* codes (then the slot-mapping contracts and slot modes), for the test
+// that holds the Go constants to them.
+func cStepConstants() (products [15]uint32, counts [19]int32, checks [10]int32) {
+	var p [15]C.uint32_t
+	var c [19]C.int32_t
+	var k [10]C.int32_t
+	C.gocattn_step_constants(&p[0], &c[0], &k[0])
 	for i := range p {
 		products[i] = uint32(p[i])
 	}
 	for i := range c {
 		counts[i] = int32(c[i])
 	}
-	return products, counts
+	for i := range k {
+		checks[i] = int32(k[i])
+	}
+	return products, counts, checks
 }
+
+// The header's initialisers (CATTN_<X>_INIT), written over a struct cArgs allocated; its
+// struct_size is the initialiser's, the same size.
+
+func cComputeSlotMappingsArgsInit(a *C.cattn_compute_slot_mappings_args_t) {
+	C.gocattn_compute_slot_mappings_args_init(a)
+}
+
+func cCombineSampledAndDraftTokensArgsInit(a *C.cattn_combine_sampled_and_draft_tokens_args_t) {
+	C.gocattn_combine_sampled_and_draft_tokens_args_init(a)
+}
+
+func cPreparePosSeqLensArgsInit(a *C.cattn_prepare_pos_seq_lens_args_t) {
+	C.gocattn_prepare_pos_seq_lens_args_init(a)
+}
+
+func cGatherBlockTablesArgsInit(a *C.cattn_gather_block_tables_args_t) {
+	C.gocattn_gather_block_tables_args_init(a)
+}
+
+func cStepBatchCheckArgsInit(a *C.cattn_step_batch_check_args_t) {
+	C.gocattn_step_batch_check_args_init(a)
+}
+
+func cStepPlanDescInitInto(d *C.cattn_step_plan_desc_t) { C.gocattn_step_plan_desc_init_into(d) }
+
+func cStepBatchInit(b *C.cattn_step_batch_t) { C.gocattn_step_batch_init(b) }
+
+func cStepOutputsInit(o *C.cattn_step_outputs_t) { C.gocattn_step_outputs_init(o) }
 
 // cArgsSizeMismatches reports, for every struct cArgs allocates, the names whose Go size (what
 // cArgs writes as struct_size) differs from the C sizeof; the test expects none.
@@ -496,6 +592,11 @@ func cArgsSizeMismatches() []string {
 		}
 	}
 	check("cattn_common_attn_metadata_t", unsafe.Sizeof(C.cattn_common_attn_metadata_t{}), C.sizeof_cattn_common_attn_metadata_t)
+	check("cattn_combine_sampled_and_draft_tokens_args_t", unsafe.Sizeof(C.cattn_combine_sampled_and_draft_tokens_args_t{}), C.sizeof_cattn_combine_sampled_and_draft_tokens_args_t)
+	check("cattn_compute_slot_mappings_args_t", unsafe.Sizeof(C.cattn_compute_slot_mappings_args_t{}), C.sizeof_cattn_compute_slot_mappings_args_t)
+	check("cattn_gather_block_tables_args_t", unsafe.Sizeof(C.cattn_gather_block_tables_args_t{}), C.sizeof_cattn_gather_block_tables_args_t)
+	check("cattn_prepare_pos_seq_lens_args_t", unsafe.Sizeof(C.cattn_prepare_pos_seq_lens_args_t{}), C.sizeof_cattn_prepare_pos_seq_lens_args_t)
+	check("cattn_step_batch_check_args_t", unsafe.Sizeof(C.cattn_step_batch_check_args_t{}), C.sizeof_cattn_step_batch_check_args_t)
 	check("cattn_causal_conv1d_metadata_args_t", unsafe.Sizeof(C.cattn_causal_conv1d_metadata_args_t{}), C.sizeof_cattn_causal_conv1d_metadata_args_t)
 	check("cattn_causal_conv1d_metadata_capturable_args_t", unsafe.Sizeof(C.cattn_causal_conv1d_metadata_capturable_args_t{}), C.sizeof_cattn_causal_conv1d_metadata_capturable_args_t)
 	check("cattn_dcp_local_seq_lens_args_t", unsafe.Sizeof(C.cattn_dcp_local_seq_lens_args_t{}), C.sizeof_cattn_dcp_local_seq_lens_args_t)
@@ -569,6 +670,15 @@ func cComputeCausalConv1dMetadataCapturable(a *C.cattn_causal_conv1d_metadata_ca
 	return C.gocattn_compute_causal_conv1d_metadata_capturable(a, msg, msgCap)
 }
 
+func cCombineSampledAndDraftTokens(a *C.cattn_combine_sampled_and_draft_tokens_args_t,
+	msg *C.char) C.cattn_status_t {
+	return C.gocattn_combine_sampled_and_draft_tokens(a, msg, msgCap)
+}
+
+func cComputeSlotMappings(a *C.cattn_compute_slot_mappings_args_t, msg *C.char) C.cattn_status_t {
+	return C.gocattn_compute_slot_mappings(a, msg, msgCap)
+}
+
 func cComputeCausalConv1dMetadataSize(qsl *C.DLTensor, blockM C.int64_t, tot *C.int64_t,
 	capacity *C.int64_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_compute_causal_conv1d_metadata_size(qsl, blockM, tot, capacity, msg, msgCap)
@@ -618,6 +728,10 @@ func cFusedPCPQKVSelectSize(n C.int64_t, w C.int64_t, r C.int64_t, qRows *C.int6
 
 func cFusedPCPQKVSelect(a *C.cattn_fused_pcp_qkv_select_args_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_fused_pcp_qkv_select(a, msg, msgCap)
+}
+
+func cGatherBlockTables(a *C.cattn_gather_block_tables_args_t, msg *C.char) C.cattn_status_t {
+	return C.gocattn_gather_block_tables(a, msg, msgCap)
 }
 
 func cGetDCPLocalSeqLens(a *C.cattn_dcp_local_seq_lens_args_t, msg *C.char) C.cattn_status_t {
@@ -745,6 +859,10 @@ func cPCPKVAllgatherAndRestoreWorkspaceSize(a *C.cattn_pcp_kv_allgather_and_rest
 	return C.gocattn_pcp_kv_allgather_and_restore_workspace_size(a, size, msg, msgCap)
 }
 
+func cPreparePosSeqLens(a *C.cattn_prepare_pos_seq_lens_args_t, msg *C.char) C.cattn_status_t {
+	return C.gocattn_prepare_pos_seq_lens(a, msg, msgCap)
+}
+
 func cRecordKVCacheLayout(ctx *C.cattn_context_t, name *C.char, msg *C.char) C.cattn_status_t {
 	return C.gocattn_record_kv_cache_layout(ctx, name, msg, msgCap)
 }
@@ -781,6 +899,10 @@ func cSplitDecodesPrefillsAndExtendsCapturable(
 
 func cSplitPrefillChunks(a *C.cattn_split_prefill_chunks_args_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_split_prefill_chunks(a, msg, msgCap)
+}
+
+func cStepBatchCheck(a *C.cattn_step_batch_check_args_t, msg *C.char) C.cattn_status_t {
+	return C.gocattn_step_batch_check(a, msg, msgCap)
 }
 
 func cStepPlanCreate(d *C.cattn_step_plan_desc_t, out **C.cattn_step_plan_t,

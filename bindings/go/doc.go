@@ -41,8 +41,21 @@
 // KVSharingFastPrefillCommonAttnMetadata, SplitQueryStartLoc(WithExtends),
 // SplitPrefillChunks, ReorderBatchToSplitDecodesAndPrefills, NaiveQueryLensOf,
 // NumComputedTokens, TokenToReqIndicesOf, MMPrefixRangeTensor, MMPrefixQueryRanges,
-// Log2LSEToLnOf and FusedPCPQKVSelectOf. Their index slices are []int32 or []int64 (Index),
-// and their results have the type given.
+// Log2LSEToLnOf and FusedPCPQKVSelectOf, and for the step inputs of 1.2
+// PreparePosSeqLensHost, GatherBlockTablesHost, ComputeSlotMappingsHost,
+// CombineSampledAndDraftTokensHost and StepBatchCheckHost. Their index slices are []int32 or
+// []int64 (Index), and their results have the type given.
+//
+// # Step inputs
+//
+// Since libcattn 1.2, PreparePosSeqLens, GatherBlockTables, ComputeSlotMappings,
+// CombineSampledAndDraftTokens and StepBatchCheck compute what an engine builds every step
+// before attention from the scheduler's output (query_start_loc, seq_lens, positions, the
+// batch's block tables, slot mappings, logits indices), on host or device tensors, under one
+// padding contract (prepare_pos_seq_lens.go). Their defaults (one new sampled token, one DCP
+// rank) are the header's initialisers, which the cgo layer writes before the Go fields: a zero
+// DCPSize or a nil NumNewSampledTokens keeps them. The step plan computes the same products in
+// its launch (StepInputProducts).
 //
 // # Tensors
 //

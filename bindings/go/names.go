@@ -59,6 +59,13 @@ var fieldPairs = [][2]reflect.Type{
 	{reflect.TypeOf(C.cattn_step_plan_desc_t{}), reflect.TypeOf(StepPlanDesc{})},
 	{reflect.TypeOf(C.cattn_step_batch_t{}), reflect.TypeOf(StepBatch{})},
 	{reflect.TypeOf(C.cattn_step_outputs_t{}), reflect.TypeOf(StepOutputs{})},
+	{reflect.TypeOf(C.cattn_kv_group_params_t{}), reflect.TypeOf(KVGroupParams{})},
+	{reflect.TypeOf(C.cattn_prepare_pos_seq_lens_args_t{}), reflect.TypeOf(PreparePosSeqLensArgs{})},
+	{reflect.TypeOf(C.cattn_gather_block_tables_args_t{}), reflect.TypeOf(GatherBlockTablesArgs{})},
+	{reflect.TypeOf(C.cattn_compute_slot_mappings_args_t{}), reflect.TypeOf(ComputeSlotMappingsArgs{})},
+	{reflect.TypeOf(C.cattn_compute_slot_mappings_args_t{}), reflect.TypeOf(SlotMappingParams{})},
+	{reflect.TypeOf(C.cattn_combine_sampled_and_draft_tokens_args_t{}), reflect.TypeOf(CombineSampledAndDraftTokensArgs{})},
+	{reflect.TypeOf(C.cattn_step_batch_check_args_t{}), reflect.TypeOf(StepBatchCheckArgs{})},
 }
 
 // goFieldNames maps a C field name to its Go field name; unmatched lists, per C struct, the

@@ -8,7 +8,10 @@ package cattn
 */
 import "C"
 
-import "unsafe"
+import (
+	"strconv"
+	"unsafe"
+)
 
 // StepProduct is a set of the products a StepPlan computes (cattn_step_plan_desc_t.products):
 // an OR of the Step* bits below, each named after the utility whose values it gives.
@@ -23,7 +26,23 @@ const (
 	StepLocalAttention       StepProduct = 1 << 4 // MakeLocalAttentionVirtualBatchesCapturable
 	StepFastPrefill          StepProduct = 1 << 5 // MakeKVSharingFastPrefillCommonAttnMetadata
 	StepExtendQueries        StepProduct = 1 << 6 // ExtendAllQueriesByN
-	StepAllProducts          StepProduct = 0x7f   // every product (CATTN_STEP_ALL_PRODUCTS)
+	// The step-input products (1.2). With StepInputs the 1.1 products read the computed
+	// query_start_loc and seq_lens; with StepBlockTables, group Inputs.TableGroup's gathered
+	// table.
+	StepInputs        StepProduct = 1 << 7  // PreparePosSeqLens
+	StepBlockTables   StepProduct = 1 << 8  // GatherBlockTables, every group
+	StepSlotMappings  StepProduct = 1 << 9  // ComputeSlotMappings, every SlotModeTokenToKVSlot group
+	StepLogitsIndices StepProduct = 1 << 10 // CombineSampledAndDraftTokens, no input ids
+	StepTokenToReq    StepProduct = 1 << 11 // TokenToReqIndices of the live tokens, 0 past them
+	// StepSplit: SplitDecodesAndPrefills of the live rows (treat_short_extends_as_decodes), to
+	// the counts.
+	StepSplit StepProduct = 1 << 12
+	// StepAllProducts is CATTN_STEP_ALL_PRODUCTS: the seven products of 1.1, the value 1.1
+	// gave it (so that code selecting "every product" keeps the products it was written for).
+	StepAllProducts StepProduct = 0x7f
+	// StepInputProducts is CATTN_STEP_INPUT_PRODUCTS: the six step-input products of 1.2,
+	// StepInputs to StepSplit.
+	StepInputProducts StepProduct = 0x1f80
 )
 
 // The entries of a run's counts vector (StepOutputs.Counts and CountsHost, CATTN_STEP_COUNT_*):
@@ -37,7 +56,21 @@ const (
 	StepCountLocalMaxSeqLen      = 5 // over the virtual batches
 	StepCountDecodeMaxQueryLen   = 6 // fast prefill's decode batch
 	StepCountDecodeTokens        = 7 // fast prefill's decode batch
-	StepNumCounts                = 8 // the entries of the counts vector (CATTN_STEP_NUM_COUNTS)
+	// Since 1.2.
+	StepCountNumReqs            = 8  // the live rows, NumReqs (step inputs)
+	StepCountNumLogits          = 9  // the logits (StepLogitsIndices)
+	StepCountMaxQueryLen        = 10 // the largest live query length
+	StepCountMaxSeqLen          = 11 // the largest live seq_len (StepInputs)
+	StepCountSplitDecodes       = 12 // StepSplit's num_decodes
+	StepCountSplitPrefills      = 13 // StepSplit's num_prefills
+	StepCountSplitDecodeTokens  = 14 // StepSplit's num_decode_tokens
+	StepCountSplitPrefillTokens = 15 // StepSplit's num_prefill_tokens
+	// StepNumCounts is the entries of the counts vector of a plan with a 1.2 product
+	// (CATTN_STEP_NUM_COUNTS).
+	StepNumCounts = 16
+	// StepNumCounts1_1 is the entries of the counts vector of a plan of 1.1 products only
+	// (CATTN_STEP_NUM_COUNTS_1_1: entries 0 to 7).
+	StepNumCounts1_1 = 8
 )
 
 // StepDCPParams are the parameters of StepDCPLocalSeqLens (cattn_step_dcp_params_t), as
@@ -78,6 +111,32 @@ type StepExtendParams struct {
 	N *int64
 }
 
+// KVGroupParams is one KV-cache group's geometry (cattn_kv_group_params_t). Since 1.2.
+type KVGroupParams struct {
+	BlockSize       int64    // the group's block size in tokens, >= 1
+	KernelBlockSize int64    // divides BlockSize: the unit of the group's tables
+	MaxNumBlocks    int64    // W: columns of the group's tables, >= 1
+	SlotMode        SlotMode // default SlotModeTokenToKVSlot
+}
+
+// StepInputsParams are the parameters of the step-input products, StepInputs to StepSplit
+// (cattn_step_inputs_params_t, without num_kv_groups: len(StepPlanDesc.KVGroups)). The zero
+// value is the header's default. Since 1.2.
+type StepInputsParams struct {
+	SlotMappingContract SlotMappingContract // default SlotMappingMRV2
+	DCPSize             int64               // the slot mappings' DCP world, >= 1; 0 means the default (1)
+	DCPRank             int64               // this rank, in [0, DCPSize)
+	// InterleaveSize is dcp_kv_cache_interleave_size: >= 1; 0 means the default (1).
+	InterleaveSize int64
+	// NumNewSampledTokens is the logits per row besides its drafts, 0 or 1; nil means the
+	// header's default (1).
+	NumNewSampledTokens *int64
+	// DecodeThreshold is StepSplit's, 0 to INT32_MAX; nil means the header's default (1).
+	DecodeThreshold *int64
+	RequireUniform  bool  // StepSplit's require_uniform
+	TableGroup      int32 // the group whose gathered table the 1.1 products read
+}
+
 // StepPlanDesc describes a StepPlan (cattn_step_plan_desc_t): the products, the capacities and
 // each product's parameters; those of the products not selected are ignored.
 //
@@ -95,13 +154,21 @@ type StepPlanDesc struct {
 	Conv1d         StepConv1dParams         // StepCausalConv1dMetadata
 	LocalAttention StepLocalAttentionParams // StepLocalAttention
 	Extend         StepExtendParams         // StepExtendQueries
+
+	// Since 1.2: R, the persistent request rows (num_computed_tokens, MRV2 tables), >= 1 with
+	// a product that reads them; the step-input products' parameters; and the KV-cache groups,
+	// at most MaxKVGroups (their count is num_kv_groups).
+	MaxNumPersistentReqs int64
+	Inputs               StepInputsParams
+	KVGroups             []KVGroupParams
 }
 
 // DefaultStepPlanDesc returns CATTN_STEP_PLAN_DESC_INIT with its values spelled out: no
 // products, zero capacities and every product's parameters at vLLM's defaults - DCP
 // {DCPSize 1, AllDCPRanks, InterleaveSize 1}, Mamba {BlockSize 1, 0, MambaCacheModeNone},
-// Conv1d {BlockM 8}, LocalAttention {0, 0} (to be set), Extend {N 1}. The zero StepPlanDesc
-// means the same. Since 1.1.
+// Conv1d {BlockM 8}, LocalAttention {0, 0} (to be set), Extend {N 1}, and (1.2) Inputs with
+// its pointers set to the header's values, no KV groups. The zero StepPlanDesc means the same.
+// Since 1.1.
 //
 // See docs/api/step_plan.md.
 func DefaultStepPlanDesc() StepPlanDesc {
@@ -110,13 +177,18 @@ func DefaultStepPlanDesc() StepPlanDesc {
 		Mamba:  StepMambaParams{BlockSize: 1, Mode: MambaCacheModeNone},
 		Conv1d: StepConv1dParams{BlockM: 8},
 		Extend: StepExtendParams{N: Ptr[int64](1)},
+		// 1.2: the header's values, read from CATTN_STEP_PLAN_DESC_INIT rather than stated
+		// here (no groups, so KVGroups is nil).
+		Inputs: stepPlanDescInit().Inputs,
 	}
 }
 
 // The C fields of cattn_step_plan_desc_t that StepPlanDesc names otherwise.
 var stepDescRenames = []string{"desc->dcp.dcp_rank", "desc.DCP.Ranks",
 	"desc->dcp.dcp_kv_cache_interleave_size", "desc.DCP.InterleaveSize",
-	"desc->mamba.mamba_cache_mode", "desc.Mamba.Mode", "desc", "desc"}
+	"desc->mamba.mamba_cache_mode", "desc.Mamba.Mode", "desc", "desc",
+	"desc->inputs.num_kv_groups", "len(desc.KVGroups)",
+	"desc->inputs.dcp_kv_cache_interleave_size", "desc.Inputs.InterleaveSize"}
 
 // StepPlanShape holds the capacities a StepPlan's outputs must hold, derived from its desc
 // (cattn_step_plan_shape_t); with B = MaxNumReqs, T = MaxNumTokens and C = AttnChunkSize:
@@ -147,6 +219,20 @@ type StepBatch struct {
 	// NumLogitsIndices: [1], how many of LogitsIndices to read, clamped to [0, L] on the
 	// device; nil = all L (fast prefill).
 	NumLogitsIndices *Tensor
+
+	// Since 1.2.
+	NumReqs *Tensor // [1]: live rows, clamped to [0, B]; nil = B
+	// NumScheduledTokens: [B] (StepInputs); B is then its length, and QueryStartLoc, SeqLens
+	// and BlockTable must be nil (the plan computes them).
+	NumScheduledTokens *Tensor
+	IdxMapping         *Tensor // [B] persistent rows (inputs, tables, MRV2)
+	NumComputedTokens  *Tensor // [R] (StepInputs)
+	NumDraftTokens     *Tensor // [B], may be nil (StepLogitsIndices)
+	Positions          *Tensor // [N]: the slot mappings' without StepInputs
+	// KVBlockTables: per group, [R, W] persistent rows (MRV2), [B, W] batch rows (V1 slot
+	// mappings); at most MaxKVGroups.
+	KVBlockTables []*Tensor
+	KVNumBlocks   []*Tensor // per group, may be nil: [R] entries in use (StepBlockTables)
 }
 
 // StepOutputs are where a run writes (cattn_step_outputs_t). Every output of a selected
@@ -185,6 +271,22 @@ type StepOutputs struct {
 	// when that is 0 (it is for every plan of libcattn 1.1).
 	Workspace      uintptr
 	WorkspaceBytes uint64
+
+	// Since 1.2.
+	QueryStartLoc     *Tensor // [B + 1] (StepInputs)
+	SeqLens           *Tensor // [B] (StepInputs)
+	Positions         *Tensor // at least MaxNumTokens, may be nil (StepInputs)
+	NumComputedTokens *Tensor // [B], may be nil (StepInputs)
+	// BlockTables: [B, W] per group (StepBlockTables); at most MaxKVGroups.
+	BlockTables []*Tensor
+	// SlotMappings: int64, at least MaxNumTokens per SlotModeTokenToKVSlot group, nil for
+	// SlotModeNone groups (StepSlotMappings); at most MaxKVGroups.
+	SlotMappings       []*Tensor
+	LogitsIndices      *Tensor // at least MaxNumLogits (StepLogitsIndices)
+	CuNumLogits        *Tensor // [B + 1], may be nil (StepLogitsIndices)
+	ExpandedIdxMapping *Tensor // at least MaxNumLogits, may be nil (StepLogitsIndices)
+	ExpandedLocalPos   *Tensor // at least MaxNumLogits, may be nil (StepLogitsIndices)
+	TokenToReqIndices  *Tensor // at least MaxNumTokens (StepTokenToReq)
 }
 
 // StepPlan computes the selected products of one engine step from the batch's device tensors
@@ -282,7 +384,24 @@ var (
 		"outputs->local_block_table", "outputs->decode_query_start_loc",
 		"outputs->extend_query_start_loc", "outputs->extend_seq_lens", "outputs->counts",
 		"outputs->counts_host"}
+	// The 1.2 tensors that are not per group.
+	stepBatchFields12 = [6]string{"batch->num_reqs", "batch->num_scheduled_tokens",
+		"batch->idx_mapping", "batch->num_computed_tokens", "batch->num_draft_tokens",
+		"batch->positions"}
+	stepOutputFields12 = [9]string{"outputs->query_start_loc", "outputs->seq_lens",
+		"outputs->positions", "outputs->num_computed_tokens", "outputs->logits_indices",
+		"outputs->cu_num_logits", "outputs->expanded_idx_mapping", "outputs->expanded_local_pos",
+		"outputs->token_to_req_indices"}
 )
+
+// stepRunTensors are a run's 1.2 tensors in C form, in stepBatchFields12 and
+// stepOutputFields12 order, then per group.
+type stepRunTensors struct {
+	batch                           [6]cTensor
+	out                             [9]cTensor
+	kvBlockTables, kvNumBlocks      [MaxKVGroups]cTensor
+	outBlockTables, outSlotMappings [MaxKVGroups]cTensor
+}
 
 // Run computes every product of the plan from batch's device tensors in one kernel launch on
 // stream (cattn_step_plan_run): no host sync, no allocation, capturable, and correct on every
@@ -331,11 +450,42 @@ func (plan *StepPlan) Run(batch StepBatch, out StepOutputs, stream Stream) error
 	if err := f.tensorsInto(outs[:], stepOutputFields[:], ots[:]); err != nil {
 		return err
 	}
-	return f.stepPlanRun(p, bs, outs, out.Workspace, out.WorkspaceBytes, stream)
+	var t12 stepRunTensors
+	if err := f.tensorsInto(t12.batch[:], stepBatchFields12[:], []*Tensor{batch.NumReqs,
+		batch.NumScheduledTokens, batch.IdxMapping, batch.NumComputedTokens, batch.NumDraftTokens,
+		batch.Positions}); err != nil {
+		return err
+	}
+	if err := f.tensorsInto(t12.out[:], stepOutputFields12[:], []*Tensor{out.QueryStartLoc,
+		out.SeqLens, out.Positions, out.NumComputedTokens, out.LogitsIndices, out.CuNumLogits,
+		out.ExpandedIdxMapping, out.ExpandedLocalPos, out.TokenToReqIndices}); err != nil {
+		return err
+	}
+	for _, g := range []struct {
+		dst *[MaxKVGroups]cTensor
+		arg string
+		ts  []*Tensor
+	}{{&t12.kvBlockTables, "batch->kv_block_tables", batch.KVBlockTables},
+		{&t12.kvNumBlocks, "batch->kv_num_blocks", batch.KVNumBlocks},
+		{&t12.outBlockTables, "outputs->block_tables", out.BlockTables},
+		{&t12.outSlotMappings, "outputs->slot_mappings", out.SlotMappings}} {
+		if err := f.groupTensors(g.dst, g.arg, g.ts); err != nil {
+			return err
+		}
+	}
+	return f.stepPlanRun(p, bs, outs, &t12, out.Workspace, out.WorkspaceBytes, stream)
 }
 
 func (f *frame) stepPlanCreate(d *StepPlanDesc) (cStepPlan, error) {
+	if len(d.KVGroups) > MaxKVGroups {
+		return nil, f.argError("desc->kv_groups", "has too many groups",
+			strconv.Itoa(len(d.KVGroups)), "at most "+strconv.Itoa(MaxKVGroups)+
+				" (CATTN_MAX_KV_GROUPS)")
+	}
 	c := cArgs[C.cattn_step_plan_desc_t](f)
+	// The header's initialiser first: a 1.2 field the desc leaves at its zero value keeps the
+	// header's default.
+	cStepPlanDescInitInto(c)
 	c.products = C.uint32_t(d.Products)
 	c.max_num_reqs = C.int64_t(d.MaxNumReqs)
 	c.max_num_tokens = C.int64_t(d.MaxNumTokens)
@@ -351,6 +501,31 @@ func (f *frame) stepPlanCreate(d *StepPlanDesc) (cStepPlan, error) {
 	c.local_attention.attn_chunk_size = C.int64_t(d.LocalAttention.AttnChunkSize)
 	c.local_attention.block_size = C.int64_t(d.LocalAttention.BlockSize)
 	c.extend.n = C.int64_t(orDefault(d.Extend.N, 1))
+	c.max_num_persistent_reqs = C.int64_t(d.MaxNumPersistentReqs)
+	in := &d.Inputs
+	c.inputs.num_kv_groups = C.int32_t(len(d.KVGroups))
+	c.inputs.slot_mapping_contract = C.int32_t(in.SlotMappingContract)
+	if in.DCPSize != 0 {
+		c.inputs.dcp_size = C.int64_t(in.DCPSize)
+	}
+	c.inputs.dcp_rank = C.int64_t(in.DCPRank)
+	if in.InterleaveSize != 0 {
+		c.inputs.dcp_kv_cache_interleave_size = C.int64_t(in.InterleaveSize)
+	}
+	if in.NumNewSampledTokens != nil {
+		c.inputs.num_new_sampled_tokens = C.int64_t(*in.NumNewSampledTokens)
+	}
+	if in.DecodeThreshold != nil {
+		c.inputs.decode_threshold = C.int64_t(*in.DecodeThreshold)
+	}
+	c.inputs.require_uniform = b2i(in.RequireUniform)
+	c.inputs.table_group = C.int32_t(in.TableGroup)
+	for g, kv := range d.KVGroups {
+		c.kv_groups[g].block_size = C.int64_t(kv.BlockSize)
+		c.kv_groups[g].kernel_block_size = C.int64_t(kv.KernelBlockSize)
+		c.kv_groups[g].max_num_blocks = C.int64_t(kv.MaxNumBlocks)
+		c.kv_groups[g].slot_mode = C.int32_t(kv.SlotMode)
+	}
 	out := (*cStepPlan)(f.alloc(unsafe.Sizeof(cStepPlan(nil))))
 	if err := f.status(cStepPlanCreate(c, out, f.msg)); err != nil {
 		return nil, err
@@ -378,14 +553,18 @@ func (f *frame) stepPlanWorkspaceSize(p cStepPlan) (uint64, error) {
 	return uint64(bytes), err
 }
 
-// b holds the batch's tensors in cattn_step_batch_t order (stepBatchFields), o the outputs'
-// in cattn_step_outputs_t order (stepOutputFields).
-func (f *frame) stepPlanRun(p cStepPlan, b [6]cTensor, o [17]cTensor, workspace uintptr,
-	workspaceBytes uint64, stream Stream) error {
+// b holds the batch's 1.1 tensors in cattn_step_batch_t order (stepBatchFields), o the
+// outputs' in cattn_step_outputs_t order (stepOutputFields), t the 1.2 ones.
+func (f *frame) stepPlanRun(p cStepPlan, b [6]cTensor, o [17]cTensor, t *stepRunTensors,
+	workspace uintptr, workspaceBytes uint64, stream Stream) error {
 	cb := cArgs[C.cattn_step_batch_t](f)
+	cStepBatchInit(cb)
 	cb.query_start_loc, cb.seq_lens, cb.block_table = b[0], b[1], b[2]
 	cb.cu_num_tokens, cb.logits_indices, cb.num_logits_indices = b[3], b[4], b[5]
+	cb.num_reqs, cb.num_scheduled_tokens, cb.idx_mapping = t.batch[0], t.batch[1], t.batch[2]
+	cb.num_computed_tokens, cb.num_draft_tokens, cb.positions = t.batch[3], t.batch[4], t.batch[5]
 	co := cArgs[C.cattn_step_outputs_t](f)
+	cStepOutputsInit(co)
 	co.dcp_local_seq_lens, co.pcp_query_restore_idx, co.mamba_block_table = o[0], o[1], o[2]
 	co.conv1d_nums, co.conv1d_mlist, co.conv1d_offsetlist = o[3], o[4], o[5]
 	co.conv1d_batch_ptr, co.conv1d_token_chunk_offset_ptr = o[6], o[7]
@@ -395,6 +574,14 @@ func (f *frame) stepPlanRun(p cStepPlan, b [6]cTensor, o [17]cTensor, workspace 
 	co.counts, co.counts_host = o[15], o[16]
 	setAddr(&co.workspace, workspace)
 	co.workspace_bytes = C.size_t(workspaceBytes)
+	co.query_start_loc, co.seq_lens, co.positions = t.out[0], t.out[1], t.out[2]
+	co.num_computed_tokens, co.logits_indices, co.cu_num_logits = t.out[3], t.out[4], t.out[5]
+	co.expanded_idx_mapping, co.expanded_local_pos = t.out[6], t.out[7]
+	co.token_to_req_indices = t.out[8]
+	for g := 0; g < MaxKVGroups; g++ {
+		cb.kv_block_tables[g], cb.kv_num_blocks[g] = t.kvBlockTables[g], t.kvNumBlocks[g]
+		co.block_tables[g], co.slot_mappings[g] = t.outBlockTables[g], t.outSlotMappings[g]
+	}
 	return f.status(cStepPlanRun(p, cb, co, C.uintptr_t(stream), f.msg))
 }
 
@@ -417,6 +604,36 @@ func stepPlanDescInit() StepPlanDesc {
 		LocalAttention: StepLocalAttentionParams{
 			AttnChunkSize: int64(d.local_attention.attn_chunk_size),
 			BlockSize:     int64(d.local_attention.block_size)},
-		Extend: StepExtendParams{N: Ptr(int64(d.extend.n))},
+		Extend:               StepExtendParams{N: Ptr(int64(d.extend.n))},
+		MaxNumPersistentReqs: int64(d.max_num_persistent_reqs),
+		Inputs:               stepInputsParamsOf(&d.inputs),
+		KVGroups:             kvGroupsOf(&d),
 	}
+}
+
+// stepInputsParamsOf returns C step-input parameters as StepInputsParams, every field spelled
+// out (the pointers set).
+func stepInputsParamsOf(p *C.cattn_step_inputs_params_t) StepInputsParams {
+	return StepInputsParams{
+		SlotMappingContract: SlotMappingContract(p.slot_mapping_contract),
+		DCPSize:             int64(p.dcp_size),
+		DCPRank:             int64(p.dcp_rank),
+		InterleaveSize:      int64(p.dcp_kv_cache_interleave_size),
+		NumNewSampledTokens: Ptr(int64(p.num_new_sampled_tokens)),
+		DecodeThreshold:     Ptr(int64(p.decode_threshold)),
+		RequireUniform:      p.require_uniform != 0,
+		TableGroup:          int32(p.table_group),
+	}
+}
+
+// kvGroupsOf returns the first num_kv_groups groups of a C desc (nil for none).
+func kvGroupsOf(d *C.cattn_step_plan_desc_t) []KVGroupParams {
+	var groups []KVGroupParams
+	for g := 0; g < int(d.inputs.num_kv_groups) && g < MaxKVGroups; g++ {
+		kv := &d.kv_groups[g]
+		groups = append(groups, KVGroupParams{BlockSize: int64(kv.block_size),
+			KernelBlockSize: int64(kv.kernel_block_size), MaxNumBlocks: int64(kv.max_num_blocks),
+			SlotMode: SlotMode(kv.slot_mode)})
+	}
+	return groups
 }

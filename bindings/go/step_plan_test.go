@@ -56,6 +56,8 @@ func TestStepPlanDescDefaultsMatchTheHeader(t *testing.T) {
 		Mamba:  StepMambaParams{BlockSize: 1, NumSpeculativeBlocks: 0, Mode: MambaCacheModeNone},
 		Conv1d: StepConv1dParams{BlockM: 8},
 		Extend: StepExtendParams{N: Ptr[int64](1)},
+		Inputs: StepInputsParams{DCPSize: 1, InterleaveSize: 1,
+			NumNewSampledTokens: Ptr[int64](1), DecodeThreshold: Ptr[int64](1)},
 	})
 }
 
@@ -83,20 +85,34 @@ func TestStepPlanDescZeroValueIsTheDefault(t *testing.T) {
 }
 
 func TestStepConstantsMatchTheHeader(t *testing.T) {
-	products, counts := cStepConstants()
-	wantEqual(t, "CATTN_STEP_* products", products, [8]uint32{
+	products, counts, checks := cStepConstants()
+	wantEqual(t, "CATTN_STEP_* products", products, [15]uint32{
 		uint32(StepDCPLocalSeqLens), uint32(StepPCPQueryRestoreIdx), uint32(StepMambaBlockTable),
 		uint32(StepCausalConv1dMetadata), uint32(StepLocalAttention), uint32(StepFastPrefill),
-		uint32(StepExtendQueries), uint32(StepAllProducts)})
-	wantEqual(t, "CATTN_STEP_COUNT_* indices", counts, [9]int32{StepCountTokens,
+		uint32(StepExtendQueries), uint32(StepInputs), uint32(StepBlockTables),
+		uint32(StepSlotMappings), uint32(StepLogitsIndices), uint32(StepTokenToReq),
+		uint32(StepSplit), uint32(StepAllProducts), uint32(StepInputProducts)})
+	wantEqual(t, "CATTN_STEP_COUNT_* indices", counts, [19]int32{StepCountTokens,
 		StepCountRestoreSize, StepCountConv1dPrograms, StepCountLocalVirtualBatches,
 		StepCountLocalMaxQueryLen, StepCountLocalMaxSeqLen, StepCountDecodeMaxQueryLen,
-		StepCountDecodeTokens, StepNumCounts})
-	var all StepProduct
+		StepCountDecodeTokens, StepCountNumReqs, StepCountNumLogits, StepCountMaxQueryLen,
+		StepCountMaxSeqLen, StepCountSplitDecodes, StepCountSplitPrefills,
+		StepCountSplitDecodeTokens, StepCountSplitPrefillTokens, StepNumCounts, StepNumCounts1_1,
+		MaxKVGroups})
+	wantEqual(t, "CATTN_STEP_CHECK_*, contracts and slot modes", checks, [10]int32{
+		int32(StepCheckOK), int32(StepCheckNumReqs), int32(StepCheckQueryStartLoc),
+		int32(StepCheckSeqLens), int32(StepCheckBlockTable), int32(StepCheckSlotMapping),
+		int32(SlotMappingMRV2), int32(SlotMappingV1), int32(SlotModeTokenToKVSlot),
+		int32(SlotModeNone)})
+	var all, inputs StepProduct
 	for _, p := range products[:7] {
 		all |= StepProduct(p)
 	}
-	wantEqual(t, "StepAllProducts is every bit", all, StepAllProducts)
+	for _, p := range products[7:13] {
+		inputs |= StepProduct(p)
+	}
+	wantEqual(t, "StepAllProducts is the 1.1 bits", all, StepAllProducts)
+	wantEqual(t, "StepInputProducts is the 1.2 bits", inputs, StepInputProducts)
 }
 
 func TestStepPlanDescErrors(t *testing.T) {
@@ -107,8 +123,8 @@ func TestStepPlanDescErrors(t *testing.T) {
 		needles []string
 	}{
 		{"no product", func(d *StepPlanDesc) { d.Products = 0 }, []string{"desc->products"}},
-		{"unknown bit", func(d *StepPlanDesc) { d.Products = StepAllProducts | 1<<7 },
-			[]string{"desc->products", "got 0xff"}},
+		{"unknown bit", func(d *StepPlanDesc) { d.Products = StepAllProducts | 1<<13 },
+			[]string{"desc->products", "got 0x207f"}},
 		{"max_num_reqs", func(d *StepPlanDesc) { d.MaxNumReqs = 0 },
 			[]string{"desc->max_num_reqs", "got 0"}},
 		{"max_num_tokens", func(d *StepPlanDesc) { d.MaxNumTokens = -1 },
@@ -462,4 +478,85 @@ func TestStepPlanConcurrentUse(t *testing.T) {
 	mustOK(t, plan.Close())
 	_, err = plan.Shape()
 	wantError(t, err, StatusInvalidArgument, "plan is closed")
+}
+
+// --- The step-input products (1.2) ---------------------------------------------------------------
+
+// inputsDesc is a desc of the six step-input products: two KV-cache groups, the second a
+// Mamba group without slot mappings.
+func inputsDesc() StepPlanDesc {
+	return StepPlanDesc{Products: StepInputProducts, MaxNumReqs: 4, MaxNumTokens: 64,
+		MaxNumLogits: 16, MaxNumPersistentReqs: 8,
+		KVGroups: []KVGroupParams{{BlockSize: 16, KernelBlockSize: 16, MaxNumBlocks: 8},
+			{BlockSize: 32, KernelBlockSize: 32, MaxNumBlocks: 4, SlotMode: SlotModeNone}}}
+}
+
+func TestStepPlanInputsDesc(t *testing.T) {
+	plan, err := NewStepPlan(inputsDesc())
+	mustOK(t, err)
+	mustOK(t, plan.Close())
+	// With the 1.1 products too.
+	both := inputsDesc()
+	both.Products |= StepCausalConv1dMetadata
+	plan, err = NewStepPlan(both)
+	mustOK(t, err)
+	mustOK(t, plan.Close())
+
+	d := inputsDesc()
+	d.MaxNumPersistentReqs = 0
+	_, err = NewStepPlan(d)
+	wantError(t, err, StatusInvalidArgument, "cattn.NewStepPlan: desc.MaxNumPersistentReqs")
+	d = inputsDesc()
+	d.Inputs.NumNewSampledTokens = Ptr[int64](2)
+	_, err = NewStepPlan(d)
+	wantError(t, err, StatusInvalidArgument, "cattn.NewStepPlan: desc.Inputs.NumNewSampledTokens")
+	d = inputsDesc()
+	d.KVGroups = nil
+	_, err = NewStepPlan(d)
+	wantError(t, err, StatusInvalidArgument, "cattn.NewStepPlan: len(desc.KVGroups)")
+	d = inputsDesc()
+	d.KVGroups = make([]KVGroupParams, MaxKVGroups+1)
+	_, err = NewStepPlan(d)
+	wantError(t, err, StatusInvalidArgument, "cattn.NewStepPlan: desc.KVGroups has too many groups")
+}
+
+// The zero StepInputsParams reaches C as CATTN_STEP_PLAN_DESC_INIT's inputs.
+func TestStepInputsParamsZeroValueIsTheDefault(t *testing.T) {
+	wantEqual(t, "the header's inputs", stepPlanDescInit().Inputs, StepInputsParams{DCPSize: 1,
+		InterleaveSize: 1, NumNewSampledTokens: Ptr[int64](1), DecodeThreshold: Ptr[int64](1)})
+	wantEqual(t, "no groups", stepPlanDescInit().KVGroups, []KVGroupParams(nil))
+	d := inputsDesc()
+	d.Inputs = DefaultStepPlanDesc().Inputs
+	for _, desc := range []StepPlanDesc{inputsDesc(), d} {
+		plan, err := NewStepPlan(desc)
+		mustOK(t, err)
+		mustOK(t, plan.Close())
+	}
+}
+
+func TestStepPlanInputsRun(t *testing.T) {
+	plan, err := NewStepPlan(inputsDesc())
+	mustOK(t, err)
+	defer plan.Close()
+	// Host tensors are refused, naming the 1.2 fields in Go terms.
+	batch := StepBatch{NumScheduledTokens: Int32Tensor([]int32{3, 1, 0, 0}),
+		IdxMapping: Int32Tensor([]int32{2, 0, 0, 0}), NumComputedTokens: Int32Tensor(make([]int32, 8)),
+		KVBlockTables: []*Tensor{Int32Tensor(make([]int32, 64), 8, 8),
+			Int32Tensor(make([]int32, 32), 8, 4)}}
+	err = plan.Run(batch, StepOutputs{}, 0)
+	wantError(t, err, StatusInvalidArgument, "cattn.StepPlan.Run: ")
+	batch.KVNumBlocks = make([]*Tensor, MaxKVGroups+1)
+	wantError(t, plan.Run(batch, StepOutputs{}, 0), StatusInvalidArgument,
+		"cattn.StepPlan.Run: batch.KVNumBlocks has too many groups")
+
+	skipWithGPU(t)
+	var dev fakeDevice
+	inputs, err := NewStepPlan(StepPlanDesc{Products: StepInputs, MaxNumReqs: 4,
+		MaxNumTokens: 64, MaxNumPersistentReqs: 8})
+	mustOK(t, err)
+	defer inputs.Close()
+	wantError(t, inputs.Run(StepBatch{NumScheduledTokens: dev.tensor(Int32, 4),
+		IdxMapping: dev.tensor(Int32, 4), NumComputedTokens: dev.tensor(Int32, 8)},
+		StepOutputs{QueryStartLoc: dev.tensor(Int32, 5), SeqLens: dev.tensor(Int32, 4)}, 0),
+		StatusNotSupported, "cattn.StepPlan.Run: ")
 }
