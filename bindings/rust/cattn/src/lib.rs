@@ -24,11 +24,11 @@
 //!   [`make_local_attention_virtual_batches_capturable`] compute on the device what their host
 //!   calls plan on the host, and a [`StepPlan`] computes a whole step's metadata in one launch
 //!   (module [`step_plan`]).
-//! - The step inputs (since 1.2): [`prepare_pos_seq_lens`], [`gather_block_tables`],
-//!   [`compute_slot_mappings`], [`combine_sampled_and_draft_tokens`] and [`step_batch_check`]
-//!   compute what an engine builds every step before attention from the scheduler's output,
-//!   under one padding contract (module [`prepare_pos_seq_lens`]); the step plan computes the
-//!   same in its launch.
+//! - The step inputs (since 1.2): [`prepare_pos_seq_lens()`], [`gather_block_tables()`],
+//!   [`compute_slot_mappings()`], [`combine_sampled_and_draft_tokens()`] and
+//!   [`step_batch_check()`] compute what an engine builds every step before attention from the
+//!   scheduler's output, under one padding contract (module [`mod@prepare_pos_seq_lens`]); the
+//!   step plan computes the same in its launch.
 //! - Every host utility also has a one-call helper that takes host slices and returns owned
 //!   `Vec`s: it makes the size query, allocates the outputs, converts between `usize` and the
 //!   library's `i64` and passes the default stream itself ([`pcp_query_restore_idx`],

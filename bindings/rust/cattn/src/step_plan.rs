@@ -32,7 +32,7 @@
 //! With the step-input products (1.2) the plan computes the batch's query_start_loc, seq_lens
 //! and block tables itself, from the scheduler's counts and the persistent state
 //! ([`StepBatch::num_scheduled_tokens`], [`StepBatch::idx_mapping`], ...), under the padding
-//! contract of [`crate::prepare_pos_seq_lens`]'s module, and the 1.1 products read those.
+//! contract of [`mod@crate::prepare_pos_seq_lens`]'s module, and the 1.1 products read those.
 //!
 //! The C calls' contract, the parity with vLLM, worked examples and the history are in
 //! `docs/api/step_plan.md` of the libcattn repository; the items here document the Rust side:
