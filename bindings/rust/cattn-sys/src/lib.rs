@@ -7,7 +7,10 @@
 //! history are in the libcattn repository's `docs/api/<utility>.md` pages (index:
 //! `docs/api/README.md`). The `CATTN_*` constants of `#define`s carry the Doxygen comment of
 //! their macro, and DLPack's items a short line (`add_docs.py`, which `regenerate.sh` runs):
-//! every item is documented, and the crate denies missing documentation.
+//! every item is documented, and the crate denies missing documentation. The header's struct
+//! initialisers (`CATTN_<X>_INIT`, brace lists bindgen skips) are constants of the generated
+//! structs (`init_consts.py`): `CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT.dcp_size` is the header's
+//! default.
 //! C enums are plain integer constants (`CATTN_OK`, `kDLCPU`, ...), so that a value from a
 //! newer library is never an invalid Rust value. The safe API is the `cattn` crate.
 //!
