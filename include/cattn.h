@@ -119,14 +119,14 @@ extern "C" {
 /** Major version: the same major means the same ABI. Since: 1.0 */
 #define CATTN_VERSION_MAJOR 1
 /** Minor version: grows when calls or struct fields are added. Since: 1.0 */
-#define CATTN_VERSION_MINOR 1
+#define CATTN_VERSION_MINOR 2
 /** Patch version: fixes only. Since: 1.0 */
 #define CATTN_VERSION_PATCH 0
-/** MAJOR * 10000 + MINOR * 100 + PATCH (10100 for 1.1.0). Since: 1.0 */
+/** MAJOR * 10000 + MINOR * 100 + PATCH (10200 for 1.2.0). Since: 1.0 */
 #define CATTN_VERSION_NUMBER \
   (CATTN_VERSION_MAJOR * 10000 + CATTN_VERSION_MINOR * 100 + CATTN_VERSION_PATCH)
 /** The header's version as text, "MAJOR.MINOR.PATCH". Since: 1.0 */
-#define CATTN_VERSION_STRING "1.1.0"
+#define CATTN_VERSION_STRING "1.2.0"
 
 /** Returns the library's CATTN_VERSION_NUMBER; compare it with the macro to detect a
  *  header/library mismatch. Cannot fail. Since: 1.0. Details: docs/api/context.md */
