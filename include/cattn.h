@@ -2056,11 +2056,13 @@ CATTN_API cattn_status_t cattn_step_batch_check(const cattn_step_batch_check_arg
 #define CATTN_STEP_COUNT_MAX_QUERY_LEN 10
 /** Counts entry: the largest live seq_len (CATTN_STEP_INPUTS). Since: 1.2 */
 #define CATTN_STEP_COUNT_MAX_SEQ_LEN 11
-/** Counts entries: CATTN_STEP_SPLIT's num_decodes, num_prefills, num_decode_tokens,
- *  num_prefill_tokens. Since: 1.2 */
+/** Counts entry: CATTN_STEP_SPLIT's num_decodes (-1 where vLLM raises). Since: 1.2 */
 #define CATTN_STEP_COUNT_SPLIT_DECODES 12
+/** Counts entry: CATTN_STEP_SPLIT's num_prefills. Since: 1.2 */
 #define CATTN_STEP_COUNT_SPLIT_PREFILLS 13
+/** Counts entry: CATTN_STEP_SPLIT's num_decode_tokens. Since: 1.2 */
 #define CATTN_STEP_COUNT_SPLIT_DECODE_TOKENS 14
+/** Counts entry: CATTN_STEP_SPLIT's num_prefill_tokens. Since: 1.2 */
 #define CATTN_STEP_COUNT_SPLIT_PREFILL_TOKENS 15
 /** Length of the counts vector a plan with a 1.2 product writes. */
 #define CATTN_STEP_NUM_COUNTS 16
