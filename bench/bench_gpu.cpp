@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <string>
 #include <tuple>
@@ -537,6 +538,151 @@ void bench_step_plan(cudaStream_t s, int64_t B) {
   cudaFreeHost(pinned);
 }
 
+// GPU time of `call` alone: 20 calls captured in one graph, events around a replay / 20
+// (median of g_reps replays).
+double graph_us(cudaStream_t s, const std::function<void()>& call) {
+  cudaGraph_t g;
+  cudaGraphExec_t e;
+  BENCH_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < 20; ++i) call();
+  BENCH_CUDA_CHECK(cudaStreamEndCapture(s, &g));
+  BENCH_CUDA_CHECK(cudaGraphInstantiate(&e, g, 0));
+  cudaEvent_t a, b;
+  BENCH_CUDA_CHECK(cudaEventCreate(&a));
+  BENCH_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<double> t;
+  for (int r = 0; r < g_reps + 3; ++r) {
+    BENCH_CUDA_CHECK(cudaEventRecord(a, s));
+    BENCH_CUDA_CHECK(cudaGraphLaunch(e, s));
+    BENCH_CUDA_CHECK(cudaEventRecord(b, s));
+    BENCH_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    if (r >= 3) t.push_back(ms * 1000.0 / 20);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  cudaGraphExecDestroy(e);
+  cudaGraphDestroy(g);
+  return median_of(t);
+}
+
+// The step inputs (1.2) in the plan: a step of B requests (decodes, and chunked prefills filling
+// T = 65,536 tokens at B >= 256), `groups` KV-cache groups of blocks of 16 (the third of 64),
+// DCP `dcp`; with `whole`, the seven 1.1 products too (reading the computed tensors: two
+// launches). Rows: us per run back to back, host us of one call into an idle stream, and the
+// GPU time per run inside a graph.
+void bench_step_inputs(cudaStream_t s, int64_t B, int groups, int64_t dcp, bool whole) {
+  const int64_t Tcap = 65536, R = 2 * B, W = 2048;
+  std::mt19937 g(7 + static_cast<unsigned>(B));
+  std::vector<int32_t> sched(B), idx(B), nct(R), drafts(B, 0);
+  std::vector<int32_t> rows(R);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::shuffle(rows.begin(), rows.end(), g);
+  int64_t budget = B >= 256 ? Tcap : 8192;
+  const int64_t decodes = B >= 256 ? B * 3 / 4 : B - 1;
+  for (int64_t b = 0; b < B; ++b) {
+    idx[b] = rows[b];
+    const int64_t left = B - b - 1;
+    sched[b] = static_cast<int32_t>(b < decodes ? 1 : std::max<int64_t>(1, (budget - left) / (B - b)));
+    budget -= sched[b];
+  }
+  for (auto& x : nct) x = static_cast<int32_t>(g() % 16384);
+  const int64_t bs[3] = {16, 16, 64};
+  std::vector<std::vector<int32_t>> tables(groups), nbs(groups);
+  for (int k = 0; k < groups; ++k) {
+    tables[k].resize(R * W);
+    nbs[k].resize(R);
+    for (auto& x : tables[k]) x = static_cast<int32_t>(g() % (1 << 20));
+    for (int64_t r = 0; r < R; ++r)
+      nbs[k][r] = static_cast<int32_t>(std::min<int64_t>(W, (nct[r] + Tcap) / (bs[k] * dcp) + 1));
+  }
+  cattn_step_plan_desc_t d = CATTN_STEP_PLAN_DESC_INIT;
+  if (whole) d = bench_step_plan_desc(B, Tcap, W, B);
+  d.products |= CATTN_STEP_INPUT_PRODUCTS;
+  d.max_num_reqs = B, d.max_num_tokens = Tcap, d.max_num_logits = B;
+  d.max_num_persistent_reqs = R;
+  d.inputs.num_kv_groups = groups;
+  d.inputs.dcp_size = dcp;
+  for (int k = 0; k < groups; ++k) d.kv_groups[k] = {bs[k], bs[k], W, CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT, 0};
+  cattn_step_plan_t* plan = nullptr;
+  BENCH_CATTN_CHECK(cattn_step_plan_create(&d, &plan));
+  cattn_step_plan_shape_t sh = CATTN_STEP_PLAN_SHAPE_INIT;
+  BENCH_CATTN_CHECK(cattn_step_plan_get_shape(plan, &sh));
+  const DLDataType i32{kDLInt, 32, 1}, i64{kDLInt, 64, 1};
+  std::vector<std::unique_ptr<DevBuf>> bufs;
+  std::deque<dl_tensor> ts;
+  auto dev = [&](const std::vector<int32_t>* v, std::vector<int64_t> shape, DLDataType dt) {
+    int64_t n = 1;
+    for (int64_t x : shape) n *= x;
+    bufs.emplace_back(v ? upload(*v) : new DevBuf(static_cast<size_t>(n) * dt.bits / 8));
+    return ts.emplace_back(dev_view(bufs.back()->p, shape, dt)).get();
+  };
+  const std::vector<int32_t> live{static_cast<int32_t>(B)};
+  cattn_step_batch_t b = CATTN_STEP_BATCH_INIT;
+  b.num_reqs = dev(&live, {1}, i32);
+  b.num_scheduled_tokens = dev(&sched, {B}, i32);
+  b.idx_mapping = dev(&idx, {B}, i32);
+  b.num_computed_tokens = dev(&nct, {R}, i32);
+  b.num_draft_tokens = dev(&drafts, {B}, i32);
+  for (int k = 0; k < groups; ++k) {
+    b.kv_block_tables[k] = dev(&tables[k], {R, W}, i32);
+    b.kv_num_blocks[k] = dev(&nbs[k], {R}, i32);
+  }
+  std::vector<int32_t> logits(B);
+  if (whole) b.logits_indices = dev(&logits, {B}, i32);
+  cattn_step_outputs_t o = CATTN_STEP_OUTPUTS_INIT;
+  if (whole)
+    o = bench_step_plan_outputs(
+        B, sh, [&](std::vector<int64_t> shape, DLDataType dt) { return dev(nullptr, shape, dt); });
+  o.counts = dev(nullptr, {CATTN_STEP_NUM_COUNTS}, i64);
+  o.query_start_loc = dev(nullptr, {B + 1}, i32);
+  o.seq_lens = dev(nullptr, {B}, i32);
+  o.positions = dev(nullptr, {Tcap}, i64);
+  o.token_to_req_indices = dev(nullptr, {Tcap}, i32);
+  for (int k = 0; k < groups; ++k) {
+    o.block_tables[k] = dev(nullptr, {B, W}, i32);
+    o.slot_mappings[k] = dev(nullptr, {Tcap}, i64);
+  }
+  o.logits_indices = dev(nullptr, {B}, i64);
+  o.cu_num_logits = dev(nullptr, {B + 1}, i32);
+  const auto cs = reinterpret_cast<cattn_stream_t>(s);
+  auto run = [&] { BENCH_CATTN_CHECK(cattn_step_plan_run(plan, &b, &o, cs)); };
+  const std::string name = std::string(whole ? "whole step (7 + inputs)" : "step inputs") +
+                           ", B" + std::to_string(B) + " T" + std::to_string(budget >= 0 ? Tcap - budget : Tcap) +
+                           " g" + std::to_string(groups) + " dcp" + std::to_string(dcp);
+  if (wanted(name)) {
+    const double us = per_call_us(s, run);
+    g_host_us = idle_call_host_us(s, run);
+    const double gpu = graph_us(s, run);
+    std::printf("| %-58s | %10.2f | %8.2f | %10.2f | %9s |\n", name.c_str(), us, g_host_us, gpu,
+                whole ? "2" : "1");
+    std::fflush(stdout);
+  }
+  cattn_step_plan_destroy(plan);
+}
+
+void bench_step_inputs_all(cudaStream_t s) {
+  std::printf("\n| %-58s | %10s | %8s | %10s | %9s |\n", "step inputs in the plan (per run)", "us",
+              "host us", "graph us", "launches");
+  std::printf("|%s|%s|%s|%s|%s|\n", std::string(60, '-').c_str(), std::string(12, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(12, '-').c_str(),
+              std::string(11, '-').c_str());
+  const std::string floor = "floor: empty kernel, 1472 B of parameters";
+  if (wanted(floor)) {
+    const double us = per_call_us(s, [&] { BENCH_CUDA_CHECK(bench_launch_empty_big(s)); });
+    g_host_us = idle_call_host_us(s, [&] { BENCH_CUDA_CHECK(bench_launch_empty_big(s)); });
+    const double gpu = graph_us(s, [&] { BENCH_CUDA_CHECK(bench_launch_empty_big(s)); });
+    std::printf("| %-58s | %10.2f | %8.2f | %10.2f | %9s |\n", floor.c_str(), us, g_host_us, gpu,
+                "1");
+  }
+  for (int64_t B : {8, 256, 1024})
+    for (int groups : {1, 3})
+      for (int64_t dcp : {1, 4}) bench_step_inputs(s, B, groups, dcp, false);
+  bench_step_inputs(s, 1024, 3, 1, true);
+  bench_step_inputs(s, 1024, 3, 4, true);
+}
+
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::atoi(argv[++i]);
@@ -574,6 +720,7 @@ int main(int argc, char** argv) {
 #undef CATTN_BENCH_MANY
   bench_small_utilities(s);
   for (int64_t B : {8, 256, 1024}) bench_step_plan(s, B);
+  bench_step_inputs_all(s);
   BENCH_CUDA_CHECK(cudaStreamDestroy(s));
   return 0;
 }

@@ -212,6 +212,12 @@ __device__ void step_rows(const StepInputsParams& p, const int32_t* s, const int
 // split_decodes_and_prefills over the live rows, short extends as decodes).
 __device__ void step_counts(const StepInputsParams& p, const int32_t* s, const int32_t* cul,
                             int64_t n) {
+  if (!p.needs_qsl) {  // no query_start_loc in the plan (block tables alone): only num_reqs
+    if (threadIdx.x == 0)
+      for (int c = p.legacy_counts ? 0 : kInCountNumReqs; c < kInCounts; ++c)
+        store_count(p.counts, c, c == kInCountNumReqs ? n : 0);
+    return;
+  }
   __shared__ long long max_q, max_seq;
   __shared__ unsigned long long first_pre;
   __shared__ int not_uniform;
@@ -311,7 +317,7 @@ __global__ void __launch_bounds__(kBlockThreads) step_inputs_kernel(const StepIn
   } else if (is_rows) {
     const int64_t rb = b - p.token_blocks;
     if (rb == 0 && (p.counts.device.data != nullptr || p.counts.mirror.data != nullptr))
-      step_counts(p, s, cul, n);
+      step_counts(p, s, cul, n);  // the plan's counts; a plan with counts has query_start_loc
     step_rows(p, s, cul, n, BlockSlice{rb, p.row_blocks});
   } else {
     step_logits(p, s, cul, n, BlockSlice{b - p.token_blocks - p.row_blocks, p.logit_blocks});
@@ -397,7 +403,8 @@ int64_t step_inputs_shared_bytes(int64_t rows) {
 int launch_step_inputs(const StepInputsParams& p, void* stream, bool allow_dependents) {
   const int64_t blocks = p.token_blocks + p.row_blocks + p.logit_blocks;
   if (blocks <= 0) return cudaSuccess;
-  const int64_t shared = step_inputs_shared_bytes(p.rows);
+  // Only the roles that read query_start_loc or the logits' sum keep scans.
+  const int64_t shared = p.needs_qsl || p.logits ? step_inputs_shared_bytes(p.rows) : 0;
   if (shared > 48 * 1024) {
     const cudaError_t e = cudaFuncSetAttribute(
         step_inputs_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
