@@ -41,6 +41,29 @@ fn everything_runs_through_a_loaded_library() {
         [1, 1, 2, 2]
     );
     assert_eq!(api.query_lens(&qsl).unwrap(), [8, 1, 12, 12]);
+    // The step inputs of 1.2.
+    let inputs = api
+        .prepare_pos_seq_lens_host(&[3i32, 1, 4], &[2, 0, 9], &[5, 0, 7], Some(2))
+        .unwrap();
+    assert_eq!(inputs.positions, [7, 8, 9, 5]);
+    let params = SlotMappingParams {
+        block_size: 4,
+        kernel_block_size: 4,
+        ..Default::default()
+    };
+    let table = [[1i32, 2, 3, 4], [5, 6, 7, 8], [10, 11, 12, 13]];
+    assert_eq!(
+        api.compute_slot_mappings_host(
+            &params,
+            &inputs.query_start_loc,
+            &inputs.positions,
+            Some(&[2, 0, 9]),
+            &table,
+            Some(2)
+        )
+        .unwrap(),
+        [47, 48, 49, 9]
+    );
 
     // A tensor call, and handles that borrow the library.
     let mut lens = [0i32; 4];
