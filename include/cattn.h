@@ -1937,8 +1937,8 @@ typedef struct cattn_combine_sampled_and_draft_tokens_args {
  *  `idx_mapping[b]`, expanded_local_pos j; 0 past the total. With input_ids, a row past its
  *  prompt (`seq_len > prefill_len`) gets its drafts in its last n_b - 1 tokens and, when its
  *  first logit is past the prompt too, its last sampled token before them (vLLM's prompt-tail
- *  guard); other entries are left as they are. A row with n_b above its query is refused on
- *  the host, clamped to its query on the device.
+ *  guard); other entries are left as they are. A row whose n_b passes its query gets vLLM's
+ *  indices, before its first token (-1 for row 0); input_ids entries outside it are skipped.
  *  Reads: args, inputs. Writes: the outputs. Allocates: nothing.
  *  Returns: as cattn_prepare_pos_seq_lens. Stream: as cattn_prepare_pos_seq_lens.
  *  Since: 1.2. Details: docs/api/step_inputs.md */
