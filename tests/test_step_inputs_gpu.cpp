@@ -179,9 +179,9 @@ struct RandomStep {
 };
 
 RandomStep random_step(std::mt19937_64& rng, int64_t B, int64_t R, int64_t T,
-                       const std::vector<int64_t>& widths, int64_t kbs) {
+                       const std::vector<int64_t>& widths, int64_t kbs, int64_t live = -1) {
   RandomStep s;
-  s.n = std::uniform_int_distribution<int64_t>(0, B)(rng);
+  s.n = live >= 0 ? live : std::uniform_int_distribution<int64_t>(0, B)(rng);
   std::vector<int64_t> rows(R);
   std::iota(rows.begin(), rows.end(), 0);
   std::shuffle(rows.begin(), rows.end(), rng);
@@ -265,9 +265,8 @@ TEST(step_inputs_gpu, GraphReplaysNewBatches) {
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
   int replays = 0, mismatches = 0;
   for (int step = 0; step < 24; ++step) {
-    s = random_step(rng, B, R, T, widths, kbs);
-    if (step == 3) s.n = 0;  // an empty batch
-    if (step == 4) s.n = B;  // no padding
+    // Step 3 is an empty batch, step 4 has no padding row.
+    s = random_step(rng, B, R, T, widths, kbs, step == 3 ? 0 : (step == 4 ? B : -1));
     for (HostTensor* t : {&qsl, &seq, &pos, &t2r, &g0, &g1, &s0, &s1, &li, &cu, &counts})
       std::fill(t->raw().begin(), t->raw().end(), 0x5A);
     for (DeviceTensor* t : {&o_qsl, &o_seq, &o_pos, &o_t2r, &o_g0, &o_g1, &o_s0, &o_s1, &o_li,
@@ -416,6 +415,8 @@ TEST(step_inputs_gpu, HostileValuesStayInBounds) {
   a.num_computed_tokens = m.make(nct), a.num_reqs = m.make(nreq);
   a.query_start_loc = m.make(qsl), a.seq_lens = m.make(seq), a.positions = m.make(pos);
   ASSERT_CATTN_OK(cattn_prepare_pos_seq_lens(&a));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  m.download(qsl), m.download(pos);  // the device's results, passed on below
   HostTensor table = HostTensor::of(std::vector<int64_t>(3 * 2, 7), i32(), {3, 2});
   HostTensor slots({16}, i64());
   cattn_compute_slot_mappings_args_t s = CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT;
@@ -428,7 +429,7 @@ TEST(step_inputs_gpu, HostileValuesStayInBounds) {
   k.query_start_loc = m.make(qsl), k.num_reqs = m.make(nreq), k.status = m.make(status);
   ASSERT_CATTN_OK(cattn_step_batch_check(&k));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  m.download(qsl), m.download(slots), m.download(status);
+  m.download(slots), m.download(status);
   EXPECT_EQ(qsl.values(), (std::vector<int64_t>{0, 0, 4000, 4003}));
   EXPECT_EQ(status.values()[0], CATTN_STEP_CHECK_NUM_REQS);
   for (int64_t v : slots.values()) EXPECT_GE(v, -1);
