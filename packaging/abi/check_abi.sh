@@ -5,8 +5,9 @@
 #   packaging/abi/check_abi.sh
 # Fails on any removal or incompatible change (abidiff), and on any change to an existing
 # function's types other than those compatible.abignore describes (members appended to a
-# cattn_* struct, status codes appended). Added functions and variables pass only when the
-# topmost section of CHANGELOG.md names each of them. A deliberate break (a new major) is
+# cattn_* struct, status codes appended). Added functions and variables pass only when
+# CHANGELOG.md's unreleased sections (those above the newest released one, which the baseline
+# records) name each of them. A deliberate break (a new major) is
 # recorded with packaging/abi/update_baseline.sh.
 # CATTN_ABI_BUILD_DIR (default build-abi) is the build folder.
 set -euo pipefail
@@ -72,17 +73,18 @@ if [[ -z "$added" ]]; then
   echo "  change nor an addition this script understands; see the report above." >&2
   exit 1
 fi
-section=$(awk '/^## /{n++} n == 1' "$root/CHANGELOG.md")
+# Every section above the first released one ("## X.Y.Z (date)"): the baseline is that release.
+section=$(awk '/^## / && !/\(unreleased\)/{exit} /^## /{n++} n >= 1' "$root/CHANGELOG.md")
 # Here-strings, not pipes: head and grep -q stop reading early, and under pipefail the printf
 # they leave writing dies of SIGPIPE, which ended this script silently (head) or reported a
 # named symbol as missing (grep) now and then.
-heading=$(head -n1 <<<"$section")
+heading=$(grep "^## " <<<"$section" | tr '\n' ' ')
 missing=()
 for name in $added; do
   grep -qw -- "$name" <<<"$section" || missing+=("$name")
 done
 if ((${#missing[@]})); then
-  echo "check_abi: FAIL - added to the ABI but not named in CHANGELOG.md's top section" >&2
+  echo "check_abi: FAIL - added to the ABI but not named in CHANGELOG.md's unreleased sections" >&2
   echo "  ($heading): ${missing[*]}" >&2
   exit 1
 fi
