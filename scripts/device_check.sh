@@ -3,10 +3,12 @@
 # One call on the GPU machine: build (sm_90 + sm_80), run every test, run the GPU tests under
 # compute-sanitizer (memcheck, racecheck, initcheck, synccheck), then the GPU benchmarks.
 # Logs go to $OUT (or ./device-out).
-#   scripts/device_check.sh [build|test|sanitize|bench|side|step|transcript|nccl]...
+#   scripts/device_check.sh [build|test|sanitize|bench|side|step|inputs|transcript|nccl]...
 #   (default: all; `demo` is the old name of `transcript`)
 # Expects .deps/include (dlpack/dlpack.h, nlohmann/json.hpp) carried with the call, and the seed
-# oracle for the side-by-side runs in $CATTN_ORACLE_DIR (default: .oracle/, carried).
+# oracle for the side-by-side runs in $CATTN_ORACLE_DIR (default: .oracle/, carried), and for
+# `inputs` the step-inputs oracle in $CATTN_ORACLE_STEP_INPUTS_DIR (default:
+# .oracle/upstream/step_inputs: shared/oracle_upstream copied to .oracle/upstream/, carried).
 # When device time is short, build here and carry the binaries instead: leave out the build
 # step and set CATTN_DEVICE_BUILD_DIR to a folder holding libcattn.so.1 and tests/cattn_tests
 # (bench/bench_gpu for bench); the test step then runs cattn_tests whole instead of ctest.
@@ -17,7 +19,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
-steps=${*:-build test sanitize bench side step transcript nccl}
+steps=${*:-build test sanitize bench side step inputs transcript nccl}
 steps=" $steps "
 steps=${steps// demo / transcript }
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -26,6 +28,7 @@ B=${CATTN_DEVICE_BUILD_DIR:-build-device}
 export LD_LIBRARY_PATH="$PWD/$B${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export CATTN_TEST_VECTOR_DIR="$PWD/tests/vectors"
 export CATTN_ORACLE_DIR=${CATTN_ORACLE_DIR:-$PWD/.oracle}
+export CATTN_ORACLE_STEP_INPUTS_DIR=${CATTN_ORACLE_STEP_INPUTS_DIR:-$PWD/.oracle/upstream/step_inputs}
 status=0
 has() { [[ " $steps " == *" $1 "* ]]; }
 log() { echo; echo "=== $*"; }
@@ -112,6 +115,11 @@ if has step; then
   log "step plan side by side with the seed (B = 8, 256, 1024)"
   PYTHONUNBUFFERED=1 python3 bench/step_side_by_side.py --lib $B/libcattn.so \
     | tee "$OUT/step_side_by_side.txt" || status=1
+fi
+if has inputs; then
+  log "step inputs side by side with vLLM's MRV2 (B = 8, 256, 1024; 1 and 3 KV groups; DCP 1 and 4)"
+  PYTHONUNBUFFERED=1 python3 bench/step_inputs_side_by_side.py --lib $B/libcattn.so \
+    --json "$OUT/step_inputs_side_by_side.json" | tee "$OUT/step_inputs_side_by_side.txt" || status=1
 fi
 if has transcript; then
   log "C test transcript (GPU when present)"
