@@ -109,3 +109,202 @@ TEST(step_inputs, OverlapsAreRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// Every padded row of every vector case, made malformed one field at a time, is caught: the
+// check names that field and that row (or token).
+TEST(step_inputs, BatchCheckCatchesEveryMalformedPaddingRow) {
+  const auto v = cattn_test::load_vectors("step_inputs");
+  int caught = 0, missed = 0;
+  for (const auto& c : v["cases"]) {
+    const int64_t B = c["B"], n = c["num_reqs"];
+    const auto& e = c["expected"];
+    HostTensor qsl = HostTensor::of(cattn_test::ints(e["query_start_loc"]), i64());
+    HostTensor seq = HostTensor::of(
+        cattn_test::unwritten_as(cattn_test::ints(e["seq_lens"]), 0), i64());
+    HostTensor nreq = HostTensor::of({n}, i64());
+    const int64_t W = c["groups"][0]["table"][0].size();
+    HostTensor table = HostTensor::of(cattn_test::row_major(e["block_tables"][0]), i64(), {B, W});
+    const bool slotted = c["groups"][0]["slot_mode"].get<int>() == 0;
+    const int64_t T = c["T_cap"];
+    const char* key = e.contains("slot_mappings_mrv2_int64") &&
+                              !e["slot_mappings_mrv2_int64"][0].is_null()
+                          ? "slot_mappings_mrv2_int64"
+                          : "slot_mappings_mrv2";  // libcattn's slots do not wrap
+    HostTensor slots = slotted ? HostTensor::of(cattn_test::unwritten_as(
+                                                    cattn_test::ints(e[key][0]), -1),
+                                                i64())
+                               : HostTensor::of(std::vector<int64_t>(T, -1), i64());
+    HostTensor status({3}, i64());
+    cattn_step_batch_check_args_t a = CATTN_STEP_BATCH_CHECK_ARGS_INIT;
+    a.query_start_loc = qsl.dl(), a.num_reqs = nreq.dl(), a.seq_lens = seq.dl();
+    a.block_tables[0] = table.dl(), a.slot_mappings[0] = slots.dl(), a.status = status.dl();
+    auto expect_report = [&](int64_t field, int64_t index) {
+      ASSERT_EQ(cattn_step_batch_check(&a), CATTN_OK) << cattn_last_error_message();
+      const std::vector<int64_t> got = status.values();
+      if (got[0] == field && got[1] == index) ++caught;
+      else {
+        ++missed;
+        ADD_FAILURE() << c["name"] << ": want field " << field << " at " << index << ", got "
+                      << got[0] << " at " << got[1];
+      }
+    };
+    expect_report(0, 0);  // as computed: no defect
+    const int64_t total = qsl.get(n);
+    for (int64_t b = n; b < B; ++b) {
+      qsl.set(b + 1, total + 1);  // a padded row with a token
+      expect_report(CATTN_STEP_CHECK_QUERY_START_LOC, b + 1);
+      qsl.set(b + 1, total);
+      seq.set(b, 1);  // a padded row with a length
+      expect_report(CATTN_STEP_CHECK_SEQ_LENS, b);
+      seq.set(b, 0);
+      table.set(b * W + (W - 1), 7);  // a padded row with a block
+      expect_report(CATTN_STEP_CHECK_BLOCK_TABLE, b);
+      table.set(b * W + (W - 1), 0);
+    }
+    for (int64_t t = total; t < T; t += std::max<int64_t>(1, (T - total) / 7)) {
+      slots.set(t, 0);  // a padded token with a slot
+      expect_report(CATTN_STEP_CHECK_SLOT_MAPPING, t);
+      slots.set(t, -1);
+    }
+  }
+  EXPECT_GT(caught, 500);
+  EXPECT_EQ(missed, 0);
+}
+
+}  // namespace
+
+#include <deque>
+
+#include "support/device_tensor.h"
+#include "support/status_matchers.h"
+#include "support/step_reference.h"
+
+namespace {
+
+// A plan of every product and eight KV-cache groups on fake device tensors, every tensor with
+// explicit strides (the most ranges a run records): its checks pass, so a CPU-only build
+// answers CATTN_NOT_SUPPORTED at the launch; the new products' argument rules refuse by name.
+struct FakeInputsRun {
+  std::deque<HostTensor> host;
+  std::deque<DLTensor> dev;
+  std::deque<std::vector<int64_t>> strides;
+  cattn_step_plan_t* plan = nullptr;
+  cattn_step_batch_t b = CATTN_STEP_BATCH_INIT;
+  cattn_step_outputs_t o = CATTN_STEP_OUTPUTS_INIT;
+  DLTensor* make(std::vector<int64_t> shape, DLDataType t = i32()) {
+    host.emplace_back(shape, t);
+    dev.push_back(cattn_test::fake_cuda(host.back()));
+    strides.emplace_back(shape.size(), 1);
+    for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
+      strides.back()[i] = strides.back()[i + 1] * shape[i + 1];
+    dev.back().strides = strides.back().data();
+    return &dev.back();
+  }
+  FakeInputsRun() {
+    cattn_step_plan_desc_t d = cattn_test::test_step_desc(CATTN_STEP_ALL_PRODUCTS |
+                                                          CATTN_STEP_INPUT_PRODUCTS);
+    const int64_t B = 40, R = 64, T = d.max_num_tokens, W = 24;
+    d.max_num_persistent_reqs = R;
+    d.inputs.num_kv_groups = CATTN_MAX_KV_GROUPS;
+    for (int g = 0; g < CATTN_MAX_KV_GROUPS; ++g)
+      d.kv_groups[g] = {16, 16, W, g == 7 ? CATTN_SLOT_MODE_NONE : CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT, 0};
+    EXPECT_CATTN_OK(cattn_step_plan_create(&d, &plan));
+    cattn_step_plan_shape_t sh = CATTN_STEP_PLAN_SHAPE_INIT;
+    EXPECT_CATTN_OK(cattn_step_plan_get_shape(plan, &sh));
+    b.cu_num_tokens = make({B + 1});
+    b.logits_indices = make({80});
+    b.num_logits_indices = make({1});
+    b.num_reqs = make({1}), b.num_scheduled_tokens = make({B}), b.idx_mapping = make({B});
+    b.num_computed_tokens = make({R}), b.num_draft_tokens = make({B});
+    for (int g = 0; g < CATTN_MAX_KV_GROUPS; ++g) {
+      b.kv_block_tables[g] = make({R, W});
+      b.kv_num_blocks[g] = make({R});
+      o.block_tables[g] = make({B, W});
+      if (g != 7) o.slot_mappings[g] = make({T}, i64());
+    }
+    o.dcp_local_seq_lens = make({B, d.dcp.dcp_size});
+    o.pcp_query_restore_idx = make({sh.restore_capacity});
+    o.mamba_block_table = make({B, sh.mamba_columns});
+    o.conv1d_nums = make({B});
+    for (DLTensor** p : {&o.conv1d_mlist, &o.conv1d_offsetlist, &o.conv1d_batch_ptr,
+                         &o.conv1d_token_chunk_offset_ptr})
+      *p = make({sh.conv1d_capacity});
+    o.local_query_start_loc = make({sh.local_capacity + 1});
+    o.local_seq_lens = make({sh.local_capacity});
+    o.local_num_computed_tokens = make({sh.local_capacity});
+    o.local_block_table = make({sh.local_capacity, sh.local_pages});
+    o.decode_query_start_loc = make({B + 1});
+    o.extend_query_start_loc = make({B + 1});
+    o.extend_seq_lens = make({B});
+    o.counts = make({CATTN_STEP_NUM_COUNTS}, i64());
+    o.query_start_loc = make({B + 1}), o.seq_lens = make({B}), o.positions = make({T}, i64());
+    o.num_computed_tokens = make({B});
+    o.logits_indices = make({d.max_num_logits}, i64()), o.cu_num_logits = make({B + 1});
+    o.expanded_idx_mapping = make({d.max_num_logits}), o.expanded_local_pos = make({d.max_num_logits});
+    o.token_to_req_indices = make({T});
+  }
+  ~FakeInputsRun() { cattn_step_plan_destroy(plan); }
+  cattn_status_t run(const cattn_step_batch_t& bb, const cattn_step_outputs_t& oo) {
+    return cattn_step_plan_run(plan, &bb, &oo, nullptr);
+  }
+};
+
+TEST(step_inputs_plan, EveryProductAndEightGroupsPassTheChecks) {
+#if defined(CATTN_TEST_WITH_CUDA)
+  GTEST_SKIP() << "valid arguments would launch on fake device memory in a CUDA build";
+#endif
+  FakeInputsRun r;
+  const cattn_status_t s = r.run(r.b, r.o);
+  EXPECT_TRUE(s == CATTN_NOT_SUPPORTED) << cattn_last_error_message();
+  EXPECT_NE(std::string(cattn_last_error_message()).find("CPU-only"), std::string::npos)
+      << cattn_last_error_message();
+}
+
+TEST(step_inputs_plan, NewArgumentsAreRefusedByName) {
+  FakeInputsRun r;
+  HostTensor h({41}, i32());
+  DLTensor qsl = cattn_test::fake_cuda(h);
+  HostTensor h32({1536}, i32());
+  DLTensor slots32 = cattn_test::fake_cuda(h32);
+  HostTensor h8({8}, i64());
+  DLTensor counts8 = cattn_test::fake_cuda(h8);
+  using Edit = std::function<void(cattn_step_batch_t&, cattn_step_outputs_t&)>;
+  const struct {
+    Edit edit;
+    cattn_status_t code;
+    const char* needle;
+  } cases[] = {
+      {[&](auto& b, auto&) { b.query_start_loc = &qsl; }, CATTN_INVALID_ARGUMENT,
+       "batch->query_start_loc is set but the plan computes it"},
+      {[&](auto& b, auto&) { b.num_scheduled_tokens = nullptr; }, CATTN_INVALID_ARGUMENT,
+       "batch->num_scheduled_tokens is NULL"},
+      {[&](auto&, auto& o) { o.slot_mappings[7] = &slots32; }, CATTN_INVALID_ARGUMENT,
+       "outputs->slot_mappings[7] is set for a group or product the plan does not compute"},
+      {[&](auto&, auto& o) { o.slot_mappings[2] = &slots32; }, CATTN_INVALID_ARGUMENT,
+       "outputs->slot_mappings[2] has the wrong dtype"},
+      {[&](auto&, auto& o) { o.block_tables[3] = nullptr; }, CATTN_INVALID_ARGUMENT,
+       "outputs->block_tables[3] is NULL"},
+      {[&](auto&, auto& o) { o.counts = &counts8; }, CATTN_INSUFFICIENT_SIZE, "outputs->counts"},
+      {[&](auto&, auto& o) { o.query_start_loc = o.seq_lens; }, CATTN_INSUFFICIENT_SIZE,
+       "outputs->query_start_loc has the wrong size"},
+      {[&](auto&, auto& o) { o.positions = o.token_to_req_indices; }, CATTN_INVALID_ARGUMENT,
+       "outputs->"},
+  };
+  for (const auto& c : cases) {
+    cattn_step_batch_t b = r.b;
+    cattn_step_outputs_t o = r.o;
+    c.edit(b, o);
+    SCOPED_TRACE(c.needle);
+    EXPECT_CATTN_ERROR(r.run(b, o), c.code, c.needle);
+  }
+  // A 1.1-sized desc may not select a step-input product.
+  cattn_step_plan_desc_t d = cattn_test::test_step_desc(CATTN_STEP_INPUTS);
+  d.struct_size = CATTN_STEP_PLAN_DESC_SIZE_1_1;
+  cattn_step_plan_t* p = nullptr;
+  EXPECT_CATTN_ERROR(cattn_step_plan_create(&d, &p), CATTN_INVALID_ARGUMENT,
+                     "selects a 1.2 product in a 1.1 desc");
+}
+
+}  // namespace

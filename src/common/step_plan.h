@@ -196,6 +196,8 @@ constexpr bool step_run_table_in_order() {
       return false;
   return true;
 }
+static_assert(kRunTensors * 7 + 3 <= CallArgs::kMaxRanges,
+              "CallArgs holds every range a step-plan run records");
 static_assert(step_run_table_in_order(),
               "kStepRunTensors lists the batch, then the outputs, in StepRunTensor order");
 
