@@ -51,7 +51,8 @@
  *  8. Threads. As the C calls (see docs/api/conventions.md). The objects of this header are
  *     not synchronised: share one between threads for reading only.
  *
- * Everything in this header is Since: 1.1.
+ * Everything in this header is Since: 1.1, except what is marked Since: 1.2 (the step inputs and
+ * the step plan's 1.2 fields).
  */
 #ifndef CATTN_HPP
 #define CATTN_HPP
@@ -388,6 +389,65 @@ inline constexpr arg_name arg_names[] = {
     {"cattn_make_local_attention_virtual_batches_capturable", "args->block_table_out",
      "out.block_table_out"},
     {"cattn_make_local_attention_virtual_batches_capturable", "args->counts", "out.counts"},
+    // prepare_pos_seq_lens(num_scheduled_tokens, idx_mapping, num_computed_tokens, num_reqs,
+    // out, stream); the one-call helper takes num_reqs last, as a number.
+    {"cattn_prepare_pos_seq_lens", "args->num_scheduled_tokens", "num_scheduled_tokens"},
+    {"cattn_prepare_pos_seq_lens", "args->idx_mapping", "idx_mapping"},
+    {"cattn_prepare_pos_seq_lens", "args->num_computed_tokens", "num_computed_tokens"},
+    {"cattn_prepare_pos_seq_lens", "args->num_reqs", "num_reqs"},
+    {"cattn_prepare_pos_seq_lens", "args->query_start_loc", "out.query_start_loc"},
+    {"cattn_prepare_pos_seq_lens", "args->seq_lens", "out.seq_lens"},
+    {"cattn_prepare_pos_seq_lens", "args->positions", "out.positions"},
+    {"cattn_prepare_pos_seq_lens", "args->batch_num_computed_tokens",
+     "out.batch_num_computed_tokens"},
+    // gather_block_tables(idx_mapping, num_reqs, block_table, num_blocks, out, stream)
+    {"cattn_gather_block_tables", "args->idx_mapping", "idx_mapping"},
+    {"cattn_gather_block_tables", "args->num_reqs", "num_reqs"},
+    {"cattn_gather_block_tables", "args->block_table", "block_table"},
+    {"cattn_gather_block_tables", "args->num_blocks", "num_blocks"},
+    {"cattn_gather_block_tables", "args->out", "out"},
+    // compute_slot_mappings(params, query_start_loc, num_reqs, positions, idx_mapping,
+    // block_table, slot_mapping, stream)
+    {"cattn_compute_slot_mappings", "args->contract", "params.contract"},
+    {"cattn_compute_slot_mappings", "args->block_size", "params.block_size"},
+    {"cattn_compute_slot_mappings", "args->kernel_block_size", "params.kernel_block_size"},
+    {"cattn_compute_slot_mappings", "args->dcp_size", "params.dcp_size"},
+    {"cattn_compute_slot_mappings", "args->dcp_rank", "params.dcp_rank"},
+    {"cattn_compute_slot_mappings", "args->dcp_kv_cache_interleave_size",
+     "params.dcp_kv_cache_interleave_size"},
+    {"cattn_compute_slot_mappings", "args->query_start_loc", "query_start_loc"},
+    {"cattn_compute_slot_mappings", "args->num_reqs", "num_reqs"},
+    {"cattn_compute_slot_mappings", "args->positions", "positions"},
+    {"cattn_compute_slot_mappings", "args->idx_mapping", "idx_mapping"},
+    {"cattn_compute_slot_mappings", "args->block_table", "block_table"},
+    {"cattn_compute_slot_mappings", "args->slot_mapping", "slot_mapping"},
+    // combine_sampled_and_draft_tokens(query_start_loc, num_reqs, num_draft_tokens, idx_mapping,
+    // out, options, stream)
+    {"cattn_combine_sampled_and_draft_tokens", "args->num_new_sampled_tokens",
+     "options.num_new_sampled_tokens"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->query_start_loc", "query_start_loc"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->num_reqs", "num_reqs"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->num_draft_tokens", "num_draft_tokens"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->idx_mapping", "idx_mapping"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->seq_lens", "options.seq_lens"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->prefill_len", "options.prefill_len"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->last_sampled_tokens",
+     "options.last_sampled_tokens"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->draft_tokens", "options.draft_tokens"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->logits_indices", "out.logits_indices"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->cu_num_logits", "out.cu_num_logits"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->expanded_idx_mapping",
+     "out.expanded_idx_mapping"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->expanded_local_pos",
+     "out.expanded_local_pos"},
+    {"cattn_combine_sampled_and_draft_tokens", "args->input_ids", "out.input_ids"},
+    // step_batch_check(batch, status, stream): the batch is a step_check_inputs.
+    {"cattn_step_batch_check", "args->query_start_loc", "batch.query_start_loc"},
+    {"cattn_step_batch_check", "args->num_reqs", "batch.num_reqs"},
+    {"cattn_step_batch_check", "args->seq_lens", "batch.seq_lens"},
+    {"cattn_step_batch_check", "args->block_tables", "batch.block_tables"},
+    {"cattn_step_batch_check", "args->slot_mappings", "batch.slot_mappings"},
+    {"cattn_step_batch_check", "args->status", "status"},
     // step_plan(desc) (the C desc itself), step_plan::run(batch, out, stream)
     {"cattn_step_plan_create", "desc", "desc"},
     {"cattn_step_plan_run", "batch", "batch"},
@@ -1116,6 +1176,27 @@ host_tensor<Out> in_index_dtype(DLDataType dt, std::vector<int64_t> shape, F&& f
 
 template <class Out>
 using enable_index_t = std::enable_if_t<is_index_type_v<Out>, int>;
+
+// tensor_arg for a fixed array of views (the per-KV-group fields): get(i) is NULL for an
+// absent view. Not copyable, for the same reason.
+template <size_t N>
+class tensor_args {
+ public:
+  template <class View>
+  explicit tensor_args(const std::array<View, N>& views) noexcept {
+    for (size_t i = 0; i < N; ++i) {
+      t_[i] = views[i].dl();
+      present_[i] = views[i].present();
+    }
+  }
+  tensor_args(const tensor_args&) = delete;
+  tensor_args& operator=(const tensor_args&) = delete;
+  DLTensor* get(size_t i) noexcept { return present_[i] ? &t_[i] : nullptr; }
+
+ private:
+  std::array<DLTensor, N> t_{};
+  std::array<bool, N> present_{};
+};
 
 // An owner of one C handle; Traits::destroy frees it.
 template <class Traits>
@@ -2414,16 +2495,400 @@ inline global_hyperparameters infer_global_hyperparameters(
 }
 
 /* ============================================================================================
+ * Step inputs (prepare_pos_seq_lens, gather_block_tables, compute_slot_mappings,
+ * combine_sampled_and_draft_tokens, step_batch_check)
+ * ========================================================================================== */
+
+// The five calls take their arguments in the C struct's order, outputs in a struct where there
+// are several, the stream last. num_reqs, the live rows of a padded batch, is a [1] tensor (an
+// absent view: every row is live). The one-call helpers take host inputs, num_reqs last as a
+// number (std::nullopt: every row is live), and return outputs sized to the live batch.
+
+namespace detail {
+
+// The C initialisers: the one source of the defaults below.
+inline constexpr cattn_compute_slot_mappings_args_t slot_mappings_init =
+    CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT;
+inline constexpr cattn_combine_sampled_and_draft_tokens_args_t combine_init =
+    CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT;
+
+// A one-call helper's num_reqs: the [1] host tensor the C call reads (absent for nullopt), and
+// the live rows it means, clamped to [0, rows] to size the outputs (the host call refuses a
+// value outside that range).
+class live_rows {
+ public:
+  live_rows(std::optional<int64_t> num_reqs, int64_t rows)
+      : value_(num_reqs.value_or(rows)), given_(num_reqs.has_value()),
+        count_(std::clamp<int64_t>(value_, 0, std::max<int64_t>(rows, 0))) {}
+  live_rows(const live_rows&) = delete;
+  live_rows& operator=(const live_rows&) = delete;
+  index_cview view() const {
+    return given_ ? index_cview(tensor_view<const int64_t>(&value_, {1})) : index_cview();
+  }
+  int64_t count() const noexcept { return count_; }
+
+ private:
+  int64_t value_;
+  bool given_;
+  int64_t count_;
+};
+
+// The sum of max(v[i] + add, 0) over the first n entries: a helper's output length (negative
+// entries are the C call's to refuse; the buffer is only made large enough to reach it).
+inline int64_t live_sum(const std::vector<int64_t>& v, int64_t n, int64_t add, const char* fn) {
+  int64_t total = 0;
+  for (size_t i = 0; i < static_cast<size_t>(std::min<int64_t>(n, static_cast<int64_t>(v.size())));
+       ++i) {
+    const int64_t x = v[i] > std::numeric_limits<int64_t>::max() - add ? v[i] : v[i] + add;
+    if (x > 0 && total > std::numeric_limits<int64_t>::max() - x)
+      fail(std::string(fn) + ": the live total overflows int64");
+    total += std::max<int64_t>(x, 0);
+  }
+  return total;
+}
+
+}  // namespace detail
+
+/** Where prepare_pos_seq_lens writes; absent = NULL (positions and batch_num_computed_tokens
+ * may be). Since: 1.2
+ * See docs/api/step_inputs.md. */
+struct pos_seq_lens_outputs {
+  index_view query_start_loc;           /**< [B + 1] */
+  index_view seq_lens;                  /**< [B] */
+  index_view positions;                 /**< [T_cap], at least the live total */
+  index_view batch_num_computed_tokens; /**< [B] */
+};
+/** query_start_loc, seq_lens, positions and the batch's num_computed_tokens of a step from the
+ * scheduler's counts (host, or one kernel on `stream`, capturable); padded rows per the padding
+ * contract. Calls: cattn_prepare_pos_seq_lens. Allocates: nothing. Throws: error. Since: 1.2
+ * See docs/api/step_inputs.md. */
+inline void prepare_pos_seq_lens(index_cview num_scheduled_tokens, index_cview idx_mapping,
+                                 index_cview num_computed_tokens, index_cview num_reqs,
+                                 const pos_seq_lens_outputs& out, stream_ref stream = {}) {
+  detail::tensor_arg s(num_scheduled_tokens), i(idx_mapping), c(num_computed_tokens),
+      n(num_reqs), q(out.query_start_loc), l(out.seq_lens), p(out.positions),
+      b(out.batch_num_computed_tokens);
+  cattn_prepare_pos_seq_lens_args_t a = CATTN_PREPARE_POS_SEQ_LENS_ARGS_INIT;
+  a.num_scheduled_tokens = s.get();
+  a.idx_mapping = i.get();
+  a.num_computed_tokens = c.get();
+  a.num_reqs = n.get();
+  a.query_start_loc = q.get();
+  a.seq_lens = l.get();
+  a.positions = p.get();
+  a.batch_num_computed_tokens = b.get();
+  a.stream = stream.get();
+  detail::check_call(cattn_prepare_pos_seq_lens(&a));
+}
+/** The one-call results of prepare_pos_seq_lens. Since: 1.2
+ * See docs/api/step_inputs.md. */
+template <class Out = int64_t>
+struct pos_seq_lens {
+  std::vector<Out> query_start_loc;           /**< [B + 1] */
+  std::vector<Out> seq_lens;                  /**< [B] */
+  std::vector<Out> positions;                 /**< [the live total] */
+  std::vector<Out> batch_num_computed_tokens; /**< [B] */
+};
+/** One-call, on host counts: B = num_scheduled_tokens' length, positions as long as the live
+ * total. Calls: cattn_prepare_pos_seq_lens. Allocates: the results. Throws: error (a
+ * num_scheduled_tokens that is not 1-D or not host memory: this layer's). Since: 1.2
+ * See docs/api/step_inputs.md. */
+template <class Out = int64_t, detail::enable_index_t<Out> = 0>
+pos_seq_lens<Out> prepare_pos_seq_lens(index_cview num_scheduled_tokens, index_cview idx_mapping,
+                                       index_cview num_computed_tokens,
+                                       std::optional<int64_t> num_reqs = std::nullopt) {
+  const char* fn = "cattn::prepare_pos_seq_lens";
+  detail::require_host(num_scheduled_tokens, fn, "num_scheduled_tokens");
+  const std::vector<int64_t> q =
+      detail::read_all<int64_t>(num_scheduled_tokens, fn, "num_scheduled_tokens");
+  const int64_t b = static_cast<int64_t>(q.size());
+  const detail::live_rows live(num_reqs, b);
+  pos_seq_lens<Out> r;
+  r.query_start_loc.resize(detail::to_size(b + 1, fn));
+  r.seq_lens.resize(q.size());
+  r.positions.resize(detail::to_size(detail::live_sum(q, live.count(), 0, fn), fn));
+  r.batch_num_computed_tokens.resize(q.size());
+  prepare_pos_seq_lens(num_scheduled_tokens, idx_mapping, num_computed_tokens, live.view(),
+                       {r.query_start_loc, r.seq_lens, r.positions, r.batch_num_computed_tokens});
+  return r;
+}
+
+/** Each live row's persistent block-table row into `out` [B, W] (host, or one kernel on
+ * `stream`, capturable): num_blocks (absent: W) entries of each, the rest of a live row left as
+ * it is, padded rows 0. Calls: cattn_gather_block_tables. Allocates: nothing. Throws: error.
+ * Since: 1.2
+ * See docs/api/step_inputs.md. */
+inline void gather_block_tables(index_cview idx_mapping, index_cview num_reqs,
+                                index_cview block_table, index_cview num_blocks, index_view out,
+                                stream_ref stream = {}) {
+  detail::tensor_arg i(idx_mapping), n(num_reqs), t(block_table), k(num_blocks), o(out);
+  cattn_gather_block_tables_args_t a = CATTN_GATHER_BLOCK_TABLES_ARGS_INIT;
+  a.idx_mapping = i.get();
+  a.num_reqs = n.get();
+  a.block_table = t.get();
+  a.num_blocks = k.get();
+  a.out = o.get();
+  a.stream = stream.get();
+  detail::check_call(cattn_gather_block_tables(&a));
+}
+/** One-call, on a host block_table [R, W]: the batch's table [B, W], B = idx_mapping's length,
+ * starting from zeros (so a live row's entries past its num_blocks are 0). Calls:
+ * cattn_gather_block_tables. Allocates: the result. Throws: error (a block_table that is not
+ * 2-D: this layer's). Since: 1.2
+ * See docs/api/step_inputs.md. */
+template <class Out = int64_t, detail::enable_index_t<Out> = 0>
+host_tensor<Out> gather_block_tables(index_cview idx_mapping, index_cview block_table,
+                                     index_cview num_blocks = {},
+                                     std::optional<int64_t> num_reqs = std::nullopt) {
+  if (block_table.ndim() != 2)
+    detail::fail("cattn::gather_block_tables: block_table is not 2-D (got " +
+                 std::to_string(block_table.ndim()) + " dimensions)");
+  const detail::live_rows live(num_reqs, idx_mapping.numel());
+  host_tensor<Out> out({idx_mapping.numel(), block_table.shape(1)});
+  gather_block_tables(idx_mapping, live.view(), block_table, num_blocks, out);
+  return out;
+}
+
+/** One KV-cache group's slot-mapping parameters; the defaults are
+ * CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT's (MRV2, one DCP rank; the block sizes must be set).
+ * Since: 1.2
+ * See docs/api/step_inputs.md. */
+struct slot_mapping_params {
+  cattn_slot_mapping_contract_t contract =
+      static_cast<cattn_slot_mapping_contract_t>(detail::slot_mappings_init.contract);
+  int64_t block_size = detail::slot_mappings_init.block_size;
+  int64_t kernel_block_size = detail::slot_mappings_init.kernel_block_size;
+  int64_t dcp_size = detail::slot_mappings_init.dcp_size;
+  int64_t dcp_rank = detail::slot_mappings_init.dcp_rank;
+  int64_t dcp_kv_cache_interleave_size = detail::slot_mappings_init.dcp_kv_cache_interleave_size;
+};
+/** The KV-cache slot of every live token of one group into slot_mapping [T_cap] (int64; -1 past
+ * the live total and for other DCP ranks' tokens), host, or one kernel on `stream`,
+ * capturable. idx_mapping is absent with CATTN_SLOT_MAPPING_V1. Calls:
+ * cattn_compute_slot_mappings. Allocates: nothing. Throws: error. Since: 1.2
+ * See docs/api/step_inputs.md. */
+inline void compute_slot_mappings(const slot_mapping_params& params, index_cview query_start_loc,
+                                  index_cview num_reqs, index_cview positions,
+                                  index_cview idx_mapping, index_cview block_table,
+                                  index_view slot_mapping, stream_ref stream = {}) {
+  detail::tensor_arg q(query_start_loc), n(num_reqs), p(positions), i(idx_mapping),
+      t(block_table), o(slot_mapping);
+  cattn_compute_slot_mappings_args_t a = CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT;
+  a.contract = static_cast<int32_t>(params.contract);
+  a.block_size = params.block_size;
+  a.kernel_block_size = params.kernel_block_size;
+  a.dcp_size = params.dcp_size;
+  a.dcp_rank = params.dcp_rank;
+  a.dcp_kv_cache_interleave_size = params.dcp_kv_cache_interleave_size;
+  a.query_start_loc = q.get();
+  a.num_reqs = n.get();
+  a.positions = p.get();
+  a.idx_mapping = i.get();
+  a.block_table = t.get();
+  a.slot_mapping = o.get();
+  a.stream = stream.get();
+  detail::check_call(cattn_compute_slot_mappings(&a));
+}
+/** One-call, on a host batch: the slot of each of the live total's tokens
+ * (`query_start_loc[num_reqs]`). Calls: cattn_compute_slot_mappings. Allocates: the result.
+ * Throws: error (a query_start_loc that is not 1-D or not host memory: this layer's). Since: 1.2
+ * See docs/api/step_inputs.md. */
+inline std::vector<int64_t> compute_slot_mappings(const slot_mapping_params& params,
+                                                  index_cview query_start_loc,
+                                                  index_cview positions, index_cview idx_mapping,
+                                                  index_cview block_table,
+                                                  std::optional<int64_t> num_reqs = std::nullopt) {
+  const char* fn = "cattn::compute_slot_mappings";
+  detail::require_host(query_start_loc, fn, "query_start_loc");
+  const std::vector<int64_t> qsl =
+      detail::read_all<int64_t>(query_start_loc, fn, "query_start_loc");
+  const detail::live_rows live(num_reqs, static_cast<int64_t>(qsl.size()) - 1);
+  const int64_t total =
+      qsl.empty() ? 0 : std::max<int64_t>(qsl[static_cast<size_t>(live.count())], 0);
+  std::vector<int64_t> out(detail::to_size(total, fn));
+  compute_slot_mappings(params, query_start_loc, live.view(), positions, idx_mapping, block_table,
+                        out);
+  return out;
+}
+
+/** Where combine_sampled_and_draft_tokens writes; absent = NULL (all but logits_indices may
+ * be). Since: 1.2
+ * See docs/api/step_inputs.md. */
+struct logits_outputs {
+  index_view logits_indices;       /**< [L_cap], at least the total logits */
+  index_view cu_num_logits;        /**< [B + 1] */
+  index_view expanded_idx_mapping; /**< [L_cap]; needs idx_mapping */
+  index_view expanded_local_pos;   /**< [L_cap] */
+  /** [T] token ids, in place: each decode row's sampled and draft tokens go in; needs the four
+   * token inputs of combine_options and idx_mapping. */
+  index_view input_ids;
+};
+/** The rest of combine_sampled_and_draft_tokens' arguments, at
+ * CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT's defaults: the token combination's four
+ * inputs go with out.input_ids (all four, or none). Since: 1.2
+ * See docs/api/step_inputs.md. */
+struct combine_options {
+  /** Logits per row besides its drafts: 0 or 1. */
+  int64_t num_new_sampled_tokens = detail::combine_init.num_new_sampled_tokens;
+  index_cview seq_lens;            /**< [B] */
+  index_cview prefill_len;         /**< [R] prompt length per persistent row */
+  index_cview last_sampled_tokens; /**< [R] */
+  index_cview draft_tokens;        /**< [R, S] */
+};
+/** A step's logits: each live row's last `num_new_sampled_tokens + drafts` tokens, their
+ * running count, and (optional) each logit's persistent row and place, 0 past the total; with
+ * out.input_ids, the sampled and draft tokens put into it (host, or one kernel on `stream`,
+ * capturable). Calls: cattn_combine_sampled_and_draft_tokens. Allocates: nothing.
+ * Throws: error. Since: 1.2
+ * See docs/api/step_inputs.md. */
+inline void combine_sampled_and_draft_tokens(index_cview query_start_loc, index_cview num_reqs,
+                                             index_cview num_draft_tokens,
+                                             index_cview idx_mapping, const logits_outputs& out,
+                                             const combine_options& options = {},
+                                             stream_ref stream = {}) {
+  detail::tensor_arg q(query_start_loc), n(num_reqs), d(num_draft_tokens), i(idx_mapping),
+      s(options.seq_lens), p(options.prefill_len), t(options.last_sampled_tokens),
+      k(options.draft_tokens), l(out.logits_indices), c(out.cu_num_logits),
+      e(out.expanded_idx_mapping), x(out.expanded_local_pos), ids(out.input_ids);
+  cattn_combine_sampled_and_draft_tokens_args_t a =
+      CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT;
+  a.num_new_sampled_tokens = options.num_new_sampled_tokens;
+  a.query_start_loc = q.get();
+  a.num_reqs = n.get();
+  a.num_draft_tokens = d.get();
+  a.idx_mapping = i.get();
+  a.seq_lens = s.get();
+  a.prefill_len = p.get();
+  a.last_sampled_tokens = t.get();
+  a.draft_tokens = k.get();
+  a.logits_indices = l.get();
+  a.cu_num_logits = c.get();
+  a.expanded_idx_mapping = e.get();
+  a.expanded_local_pos = x.get();
+  a.input_ids = ids.get();
+  a.stream = stream.get();
+  detail::check_call(cattn_combine_sampled_and_draft_tokens(&a));
+}
+/** The one-call results of combine_sampled_and_draft_tokens: L = the total logits. Since: 1.2
+ * See docs/api/step_inputs.md. */
+template <class Out = int64_t>
+struct step_logits {
+  std::vector<Out> logits_indices;       /**< [L] */
+  std::vector<Out> cu_num_logits;        /**< [B + 1] */
+  std::vector<Out> expanded_idx_mapping; /**< [L]; empty without idx_mapping */
+  std::vector<Out> expanded_local_pos;   /**< [L] */
+};
+/** One-call, on a host batch (no token combination): B = query_start_loc's length - 1.
+ * Calls: cattn_combine_sampled_and_draft_tokens. Allocates: the results. Throws: error (a
+ * query_start_loc or num_draft_tokens that is not 1-D or not host memory: this layer's).
+ * Since: 1.2
+ * See docs/api/step_inputs.md. */
+template <class Out = int64_t, detail::enable_index_t<Out> = 0>
+step_logits<Out> combine_sampled_and_draft_tokens(
+    index_cview query_start_loc, index_cview num_draft_tokens = {}, index_cview idx_mapping = {},
+    std::optional<int64_t> num_reqs = std::nullopt,
+    int64_t num_new_sampled_tokens = detail::combine_init.num_new_sampled_tokens) {
+  const char* fn = "cattn::combine_sampled_and_draft_tokens";
+  detail::require_host(query_start_loc, fn, "query_start_loc");
+  detail::require_host(num_draft_tokens, fn, "num_draft_tokens");
+  const int64_t b = std::max<int64_t>(query_start_loc.numel() - 1, 0);
+  const detail::live_rows live(num_reqs, b);
+  std::vector<int64_t> drafts = detail::read_all<int64_t>(num_draft_tokens, fn, "num_draft_tokens");
+  if (!num_draft_tokens.present()) drafts.assign(static_cast<size_t>(b), 0);
+  const size_t logits = detail::to_size(
+      detail::live_sum(drafts, live.count(), std::max<int64_t>(num_new_sampled_tokens, 0), fn), fn);
+  step_logits<Out> r;
+  r.logits_indices.resize(logits);
+  r.cu_num_logits.resize(static_cast<size_t>(b) + 1);
+  if (idx_mapping.present()) r.expanded_idx_mapping.resize(logits);
+  r.expanded_local_pos.resize(logits);
+  logits_outputs out;
+  out.logits_indices = r.logits_indices;
+  out.cu_num_logits = r.cu_num_logits;
+  if (idx_mapping.present()) out.expanded_idx_mapping = r.expanded_idx_mapping;
+  out.expanded_local_pos = r.expanded_local_pos;
+  combine_options options;
+  options.num_new_sampled_tokens = num_new_sampled_tokens;
+  combine_sampled_and_draft_tokens(query_start_loc, live.view(), num_draft_tokens, idx_mapping,
+                                   out, options);
+  return r;
+}
+
+/** What step_batch_check verifies; absent = NULL (all but query_start_loc may be). Since: 1.2
+ * See docs/api/step_inputs.md. */
+struct step_check_inputs {
+  index_cview query_start_loc; /**< [B + 1] */
+  index_cview num_reqs;        /**< [1]; absent: B */
+  index_cview seq_lens;        /**< [B] */
+  std::array<index_cview, CATTN_MAX_KV_GROUPS> block_tables{};  /**< [B, W_g] per group */
+  std::array<index_cview, CATTN_MAX_KV_GROUPS> slot_mappings{}; /**< [T] per group */
+};
+/** cattn_step_batch_check's status: the first defect's field (a CATTN_STEP_CHECK_* value), its
+ * index (a row, or a token for slot mappings) and its group. Since: 1.2
+ * See docs/api/step_inputs.md. */
+struct step_check_report {
+  int64_t field = CATTN_STEP_CHECK_OK, index = 0, group = 0;
+  /** Whether the batch keeps the padding contract ({0, 0, 0}). */
+  bool ok() const noexcept { return field == CATTN_STEP_CHECK_OK && index == 0 && group == 0; }
+};
+/** Verifies a batch against the padding contract into status [3] (host; or one kernel on
+ * `stream`, capturable: read status once the stream is done). The call's return reports its
+ * arguments, never the batch's values. Calls: cattn_step_batch_check. Allocates: nothing.
+ * Throws: error. Since: 1.2
+ * See docs/api/step_inputs.md. */
+inline void step_batch_check(const step_check_inputs& batch, index_view status,
+                             stream_ref stream = {}) {
+  detail::tensor_arg q(batch.query_start_loc), n(batch.num_reqs), s(batch.seq_lens),
+      st(status);
+  detail::tensor_args<CATTN_MAX_KV_GROUPS> bt(batch.block_tables), sm(batch.slot_mappings);
+  cattn_step_batch_check_args_t a = CATTN_STEP_BATCH_CHECK_ARGS_INIT;
+  a.query_start_loc = q.get();
+  a.num_reqs = n.get();
+  a.seq_lens = s.get();
+  for (size_t g = 0; g < CATTN_MAX_KV_GROUPS; ++g) {
+    a.block_tables[g] = bt.get(g);
+    a.slot_mappings[g] = sm.get(g);
+  }
+  a.status = st.get();
+  a.stream = stream.get();
+  detail::check_call(cattn_step_batch_check(&a));
+}
+/** One-call, on a host batch: the report. Calls: cattn_step_batch_check. Throws: error.
+ * Since: 1.2
+ * See docs/api/step_inputs.md. */
+inline step_check_report step_batch_check(const step_check_inputs& batch) {
+  std::array<int64_t, 3> status{};
+  step_batch_check(batch, status);
+  step_check_report r;
+  r.field = status[0];
+  r.index = status[1];
+  r.group = status[2];
+  return r;
+}
+
+/* ============================================================================================
  * Step plan: a whole step's metadata in one launch
  * ========================================================================================== */
 
-/** A step's batch (cattn_step_batch_t), device tensors; absent = NULL. Since: 1.1
+/** A step's batch (cattn_step_batch_t), device tensors; absent = NULL. Since: 1.1; the fields
+ * from num_reqs on Since: 1.2.
  * See docs/api/step_plan.md. */
 struct step_batch {
   index_cview query_start_loc, seq_lens, block_table, cu_num_tokens, logits_indices,
       num_logits_indices;
+  /* 1.2: the step inputs (CATTN_STEP_INPUTS to CATTN_STEP_SPLIT). */
+  index_cview num_reqs;             /**< [1] live rows; absent: B */
+  index_cview num_scheduled_tokens; /**< [B] (CATTN_STEP_INPUTS: B is its length) */
+  index_cview idx_mapping;          /**< [B] persistent rows */
+  index_cview num_computed_tokens;  /**< [R] */
+  index_cview num_draft_tokens;     /**< [B] */
+  index_cview positions;            /**< [N]: slot mappings without CATTN_STEP_INPUTS */
+  /** Per group: [R, W] persistent (MRV2), [B, W] batch rows (V1 slot mappings). */
+  std::array<index_cview, CATTN_MAX_KV_GROUPS> kv_block_tables{};
+  std::array<index_cview, CATTN_MAX_KV_GROUPS> kv_num_blocks{}; /**< Per group: [R] */
 };
-/** Where a run writes (cattn_step_outputs_t); absent = NULL. Since: 1.1
+/** Where a run writes (cattn_step_outputs_t); absent = NULL. Since: 1.1; the fields from
+ * query_start_loc on Since: 1.2.
  * See docs/api/step_plan.md. */
 struct step_outputs {
   index_view dcp_local_seq_lens, pcp_query_restore_idx, mamba_block_table, conv1d_nums,
@@ -2432,6 +2897,12 @@ struct step_outputs {
       decode_query_start_loc, extend_query_start_loc, extend_seq_lens, counts, counts_host;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  /* 1.2: the step inputs. */
+  index_view query_start_loc, seq_lens, positions, num_computed_tokens;
+  std::array<index_view, CATTN_MAX_KV_GROUPS> block_tables{};  /**< [B, W_g] per group */
+  std::array<index_view, CATTN_MAX_KV_GROUPS> slot_mappings{}; /**< int64, per group */
+  index_view logits_indices, cu_num_logits, expanded_idx_mapping, expanded_local_pos,
+      token_to_req_indices;
 };
 
 /** A cattn_step_plan_desc_t set to CATTN_STEP_PLAN_DESC_INIT. Since: 1.1
@@ -2474,7 +2945,8 @@ class step_plan {
     detail::check_call(cattn_step_plan_workspace_size(get(), &bytes));
     return bytes;
   }
-  /** Every product in one kernel on `stream` (capturable). Calls: cattn_step_plan_run.
+  /** Every product in one launch on `stream` (capturable; see cattn.h for the 1.2 plans that
+   * launch two kernels). Calls: cattn_step_plan_run.
    * Allocates: nothing. Throws: error. */
   void run(const step_batch& batch, const step_outputs& out, stream_ref stream = {}) const {
     detail::tensor_arg q(batch.query_start_loc), s(batch.seq_lens), b(batch.block_table),
@@ -2486,6 +2958,19 @@ class step_plan {
     sb.cu_num_tokens = c.get();
     sb.logits_indices = l.get();
     sb.num_logits_indices = n.get();
+    detail::tensor_arg nr(batch.num_reqs), ns(batch.num_scheduled_tokens), im(batch.idx_mapping),
+        nc(batch.num_computed_tokens), nd(batch.num_draft_tokens), ps(batch.positions);
+    detail::tensor_args<CATTN_MAX_KV_GROUPS> kt(batch.kv_block_tables), kn(batch.kv_num_blocks);
+    sb.num_reqs = nr.get();
+    sb.num_scheduled_tokens = ns.get();
+    sb.idx_mapping = im.get();
+    sb.num_computed_tokens = nc.get();
+    sb.num_draft_tokens = nd.get();
+    sb.positions = ps.get();
+    for (size_t g = 0; g < CATTN_MAX_KV_GROUPS; ++g) {
+      sb.kv_block_tables[g] = kt.get(g);
+      sb.kv_num_blocks[g] = kn.get(g);
+    }
     detail::tensor_arg o1(out.dcp_local_seq_lens), o2(out.pcp_query_restore_idx),
         o3(out.mamba_block_table), o4(out.conv1d_nums), o5(out.conv1d_mlist),
         o6(out.conv1d_offsetlist), o7(out.conv1d_batch_ptr),
@@ -2513,6 +2998,23 @@ class step_plan {
     so.counts_host = o17.get();
     so.workspace = out.workspace;
     so.workspace_bytes = out.workspace_bytes;
+    detail::tensor_arg o18(out.query_start_loc), o19(out.seq_lens), o20(out.positions),
+        o21(out.num_computed_tokens), o22(out.logits_indices), o23(out.cu_num_logits),
+        o24(out.expanded_idx_mapping), o25(out.expanded_local_pos), o26(out.token_to_req_indices);
+    detail::tensor_args<CATTN_MAX_KV_GROUPS> bt(out.block_tables), sm(out.slot_mappings);
+    so.query_start_loc = o18.get();
+    so.seq_lens = o19.get();
+    so.positions = o20.get();
+    so.num_computed_tokens = o21.get();
+    for (size_t g = 0; g < CATTN_MAX_KV_GROUPS; ++g) {
+      so.block_tables[g] = bt.get(g);
+      so.slot_mappings[g] = sm.get(g);
+    }
+    so.logits_indices = o22.get();
+    so.cu_num_logits = o23.get();
+    so.expanded_idx_mapping = o24.get();
+    so.expanded_local_pos = o25.get();
+    so.token_to_req_indices = o26.get();
     detail::check_call(cattn_step_plan_run(get(), &sb, &so, stream.get()));
   }
 

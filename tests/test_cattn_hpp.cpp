@@ -1309,6 +1309,318 @@ TEST(cattn_hpp_helpers, FusedPcpQkvSelect) {
             CATTN_INVALID_ARGUMENT);  // rank 2 of 2
 }
 
+// ---- Step inputs (1.2) ------------------------------------------------------------------------
+// One padded batch, computed by hand: R = 4 persistent rows, B = 4 batch rows of which the first
+// 3 are live (row 3 is padding: its inputs, 9 tokens of persistent row 1, are never read).
+namespace step_case {
+const std::vector<int32_t> num_computed{5, 0, 12, 3};  // [R]
+const std::vector<int32_t> idx{2, 0, 3, 1}, scheduled{1, 3, 2, 9}, drafts{0, 2, 0, 5};  // [B]
+const std::vector<int64_t> num_reqs{3};
+// The persistent table [R, W = 3] of kernel-block ids, and the entries in use per row.
+const std::vector<int32_t> table{10, 11, 12, 20, 21, 22, 30, 31, 32, 40, 41, 42};
+const std::vector<int32_t> num_blocks{2, 1, 3, 1};
+// What the calls give: live rows b = 0, 1, 2 read persistent rows 2, 0, 3.
+const std::vector<int64_t> qsl{0, 1, 4, 6, 6}, seq{13, 8, 5, 0}, batch_computed{12, 5, 3, 0};
+const std::vector<int64_t> positions{12, 5, 6, 7, 3, 4, 0, 0};  // T_cap = 8: 0 past the total
+// MRV2, block 16, kernel block 8: table[idx[b], p / 8] * 8 + p % 8, e.g. 31 * 8 + 4 for p = 12.
+const std::vector<int64_t> slots{252, 85, 86, 87, 323, 324, -1, -1};
+}  // namespace step_case
+
+template <class V>
+using prepare_from = decltype(cattn::prepare_pos_seq_lens(
+    std::declval<V>(), std::declval<const std::vector<int32_t>&>(),
+    std::declval<const std::vector<int32_t>&>()));
+template <class V>
+using gather_into = decltype(cattn::gather_block_tables(
+    cattn::index_cview(), cattn::index_cview(), cattn::index_cview(), cattn::index_cview(),
+    std::declval<V>()));
+
+TEST(cattn_hpp_types, StepInputArgumentsAreIndexTensors) {
+  static_assert(compiles<prepare_from, const std::vector<int32_t>&>);
+  static_assert(compiles<prepare_from, const std::vector<int64_t>&>);
+  static_assert(!compiles<prepare_from, const std::vector<float>&>);
+  static_assert(!compiles<prepare_from, const std::vector<uint32_t>&>);
+  static_assert(compiles<gather_into, std::vector<int32_t>&>);
+  static_assert(!compiles<gather_into, const std::vector<int32_t>&>);
+  static_assert(!compiles<gather_into, std::vector<double>&>);
+  // The defaults are the C initialisers'.
+  const cattn_compute_slot_mappings_args_t slot_init = CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT;
+  const cattn::slot_mapping_params p;
+  EXPECT_EQ(static_cast<int32_t>(p.contract), slot_init.contract);
+  EXPECT_EQ(p.block_size, slot_init.block_size);
+  EXPECT_EQ(p.kernel_block_size, slot_init.kernel_block_size);
+  EXPECT_EQ(p.dcp_size, slot_init.dcp_size);
+  EXPECT_EQ(p.dcp_rank, slot_init.dcp_rank);
+  EXPECT_EQ(p.dcp_kv_cache_interleave_size, slot_init.dcp_kv_cache_interleave_size);
+  const cattn_combine_sampled_and_draft_tokens_args_t combine_init =
+      CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT;
+  EXPECT_EQ(cattn::combine_options().num_new_sampled_tokens, combine_init.num_new_sampled_tokens);
+  EXPECT_TRUE(cattn::step_check_report().ok());
+}
+
+TEST(cattn_hpp_helpers, PreparePosSeqLens) {
+  using namespace step_case;
+  // The C call on independent HostTensors.
+  HostTensor s = HostTensor::of(as_i64(scheduled), i32()), i = HostTensor::of(as_i64(idx), i32()),
+             c = HostTensor::of(as_i64(num_computed), i32()), n = HostTensor::of(num_reqs, i64());
+  HostTensor q({5}, i64()), l({4}, i64()), p({8}, i64()), b({4}, i64());
+  cattn_prepare_pos_seq_lens_args_t a = CATTN_PREPARE_POS_SEQ_LENS_ARGS_INIT;
+  a.num_scheduled_tokens = s.dl();
+  a.idx_mapping = i.dl();
+  a.num_computed_tokens = c.dl();
+  a.num_reqs = n.dl();
+  a.query_start_loc = q.dl();
+  a.seq_lens = l.dl();
+  a.positions = p.dl();
+  a.batch_num_computed_tokens = b.dl();
+  ASSERT_CATTN_OK(cattn_prepare_pos_seq_lens(&a));
+  EXPECT_EQ(q.values(), qsl);
+  EXPECT_EQ(l.values(), seq);
+  EXPECT_EQ(p.values(), positions);
+  EXPECT_EQ(b.values(), batch_computed);
+
+  // The view overload, int32 outputs over poisoned memory, positions longer than the total.
+  std::vector<int32_t> vq(5, -9), vl(4, -9), vp(8, -9), vb(4, -9);
+  cattn::prepare_pos_seq_lens(scheduled, idx, num_computed, num_reqs, {vq, vl, vp, vb});
+  EXPECT_EQ(widen(vq), qsl);
+  EXPECT_EQ(widen(vl), seq);
+  EXPECT_EQ(widen(vp), positions);
+  EXPECT_EQ(widen(vb), batch_computed);
+  // positions and batch_num_computed_tokens may be absent.
+  std::fill(vq.begin(), vq.end(), -9);
+  cattn::prepare_pos_seq_lens(scheduled, idx, num_computed, num_reqs, {vq, vl, {}, {}});
+  EXPECT_EQ(widen(vq), qsl);
+
+  // One-call: positions as long as the live total; num_reqs a number.
+  const auto r = cattn::prepare_pos_seq_lens(scheduled, idx, num_computed, 3);
+  EXPECT_EQ(r.query_start_loc, qsl);
+  EXPECT_EQ(r.seq_lens, seq);
+  EXPECT_EQ(r.positions, (std::vector<int64_t>{12, 5, 6, 7, 3, 4}));
+  EXPECT_EQ(r.batch_num_computed_tokens, batch_computed);
+  // Every row live: row 3 takes persistent row 1's 0 computed tokens and its 9 tokens.
+  const auto all = cattn::prepare_pos_seq_lens<int32_t>(scheduled, idx, num_computed);
+  EXPECT_EQ(all.query_start_loc, (std::vector<int32_t>{0, 1, 4, 6, 15}));
+  EXPECT_EQ(all.seq_lens, (std::vector<int32_t>{13, 8, 5, 9}));
+  ASSERT_EQ(all.positions.size(), 15u);
+  EXPECT_EQ(all.positions[6], 0);
+  EXPECT_EQ(all.positions[14], 8);
+  // num_reqs 0: an empty batch. 7 of 4 rows is refused on the host, named in C++ terms.
+  const auto none = cattn::prepare_pos_seq_lens(scheduled, idx, num_computed, 0);
+  EXPECT_EQ(none.query_start_loc, (std::vector<int64_t>{0, 0, 0, 0, 0}));
+  EXPECT_EQ(none.seq_lens, (std::vector<int64_t>{0, 0, 0, 0}));
+  EXPECT_TRUE(none.positions.empty());
+  const auto e =
+      thrown_by([&] { (void)cattn::prepare_pos_seq_lens(scheduled, idx, num_computed, 7); });
+  EXPECT_EQ(e.status(), CATTN_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      std::string(e.message()).rfind("cattn::prepare_pos_seq_lens: num_reqs is out of range", 0),
+      0u)
+      << e.message();
+  // A value out of range is refused on the host: persistent row 4 of 4.
+  const std::vector<int32_t> bad_idx{2, 4, 3, 1};
+  EXPECT_EQ(thrown_by([&] {
+              (void)cattn::prepare_pos_seq_lens(scheduled, bad_idx, num_computed, 3);
+            }).status(),
+            CATTN_INVALID_ARGUMENT);
+}
+
+TEST(cattn_hpp_helpers, GatherBlockTables) {
+  using namespace step_case;
+  const auto persistent = cattn::tensor_view(table, {4, 3});
+  // The view overload leaves a live row's entries past its num_blocks as they were (-9).
+  std::vector<int32_t> out(12, -9);
+  cattn::gather_block_tables(idx, num_reqs, persistent, num_blocks,
+                             cattn::tensor_view(out, {4, 3}));
+  EXPECT_EQ(widen(out), (std::vector<int64_t>{30, 31, 32, 10, 11, -9, 40, -9, -9, 0, 0, 0}));
+  // Without num_blocks every row is copied whole.
+  cattn::gather_block_tables(idx, num_reqs, persistent, {}, cattn::tensor_view(out, {4, 3}));
+  EXPECT_EQ(widen(out), (std::vector<int64_t>{30, 31, 32, 10, 11, 12, 40, 41, 42, 0, 0, 0}));
+
+  // One-call: from zeros, in the result type asked for.
+  const auto got = cattn::gather_block_tables<int32_t>(idx, persistent, num_blocks, 3);
+  EXPECT_EQ(got.shape(), (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(cattn::to_string(got), "[[30, 31, 32], [10, 11, 0], [40, 0, 0], [0, 0, 0]]");
+  // Every row live: row 3 reads persistent row 1, one block in use.
+  EXPECT_EQ(cattn::to_string(cattn::gather_block_tables(idx, persistent, num_blocks)),
+            "[[30, 31, 32], [10, 11, 0], [40, 0, 0], [20, 0, 0]]");
+  // The C call gives the same.
+  HostTensor ti = HostTensor::of(as_i64(idx), i32()), tn = HostTensor::of(num_reqs, i64()),
+             tt = HostTensor::of(as_i64(table), i32(), {4, 3}),
+             tb = HostTensor::of(as_i64(num_blocks), i32()),
+             to = HostTensor::of(std::vector<int64_t>(12, 0), i64(), {4, 3});
+  cattn_gather_block_tables_args_t a = CATTN_GATHER_BLOCK_TABLES_ARGS_INIT;
+  a.idx_mapping = ti.dl();
+  a.num_reqs = tn.dl();
+  a.block_table = tt.dl();
+  a.num_blocks = tb.dl();
+  a.out = to.dl();
+  ASSERT_CATTN_OK(cattn_gather_block_tables(&a));
+  EXPECT_EQ(to.values(), widen(got));
+  EXPECT_EQ(thrown_by([&] { (void)cattn::gather_block_tables(idx, table, num_blocks); }).status(),
+            CATTN_INVALID_ARGUMENT);  // a 1-D table: this layer's check
+  // A live row naming persistent row 4 of 4 is refused on the host, named in C++ terms.
+  const std::vector<int32_t> bad_idx{2, 4, 3, 1};
+  const auto e = thrown_by([&] { (void)cattn::gather_block_tables(bad_idx, persistent, {}, 3); });
+  EXPECT_EQ(e.status(), CATTN_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(e.message()).rfind("cattn::gather_block_tables: idx_mapping ", 0), 0u)
+      << e.message();
+  EXPECT_EQ(std::string(e.c_message()).rfind("cattn_gather_block_tables: args->idx_mapping ", 0),
+            0u)
+      << e.c_message();
+}
+
+TEST(cattn_hpp_helpers, ComputeSlotMappings) {
+  using namespace step_case;
+  const auto persistent = cattn::tensor_view(table, {4, 3});
+  cattn::slot_mapping_params p;
+  p.block_size = 16;
+  p.kernel_block_size = 8;
+  std::vector<int64_t> out(8, 99);
+  cattn::compute_slot_mappings(p, qsl, num_reqs, positions, idx, persistent, out);
+  EXPECT_EQ(out, slots);  // -1 from the live total (6) on
+  // One-call: the live total's slots.
+  EXPECT_EQ(cattn::compute_slot_mappings(p, qsl, positions, idx, persistent, 3),
+            (std::vector<int64_t>{252, 85, 86, 87, 323, 324}));
+  // DCP 2, rank 1: blocks of 8 x 2 tokens, this rank holds the odd offsets at offset / 2.
+  cattn::slot_mapping_params d = p;
+  d.dcp_size = 2;
+  d.dcp_rank = 1;
+  cattn::compute_slot_mappings(d, qsl, num_reqs, positions, idx, persistent, out);
+  EXPECT_EQ(out, (std::vector<int64_t>{-1, 82, -1, 83, 321, -1, -1, -1}));
+  // v1: the batch's own rows (the gathered table), no idx_mapping; block 8 = kernel block.
+  cattn::slot_mapping_params v1;
+  v1.contract = CATTN_SLOT_MAPPING_V1;
+  v1.block_size = v1.kernel_block_size = 8;
+  const auto gathered = cattn::gather_block_tables<int32_t>(idx, persistent, num_blocks, 3);
+  cattn::compute_slot_mappings(v1, qsl, num_reqs, positions, {}, gathered, out);
+  EXPECT_EQ(out, slots);
+  // The block sizes have no default: 0 is refused, named in C++ terms.
+  const auto e = thrown_by([&] {
+    cattn::compute_slot_mappings(cattn::slot_mapping_params{}, qsl, num_reqs, positions, idx,
+                                 persistent, out);
+  });
+  EXPECT_EQ(e.status(), CATTN_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(e.message()).rfind("cattn::compute_slot_mappings: params.", 0), 0u)
+      << e.message();
+}
+
+TEST(cattn_hpp_helpers, CombineSampledAndDraftTokens) {
+  using namespace step_case;
+  // Row b owns 1 + drafts[b] logits, its last tokens: 1, 3 and 1 of the 3 live rows.
+  std::vector<int32_t> logits(8, 77), cu(5, 77), expanded(8, 77), local(8, 77);
+  cattn::logits_outputs out;
+  out.logits_indices = logits;
+  out.cu_num_logits = cu;
+  out.expanded_idx_mapping = expanded;
+  out.expanded_local_pos = local;
+  cattn::combine_sampled_and_draft_tokens(qsl, num_reqs, drafts, idx, out);
+  EXPECT_EQ(widen(logits), (std::vector<int64_t>{0, 1, 2, 3, 5, 0, 0, 0}));
+  EXPECT_EQ(widen(cu), (std::vector<int64_t>{0, 1, 4, 5, 5}));
+  EXPECT_EQ(widen(expanded), (std::vector<int64_t>{2, 0, 0, 0, 3, 0, 0, 0}));
+  EXPECT_EQ(widen(local), (std::vector<int64_t>{0, 0, 1, 2, 0, 0, 0, 0}));
+
+  // With input_ids: rows 0 and 1 are past their prompts (seq_len 13 > 10, 8 > 4) and get their
+  // last sampled token, then their drafts; row 2 (5 <= 9) is a prefill and keeps its tokens.
+  const std::vector<int32_t> prefill_len{4, 9, 10, 9}, last_sampled{500, 501, 502, 503};
+  const std::vector<int32_t> draft_tokens{600, 601, 610, 611, 620, 621, 630, 631};
+  std::vector<int32_t> input_ids{100, 101, 102, 103, 104, 105, 106, 107};
+  out.input_ids = input_ids;
+  cattn::combine_options o;
+  o.seq_lens = seq;
+  o.prefill_len = prefill_len;
+  o.last_sampled_tokens = last_sampled;
+  o.draft_tokens = cattn::tensor_view(draft_tokens, {4, 2});
+  cattn::combine_sampled_and_draft_tokens(qsl, num_reqs, drafts, idx, out, o);
+  EXPECT_EQ(widen(input_ids), (std::vector<int64_t>{502, 500, 600, 601, 104, 105, 106, 107}));
+  EXPECT_EQ(widen(logits), (std::vector<int64_t>{0, 1, 2, 3, 5, 0, 0, 0}));
+
+  // One-call: outputs as long as the total logits.
+  const auto r = cattn::combine_sampled_and_draft_tokens(qsl, drafts, idx, 3);
+  EXPECT_EQ(r.logits_indices, (std::vector<int64_t>{0, 1, 2, 3, 5}));
+  EXPECT_EQ(r.cu_num_logits, (std::vector<int64_t>{0, 1, 4, 5, 5}));
+  EXPECT_EQ(r.expanded_idx_mapping, (std::vector<int64_t>{2, 0, 0, 0, 3}));
+  EXPECT_EQ(r.expanded_local_pos, (std::vector<int64_t>{0, 0, 1, 2, 0}));
+  // No drafts, no idx_mapping: the last token of each live row, no expanded_idx_mapping.
+  const auto plain = cattn::combine_sampled_and_draft_tokens<int32_t>(qsl, {}, {}, 3);
+  EXPECT_EQ(plain.logits_indices, (std::vector<int32_t>{0, 3, 5}));
+  EXPECT_TRUE(plain.expanded_idx_mapping.empty());
+  EXPECT_EQ(plain.expanded_local_pos, (std::vector<int32_t>{0, 0, 0}));
+  // No new sampled token: only the drafts' logits.
+  EXPECT_EQ(cattn::combine_sampled_and_draft_tokens(qsl, drafts, idx, 3, 0).logits_indices,
+            (std::vector<int64_t>{2, 3}));
+  // A row whose logits pass its query gets vLLM's indices, before its first token (row 0: -1).
+  const std::vector<int32_t> long_drafts{1, 2, 0, 5};
+  const auto past = cattn::combine_sampled_and_draft_tokens(qsl, long_drafts, idx, 3);
+  EXPECT_EQ(past.logits_indices, (std::vector<int64_t>{-1, 0, 1, 2, 3, 5}));
+  EXPECT_EQ(past.cu_num_logits, (std::vector<int64_t>{0, 2, 5, 6, 6}));
+  // Every row live: the padded row's 9 scheduled tokens hold its 6 logits.
+  const std::vector<int64_t> qsl_all{0, 1, 4, 6, 15};
+  EXPECT_EQ(cattn::combine_sampled_and_draft_tokens(qsl_all, drafts, idx).logits_indices,
+            (std::vector<int64_t>{0, 1, 2, 3, 5, 9, 10, 11, 12, 13, 14}));
+  // Two new sampled tokens per row are out of range, named as the options' field.
+  cattn::combine_options two;
+  two.num_new_sampled_tokens = 2;
+  out.input_ids = {};
+  const auto e = thrown_by(
+      [&] { cattn::combine_sampled_and_draft_tokens(qsl, num_reqs, drafts, idx, out, two); });
+  EXPECT_EQ(e.status(), CATTN_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(e.message())
+                .rfind("cattn::combine_sampled_and_draft_tokens: options.num_new_sampled_tokens",
+                       0),
+            0u)
+      << e.message();
+}
+
+TEST(cattn_hpp_helpers, StepBatchCheck) {
+  using namespace step_case;
+  const std::vector<int32_t> gathered{30, 31, 32, 10, 11, 0, 40, 0, 0, 0, 0, 0};
+  const std::vector<int64_t> dcp_slots{-1, 82, -1, 83, 321, -1, -1, -1};
+  cattn::step_check_inputs batch;
+  batch.query_start_loc = qsl;
+  batch.num_reqs = num_reqs;
+  batch.seq_lens = seq;
+  batch.block_tables[0] = cattn::tensor_view(gathered, {4, 3});
+  batch.block_tables[1] = cattn::tensor_view(gathered, {4, 3});
+  batch.slot_mappings[0] = slots;
+  batch.slot_mappings[1] = dcp_slots;
+  EXPECT_TRUE(cattn::step_batch_check(batch).ok());
+  std::vector<int32_t> status(3, 9);
+  cattn::step_batch_check(batch, status);
+  EXPECT_EQ(status, (std::vector<int32_t>{0, 0, 0}));
+
+  // Defects: the first field in the contract's order, at its lowest index, with its group.
+  const std::vector<int64_t> seq_padded{13, 8, 5, 7};
+  cattn::step_check_inputs bad = batch;
+  bad.seq_lens = seq_padded;
+  auto r = cattn::step_batch_check(bad);
+  EXPECT_EQ(r.field, CATTN_STEP_CHECK_SEQ_LENS);
+  EXPECT_EQ(r.index, 3);
+  EXPECT_FALSE(r.ok());
+  std::vector<int32_t> table_padded = gathered;
+  table_padded[10] = 5;  // row 3, the padded one
+  bad = batch;
+  bad.block_tables[1] = cattn::tensor_view(table_padded, {4, 3});
+  r = cattn::step_batch_check(bad);
+  EXPECT_EQ(r.field, CATTN_STEP_CHECK_BLOCK_TABLE);
+  EXPECT_EQ(r.index, 3);
+  EXPECT_EQ(r.group, 1);
+  std::vector<int64_t> slots_past = dcp_slots;
+  slots_past[7] = 0;  // past the live total (6): must be -1
+  bad = batch;
+  bad.slot_mappings[1] = slots_past;
+  r = cattn::step_batch_check(bad);
+  EXPECT_EQ(r.field, CATTN_STEP_CHECK_SLOT_MAPPING);
+  EXPECT_EQ(r.index, 7);
+  EXPECT_EQ(r.group, 1);
+  const std::vector<int64_t> qsl_padded{0, 1, 4, 6, 7};
+  bad = batch;
+  bad.query_start_loc = qsl_padded;
+  EXPECT_EQ(cattn::step_batch_check(bad).field, CATTN_STEP_CHECK_QUERY_START_LOC);
+  // An argument error (no query_start_loc) is thrown, not reported.
+  EXPECT_EQ(thrown_by([] { (void)cattn::step_batch_check(cattn::step_check_inputs{}); }).status(),
+            CATTN_INVALID_ARGUMENT);
+}
+
 // ---- Device views and streams -----------------------------------------------------------------
 
 TEST(cattn_hpp_device, ViewsKeepTheirDeviceAndStreamsAreForwarded) {
@@ -1383,5 +1695,52 @@ TEST(cattn_hpp_device, StepPlanWrapsTheCCalls) {
   out.conv1d_nums = nums;
   EXPECT_EQ(thrown_by([&] { plan.run(batch, out); }).status(), CATTN_INVALID_ARGUMENT);
   desc.products = 0;
+  EXPECT_EQ(thrown_by([&] { cattn::step_plan bad(desc); }).status(), CATTN_INVALID_ARGUMENT);
+}
+
+TEST(cattn_hpp_device, StepPlanTakesTheStepInputs) {
+  // A plan of the six 1.2 products: two KV groups over 4 persistent rows.
+  cattn_step_plan_desc_t desc = cattn::step_plan_desc();
+  desc.products = CATTN_STEP_INPUTS | CATTN_STEP_BLOCK_TABLES | CATTN_STEP_SLOT_MAPPINGS |
+                  CATTN_STEP_LOGITS_INDICES | CATTN_STEP_TOKEN_TO_REQ | CATTN_STEP_SPLIT;
+  desc.max_num_reqs = 4;
+  desc.max_num_tokens = 8;
+  desc.max_num_logits = 8;
+  desc.max_num_persistent_reqs = 4;
+  desc.inputs.num_kv_groups = 2;
+  desc.kv_groups[0] = {16, 8, 3, CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT, 0};
+  desc.kv_groups[1] = {16, 16, 2, CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT, 0};
+  const cattn::step_plan plan(desc);
+  EXPECT_EQ(plan.workspace_size(), 0u);
+  // Host tensors are refused (the plan runs on the device): the 1.2 fields reach the C call.
+  using namespace step_case;
+  const std::vector<int32_t> table1{1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<int32_t> oq(5), os(4), op(8), bt0(12), bt1(8), li(8), t2r(8);
+  std::vector<int64_t> sm0(8), sm1(8), counts(CATTN_STEP_NUM_COUNTS);
+  cattn::step_batch batch;
+  batch.num_reqs = num_reqs;
+  batch.num_scheduled_tokens = scheduled;
+  batch.idx_mapping = idx;
+  batch.num_computed_tokens = num_computed;
+  batch.num_draft_tokens = drafts;
+  batch.kv_block_tables[0] = cattn::tensor_view(table, {4, 3});
+  batch.kv_block_tables[1] = cattn::tensor_view(table1, {4, 2});
+  batch.kv_num_blocks[0] = num_blocks;
+  cattn::step_outputs out;
+  out.query_start_loc = oq;
+  out.seq_lens = os;
+  out.positions = op;
+  out.block_tables[0] = cattn::tensor_view(bt0, {4, 3});
+  out.block_tables[1] = cattn::tensor_view(bt1, {4, 2});
+  out.slot_mappings[0] = sm0;
+  out.slot_mappings[1] = sm1;
+  out.logits_indices = li;
+  out.token_to_req_indices = t2r;
+  out.counts = counts;
+  const auto e = thrown_by([&] { plan.run(batch, out); });
+  EXPECT_TRUE(e.status() == CATTN_INVALID_ARGUMENT || e.status() == CATTN_NOT_SUPPORTED)
+      << e.what();
+  // A 1.2 parameter out of range is the desc's: three groups declared, the third unset.
+  desc.inputs.num_kv_groups = 3;
   EXPECT_EQ(thrown_by([&] { cattn::step_plan bad(desc); }).status(), CATTN_INVALID_ARGUMENT);
 }
