@@ -668,7 +668,7 @@ void bench_step_inputs_all(cudaStream_t s) {
   std::printf("|%s|%s|%s|%s|%s|\n", std::string(60, '-').c_str(), std::string(12, '-').c_str(),
               std::string(10, '-').c_str(), std::string(12, '-').c_str(),
               std::string(11, '-').c_str());
-  const std::string floor = "floor: empty kernel, 1472 B of parameters";
+  const std::string floor = "step inputs floor: empty kernel, 1472 B of parameters";
   if (wanted(floor)) {
     const double us = per_call_us(s, [&] { BENCH_CUDA_CHECK(bench_launch_empty_big(s)); });
     g_host_us = idle_call_host_us(s, [&] { BENCH_CUDA_CHECK(bench_launch_empty_big(s)); });

@@ -17,10 +17,16 @@ namespace cattn {
 namespace kernels {
 namespace {
 
-constexpr int64_t kTokensPerBlock = 2 * kBlockThreads;
+// A token a thread: each thread's work is a chain of dependent loads (its row's persistent
+// row, its computed tokens, a table entry per group), so more threads in flight beat fewer
+// threads doing several tokens; the scan each block repeats is B / 256 loads a thread.
+constexpr int64_t kTokensPerBlock = kBlockThreads;
 constexpr int64_t kLogitsPerBlock = 4 * kBlockThreads;
 constexpr int64_t kRowsPerBlock = kBlockWarps;  // a warp per row
 constexpr int64_t kMaxRoleBlocks = 1024;
+// Gathered block-table rows: a whole block copies one (group, row) at a time, 8 loads in flight
+// a thread, so a row of 2,048 blocks takes one round of load latency, not 64 (a warp per row).
+constexpr int kGatherBatch = 8;
 
 __device__ __forceinline__ int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
   return v < lo ? lo : (v > hi ? hi : v);
@@ -91,19 +97,23 @@ __device__ int64_t slot_of(const StepInputsParams& p, const KvGroupView& g, int6
   if (pos < 0 || row < 0 || row >= g.table.size[0]) return -1;
   const int64_t D = p.dcp_size, I = p.dcp_interleave, kbs = g.kernel_block_size;
   int64_t col, off;
+  // Every operand is nonnegative: 32-bit division whenever the values fit.
   if (g.v1) {
     const int64_t V = g.block_size * D;
-    const int64_t vbi = pos / V, vbo = pos - vbi * V;
-    if ((vbo / I) % D != p.dcp_rank) return -1;
-    const int64_t lbo = (vbo / (D * I)) * I + vbo % I;
-    col = vbi * (g.block_size / kbs) + lbo / kbs;
-    off = lbo % kbs;
+    const int64_t vbi = div_nonneg(pos, V), vbo = pos - vbi * V;
+    const int64_t w = div_nonneg(vbo, I);
+    if (w - div_nonneg(w, D) * D != p.dcp_rank) return -1;
+    const int64_t lbo = div_nonneg(w, D) * I + (vbo - w * I);
+    const int64_t lc = div_nonneg(lbo, kbs);
+    col = vbi * div_nonneg(g.block_size, kbs) + lc;
+    off = lbo - lc * kbs;
   } else {
     const int64_t V = kbs * D;
-    const int64_t bi = pos / V, o = pos - bi * V;
-    if ((o / I) % D != p.dcp_rank) return -1;
+    const int64_t bi = div_nonneg(pos, V), o = pos - bi * V;
+    const int64_t w = div_nonneg(o, I);
+    if (w - div_nonneg(w, D) * D != p.dcp_rank) return -1;
     col = bi;
-    off = (o / (I * D)) * I + o % I;
+    off = div_nonneg(w, D) * I + (o - w * I);
   }
   if (col >= g.table.size[1]) return -1;
   const uint64_t block = static_cast<uint64_t>(load_index(g.table, row, col));
@@ -132,13 +142,19 @@ __device__ void step_tokens(const StepInputsParams& p, const int32_t* s, int64_t
     } else {
       pos = t < p.given_positions.size[0] ? load_index(p.given_positions, t) : -1;
     }
+    // Every group's table entry is loaded before anything is stored, so the loads overlap.
+    int64_t slot[kMaxKvGroups];
+#pragma unroll
+    for (int g = 0; g < kMaxKvGroups; ++g)
+      if (g < p.num_groups && p.groups[g].slots.data != nullptr)
+        slot[g] = slot_of(p, p.groups[g], pos, b, r);
     if (p.positions.data != nullptr && t < p.positions.size[0]) store_index(p.positions, t, pos);
     if (p.token_to_req.data != nullptr && t < p.token_to_req.size[0])
       store_index(p.token_to_req, t, b);
-    for (int g = 0; g < p.num_groups; ++g) {
-      const KvGroupView& grp = p.groups[g];
-      if (grp.slots.data != nullptr && t < grp.slots.size[0])
-        store_index(grp.slots, t, slot_of(p, grp, pos, b, r));
+#pragma unroll
+    for (int g = 0; g < kMaxKvGroups; ++g) {
+      const MutIndexSpan& out = p.groups[g].slots;
+      if (g < p.num_groups && out.data != nullptr && t < out.size[0]) store_index(out, t, slot[g]);
     }
   }
 }
@@ -186,25 +202,33 @@ __device__ void step_rows(const StepInputsParams& p, const int32_t* s, const int
       }
     }
     if (b == p.rows) continue;
-    for (int g = 0; g < p.num_groups; ++g) {
-      const KvGroupView& grp = p.groups[g];
-      if (grp.gathered.data == nullptr) continue;
-      const int64_t width = grp.gathered.size[1];
-      if (b >= n) {
-        for (int64_t c = lane; c < width; c += 32) store_index(grp.gathered, b, c, 0);
-        continue;
-      }
-      const int64_t r = persistent_row(p, b);
-      if (r < 0 || r >= grp.table.size[0]) continue;
-      const int64_t cols = min(width, grp.table.size[1]);
-      const int64_t count = grp.num_blocks.data == nullptr ? cols
-                            : r < grp.num_blocks.size[0]
-                                ? clamp64(load_index(grp.num_blocks, r), 0, cols)
-                                : 0;
-      for (int64_t c = lane; c < count; c += 32)
-        store_index(grp.gathered, b, c, load_index(grp.table, r, c));
-    }
     if (p.input_ids.data != nullptr && b < n) combine_row(p, s, cul, b, lane);
+  }
+}
+
+// Gathered tables: item i is (group i % G, row i / G); the whole block copies its entries in
+// use (a live row) or zeroes its full width (a padded row).
+__device__ void step_gather(const StepInputsParams& p, int64_t n, const BlockSlice& slice) {
+  const int64_t G = p.num_groups, items = p.rows * G;
+  for (int64_t i = slice.block; i < items; i += slice.blocks) {
+    const int64_t b = i / G;
+    const KvGroupView& grp = p.groups[i - b * G];
+    if (grp.gathered.data == nullptr) continue;
+    const int64_t width = grp.gathered.size[1];
+    if (b >= n) {
+      for (int64_t c = threadIdx.x; c < width; c += kBlockThreads) store_index(grp.gathered, b, c, 0);
+      continue;
+    }
+    const int64_t r = persistent_row(p, b);
+    if (r < 0 || r >= grp.table.size[0]) continue;
+    const int64_t cols = min(width, grp.table.size[1]);
+    const int64_t count = grp.num_blocks.data == nullptr ? cols
+                          : r < grp.num_blocks.size[0]
+                              ? clamp64(load_index(grp.num_blocks, r), 0, cols)
+                              : 0;
+    batched_for<kGatherBatch>(
+        threadIdx.x, count, kBlockThreads, [&](int64_t c) { return load_index(grp.table, r, c); },
+        [&](int64_t c, int64_t v) { store_index(grp.gathered, b, c, v); });
   }
 }
 
@@ -290,15 +314,21 @@ __device__ void step_logits(const StepInputsParams& p, const int32_t* s, const i
   }
 }
 
-__global__ void __launch_bounds__(kBlockThreads) step_inputs_kernel(const StepInputsParams p) {
+// Four resident blocks an SM (at most 64 registers): a large step's grid in few waves.
+__global__ void __launch_bounds__(kBlockThreads, 4) step_inputs_kernel(const StepInputsParams p) {
   extern __shared__ int32_t scans[];
   int32_t* s = scans;
   int32_t* cul = scans + p.rows + 1;
   const int64_t b = blockIdx.x;
   const bool is_rows = b >= p.token_blocks && b < p.token_blocks + p.row_blocks;
-  const bool is_logits = b >= p.token_blocks + p.row_blocks;
+  const int64_t first_logit = p.token_blocks + p.row_blocks;
+  const bool is_logits = b >= first_logit && b < first_logit + p.logit_blocks;
   const int64_t n = live_rows(p.num_reqs, p.rows);
   if (p.dependent && threadIdx.x == 0) allow_dependent_grids();
+  if (b >= first_logit + p.logit_blocks) {  // gather blocks need no scan
+    step_gather(p, n, BlockSlice{b - first_logit - p.logit_blocks, p.gather_blocks});
+    return;
+  }
   if (p.needs_qsl) {
     if (p.num_scheduled.data != nullptr)
       block_scan(s, n, p.rows, [&](int64_t i) {
@@ -393,6 +423,10 @@ __global__ void __launch_bounds__(kBlockThreads) step_batch_check_kernel(
 
 int64_t step_inputs_token_blocks(int64_t tokens) { return capped_blocks(tokens, kTokensPerBlock); }
 int64_t step_inputs_row_blocks(int64_t rows) { return capped_blocks(rows + 1, kRowsPerBlock); }
+int64_t step_inputs_gather_blocks(int64_t rows, int groups) {
+  const int64_t items = rows * groups;
+  return items < kMaxRoleBlocks ? items : kMaxRoleBlocks;
+}
 int64_t step_inputs_logit_blocks(int64_t logits) {
   return capped_blocks(logits, kLogitsPerBlock);
 }
@@ -401,7 +435,7 @@ int64_t step_inputs_shared_bytes(int64_t rows) {
 }
 
 int launch_step_inputs(const StepInputsParams& p, void* stream, bool allow_dependents) {
-  const int64_t blocks = p.token_blocks + p.row_blocks + p.logit_blocks;
+  const int64_t blocks = p.token_blocks + p.row_blocks + p.logit_blocks + p.gather_blocks;
   if (blocks <= 0) return cudaSuccess;
   // Only the roles that read query_start_loc or the logits' sum keep scans.
   const int64_t shared = p.needs_qsl || p.logits ? step_inputs_shared_bytes(p.rows) : 0;

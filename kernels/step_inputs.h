@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // Launcher interface of the step inputs (cattn_prepare_pos_seq_lens, cattn_gather_block_tables,
 // cattn_compute_slot_mappings, cattn_combine_sampled_and_draft_tokens, and the step plan's
-// CATTN_STEP_INPUTS .. CATTN_STEP_SPLIT): one kernel whose blocks take three roles - tokens,
-// rows and logits - each block first forming the batch's query_start_loc in shared memory, so
-// no product waits for another (kernels/step_inputs.cu).
+// CATTN_STEP_INPUTS .. CATTN_STEP_SPLIT): one kernel whose blocks take four roles - tokens,
+// rows, logits and gathered tables - the first three forming the batch's query_start_loc in
+// shared memory first, so no product waits for another (kernels/step_inputs.cu).
 #pragma once
 
 #include <cstdint>
@@ -73,8 +73,8 @@ struct StepInputsParams {
   bool split = false;
   int64_t decode_threshold = 1;
   bool require_uniform = false;
-  // Grid layout: [0, token_blocks) tokens, then row_blocks, then logit_blocks.
-  int64_t token_blocks = 0, row_blocks = 0, logit_blocks = 0;
+  // Grid layout: [0, token_blocks) tokens, then row_blocks, logit_blocks, gather_blocks.
+  int64_t token_blocks = 0, row_blocks = 0, logit_blocks = 0, gather_blocks = 0;
   bool needs_qsl = false;   // some role reads query_start_loc
   bool dependent = false;   // launched as a programmatic dependent launch's primary
 };
@@ -84,6 +84,7 @@ struct StepInputsParams {
 int64_t step_inputs_token_blocks(int64_t tokens);
 int64_t step_inputs_row_blocks(int64_t rows);
 int64_t step_inputs_logit_blocks(int64_t logits);
+int64_t step_inputs_gather_blocks(int64_t rows, int groups);
 // Shared memory a launch needs: two int32 scans of B + 1 entries.
 int64_t step_inputs_shared_bytes(int64_t rows);
 // The most rows a launch handles (its scans live in shared memory).

@@ -218,7 +218,8 @@ RandomStep random_step(std::mt19937_64& rng, int64_t B, int64_t R, int64_t T,
 TEST(step_inputs_gpu, GraphReplaysNewBatches) {
   SKIP_WITHOUT_GPU();
   const int64_t B = 48, R = 96, T = 2048, kbs = 16, L = 4 * B;
-  const std::vector<int64_t> widths = {64, 48};
+  // Wide enough for every position a step makes (computed < 500, queries <= 300 tokens).
+  const std::vector<int64_t> widths = {64, 56};
   cattn_step_plan_desc_t d = CATTN_STEP_PLAN_DESC_INIT;
   d.products = CATTN_STEP_INPUT_PRODUCTS;
   d.max_num_reqs = B, d.max_num_tokens = T, d.max_num_logits = L, d.max_num_persistent_reqs = R;

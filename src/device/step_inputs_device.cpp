@@ -37,6 +37,7 @@ k::StepInputsParams step_inputs_params(const StepInputsTensors& t) {
   p.batch_num_computed = view_of<k::MutIndexSpan>(t.batch_num_computed);
   int64_t token_cap = std::max(length(t.positions), length(t.token_to_req));
   bool rows = present(t.qsl) || present(t.seq_lens) || present(t.batch_num_computed);
+  bool gather = false;
   p.num_groups = t.num_groups;
   for (int g = 0; g < t.num_groups; ++g) {
     const StepInputsGroup& s = t.groups[g];
@@ -49,7 +50,7 @@ k::StepInputsParams step_inputs_params(const StepInputsTensors& t) {
     v.kernel_block_size = s.kernel_block_size;
     v.v1 = s.v1;
     token_cap = std::max(token_cap, length(s.slots));
-    rows = rows || present(s.gathered);
+    gather = gather || present(s.gathered);
   }
   p.token_cap = token_cap;
   p.dcp_size = t.dcp_size;
@@ -73,6 +74,7 @@ k::StepInputsParams step_inputs_params(const StepInputsTensors& t) {
   p.token_blocks = k::step_inputs_token_blocks(token_cap);
   p.row_blocks = rows ? k::step_inputs_row_blocks(t.rows) : 0;
   p.logit_blocks = t.logits ? k::step_inputs_logit_blocks(p.logit_cap) : 0;
+  p.gather_blocks = gather ? k::step_inputs_gather_blocks(t.rows, t.num_groups) : 0;
   p.needs_qsl = present(t.num_scheduled) || present(t.given_qsl);
   return p;
 }
