@@ -1772,8 +1772,8 @@ CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
  * step plan computes the same products in its launch (CATTN_STEP_INPUTS and after).
  *
  * The padding contract. A batch has B rows (a CUDA-graph bucket); the first num_reqs are live
- * and the rest are padding. num_reqs is a device (or host) scalar `[1]`, clamped to [0, B];
- * NULL means B. A padded row is an empty request, in every product: its query_start_loc entry
+ * and the rest are padding. num_reqs is a device (or host) scalar `[1]` in [0, B] (the host
+ * refuses another value, the device clamps it); NULL means B. A padded row is an empty request, in every product: its query_start_loc entry
  * repeats the total (`qsl[b + 1] == qsl[b]`), its seq_len and num_computed_tokens are 0, its
  * gathered block-table row is 0 across the full width, it owns no token and no logit. Every
  * token past the live total has position 0, request 0 and slot CATTN_PAD_SLOT_ID (-1) in every
@@ -1946,8 +1946,9 @@ CATTN_API cattn_status_t cattn_combine_sampled_and_draft_tokens(
     const cattn_combine_sampled_and_draft_tokens_args_t* args);
 
 /** cattn_step_batch_check's report, its status entries (an int32/int64 [3] tensor): the first
- *  defect's field (0 when the batch keeps the contract), its index (a row, or a token for
- *  slot mappings) and its group. Fields are reported in this order, each at its lowest index. */
+ *  defect's field (0 when the batch keeps the contract), its index (the query_start_loc entry,
+ *  the row for seq_lens and block tables, the token for slot mappings) and its group. Fields
+ *  are reported in this order, each at its lowest index. */
 #define CATTN_STEP_CHECK_OK 0
 /** num_reqs is outside [0, B]. */
 #define CATTN_STEP_CHECK_NUM_REQS 1
@@ -2052,7 +2053,7 @@ CATTN_API cattn_status_t cattn_step_batch_check(const cattn_step_batch_check_arg
 #define CATTN_STEP_COUNT_NUM_REQS 8
 /** Counts entry: the logits (CATTN_STEP_LOGITS_INDICES). Since: 1.2 */
 #define CATTN_STEP_COUNT_NUM_LOGITS 9
-/** Counts entry: the largest live query length. Since: 1.2 */
+/** Counts entry: the largest live query length (any step-input product). Since: 1.2 */
 #define CATTN_STEP_COUNT_MAX_QUERY_LEN 10
 /** Counts entry: the largest live seq_len (CATTN_STEP_INPUTS). Since: 1.2 */
 #define CATTN_STEP_COUNT_MAX_SEQ_LEN 11
