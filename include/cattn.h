@@ -1785,7 +1785,9 @@ CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
  * path never reads or writes out of bounds whatever the values: a negative count reads as 0, a
  * row outside the persistent state reads as an empty one (no computed tokens, no blocks: slots
  * -1), a token past an output is not written, a block-table column past the table gives slot
- * -1; cattn_step_batch_check reports such a batch. Details: docs/api/step_inputs.md */
+ * -1; cattn_step_batch_check reports such a batch. The device path takes at most 8192 rows
+ * (CATTN_NOT_SUPPORTED past them: its scans live in shared memory). Details:
+ * docs/api/step_inputs.md */
 
 /** The most KV-cache groups one step plan or batch check handles. Since: 1.2 */
 #define CATTN_MAX_KV_GROUPS 8

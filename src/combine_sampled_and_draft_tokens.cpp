@@ -32,11 +32,7 @@ CATTN_API cattn_status_t cattn_combine_sampled_and_draft_tokens(
                        true);
     const TensorArg ep(fn, "args->expanded_local_pos", args->expanded_local_pos, Use::Out, true);
     const TensorArg ids(fn, "args->input_ids", args->input_ids, Use::Out, true);
-    qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
-    if (qsl.size(0) < 1)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "is empty", qsl.shape_string(),
-                      "B + 1 >= 1 entries");
-    const int64_t B = qsl.size(0) - 1;
+    const int64_t B = cattn::expect_query_start_loc(qsl);
     if (nreq.present()) cattn::expect_index_scalar(nreq);
     if (nd.present()) cattn::expect_index_vector(nd, B);
     if ((ei.present() || ids.present()) && !idx.present())
@@ -80,14 +76,7 @@ CATTN_API cattn_status_t cattn_combine_sampled_and_draft_tokens(
       t.comb_seq_lens = &sl, t.prefill_len = &pl, t.last_sampled = &last, t.draft_tokens = &dt;
       t.input_ids = &ids;
     }
-    cattn::seal_arguments();
-    if (where == cattn::Where::Cuda) {
-      cattn::expect_device_rows(fn, qsl, B);
-      if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
-      else cattn::step_inputs_device(fn, t, qsl, args->stream);
-      return;
-    }
-    cattn::step_inputs_host(fn, t);
+    cattn::run_step_inputs(fn, where, t, qsl, args->stream);
   });
 }
 

@@ -27,11 +27,7 @@ CATTN_API cattn_status_t cattn_compute_slot_mappings(
     const TensorArg idx(fn, "args->idx_mapping", args->idx_mapping, Use::In, true);
     const TensorArg table(fn, "args->block_table", args->block_table, Use::In);
     const TensorArg out(fn, "args->slot_mapping", args->slot_mapping, Use::Out);
-    qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
-    if (qsl.size(0) < 1)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "is empty", qsl.shape_string(),
-                      "B + 1 >= 1 entries");
-    const int64_t B = qsl.size(0) - 1;
+    const int64_t B = cattn::expect_query_start_loc(qsl);
     if (nreq.present()) cattn::expect_index_scalar(nreq);
     pos.expect_ndim(1).expect_index_dtype();
     if (v1 && idx.present())
@@ -60,14 +56,7 @@ CATTN_API cattn_status_t cattn_compute_slot_mappings(
     g.block_size = args->block_size, g.kernel_block_size = args->kernel_block_size;
     t.dcp_size = args->dcp_size, t.dcp_rank = args->dcp_rank;
     t.dcp_interleave = args->dcp_kv_cache_interleave_size;
-    cattn::seal_arguments();
-    if (where == cattn::Where::Cuda) {
-      cattn::expect_device_rows(fn, qsl, B);
-      if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
-      else cattn::step_inputs_device(fn, t, qsl, args->stream);
-      return;
-    }
-    cattn::step_inputs_host(fn, t);
+    cattn::run_step_inputs(fn, where, t, qsl, args->stream);
   });
 }
 

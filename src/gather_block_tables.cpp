@@ -34,13 +34,7 @@ CATTN_API cattn_status_t cattn_gather_block_tables(const cattn_gather_block_tabl
     t.idx_mapping = &idx, t.num_reqs = &nreq;
     t.num_groups = 1;
     t.groups[0].table = &table, t.groups[0].num_blocks = &nb, t.groups[0].gathered = &out;
-    cattn::seal_arguments();
-    if (where == cattn::Where::Cuda) {
-      if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
-      else cattn::step_inputs_device(fn, t, idx, args->stream);
-      return;
-    }
-    cattn::step_inputs_host(fn, t);
+    cattn::run_step_inputs(fn, where, t, idx, args->stream);
   });
 }
 

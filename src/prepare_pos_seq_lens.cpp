@@ -41,14 +41,7 @@ CATTN_API cattn_status_t cattn_prepare_pos_seq_lens(const cattn_prepare_pos_seq_
     t.persistent_rows = nct.size(0);
     t.num_scheduled = &sched, t.idx_mapping = &idx, t.num_computed = &nct, t.num_reqs = &nreq;
     t.qsl = &qsl, t.seq_lens = &seq, t.positions = &pos, t.batch_num_computed = &bnct;
-    cattn::seal_arguments();
-    if (where == cattn::Where::Cuda) {
-      cattn::expect_device_rows(fn, sched, B);
-      if constexpr (!cattn::kCudaBuild) cattn::fail_no_cuda_path(fn);
-      else cattn::step_inputs_device(fn, t, sched, args->stream);
-      return;
-    }
-    cattn::step_inputs_host(fn, t);
+    cattn::run_step_inputs(fn, where, t, sched, args->stream);
   });
 }
 

@@ -37,11 +37,7 @@ CATTN_API cattn_status_t cattn_step_batch_check(const cattn_step_batch_check_arg
       slots[g].emplace(fn, kSlotNames[g], args->slot_mappings[g], Use::In, true);
     }
     const TensorArg status(fn, "args->status", args->status, Use::Out);
-    qsl.expect_ndim(1).expect_index_dtype();
-    if (qsl.size(0) < 1)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "is empty", qsl.shape_string(),
-                      "B + 1 >= 1 entries");
-    const int64_t B = qsl.size(0) - 1;
+    const int64_t B = cattn::expect_query_start_loc(qsl);
     if (nreq.present()) cattn::expect_index_scalar(nreq);
     if (sl.present()) cattn::expect_index_vector(sl, B);
     cattn::StepBatchCheckTensors t;

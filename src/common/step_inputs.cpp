@@ -55,6 +55,14 @@ void check_num_new_sampled(const char* fn, const char* prefix, int64_t n) {
              "is not 0 or 1", std::to_string(n), "0 or 1 (vLLM asserts)");
 }
 
+int64_t expect_query_start_loc(const TensorArg& qsl) {
+  qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
+  if (qsl.size(0) < 1)
+    fail_arg(CATTN_INVALID_ARGUMENT, qsl.fn(), qsl.name(), "is empty", qsl.shape_string(),
+             "B + 1 >= 1 entries");
+  return qsl.size(0) - 1;
+}
+
 void expect_index_vector(const TensorArg& t, int64_t n) {
   t.expect_ndim(1).expect_index_dtype().expect_size(0, n);
 }

@@ -60,6 +60,8 @@ void check_slot_mapping_params(const char* fn, const char* prefix, int32_t contr
                                int64_t dcp_rank, int64_t interleave);
 void check_num_new_sampled(const char* fn, const char* prefix, int64_t n);
 
+// query_start_loc: a 1-D index input of B + 1 >= 1 entries, read in full. Returns B.
+int64_t expect_query_start_loc(const TensorArg& qsl);
 // Shape checks: a 1-D index input of n entries; a [1] scalar; an index output of at least n.
 void expect_index_vector(const TensorArg& t, int64_t n);
 void expect_index_scalar(const TensorArg& t);
