@@ -1773,9 +1773,10 @@ CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
  *
  * The padding contract. A batch has B rows (a CUDA-graph bucket); the first num_reqs are live
  * and the rest are padding. num_reqs is a device (or host) scalar `[1]` in [0, B] (the host
- * refuses another value, the device clamps it); NULL means B. A padded row is an empty request, in every product: its query_start_loc entry
- * repeats the total (`qsl[b + 1] == qsl[b]`), its seq_len and num_computed_tokens are 0, its
- * gathered block-table row is 0 across the full width, it owns no token and no logit. Every
+ * refuses another value, the device clamps it); NULL means B. A padded row is an empty
+ * request, in every product: its query_start_loc entry repeats the total (`qsl[b + 1] ==
+ * qsl[b]`), its seq_len and num_computed_tokens are 0, its gathered block-table row is 0
+ * across the full width, it owns no token and no logit. Every
  * token past the live total has position 0, request 0 and slot CATTN_PAD_SLOT_ID (-1) in every
  * group, up to the output's length; every logit past the total has index 0. Inputs of padded
  * rows are never read. cattn_step_batch_check verifies a batch against this contract.
