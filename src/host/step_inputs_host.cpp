@@ -55,7 +55,7 @@ int64_t slot_of(const char* fn, const StepInputsTensors& t, const StepInputsGrou
     fail_arg(CATTN_INVALID_ARGUMENT, fn, g.table->name(), "has no column for a token",
              "token " + std::to_string(token) + " at position " + std::to_string(pos) +
                  " -> row " + std::to_string(row) + ", column " + std::to_string(col),
-             "a table of " + std::to_string(col + 1) + " columns or more (vLLM reads past it)");
+             "a table with column " + std::to_string(col) + " (vLLM reads past it)");
   const IndexReader rd = reader_row(*g.table, row);
   return static_cast<int64_t>(static_cast<uint64_t>(rd[col]) * static_cast<uint64_t>(kbs) +
                               static_cast<uint64_t>(off));
@@ -167,7 +167,8 @@ void step_inputs_host(const char* fn, const StepInputsTensors& t) {
     for (int64_t b = 0; b < n; ++b) {
       const int64_t drafts = present(t.num_draft) ? d[b] : 0;
       if (drafts < 0) refuse(fn, *t.num_draft, b, "is negative", drafts, ">= 0");
-      cul[b + 1] = checked_add(fn, "the logits' total", cul[b], t.new_sampled + drafts);
+      cul[b + 1] = checked_add(fn, "the logits' total", cul[b],
+                               checked_add(fn, "a row's logits", t.new_sampled, drafts));
     }
     for (int64_t b = n; b < B; ++b) cul[b + 1] = cul[n];
     require_room(fn, t.logits_indices, cul[n]);
