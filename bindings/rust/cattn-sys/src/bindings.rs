@@ -9510,6 +9510,1504 @@ extern "C" {
     #[doc = "  Since: 1.2. Details: docs/api/step_inputs.md"]
     pub fn cattn_step_batch_check(args: *const cattn_step_batch_check_args_t) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_eagle_step_update_slot_mapping_and_metadata. B = positions' length."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_eagle_step_update_slot_mapping_and_metadata_args {
+    #[doc = " CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_SIZE"]
+    pub struct_size: usize,
+    #[doc = " in: at least 1."]
+    pub block_size: i64,
+    #[doc = " in: at least 1."]
+    pub max_model_len: i64,
+    #[doc = " in: slot_mapping entries written, the batch plus CUDA-graph padding: 0 = B, else >= B."]
+    pub input_batch_size: i64,
+    #[doc = " in: [B] the step's positions (M-RoPE: row 0)."]
+    pub positions: *const DLTensor,
+    #[doc = " in: [B, W], W >= 1."]
+    pub block_table: *const DLTensor,
+    #[doc = " in and out: [B], updated in place."]
+    pub seq_lens: *mut DLTensor,
+    #[doc = " out: [>= B]; may be positions' very view."]
+    pub out_clamped_positions: *mut DLTensor,
+    #[doc = " out: [>= input_batch_size] int64."]
+    pub out_slot_mapping: *mut DLTensor,
+    #[doc = " in: for CUDA tensors."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_eagle_step_update_slot_mapping_and_metadata_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_eagle_step_update_slot_mapping_and_metadata_args>(),
+        80usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_eagle_step_update_slot_mapping_and_metadata_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_eagle_step_update_slot_mapping_and_metadata_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_eagle_step_update_slot_mapping_and_metadata_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_eagle_step_update_slot_mapping_and_metadata_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_step_update_slot_mapping_and_metadata_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_block_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_eagle_step_update_slot_mapping_and_metadata_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_size) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_step_update_slot_mapping_and_metadata_args),
+                "::",
+                stringify!(block_size)
+            )
+        );
+    }
+    test_field_block_size();
+    fn test_field_max_model_len() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_eagle_step_update_slot_mapping_and_metadata_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_model_len) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_step_update_slot_mapping_and_metadata_args),
+                "::",
+                stringify!(max_model_len)
+            )
+        );
+    }
+    test_field_max_model_len();
+    fn test_field_input_batch_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_eagle_step_update_slot_mapping_and_metadata_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).input_batch_size) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_step_update_slot_mapping_and_metadata_args),
+                "::",
+                stringify!(input_batch_size)
+            )
+        );
+    }
+    test_field_input_batch_size();
+    fn test_field_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_eagle_step_update_slot_mapping_and_metadata_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).positions) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_step_update_slot_mapping_and_metadata_args),
+                "::",
+                stringify!(positions)
+            )
+        );
+    }
+    test_field_positions();
+    fn test_field_block_table() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_eagle_step_update_slot_mapping_and_metadata_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_table) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_step_update_slot_mapping_and_metadata_args),
+                "::",
+                stringify!(block_table)
+            )
+        );
+    }
+    test_field_block_table();
+    fn test_field_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_eagle_step_update_slot_mapping_and_metadata_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seq_lens) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_step_update_slot_mapping_and_metadata_args),
+                "::",
+                stringify!(seq_lens)
+            )
+        );
+    }
+    test_field_seq_lens();
+    fn test_field_out_clamped_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_eagle_step_update_slot_mapping_and_metadata_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out_clamped_positions) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_step_update_slot_mapping_and_metadata_args),
+                "::",
+                stringify!(out_clamped_positions)
+            )
+        );
+    }
+    test_field_out_clamped_positions();
+    fn test_field_out_slot_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_eagle_step_update_slot_mapping_and_metadata_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out_slot_mapping) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_step_update_slot_mapping_and_metadata_args),
+                "::",
+                stringify!(out_slot_mapping)
+            )
+        );
+    }
+    test_field_out_slot_mapping();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_eagle_step_update_slot_mapping_and_metadata_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_step_update_slot_mapping_and_metadata_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_eagle_step_update_slot_mapping_and_metadata. B = positions' length."]
+pub type cattn_eagle_step_update_slot_mapping_and_metadata_args_t =
+    cattn_eagle_step_update_slot_mapping_and_metadata_args;
+extern "C" {
+    #[doc = " One EAGLE drafting step: for row i, p = positions[i] + 1; when p < max_model_len the"]
+    #[doc = "  clamped position is p, the slot `block_table[i, min(p / block_size, W - 1)] * block_size +"]
+    #[doc = "  p % block_size` and `seq_lens[i] = min(seq_lens[i] + 1, max_model_len)`; otherwise 0, -1"]
+    #[doc = "  and min(1, max_model_len). Slots B to input_batch_size - 1 get -1; later entries are left."]
+    #[doc = "  Reads: args, inputs, seq_lens. Writes: seq_lens, the outputs. Allocates: nothing."]
+    #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor, mixed"]
+    #[doc = "  devices, an overlap; host: a value out of range); CATTN_INSUFFICIENT_SIZE (an output"]
+    #[doc = "  shorter than its shape); CATTN_NOT_SUPPORTED (CUDA tensors in a CPU-only build);"]
+    #[doc = "  CATTN_CUDA_ERROR. Stream: CUDA tensors: one kernel on `stream`, capturable. Since: 1.2."]
+    #[doc = "  Details: docs/api/spec_decode.md"]
+    pub fn cattn_eagle_step_update_slot_mapping_and_metadata(
+        args: *const cattn_eagle_step_update_slot_mapping_and_metadata_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_eagle_prepare_inputs_padded. B = cu_num_draft_tokens' length."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_eagle_prepare_inputs_padded_args {
+    #[doc = " CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_SIZE"]
+    pub struct_size: usize,
+    #[doc = " in: [B] INCLUSIVE running sum of drafts."]
+    pub cu_num_draft_tokens: *const DLTensor,
+    #[doc = " in: [B] accepted drafts + 1 (0: discarded)."]
+    pub valid_sampled_tokens_count: *const DLTensor,
+    #[doc = " in: [>= B + 1] the verified batch's."]
+    pub query_start_loc: *const DLTensor,
+    #[doc = " out: [>= B]."]
+    pub token_indices_to_sample: *mut DLTensor,
+    #[doc = " out: [>= B]."]
+    pub num_rejected_tokens: *mut DLTensor,
+    #[doc = " in: for CUDA tensors."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_eagle_prepare_inputs_padded_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_eagle_prepare_inputs_padded_args>(),
+        56usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_eagle_prepare_inputs_padded_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_eagle_prepare_inputs_padded_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_eagle_prepare_inputs_padded_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_inputs_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_inputs_padded_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_cu_num_draft_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_inputs_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cu_num_draft_tokens) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_inputs_padded_args),
+                "::",
+                stringify!(cu_num_draft_tokens)
+            )
+        );
+    }
+    test_field_cu_num_draft_tokens();
+    fn test_field_valid_sampled_tokens_count() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_inputs_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).valid_sampled_tokens_count) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_inputs_padded_args),
+                "::",
+                stringify!(valid_sampled_tokens_count)
+            )
+        );
+    }
+    test_field_valid_sampled_tokens_count();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_inputs_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_inputs_padded_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_token_indices_to_sample() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_inputs_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).token_indices_to_sample) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_inputs_padded_args),
+                "::",
+                stringify!(token_indices_to_sample)
+            )
+        );
+    }
+    test_field_token_indices_to_sample();
+    fn test_field_num_rejected_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_inputs_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_rejected_tokens) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_inputs_padded_args),
+                "::",
+                stringify!(num_rejected_tokens)
+            )
+        );
+    }
+    test_field_num_rejected_tokens();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_inputs_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_inputs_padded_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_eagle_prepare_inputs_padded. B = cu_num_draft_tokens' length."]
+pub type cattn_eagle_prepare_inputs_padded_args_t = cattn_eagle_prepare_inputs_padded_args;
+extern "C" {
+    #[doc = " Per request of a verified batch: d = its drafts (from the inclusive sum), rejected ="]
+    #[doc = "  `d > 0 ? d + 1 - valid : 0`, the token to sample `query_start_loc[i + 1] - 1 - rejected`."]
+    #[doc = "  Entries from B on are left as they are. Reads: args, inputs. Writes: the outputs."]
+    #[doc = "  Allocates: nothing. Returns: as cattn_eagle_step_update_slot_mapping_and_metadata (host:"]
+    #[doc = "  a result that does not fit its output's dtype). Stream: as that call. Since: 1.2."]
+    #[doc = "  Details: docs/api/spec_decode.md"]
+    pub fn cattn_eagle_prepare_inputs_padded(
+        args: *const cattn_eagle_prepare_inputs_padded_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_eagle_prepare_next_token_padded. B = sampled_token_ids' rows."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_eagle_prepare_next_token_padded_args {
+    #[doc = " CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_SIZE"]
+    pub struct_size: usize,
+    #[doc = " in: a token at or past it is not valid."]
+    pub vocab_size: i64,
+    #[doc = " in: [B, S] the rejection sampler's, -1 rejected."]
+    pub sampled_token_ids: *const DLTensor,
+    #[doc = " in, may be NULL: [B] flags; NULL = none."]
+    pub discard_request_mask: *const DLTensor,
+    #[doc = " in: [B]."]
+    pub backup_next_token_ids: *const DLTensor,
+    #[doc = " out: [>= B]."]
+    pub next_token_ids: *mut DLTensor,
+    #[doc = " out: [>= B]."]
+    pub valid_sampled_tokens_count: *mut DLTensor,
+    #[doc = " in: for CUDA tensors."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_eagle_prepare_next_token_padded_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_eagle_prepare_next_token_padded_args>(),
+        64usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_eagle_prepare_next_token_padded_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_eagle_prepare_next_token_padded_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_eagle_prepare_next_token_padded_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_next_token_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_next_token_padded_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_vocab_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_next_token_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).vocab_size) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_next_token_padded_args),
+                "::",
+                stringify!(vocab_size)
+            )
+        );
+    }
+    test_field_vocab_size();
+    fn test_field_sampled_token_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_next_token_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sampled_token_ids) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_next_token_padded_args),
+                "::",
+                stringify!(sampled_token_ids)
+            )
+        );
+    }
+    test_field_sampled_token_ids();
+    fn test_field_discard_request_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_next_token_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).discard_request_mask) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_next_token_padded_args),
+                "::",
+                stringify!(discard_request_mask)
+            )
+        );
+    }
+    test_field_discard_request_mask();
+    fn test_field_backup_next_token_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_next_token_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).backup_next_token_ids) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_next_token_padded_args),
+                "::",
+                stringify!(backup_next_token_ids)
+            )
+        );
+    }
+    test_field_backup_next_token_ids();
+    fn test_field_next_token_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_next_token_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).next_token_ids) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_next_token_padded_args),
+                "::",
+                stringify!(next_token_ids)
+            )
+        );
+    }
+    test_field_next_token_ids();
+    fn test_field_valid_sampled_tokens_count() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_next_token_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).valid_sampled_tokens_count) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_next_token_padded_args),
+                "::",
+                stringify!(valid_sampled_tokens_count)
+            )
+        );
+    }
+    test_field_valid_sampled_tokens_count();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_eagle_prepare_next_token_padded_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_eagle_prepare_next_token_padded_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_eagle_prepare_next_token_padded. B = sampled_token_ids' rows."]
+pub type cattn_eagle_prepare_next_token_padded_args_t = cattn_eagle_prepare_next_token_padded_args;
+extern "C" {
+    #[doc = " Per request: a discarded one gets its backup token and 0 valid; otherwise valid counts the"]
+    #[doc = "  sampled tokens other than -1 and below vocab_size (vLLM counts other negatives as valid),"]
+    #[doc = "  and the next token is the valid one at the highest column, or the backup when none is."]
+    #[doc = "  Entries from B on are left as they are. Reads: args, inputs. Writes: the outputs."]
+    #[doc = "  Allocates: nothing. Returns: as cattn_eagle_prepare_inputs_padded. Stream: as that call."]
+    #[doc = "  Since: 1.2. Details: docs/api/spec_decode.md"]
+    pub fn cattn_eagle_prepare_next_token_padded(
+        args: *const cattn_eagle_prepare_next_token_padded_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_compute_new_slot_mapping. B = block_table's rows."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_compute_new_slot_mapping_args {
+    #[doc = " CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: at least 1."]
+    pub block_size: i64,
+    #[doc = " in: N >= 0 tokens added to every request."]
+    pub num_new_tokens: i64,
+    #[doc = " in: at least 1."]
+    pub max_model_len: i64,
+    #[doc = " in: [B + 1] the batch before the extension."]
+    pub query_start_loc: *const DLTensor,
+    #[doc = " in: [B, W]."]
+    pub block_table: *const DLTensor,
+    #[doc = " in: [n], n = `query_start_loc[B] - query_start_loc[0] + B * N`, request by request."]
+    pub new_positions: *const DLTensor,
+    #[doc = " in, may be NULL: [n] flags; NULL = none."]
+    pub is_rejected_token_mask: *const DLTensor,
+    #[doc = " out: [>= n] int64."]
+    pub new_slot_mapping: *mut DLTensor,
+    #[doc = " in: for CUDA tensors."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_compute_new_slot_mapping_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_compute_new_slot_mapping_args>(),
+        80usize,
+        concat!("Size of: ", stringify!(cattn_compute_new_slot_mapping_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_compute_new_slot_mapping_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_compute_new_slot_mapping_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_compute_new_slot_mapping_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_new_slot_mapping_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_block_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_compute_new_slot_mapping_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_size) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_new_slot_mapping_args),
+                "::",
+                stringify!(block_size)
+            )
+        );
+    }
+    test_field_block_size();
+    fn test_field_num_new_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_compute_new_slot_mapping_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_new_tokens) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_new_slot_mapping_args),
+                "::",
+                stringify!(num_new_tokens)
+            )
+        );
+    }
+    test_field_num_new_tokens();
+    fn test_field_max_model_len() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_compute_new_slot_mapping_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_model_len) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_new_slot_mapping_args),
+                "::",
+                stringify!(max_model_len)
+            )
+        );
+    }
+    test_field_max_model_len();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_compute_new_slot_mapping_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_new_slot_mapping_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_block_table() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_compute_new_slot_mapping_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_table) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_new_slot_mapping_args),
+                "::",
+                stringify!(block_table)
+            )
+        );
+    }
+    test_field_block_table();
+    fn test_field_new_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_compute_new_slot_mapping_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).new_positions) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_new_slot_mapping_args),
+                "::",
+                stringify!(new_positions)
+            )
+        );
+    }
+    test_field_new_positions();
+    fn test_field_is_rejected_token_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_compute_new_slot_mapping_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_rejected_token_mask) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_new_slot_mapping_args),
+                "::",
+                stringify!(is_rejected_token_mask)
+            )
+        );
+    }
+    test_field_is_rejected_token_mask();
+    fn test_field_new_slot_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_compute_new_slot_mapping_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).new_slot_mapping) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_new_slot_mapping_args),
+                "::",
+                stringify!(new_slot_mapping)
+            )
+        );
+    }
+    test_field_new_slot_mapping();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_compute_new_slot_mapping_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_compute_new_slot_mapping_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_compute_new_slot_mapping. B = block_table's rows."]
+pub type cattn_compute_new_slot_mapping_args_t = cattn_compute_new_slot_mapping_args;
+extern "C" {
+    #[doc = " The slots of a batch whose requests each grew by N tokens: token k of request r (requests"]
+    #[doc = "  own q_r + N consecutive tokens) at position p gets -1 when rejected or `p >= max_model_len`,"]
+    #[doc = "  else `table[f / W][f % W] * block_size + p % block_size` with `f = r * W + p / block_size`"]
+    #[doc = "  (vLLM indexes the flattened table, so a narrow table reads the next row's blocks)."]
+    #[doc = "  Host: refuses n other than the tokens' count, a negative position, f past the table."]
+    #[doc = "  Device: -1 for those. Reads: args, inputs. Writes: new_slot_mapping[0, n)."]
+    #[doc = "  Allocates: nothing. Returns: as cattn_eagle_step_update_slot_mapping_and_metadata."]
+    #[doc = "  Stream: as that call. Since: 1.2. Details: docs/api/spec_decode.md"]
+    pub fn cattn_compute_new_slot_mapping(
+        args: *const cattn_compute_new_slot_mapping_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_copy_and_expand_eagle_inputs. B = next_token_ids' length, P ="]
+#[doc = "  num_padding_slots_per_request, s = shift_input_ids, n_out = `query_start_loc[B] + B * (P -"]
+#[doc = "  s)` output tokens."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_copy_and_expand_eagle_inputs_args {
+    #[doc = " CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: the rejected tail's token."]
+    pub padding_token_id: i64,
+    #[doc = " in: the token of slots 2 to P."]
+    pub parallel_drafting_token_id: i64,
+    #[doc = " in: P >= 1 (the bonus plus parallel drafts)."]
+    pub num_padding_slots_per_request: i64,
+    #[doc = " in: a request's output tokens from this index on are not written (vLLM's num_blocks x"]
+    #[doc = "  BLOCK_SIZE_TOKENS); 0 = no limit."]
+    pub max_tokens_per_request: i64,
+    #[doc = " in: 0 or 1: drop each request's first token."]
+    pub shift_input_ids: i32,
+    #[doc = " Set to 0."]
+    pub reserved0: i32,
+    #[doc = " in: [T] the verified batch's tokens."]
+    pub target_token_ids: *const DLTensor,
+    #[doc = " in: [T'] their positions."]
+    pub target_positions: *const DLTensor,
+    #[doc = " in: [B] each request's bonus token."]
+    pub next_token_ids: *const DLTensor,
+    #[doc = " in: [B + 1]."]
+    pub query_start_loc: *const DLTensor,
+    #[doc = " in: [B] each request's last valid token."]
+    pub query_end_loc: *const DLTensor,
+    #[doc = " out: [>= n_out]."]
+    pub out_input_ids: *mut DLTensor,
+    #[doc = " out: [>= n_out]."]
+    pub out_positions: *mut DLTensor,
+    #[doc = " out, may be NULL: [>= n_out] flags."]
+    pub out_is_rejected_token_mask: *mut DLTensor,
+    #[doc = " out, may be NULL: [>= n_out] flags."]
+    pub out_is_masked_token_mask: *mut DLTensor,
+    #[doc = " out, may be NULL: [>= B * P]."]
+    pub out_new_token_indices: *mut DLTensor,
+    #[doc = " out, may be NULL: [>= query_start_loc[B]]; written with shift_input_ids only."]
+    pub out_hidden_state_mapping: *mut DLTensor,
+    #[doc = " in: for CUDA tensors."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_copy_and_expand_eagle_inputs_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_copy_and_expand_eagle_inputs_args>(),
+        144usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_copy_and_expand_eagle_inputs_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_copy_and_expand_eagle_inputs_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_copy_and_expand_eagle_inputs_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_padding_token_id() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).padding_token_id) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(padding_token_id)
+            )
+        );
+    }
+    test_field_padding_token_id();
+    fn test_field_parallel_drafting_token_id() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).parallel_drafting_token_id) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(parallel_drafting_token_id)
+            )
+        );
+    }
+    test_field_parallel_drafting_token_id();
+    fn test_field_num_padding_slots_per_request() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_padding_slots_per_request) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(num_padding_slots_per_request)
+            )
+        );
+    }
+    test_field_num_padding_slots_per_request();
+    fn test_field_max_tokens_per_request() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_tokens_per_request) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(max_tokens_per_request)
+            )
+        );
+    }
+    test_field_max_tokens_per_request();
+    fn test_field_shift_input_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).shift_input_ids) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(shift_input_ids)
+            )
+        );
+    }
+    test_field_shift_input_ids();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            44usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+    fn test_field_target_token_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).target_token_ids) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(target_token_ids)
+            )
+        );
+    }
+    test_field_target_token_ids();
+    fn test_field_target_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).target_positions) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(target_positions)
+            )
+        );
+    }
+    test_field_target_positions();
+    fn test_field_next_token_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).next_token_ids) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(next_token_ids)
+            )
+        );
+    }
+    test_field_next_token_ids();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_query_end_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_end_loc) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(query_end_loc)
+            )
+        );
+    }
+    test_field_query_end_loc();
+    fn test_field_out_input_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out_input_ids) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(out_input_ids)
+            )
+        );
+    }
+    test_field_out_input_ids();
+    fn test_field_out_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out_positions) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(out_positions)
+            )
+        );
+    }
+    test_field_out_positions();
+    fn test_field_out_is_rejected_token_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out_is_rejected_token_mask) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(out_is_rejected_token_mask)
+            )
+        );
+    }
+    test_field_out_is_rejected_token_mask();
+    fn test_field_out_is_masked_token_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out_is_masked_token_mask) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(out_is_masked_token_mask)
+            )
+        );
+    }
+    test_field_out_is_masked_token_mask();
+    fn test_field_out_new_token_indices() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out_new_token_indices) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(out_new_token_indices)
+            )
+        );
+    }
+    test_field_out_new_token_indices();
+    fn test_field_out_hidden_state_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).out_hidden_state_mapping) as usize - ptr as usize
+            },
+            128usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(out_hidden_state_mapping)
+            )
+        );
+    }
+    test_field_out_hidden_state_mapping();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit =
+                    ::std::mem::MaybeUninit::<cattn_copy_and_expand_eagle_inputs_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            136usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_copy_and_expand_eagle_inputs_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_copy_and_expand_eagle_inputs. B = next_token_ids' length, P ="]
+#[doc = "  num_padding_slots_per_request, s = shift_input_ids, n_out = `query_start_loc[B] + B * (P -"]
+#[doc = "  s)` output tokens."]
+pub type cattn_copy_and_expand_eagle_inputs_args_t = cattn_copy_and_expand_eagle_inputs_args;
+extern "C" {
+    #[doc = " The drafter's inputs from a verified batch (parallel drafting): request i owns output"]
+    #[doc = "  tokens `[query_start_loc[i] + i * (P - s), +q_i + P - s)`: its v valid tokens (from"]
+    #[doc = "  `query_start_loc[i] + s`), the bonus `next_token_ids[i]`, P - 1 parallel-drafting tokens"]
+    #[doc = "  (masked), then its rejected tail (padding token, position 0, rejected); positions count up"]
+    #[doc = "  from the request's first target position. new_token_indices[i * P + k] is the output index"]
+    #[doc = "  of new token k; with s, hidden_state_mapping maps each input token to its output index."]
+    #[doc = "  Host: refuses query_end_loc outside its request, a request without tokens, query_start_loc"]
+    #[doc = "  past the targets. Reads: args, inputs. Writes: the outputs. Allocates: nothing."]
+    #[doc = "  Returns: as cattn_eagle_step_update_slot_mapping_and_metadata. Stream: as that call."]
+    #[doc = "  Since: 1.2. Details: docs/api/spec_decode.md"]
+    pub fn cattn_copy_and_expand_eagle_inputs(
+        args: *const cattn_copy_and_expand_eagle_inputs_args_t,
+    ) -> cattn_status_t;
+}
+#[doc = " Arguments of cattn_update_num_computed_tokens_for_batch_change. n = prev_positions'"]
+#[doc = "  length, n_prev = the previous batch's rows."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_update_num_computed_tokens_for_batch_change_args {
+    #[doc = " CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in and out: [M >= n]; [0, n) rewritten."]
+    pub num_computed_tokens: *mut DLTensor,
+    #[doc = " in and out: [n]."]
+    pub num_accepted_tokens: *mut DLTensor,
+    #[doc = " in: [n] previous row, negative = new."]
+    pub prev_positions: *const DLTensor,
+    #[doc = " in: [n_prev]."]
+    pub valid_sampled_token_count: *const DLTensor,
+    #[doc = " in: [n_prev]."]
+    pub prev_num_draft_tokens: *const DLTensor,
+    #[doc = " in: [n] the scheduler's counts."]
+    pub cpu_num_computed_tokens: *const DLTensor,
+    #[doc = " in: for CUDA tensors."]
+    pub stream: cattn_stream_t,
+}
+#[test]
+fn bindgen_test_layout_cattn_update_num_computed_tokens_for_batch_change_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_update_num_computed_tokens_for_batch_change_args>(),
+        64usize,
+        concat!(
+            "Size of: ",
+            stringify!(cattn_update_num_computed_tokens_for_batch_change_args)
+        )
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_update_num_computed_tokens_for_batch_change_args>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cattn_update_num_computed_tokens_for_batch_change_args)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_update_num_computed_tokens_for_batch_change_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_update_num_computed_tokens_for_batch_change_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_num_computed_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_update_num_computed_tokens_for_batch_change_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_computed_tokens) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_update_num_computed_tokens_for_batch_change_args),
+                "::",
+                stringify!(num_computed_tokens)
+            )
+        );
+    }
+    test_field_num_computed_tokens();
+    fn test_field_num_accepted_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_update_num_computed_tokens_for_batch_change_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_accepted_tokens) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_update_num_computed_tokens_for_batch_change_args),
+                "::",
+                stringify!(num_accepted_tokens)
+            )
+        );
+    }
+    test_field_num_accepted_tokens();
+    fn test_field_prev_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_update_num_computed_tokens_for_batch_change_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).prev_positions) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_update_num_computed_tokens_for_batch_change_args),
+                "::",
+                stringify!(prev_positions)
+            )
+        );
+    }
+    test_field_prev_positions();
+    fn test_field_valid_sampled_token_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_update_num_computed_tokens_for_batch_change_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).valid_sampled_token_count) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_update_num_computed_tokens_for_batch_change_args),
+                "::",
+                stringify!(valid_sampled_token_count)
+            )
+        );
+    }
+    test_field_valid_sampled_token_count();
+    fn test_field_prev_num_draft_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_update_num_computed_tokens_for_batch_change_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).prev_num_draft_tokens) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_update_num_computed_tokens_for_batch_change_args),
+                "::",
+                stringify!(prev_num_draft_tokens)
+            )
+        );
+    }
+    test_field_prev_num_draft_tokens();
+    fn test_field_cpu_num_computed_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_update_num_computed_tokens_for_batch_change_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cpu_num_computed_tokens) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_update_num_computed_tokens_for_batch_change_args),
+                "::",
+                stringify!(cpu_num_computed_tokens)
+            )
+        );
+    }
+    test_field_cpu_num_computed_tokens();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<
+                    cattn_update_num_computed_tokens_for_batch_change_args,
+                >::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_update_num_computed_tokens_for_batch_change_args),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+}
+#[doc = " Arguments of cattn_update_num_computed_tokens_for_batch_change. n = prev_positions'"]
+#[doc = "  length, n_prev = the previous batch's rows."]
+pub type cattn_update_num_computed_tokens_for_batch_change_args_t =
+    cattn_update_num_computed_tokens_for_batch_change_args;
+extern "C" {
+    #[doc = " Carries the async-scheduling counts across a batch change: row k with g = prev_positions[k]"]
+    #[doc = "  >= 0 and `prev_num_draft_tokens[g] > 0` gets `num_computed_tokens[g] + valid[g]` (the value"]
+    #[doc = "  before this call: a reordering reads the previous layout) and `num_accepted_tokens[k] ="]
+    #[doc = "  valid[g]`; any other row gets cpu_num_computed_tokens[k] and keeps its accepted count."]
+    #[doc = "  Host: refuses g past M or n_prev. Device: such a row is new; at most 8192 rows"]
+    #[doc = "  (CATTN_NOT_SUPPORTED past them). Reads: args, inputs. Writes: both counts."]
+    #[doc = "  Allocates: nothing. Returns: as cattn_eagle_step_update_slot_mapping_and_metadata."]
+    #[doc = "  Stream: as that call. Since: 1.2. Details: docs/api/spec_decode.md"]
+    pub fn cattn_update_num_computed_tokens_for_batch_change(
+        args: *const cattn_update_num_computed_tokens_for_batch_change_args_t,
+    ) -> cattn_status_t;
+}
 #[doc = " Parameters of CATTN_STEP_DCP_LOCAL_SEQ_LENS, as cattn_get_dcp_local_seq_lens takes them."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -11966,12 +13464,46 @@ pub struct cattn_api {
     pub step_batch_check: ::std::option::Option<
         unsafe extern "C" fn(arg1: *const cattn_step_batch_check_args_t) -> cattn_status_t,
     >,
+    #[doc = " cattn_eagle_step_update_slot_mapping_and_metadata"]
+    pub eagle_step_update_slot_mapping_and_metadata: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_eagle_step_update_slot_mapping_and_metadata_args_t,
+        ) -> cattn_status_t,
+    >,
+    #[doc = " cattn_eagle_prepare_inputs_padded"]
+    pub eagle_prepare_inputs_padded: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_eagle_prepare_inputs_padded_args_t,
+        ) -> cattn_status_t,
+    >,
+    #[doc = " cattn_eagle_prepare_next_token_padded"]
+    pub eagle_prepare_next_token_padded: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_eagle_prepare_next_token_padded_args_t,
+        ) -> cattn_status_t,
+    >,
+    #[doc = " cattn_compute_new_slot_mapping"]
+    pub compute_new_slot_mapping: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *const cattn_compute_new_slot_mapping_args_t) -> cattn_status_t,
+    >,
+    #[doc = " cattn_copy_and_expand_eagle_inputs"]
+    pub copy_and_expand_eagle_inputs: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_copy_and_expand_eagle_inputs_args_t,
+        ) -> cattn_status_t,
+    >,
+    #[doc = " cattn_update_num_computed_tokens_for_batch_change"]
+    pub update_num_computed_tokens_for_batch_change: ::std::option::Option<
+        unsafe extern "C" fn(
+            arg1: *const cattn_update_num_computed_tokens_for_batch_change_args_t,
+        ) -> cattn_status_t,
+    >,
 }
 #[test]
 fn bindgen_test_layout_cattn_api() {
     assert_eq!(
         ::std::mem::size_of::<cattn_api>(),
-        592usize,
+        640usize,
         concat!("Size of: ", stringify!(cattn_api))
     );
     assert_eq!(
@@ -13272,6 +14804,110 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_step_batch_check();
+    fn test_field_eagle_step_update_slot_mapping_and_metadata() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).eagle_step_update_slot_mapping_and_metadata) as usize
+                    - ptr as usize
+            },
+            592usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(eagle_step_update_slot_mapping_and_metadata)
+            )
+        );
+    }
+    test_field_eagle_step_update_slot_mapping_and_metadata();
+    fn test_field_eagle_prepare_inputs_padded() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).eagle_prepare_inputs_padded) as usize - ptr as usize
+            },
+            600usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(eagle_prepare_inputs_padded)
+            )
+        );
+    }
+    test_field_eagle_prepare_inputs_padded();
+    fn test_field_eagle_prepare_next_token_padded() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).eagle_prepare_next_token_padded) as usize - ptr as usize
+            },
+            608usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(eagle_prepare_next_token_padded)
+            )
+        );
+    }
+    test_field_eagle_prepare_next_token_padded();
+    fn test_field_compute_new_slot_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_new_slot_mapping) as usize - ptr as usize
+            },
+            616usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(compute_new_slot_mapping)
+            )
+        );
+    }
+    test_field_compute_new_slot_mapping();
+    fn test_field_copy_and_expand_eagle_inputs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).copy_and_expand_eagle_inputs) as usize - ptr as usize
+            },
+            624usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(copy_and_expand_eagle_inputs)
+            )
+        );
+    }
+    test_field_copy_and_expand_eagle_inputs();
+    fn test_field_update_num_computed_tokens_for_batch_change() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).update_num_computed_tokens_for_batch_change) as usize
+                    - ptr as usize
+            },
+            632usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(update_num_computed_tokens_for_batch_change)
+            )
+        );
+    }
+    test_field_update_num_computed_tokens_for_batch_change();
 }
 #[doc = " Every entry point, in release order, for callers that dlopen the library and resolve only"]
 #[doc = "  cattn_get_api. Members are only appended: test a member newer than your oldest supported"]
@@ -13810,6 +15446,96 @@ pub const CATTN_STEP_BATCH_CHECK_ARGS_INIT: cattn_step_batch_check_args_t =
         block_tables: [::core::ptr::null(); 8],
         slot_mappings: [::core::ptr::null(); 8],
         status: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT`: Initialiser: sizes 0 (set them), input_batch_size 0 (= B), every tensor NULL. Since: 1.2"]
+pub const CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT:
+    cattn_eagle_step_update_slot_mapping_and_metadata_args_t =
+    cattn_eagle_step_update_slot_mapping_and_metadata_args {
+        struct_size: ::core::mem::size_of::<cattn_eagle_step_update_slot_mapping_and_metadata_args_t>(
+        ) as usize,
+        block_size: 0 as i64,
+        max_model_len: 0 as i64,
+        input_batch_size: 0 as i64,
+        positions: ::core::ptr::null(),
+        block_table: ::core::ptr::null(),
+        seq_lens: ::core::ptr::null_mut(),
+        out_clamped_positions: ::core::ptr::null_mut(),
+        out_slot_mapping: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_INIT`: Initialiser: every tensor NULL, the legacy default stream. Since: 1.2"]
+pub const CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_INIT: cattn_eagle_prepare_inputs_padded_args_t =
+    cattn_eagle_prepare_inputs_padded_args {
+        struct_size: ::core::mem::size_of::<cattn_eagle_prepare_inputs_padded_args_t>() as usize,
+        cu_num_draft_tokens: ::core::ptr::null(),
+        valid_sampled_tokens_count: ::core::ptr::null(),
+        query_start_loc: ::core::ptr::null(),
+        token_indices_to_sample: ::core::ptr::null_mut(),
+        num_rejected_tokens: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_INIT`: Initialiser: vocab_size 0 (set it), every tensor NULL. Since: 1.2"]
+pub const CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_INIT:
+    cattn_eagle_prepare_next_token_padded_args_t = cattn_eagle_prepare_next_token_padded_args {
+    struct_size: ::core::mem::size_of::<cattn_eagle_prepare_next_token_padded_args_t>() as usize,
+    vocab_size: 0 as i64,
+    sampled_token_ids: ::core::ptr::null(),
+    discard_request_mask: ::core::ptr::null(),
+    backup_next_token_ids: ::core::ptr::null(),
+    next_token_ids: ::core::ptr::null_mut(),
+    valid_sampled_tokens_count: ::core::ptr::null_mut(),
+    stream: ::core::ptr::null_mut(),
+};
+#[doc = " `CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT`: Initialiser: sizes 0 (set them), every tensor NULL. Since: 1.2"]
+pub const CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT: cattn_compute_new_slot_mapping_args_t =
+    cattn_compute_new_slot_mapping_args {
+        struct_size: ::core::mem::size_of::<cattn_compute_new_slot_mapping_args_t>() as usize,
+        block_size: 0 as i64,
+        num_new_tokens: 0 as i64,
+        max_model_len: 0 as i64,
+        query_start_loc: ::core::ptr::null(),
+        block_table: ::core::ptr::null(),
+        new_positions: ::core::ptr::null(),
+        is_rejected_token_mask: ::core::ptr::null(),
+        new_slot_mapping: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_INIT`: Initialiser: token ids 0, P = 1, no limit, no shift, every tensor NULL. Since: 1.2"]
+pub const CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_INIT: cattn_copy_and_expand_eagle_inputs_args_t =
+    cattn_copy_and_expand_eagle_inputs_args {
+        struct_size: ::core::mem::size_of::<cattn_copy_and_expand_eagle_inputs_args_t>() as usize,
+        padding_token_id: 0 as i64,
+        parallel_drafting_token_id: 0 as i64,
+        num_padding_slots_per_request: 1 as i64,
+        max_tokens_per_request: 0 as i64,
+        shift_input_ids: 0 as i32,
+        reserved0: 0 as i32,
+        target_token_ids: ::core::ptr::null(),
+        target_positions: ::core::ptr::null(),
+        next_token_ids: ::core::ptr::null(),
+        query_start_loc: ::core::ptr::null(),
+        query_end_loc: ::core::ptr::null(),
+        out_input_ids: ::core::ptr::null_mut(),
+        out_positions: ::core::ptr::null_mut(),
+        out_is_rejected_token_mask: ::core::ptr::null_mut(),
+        out_is_masked_token_mask: ::core::ptr::null_mut(),
+        out_new_token_indices: ::core::ptr::null_mut(),
+        out_hidden_state_mapping: ::core::ptr::null_mut(),
+        stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_INIT`: Initialiser: every tensor NULL, the legacy default stream. Since: 1.2"]
+pub const CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_INIT:
+    cattn_update_num_computed_tokens_for_batch_change_args_t =
+    cattn_update_num_computed_tokens_for_batch_change_args {
+        struct_size: ::core::mem::size_of::<cattn_update_num_computed_tokens_for_batch_change_args_t>(
+        ) as usize,
+        num_computed_tokens: ::core::ptr::null_mut(),
+        num_accepted_tokens: ::core::ptr::null_mut(),
+        prev_positions: ::core::ptr::null(),
+        valid_sampled_token_count: ::core::ptr::null(),
+        prev_num_draft_tokens: ::core::ptr::null(),
+        cpu_num_computed_tokens: ::core::ptr::null(),
         stream: ::core::ptr::null_mut(),
     };
 #[doc = " `CATTN_STEP_PLAN_DESC_INIT`: Initialiser: no product, zero capacities, vLLM's defaults where it has one (DCP 1 rank, Mamba NONE, block_m 8, n 1); local attention has none: set both its fields. Since: 1.1"]
