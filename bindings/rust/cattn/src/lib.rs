@@ -29,6 +29,12 @@
 //!   [`step_batch_check()`] compute what an engine builds every step before attention from the
 //!   scheduler's output, under one padding contract (module [`mod@prepare_pos_seq_lens`]); the
 //!   step plan computes the same in its launch.
+//! - Speculative decoding (since 1.2): [`eagle_step_update_slot_mapping_and_metadata()`],
+//!   [`eagle_prepare_inputs_padded()`], [`eagle_prepare_next_token_padded()`],
+//!   [`compute_new_slot_mapping()`], [`copy_and_expand_eagle_inputs()`] and
+//!   [`update_num_computed_tokens_for_batch_change()`] compute EAGLE's per-step metadata
+//!   (vLLM's spec_decode/utils.py); their masks are one byte per entry
+//!   ([`TensorRef::from_bools`]; module [`mod@eagle_step_update_slot_mapping_and_metadata`]).
 //! - Every host utility also has a one-call helper that takes host slices and returns owned
 //!   `Vec`s: it makes the size query, allocates the outputs, converts between `usize` and the
 //!   library's `i64` and passes the default stream itself ([`pcp_query_restore_idx`],
@@ -40,8 +46,11 @@
 //!   [`token_to_req_indices_vec`], [`mm_prefix_range_tensor`], [`mm_prefix_query_ranges`],
 //!   [`pcp_qkv_halves`], [`log2_lse_to_ln_vec`], [`resolve_layout`], and for the step inputs
 //!   of 1.2 [`prepare_pos_seq_lens_host`], [`gather_block_tables_host`],
-//!   [`compute_slot_mappings_host`], [`combine_sampled_and_draft_tokens_host`] and
-//!   [`step_batch_check_host`]; the layout, per-layer and
+//!   [`compute_slot_mappings_host`], [`combine_sampled_and_draft_tokens_host`],
+//!   [`step_batch_check_host`], [`eagle_step_update_slot_mapping_and_metadata_host`],
+//!   [`eagle_prepare_inputs_padded_host`], [`eagle_prepare_next_token_padded_host`],
+//!   [`compute_new_slot_mapping_host`], [`copy_and_expand_eagle_inputs_host`] and
+//!   [`update_num_computed_tokens_for_batch_change_host`]; the layout, per-layer and
 //!   bound utilities return owned values already). Their index and length slices are of one
 //!   [`IndexElement`] type, `i32` or `i64`, which the results keep; another element type does
 //!   not compile.
@@ -86,7 +95,12 @@ mod tensor;
 pub mod combine_sampled_and_draft_tokens;
 pub mod compute_causal_conv1d_metadata;
 pub mod compute_mm_prefix_range_tensor;
+pub mod compute_new_slot_mapping;
 pub mod compute_slot_mappings;
+pub mod copy_and_expand_eagle_inputs;
+pub mod eagle_prepare_inputs_padded;
+pub mod eagle_prepare_next_token_padded;
+pub mod eagle_step_update_slot_mapping_and_metadata;
 pub mod extend_all_queries_by_n;
 pub mod fused_pcp_qkv_select;
 pub mod gather_block_tables;
@@ -108,6 +122,7 @@ pub mod step_batch_check;
 pub mod step_plan;
 pub mod token_to_req_indices;
 pub mod unpadded;
+pub mod update_num_computed_tokens_for_batch_change;
 
 #[cfg(unix)]
 pub mod dynamic;
@@ -135,9 +150,29 @@ pub use compute_mm_prefix_range_tensor::{
     fill_mm_prefix_query_ranges, mm_prefix_query_ranges, mm_prefix_range_tensor,
     MmPrefixRangeTensor, MmPrefixRanges,
 };
+pub use compute_new_slot_mapping::{
+    compute_new_slot_mapping, compute_new_slot_mapping_host, ComputeNewSlotMappingArgs,
+};
 pub use compute_slot_mappings::{
     compute_slot_mappings, compute_slot_mappings_host, ComputeSlotMappingsArgs,
     SlotMappingContract, SlotMappingParams, SlotMode,
+};
+pub use copy_and_expand_eagle_inputs::{
+    copy_and_expand_eagle_inputs, copy_and_expand_eagle_inputs_host, CopyAndExpandEagleInputsArgs,
+    CopyAndExpandEagleInputsOutputs, CopyAndExpandEagleParams, EagleDraftInputs,
+};
+pub use eagle_prepare_inputs_padded::{
+    eagle_prepare_inputs_padded, eagle_prepare_inputs_padded_host, EaglePrepareInputsPaddedArgs,
+    EaglePrepareInputsPaddedOutputs, EaglePreparedInputs,
+};
+pub use eagle_prepare_next_token_padded::{
+    eagle_prepare_next_token_padded, eagle_prepare_next_token_padded_host, EagleNextTokens,
+    EaglePrepareNextTokenPaddedArgs, EaglePrepareNextTokenPaddedOutputs,
+};
+pub use eagle_step_update_slot_mapping_and_metadata::{
+    eagle_step_update_slot_mapping_and_metadata, eagle_step_update_slot_mapping_and_metadata_host,
+    EagleStep, EagleStepUpdateSlotMappingAndMetadataArgs,
+    EagleStepUpdateSlotMappingAndMetadataOutputs,
 };
 pub use extend_all_queries_by_n::{
     extend_all_queries_by_n, extend_all_queries_by_n_in_place,
@@ -219,10 +254,16 @@ pub use step_plan::{
 };
 pub use token_to_req_indices::{token_to_req_indices, token_to_req_indices_vec};
 pub use unpadded::unpadded;
+pub use update_num_computed_tokens_for_batch_change::{
+    update_num_computed_tokens_for_batch_change, update_num_computed_tokens_for_batch_change_host,
+    BatchChangeCounts, UpdateNumComputedTokensForBatchChangeArgs,
+    UpdateNumComputedTokensForBatchChangeOutputs,
+};
 
 /// `CATTN_PAD_SLOT_ID`: the value written past the programs in use (compute_causal_conv1d_metadata), for a
-/// column past a row on the device (mamba_get_block_table_tensor), and for a slot another DCP
-/// rank stores or past the live tokens (compute_slot_mappings).
+/// column past a row on the device (mamba_get_block_table_tensor), for a slot another DCP
+/// rank stores or past the live tokens (compute_slot_mappings), and for a slot past the model's
+/// length, rejected or of a padding row (the speculative-decoding calls).
 pub const PAD_SLOT_ID: i64 = sys::CATTN_PAD_SLOT_ID as i64;
 
 /// `CATTN_MAX_KV_GROUPS` (1.2): the most KV-cache groups one step plan or batch check handles,

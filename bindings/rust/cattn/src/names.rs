@@ -816,6 +816,210 @@ pub(crate) const NAMES: &[CallNames] = &[
         c: "cattn_step_batch_check",
         args: &STEP_CHECK_ARGS,
     },
+    // eagle_step_update_slot_mapping_and_metadata(args, out): seq_lens, read and updated in
+    // place, is an output field; eagle_step_update_slot_mapping_and_metadata_host(positions,
+    // block_table, seq_lens, block_size, max_model_len, input_batch_size)
+    CallNames {
+        rust: "eagle_step_update_slot_mapping_and_metadata",
+        c: "cattn_eagle_step_update_slot_mapping_and_metadata",
+        args: &[
+            ("args->block_size", "args.block_size"),
+            ("args->max_model_len", "args.max_model_len"),
+            ("args->input_batch_size", "args.input_batch_size"),
+            ("args->positions", "args.positions"),
+            ("args->block_table", "args.block_table"),
+            ("args->seq_lens", "out.seq_lens"),
+            ("args->out_clamped_positions", "out.clamped_positions"),
+            ("args->out_slot_mapping", "out.slot_mapping"),
+        ],
+    },
+    CallNames {
+        rust: "eagle_step_update_slot_mapping_and_metadata_host",
+        c: "cattn_eagle_step_update_slot_mapping_and_metadata",
+        args: &[
+            ("args->block_size", "block_size"),
+            ("args->max_model_len", "max_model_len"),
+            ("args->input_batch_size", "input_batch_size"),
+            ("args->positions", "positions"),
+            ("args->block_table", "block_table"),
+            ("args->seq_lens", "seq_lens"),
+        ],
+    },
+    // eagle_prepare_inputs_padded(args, out), eagle_prepare_inputs_padded_host(
+    // cu_num_draft_tokens, valid_sampled_tokens_count, query_start_loc)
+    CallNames {
+        rust: "eagle_prepare_inputs_padded",
+        c: "cattn_eagle_prepare_inputs_padded",
+        args: &[
+            ("args->cu_num_draft_tokens", "args.cu_num_draft_tokens"),
+            (
+                "args->valid_sampled_tokens_count",
+                "args.valid_sampled_tokens_count",
+            ),
+            ("args->query_start_loc", "args.query_start_loc"),
+            (
+                "args->token_indices_to_sample",
+                "out.token_indices_to_sample",
+            ),
+            ("args->num_rejected_tokens", "out.num_rejected_tokens"),
+        ],
+    },
+    CallNames {
+        rust: "eagle_prepare_inputs_padded_host",
+        c: "cattn_eagle_prepare_inputs_padded",
+        args: &[
+            ("args->cu_num_draft_tokens", "cu_num_draft_tokens"),
+            (
+                "args->valid_sampled_tokens_count",
+                "valid_sampled_tokens_count",
+            ),
+            ("args->query_start_loc", "query_start_loc"),
+        ],
+    },
+    // eagle_prepare_next_token_padded(args, out), eagle_prepare_next_token_padded_host(
+    // sampled_token_ids, discard_request_mask, backup_next_token_ids, vocab_size)
+    CallNames {
+        rust: "eagle_prepare_next_token_padded",
+        c: "cattn_eagle_prepare_next_token_padded",
+        args: &[
+            ("args->vocab_size", "args.vocab_size"),
+            ("args->sampled_token_ids", "args.sampled_token_ids"),
+            ("args->discard_request_mask", "args.discard_request_mask"),
+            ("args->backup_next_token_ids", "args.backup_next_token_ids"),
+            ("args->next_token_ids", "out.next_token_ids"),
+            (
+                "args->valid_sampled_tokens_count",
+                "out.valid_sampled_tokens_count",
+            ),
+        ],
+    },
+    CallNames {
+        rust: "eagle_prepare_next_token_padded_host",
+        c: "cattn_eagle_prepare_next_token_padded",
+        args: &[
+            ("args->vocab_size", "vocab_size"),
+            ("args->sampled_token_ids", "sampled_token_ids"),
+            ("args->discard_request_mask", "discard_request_mask"),
+            ("args->backup_next_token_ids", "backup_next_token_ids"),
+        ],
+    },
+    // compute_new_slot_mapping(args, new_slot_mapping), compute_new_slot_mapping_host(
+    // query_start_loc, block_table, new_positions, is_rejected_token_mask, block_size,
+    // num_new_tokens, max_model_len)
+    CallNames {
+        rust: "compute_new_slot_mapping",
+        c: "cattn_compute_new_slot_mapping",
+        args: &[
+            ("args->block_size", "args.block_size"),
+            ("args->num_new_tokens", "args.num_new_tokens"),
+            ("args->max_model_len", "args.max_model_len"),
+            ("args->query_start_loc", "args.query_start_loc"),
+            ("args->block_table", "args.block_table"),
+            ("args->new_positions", "args.new_positions"),
+            (
+                "args->is_rejected_token_mask",
+                "args.is_rejected_token_mask",
+            ),
+            ("args->new_slot_mapping", "new_slot_mapping"),
+        ],
+    },
+    CallNames {
+        rust: "compute_new_slot_mapping_host",
+        c: "cattn_compute_new_slot_mapping",
+        args: &[
+            ("args->block_size", "block_size"),
+            ("args->num_new_tokens", "num_new_tokens"),
+            ("args->max_model_len", "max_model_len"),
+            ("args->query_start_loc", "query_start_loc"),
+            ("args->block_table", "block_table"),
+            ("args->new_positions", "new_positions"),
+            ("args->is_rejected_token_mask", "is_rejected_token_mask"),
+        ],
+    },
+    // copy_and_expand_eagle_inputs(args, out): the scalars are the params' fields, the
+    // outputs drop their out_ prefix; copy_and_expand_eagle_inputs_host(params,
+    // target_token_ids, target_positions, next_token_ids, query_start_loc, query_end_loc)
+    CallNames {
+        rust: "copy_and_expand_eagle_inputs",
+        c: "cattn_copy_and_expand_eagle_inputs",
+        args: &[
+            COPY_EXPAND_PARAMS[0],
+            COPY_EXPAND_PARAMS[1],
+            COPY_EXPAND_PARAMS[2],
+            COPY_EXPAND_PARAMS[3],
+            COPY_EXPAND_PARAMS[4],
+            ("args->target_token_ids", "args.target_token_ids"),
+            ("args->target_positions", "args.target_positions"),
+            ("args->next_token_ids", "args.next_token_ids"),
+            ("args->query_start_loc", "args.query_start_loc"),
+            ("args->query_end_loc", "args.query_end_loc"),
+            ("args->out_input_ids", "out.input_ids"),
+            ("args->out_positions", "out.positions"),
+            (
+                "args->out_is_rejected_token_mask",
+                "out.is_rejected_token_mask",
+            ),
+            ("args->out_is_masked_token_mask", "out.is_masked_token_mask"),
+            ("args->out_new_token_indices", "out.new_token_indices"),
+            ("args->out_hidden_state_mapping", "out.hidden_state_mapping"),
+        ],
+    },
+    CallNames {
+        rust: "copy_and_expand_eagle_inputs_host",
+        c: "cattn_copy_and_expand_eagle_inputs",
+        args: &[
+            (COPY_EXPAND_PARAMS[0].0, "params.padding_token_id"),
+            (COPY_EXPAND_PARAMS[1].0, "params.parallel_drafting_token_id"),
+            (
+                COPY_EXPAND_PARAMS[2].0,
+                "params.num_padding_slots_per_request",
+            ),
+            (COPY_EXPAND_PARAMS[3].0, "params.max_tokens_per_request"),
+            (COPY_EXPAND_PARAMS[4].0, "params.shift_input_ids"),
+            ("args->target_token_ids", "target_token_ids"),
+            ("args->target_positions", "target_positions"),
+            ("args->next_token_ids", "next_token_ids"),
+            ("args->query_start_loc", "query_start_loc"),
+            ("args->query_end_loc", "query_end_loc"),
+        ],
+    },
+    // update_num_computed_tokens_for_batch_change(args, out): the counts, read and rewritten
+    // in place, are the output fields; update_num_computed_tokens_for_batch_change_host(
+    // num_computed_tokens, num_accepted_tokens, prev_positions, valid_sampled_token_count,
+    // prev_num_draft_tokens, cpu_num_computed_tokens)
+    CallNames {
+        rust: "update_num_computed_tokens_for_batch_change",
+        c: "cattn_update_num_computed_tokens_for_batch_change",
+        args: &[
+            ("args->num_computed_tokens", "out.num_computed_tokens"),
+            ("args->num_accepted_tokens", "out.num_accepted_tokens"),
+            ("args->prev_positions", "args.prev_positions"),
+            (
+                "args->valid_sampled_token_count",
+                "args.valid_sampled_token_count",
+            ),
+            ("args->prev_num_draft_tokens", "args.prev_num_draft_tokens"),
+            (
+                "args->cpu_num_computed_tokens",
+                "args.cpu_num_computed_tokens",
+            ),
+        ],
+    },
+    CallNames {
+        rust: "update_num_computed_tokens_for_batch_change_host",
+        c: "cattn_update_num_computed_tokens_for_batch_change",
+        args: &[
+            ("args->num_computed_tokens", "num_computed_tokens"),
+            ("args->num_accepted_tokens", "num_accepted_tokens"),
+            ("args->prev_positions", "prev_positions"),
+            (
+                "args->valid_sampled_token_count",
+                "valid_sampled_token_count",
+            ),
+            ("args->prev_num_draft_tokens", "prev_num_draft_tokens"),
+            ("args->cpu_num_computed_tokens", "cpu_num_computed_tokens"),
+        ],
+    },
     // step_plan_create(desc) and StepPlan::new(desc), StepPlan::run(batch, outputs, stream):
     // the Rust structs keep the C field names but for the Mamba mode and the workspace.
     CallNames {
@@ -889,6 +1093,24 @@ const STEP_CHECK_ARGS: [(&str, &str); 5] = [
     ("args->seq_lens", "args.seq_lens"),
     ("args->block_tables", "args.block_tables"),
     ("args->slot_mappings", "args.slot_mappings"),
+];
+
+/// `CopyAndExpandEagleInputsArgs`' scalars: its params' fields.
+const COPY_EXPAND_PARAMS: [(&str, &str); 5] = [
+    ("args->padding_token_id", "args.params.padding_token_id"),
+    (
+        "args->parallel_drafting_token_id",
+        "args.params.parallel_drafting_token_id",
+    ),
+    (
+        "args->num_padding_slots_per_request",
+        "args.params.num_padding_slots_per_request",
+    ),
+    (
+        "args->max_tokens_per_request",
+        "args.params.max_tokens_per_request",
+    ),
+    ("args->shift_input_ids", "args.params.shift_input_ids"),
 ];
 
 /// `StepPlanDesc`.
@@ -1132,6 +1354,12 @@ mod tests {
             include_str!("compute_slot_mappings.rs"),
             include_str!("combine_sampled_and_draft_tokens.rs"),
             include_str!("step_batch_check.rs"),
+            include_str!("eagle_step_update_slot_mapping_and_metadata.rs"),
+            include_str!("eagle_prepare_inputs_padded.rs"),
+            include_str!("eagle_prepare_next_token_padded.rs"),
+            include_str!("compute_new_slot_mapping.rs"),
+            include_str!("copy_and_expand_eagle_inputs.rs"),
+            include_str!("update_num_computed_tokens_for_batch_change.rs"),
             include_str!("get_per_layer_parameters.rs"),
             include_str!("get_kv_cache_layout.rs"),
             include_str!("kv_cache_layout.rs"),

@@ -55,6 +55,14 @@ impl DataType {
     pub const F32: DataType = DataType::scalar(sys::kDLFloat, 32);
     /// IEEE float64.
     pub const F64: DataType = DataType::scalar(sys::kDLFloat, 64);
+    /// DLPack's bool (`kDLBool`, code 6, one byte per entry): the flag tensors of the
+    /// speculative-decoding calls ([`TensorRef::from_bools`]). The DLPack header the bindings
+    /// are generated from predates the code, so it is stated here.
+    pub const BOOL: DataType = DataType {
+        code: 6,
+        bits: 8,
+        lanes: 1,
+    };
 
     const fn scalar(code: sys::DLDataTypeCode, bits: u8) -> DataType {
         // DLPack stores the code in a uint8_t; every code it defines fits.
@@ -413,6 +421,31 @@ impl<'a> TensorRef<'a> {
                 data.as_ptr().cast_mut().cast(),
                 Device::Cpu,
                 T::DTYPE,
+                &shape,
+                None,
+                0,
+            ),
+            _data: PhantomData,
+        }
+    }
+
+    /// A 1-D host view of a slice of flags, [`DataType::BOOL`]: the masks of the
+    /// speculative-decoding calls, which read one byte per entry (nonzero = set). (`bool` is
+    /// no [`Element`]: an output view of it would let the library store a byte that is no
+    /// `bool`; outputs of flags are `u8` slices.)
+    ///
+    /// ```
+    /// let mask = [true, false, true];
+    /// let t = cattn::TensorRef::from_bools(&mask);
+    /// assert_eq!((t.shape(), t.dtype()), (&[3i64][..], cattn::DataType::BOOL));
+    /// ```
+    pub fn from_bools(data: &'a [bool]) -> TensorRef<'a> {
+        let shape = [data.len() as i64];
+        TensorRef {
+            view: View::new(
+                data.as_ptr().cast_mut().cast(),
+                Device::Cpu,
+                DataType::BOOL,
                 &shape,
                 None,
                 0,
