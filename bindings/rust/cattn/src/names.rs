@@ -1399,6 +1399,70 @@ mod tests {
         assert!(checked > 50, "{checked} paths checked");
     }
 
+    /// The speculative-decoding calls' required tensors, which the safe API cannot pass as
+    /// NULL (tests/spec_decode.rs has the library refuse them through the raw table): the
+    /// library's message for each comes out naming the Rust field or parameter.
+    #[test]
+    fn spec_decode_null_tensors_are_named_in_rust_terms() {
+        let null = " is NULL (got NULL, expected a DLTensor)";
+        for (rust, c, c_path, name) in [
+            (
+                "eagle_step_update_slot_mapping_and_metadata",
+                "cattn_eagle_step_update_slot_mapping_and_metadata",
+                "args->seq_lens",
+                "out.seq_lens",
+            ),
+            (
+                "eagle_step_update_slot_mapping_and_metadata_host",
+                "cattn_eagle_step_update_slot_mapping_and_metadata",
+                "args->seq_lens",
+                "seq_lens",
+            ),
+            (
+                "eagle_prepare_inputs_padded",
+                "cattn_eagle_prepare_inputs_padded",
+                "args->valid_sampled_tokens_count",
+                "args.valid_sampled_tokens_count",
+            ),
+            (
+                "eagle_prepare_next_token_padded",
+                "cattn_eagle_prepare_next_token_padded",
+                "args->next_token_ids",
+                "out.next_token_ids",
+            ),
+            (
+                "compute_new_slot_mapping",
+                "cattn_compute_new_slot_mapping",
+                "args->block_table",
+                "args.block_table",
+            ),
+            (
+                "copy_and_expand_eagle_inputs",
+                "cattn_copy_and_expand_eagle_inputs",
+                "args->query_end_loc",
+                "args.query_end_loc",
+            ),
+            (
+                "copy_and_expand_eagle_inputs_host",
+                "cattn_copy_and_expand_eagle_inputs",
+                "args->num_padding_slots_per_request",
+                "params.num_padding_slots_per_request",
+            ),
+            (
+                "update_num_computed_tokens_for_batch_change",
+                "cattn_update_num_computed_tokens_for_batch_change",
+                "args->prev_num_draft_tokens",
+                "args.prev_num_draft_tokens",
+            ),
+        ] {
+            assert_eq!(
+                translate(rust, &format!("{c}: {c_path}{null}")),
+                Some(format!("cattn::{rust}: {name}{null}")),
+                "{rust}"
+            );
+        }
+    }
+
     #[test]
     fn translates_the_argument_and_keeps_the_rest() {
         let c =

@@ -1751,6 +1751,7 @@ fn every_vector_file_is_covered() {
         "naive_query_lens",
         "reorder_batch_to_split_decodes_and_prefills", // tests/split.rs
         "resolve_kv_cache_layout",                     // tests/kv_cache_layout.rs
+        "spec_decode",                                 // tests/spec_decode.rs
         "split_decodes_and_prefills",                  // tests/split.rs
         "split_decodes_prefills_and_extends",          // tests/split.rs
         "split_prefill_chunks",                        // tests/split.rs

@@ -64,6 +64,24 @@ fn everything_runs_through_a_loaded_library() {
         .unwrap(),
         [47, 48, 49, 9]
     );
+    // The speculative-decoding calls of 1.2.
+    let prepared = api
+        .eagle_prepare_inputs_padded_host(&[2i64, 2, 5], &[3, 1, 2], &[0, 3, 4, 8])
+        .unwrap();
+    assert_eq!(prepared.token_indices_to_sample, [2, 3, 5]);
+    let sampled = [[5i32, 7, -1], [-1, -1, -1]];
+    let next = api
+        .eagle_prepare_next_token_padded_host(&sampled, Some(&[false, true]), &[11, 12], 50)
+        .unwrap();
+    assert_eq!(next.next_token_ids, [7, 12]);
+    let e = api
+        .compute_new_slot_mapping_host(&[0i64, 2], &[[3i64, 4]], &[0, 1], None, 4, 1, 16)
+        .unwrap_err();
+    assert!(
+        e.message()
+            .starts_with("cattn::compute_new_slot_mapping_host: new_positions "),
+        "{e}"
+    );
 
     // A tensor call, and handles that borrow the library.
     let mut lens = [0i32; 4];

@@ -145,6 +145,19 @@ impl HostInts {
         made.expect("a valid test view")
     }
 
+    /// A view of the first `cols` columns of a 2-D tensor: a strided view whose rows keep the
+    /// storage's row stride (vLLM passes a table's leading columns so).
+    pub fn view_cols(&self, cols: i64) -> TensorRef<'_> {
+        assert_eq!(self.shape.len(), 2, "view_cols of a 2-D tensor");
+        assert!(cols <= self.shape[1], "{cols} columns of {:?}", self.shape);
+        let (shape, strides) = ([self.shape[0], cols], self.strides());
+        let made = match &self.storage {
+            Storage::I32(s) => TensorRef::strided(s, &shape, &strides),
+            Storage::I64(s) => TensorRef::strided(s, &shape, &strides),
+        };
+        made.expect("a valid test view")
+    }
+
     /// The elements, row-major.
     pub fn values(&self) -> Vec<i64> {
         let all = self.storage_values();
@@ -156,6 +169,85 @@ impl HostInts {
         match &self.storage {
             Storage::I32(s) => s.iter().map(|&v| i64::from(v)).collect(),
             Storage::I64(s) => s.clone(),
+        }
+    }
+}
+
+/// A one-byte flag dtype: DLPack bool, uint8 or int8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flag {
+    Bool,
+    U8,
+    I8,
+}
+
+pub const FLAGS: [Flag; 3] = [Flag::Bool, Flag::U8, Flag::I8];
+
+#[derive(Clone, Debug, PartialEq)]
+enum FlagStorage {
+    Bool(Vec<bool>),
+    U8(Vec<u8>),
+    I8(Vec<i8>),
+}
+
+/// A host tensor of one-byte flags, compact.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostFlags(FlagStorage);
+
+impl HostFlags {
+    /// Input flags of 0/1 values. A set flag is stored as a nonzero byte other than 1 where the
+    /// dtype allows (u8 255, i8 -1): the library reads nonzero as set.
+    pub fn of(values: &[i64], dtype: Flag) -> HostFlags {
+        assert!(values.iter().all(|&v| v == 0 || v == 1), "{values:?}");
+        HostFlags(match dtype {
+            Flag::Bool => FlagStorage::Bool(values.iter().map(|&v| v != 0).collect()),
+            Flag::U8 => FlagStorage::U8(
+                values
+                    .iter()
+                    .map(|&v| if v != 0 { 255 } else { 0 })
+                    .collect(),
+            ),
+            Flag::I8 => FlagStorage::I8(
+                values
+                    .iter()
+                    .map(|&v| if v != 0 { -1 } else { 0 })
+                    .collect(),
+            ),
+        })
+    }
+
+    /// An output of `len` bytes, each `fill` (a `bool` output cannot be made: see
+    /// `TensorRef::from_bools`).
+    pub fn filled(len: usize, fill: i8, dtype: Flag) -> HostFlags {
+        HostFlags(match dtype {
+            Flag::Bool => panic!("flag outputs are u8 or i8"),
+            Flag::U8 => FlagStorage::U8(vec![fill as u8; len]),
+            Flag::I8 => FlagStorage::I8(vec![fill; len]),
+        })
+    }
+
+    pub fn view(&self) -> TensorRef<'_> {
+        match &self.0 {
+            FlagStorage::Bool(s) => TensorRef::from_bools(s),
+            FlagStorage::U8(s) => TensorRef::from_slice(s),
+            FlagStorage::I8(s) => TensorRef::from_slice(s),
+        }
+    }
+
+    pub fn view_mut(&mut self) -> TensorMut<'_> {
+        match &mut self.0 {
+            FlagStorage::Bool(_) => panic!("flag outputs are u8 or i8"),
+            FlagStorage::U8(s) => TensorMut::from_slice(s),
+            FlagStorage::I8(s) => TensorMut::from_slice(s),
+        }
+    }
+
+    /// The bytes as integers (bool as 0/1).
+    pub fn values(&self) -> Vec<i64> {
+        match &self.0 {
+            FlagStorage::Bool(s) => s.iter().map(|&v| i64::from(v)).collect(),
+            FlagStorage::U8(s) => s.iter().map(|&v| i64::from(v)).collect(),
+            FlagStorage::I8(s) => s.iter().map(|&v| i64::from(v)).collect(),
         }
     }
 }
