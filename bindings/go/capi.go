@@ -192,7 +192,15 @@ static void gocattn_copy_message(const char* m, char* msg, size_t cap) {
   X(gather_block_tables, cattn_gather_block_tables_args_t)                      \
   X(compute_slot_mappings, cattn_compute_slot_mappings_args_t)                  \
   X(combine_sampled_and_draft_tokens, cattn_combine_sampled_and_draft_tokens_args_t) \
-  X(step_batch_check, cattn_step_batch_check_args_t)
+  X(step_batch_check, cattn_step_batch_check_args_t)                            \
+  X(eagle_step_update_slot_mapping_and_metadata,                                \
+    cattn_eagle_step_update_slot_mapping_and_metadata_args_t)                   \
+  X(eagle_prepare_inputs_padded, cattn_eagle_prepare_inputs_padded_args_t)      \
+  X(eagle_prepare_next_token_padded, cattn_eagle_prepare_next_token_padded_args_t) \
+  X(compute_new_slot_mapping, cattn_compute_new_slot_mapping_args_t)            \
+  X(copy_and_expand_eagle_inputs, cattn_copy_and_expand_eagle_inputs_args_t)    \
+  X(update_num_computed_tokens_for_batch_change,                                \
+    cattn_update_num_computed_tokens_for_batch_change_args_t)
 
 #define GOCATTN_ARGS_SHIM(m, T) \
   static cattn_status_t gocattn_##m(T* a, char* msg, size_t cap) { GOCATTN_CALL(m, a); }
@@ -447,6 +455,42 @@ static void gocattn_step_batch_check_args_init(cattn_step_batch_check_args_t* a)
   const cattn_step_batch_check_args_t init = CATTN_STEP_BATCH_CHECK_ARGS_INIT;
   *a = init;
 }
+static void gocattn_eagle_step_update_slot_mapping_and_metadata_args_init(
+    cattn_eagle_step_update_slot_mapping_and_metadata_args_t* a) {
+  const cattn_eagle_step_update_slot_mapping_and_metadata_args_t init =
+      CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT;
+  *a = init;
+}
+static void gocattn_eagle_prepare_inputs_padded_args_init(
+    cattn_eagle_prepare_inputs_padded_args_t* a) {
+  const cattn_eagle_prepare_inputs_padded_args_t init =
+      CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_INIT;
+  *a = init;
+}
+static void gocattn_eagle_prepare_next_token_padded_args_init(
+    cattn_eagle_prepare_next_token_padded_args_t* a) {
+  const cattn_eagle_prepare_next_token_padded_args_t init =
+      CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_INIT;
+  *a = init;
+}
+static void gocattn_compute_new_slot_mapping_args_init(
+    cattn_compute_new_slot_mapping_args_t* a) {
+  const cattn_compute_new_slot_mapping_args_t init =
+      CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT;
+  *a = init;
+}
+static void gocattn_copy_and_expand_eagle_inputs_args_init(
+    cattn_copy_and_expand_eagle_inputs_args_t* a) {
+  const cattn_copy_and_expand_eagle_inputs_args_t init =
+      CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_INIT;
+  *a = init;
+}
+static void gocattn_update_num_computed_tokens_for_batch_change_args_init(
+    cattn_update_num_computed_tokens_for_batch_change_args_t* a) {
+  const cattn_update_num_computed_tokens_for_batch_change_args_t init =
+      CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_INIT;
+  *a = init;
+}
 static void gocattn_step_plan_desc_init_into(cattn_step_plan_desc_t* d) {
   const cattn_step_plan_desc_t init = CATTN_STEP_PLAN_DESC_INIT;
   *d = init;
@@ -576,6 +620,30 @@ func cStepBatchCheckArgsInit(a *C.cattn_step_batch_check_args_t) {
 	C.gocattn_step_batch_check_args_init(a)
 }
 
+func cEagleStepUpdateSlotMappingAndMetadataArgsInit(a *C.cattn_eagle_step_update_slot_mapping_and_metadata_args_t) {
+	C.gocattn_eagle_step_update_slot_mapping_and_metadata_args_init(a)
+}
+
+func cEaglePrepareInputsPaddedArgsInit(a *C.cattn_eagle_prepare_inputs_padded_args_t) {
+	C.gocattn_eagle_prepare_inputs_padded_args_init(a)
+}
+
+func cEaglePrepareNextTokenPaddedArgsInit(a *C.cattn_eagle_prepare_next_token_padded_args_t) {
+	C.gocattn_eagle_prepare_next_token_padded_args_init(a)
+}
+
+func cComputeNewSlotMappingArgsInit(a *C.cattn_compute_new_slot_mapping_args_t) {
+	C.gocattn_compute_new_slot_mapping_args_init(a)
+}
+
+func cCopyAndExpandEagleInputsArgsInit(a *C.cattn_copy_and_expand_eagle_inputs_args_t) {
+	C.gocattn_copy_and_expand_eagle_inputs_args_init(a)
+}
+
+func cUpdateNumComputedTokensForBatchChangeArgsInit(a *C.cattn_update_num_computed_tokens_for_batch_change_args_t) {
+	C.gocattn_update_num_computed_tokens_for_batch_change_args_init(a)
+}
+
 func cStepPlanDescInitInto(d *C.cattn_step_plan_desc_t) { C.gocattn_step_plan_desc_init_into(d) }
 
 func cStepBatchInit(b *C.cattn_step_batch_t) { C.gocattn_step_batch_init(b) }
@@ -597,6 +665,12 @@ func cArgsSizeMismatches() []string {
 	check("cattn_gather_block_tables_args_t", unsafe.Sizeof(C.cattn_gather_block_tables_args_t{}), C.sizeof_cattn_gather_block_tables_args_t)
 	check("cattn_prepare_pos_seq_lens_args_t", unsafe.Sizeof(C.cattn_prepare_pos_seq_lens_args_t{}), C.sizeof_cattn_prepare_pos_seq_lens_args_t)
 	check("cattn_step_batch_check_args_t", unsafe.Sizeof(C.cattn_step_batch_check_args_t{}), C.sizeof_cattn_step_batch_check_args_t)
+	check("cattn_eagle_step_update_slot_mapping_and_metadata_args_t", unsafe.Sizeof(C.cattn_eagle_step_update_slot_mapping_and_metadata_args_t{}), C.sizeof_cattn_eagle_step_update_slot_mapping_and_metadata_args_t)
+	check("cattn_eagle_prepare_inputs_padded_args_t", unsafe.Sizeof(C.cattn_eagle_prepare_inputs_padded_args_t{}), C.sizeof_cattn_eagle_prepare_inputs_padded_args_t)
+	check("cattn_eagle_prepare_next_token_padded_args_t", unsafe.Sizeof(C.cattn_eagle_prepare_next_token_padded_args_t{}), C.sizeof_cattn_eagle_prepare_next_token_padded_args_t)
+	check("cattn_compute_new_slot_mapping_args_t", unsafe.Sizeof(C.cattn_compute_new_slot_mapping_args_t{}), C.sizeof_cattn_compute_new_slot_mapping_args_t)
+	check("cattn_copy_and_expand_eagle_inputs_args_t", unsafe.Sizeof(C.cattn_copy_and_expand_eagle_inputs_args_t{}), C.sizeof_cattn_copy_and_expand_eagle_inputs_args_t)
+	check("cattn_update_num_computed_tokens_for_batch_change_args_t", unsafe.Sizeof(C.cattn_update_num_computed_tokens_for_batch_change_args_t{}), C.sizeof_cattn_update_num_computed_tokens_for_batch_change_args_t)
 	check("cattn_causal_conv1d_metadata_args_t", unsafe.Sizeof(C.cattn_causal_conv1d_metadata_args_t{}), C.sizeof_cattn_causal_conv1d_metadata_args_t)
 	check("cattn_causal_conv1d_metadata_capturable_args_t", unsafe.Sizeof(C.cattn_causal_conv1d_metadata_capturable_args_t{}), C.sizeof_cattn_causal_conv1d_metadata_capturable_args_t)
 	check("cattn_dcp_local_seq_lens_args_t", unsafe.Sizeof(C.cattn_dcp_local_seq_lens_args_t{}), C.sizeof_cattn_dcp_local_seq_lens_args_t)
@@ -930,4 +1004,36 @@ func cTokenToReqIndices(a *C.cattn_token_to_req_indices_args_t, msg *C.char) C.c
 
 func cUnpadded(a *C.cattn_unpadded_args_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_unpadded(a, msg, msgCap)
+}
+
+// Speculative decoding (1.2).
+
+func cEagleStepUpdateSlotMappingAndMetadata(
+	a *C.cattn_eagle_step_update_slot_mapping_and_metadata_args_t, msg *C.char) C.cattn_status_t {
+	return C.gocattn_eagle_step_update_slot_mapping_and_metadata(a, msg, msgCap)
+}
+
+func cEaglePrepareInputsPadded(a *C.cattn_eagle_prepare_inputs_padded_args_t,
+	msg *C.char) C.cattn_status_t {
+	return C.gocattn_eagle_prepare_inputs_padded(a, msg, msgCap)
+}
+
+func cEaglePrepareNextTokenPadded(a *C.cattn_eagle_prepare_next_token_padded_args_t,
+	msg *C.char) C.cattn_status_t {
+	return C.gocattn_eagle_prepare_next_token_padded(a, msg, msgCap)
+}
+
+func cComputeNewSlotMapping(a *C.cattn_compute_new_slot_mapping_args_t,
+	msg *C.char) C.cattn_status_t {
+	return C.gocattn_compute_new_slot_mapping(a, msg, msgCap)
+}
+
+func cCopyAndExpandEagleInputs(a *C.cattn_copy_and_expand_eagle_inputs_args_t,
+	msg *C.char) C.cattn_status_t {
+	return C.gocattn_copy_and_expand_eagle_inputs(a, msg, msgCap)
+}
+
+func cUpdateNumComputedTokensForBatchChange(
+	a *C.cattn_update_num_computed_tokens_for_batch_change_args_t, msg *C.char) C.cattn_status_t {
+	return C.gocattn_update_num_computed_tokens_for_batch_change(a, msg, msgCap)
 }

@@ -43,8 +43,11 @@
 // NumComputedTokens, TokenToReqIndicesOf, MMPrefixRangeTensor, MMPrefixQueryRanges,
 // Log2LSEToLnOf and FusedPCPQKVSelectOf, and for the step inputs of 1.2
 // PreparePosSeqLensHost, GatherBlockTablesHost, ComputeSlotMappingsHost,
-// CombineSampledAndDraftTokensHost and StepBatchCheckHost. Their index slices are []int32 or
-// []int64 (Index), and their results have the type given.
+// CombineSampledAndDraftTokensHost and StepBatchCheckHost, and for speculative decoding
+// EagleStepUpdateSlotMappingAndMetadataHost, EaglePrepareInputsPaddedHost,
+// EaglePrepareNextTokenPaddedHost, ComputeNewSlotMappingHost, CopyAndExpandEagleInputsHost and
+// UpdateNumComputedTokensForBatchChangeHost. Their index slices are []int32 or []int64
+// (Index), and their results have the type given; flags are []bool.
 //
 // # Step inputs
 //
@@ -56,6 +59,15 @@
 // rank) are the header's initialisers, which the cgo layer writes before the Go fields: a zero
 // DCPSize or a nil NumNewSampledTokens keeps them. The step plan computes the same products in
 // its launch (StepInputProducts).
+//
+// # Speculative decoding
+//
+// Since libcattn 1.2, EagleStepUpdateSlotMappingAndMetadata, EaglePrepareInputsPadded,
+// EaglePrepareNextTokenPadded, ComputeNewSlotMapping, CopyAndExpandEagleInputs and
+// UpdateNumComputedTokensForBatchChange are the helpers of vLLM's
+// vllm/v1/spec_decode/utils.py, one call each, on host or device tensors
+// (eagle_step_update_slot_mapping_and_metadata.go). Their flag tensors hold one byte per
+// entry (Bool, UInt8 or Int8), and their slots are exact int64 where vLLM wraps at 2^31.
 //
 // # Tensors
 //

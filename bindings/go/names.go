@@ -66,6 +66,15 @@ var fieldPairs = [][2]reflect.Type{
 	{reflect.TypeOf(C.cattn_compute_slot_mappings_args_t{}), reflect.TypeOf(SlotMappingParams{})},
 	{reflect.TypeOf(C.cattn_combine_sampled_and_draft_tokens_args_t{}), reflect.TypeOf(CombineSampledAndDraftTokensArgs{})},
 	{reflect.TypeOf(C.cattn_step_batch_check_args_t{}), reflect.TypeOf(StepBatchCheckArgs{})},
+	{reflect.TypeOf(C.cattn_eagle_step_update_slot_mapping_and_metadata_args_t{}), reflect.TypeOf(EagleStepUpdateSlotMappingAndMetadataArgs{})},
+	{reflect.TypeOf(C.cattn_eagle_step_update_slot_mapping_and_metadata_args_t{}), reflect.TypeOf(EagleStepParams{})},
+	{reflect.TypeOf(C.cattn_eagle_prepare_inputs_padded_args_t{}), reflect.TypeOf(EaglePrepareInputsPaddedArgs{})},
+	{reflect.TypeOf(C.cattn_eagle_prepare_next_token_padded_args_t{}), reflect.TypeOf(EaglePrepareNextTokenPaddedArgs{})},
+	{reflect.TypeOf(C.cattn_compute_new_slot_mapping_args_t{}), reflect.TypeOf(ComputeNewSlotMappingArgs{})},
+	{reflect.TypeOf(C.cattn_compute_new_slot_mapping_args_t{}), reflect.TypeOf(NewSlotMappingParams{})},
+	{reflect.TypeOf(C.cattn_copy_and_expand_eagle_inputs_args_t{}), reflect.TypeOf(CopyAndExpandEagleInputsArgs{})},
+	{reflect.TypeOf(C.cattn_copy_and_expand_eagle_inputs_args_t{}), reflect.TypeOf(EagleExpandParams{})},
+	{reflect.TypeOf(C.cattn_update_num_computed_tokens_for_batch_change_args_t{}), reflect.TypeOf(UpdateNumComputedTokensForBatchChangeArgs{})},
 }
 
 // goFieldNames maps a C field name to its Go field name; unmatched lists, per C struct, the

@@ -40,6 +40,7 @@ const (
 	CodeUInt   DTypeCode = 1 // kDLUInt
 	CodeFloat  DTypeCode = 2 // kDLFloat
 	CodeBFloat DTypeCode = 4 // kDLBfloat
+	CodeBool   DTypeCode = 6 // kDLBool
 )
 
 // DType is DLPack's DLDataType: a type code, the bits of one lane and the lane count.
@@ -50,8 +51,10 @@ type DType struct {
 }
 
 // Common element types. Index and length tensors are Int32 or Int64; fused_pcp_qkv_select
-// and the all-gather move elements of 1, 2, 4 or 8 bytes of any type as opaque bytes.
+// and the all-gather move elements of 1, 2, 4 or 8 bytes of any type as opaque bytes; flag
+// tensors (masks) hold one byte per entry, Bool, UInt8 or Int8, nonzero meaning set.
 var (
+	Bool     = DType{CodeBool, 8, 1}
 	Int8     = DType{CodeInt, 8, 1}
 	Int16    = DType{CodeInt, 16, 1}
 	Int32    = DType{CodeInt, 32, 1}
@@ -332,3 +335,27 @@ func longestQuery[T Index](qsl []T) int64 {
 
 // numReqs returns B for a [B + 1] query_start_loc, 0 for an empty one.
 func numReqs[T Index](qsl []T) int64 { return max(int64(len(qsl))-1, 0) }
+
+// flagsTensor views v as a host Bool tensor of one byte per entry (0 or 1), a copy; nil for
+// nil.
+func flagsTensor(v []bool) *Tensor {
+	if v == nil {
+		return nil
+	}
+	b := make([]byte, len(v))
+	for i, x := range v {
+		if x {
+			b[i] = 1
+		}
+	}
+	return BytesTensor(b, Bool, int64(len(b)))
+}
+
+// boolsOf reads flag bytes back (nonzero is true).
+func boolsOf(b []byte) []bool {
+	out := make([]bool, len(b))
+	for i, x := range b {
+		out[i] = x != 0
+	}
+	return out
+}
