@@ -591,6 +591,98 @@ class cattn_step_batch_check_args_t(ctypes.Structure):
     ]
 
 
+class cattn_eagle_step_update_slot_mapping_and_metadata_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("block_size", ctypes.c_int64),
+        ("max_model_len", ctypes.c_int64),
+        ("input_batch_size", ctypes.c_int64),
+        ("positions", ctypes.POINTER(DLTensor)),
+        ("block_table", ctypes.POINTER(DLTensor)),
+        ("seq_lens", ctypes.POINTER(DLTensor)),
+        ("out_clamped_positions", ctypes.POINTER(DLTensor)),
+        ("out_slot_mapping", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_eagle_prepare_inputs_padded_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("cu_num_draft_tokens", ctypes.POINTER(DLTensor)),
+        ("valid_sampled_tokens_count", ctypes.POINTER(DLTensor)),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("token_indices_to_sample", ctypes.POINTER(DLTensor)),
+        ("num_rejected_tokens", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_eagle_prepare_next_token_padded_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("vocab_size", ctypes.c_int64),
+        ("sampled_token_ids", ctypes.POINTER(DLTensor)),
+        ("discard_request_mask", ctypes.POINTER(DLTensor)),
+        ("backup_next_token_ids", ctypes.POINTER(DLTensor)),
+        ("next_token_ids", ctypes.POINTER(DLTensor)),
+        ("valid_sampled_tokens_count", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_compute_new_slot_mapping_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("block_size", ctypes.c_int64),
+        ("num_new_tokens", ctypes.c_int64),
+        ("max_model_len", ctypes.c_int64),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("block_table", ctypes.POINTER(DLTensor)),
+        ("new_positions", ctypes.POINTER(DLTensor)),
+        ("is_rejected_token_mask", ctypes.POINTER(DLTensor)),
+        ("new_slot_mapping", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_copy_and_expand_eagle_inputs_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("padding_token_id", ctypes.c_int64),
+        ("parallel_drafting_token_id", ctypes.c_int64),
+        ("num_padding_slots_per_request", ctypes.c_int64),
+        ("max_tokens_per_request", ctypes.c_int64),
+        ("shift_input_ids", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+        ("target_token_ids", ctypes.POINTER(DLTensor)),
+        ("target_positions", ctypes.POINTER(DLTensor)),
+        ("next_token_ids", ctypes.POINTER(DLTensor)),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("query_end_loc", ctypes.POINTER(DLTensor)),
+        ("out_input_ids", ctypes.POINTER(DLTensor)),
+        ("out_positions", ctypes.POINTER(DLTensor)),
+        ("out_is_rejected_token_mask", ctypes.POINTER(DLTensor)),
+        ("out_is_masked_token_mask", ctypes.POINTER(DLTensor)),
+        ("out_new_token_indices", ctypes.POINTER(DLTensor)),
+        ("out_hidden_state_mapping", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+class cattn_update_num_computed_tokens_for_batch_change_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("num_computed_tokens", ctypes.POINTER(DLTensor)),
+        ("num_accepted_tokens", ctypes.POINTER(DLTensor)),
+        ("prev_positions", ctypes.POINTER(DLTensor)),
+        ("valid_sampled_token_count", ctypes.POINTER(DLTensor)),
+        ("prev_num_draft_tokens", ctypes.POINTER(DLTensor)),
+        ("cpu_num_computed_tokens", ctypes.POINTER(DLTensor)),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
 class cattn_step_dcp_params_t(ctypes.Structure):
     _fields_ = [
         ("dcp_size", ctypes.c_int64),
@@ -815,10 +907,16 @@ class cattn_api_t(ctypes.Structure):
         ("compute_slot_mappings", ctypes.c_void_p),
         ("combine_sampled_and_draft_tokens", ctypes.c_void_p),
         ("step_batch_check", ctypes.c_void_p),
+        ("eagle_step_update_slot_mapping_and_metadata", ctypes.c_void_p),
+        ("eagle_prepare_inputs_padded", ctypes.c_void_p),
+        ("eagle_prepare_next_token_padded", ctypes.c_void_p),
+        ("compute_new_slot_mapping", ctypes.c_void_p),
+        ("copy_and_expand_eagle_inputs", ctypes.c_void_p),
+        ("update_num_computed_tokens_for_batch_change", ctypes.c_void_p),
     ]
 
 
-STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_capturable_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_capturable_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_local_attention_capturable_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_capturable_args_t, cattn_mamba_block_table_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_prepare_pos_seq_lens_args_t, cattn_gather_block_tables_args_t, cattn_compute_slot_mappings_args_t, cattn_combine_sampled_and_draft_tokens_args_t, cattn_step_batch_check_args_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_kv_group_params_t, cattn_step_inputs_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
+STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_capturable_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_capturable_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_local_attention_capturable_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_capturable_args_t, cattn_mamba_block_table_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_prepare_pos_seq_lens_args_t, cattn_gather_block_tables_args_t, cattn_compute_slot_mappings_args_t, cattn_combine_sampled_and_draft_tokens_args_t, cattn_step_batch_check_args_t, cattn_eagle_step_update_slot_mapping_and_metadata_args_t, cattn_eagle_prepare_inputs_padded_args_t, cattn_eagle_prepare_next_token_padded_args_t, cattn_compute_new_slot_mapping_args_t, cattn_copy_and_expand_eagle_inputs_args_t, cattn_update_num_computed_tokens_for_batch_change_args_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_kv_group_params_t, cattn_step_inputs_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
 
 # name: (restype, argtypes)
 SIGNATURES = {
@@ -889,6 +987,12 @@ SIGNATURES = {
     "cattn_compute_slot_mappings": (ctypes.c_int, [ctypes.POINTER(cattn_compute_slot_mappings_args_t)]),
     "cattn_combine_sampled_and_draft_tokens": (ctypes.c_int, [ctypes.POINTER(cattn_combine_sampled_and_draft_tokens_args_t)]),
     "cattn_step_batch_check": (ctypes.c_int, [ctypes.POINTER(cattn_step_batch_check_args_t)]),
+    "cattn_eagle_step_update_slot_mapping_and_metadata": (ctypes.c_int, [ctypes.POINTER(cattn_eagle_step_update_slot_mapping_and_metadata_args_t)]),
+    "cattn_eagle_prepare_inputs_padded": (ctypes.c_int, [ctypes.POINTER(cattn_eagle_prepare_inputs_padded_args_t)]),
+    "cattn_eagle_prepare_next_token_padded": (ctypes.c_int, [ctypes.POINTER(cattn_eagle_prepare_next_token_padded_args_t)]),
+    "cattn_compute_new_slot_mapping": (ctypes.c_int, [ctypes.POINTER(cattn_compute_new_slot_mapping_args_t)]),
+    "cattn_copy_and_expand_eagle_inputs": (ctypes.c_int, [ctypes.POINTER(cattn_copy_and_expand_eagle_inputs_args_t)]),
+    "cattn_update_num_computed_tokens_for_batch_change": (ctypes.c_int, [ctypes.POINTER(cattn_update_num_computed_tokens_for_batch_change_args_t)]),
     "cattn_step_plan_create": (ctypes.c_int, [ctypes.POINTER(cattn_step_plan_desc_t), ctypes.c_void_p]),
     "cattn_step_plan_destroy": (None, [ctypes.c_void_p]),
     "cattn_step_plan_get_shape": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(cattn_step_plan_shape_t)]),

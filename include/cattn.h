@@ -33,6 +33,9 @@
  *  - Per-layer parameters: get_per_layer_parameters, infer_global_hyperparameters.
  *  - Step inputs (1.2): prepare_pos_seq_lens, gather_block_tables, compute_slot_mappings,
  *    combine_sampled_and_draft_tokens, step_batch_check, and the padding contract.
+ *  - Speculative decoding (1.2): eagle_step_update_slot_mapping_and_metadata,
+ *    eagle_prepare_inputs_padded, eagle_prepare_next_token_padded, compute_new_slot_mapping,
+ *    copy_and_expand_eagle_inputs, update_num_computed_tokens_for_batch_change.
  *  - Step plan: several products in one launch, replayable in a CUDA graph (cattn_step_plan_*).
  *  - Function table: cattn_get_api, CATTN_API_HAS, for dlopen users.
  *
@@ -1991,6 +1994,219 @@ typedef struct cattn_step_batch_check_args {
  *  Since: 1.2. Details: docs/api/step_inputs.md */
 CATTN_API cattn_status_t cattn_step_batch_check(const cattn_step_batch_check_args_t* args);
 
+/* === Speculative decoding (1.2): EAGLE's per-step metadata ===
+ * vLLM's vllm/v1/spec_decode/utils.py, one call per helper; CUDA tensors: one kernel on
+ * `stream`, no host sync, capturable. Flag tensors (masks) hold one byte per entry (bool, uint8
+ * or int8; nonzero = set). Values: the host path refuses a value that would make vLLM read
+ * outside an input or write outside an output (CATTN_INVALID_ARGUMENT naming the tensor and
+ * the index); the device path never reads or writes out of bounds whatever the values, and
+ * writes what the call's entry in docs/api/spec_decode.md says instead. Slots are int64 and
+ * exact where vLLM computes `block * block_size` in 32 bits and wraps past 2^31. */
+
+/** Arguments of cattn_eagle_step_update_slot_mapping_and_metadata. B = positions' length. */
+typedef struct cattn_eagle_step_update_slot_mapping_and_metadata_args {
+  size_t struct_size;            /**< CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_SIZE */
+  int64_t block_size;            /**< in: at least 1. */
+  int64_t max_model_len;         /**< in: at least 1. */
+  /** in: slot_mapping entries written, the batch plus CUDA-graph padding: 0 = B, else >= B. */
+  int64_t input_batch_size;
+  const DLTensor* positions;     /**< in: [B] the step's positions (M-RoPE: row 0). */
+  const DLTensor* block_table;   /**< in: [B, W], W >= 1 when B > 0. */
+  DLTensor* seq_lens;            /**< in and out: [B], updated in place. */
+  DLTensor* out_clamped_positions; /**< out: [>= B]; may be positions' very view. */
+  DLTensor* out_slot_mapping;    /**< out: [>= input_batch_size] int64. */
+  cattn_stream_t stream;         /**< in: for CUDA tensors. */
+} cattn_eagle_step_update_slot_mapping_and_metadata_args_t;
+/** struct_size of cattn_eagle_step_update_slot_mapping_and_metadata_args_t. Since: 1.2 */
+#define CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_SIZE \
+  ((size_t)sizeof(cattn_eagle_step_update_slot_mapping_and_metadata_args_t))
+/** Initialiser: sizes 0 (set them), input_batch_size 0 (= B), every tensor NULL. Since: 1.2 */
+#define CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT \
+  { CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_SIZE, 0, 0, 0, NULL, NULL, NULL, \
+    NULL, NULL, NULL }
+
+/** One EAGLE drafting step: for row i, p = positions[i] + 1; when p < max_model_len the
+ *  clamped position is p, the slot `block_table[i, min(p / block_size, W - 1)] * block_size +
+ *  p % block_size` and `seq_lens[i] = min(seq_lens[i] + 1, max_model_len)`; otherwise 0, -1
+ *  and min(1, max_model_len). Slots B to input_batch_size - 1 get -1; later entries are left.
+ *  Host: refuses a position below -1. Device: such a row is as one past max_model_len.
+ *  Reads: args, inputs, seq_lens. Writes: seq_lens, the outputs. Allocates: nothing.
+ *  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor, mixed
+ *  devices, an overlap; host: a value out of range); CATTN_INSUFFICIENT_SIZE (an output
+ *  shorter than its shape); CATTN_NOT_SUPPORTED (CUDA tensors in a CPU-only build);
+ *  CATTN_CUDA_ERROR. Stream: CUDA tensors: one kernel on `stream`, capturable. Since: 1.2.
+ *  Details: docs/api/spec_decode.md */
+CATTN_API cattn_status_t cattn_eagle_step_update_slot_mapping_and_metadata(
+    const cattn_eagle_step_update_slot_mapping_and_metadata_args_t* args);
+
+/** Arguments of cattn_eagle_prepare_inputs_padded. B = cu_num_draft_tokens' length. */
+typedef struct cattn_eagle_prepare_inputs_padded_args {
+  size_t struct_size;                         /**< CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_SIZE */
+  const DLTensor* cu_num_draft_tokens;        /**< in: [B] INCLUSIVE running sum of drafts. */
+  const DLTensor* valid_sampled_tokens_count; /**< in: [B] accepted drafts + 1 (0: discarded). */
+  const DLTensor* query_start_loc;            /**< in: [>= B + 1] the verified batch's. */
+  DLTensor* token_indices_to_sample;          /**< out: [>= B]. */
+  DLTensor* num_rejected_tokens;              /**< out: [>= B]. */
+  cattn_stream_t stream;                      /**< in: for CUDA tensors. */
+} cattn_eagle_prepare_inputs_padded_args_t;
+/** struct_size of cattn_eagle_prepare_inputs_padded_args_t. Since: 1.2 */
+#define CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_SIZE \
+  ((size_t)sizeof(cattn_eagle_prepare_inputs_padded_args_t))
+/** Initialiser: every tensor NULL, the legacy default stream. Since: 1.2 */
+#define CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_INIT \
+  { CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_SIZE, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** Per request of a verified batch: d = its drafts (from the inclusive sum), rejected =
+ *  `d > 0 ? d + 1 - valid : 0`, the token to sample `query_start_loc[i + 1] - 1 - rejected`.
+ *  Entries from B on are left as they are. Reads: args, inputs. Writes: the outputs.
+ *  Allocates: nothing. Returns: as cattn_eagle_step_update_slot_mapping_and_metadata (host:
+ *  a result that does not fit its output's dtype). Stream: as that call. Since: 1.2.
+ *  Details: docs/api/spec_decode.md */
+CATTN_API cattn_status_t cattn_eagle_prepare_inputs_padded(
+    const cattn_eagle_prepare_inputs_padded_args_t* args);
+
+/** Arguments of cattn_eagle_prepare_next_token_padded. B = sampled_token_ids' rows. */
+typedef struct cattn_eagle_prepare_next_token_padded_args {
+  size_t struct_size;                   /**< CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_SIZE */
+  int64_t vocab_size;                   /**< in: a token at or past it is not valid. */
+  const DLTensor* sampled_token_ids;    /**< in: [B, S] the rejection sampler's, -1 rejected. */
+  const DLTensor* discard_request_mask; /**< in, may be NULL: [B] flags; NULL = none. */
+  const DLTensor* backup_next_token_ids; /**< in: [B]. */
+  DLTensor* next_token_ids;             /**< out: [>= B]. */
+  DLTensor* valid_sampled_tokens_count; /**< out: [>= B]. */
+  cattn_stream_t stream;                /**< in: for CUDA tensors. */
+} cattn_eagle_prepare_next_token_padded_args_t;
+/** struct_size of cattn_eagle_prepare_next_token_padded_args_t. Since: 1.2 */
+#define CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_SIZE \
+  ((size_t)sizeof(cattn_eagle_prepare_next_token_padded_args_t))
+/** Initialiser: vocab_size 0 (set it), every tensor NULL. Since: 1.2 */
+#define CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_INIT \
+  { CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_SIZE, 0, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** Per request: a discarded one gets its backup token and 0 valid; otherwise valid counts the
+ *  sampled tokens other than -1 and below vocab_size (vLLM counts other negatives as valid),
+ *  and the next token is the valid one at the highest column, or the backup when none is.
+ *  Entries from B on are left as they are. Reads: args, inputs. Writes: the outputs.
+ *  Allocates: nothing. Returns: as cattn_eagle_prepare_inputs_padded. Stream: as that call.
+ *  Since: 1.2. Details: docs/api/spec_decode.md */
+CATTN_API cattn_status_t cattn_eagle_prepare_next_token_padded(
+    const cattn_eagle_prepare_next_token_padded_args_t* args);
+
+/** Arguments of cattn_compute_new_slot_mapping. B = block_table's rows. */
+typedef struct cattn_compute_new_slot_mapping_args {
+  size_t struct_size;                    /**< CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_SIZE. */
+  int64_t block_size;                    /**< in: at least 1. */
+  int64_t num_new_tokens;                /**< in: N >= 0 tokens added to every request. */
+  int64_t max_model_len;                 /**< in: at least 1. */
+  const DLTensor* query_start_loc;       /**< in: [B + 1] the batch before the extension. */
+  const DLTensor* block_table;           /**< in: [B, W]. */
+  /** in: [n], n = `query_start_loc[B] - query_start_loc[0] + B * N`, request by request. */
+  const DLTensor* new_positions;
+  const DLTensor* is_rejected_token_mask; /**< in, may be NULL: [n] flags; NULL = none. */
+  DLTensor* new_slot_mapping;            /**< out: [>= n] int64. */
+  cattn_stream_t stream;                 /**< in: for CUDA tensors. */
+} cattn_compute_new_slot_mapping_args_t;
+/** struct_size of cattn_compute_new_slot_mapping_args_t. Since: 1.2 */
+#define CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_SIZE \
+  ((size_t)sizeof(cattn_compute_new_slot_mapping_args_t))
+/** Initialiser: sizes 0 (set them), every tensor NULL. Since: 1.2 */
+#define CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT \
+  { CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_SIZE, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** The slots of a batch whose requests each grew by N tokens: token k of request r (requests
+ *  own q_r + N consecutive tokens) at position p gets -1 when rejected or `p >= max_model_len`,
+ *  else `table[f / W][f % W] * block_size + p % block_size` with `f = r * W + p / block_size`
+ *  (vLLM indexes the flattened table, so a narrow table reads the next row's blocks).
+ *  Host: refuses a decreasing query_start_loc, n other than the tokens' count, and, for a
+ *  token neither rejected nor past max_model_len, a negative position or f past the table.
+ *  Device: -1 for those tokens. Reads: args, inputs. Writes: new_slot_mapping[0, n).
+ *  Allocates: nothing. Returns: as cattn_eagle_step_update_slot_mapping_and_metadata.
+ *  Stream: as that call. Since: 1.2. Details: docs/api/spec_decode.md */
+CATTN_API cattn_status_t cattn_compute_new_slot_mapping(
+    const cattn_compute_new_slot_mapping_args_t* args);
+
+/** Arguments of cattn_copy_and_expand_eagle_inputs. B = next_token_ids' length, P =
+ *  num_padding_slots_per_request, s = shift_input_ids, n_out = `query_start_loc[B] + B * (P -
+ *  s)` output tokens. */
+typedef struct cattn_copy_and_expand_eagle_inputs_args {
+  size_t struct_size;                     /**< CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_SIZE. */
+  int64_t padding_token_id;               /**< in: the rejected tail's token. */
+  int64_t parallel_drafting_token_id;     /**< in: the token of slots 2 to P. */
+  int64_t num_padding_slots_per_request;  /**< in: P in [1, 65536]: the bonus + parallel drafts. */
+  /** in: a request's output tokens from this index on are not written (vLLM's num_blocks x
+   *  BLOCK_SIZE_TOKENS); 0 = no limit. */
+  int64_t max_tokens_per_request;
+  int32_t shift_input_ids;                /**< in: 0 or 1: drop each request's first token. */
+  int32_t reserved0;                      /**< Set to 0. */
+  const DLTensor* target_token_ids;       /**< in: [T] the verified batch's tokens. */
+  const DLTensor* target_positions;       /**< in: [T'] their positions. */
+  const DLTensor* next_token_ids;         /**< in: [B] each request's bonus token. */
+  const DLTensor* query_start_loc;        /**< in: [B + 1]. */
+  const DLTensor* query_end_loc;          /**< in: [B] each request's last valid token. */
+  DLTensor* out_input_ids;                /**< out: [>= n_out]. */
+  DLTensor* out_positions;                /**< out: [>= n_out]. */
+  DLTensor* out_is_rejected_token_mask;   /**< out, may be NULL: [>= n_out] flags. */
+  DLTensor* out_is_masked_token_mask;     /**< out, may be NULL: [>= n_out] flags. */
+  DLTensor* out_new_token_indices;        /**< out, may be NULL: [>= B * P]. */
+  /** out, may be NULL: [>= query_start_loc[B]]; written with shift_input_ids only. */
+  DLTensor* out_hidden_state_mapping;
+  cattn_stream_t stream;                  /**< in: for CUDA tensors. */
+} cattn_copy_and_expand_eagle_inputs_args_t;
+/** struct_size of cattn_copy_and_expand_eagle_inputs_args_t. Since: 1.2 */
+#define CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_SIZE \
+  ((size_t)sizeof(cattn_copy_and_expand_eagle_inputs_args_t))
+/** Initialiser: token ids 0, P = 1, no limit, no shift, every tensor NULL. Since: 1.2 */
+#define CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_INIT \
+  { CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_SIZE, 0, 0, 1, 0, 0, 0, NULL, NULL, NULL, NULL, \
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** The drafter's inputs from a verified batch (parallel drafting): request i owns output
+ *  tokens `[query_start_loc[i] + i * (P - s), +q_i + P - s)`: its v valid tokens (from
+ *  `query_start_loc[i] + s`), the bonus `next_token_ids[i]`, P - 1 parallel-drafting tokens
+ *  (masked), then its rejected tail (padding token, position 0, rejected); positions count up
+ *  from the request's first target position. new_token_indices[i * P + k] is the output index
+ *  of new token k; with s, hidden_state_mapping maps each input token to its output index.
+ *  Host: refuses query_end_loc outside its request, a request without tokens, a negative
+ *  query_start_loc or one past the targets. Device: each read is clamped into its input.
+ *  Reads: args, inputs. Writes: the outputs. Allocates: nothing.
+ *  Returns: as cattn_eagle_step_update_slot_mapping_and_metadata. Stream: as that call.
+ *  Since: 1.2. Details: docs/api/spec_decode.md */
+CATTN_API cattn_status_t cattn_copy_and_expand_eagle_inputs(
+    const cattn_copy_and_expand_eagle_inputs_args_t* args);
+
+/** Arguments of cattn_update_num_computed_tokens_for_batch_change. n = prev_positions'
+ *  length, n_prev = the previous batch's rows. */
+typedef struct cattn_update_num_computed_tokens_for_batch_change_args {
+  size_t struct_size; /**< CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_SIZE. */
+  DLTensor* num_computed_tokens;             /**< in and out: [M >= n]; [0, n) rewritten. */
+  DLTensor* num_accepted_tokens;             /**< in and out: [n]. */
+  const DLTensor* prev_positions;            /**< in: [n] previous row, negative = new. */
+  const DLTensor* valid_sampled_token_count; /**< in: [n_prev]. */
+  const DLTensor* prev_num_draft_tokens;     /**< in: [n_prev]. */
+  const DLTensor* cpu_num_computed_tokens;   /**< in: [n] the scheduler's counts. */
+  cattn_stream_t stream;                     /**< in: for CUDA tensors. */
+} cattn_update_num_computed_tokens_for_batch_change_args_t;
+/** struct_size of cattn_update_num_computed_tokens_for_batch_change_args_t. Since: 1.2 */
+#define CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_SIZE \
+  ((size_t)sizeof(cattn_update_num_computed_tokens_for_batch_change_args_t))
+/** Initialiser: every tensor NULL, the legacy default stream. Since: 1.2 */
+#define CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_INIT \
+  { CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_SIZE, NULL, NULL, NULL, NULL, NULL, \
+    NULL, NULL }
+
+/** Carries the async-scheduling counts across a batch change: row k with g = prev_positions[k]
+ *  >= 0 and `prev_num_draft_tokens[g] > 0` gets `num_computed_tokens[g] + valid[g]` (the value
+ *  before this call: a reordering reads the previous layout) and `num_accepted_tokens[k] =
+ *  valid[g]`; any other row gets cpu_num_computed_tokens[k] and keeps its accepted count.
+ *  Host: refuses g past M or n_prev. Device: such a row is new; at most 8192 rows
+ *  (CATTN_NOT_SUPPORTED past them). Reads: args, inputs. Writes: both counts.
+ *  Allocates: host path: n int64 of scratch, freed before it returns (the new counts are all
+ *  read before any is written); device path: nothing.
+ *  Returns: as cattn_eagle_step_update_slot_mapping_and_metadata.
+ *  Stream: as that call. Since: 1.2. Details: docs/api/spec_decode.md */
+CATTN_API cattn_status_t cattn_update_num_computed_tokens_for_batch_change(
+    const cattn_update_num_computed_tokens_for_batch_change_args_t* args);
+
 /* === Step plan: a whole step's metadata in one launch, replayable in a CUDA graph ===
  * Capacities and parameters live on the host; every per-step count is derived on the device.
  * Capture cattn_step_plan_run once, write each step into the same buffers, replay. Guide:
@@ -2506,6 +2722,22 @@ typedef struct cattn_api {
       const cattn_combine_sampled_and_draft_tokens_args_t*);
   /** cattn_step_batch_check */
   cattn_status_t (*step_batch_check)(const cattn_step_batch_check_args_t*);
+  /** cattn_eagle_step_update_slot_mapping_and_metadata */
+  cattn_status_t (*eagle_step_update_slot_mapping_and_metadata)(
+      const cattn_eagle_step_update_slot_mapping_and_metadata_args_t*);
+  /** cattn_eagle_prepare_inputs_padded */
+  cattn_status_t (*eagle_prepare_inputs_padded)(const cattn_eagle_prepare_inputs_padded_args_t*);
+  /** cattn_eagle_prepare_next_token_padded */
+  cattn_status_t (*eagle_prepare_next_token_padded)(
+      const cattn_eagle_prepare_next_token_padded_args_t*);
+  /** cattn_compute_new_slot_mapping */
+  cattn_status_t (*compute_new_slot_mapping)(const cattn_compute_new_slot_mapping_args_t*);
+  /** cattn_copy_and_expand_eagle_inputs */
+  cattn_status_t (*copy_and_expand_eagle_inputs)(
+      const cattn_copy_and_expand_eagle_inputs_args_t*);
+  /** cattn_update_num_computed_tokens_for_batch_change */
+  cattn_status_t (*update_num_computed_tokens_for_batch_change)(
+      const cattn_update_num_computed_tokens_for_batch_change_args_t*);
 } cattn_api_t;
 /** The size of this header's table; the library's own is in its struct_size. Since: 1.0 */
 #define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))

@@ -85,6 +85,13 @@ const cattn_api_t kApi = {
     cattn_compute_slot_mappings,
     cattn_combine_sampled_and_draft_tokens,
     cattn_step_batch_check,
+    /* 1.2, speculative decoding */
+    cattn_eagle_step_update_slot_mapping_and_metadata,
+    cattn_eagle_prepare_inputs_padded,
+    cattn_eagle_prepare_next_token_padded,
+    cattn_compute_new_slot_mapping,
+    cattn_copy_and_expand_eagle_inputs,
+    cattn_update_num_computed_tokens_for_batch_change,
 };
 
 }  // namespace
