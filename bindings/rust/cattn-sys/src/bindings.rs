@@ -9524,7 +9524,7 @@ pub struct cattn_eagle_step_update_slot_mapping_and_metadata_args {
     pub input_batch_size: i64,
     #[doc = " in: [B] the step's positions (M-RoPE: row 0)."]
     pub positions: *const DLTensor,
-    #[doc = " in: [B, W], W >= 1."]
+    #[doc = " in: [B, W], W >= 1 when B > 0."]
     pub block_table: *const DLTensor,
     #[doc = " in and out: [B], updated in place."]
     pub seq_lens: *mut DLTensor,
@@ -9752,6 +9752,7 @@ extern "C" {
     #[doc = "  clamped position is p, the slot `block_table[i, min(p / block_size, W - 1)] * block_size +"]
     #[doc = "  p % block_size` and `seq_lens[i] = min(seq_lens[i] + 1, max_model_len)`; otherwise 0, -1"]
     #[doc = "  and min(1, max_model_len). Slots B to input_batch_size - 1 get -1; later entries are left."]
+    #[doc = "  Host: refuses a position below -1. Device: such a row is as one past max_model_len."]
     #[doc = "  Reads: args, inputs, seq_lens. Writes: seq_lens, the outputs. Allocates: nothing."]
     #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or malformed argument or tensor, mixed"]
     #[doc = "  devices, an overlap; host: a value out of range); CATTN_INSUFFICIENT_SIZE (an output"]
@@ -10364,8 +10365,9 @@ extern "C" {
     #[doc = "  own q_r + N consecutive tokens) at position p gets -1 when rejected or `p >= max_model_len`,"]
     #[doc = "  else `table[f / W][f % W] * block_size + p % block_size` with `f = r * W + p / block_size`"]
     #[doc = "  (vLLM indexes the flattened table, so a narrow table reads the next row's blocks)."]
-    #[doc = "  Host: refuses n other than the tokens' count, a negative position, f past the table."]
-    #[doc = "  Device: -1 for those. Reads: args, inputs. Writes: new_slot_mapping[0, n)."]
+    #[doc = "  Host: refuses a decreasing query_start_loc, n other than the tokens' count, and, for a"]
+    #[doc = "  token neither rejected nor past max_model_len, a negative position or f past the table."]
+    #[doc = "  Device: -1 for those tokens. Reads: args, inputs. Writes: new_slot_mapping[0, n)."]
     #[doc = "  Allocates: nothing. Returns: as cattn_eagle_step_update_slot_mapping_and_metadata."]
     #[doc = "  Stream: as that call. Since: 1.2. Details: docs/api/spec_decode.md"]
     pub fn cattn_compute_new_slot_mapping(
@@ -10384,7 +10386,7 @@ pub struct cattn_copy_and_expand_eagle_inputs_args {
     pub padding_token_id: i64,
     #[doc = " in: the token of slots 2 to P."]
     pub parallel_drafting_token_id: i64,
-    #[doc = " in: P >= 1 (the bonus plus parallel drafts)."]
+    #[doc = " in: P in [1, 65536]: the bonus + parallel drafts."]
     pub num_padding_slots_per_request: i64,
     #[doc = " in: a request's output tokens from this index on are not written (vLLM's num_blocks x"]
     #[doc = "  BLOCK_SIZE_TOKENS); 0 = no limit."]
@@ -10790,8 +10792,9 @@ extern "C" {
     #[doc = "  (masked), then its rejected tail (padding token, position 0, rejected); positions count up"]
     #[doc = "  from the request's first target position. new_token_indices[i * P + k] is the output index"]
     #[doc = "  of new token k; with s, hidden_state_mapping maps each input token to its output index."]
-    #[doc = "  Host: refuses query_end_loc outside its request, a request without tokens, query_start_loc"]
-    #[doc = "  past the targets. Reads: args, inputs. Writes: the outputs. Allocates: nothing."]
+    #[doc = "  Host: refuses query_end_loc outside its request, a request without tokens, a negative"]
+    #[doc = "  query_start_loc or one past the targets. Device: each read is clamped into its input."]
+    #[doc = "  Reads: args, inputs. Writes: the outputs. Allocates: nothing."]
     #[doc = "  Returns: as cattn_eagle_step_update_slot_mapping_and_metadata. Stream: as that call."]
     #[doc = "  Since: 1.2. Details: docs/api/spec_decode.md"]
     pub fn cattn_copy_and_expand_eagle_inputs(
@@ -11002,7 +11005,9 @@ extern "C" {
     #[doc = "  valid[g]`; any other row gets cpu_num_computed_tokens[k] and keeps its accepted count."]
     #[doc = "  Host: refuses g past M or n_prev. Device: such a row is new; at most 8192 rows"]
     #[doc = "  (CATTN_NOT_SUPPORTED past them). Reads: args, inputs. Writes: both counts."]
-    #[doc = "  Allocates: nothing. Returns: as cattn_eagle_step_update_slot_mapping_and_metadata."]
+    #[doc = "  Allocates: host path: n int64 of scratch, freed before it returns (the new counts are all"]
+    #[doc = "  read before any is written); device path: nothing."]
+    #[doc = "  Returns: as cattn_eagle_step_update_slot_mapping_and_metadata."]
     #[doc = "  Stream: as that call. Since: 1.2. Details: docs/api/spec_decode.md"]
     pub fn cattn_update_num_computed_tokens_for_batch_change(
         args: *const cattn_update_num_computed_tokens_for_batch_change_args_t,
