@@ -51,8 +51,8 @@
  *  8. Threads. As the C calls (see docs/api/conventions.md). The objects of this header are
  *     not synchronised: share one between threads for reading only.
  *
- * Everything in this header is Since: 1.1, except what is marked Since: 1.2 (the step inputs and
- * the step plan's 1.2 fields).
+ * Everything in this header is Since: 1.1, except what is marked Since: 1.2 (the step inputs, the
+ * speculative-decoding calls and the step plan's 1.2 fields).
  */
 #ifndef CATTN_HPP
 #define CATTN_HPP
@@ -448,6 +448,91 @@ inline constexpr arg_name arg_names[] = {
     {"cattn_step_batch_check", "args->block_tables", "batch.block_tables"},
     {"cattn_step_batch_check", "args->slot_mappings", "batch.slot_mappings"},
     {"cattn_step_batch_check", "args->status", "status"},
+    // eagle_step_update_slot_mapping_and_metadata(params, positions, block_table, seq_lens, out,
+    // stream)
+    {"cattn_eagle_step_update_slot_mapping_and_metadata", "args->block_size",
+     "params.block_size"},
+    {"cattn_eagle_step_update_slot_mapping_and_metadata", "args->max_model_len",
+     "params.max_model_len"},
+    {"cattn_eagle_step_update_slot_mapping_and_metadata", "args->input_batch_size",
+     "params.input_batch_size"},
+    {"cattn_eagle_step_update_slot_mapping_and_metadata", "args->positions", "positions"},
+    {"cattn_eagle_step_update_slot_mapping_and_metadata", "args->block_table", "block_table"},
+    {"cattn_eagle_step_update_slot_mapping_and_metadata", "args->seq_lens", "seq_lens"},
+    {"cattn_eagle_step_update_slot_mapping_and_metadata", "args->out_clamped_positions",
+     "out.clamped_positions"},
+    {"cattn_eagle_step_update_slot_mapping_and_metadata", "args->out_slot_mapping",
+     "out.slot_mapping"},
+    // eagle_prepare_inputs_padded(cu_num_draft_tokens, valid_sampled_tokens_count,
+    // query_start_loc, out, stream)
+    {"cattn_eagle_prepare_inputs_padded", "args->cu_num_draft_tokens", "cu_num_draft_tokens"},
+    {"cattn_eagle_prepare_inputs_padded", "args->valid_sampled_tokens_count",
+     "valid_sampled_tokens_count"},
+    {"cattn_eagle_prepare_inputs_padded", "args->query_start_loc", "query_start_loc"},
+    {"cattn_eagle_prepare_inputs_padded", "args->token_indices_to_sample",
+     "out.token_indices_to_sample"},
+    {"cattn_eagle_prepare_inputs_padded", "args->num_rejected_tokens", "out.num_rejected_tokens"},
+    // eagle_prepare_next_token_padded(vocab_size, sampled_token_ids, discard_request_mask,
+    // backup_next_token_ids, out, stream)
+    {"cattn_eagle_prepare_next_token_padded", "args->vocab_size", "vocab_size"},
+    {"cattn_eagle_prepare_next_token_padded", "args->sampled_token_ids", "sampled_token_ids"},
+    {"cattn_eagle_prepare_next_token_padded", "args->discard_request_mask",
+     "discard_request_mask"},
+    {"cattn_eagle_prepare_next_token_padded", "args->backup_next_token_ids",
+     "backup_next_token_ids"},
+    {"cattn_eagle_prepare_next_token_padded", "args->next_token_ids", "out.next_token_ids"},
+    {"cattn_eagle_prepare_next_token_padded", "args->valid_sampled_tokens_count",
+     "out.valid_sampled_tokens_count"},
+    // compute_new_slot_mapping(params, query_start_loc, block_table, new_positions,
+    // is_rejected_token_mask, new_slot_mapping, stream)
+    {"cattn_compute_new_slot_mapping", "args->block_size", "params.block_size"},
+    {"cattn_compute_new_slot_mapping", "args->num_new_tokens", "params.num_new_tokens"},
+    {"cattn_compute_new_slot_mapping", "args->max_model_len", "params.max_model_len"},
+    {"cattn_compute_new_slot_mapping", "args->query_start_loc", "query_start_loc"},
+    {"cattn_compute_new_slot_mapping", "args->block_table", "block_table"},
+    {"cattn_compute_new_slot_mapping", "args->new_positions", "new_positions"},
+    {"cattn_compute_new_slot_mapping", "args->is_rejected_token_mask", "is_rejected_token_mask"},
+    {"cattn_compute_new_slot_mapping", "args->new_slot_mapping", "new_slot_mapping"},
+    // copy_and_expand_eagle_inputs(params, target_token_ids, target_positions, next_token_ids,
+    // query_start_loc, query_end_loc, out, stream); the wrapper sets reserved0 to 0.
+    {"cattn_copy_and_expand_eagle_inputs", "args->padding_token_id", "params.padding_token_id"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->parallel_drafting_token_id",
+     "params.parallel_drafting_token_id"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->num_padding_slots_per_request",
+     "params.num_padding_slots_per_request"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->max_tokens_per_request",
+     "params.max_tokens_per_request"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->shift_input_ids", "params.shift_input_ids"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->target_token_ids", "target_token_ids"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->target_positions", "target_positions"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->next_token_ids", "next_token_ids"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->query_start_loc", "query_start_loc"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->query_end_loc", "query_end_loc"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->out_input_ids", "out.input_ids"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->out_positions", "out.positions"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->out_is_rejected_token_mask",
+     "out.is_rejected_token_mask"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->out_is_masked_token_mask",
+     "out.is_masked_token_mask"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->out_new_token_indices",
+     "out.new_token_indices"},
+    {"cattn_copy_and_expand_eagle_inputs", "args->out_hidden_state_mapping",
+     "out.hidden_state_mapping"},
+    // update_num_computed_tokens_for_batch_change(num_computed_tokens, num_accepted_tokens,
+    // prev_positions, valid_sampled_token_count, prev_num_draft_tokens,
+    // cpu_num_computed_tokens, stream)
+    {"cattn_update_num_computed_tokens_for_batch_change", "args->num_computed_tokens",
+     "num_computed_tokens"},
+    {"cattn_update_num_computed_tokens_for_batch_change", "args->num_accepted_tokens",
+     "num_accepted_tokens"},
+    {"cattn_update_num_computed_tokens_for_batch_change", "args->prev_positions",
+     "prev_positions"},
+    {"cattn_update_num_computed_tokens_for_batch_change", "args->valid_sampled_token_count",
+     "valid_sampled_token_count"},
+    {"cattn_update_num_computed_tokens_for_batch_change", "args->prev_num_draft_tokens",
+     "prev_num_draft_tokens"},
+    {"cattn_update_num_computed_tokens_for_batch_change", "args->cpu_num_computed_tokens",
+     "cpu_num_computed_tokens"},
     // step_plan(desc) (the C desc itself), step_plan::run(batch, out, stream)
     {"cattn_step_plan_create", "desc", "desc"},
     {"cattn_step_plan_run", "batch", "batch"},
@@ -2864,6 +2949,419 @@ inline step_check_report step_batch_check(const step_check_inputs& batch) {
   r.index = status[1];
   r.group = status[2];
   return r;
+}
+
+/* ============================================================================================
+ * Speculative decoding (eagle_step_update_slot_mapping_and_metadata,
+ * eagle_prepare_inputs_padded, eagle_prepare_next_token_padded, compute_new_slot_mapping,
+ * copy_and_expand_eagle_inputs, update_num_computed_tokens_for_batch_change)
+ * ========================================================================================== */
+
+// The six calls take their arguments in the C struct's order: the scalars first (in a params
+// struct where there are several), outputs in a struct where there are several, the stream last.
+// Flag tensors (masks) hold one byte per entry: any_cview / any_view of bool, uint8_t or int8_t
+// (std::vector<bool> has no bytes to view: use std::vector<uint8_t>). The one-call helpers take
+// host inputs and return outputs sized to the batch, zero-initialised where the call leaves an
+// entry as it is.
+
+namespace detail {
+
+// The C initialisers: the one source of the defaults below.
+inline constexpr cattn_eagle_step_update_slot_mapping_and_metadata_args_t eagle_step_init =
+    CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT;
+inline constexpr cattn_compute_new_slot_mapping_args_t new_slot_mapping_init =
+    CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT;
+inline constexpr cattn_copy_and_expand_eagle_inputs_args_t eagle_inputs_init =
+    CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_INIT;
+
+// a + b for a one-call helper's output length (both non-negative).
+inline int64_t checked_add(int64_t a, int64_t b, const char* fn) {
+  if (a < 0 || b < 0) fail(std::string(fn) + ": a negative size");
+  if (a > std::numeric_limits<int64_t>::max() - b)
+    fail(std::string(fn) + ": an output size overflows int64");
+  return a + b;
+}
+
+}  // namespace detail
+
+/** eagle_step_update_slot_mapping_and_metadata's parameters; the defaults are
+ * CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT's (block_size and max_model_len
+ * must be set). Since: 1.2
+ * See docs/api/spec_decode.md. */
+struct eagle_step_params {
+  int64_t block_size = detail::eagle_step_init.block_size;       /**< at least 1 */
+  int64_t max_model_len = detail::eagle_step_init.max_model_len; /**< at least 1 */
+  /** slot_mapping entries written, the batch plus CUDA-graph padding: 0 = B, else >= B. */
+  int64_t input_batch_size = detail::eagle_step_init.input_batch_size;
+};
+/** Where eagle_step_update_slot_mapping_and_metadata writes. Since: 1.2
+ * See docs/api/spec_decode.md. */
+struct eagle_step_outputs {
+  index_view clamped_positions; /**< [>= B]; may be positions' very view */
+  index_view slot_mapping;      /**< [>= input_batch_size] int64 */
+};
+/** One EAGLE drafting step: each row's next position clamped to max_model_len, its KV-cache
+ * slot (-1 past max_model_len and for the padding rows up to params.input_batch_size), and
+ * seq_lens [B] advanced in place (host, or one kernel on `stream`, capturable). positions is
+ * [B] (M-RoPE: its row 0), block_table [B, W] and may be a strided view.
+ * Calls: cattn_eagle_step_update_slot_mapping_and_metadata. Allocates: nothing.
+ * Throws: error. Since: 1.2
+ * See docs/api/spec_decode.md. */
+inline void eagle_step_update_slot_mapping_and_metadata(const eagle_step_params& params,
+                                                        index_cview positions,
+                                                        index_cview block_table,
+                                                        index_view seq_lens,
+                                                        const eagle_step_outputs& out,
+                                                        stream_ref stream = {}) {
+  detail::tensor_arg p(positions), t(block_table), l(seq_lens), c(out.clamped_positions),
+      s(out.slot_mapping);
+  cattn_eagle_step_update_slot_mapping_and_metadata_args_t a =
+      CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT;
+  a.block_size = params.block_size;
+  a.max_model_len = params.max_model_len;
+  a.input_batch_size = params.input_batch_size;
+  a.positions = p.get();
+  a.block_table = t.get();
+  a.seq_lens = l.get();
+  a.out_clamped_positions = c.get();
+  a.out_slot_mapping = s.get();
+  a.stream = stream.get();
+  detail::check_call(cattn_eagle_step_update_slot_mapping_and_metadata(&a));
+}
+/** The one-call results of eagle_step_update_slot_mapping_and_metadata. Since: 1.2
+ * See docs/api/spec_decode.md. */
+struct eagle_step_slots {
+  std::vector<int64_t> clamped_positions; /**< [B] */
+  std::vector<int64_t> slot_mapping;      /**< [input_batch_size], or [B] for 0 */
+};
+/** One-call, on host inputs: B = positions' length; seq_lens is still updated in place.
+ * Calls: cattn_eagle_step_update_slot_mapping_and_metadata. Allocates: the results.
+ * Throws: error. Since: 1.2
+ * See docs/api/spec_decode.md. */
+inline eagle_step_slots eagle_step_update_slot_mapping_and_metadata(
+    const eagle_step_params& params, index_cview positions, index_cview block_table,
+    index_view seq_lens) {
+  const char* fn = "cattn::eagle_step_update_slot_mapping_and_metadata";
+  const int64_t b = positions.numel();
+  eagle_step_slots r;
+  r.clamped_positions.resize(detail::to_size(b, fn));
+  // An input_batch_size below B is the C call's to refuse: the buffer only has to reach it.
+  r.slot_mapping.resize(detail::to_size(std::max(params.input_batch_size, b), fn));
+  eagle_step_update_slot_mapping_and_metadata(params, positions, block_table, seq_lens,
+                                              {r.clamped_positions, r.slot_mapping});
+  return r;
+}
+
+/** Where eagle_prepare_inputs_padded writes. Since: 1.2
+ * See docs/api/spec_decode.md. */
+struct eagle_padded_inputs_outputs {
+  index_view token_indices_to_sample; /**< [>= B] */
+  index_view num_rejected_tokens;     /**< [>= B] */
+};
+/** Per request of a verified batch: its rejected drafts and the index of the token to sample
+ * (host, or one kernel on `stream`, capturable); cu_num_draft_tokens is the INCLUSIVE running
+ * sum of drafts [B], valid_sampled_tokens_count [B], query_start_loc [>= B + 1].
+ * Calls: cattn_eagle_prepare_inputs_padded. Allocates: nothing. Throws: error. Since: 1.2
+ * See docs/api/spec_decode.md. */
+inline void eagle_prepare_inputs_padded(index_cview cu_num_draft_tokens,
+                                        index_cview valid_sampled_tokens_count,
+                                        index_cview query_start_loc,
+                                        const eagle_padded_inputs_outputs& out,
+                                        stream_ref stream = {}) {
+  detail::tensor_arg d(cu_num_draft_tokens), v(valid_sampled_tokens_count), q(query_start_loc),
+      t(out.token_indices_to_sample), n(out.num_rejected_tokens);
+  cattn_eagle_prepare_inputs_padded_args_t a = CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_INIT;
+  a.cu_num_draft_tokens = d.get();
+  a.valid_sampled_tokens_count = v.get();
+  a.query_start_loc = q.get();
+  a.token_indices_to_sample = t.get();
+  a.num_rejected_tokens = n.get();
+  a.stream = stream.get();
+  detail::check_call(cattn_eagle_prepare_inputs_padded(&a));
+}
+/** The one-call results of eagle_prepare_inputs_padded. Since: 1.2
+ * See docs/api/spec_decode.md. */
+template <class Out = int64_t>
+struct eagle_padded_inputs {
+  std::vector<Out> token_indices_to_sample; /**< [B] */
+  std::vector<Out> num_rejected_tokens;     /**< [B] */
+};
+/** One-call, on host inputs: B = cu_num_draft_tokens' length. Calls:
+ * cattn_eagle_prepare_inputs_padded. Allocates: the results. Throws: error. Since: 1.2
+ * See docs/api/spec_decode.md. */
+template <class Out = int64_t, detail::enable_index_t<Out> = 0>
+eagle_padded_inputs<Out> eagle_prepare_inputs_padded(index_cview cu_num_draft_tokens,
+                                                     index_cview valid_sampled_tokens_count,
+                                                     index_cview query_start_loc) {
+  const char* fn = "cattn::eagle_prepare_inputs_padded";
+  eagle_padded_inputs<Out> r;
+  r.token_indices_to_sample.resize(detail::to_size(cu_num_draft_tokens.numel(), fn));
+  r.num_rejected_tokens.resize(r.token_indices_to_sample.size());
+  eagle_prepare_inputs_padded(cu_num_draft_tokens, valid_sampled_tokens_count, query_start_loc,
+                              {r.token_indices_to_sample, r.num_rejected_tokens});
+  return r;
+}
+
+/** Where eagle_prepare_next_token_padded writes. Since: 1.2
+ * See docs/api/spec_decode.md. */
+struct eagle_next_token_outputs {
+  index_view next_token_ids;             /**< [>= B] */
+  index_view valid_sampled_tokens_count; /**< [>= B] */
+};
+/** Per request: the next token (the valid sampled one at the highest column, else the backup)
+ * and the count of valid sampled tokens (host, or one kernel on `stream`, capturable).
+ * sampled_token_ids is [B, S] (-1 rejected), discard_request_mask [B] flags (absent: none),
+ * backup_next_token_ids [B]. Calls: cattn_eagle_prepare_next_token_padded. Allocates: nothing.
+ * Throws: error. Since: 1.2
+ * See docs/api/spec_decode.md. */
+inline void eagle_prepare_next_token_padded(int64_t vocab_size, index_cview sampled_token_ids,
+                                            any_cview discard_request_mask,
+                                            index_cview backup_next_token_ids,
+                                            const eagle_next_token_outputs& out,
+                                            stream_ref stream = {}) {
+  detail::tensor_arg s(sampled_token_ids), d(discard_request_mask), b(backup_next_token_ids),
+      n(out.next_token_ids), v(out.valid_sampled_tokens_count);
+  cattn_eagle_prepare_next_token_padded_args_t a =
+      CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_INIT;
+  a.vocab_size = vocab_size;
+  a.sampled_token_ids = s.get();
+  a.discard_request_mask = d.get();
+  a.backup_next_token_ids = b.get();
+  a.next_token_ids = n.get();
+  a.valid_sampled_tokens_count = v.get();
+  a.stream = stream.get();
+  detail::check_call(cattn_eagle_prepare_next_token_padded(&a));
+}
+/** The one-call results of eagle_prepare_next_token_padded. Since: 1.2
+ * See docs/api/spec_decode.md. */
+template <class Out = int64_t>
+struct eagle_next_tokens {
+  std::vector<Out> next_token_ids;             /**< [B] */
+  std::vector<Out> valid_sampled_tokens_count; /**< [B] */
+};
+/** One-call, on host inputs: B = sampled_token_ids' rows. Calls:
+ * cattn_eagle_prepare_next_token_padded. Allocates: the results. Throws: error (a
+ * sampled_token_ids that is not 2-D: this layer's). Since: 1.2
+ * See docs/api/spec_decode.md. */
+template <class Out = int64_t, detail::enable_index_t<Out> = 0>
+eagle_next_tokens<Out> eagle_prepare_next_token_padded(int64_t vocab_size,
+                                                       index_cview sampled_token_ids,
+                                                       any_cview discard_request_mask,
+                                                       index_cview backup_next_token_ids) {
+  const char* fn = "cattn::eagle_prepare_next_token_padded";
+  if (sampled_token_ids.present() && sampled_token_ids.ndim() != 2)
+    detail::fail(std::string(fn) + ": sampled_token_ids is not 2-D (got " +
+                 std::to_string(sampled_token_ids.ndim()) + " dimensions)");
+  const int64_t b = sampled_token_ids.present() ? sampled_token_ids.shape(0) : 0;
+  eagle_next_tokens<Out> r;
+  r.next_token_ids.resize(detail::to_size(b, fn));
+  r.valid_sampled_tokens_count.resize(r.next_token_ids.size());
+  eagle_prepare_next_token_padded(vocab_size, sampled_token_ids, discard_request_mask,
+                                  backup_next_token_ids,
+                                  {r.next_token_ids, r.valid_sampled_tokens_count});
+  return r;
+}
+
+/** compute_new_slot_mapping's parameters; the defaults are
+ * CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT's (block_size and max_model_len must be set).
+ * Since: 1.2
+ * See docs/api/spec_decode.md. */
+struct new_slot_mapping_params {
+  int64_t block_size = detail::new_slot_mapping_init.block_size;         /**< at least 1 */
+  int64_t num_new_tokens = detail::new_slot_mapping_init.num_new_tokens; /**< N >= 0 */
+  int64_t max_model_len = detail::new_slot_mapping_init.max_model_len;   /**< at least 1 */
+};
+/** The slots of a batch whose requests each grew by params.num_new_tokens tokens into
+ * new_slot_mapping [>= n] int64 (-1 for rejected tokens and positions past max_model_len),
+ * host, or one kernel on `stream`, capturable. query_start_loc is the batch's before the
+ * extension [B + 1], block_table [B, W], new_positions [n], is_rejected_token_mask [n] flags
+ * (absent: none). Calls: cattn_compute_new_slot_mapping. Allocates: nothing. Throws: error.
+ * Since: 1.2
+ * See docs/api/spec_decode.md. */
+inline void compute_new_slot_mapping(const new_slot_mapping_params& params,
+                                     index_cview query_start_loc, index_cview block_table,
+                                     index_cview new_positions, any_cview is_rejected_token_mask,
+                                     index_view new_slot_mapping, stream_ref stream = {}) {
+  detail::tensor_arg q(query_start_loc), t(block_table), p(new_positions),
+      m(is_rejected_token_mask), o(new_slot_mapping);
+  cattn_compute_new_slot_mapping_args_t a = CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT;
+  a.block_size = params.block_size;
+  a.num_new_tokens = params.num_new_tokens;
+  a.max_model_len = params.max_model_len;
+  a.query_start_loc = q.get();
+  a.block_table = t.get();
+  a.new_positions = p.get();
+  a.is_rejected_token_mask = m.get();
+  a.new_slot_mapping = o.get();
+  a.stream = stream.get();
+  detail::check_call(cattn_compute_new_slot_mapping(&a));
+}
+/** One-call, on host inputs: the slot of each of new_positions' n tokens. Calls:
+ * cattn_compute_new_slot_mapping. Allocates: the result. Throws: error. Since: 1.2
+ * See docs/api/spec_decode.md. */
+inline std::vector<int64_t> compute_new_slot_mapping(const new_slot_mapping_params& params,
+                                                     index_cview query_start_loc,
+                                                     index_cview block_table,
+                                                     index_cview new_positions,
+                                                     any_cview is_rejected_token_mask = {}) {
+  std::vector<int64_t> out(
+      detail::to_size(new_positions.numel(), "cattn::compute_new_slot_mapping"));
+  compute_new_slot_mapping(params, query_start_loc, block_table, new_positions,
+                           is_rejected_token_mask, out);
+  return out;
+}
+
+/** copy_and_expand_eagle_inputs' parameters; the defaults are
+ * CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_INIT's (token ids 0, P = 1, no limit, no shift).
+ * Since: 1.2
+ * See docs/api/spec_decode.md. */
+struct eagle_inputs_params {
+  /** The rejected tail's token. */
+  int64_t padding_token_id = detail::eagle_inputs_init.padding_token_id;
+  /** The token of slots 2 to P. */
+  int64_t parallel_drafting_token_id = detail::eagle_inputs_init.parallel_drafting_token_id;
+  /** P >= 1: the bonus token plus the parallel drafts. */
+  int64_t num_padding_slots_per_request = detail::eagle_inputs_init.num_padding_slots_per_request;
+  /** A request's output tokens from this index on are not written (vLLM's num_blocks x
+   * BLOCK_SIZE_TOKENS); 0 = no limit. */
+  int64_t max_tokens_per_request = detail::eagle_inputs_init.max_tokens_per_request;
+  /** Drop each request's first token. */
+  bool shift_input_ids = detail::eagle_inputs_init.shift_input_ids != 0;
+};
+/** Where copy_and_expand_eagle_inputs writes, n_out = `query_start_loc[B] + B * (P - s)`;
+ * absent = NULL (all but input_ids and positions may be). Since: 1.2
+ * See docs/api/spec_decode.md. */
+struct eagle_inputs_outputs {
+  index_view input_ids;            /**< [>= n_out] */
+  index_view positions;            /**< [>= n_out] */
+  any_view is_rejected_token_mask; /**< [>= n_out] flags */
+  any_view is_masked_token_mask;   /**< [>= n_out] flags */
+  index_view new_token_indices;    /**< [>= B * P] */
+  /** [>= query_start_loc[B]]; written with params.shift_input_ids only. */
+  index_view hidden_state_mapping;
+};
+/** The drafter's inputs from a verified batch, parallel drafting included: each request's
+ * valid tokens, its bonus token, P - 1 parallel-drafting tokens and its rejected tail (host, or
+ * one kernel on `stream`, capturable). B = next_token_ids' length; target_token_ids [T],
+ * target_positions [T'], query_start_loc [B + 1], query_end_loc [B] (each request's last valid
+ * token). Calls: cattn_copy_and_expand_eagle_inputs. Allocates: nothing. Throws: error.
+ * Since: 1.2
+ * See docs/api/spec_decode.md. */
+inline void copy_and_expand_eagle_inputs(const eagle_inputs_params& params,
+                                         index_cview target_token_ids,
+                                         index_cview target_positions, index_cview next_token_ids,
+                                         index_cview query_start_loc, index_cview query_end_loc,
+                                         const eagle_inputs_outputs& out, stream_ref stream = {}) {
+  detail::tensor_arg ti(target_token_ids), tp(target_positions), n(next_token_ids),
+      q(query_start_loc), e(query_end_loc), ids(out.input_ids), pos(out.positions),
+      rej(out.is_rejected_token_mask), msk(out.is_masked_token_mask),
+      nti(out.new_token_indices), hsm(out.hidden_state_mapping);
+  cattn_copy_and_expand_eagle_inputs_args_t a = CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_INIT;
+  a.padding_token_id = params.padding_token_id;
+  a.parallel_drafting_token_id = params.parallel_drafting_token_id;
+  a.num_padding_slots_per_request = params.num_padding_slots_per_request;
+  a.max_tokens_per_request = params.max_tokens_per_request;
+  a.shift_input_ids = params.shift_input_ids ? 1 : 0;
+  a.target_token_ids = ti.get();
+  a.target_positions = tp.get();
+  a.next_token_ids = n.get();
+  a.query_start_loc = q.get();
+  a.query_end_loc = e.get();
+  a.out_input_ids = ids.get();
+  a.out_positions = pos.get();
+  a.out_is_rejected_token_mask = rej.get();
+  a.out_is_masked_token_mask = msk.get();
+  a.out_new_token_indices = nti.get();
+  a.out_hidden_state_mapping = hsm.get();
+  a.stream = stream.get();
+  detail::check_call(cattn_copy_and_expand_eagle_inputs(&a));
+}
+/** The one-call results of copy_and_expand_eagle_inputs, n_out as above; an entry the call
+ * leaves as it is (a request's tokens past params.max_tokens_per_request, those before
+ * query_start_loc[0]) is 0. Since: 1.2
+ * See docs/api/spec_decode.md. */
+template <class Out = int64_t>
+struct eagle_inputs {
+  std::vector<Out> input_ids;                  /**< [n_out] */
+  std::vector<Out> positions;                  /**< [n_out] */
+  std::vector<uint8_t> is_rejected_token_mask; /**< [n_out] flags, 0 or 1 */
+  std::vector<uint8_t> is_masked_token_mask;   /**< [n_out] flags, 0 or 1 */
+  std::vector<Out> new_token_indices;          /**< [B * P] */
+  /** [query_start_loc[B]] with params.shift_input_ids; empty without. */
+  std::vector<Out> hidden_state_mapping;
+};
+/** One-call, on host inputs: every output, sized from query_start_loc[B] (host memory).
+ * Calls: cattn_copy_and_expand_eagle_inputs. Allocates: the results. Throws: error (a
+ * query_start_loc that is not 1-D or not host memory: this layer's). Since: 1.2
+ * See docs/api/spec_decode.md. */
+template <class Out = int64_t, detail::enable_index_t<Out> = 0>
+eagle_inputs<Out> copy_and_expand_eagle_inputs(const eagle_inputs_params& params,
+                                               index_cview target_token_ids,
+                                               index_cview target_positions,
+                                               index_cview next_token_ids,
+                                               index_cview query_start_loc,
+                                               index_cview query_end_loc) {
+  const char* fn = "cattn::copy_and_expand_eagle_inputs";
+  detail::require_host(query_start_loc, fn, "query_start_loc");
+  if (query_start_loc.present() && query_start_loc.ndim() != 1)
+    detail::fail(std::string(fn) + ": query_start_loc is not 1-D (got " +
+                 std::to_string(query_start_loc.ndim()) + " dimensions)");
+  const int64_t b = next_token_ids.numel();
+  // A query_start_loc too short for B, or a negative total, is the C call's to refuse: the
+  // buffers are only made large enough to reach it.
+  const int64_t total = query_start_loc.numel() > b
+                            ? std::max<int64_t>(detail::read_index(query_start_loc, b), 0)
+                            : 0;
+  const int64_t p = std::max<int64_t>(params.num_padding_slots_per_request, 0);
+  const int64_t per_request = std::max<int64_t>(p - (params.shift_input_ids ? 1 : 0), 0);
+  const size_t n_out =
+      detail::to_size(detail::checked_add(total, detail::checked_mul(b, per_request, fn), fn), fn);
+  eagle_inputs<Out> r;
+  r.input_ids.resize(n_out);
+  r.positions.resize(n_out);
+  r.is_rejected_token_mask.resize(n_out);
+  r.is_masked_token_mask.resize(n_out);
+  r.new_token_indices.resize(detail::to_size(detail::checked_mul(b, p, fn), fn));
+  if (params.shift_input_ids) r.hidden_state_mapping.resize(detail::to_size(total, fn));
+  eagle_inputs_outputs out;
+  out.input_ids = r.input_ids;
+  out.positions = r.positions;
+  out.is_rejected_token_mask = r.is_rejected_token_mask;
+  out.is_masked_token_mask = r.is_masked_token_mask;
+  out.new_token_indices = r.new_token_indices;
+  if (params.shift_input_ids) out.hidden_state_mapping = r.hidden_state_mapping;
+  copy_and_expand_eagle_inputs(params, target_token_ids, target_positions, next_token_ids,
+                               query_start_loc, query_end_loc, out);
+  return r;
+}
+
+/** Carries the async-scheduling counts across a batch change, in place: num_computed_tokens
+ * [M >= n] ([0, n) rewritten) and num_accepted_tokens [n], from prev_positions [n] (each row's
+ * previous row, negative = new), valid_sampled_token_count [n_prev], prev_num_draft_tokens
+ * [n_prev] and cpu_num_computed_tokens [n] (host, or one kernel on `stream`, capturable).
+ * In place only, so there is no one-call overload. Calls:
+ * cattn_update_num_computed_tokens_for_batch_change. Allocates: nothing. Throws: error.
+ * Since: 1.2
+ * See docs/api/spec_decode.md. */
+inline void update_num_computed_tokens_for_batch_change(index_view num_computed_tokens,
+                                                        index_view num_accepted_tokens,
+                                                        index_cview prev_positions,
+                                                        index_cview valid_sampled_token_count,
+                                                        index_cview prev_num_draft_tokens,
+                                                        index_cview cpu_num_computed_tokens,
+                                                        stream_ref stream = {}) {
+  detail::tensor_arg c(num_computed_tokens), k(num_accepted_tokens), p(prev_positions),
+      v(valid_sampled_token_count), d(prev_num_draft_tokens), h(cpu_num_computed_tokens);
+  cattn_update_num_computed_tokens_for_batch_change_args_t a =
+      CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_INIT;
+  a.num_computed_tokens = c.get();
+  a.num_accepted_tokens = k.get();
+  a.prev_positions = p.get();
+  a.valid_sampled_token_count = v.get();
+  a.prev_num_draft_tokens = d.get();
+  a.cpu_num_computed_tokens = h.get();
+  a.stream = stream.get();
+  detail::check_call(cattn_update_num_computed_tokens_for_batch_change(&a));
 }
 
 /* ============================================================================================
