@@ -2068,7 +2068,7 @@ CATTN_API cattn_status_t cattn_eagle_prepare_inputs_padded(
 /** Arguments of cattn_eagle_prepare_next_token_padded. B = sampled_token_ids' rows. */
 typedef struct cattn_eagle_prepare_next_token_padded_args {
   size_t struct_size;                   /**< CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_SIZE */
-  int64_t vocab_size;                   /**< in: a token at or past it is not valid. */
+  int64_t vocab_size;                   /**< in: >= 1; a token at or past it is not valid. */
   const DLTensor* sampled_token_ids;    /**< in: [B, S] the rejection sampler's, -1 rejected. */
   const DLTensor* discard_request_mask; /**< in, may be NULL: [B] flags; NULL = none. */
   const DLTensor* backup_next_token_ids; /**< in: [B]. */
@@ -2133,8 +2133,8 @@ typedef struct cattn_copy_and_expand_eagle_inputs_args {
   int64_t padding_token_id;               /**< in: the rejected tail's token. */
   int64_t parallel_drafting_token_id;     /**< in: the token of slots 2 to P. */
   int64_t num_padding_slots_per_request;  /**< in: P in [1, 65536]: the bonus + parallel drafts. */
-  /** in: a request's output tokens from this index on are not written (vLLM's num_blocks x
-   *  BLOCK_SIZE_TOKENS); 0 = no limit. */
+  /** in: a request's output tokens, and its hidden_state_mapping entries, from this index on
+   *  are not written (vLLM's num_blocks x BLOCK_SIZE_TOKENS); 0 = no limit. */
   int64_t max_tokens_per_request;
   int32_t shift_input_ids;                /**< in: 0 or 1: drop each request's first token. */
   int32_t reserved0;                      /**< Set to 0. */
@@ -2166,6 +2166,7 @@ typedef struct cattn_copy_and_expand_eagle_inputs_args {
  *  (masked), then its rejected tail (padding token, position 0, rejected); positions count up
  *  from the request's first target position. new_token_indices[i * P + k] is the output index
  *  of new token k; with s, hidden_state_mapping maps each input token to its output index.
+ *  Indices are absolute, as vLLM's: entries before query_start_loc[0] are not written.
  *  Host: refuses query_end_loc outside its request, a request without tokens, a negative
  *  query_start_loc or one past the targets. Device: each read is clamped into its input.
  *  Reads: args, inputs. Writes: the outputs. Allocates: nothing.

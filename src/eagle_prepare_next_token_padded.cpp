@@ -17,6 +17,7 @@ CATTN_API cattn_status_t cattn_eagle_prepare_next_token_padded(
     using cattn::TensorArg;
     using cattn::Use;
     cattn::require_struct(fn, "args", args);
+    cattn::expect_at_least(fn, "args->vocab_size", args->vocab_size, 1);
     const TensorArg sampled(fn, "args->sampled_token_ids", args->sampled_token_ids, Use::In);
     const TensorArg discard(fn, "args->discard_request_mask", args->discard_request_mask,
                             Use::In, true);

@@ -9946,7 +9946,7 @@ extern "C" {
 pub struct cattn_eagle_prepare_next_token_padded_args {
     #[doc = " CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_SIZE"]
     pub struct_size: usize,
-    #[doc = " in: a token at or past it is not valid."]
+    #[doc = " in: >= 1; a token at or past it is not valid."]
     pub vocab_size: i64,
     #[doc = " in: [B, S] the rejection sampler's, -1 rejected."]
     pub sampled_token_ids: *const DLTensor,
@@ -10388,8 +10388,8 @@ pub struct cattn_copy_and_expand_eagle_inputs_args {
     pub parallel_drafting_token_id: i64,
     #[doc = " in: P in [1, 65536]: the bonus + parallel drafts."]
     pub num_padding_slots_per_request: i64,
-    #[doc = " in: a request's output tokens from this index on are not written (vLLM's num_blocks x"]
-    #[doc = "  BLOCK_SIZE_TOKENS); 0 = no limit."]
+    #[doc = " in: a request's output tokens, and its hidden_state_mapping entries, from this index on"]
+    #[doc = "  are not written (vLLM's num_blocks x BLOCK_SIZE_TOKENS); 0 = no limit."]
     pub max_tokens_per_request: i64,
     #[doc = " in: 0 or 1: drop each request's first token."]
     pub shift_input_ids: i32,
@@ -10792,6 +10792,7 @@ extern "C" {
     #[doc = "  (masked), then its rejected tail (padding token, position 0, rejected); positions count up"]
     #[doc = "  from the request's first target position. new_token_indices[i * P + k] is the output index"]
     #[doc = "  of new token k; with s, hidden_state_mapping maps each input token to its output index."]
+    #[doc = "  Indices are absolute, as vLLM's: entries before query_start_loc[0] are not written."]
     #[doc = "  Host: refuses query_end_loc outside its request, a request without tokens, a negative"]
     #[doc = "  query_start_loc or one past the targets. Device: each read is clamped into its input."]
     #[doc = "  Reads: args, inputs. Writes: the outputs. Allocates: nothing."]
