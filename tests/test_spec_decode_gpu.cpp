@@ -136,9 +136,9 @@ struct DrafterStep {
     }
     t["e2_cu"]->fill(cu), t["e2_valid"]->fill(valid), t["e2_qsl"]->fill(qsl);
     t["e3_sampled"]->fill(rv(B * S, -1, kVocab + 2));
-    t["e3_discard"]->fill(rv(B, 0, 6));  // nonzero bytes other than 1 count as set
+    t["e3_discard"]->fill(rv(B, -6, 1));  // mostly 0; any nonzero byte is set
     for (int64_t i = 0; i < B; ++i)
-      if (t["e3_discard"]->host.get(i) > 1) t["e3_discard"]->host.set(i, 0);
+      if (t["e3_discard"]->host.get(i) < -1) t["e3_discard"]->host.set(i, 0);
     t["e3_backup"]->fill(rv(B, 0, kVocab - 1));
     const int64_t T = qsl[B];
     n_tokens = T + B * N;
