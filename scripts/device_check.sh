@@ -3,11 +3,11 @@
 # One call on the GPU machine: build (sm_90 + sm_80), run every test, run the GPU tests under
 # compute-sanitizer (memcheck, racecheck, initcheck, synccheck), then the GPU benchmarks.
 # Logs go to $OUT (or ./device-out).
-#   scripts/device_check.sh [build|test|sanitize|bench|side|step|inputs|transcript|nccl]...
+#   scripts/device_check.sh [build|test|sanitize|bench|side|step|inputs|spec|transcript|nccl]...
 #   (default: all; `demo` is the old name of `transcript`)
 # Expects .deps/include (dlpack/dlpack.h, nlohmann/json.hpp) carried with the call, and the seed
 # oracle for the side-by-side runs in $CATTN_ORACLE_DIR (default: .oracle/, carried), and for
-# `inputs` the step-inputs oracle in $CATTN_ORACLE_STEP_INPUTS_DIR (default:
+# `inputs` and `spec` the step-inputs oracle in $CATTN_ORACLE_STEP_INPUTS_DIR (default:
 # .oracle/upstream/step_inputs: shared/oracle_upstream copied to .oracle/upstream/, carried).
 # When device time is short, build here and carry the binaries instead: leave out the build
 # step and set CATTN_DEVICE_BUILD_DIR to a folder holding libcattn.so.1 and tests/cattn_tests
@@ -19,7 +19,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
-steps=${*:-build test sanitize bench side step inputs transcript nccl}
+steps=${*:-build test sanitize bench side step inputs spec transcript nccl}
 steps=" $steps "
 steps=${steps// demo / transcript }
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -120,6 +120,12 @@ if has inputs; then
   log "step inputs side by side with vLLM's MRV2 (B = 8, 256, 1024; 1 and 3 KV groups; DCP 1 and 4)"
   PYTHONUNBUFFERED=1 python3 bench/step_inputs_side_by_side.py --lib $B/libcattn.so \
     --json "$OUT/step_inputs_side_by_side.json" | tee "$OUT/step_inputs_side_by_side.txt" || status=1
+fi
+if has spec; then
+  log "speculative decoding side by side with vLLM's six helpers (B = 1 to 256; 1, 3, 7 drafts)"
+  PYTHONUNBUFFERED=1 python3 bench/spec_decode_side_by_side.py --lib $B/libcattn.so \
+    --out "$OUT/spec_decode_side_by_side.md" --json "$OUT/spec_decode_side_by_side.json" \
+    | tee "$OUT/spec_decode_side_by_side.txt" || status=1
 fi
 if has transcript; then
   log "C test transcript (GPU when present)"
