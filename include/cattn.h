@@ -2199,10 +2199,10 @@ typedef struct cattn_update_num_computed_tokens_for_batch_change_args {
  *  >= 0 and `prev_num_draft_tokens[g] > 0` gets `num_computed_tokens[g] + valid[g]` (the value
  *  before this call: a reordering reads the previous layout) and `num_accepted_tokens[k] =
  *  valid[g]`; any other row gets cpu_num_computed_tokens[k] and keeps its accepted count.
- *  Host: refuses g past M or n_prev. Device: such a row is new; at most 8192 rows
+ *  Host: refuses g past M or n_prev, and an int32 num_accepted_tokens with a new count past
+ *  2^31 (it stages the new counts). Device: such a row is new; at most 8192 rows
  *  (CATTN_NOT_SUPPORTED past them). Reads: args, inputs. Writes: both counts.
- *  Allocates: host path: n int64 of scratch, freed before it returns (the new counts are all
- *  read before any is written); device path: nothing.
+ *  Allocates: nothing.
  *  Returns: as cattn_eagle_step_update_slot_mapping_and_metadata.
  *  Stream: as that call. Since: 1.2. Details: docs/api/spec_decode.md */
 CATTN_API cattn_status_t cattn_update_num_computed_tokens_for_batch_change(

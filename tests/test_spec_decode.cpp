@@ -224,6 +224,18 @@ TEST(spec_decode, BatchChangeSwapAndRefusal) {
   prev.set(1, -1);
   a.cpu_num_computed_tokens = acc.dl();  // an input over an output
   EXPECT_EQ(cattn_update_num_computed_tokens_for_batch_change(&a), CATTN_INVALID_ARGUMENT);
+  // The host stages new counts in num_accepted_tokens: an int32 one cannot hold 2^31.
+  HostTensor big = HostTensor::of({int64_t{1} << 31, 5, 6}, i64());
+  a.cpu_num_computed_tokens = cpu.dl(), a.num_computed_tokens = big.dl();
+  prev.set(0, 0), prev.set(1, 1);
+  valid.set(0, 0);
+  EXPECT_EQ(cattn_update_num_computed_tokens_for_batch_change(&a), CATTN_INVALID_ARGUMENT);
+  EXPECT_TRUE(names("args->num_accepted_tokens"));
+  HostTensor acc64 = HostTensor::of({5, 6}, i64());
+  a.num_accepted_tokens = acc64.dl();
+  ASSERT_EQ(cattn_update_num_computed_tokens_for_batch_change(&a), CATTN_OK);
+  EXPECT_EQ(big.values(), (std::vector<int64_t>{int64_t{1} << 31, 8, 6}));
+  EXPECT_EQ(acc64.values(), (std::vector<int64_t>{0, 3}));
 }
 
 // Every call refuses NULL args and a missing required tensor by name.

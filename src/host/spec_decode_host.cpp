@@ -4,7 +4,6 @@
 // writes, so a refused call leaves every output as it was.
 #include <algorithm>
 #include <string>
-#include <vector>
 
 #include "common/error.h"
 #include "common/spec_decode.h"
@@ -245,26 +244,39 @@ void batch_change_host(const char* fn, const BatchChangeTensors& t) {
   const int64_t n = t.rows, M = t.num_computed->size(0), n_prev = t.valid_count->size(0);
   const IndexReader prev = reader1d(*t.prev_positions), valid = reader1d(*t.valid_count);
   const IndexReader drafts = reader1d(*t.prev_drafts), cpu = reader1d(*t.cpu_num_computed);
-  const IndexReader nct = reader1d(*t.num_computed);
-  // The new counts, all read before any is written (a reordering reads the previous layout).
-  std::vector<int64_t> staged(static_cast<size_t>(n));
+  const IndexReader nct = reader1d(*t.num_computed), acc = reader1d(*t.num_accepted);
+  auto carried = [&](int64_t k) { return prev[k] >= 0 && drafts[prev[k]] > 0; };
   for (int64_t k = 0; k < n; ++k) {
     const int64_t g = prev[k];
     if (g >= n_prev || g >= M)
       refuse(fn, *t.prev_positions, k, "names no previous row", g,
              "< " + std::to_string(std::min(n_prev, M)) + ", or negative for a new request");
-    const bool carried = g >= 0 && drafts[g] > 0;
-    staged[k] = carried ? checked_add(fn, "args->num_computed_tokens: a count + valid", nct[g],
-                                      valid[g])
-                        : cpu[k];
-    require_fits(fn, *t.num_computed, staged[k]);
-    if (carried) require_fits(fn, *t.num_accepted, valid[g]);
+    if (!carried(k)) {
+      require_fits(fn, *t.num_computed, cpu[k]);
+      continue;
+    }
+    const int64_t count =
+        checked_add(fn, "args->num_computed_tokens: a count + valid", nct[g], valid[g]);
+    require_fits(fn, *t.num_computed, count);
+    require_fits(fn, *t.num_accepted, valid[g]);
+    // The new counts are staged in num_accepted_tokens (below), so it must hold them.
+    if (!t.num_accepted->is_int64() && !fits_int32(count))
+      refuse(fn, *t.num_accepted, k, "is int32 and cannot stage a new count", count,
+             "int64 num_accepted_tokens, or counts below 2^31");
   }
+  // Every carried row reads the previous layout: its new count goes to its own
+  // num_accepted_tokens entry (whose value is rewritten anyway) before any count is written,
+  // so no scratch memory is needed.
   const IndexWriter nct_out = writer1d(*t.num_computed), acc_out = writer1d(*t.num_accepted);
+  for (int64_t k = 0; k < n; ++k)
+    if (carried(k)) acc_out.set(k, nct[prev[k]] + valid[prev[k]]);
   for (int64_t k = 0; k < n; ++k) {
-    const int64_t g = prev[k];
-    if (g >= 0 && drafts[g] > 0) acc_out.set(k, valid[g]);
-    nct_out.set(k, staged[k]);
+    if (!carried(k)) {
+      nct_out.set(k, cpu[k]);
+      continue;
+    }
+    nct_out.set(k, acc[k]);
+    acc_out.set(k, valid[prev[k]]);
   }
 }
 
