@@ -11004,10 +11004,10 @@ extern "C" {
     #[doc = "  >= 0 and `prev_num_draft_tokens[g] > 0` gets `num_computed_tokens[g] + valid[g]` (the value"]
     #[doc = "  before this call: a reordering reads the previous layout) and `num_accepted_tokens[k] ="]
     #[doc = "  valid[g]`; any other row gets cpu_num_computed_tokens[k] and keeps its accepted count."]
-    #[doc = "  Host: refuses g past M or n_prev. Device: such a row is new; at most 8192 rows"]
+    #[doc = "  Host: refuses g past M or n_prev, and an int32 num_accepted_tokens with a new count past"]
+    #[doc = "  2^31 (it stages the new counts). Device: such a row is new; at most 8192 rows"]
     #[doc = "  (CATTN_NOT_SUPPORTED past them). Reads: args, inputs. Writes: both counts."]
-    #[doc = "  Allocates: host path: n int64 of scratch, freed before it returns (the new counts are all"]
-    #[doc = "  read before any is written); device path: nothing."]
+    #[doc = "  Allocates: nothing."]
     #[doc = "  Returns: as cattn_eagle_step_update_slot_mapping_and_metadata."]
     #[doc = "  Stream: as that call. Since: 1.2. Details: docs/api/spec_decode.md"]
     pub fn cattn_update_num_computed_tokens_for_batch_change(
