@@ -20,7 +20,8 @@ CATTN_API cattn_status_t cattn_gather_block_tables(const cattn_gather_block_tabl
     const TensorArg table(fn, "args->block_table", args->block_table, Use::In);
     const TensorArg nb(fn, "args->num_blocks", args->num_blocks, Use::In, true);
     const TensorArg out(fn, "args->out", args->out, Use::Out);
-    idx.expect_ndim(1).expect_index_dtype();
+    // idx_mapping is read in full while out may be empty (W = 0): broadcast views are bounded.
+    idx.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
     const int64_t B = idx.size(0);
     if (nreq.present()) cattn::expect_index_scalar(nreq);
     table.expect_ndim(2).expect_index_dtype();

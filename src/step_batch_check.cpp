@@ -39,17 +39,18 @@ CATTN_API cattn_status_t cattn_step_batch_check(const cattn_step_batch_check_arg
     const TensorArg status(fn, "args->status", args->status, Use::Out);
     const int64_t B = cattn::expect_query_start_loc(qsl);
     if (nreq.present()) cattn::expect_index_scalar(nreq);
-    if (sl.present()) cattn::expect_index_vector(sl, B);
+    // Every input is read in full while status has three entries: broadcast views are bounded.
+    if (sl.present()) cattn::expect_index_vector(sl, B), sl.expect_scan_bounded();
     cattn::StepBatchCheckTensors t;
     t.query_start_loc = &qsl, t.num_reqs = &nreq, t.seq_lens = &sl, t.status = &status;
     cattn::Where where = cattn::require_same_device(fn, {&qsl, &nreq, &sl, &status});
     for (int g = 0; g < CATTN_MAX_KV_GROUPS; ++g) {
       if (tables[g]->present()) {
-        tables[g]->expect_ndim(2).expect_index_dtype().expect_size(0, B);
+        tables[g]->expect_ndim(2).expect_index_dtype().expect_size(0, B).expect_scan_bounded();
         cattn::require_same_device(fn, {&qsl, &*tables[g]});
       }
       if (slots[g]->present()) {
-        slots[g]->expect_ndim(1).expect_index_dtype();
+        slots[g]->expect_ndim(1).expect_index_dtype().expect_scan_bounded();
         cattn::require_same_device(fn, {&qsl, &*slots[g]});
       }
       t.tables[g] = &*tables[g], t.slots[g] = &*slots[g];

@@ -308,3 +308,34 @@ TEST(step_inputs_plan, NewArgumentsAreRefusedByName) {
 }
 
 }  // namespace
+
+namespace {
+
+// Fuzz defects of 1.2 now refused: a seq_len past int64, and a broadcast input the batch check
+// would scan past CATTN_MAX_BROADCAST_ELEMENTS.
+TEST(step_inputs, HostRefusesASeqLenPastInt64AndUnboundedBroadcasts) {
+  HostTensor sched = HostTensor::of({1}, i64()), idx = HostTensor::of({0}, i64());
+  HostTensor nct = HostTensor::of({INT64_MAX}, i64());
+  HostTensor qsl({2}, i64()), seq({1}, i64());
+  cattn_prepare_pos_seq_lens_args_t a = CATTN_PREPARE_POS_SEQ_LENS_ARGS_INIT;
+  a.num_scheduled_tokens = sched.dl(), a.idx_mapping = idx.dl(), a.num_computed_tokens = nct.dl();
+  a.query_start_loc = qsl.dl(), a.seq_lens = seq.dl();
+  const auto before = seq.bytes();
+  EXPECT_EQ(cattn_prepare_pos_seq_lens(&a), CATTN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cattn_last_error_message()).find("args->num_computed_tokens"),
+            std::string::npos);
+  EXPECT_EQ(seq.bytes(), before);
+
+  HostTensor q = HostTensor::of({0, 0}, i64()), status({3}, i64());
+  int64_t huge = CATTN_MAX_BROADCAST_ELEMENTS + 1, zero = 0;
+  HostTensor slot = HostTensor::of({-1}, i64());
+  DLTensor wide = *slot.dl();
+  wide.shape = &huge, wide.strides = &zero;
+  cattn_step_batch_check_args_t c = CATTN_STEP_BATCH_CHECK_ARGS_INIT;
+  c.query_start_loc = q.dl(), c.slot_mappings[0] = &wide, c.status = status.dl();
+  EXPECT_EQ(cattn_step_batch_check(&c), CATTN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cattn_last_error_message()).find("args->slot_mappings[0]"),
+            std::string::npos);
+}
+
+}  // namespace

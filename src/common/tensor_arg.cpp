@@ -286,11 +286,15 @@ IndexReader reader1d(const TensorArg& a) {
 IndexWriter writer1d(const TensorArg& a) {
   return {a.data(), a.ndim() ? a.stride(a.ndim() - 1) * a.elem_bytes() : 0, a.is_int64()};
 }
+// An empty tensor has no element to reach: its data may be NULL and its strides are ignored,
+// so its rows are not offset (a NULL plus an offset is undefined).
 IndexReader reader_row(const TensorArg& a, int64_t r) {
-  return {a.data() + r * a.stride(0) * a.elem_bytes(), a.stride(1) * a.elem_bytes(), a.is_int64()};
+  const int64_t off = a.numel() == 0 ? 0 : r * a.stride(0) * a.elem_bytes();
+  return {a.data() + off, a.stride(1) * a.elem_bytes(), a.is_int64()};
 }
 IndexWriter writer_row(const TensorArg& a, int64_t r) {
-  return {a.data() + r * a.stride(0) * a.elem_bytes(), a.stride(1) * a.elem_bytes(), a.is_int64()};
+  const int64_t off = a.numel() == 0 ? 0 : r * a.stride(0) * a.elem_bytes();
+  return {a.data() + off, a.stride(1) * a.elem_bytes(), a.is_int64()};
 }
 
 int64_t index_dtype_max(const TensorArg& a) {

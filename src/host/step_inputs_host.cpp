@@ -106,6 +106,11 @@ void step_inputs_host(const char* fn, const StepInputsTensors& t) {
     const IndexReader c = reader1d(*t.num_computed);
     for (int64_t b = 0; b < n; ++b) nct[b] = c[rows[b]];
   }
+  // seq_lens; the positions stay below them, so this check covers theirs too.
+  std::vector<int64_t> seq(static_cast<size_t>(B), 0);
+  for (int64_t b = 0; b < n; ++b)
+    seq[b] = checked_add(fn, "args->num_computed_tokens: a count + the query", nct[b],
+                         s[b + 1] - s[b]);
   // Per-token products.
   const bool tokens = present(t.positions) || present(t.token_to_req) ||
                       std::any_of(t.groups, t.groups + t.num_groups,
@@ -116,6 +121,7 @@ void step_inputs_host(const char* fn, const StepInputsTensors& t) {
     require_room(fn, t.positions, total);
     require_room(fn, t.token_to_req, total);
     require_room(fn, t.given_positions, total);
+    for (int g = 0; g < t.num_groups; ++g) require_room(fn, t.groups[g].slots, total);
     pos.assign(static_cast<size_t>(total), 0);
     req.assign(static_cast<size_t>(total), 0);
     const bool given = !present(t.num_scheduled) && present(t.given_positions);
@@ -182,8 +188,25 @@ void step_inputs_host(const char* fn, const StepInputsTensors& t) {
                  "<= " + std::to_string(t.draft_tokens->size(1)));
       }
   }
-  std::vector<int64_t> seq(static_cast<size_t>(B), 0);
-  for (int64_t b = 0; b < n; ++b) seq[b] = nct[b] + (s[b + 1] - s[b]);
+
+  // The token ids the combination writes must fit input_ids (promise 2).
+  if (present(t.input_ids) && !t.input_ids->is_int64()) {
+    const IndexReader sl = reader1d(*t.comb_seq_lens), pl = reader1d(*t.prefill_len);
+    const IndexReader last = reader1d(*t.last_sampled);
+    const int64_t size = t.input_ids->size(0);
+    for (int64_t b = 0; b < n; ++b) {  // the entries the write below makes, as it makes them
+      const int64_t r = rows[b], nb = cul[b + 1] - cul[b], end = s[b + 1];
+      if (sl[b] <= pl[r]) continue;
+      if (t.new_sampled > 0 && static_cast<__int128>(sl[b]) - nb >= pl[r] && end - nb >= 0 &&
+          end - nb < size)
+        require_fits(fn, *t.input_ids, last[r]);
+      const int64_t drafts = nb - t.new_sampled;
+      const IndexReader dt = reader_row(*t.draft_tokens, r);
+      for (int64_t k = 0; k < drafts; ++k)
+        if (end - drafts + k >= 0 && end - drafts + k < size)
+          require_fits(fn, *t.input_ids, dt[k]);
+    }
+  }
 
   // Checks done: fit the values to the outputs' dtypes, then write.
   write_fitting(fn, t.qsl, s);
@@ -260,7 +283,8 @@ void step_inputs_host(const char* fn, const StepInputsTensors& t) {
       const int64_t r = rows[b], nb = cul[b + 1] - cul[b], seq_len = sl[b], prefill = pl[r];
       if (seq_len <= prefill) continue;
       const int64_t end = s[b + 1];
-      if (t.new_sampled > 0 && seq_len - nb >= prefill && end - nb >= 0 && end - nb < size)
+      if (t.new_sampled > 0 && static_cast<__int128>(seq_len) - nb >= prefill && end - nb >= 0 &&
+          end - nb < size)
         ids.set(end - nb, last[r]);
       const int64_t drafts = nb - t.new_sampled;
       const IndexReader dt = reader_row(*t.draft_tokens, r);
@@ -291,7 +315,9 @@ void step_batch_check_host(const StepBatchCheckTensors& t) {
   for (int64_t b = 0; b < B; ++b) {
     const int64_t lo = q[b], hi = q[b + 1];
     if (b < n ? hi < lo : hi != lo) report(CATTN_STEP_CHECK_QUERY_START_LOC, b + 1, 0);
-    if (present(t.seq_lens) && (b < n ? sl[b] < hi - lo : sl[b] != 0))
+    // In 128 bits: hi - lo of hostile entries passes int64.
+    if (present(t.seq_lens) &&
+        (b < n ? static_cast<__int128>(sl[b]) < static_cast<__int128>(hi) - lo : sl[b] != 0))
       report(CATTN_STEP_CHECK_SEQ_LENS, b, 0);
   }
   const int64_t total = q[n];

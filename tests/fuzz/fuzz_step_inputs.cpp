@@ -113,25 +113,6 @@ bool any_overlap(std::initializer_list<const Tensor*> outs, std::initializer_lis
   return false;
 }
 
-// Library defects this target found and that are still open: an input that reaches one is not
-// called (it would hang, crash or fail the check every few seconds and hide everything else),
-// unless CATTN_FUZZ_STRICT is set - to 1 for all of them, or to a part of one's description -
-// which makes the call and its checks as for any input. Each names the broken promise; remove
-// its entry once the library keeps it.
-bool skip_known(bool hit, const char* what) {
-  static const char* const strict = std::getenv("CATTN_FUZZ_STRICT");
-  const bool call = strict != nullptr && (std::strcmp(strict, "1") == 0 || std::strstr(what, strict) != nullptr);
-  if (hit) FZ_LOG("known library defect, %s: %s\n", call ? "calling (strict)" : "not called", what);
-  return hit && !call;
-}
-
-// Known: an empty 2-D tensor with NULL data (DLPack allows it) gets its row addresses formed
-// from NULL - "applying non-zero offset to null pointer" (UBSan) in reader_row/writer_row for
-// any row but the first.
-bool null_rows(const Tensor& t) {
-  return t.usable() && t.ndim() == 2 && t.numel == 0 && t.t.data == nullptr && t.t.byte_offset == 0;
-}
-
 // The args struct: sometimes NULL, sometimes copied over one of `outs` (refused).
 template <class T>
 struct Args {
@@ -312,14 +293,10 @@ void fuzz_prepare(FuzzedDataProvider& fdp) {
       if (ok) nctv[b] = computed.get(r);
       sane = sane && nctv[b] >= 0;
     }
-    // A seq_len past int64 does not fit its output: refused. Known: the library adds
-    // num_computed_tokens + the query unchecked (UBSan), in positions and seq_lens.
+    // A seq_len past int64 does not fit its output: refused.
     bool seq_wrap = false;
     for (int64_t b = 0; ok && b < n; ++b)
       seq_wrap = __builtin_add_overflow(nctv[b], s[b + 1] - s[b], &seqv[b]) || seq_wrap;
-    if (skip_known(ok && seq_wrap && (!pos.exists || pos.dim(0) >= total),
-                   "prepare_pos_seq_lens overflows num_computed_tokens + the query (UBSan)"))
-      return;
     ok = ok && !seq_wrap;
     if (ok && pos.exists) {
       ok = pos.dim(0) >= total;
@@ -406,12 +383,7 @@ void fuzz_gather(FuzzedDataProvider& fdp) {
   ok = ok && index_nd(out, 2) && writable(out) && out.dim(0) == b_rows && out.dim(1) == width;
   ok = ok && !any_overlap({&out}, {&imap, &nreq, &tab, &blocks});
   // Promise 3: idx_mapping is read in full (its live rows) where out may be empty (W = 0), so
-  // a broadcast view past the limit is refused. Known: the library sizes host vectors by it
-  // (2^32 rows: a 32 GiB allocation, ASan out-of-memory) and scans it.
-  if (skip_known(ok && !g_cuda && !scan_bounded(imap),
-                 "gather_block_tables allocates and scans a broadcast idx_mapping past "
-                 "CATTN_MAX_BROADCAST_ELEMENTS (promises 3, 8)"))
-    return;
+  // a broadcast view past the limit is refused.
   ok = ok && scan_bounded(imap);
   const bool args_ok = ok;
   ok = ok && !g_cuda;
@@ -428,9 +400,6 @@ void fuzz_gather(FuzzedDataProvider& fdp) {
     rows.push_back(r);
     counts.push_back(c);
   }
-  bool null_row = ok && null_rows(out) && b_rows >= 2;
-  for (int64_t r : rows) null_row = null_row || (ok && null_rows(tab) && r >= 1);
-  if (skip_known(null_row, "gather_block_tables offsets a NULL row pointer (UBSan)")) return;
   FZ_LOG("gather_block_tables: B %ld R %ld W %ld n %ld predicted %d\n", (long)B, (long)R, (long)W, (long)n, ok);
   for (Tensor* t : {&imap, &nreq, &tab, &blocks, &out}) FZ_LOG("  %s\n", describe(*t).c_str());
   Watch w;
@@ -459,9 +428,9 @@ void fuzz_gather(FuzzedDataProvider& fdp) {
 
 // ---- cattn_compute_slot_mappings ----
 // The slot of position p (batch row b, persistent row r) by the header's definitions; *refuse
-// set when the table has no column for it (kColumnMax for the column INT64_MAX); *sane cleared
+// set when the table has no column for it; *sane cleared
 // where the slot is not a table entry >= 0 that does not wrap.
-constexpr int kNoColumn = 1, kColumnMax = 2;
+constexpr int kNoColumn = 1;
 int64_t reference_slot(const cattn_compute_slot_mappings_args_t& a, const Tensor& table, int64_t p,
                        int64_t b, int64_t r, int* refuse, bool* sane) {
   if (p < 0) return -1;
@@ -483,8 +452,7 @@ int64_t reference_slot(const cattn_compute_slot_mappings_args_t& a, const Tensor
     off = (o / (I * D)) * I + o % I;
   }
   if (row >= table.dim(0) || col >= table.dim(1)) {
-    // Known: the refusal's message computes col + 1 (UBSan for a column of INT64_MAX).
-    *refuse = col == kI64Max ? kColumnMax : kNoColumn;
+    *refuse = kNoColumn;
     return 0;
   }
   const int64_t e = at2(table, row, col);
@@ -592,7 +560,7 @@ void fuzz_slots(FuzzedDataProvider& fdp) {
   const bool args_ok = ok;
   ok = ok && !g_cuda;
   int64_t n = 0, total = 0;
-  bool sane = true, col_max = false;
+  bool sane = true;
   std::vector<int64_t> s, slots;
   if (ok) ok = live_rows(nreq, b_rows, &n);
   if (ok) {
@@ -607,21 +575,15 @@ void fuzz_slots(FuzzedDataProvider& fdp) {
       rows[b] = imap.get(b);
       ok = rows[b] >= 0 && rows[b] < tab.dim(0);
     }
-    // Known: the library allocates and fills total-sized vectors from positions before it
-    // checks slot_mapping's length (2^32 tokens: a 32 GiB allocation, ASan out-of-memory).
-    if (skip_known(ok && pos.dim(0) >= total && out.dim(0) < total && total > (int64_t{1} << 22),
-                   "compute_slot_mappings allocates the positions' total before checking slot_mapping (promise 8)"))
-      return;
+    // Promise 8: slot_mapping's length is checked before any total-sized work.
     ok = ok && pos.dim(0) >= total && out.dim(0) >= total;
     for (int64_t b = 0; ok && b < n; ++b)
       for (int64_t i = s[b]; ok && i < s[b + 1]; ++i) {
         int refuse = 0;
         slots.push_back(reference_slot(p, tab, pos.get(i), b, rows[b], &refuse, &sane));
         ok = refuse == 0;
-        col_max = refuse == kColumnMax;
       }
   }
-  if (skip_known(col_max, "compute_slot_mappings overflows col + 1 in its refusal message (UBSan)")) return;
   FZ_LOG("compute_slot_mappings: contract %d reserved %d bs %ld kbs %ld dcp %ld/%ld I %ld B %ld n %ld total %ld predicted %d\n",
          p.contract, p.reserved0, (long)p.block_size, (long)p.kernel_block_size, (long)p.dcp_rank,
          (long)p.dcp_size, (long)p.dcp_kv_cache_interleave_size, (long)B, (long)n, (long)total, ok);
@@ -742,10 +704,6 @@ void fuzz_combine(FuzzedDataProvider& fdp) {
   ok = ok && !g_cuda;
   int64_t n = 0;
   bool above_query = false;  // a live row with more logits than query tokens: vLLM's indices
-  // Known: num_new_sampled_tokens + num_draft_tokens[b] is added unchecked (UBSan at
-  // INT64_MAX drafts) before the total's checked sum.
-  bool drafts_wrap = false;
-  bool dt_null_row = false;  // known: see null_rows
   std::vector<int64_t> s, cul, rows;
   std::vector<std::pair<int64_t, int64_t>> id_writes;  // (token, id) in the order written
   if (ok) ok = live_rows(nreq, b_rows, &n);
@@ -766,8 +724,8 @@ void fuzz_combine(FuzzedDataProvider& fdp) {
       const int64_t d = nd.exists ? nd.get(b) : 0;
       int64_t nb = 0;
       // A row's logits, or the total, past int64 are refused (they fit no output).
-      drafts_wrap = d >= 0 && __builtin_add_overflow(ns, d, &nb);
-      ok = d >= 0 && !drafts_wrap && !__builtin_add_overflow(cul[b], nb, &cul[b + 1]);
+      ok = d >= 0 && !__builtin_add_overflow(ns, d, &nb) &&
+           !__builtin_add_overflow(cul[b], nb, &cul[b + 1]);
       above_query = above_query || (ok && nb > s[b + 1] - s[b]);
     }
     // Every row's drafts fit draft_tokens' columns (checked once every count is summed).
@@ -785,7 +743,6 @@ void fuzz_combine(FuzzedDataProvider& fdp) {
     for (int64_t b = 0; ok && ids.exists && b < n; ++b) {
       const int64_t r = rows[b], nb = cul[b + 1] - cul[b], seq_len = sl.get(b), prefill = pl.get(r);
       if (seq_len <= prefill) continue;
-      dt_null_row = dt_null_row || (null_rows(dt) && r >= 1);
       const int64_t end = s[b + 1], size = ids.dim(0);
       if (ns > 0 && static_cast<__int128>(seq_len) - nb >= prefill && end - nb >= 0 && end - nb < size)
         id_writes.push_back({end - nb, last.get(r)});
@@ -794,13 +751,9 @@ void fuzz_combine(FuzzedDataProvider& fdp) {
         if (end - d + k >= 0 && end - d + k < size) id_writes.push_back({end - d + k, at2(dt, r, k)});
     }
   }
-  if (skip_known(ok && dt_null_row, "combine offsets a NULL draft_tokens row pointer (UBSan)")) return;
-  if (skip_known(drafts_wrap, "combine overflows num_new_sampled_tokens + num_draft_tokens[b] (UBSan)")) return;
-  // Promise 2: a token id that does not fit input_ids is an error. Known: the library writes
-  // it truncated.
+  // Promise 2: a token id that does not fit input_ids is an error.
   bool ids_fit = true;
   for (const auto& wr : id_writes) ids_fit = ids_fit && fits(ids, wr.second);
-  if (skip_known(ok && !ids_fit, "combine writes a token id that does not fit input_ids truncated (promise 2)")) return;
   ok = ok && ids_fit;
   FZ_LOG("combine: ns %ld B %ld R %ld S %ld n %ld ids %d above_query %d predicted %d\n", (long)ns, (long)B,
          (long)R, (long)S, (long)n, with_ids, above_query, ok);
@@ -921,31 +874,11 @@ void fuzz_check(FuzzedDataProvider& fdp) {
   // view past the limit is refused.
   bool bounded = scan_bounded(qsl) && scan_bounded(sl);
   for (int g = 0; g < CATTN_MAX_KV_GROUPS; ++g) bounded = bounded && scan_bounded(tables[g]) && scan_bounded(slots[g]);
-  // Known: the call scans every input in full whatever its claimed size (a 2^40-element
-  // broadcast slot mapping hangs it), instead of refusing a broadcast view past the limit.
-  if (skip_known(ok && !g_cuda && !bounded,
-                 "step_batch_check scans broadcast inputs past CATTN_MAX_BROADCAST_ELEMENTS (promise 3)"))
-    return;
+  // Promise 3: every input is scanned in full, so a broadcast view past the limit is refused.
   ok = ok && bounded;
   const bool args_ok = ok;
   ok = ok && !g_cuda;
   std::array<int64_t, 3> want{0, 0, 0};
-  // Known: a live row's query length, qsl[b + 1] - qsl[b], is computed in int64 where seq_lens
-  // is given, and overflows (UBSan) for hostile entries instead of being reported.
-  bool wraps = false;
-  if (ok && sl.exists) {
-    int64_t n = b_rows, d = 0;
-    if (nreq.exists) n = std::min(std::max<int64_t>(nreq.get(0), 0), b_rows);
-    for (int64_t b = 0; b < n && !wraps; ++b) wraps = __builtin_sub_overflow(qsl.get(b + 1), qsl.get(b), &d);
-  }
-  if (skip_known(wraps, "step_batch_check overflows qsl[b + 1] - qsl[b] (UBSan)")) return;
-  bool null_row = false;
-  if (ok) {
-    const int64_t n = nreq.exists ? std::min(std::max<int64_t>(nreq.get(0), 0), b_rows) : b_rows;
-    for (int g = 0; g < CATTN_MAX_KV_GROUPS; ++g)
-      null_row = null_row || (null_rows(tables[g]) && b_rows >= 2 && n < b_rows);
-  }
-  if (skip_known(null_row, "step_batch_check offsets a NULL block-table row pointer (UBSan)")) return;
   if (ok) {
     CheckIn in;
     in.qsl = &qsl, in.nreq = &nreq, in.sl = &sl;
