@@ -28,7 +28,11 @@ CATTN_API cattn_status_t cattn_compute_new_slot_mapping(
     const TensorArg out(fn, "args->new_slot_mapping", args->new_slot_mapping, Use::Out);
     table.expect_ndim(2).expect_index_dtype();
     const int64_t B = table.size(0);
-    qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded().expect_size(0, B + 1);
+    qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
+    if (qsl.size(0) - 1 != B)  // (B + 1 could overflow: an empty table has any row count)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "does not have B + 1 entries",
+                      qsl.shape_string(), "B + 1 with B = " + std::to_string(B) +
+                                              " (block_table's rows)");
     pos.expect_ndim(1).expect_index_dtype();
     const int64_t n = pos.size(0);
     if (rej.present()) cattn::expect_flags(rej, n);

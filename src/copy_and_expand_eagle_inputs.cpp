@@ -48,13 +48,19 @@ CATTN_API cattn_status_t cattn_copy_and_expand_eagle_inputs(
     tpos.expect_ndim(1).expect_index_dtype();
     next.expect_ndim(1).expect_index_dtype();
     const int64_t B = next.size(0);
-    qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded().expect_size(0, B + 1);
+    qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
+    if (qsl.size(0) - 1 != B)  // (B + 1 could overflow for a broadcast next_token_ids)
+      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "does not have B + 1 entries",
+                      qsl.shape_string(), "B + 1 with B = " + std::to_string(B) +
+                                              " (next_token_ids' length)");
     cattn::expect_index_vector(qel, B);
     cattn::expect_index_output(out_ids, 0);
     cattn::expect_index_output(out_pos, 0);
     if (out_rej.present()) cattn::expect_flags_output(out_rej, 0);
     if (out_msk.present()) cattn::expect_flags_output(out_msk, 0);
-    if (out_new.present()) cattn::expect_index_output(out_new, B * P);
+    if (out_new.present())
+      cattn::expect_index_output(
+          out_new, cattn::checked_mul(fn, "args->out_new_token_indices: B x P", B, P));
     if (out_hid.present()) cattn::expect_index_output(out_hid, 0);
     const cattn::Where where = cattn::require_same_device(
         fn, {&ids, &tpos, &next, &qsl, &qel, &out_ids, &out_pos, &out_rej, &out_msk, &out_new,

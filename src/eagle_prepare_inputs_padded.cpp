@@ -28,9 +28,9 @@ CATTN_API cattn_status_t cattn_eagle_prepare_inputs_padded(
     const int64_t B = cu.size(0);
     cattn::expect_index_vector(valid, B);
     qsl.expect_ndim(1).expect_index_dtype();
-    if (qsl.size(0) < B + 1)
+    if (qsl.size(0) - 1 < B)  // (B + 1 could overflow for a broadcast cu_num_draft_tokens)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "is shorter than the batch",
-                      qsl.shape_string(), "at least B + 1 = " + std::to_string(B + 1) + " entries");
+                      qsl.shape_string(), "at least B + 1 entries, B = " + std::to_string(B));
     cattn::expect_index_output(idx, B);
     cattn::expect_index_output(rej, B);
     const cattn::Where where = cattn::require_same_device(fn, {&cu, &valid, &qsl, &idx, &rej});

@@ -26,7 +26,9 @@ CATTN_API cattn_status_t cattn_eagle_prepare_next_token_padded(
     const TensorArg next(fn, "args->next_token_ids", args->next_token_ids, Use::Out);
     const TensorArg valid(fn, "args->valid_sampled_tokens_count",
                           args->valid_sampled_tokens_count, Use::Out);
-    sampled.expect_ndim(2).expect_index_dtype();
+    // Every column of a row is read where one value per row is written: a broadcast view is
+    // bounded.
+    sampled.expect_ndim(2).expect_index_dtype().expect_scan_bounded();
     const int64_t B = sampled.size(0);
     if (discard.present()) cattn::expect_flags(discard, B);
     cattn::expect_index_vector(backup, B);

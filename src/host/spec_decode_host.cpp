@@ -215,11 +215,15 @@ void copy_and_expand_host(const char* fn, const CopyExpandTensors& t) {
       const int64_t out_start = s + i * (P - shift);
       for (int64_t j = 0; j < total; ++j) {
         const int64_t o = out_start + j;
-        int64_t id, p = checked_add(fn, "args->target_positions: a position + offset", tpos[s], j);
+        // The rejected tail's position is 0: start + j is formed for the others only.
+        const int64_t p = j < valid + P ? checked_add(fn, "args->target_positions: a position + "
+                                                          "offset", tpos[s], j)
+                                        : 0;
+        int64_t id;
         if (j < valid) id = ids[s + shift + j];
         else if (j == valid) id = next[i];
         else if (j < valid + P) id = t.parallel_id;
-        else id = t.pad_id, p = 0;
+        else id = t.pad_id;
         if (!w) {
           require_fits(fn, *t.input_ids, id);
           require_fits(fn, *t.positions, p);

@@ -151,18 +151,6 @@ bool any_overlap(std::initializer_list<const Tensor*> outs, std::initializer_lis
   return false;
 }
 
-// Library defects this target found and that are still open: an input that reaches one is not
-// called (it would hang, crash or fail the check every few seconds and hide everything else),
-// unless CATTN_FUZZ_STRICT is set - to 1 for all of them, or to a part of one's description -
-// which makes the call and its checks as for any input. Each names the broken promise; remove
-// its entry once the library keeps it.
-bool skip_known(bool hit, const char* what) {
-  static const char* const strict = std::getenv("CATTN_FUZZ_STRICT");
-  const bool call = strict != nullptr && (std::strcmp(strict, "1") == 0 || std::strstr(what, strict) != nullptr);
-  if (hit) FZ_LOG("known library defect, %s: %s\n", call ? "calling (strict)" : "not called", what);
-  return hit && !call;
-}
-
 // The args struct: sometimes NULL, sometimes copied over one of `outs` (refused).
 template <class T>
 struct Args {
@@ -458,12 +446,7 @@ void fuzz_next_token(FuzzedDataProvider& fdp) {
   ok = ok && index_out(next) && next.dim(0) >= b_rows && index_out(valid) && valid.dim(0) >= b_rows;
   ok = ok && !any_overlap({&next, &valid}, {&st_ids, &disc, &bk});
   // Promise 3: sampled_token_ids is read in full (every column of a row) where one value per
-  // row is written, so a broadcast view past the limit is refused. Known: the library scans it
-  // whatever its claimed size (a [1, 2^40] broadcast view hangs the call).
-  if (skip_known(ok && !g_cuda && !scan_bounded(st_ids),
-                 "eagle_prepare_next_token_padded scans a broadcast sampled_token_ids past "
-                 "CATTN_MAX_BROADCAST_ELEMENTS (promise 3)"))
-    return;
+  // row is written, so a broadcast view past the limit is refused.
   ok = ok && scan_bounded(st_ids);
   const bool args_ok = ok;
   ok = ok && !g_cuda;
@@ -547,12 +530,6 @@ void fuzz_new_slots(FuzzedDataProvider& fdp) {
   a->new_slot_mapping = out.ptr();
   args.place(fdp, {&out});
 
-  // Known: an empty block table of INT64_MAX rows (shape [INT64_MAX, 0], a valid DLTensor)
-  // makes the entry point compute B + 1 for query_start_loc's length, a signed overflow
-  // (UBSan), before it refuses anything.
-  if (skip_known(tab.usable() && tab.ndim() == 2 && tab.dim(0) == kI64Max,
-                 "compute_new_slot_mapping overflows block_table's rows + 1 (UBSan)"))
-    return;
   bool ok = args.ok(CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_SIZE) && bs >= 1 && N >= 0 && mml >= 1 && index_nd(tab, 2);
   const int64_t b_rows = ok ? tab.dim(0) : 0, width = ok ? tab.dim(1) : 0;
   ok = ok && index1(qsl) && scan_bounded(qsl) && static_cast<__int128>(qsl.dim(0)) == b_rows + __int128{1} &&
@@ -725,7 +702,6 @@ void fuzz_expand(FuzzedDataProvider& fdp) {
     int64_t o, id, pos, rej, msk, new_at, hid_at;
   };
   std::vector<Write> writes;
-  bool tail_wrap = false;
   for (int64_t i = 0; ok && i < b_rows; ++i) {
     const int64_t s = qsl.get(i), q = qsl.get(i + 1) - s;
     const int64_t valid = qe.get(i) - s + 1 - shift;
@@ -737,7 +713,6 @@ void fuzz_expand(FuzzedDataProvider& fdp) {
       // The rejected tail's position is 0: start + j is formed (and must fit) before it only.
       int64_t pj = 0;
       ok = j >= valid + P || add_ok(p0, j, &pj);
-      tail_wrap = tail_wrap || (j >= valid + P && !add_ok(p0, j, &pj));
       if (j < valid) wr.id = tids.get(s + shift + j);
       else if (j == valid) wr.id = nt.get(i);
       else if (j < valid + P) wr.id = p.parallel_drafting_token_id;
@@ -750,14 +725,6 @@ void fuzz_expand(FuzzedDataProvider& fdp) {
       writes.push_back(wr);
     }
   }
-  // Known: the library forms target_positions[start] + j for the rejected tail too and refuses
-  // the call when it overflows int64 (shift 1, P 1, query_end_loc at the request's first token
-  // and a target position of INT64_MAX), though the tail's position is 0 (promise 1: a valid
-  // request refused).
-  if (skip_known(ok && tail_wrap,
-                 "copy_and_expand refuses a rejected tail whose target position + offset overflows "
-                 "int64, though the tail's position is 0"))
-    return;
   FZ_LOG("copy_and_expand: P %ld shift %d reserved %d max_tokens %ld pad %ld par %ld B %ld T %ld predicted %d\n",
          (long)P, p.shift_input_ids, p.reserved0, (long)p.max_tokens_per_request, (long)p.padding_token_id,
          (long)p.parallel_drafting_token_id, (long)B, (long)T, ok);
