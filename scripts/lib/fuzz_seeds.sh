@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The fuzz seed files, tests/fuzz/seeds/<target>.hex: each holds one fuzz target's seed inputs,
 # one input a line in lowercase hex, sorted, after '#' comment lines. One text file per target
-# instead of one file per input keeps the repository small (19 files, not thousands), diffs
+# instead of one file per input keeps the repository small (21 files, not thousands), diffs
 # readable and nothing binary in git; libFuzzer reads folders, so the inputs are unpacked into
 # a build folder before a run. docs/fuzzing.md describes the whole cycle.
 #
