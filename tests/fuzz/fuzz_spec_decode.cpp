@@ -83,23 +83,6 @@ void to_cuda(std::initializer_list<Tensor*> ts) {
       derive(*t);
     }
 }
-Tensor absent() {
-  Tensor t;
-  t.exists = false;
-  return t;
-}
-// Rare choices fire on the largest value of their range: a FuzzedDataProvider out of bytes
-// answers the smallest, so a short input takes the plain path.
-bool rare(FuzzedDataProvider& fdp, int one_in) {
-  return fdp.ConsumeIntegralInRange<int>(0, one_in - 1) == one_in - 1;
-}
-// maybe_alias, rare in that sense.
-void alias(FuzzedDataProvider& fdp, Tensor& out, std::initializer_list<Tensor*> others, int one_in = 6) {
-  if (rare(fdp, one_in)) maybe_alias(fdp, out, others, 1);
-}
-
-// Huge broadcast views allowed (where the call reads an input by its values, or must refuse it).
-constexpr Allow kHuge{true, true, true};
 
 // A value: mostly in [lo, hi], sometimes anything (-1, the int32 and int64 edges, ...).
 int64_t val(FuzzedDataProvider& fdp, int64_t lo, int64_t hi) {
@@ -111,14 +94,7 @@ int64_t cap(FuzzedDataProvider& fdp, int64_t n) {
   return rare(fdp, 10) ? std::max<int64_t>(0, n - 1) : n + fdp.ConsumeIntegralInRange<int64_t>(0, 2);
 }
 
-// a + b as two's complement (hostile values wrap in the generators, never overflow).
-int64_t wrap_plus(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-int64_t wrap_minus(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-}
-int64_t wrap_minus_one(int64_t a) { return wrap_plus(a, -1); }
+int64_t wrap_minus_one(int64_t a) { return wrap_add(a, -1); }
 
 // int64 arithmetic that reports overflow instead of wrapping.
 bool add_ok(int64_t a, int64_t b, int64_t* r) { return !__builtin_add_overflow(a, b, r); }
@@ -130,50 +106,10 @@ bool slot_ok(int64_t block, int64_t pos, int64_t block_size, int64_t* slot) {
   return mul_ok(block, block_size, &m) && add_ok(m, pos % block_size, slot);
 }
 
-int64_t at2(const Tensor& t, int64_t r, int64_t c) { return Tensor::load(t.at({r, c}), t.elem); }
 // Flag i of a present flag tensor (nonzero = set); an absent one reads as unset.
 bool flag(const Tensor& t, int64_t i) { return t.exists && t.get(i) != 0; }
 
-// Promise 4: no output shares a byte with an input or another output, except the pair
-// (in_place_out, in_place_in) when it is the very same view.
-bool any_overlap(std::initializer_list<const Tensor*> outs, std::initializer_list<const Tensor*> ins,
-                 const Tensor* in_place_out = nullptr, const Tensor* in_place_in = nullptr) {
-  const bool exempt = in_place_out && in_place_in && same_view(*in_place_out, *in_place_in);
-  auto allowed = [&](const Tensor* a, const Tensor* b) {
-    return exempt && ((a == in_place_out && b == in_place_in) || (a == in_place_in && b == in_place_out));
-  };
-  for (const Tensor* o : outs) {
-    for (const Tensor* i : ins)
-      if (overlaps(*o, *i) && !allowed(o, i)) return true;
-    for (const Tensor* p : outs)
-      if (p != o && overlaps(*o, *p) && !allowed(o, p)) return true;
-  }
-  return false;
-}
 
-// The args struct: sometimes NULL, sometimes copied over one of `outs` (refused).
-template <class T>
-struct Args {
-  Struct<T> s;
-  T* call = nullptr;
-  bool over = false, null_args = false;
-  size_t size;
-  Args(FuzzedDataProvider& fdp, const T& init, size_t known)
-      : s(init, pick_struct_size(fdp, known)), size(s.get()->struct_size) {
-    null_args = rare(fdp, 64);
-  }
-  // Call once every field is set.
-  void place(FuzzedDataProvider& fdp, std::initializer_list<const Tensor*> outs) {
-    std::vector<const Tensor*> c;
-    for (const Tensor* t : outs)
-      if (t->exists) c.push_back(t);
-    call = s.get();
-    if (!c.empty() && rare(fdp, 12))
-      call = maybe_struct_over_output(fdp, s, *c[fdp.ConsumeIntegralInRange<size_t>(0, c.size() - 1)], &over, 1);
-  }
-  bool ok(size_t known) const { return !null_args && !over && size >= known; }
-  T* arg() { return null_args ? nullptr : call; }
-};
 
 // The checks this target adds to check_outcome's, for a call whose tensors are `all`:
 // - the status is one the header documents for these calls (CUDA_ERROR never: no device
@@ -325,7 +261,7 @@ void fuzz_prepare_inputs(FuzzedDataProvider& fdp) {
   int64_t sum = rare(fdp, 8) ? val(fdp, 0, 8) : 0;
   for (auto& x : d) {
     x = rare(fdp, 10) ? pick_value(fdp, 4) : fdp.ConsumeIntegralInRange<int64_t>(0, 4);
-    sum = wrap_plus(sum, x);
+    sum = wrap_add(sum, x);
     cu.push_back(sum);
     valid.push_back(val(fdp, 0, x >= 0 && x < 8 ? x + 1 : 1));
   }
@@ -333,7 +269,7 @@ void fuzz_prepare_inputs(FuzzedDataProvider& fdp) {
   qv[0] = rare(fdp, 8) ? val(fdp, 0, 8) : 0;
   for (int64_t i = 0; i < B; ++i) {
     const int64_t need = d[i] >= 0 && d[i] < 8 ? d[i] + 1 : 1;
-    qv.push_back(wrap_plus(qv.back(), rare(fdp, 6) ? val(fdp, 0, 9) : need));
+    qv.push_back(wrap_add(qv.back(), rare(fdp, 6) ? val(fdp, 0, 9) : need));
   }
   for (int64_t k = fdp.ConsumeIntegralInRange<int64_t>(0, 2); k > 0; --k) qv.push_back(val(fdp, 0, 60));
   if (rare(fdp, 12)) qv[fdp.ConsumeIntegralInRange<size_t>(0, qv.size() - 1)] = pick_value(fdp, 40);
@@ -609,10 +545,10 @@ void fuzz_expand(FuzzedDataProvider& fdp) {
   std::vector<int64_t> qv = cumulative(fdp, B, [&] { return rare(fdp, 16) ? 0 : fdp.ConsumeIntegralInRange<int64_t>(1, 5); }, true);
   std::vector<int64_t> qel;
   for (int64_t i = 0; i < B; ++i) {
-    const int64_t q = wrap_minus(qv[i + 1], qv[i]);
+    const int64_t q = wrap_sub(qv[i + 1], qv[i]);
     int64_t e = wrap_minus_one(qv[i + 1]);
     if (q > 0 && q <= 8) e -= fdp.ConsumeIntegralInRange<int64_t>(0, q - 1);
-    if (rare(fdp, 16)) e = rare(fdp, 2) ? pick_value(fdp, 40) : wrap_minus(qv[fdp.ConsumeBool() ? i + 1 : i], fdp.ConsumeBool());
+    if (rare(fdp, 16)) e = rare(fdp, 2) ? pick_value(fdp, 40) : wrap_sub(qv[fdp.ConsumeBool() ? i + 1 : i], fdp.ConsumeBool());
     qel.push_back(e);
   }
   const int64_t T = qv.back() >= 0 && qv.back() <= 256 ? qv.back() : 8;
@@ -624,8 +560,8 @@ void fuzz_expand(FuzzedDataProvider& fdp) {
   int64_t start = fdp.ConsumeIntegralInRange<int64_t>(0, 4000);
   if (rare(fdp, 12)) start = kI64Max - fdp.ConsumeIntegralInRange<int64_t>(0, 6);
   for (size_t k = 0; k < tpos.size(); ++k) {
-    if (rare(fdp, 8)) start = wrap_minus(pick_value(fdp, 4000), static_cast<int64_t>(k));
-    tpos[k] = wrap_plus(start, static_cast<int64_t>(k));
+    if (rare(fdp, 8)) start = wrap_sub(pick_value(fdp, 4000), static_cast<int64_t>(k));
+    tpos[k] = wrap_add(start, static_cast<int64_t>(k));
   }
   Tensor tids = make_tensor(fdp, {T + (rare(fdp, 8) ? fdp.ConsumeIntegralInRange<int64_t>(-1, 2) : 0)}, pick_dtype(fdp), false, kHuge);
   tids.fill(ids);

@@ -57,23 +57,6 @@ void check_cuda(cattn_status_t s, const char* fn, bool args_ok) {
 bool is_int64_dtype(const Tensor& t) {
   return t.t.dtype.code == kDLInt && t.t.dtype.bits == 64 && t.t.dtype.lanes == 1;
 }
-Tensor absent() {
-  Tensor t;
-  t.exists = false;
-  return t;
-}
-// Rare choices fire on the largest value of their range: a FuzzedDataProvider out of bytes
-// answers the smallest, so a short input takes the plain path.
-bool rare(FuzzedDataProvider& fdp, int one_in) {
-  return fdp.ConsumeIntegralInRange<int>(0, one_in - 1) == one_in - 1;
-}
-// maybe_alias, rare in that sense.
-void alias(FuzzedDataProvider& fdp, Tensor& out, std::initializer_list<Tensor*> others, int one_in = 6) {
-  if (rare(fdp, one_in)) maybe_alias(fdp, out, others, 1);
-}
-
-// Huge broadcast views allowed (where the call reads an input by its values, or must refuse it).
-constexpr Allow kHuge{true, true, true};
 
 // A count: mostly in [0, typical], sometimes negative or extreme.
 int64_t count_value(FuzzedDataProvider& fdp, int64_t typical) {
@@ -102,46 +85,8 @@ bool live_rows(const Tensor& nreq, int64_t B, int64_t* n) {
   return *n >= 0 && *n <= B;
 }
 
-// Promise 4: no output shares a byte with an input or another output.
-bool any_overlap(std::initializer_list<const Tensor*> outs, std::initializer_list<const Tensor*> ins) {
-  for (const Tensor* o : outs) {
-    for (const Tensor* i : ins)
-      if (overlaps(*o, *i)) return true;
-    for (const Tensor* p : outs)
-      if (p != o && overlaps(*o, *p)) return true;
-  }
-  return false;
-}
 
-// The args struct: sometimes NULL, sometimes copied over one of `outs` (refused).
-template <class T>
-struct Args {
-  Struct<T> s;
-  T* call = nullptr;
-  bool over = false, null_args = false;
-  size_t size;
-  Args(FuzzedDataProvider& fdp, const T& init, size_t known)
-      : s(init, pick_struct_size(fdp, known)), size(s.get()->struct_size) {
-    null_args = rare(fdp, 64);
-  }
-  // Call once every field is set.
-  void place(FuzzedDataProvider& fdp, std::initializer_list<const Tensor*> outs) {
-    std::vector<const Tensor*> c;
-    for (const Tensor* t : outs)
-      if (t->exists) c.push_back(t);
-    call = s.get();
-    if (!c.empty() && rare(fdp, 12))
-      call = maybe_struct_over_output(fdp, s, *c[fdp.ConsumeIntegralInRange<size_t>(0, c.size() - 1)], &over, 1);
-  }
-  bool ok(size_t known) const { return !null_args && !over && size >= known; }
-  T* arg() { return null_args ? nullptr : call; }
-};
 
-// a + b and a - b as two's complement (hostile values wrap in the harness, never overflow).
-int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-int64_t wrap_sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
-
-int64_t at2(const Tensor& t, int64_t r, int64_t c) { return Tensor::load(t.at({r, c}), t.elem); }
 
 // ---- cattn_step_batch_check's reference: the first defect as {field, index, group} ----
 struct CheckIn {

@@ -1066,4 +1066,76 @@ inline int64_t floor_div(int64_t a, int64_t b) {
   return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 
+// ---- Shared by the 1.2 targets (fuzz_step_inputs, fuzz_spec_decode) ----
+
+inline Tensor absent() {
+  Tensor t;
+  t.exists = false;
+  return t;
+}
+// Rare choices fire on the largest value of their range: a FuzzedDataProvider out of bytes
+// answers the smallest, so a short input takes the plain path.
+inline bool rare(FuzzedDataProvider& fdp, int one_in) {
+  return fdp.ConsumeIntegralInRange<int>(0, one_in - 1) == one_in - 1;
+}
+// maybe_alias, rare in that sense.
+inline void alias(FuzzedDataProvider& fdp, Tensor& out, std::initializer_list<Tensor*> others, int one_in = 6) {
+  if (rare(fdp, one_in)) maybe_alias(fdp, out, others, 1);
+}
+
+// Huge broadcast views allowed (where the call reads an input by its values, or must refuse it).
+constexpr Allow kHuge{true, true, true};
+
+// a + b and a - b as two's complement (hostile values wrap in the harness, never overflow).
+inline int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t wrap_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+
+inline int64_t at2(const Tensor& t, int64_t r, int64_t c) { return Tensor::load(t.at({r, c}), t.elem); }
+
+// Promise 4: no output shares a byte with an input or another output, except the pair
+// (in_place_out, in_place_in) when it is the very same view.
+inline bool any_overlap(std::initializer_list<const Tensor*> outs, std::initializer_list<const Tensor*> ins,
+                 const Tensor* in_place_out = nullptr, const Tensor* in_place_in = nullptr) {
+  const bool exempt = in_place_out && in_place_in && same_view(*in_place_out, *in_place_in);
+  auto allowed = [&](const Tensor* a, const Tensor* b) {
+    return exempt && ((a == in_place_out && b == in_place_in) || (a == in_place_in && b == in_place_out));
+  };
+  for (const Tensor* o : outs) {
+    for (const Tensor* i : ins)
+      if (overlaps(*o, *i) && !allowed(o, i)) return true;
+    for (const Tensor* p : outs)
+      if (p != o && overlaps(*o, *p) && !allowed(o, p)) return true;
+  }
+  return false;
+}
+
+// The args struct: sometimes NULL, sometimes copied over one of `outs` (refused).
+template <class T>
+struct Args {
+  Struct<T> s;
+  T* call = nullptr;
+  bool over = false, null_args = false;
+  size_t size;
+  Args(FuzzedDataProvider& fdp, const T& init, size_t known)
+      : s(init, pick_struct_size(fdp, known)), size(s.get()->struct_size) {
+    null_args = rare(fdp, 64);
+  }
+  // Call once every field is set.
+  void place(FuzzedDataProvider& fdp, std::initializer_list<const Tensor*> outs) {
+    std::vector<const Tensor*> c;
+    for (const Tensor* t : outs)
+      if (t->exists) c.push_back(t);
+    call = s.get();
+    if (!c.empty() && rare(fdp, 12))
+      call = maybe_struct_over_output(fdp, s, *c[fdp.ConsumeIntegralInRange<size_t>(0, c.size() - 1)], &over, 1);
+  }
+  bool ok(size_t known) const { return !null_args && !over && size >= known; }
+  T* arg() { return null_args ? nullptr : call; }
+};
+
+
 }  // namespace cattn_fuzz
