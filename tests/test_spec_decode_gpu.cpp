@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cattn.h"
+#include "support/device_maker.h"
 #include "support/device_tensor.h"
 #include "support/host_tensor.h"
 #include "support/spec_decode_case.h"
@@ -23,24 +24,6 @@
 namespace {
 
 using namespace cattn_test;
-
-// Every make() uploads the host tensor into a new device copy; download() reads it back.
-struct DeviceMaker {
-  std::vector<std::unique_ptr<DeviceTensor>> all;
-  std::map<HostTensor*, DeviceTensor*> latest;
-  TensorMaker maker() {
-    return {[this](HostTensor& t) {
-              all.push_back(std::make_unique<DeviceTensor>(t));
-              latest[&t] = all.back().get();
-              return all.back()->dl();
-            },
-            [this](HostTensor& t) {
-              auto it = latest.find(&t);
-              if (it != latest.end()) it->second->download();
-            },
-            [] { ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess); }};
-  }
-};
 
 TEST(spec_decode_gpu, VectorsOnDevice) {
   SKIP_WITHOUT_GPU();
