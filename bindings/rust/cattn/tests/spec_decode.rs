@@ -1350,36 +1350,6 @@ fn values_are_refused_by_name() {
 // CUDA tensors without a GPU, and a table from before 1.2's speculative decoding
 // ---------------------------------------------------------------------------------------------
 
-/// A CUDA-labelled view of a fake address, never dereferenced: used only where the library
-/// refuses CUDA tensors before reading them.
-fn dev_in(i: usize, shape: &[i64]) -> TensorRef<'static> {
-    // SAFETY: see above.
-    unsafe {
-        TensorRef::from_raw_parts(
-            ((i + 1) << 20) as *const c_void,
-            Device::Cuda(0),
-            DataType::I64,
-            shape,
-            None,
-            0,
-        )
-    }
-}
-
-fn dev_out(i: usize, shape: &[i64]) -> TensorMut<'static> {
-    // SAFETY: as dev_in.
-    unsafe {
-        TensorMut::from_raw_parts(
-            ((i + 1) << 20) as *mut c_void,
-            Device::Cuda(0),
-            DataType::I64,
-            shape,
-            None,
-            0,
-        )
-    }
-}
-
 #[track_caller]
 fn expect_no_gpu(result: Result<()>, function: &str) {
     let e = result.unwrap_err();
@@ -1398,14 +1368,14 @@ fn cuda_tensors_without_a_gpu() {
                 block_size: 4,
                 max_model_len: 16,
                 input_batch_size: None,
-                positions: dev_in(0, &[2]),
-                block_table: dev_in(1, &[2, 3]),
+                positions: support::fake_cuda_in(DataType::I64, 0, &[2]),
+                block_table: support::fake_cuda_in(DataType::I64, 1, &[2, 3]),
                 stream: Stream::DEFAULT,
             },
             &mut EagleStepUpdateSlotMappingAndMetadataOutputs {
-                seq_lens: dev_out(2, &[2]),
-                clamped_positions: dev_out(3, &[2]),
-                slot_mapping: dev_out(4, &[2]),
+                seq_lens: support::fake_cuda_out(DataType::I64, 2, &[2]),
+                clamped_positions: support::fake_cuda_out(DataType::I64, 3, &[2]),
+                slot_mapping: support::fake_cuda_out(DataType::I64, 4, &[2]),
             },
         ),
         "cattn_eagle_step_update_slot_mapping_and_metadata",
@@ -1413,14 +1383,14 @@ fn cuda_tensors_without_a_gpu() {
     expect_no_gpu(
         eagle_prepare_inputs_padded(
             &EaglePrepareInputsPaddedArgs {
-                cu_num_draft_tokens: dev_in(0, &[2]),
-                valid_sampled_tokens_count: dev_in(1, &[2]),
-                query_start_loc: dev_in(2, &[3]),
+                cu_num_draft_tokens: support::fake_cuda_in(DataType::I64, 0, &[2]),
+                valid_sampled_tokens_count: support::fake_cuda_in(DataType::I64, 1, &[2]),
+                query_start_loc: support::fake_cuda_in(DataType::I64, 2, &[3]),
                 stream: Stream::DEFAULT,
             },
             &mut EaglePrepareInputsPaddedOutputs {
-                token_indices_to_sample: dev_out(3, &[2]),
-                num_rejected_tokens: dev_out(4, &[2]),
+                token_indices_to_sample: support::fake_cuda_out(DataType::I64, 3, &[2]),
+                num_rejected_tokens: support::fake_cuda_out(DataType::I64, 4, &[2]),
             },
         ),
         "cattn_eagle_prepare_inputs_padded",
@@ -1429,14 +1399,14 @@ fn cuda_tensors_without_a_gpu() {
         eagle_prepare_next_token_padded(
             &EaglePrepareNextTokenPaddedArgs {
                 vocab_size: 10,
-                sampled_token_ids: dev_in(0, &[2, 3]),
+                sampled_token_ids: support::fake_cuda_in(DataType::I64, 0, &[2, 3]),
                 discard_request_mask: None,
-                backup_next_token_ids: dev_in(1, &[2]),
+                backup_next_token_ids: support::fake_cuda_in(DataType::I64, 1, &[2]),
                 stream: Stream::DEFAULT,
             },
             &mut EaglePrepareNextTokenPaddedOutputs {
-                next_token_ids: dev_out(2, &[2]),
-                valid_sampled_tokens_count: dev_out(3, &[2]),
+                next_token_ids: support::fake_cuda_out(DataType::I64, 2, &[2]),
+                valid_sampled_tokens_count: support::fake_cuda_out(DataType::I64, 3, &[2]),
             },
         ),
         "cattn_eagle_prepare_next_token_padded",
@@ -1447,13 +1417,13 @@ fn cuda_tensors_without_a_gpu() {
                 block_size: 4,
                 num_new_tokens: 1,
                 max_model_len: 16,
-                query_start_loc: dev_in(0, &[3]),
-                block_table: dev_in(1, &[2, 3]),
-                new_positions: dev_in(2, &[5]),
+                query_start_loc: support::fake_cuda_in(DataType::I64, 0, &[3]),
+                block_table: support::fake_cuda_in(DataType::I64, 1, &[2, 3]),
+                new_positions: support::fake_cuda_in(DataType::I64, 2, &[5]),
                 is_rejected_token_mask: None,
                 stream: Stream::DEFAULT,
             },
-            &mut dev_out(3, &[5]),
+            &mut support::fake_cuda_out(DataType::I64, 3, &[5]),
         ),
         "cattn_compute_new_slot_mapping",
     );
@@ -1461,16 +1431,16 @@ fn cuda_tensors_without_a_gpu() {
         copy_and_expand_eagle_inputs(
             &CopyAndExpandEagleInputsArgs {
                 params: CopyAndExpandEagleParams::default(),
-                target_token_ids: dev_in(0, &[4]),
-                target_positions: dev_in(1, &[4]),
-                next_token_ids: dev_in(2, &[2]),
-                query_start_loc: dev_in(3, &[3]),
-                query_end_loc: dev_in(4, &[2]),
+                target_token_ids: support::fake_cuda_in(DataType::I64, 0, &[4]),
+                target_positions: support::fake_cuda_in(DataType::I64, 1, &[4]),
+                next_token_ids: support::fake_cuda_in(DataType::I64, 2, &[2]),
+                query_start_loc: support::fake_cuda_in(DataType::I64, 3, &[3]),
+                query_end_loc: support::fake_cuda_in(DataType::I64, 4, &[2]),
                 stream: Stream::DEFAULT,
             },
             &mut CopyAndExpandEagleInputsOutputs {
-                input_ids: dev_out(5, &[6]),
-                positions: dev_out(6, &[6]),
+                input_ids: support::fake_cuda_out(DataType::I64, 5, &[6]),
+                positions: support::fake_cuda_out(DataType::I64, 6, &[6]),
                 is_rejected_token_mask: None,
                 is_masked_token_mask: None,
                 new_token_indices: None,
@@ -1482,15 +1452,15 @@ fn cuda_tensors_without_a_gpu() {
     expect_no_gpu(
         update_num_computed_tokens_for_batch_change(
             &UpdateNumComputedTokensForBatchChangeArgs {
-                prev_positions: dev_in(0, &[2]),
-                valid_sampled_token_count: dev_in(1, &[2]),
-                prev_num_draft_tokens: dev_in(2, &[2]),
-                cpu_num_computed_tokens: dev_in(3, &[2]),
+                prev_positions: support::fake_cuda_in(DataType::I64, 0, &[2]),
+                valid_sampled_token_count: support::fake_cuda_in(DataType::I64, 1, &[2]),
+                prev_num_draft_tokens: support::fake_cuda_in(DataType::I64, 2, &[2]),
+                cpu_num_computed_tokens: support::fake_cuda_in(DataType::I64, 3, &[2]),
                 stream: Stream::DEFAULT,
             },
             &mut UpdateNumComputedTokensForBatchChangeOutputs {
-                num_computed_tokens: dev_out(4, &[2]),
-                num_accepted_tokens: dev_out(5, &[2]),
+                num_computed_tokens: support::fake_cuda_out(DataType::I64, 4, &[2]),
+                num_accepted_tokens: support::fake_cuda_out(DataType::I64, 5, &[2]),
             },
         ),
         "cattn_update_num_computed_tokens_for_batch_change",

@@ -37,36 +37,6 @@ fn gpu_usable() -> bool {
     cuda_device_count().unwrap() != 0
 }
 
-/// A CUDA-labelled view of a fake address, never dereferenced: the tests that use one run only
-/// where the library refuses CUDA tensors before reading them.
-fn dev_in(i: usize, shape: &[i64]) -> TensorRef<'static> {
-    // SAFETY: see above.
-    unsafe {
-        TensorRef::from_raw_parts(
-            ((i + 1) << 20) as *const c_void,
-            Device::Cuda(0),
-            DataType::I32,
-            shape,
-            None,
-            0,
-        )
-    }
-}
-
-fn dev_out(i: usize, shape: &[i64]) -> TensorMut<'static> {
-    // SAFETY: as dev_in.
-    unsafe {
-        TensorMut::from_raw_parts(
-            ((i + 1) << 20) as *mut c_void,
-            Device::Cuda(0),
-            DataType::I32,
-            shape,
-            None,
-            0,
-        )
-    }
-}
-
 fn expect_no_gpu(result: Result<()>, function: &str) {
     let e = result.unwrap_err();
     assert_eq!(e.status(), Status::NotSupported, "{e}");
@@ -611,15 +581,15 @@ fn the_step_inputs_with_cuda_tensors_without_a_gpu() {
     expect_no_gpu(
         prepare_pos_seq_lens(
             &PreparePosSeqLensArgs {
-                num_scheduled_tokens: dev_in(0, &[3]),
-                idx_mapping: dev_in(1, &[3]),
-                num_computed_tokens: dev_in(2, &[3]),
+                num_scheduled_tokens: support::fake_cuda_in(DataType::I32, 0, &[3]),
+                idx_mapping: support::fake_cuda_in(DataType::I32, 1, &[3]),
+                num_computed_tokens: support::fake_cuda_in(DataType::I32, 2, &[3]),
                 num_reqs: None,
                 stream: Stream::DEFAULT,
             },
             &mut PreparePosSeqLensOutputs {
-                query_start_loc: dev_out(3, &[4]),
-                seq_lens: dev_out(4, &[3]),
+                query_start_loc: support::fake_cuda_out(DataType::I32, 3, &[4]),
+                seq_lens: support::fake_cuda_out(DataType::I32, 4, &[3]),
                 positions: None,
                 batch_num_computed_tokens: None,
             },
@@ -629,13 +599,13 @@ fn the_step_inputs_with_cuda_tensors_without_a_gpu() {
     expect_no_gpu(
         gather_block_tables(
             &GatherBlockTablesArgs {
-                idx_mapping: dev_in(0, &[3]),
+                idx_mapping: support::fake_cuda_in(DataType::I32, 0, &[3]),
                 num_reqs: None,
-                block_table: dev_in(1, &[3, 4]),
+                block_table: support::fake_cuda_in(DataType::I32, 1, &[3, 4]),
                 num_blocks: None,
                 stream: Stream::DEFAULT,
             },
-            &mut dev_out(2, &[3, 4]),
+            &mut support::fake_cuda_out(DataType::I32, 2, &[3, 4]),
         ),
         "cattn_gather_block_tables",
     );
@@ -654,11 +624,11 @@ fn the_step_inputs_with_cuda_tensors_without_a_gpu() {
         compute_slot_mappings(
             &ComputeSlotMappingsArgs {
                 params: kbs4(),
-                query_start_loc: dev_in(0, &[4]),
+                query_start_loc: support::fake_cuda_in(DataType::I32, 0, &[4]),
                 num_reqs: None,
-                positions: dev_in(1, &[6]),
-                idx_mapping: Some(dev_in(2, &[3])),
-                block_table: dev_in(3, &[3, 4]),
+                positions: support::fake_cuda_in(DataType::I32, 1, &[6]),
+                idx_mapping: Some(support::fake_cuda_in(DataType::I32, 2, &[3])),
+                block_table: support::fake_cuda_in(DataType::I32, 3, &[3, 4]),
                 stream: Stream::DEFAULT,
             },
             &mut slots,
@@ -667,9 +637,9 @@ fn the_step_inputs_with_cuda_tensors_without_a_gpu() {
     );
     expect_no_gpu(
         combine_sampled_and_draft_tokens(
-            &CombineSampledAndDraftTokensArgs::new(dev_in(0, &[4])),
+            &CombineSampledAndDraftTokensArgs::new(support::fake_cuda_in(DataType::I32, 0, &[4])),
             &mut CombineSampledAndDraftTokensOutputs {
-                logits_indices: dev_out(1, &[6]),
+                logits_indices: support::fake_cuda_out(DataType::I32, 1, &[6]),
                 cu_num_logits: None,
                 expanded_idx_mapping: None,
                 expanded_local_pos: None,
@@ -680,8 +650,8 @@ fn the_step_inputs_with_cuda_tensors_without_a_gpu() {
     );
     expect_no_gpu(
         step_batch_check(
-            &StepBatchCheckArgs::new(dev_in(0, &[4])),
-            &mut dev_out(1, &[3]),
+            &StepBatchCheckArgs::new(support::fake_cuda_in(DataType::I32, 0, &[4])),
+            &mut support::fake_cuda_out(DataType::I32, 1, &[3]),
         ),
         "cattn_step_batch_check",
     );
@@ -782,14 +752,14 @@ fn step_plan_inputs_with_cuda_tensors_without_a_gpu() {
     })
     .unwrap();
     let batch = StepBatch {
-        num_scheduled_tokens: Some(dev_in(0, &[4])),
-        idx_mapping: Some(dev_in(1, &[4])),
-        num_computed_tokens: Some(dev_in(2, &[8])),
+        num_scheduled_tokens: Some(support::fake_cuda_in(DataType::I32, 0, &[4])),
+        idx_mapping: Some(support::fake_cuda_in(DataType::I32, 1, &[4])),
+        num_computed_tokens: Some(support::fake_cuda_in(DataType::I32, 2, &[8])),
         ..Default::default()
     };
     let mut out = StepOutputs {
-        query_start_loc: Some(dev_out(3, &[5])),
-        seq_lens: Some(dev_out(4, &[4])),
+        query_start_loc: Some(support::fake_cuda_out(DataType::I32, 3, &[5])),
+        seq_lens: Some(support::fake_cuda_out(DataType::I32, 4, &[4])),
         ..Default::default()
     };
     expect_no_gpu(

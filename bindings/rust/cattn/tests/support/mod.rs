@@ -8,7 +8,9 @@ pub mod json;
 
 use std::path::PathBuf;
 
-use cattn::{TensorMut, TensorRef};
+use std::ffi::c_void;
+
+use cattn::{DataType, Device, TensorMut, TensorRef};
 use json::Json;
 
 /// The repository's tests/vectors directory.
@@ -281,4 +283,35 @@ pub fn expect_error<T: std::fmt::Debug>(
         err.message()
     );
     err
+}
+
+/// A CUDA-labelled view of a fake address (distinct per `i`), never dereferenced: for the
+/// tests where the library refuses CUDA tensors before reading them (a CPU-only build).
+pub fn fake_cuda_in(dtype: DataType, i: usize, shape: &[i64]) -> TensorRef<'static> {
+    // SAFETY: the library refuses the view before any access (see above).
+    unsafe {
+        TensorRef::from_raw_parts(
+            ((i + 1) << 20) as *const c_void,
+            Device::Cuda(0),
+            dtype,
+            shape,
+            None,
+            0,
+        )
+    }
+}
+
+/// The output counterpart of fake_cuda_in.
+pub fn fake_cuda_out(dtype: DataType, i: usize, shape: &[i64]) -> TensorMut<'static> {
+    // SAFETY: as fake_cuda_in.
+    unsafe {
+        TensorMut::from_raw_parts(
+            ((i + 1) << 20) as *mut c_void,
+            Device::Cuda(0),
+            dtype,
+            shape,
+            None,
+            0,
+        )
+    }
 }
