@@ -3,6 +3,7 @@
 // compute_slot_mappings). Entry point: argument checks and dispatch; the algorithm is
 // host/step_inputs_host.cpp and kernels/step_inputs.cu.
 #include "common/error.h"
+#include "common/param_checks.h"
 #include "common/step_inputs.h"
 #include "common/struct_arg.h"
 #include "device/step_inputs_device.h"
@@ -38,11 +39,7 @@ CATTN_API cattn_status_t cattn_compute_slot_mappings(
                       "a tensor: MRV2 reads the table through it");
     if (idx.present()) cattn::expect_index_vector(idx, B);
     table.expect_ndim(2).expect_index_dtype();
-    out.expect_ndim(1).expect_writable();
-    if (out.raw()->dtype.code != kDLInt || out.raw()->dtype.bits != 64 ||
-        out.raw()->dtype.lanes != 1)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, out.name(), "has the wrong dtype",
-                      "not int64", "int64 (slots pass 2^31)");
+    cattn::expect_slot_output(out, 0);  // its length is checked against the live total
     const cattn::Where where =
         cattn::require_same_device(fn, {&qsl, &nreq, &pos, &idx, &table, &out});
     cattn::StepInputsTensors t;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/param_checks.h"
 #include "common/struct_arg.h"
 #include "common/tensor_arg.h"
 #include "device/split_decodes_and_prefills_device.h"
@@ -46,20 +47,10 @@ int64_t check_query_start_loc(const char* fn, const cattn::TensorArg& q, int64_t
   return num_reqs;
 }
 
-// DLPack's kDLBool (6), which the system's older dlpack.h does not name.
-constexpr uint8_t kDLBoolCode = 6;
-
-// One byte per request: kDLBool, kDLUInt or kDLInt of 8 bits.
+// One byte per request (bool, uint8 or int8), read in full.
 void check_flags_tensor(const cattn::TensorArg& t, int64_t batch) {
-  t.expect_ndim(1).expect_size(0, batch).expect_scan_bounded();
-  const DLDataType d = t.raw()->dtype;
-  const bool byte = d.bits == 8 && d.lanes == 1 &&
-                    (d.code == kDLBoolCode || d.code == kDLUInt || d.code == kDLInt);
-  if (!byte)
-    cattn::fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "has an unsupported dtype",
-                    "code " + std::to_string(d.code) + " bits " + std::to_string(d.bits) +
-                        " lanes " + std::to_string(d.lanes),
-                    "one byte per request (bool, uint8 or int8)");
+  cattn::expect_flags(t, batch);
+  t.expect_scan_bounded();
 }
 
 // A device scalar input: [1] int32/int64.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "common/tensor_arg.h"
 
@@ -21,6 +22,18 @@ void check_dcp_params(const char* fn, const char* prefix, int64_t dcp_size, int6
 // 0 for the copy modes.
 int64_t check_mamba_params(const char* fn, const char* prefix, int32_t mamba_cache_mode,
                            int32_t reserved0, int64_t block_size, int64_t num_speculative_blocks);
+
+// A parameter at least `min` (CATTN_INVALID_ARGUMENT naming it otherwise).
+void expect_at_least(const char* fn, const std::string& name, int64_t v, int64_t min);
+
+// A 1-D tensor of one-byte flags (bool, uint8 or int8) of n entries (an output: at least n,
+// writable).
+void expect_flags(const TensorArg& t, int64_t n);
+void expect_flags_output(const TensorArg& t, int64_t n);
+// A slot-mapping output: 1-D int64 (slots pass 2^31), writable, at least n entries.
+void expect_slot_output(const TensorArg& t, int64_t n);
+// Host read of flag i (nonzero = set); an absent tensor reads as unset.
+bool flag_at(const TensorArg* t, int64_t i);
 
 // block_m >= 1.
 void check_block_m(const char* fn, const char* prefix, int64_t block_m);

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "cattn.h"
+#include "common/param_checks.h"
 #include "common/tensor_arg.h"
 
 namespace cattn {
@@ -15,16 +16,6 @@ namespace cattn {
 // vLLM's P is the number of speculative tokens (a handful).
 constexpr int64_t kMaxPaddingSlotsPerRequest = int64_t{1} << 16;
 
-// A 1-D tensor of one-byte flags (bool, uint8 or int8) of n entries (an output: at least n,
-// writable).
-void expect_flags(const TensorArg& t, int64_t n);
-void expect_flags_output(const TensorArg& t, int64_t n);
-// A slot-mapping output: 1-D int64 (slots pass 2^31), writable, at least n entries.
-void expect_slot_output(const TensorArg& t, int64_t n);
-// A parameter of the call's struct: at least `min`, else CATTN_INVALID_ARGUMENT naming it.
-void expect_at_least(const char* fn, const char* name, int64_t v, int64_t min);
-// Host read of flag i (nonzero = set); an absent tensor reads as unset.
-bool flag_at(const TensorArg* t, int64_t i);
 
 struct EagleStepTensors {
   const TensorArg *positions, *table, *seq_lens, *clamped, *slots;

@@ -5,18 +5,13 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/param_checks.h"
 #include "kernels/step_inputs.h"
 
 namespace cattn {
 namespace {
 
 std::string named(const char* prefix, const char* field) { return std::string(prefix) + field; }
-
-void at_least(const char* fn, const std::string& name, int64_t v, int64_t min) {
-  if (v < min)
-    fail_arg(CATTN_INVALID_ARGUMENT, fn, name.c_str(), "is out of range", std::to_string(v),
-             ">= " + std::to_string(min));
-}
 
 }  // namespace
 
@@ -27,14 +22,14 @@ void check_slot_mapping_params(const char* fn, const char* prefix, int32_t contr
     fail_arg(CATTN_INVALID_ARGUMENT, fn, named(prefix, "contract").c_str(),
              "is not a slot-mapping contract", std::to_string(contract),
              "CATTN_SLOT_MAPPING_MRV2 (0) or CATTN_SLOT_MAPPING_V1 (1)");
-  at_least(fn, named(prefix, "block_size"), block_size, 1);
-  at_least(fn, named(prefix, "kernel_block_size"), kernel_block_size, 1);
+  expect_at_least(fn, named(prefix, "block_size"), block_size, 1);
+  expect_at_least(fn, named(prefix, "kernel_block_size"), kernel_block_size, 1);
   if (block_size % kernel_block_size != 0)
     fail_arg(CATTN_INVALID_ARGUMENT, fn, named(prefix, "kernel_block_size").c_str(),
              "does not divide block_size", std::to_string(kernel_block_size),
              "a divisor of " + std::to_string(block_size));
-  at_least(fn, named(prefix, "dcp_size"), dcp_size, 1);
-  at_least(fn, named(prefix, "dcp_kv_cache_interleave_size"), interleave, 1);
+  expect_at_least(fn, named(prefix, "dcp_size"), dcp_size, 1);
+  expect_at_least(fn, named(prefix, "dcp_kv_cache_interleave_size"), interleave, 1);
   if (dcp_rank < 0 || dcp_rank >= dcp_size)
     fail_arg(CATTN_INVALID_ARGUMENT, fn, named(prefix, "dcp_rank").c_str(), "is out of range",
              std::to_string(dcp_rank), "in [0, " + std::to_string(dcp_size) + ")");

@@ -52,7 +52,6 @@ struct StepInputsTensors {
   const TensorArg* input_ids = nullptr;
 };
 
-inline bool present(const TensorArg* t) { return t != nullptr && t->present(); }
 
 // Parameter checks both the calls and the plan make (prefix as in common/param_checks.h).
 void check_slot_mapping_params(const char* fn, const char* prefix, int32_t contract,

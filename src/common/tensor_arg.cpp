@@ -40,6 +40,13 @@ int64_t checked_add(const char* fn, const char* what, int64_t a, int64_t b) {
   return r;
 }
 
+int64_t checked_sub(const char* fn, const char* what, int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r))
+    fail(CATTN_INVALID_ARGUMENT, fn, std::string(what) + " overflows int64");
+  return r;
+}
+
 TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, Use use, bool optional)
     : fn_(fn), name_(name), t_(t), use_(use) {
   if (t == nullptr) {

@@ -118,6 +118,9 @@ class TensorArg {
   int64_t span_bytes_ = 0;  // bytes from data_ to one past the last element (0 if empty)
 };
 
+// True for an optional tensor argument that is given (not NULL, not absent).
+inline bool present(const TensorArg* t) { return t != nullptr && t->present(); }
+
 // Fails unless every present tensor lives on the same device (all host, or all on one GPU).
 // Returns that device kind; Host when no tensor is present.
 Where require_same_device(const char* fn, std::initializer_list<const TensorArg*> args);
@@ -183,5 +186,6 @@ void allow_in_place(const TensorArg& out, const TensorArg& in);
 // Overflow-checked arithmetic for sizes; throws CATTN_INVALID_ARGUMENT naming `what`.
 int64_t checked_mul(const char* fn, const char* what, int64_t a, int64_t b);
 int64_t checked_add(const char* fn, const char* what, int64_t a, int64_t b);
+int64_t checked_sub(const char* fn, const char* what, int64_t a, int64_t b);
 
 }  // namespace cattn

@@ -12,16 +12,14 @@ namespace {
 
 namespace k = kernels;
 
-bool given(const TensorArg* t) { return t != nullptr && t->present(); }
-
 template <class View>
 View view_of(const TensorArg* t) {
-  return given(t) ? static_cast<View>(index_view(*t)) : View{};
+  return present(t) ? static_cast<View>(index_view(*t)) : View{};
 }
 
 k::FlagSpan flags_of(const TensorArg* t) {
   k::FlagSpan f;
-  if (!given(t)) return f;
+  if (!present(t)) return f;
   f.data = reinterpret_cast<const uint8_t*>(t->data());
   f.size = t->size(0), f.step = t->stride(0);
   return f;
@@ -29,7 +27,7 @@ k::FlagSpan flags_of(const TensorArg* t) {
 
 k::MutFlagSpan mut_flags_of(const TensorArg* t) {
   k::MutFlagSpan f;
-  if (!given(t)) return f;
+  if (!present(t)) return f;
   f.data = reinterpret_cast<uint8_t*>(t->data());
   f.size = t->size(0), f.step = t->stride(0);
   return f;
@@ -106,7 +104,7 @@ void copy_and_expand_device(const char* fn, const CopyExpandTensors& t, void* st
   p.rows = t.rows, p.pad_id = t.pad_id, p.parallel_id = t.parallel_id;
   p.slots_per_request = t.slots_per_request, p.max_tokens = t.max_tokens, p.shift = t.shift;
   p.span = std::max({t.input_ids->size(0), t.positions->size(0), t.target_ids->size(0),
-                     given(t.hidden_map) ? t.hidden_map->size(0) : int64_t{0}});
+                     present(t.hidden_map) ? t.hidden_map->size(0) : int64_t{0}});
   check_launch(fn, k::launch_copy_and_expand_eagle_inputs(p, dev.shape(), stream), stream);
 }
 

@@ -17,15 +17,6 @@ namespace {
            "[" + std::to_string(at) + "] = " + std::to_string(value), want);
 }
 
-int64_t sub(const char* fn, const char* what, int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_sub_overflow(a, b, &r))
-    fail(CATTN_INVALID_ARGUMENT, fn, std::string(what) + " overflows int64");
-  return r;
-}
-
-bool present_arg(const TensorArg* t) { return t != nullptr && t->present(); }
-
 // block * block_size + pos % block_size for pos >= 0, refusing an int64 overflow.
 int64_t slot_of(const char* fn, int64_t block, int64_t pos, int64_t block_size) {
   return checked_add(fn, "args->block_table: a slot (block x block_size + offset)",
@@ -78,15 +69,15 @@ void eagle_prepare_inputs_host(const char* fn, const EaglePrepareInputsTensors& 
     for (int64_t i = 0; i < t.rows; ++i) {
       const int64_t drafts =
           i == 0 ? cu[0]
-                 : sub(fn, "args->cu_num_draft_tokens: a request's drafts", cu[i], cu[i - 1]);
+                 : checked_sub(fn, "args->cu_num_draft_tokens: a request's drafts", cu[i], cu[i - 1]);
       const int64_t r =
-          drafts > 0 ? sub(fn, "args->valid_sampled_tokens_count: drafts + 1 - valid",
+          drafts > 0 ? checked_sub(fn, "args->valid_sampled_tokens_count: drafts + 1 - valid",
                            checked_add(fn, "args->cu_num_draft_tokens: drafts + 1", drafts, 1),
                            valid[i])
                      : 0;
       const int64_t sample =
-          sub(fn, "args->token_indices_to_sample: query_start_loc - 1 - rejected",
-              sub(fn, "args->query_start_loc: an entry - 1", qsl[i + 1], 1), r);
+          checked_sub(fn, "args->token_indices_to_sample: query_start_loc - 1 - rejected",
+              checked_sub(fn, "args->query_start_loc: an entry - 1", qsl[i + 1], 1), r);
       if (pass == 0) {
         require_fits(fn, *t.token_indices, sample);
         require_fits(fn, *t.num_rejected, r);
@@ -132,7 +123,7 @@ void new_slot_mapping_host(const char* fn, const NewSlotMappingTensors& t) {
   // repeat_interleave raises otherwise).
   int64_t total = 0;
   for (int64_t r = 0; r < B; ++r) {
-    const int64_t q = sub(fn, "args->query_start_loc: a query length", qsl[r + 1], qsl[r]);
+    const int64_t q = checked_sub(fn, "args->query_start_loc: a query length", qsl[r + 1], qsl[r]);
     if (q < 0)
       refuse(fn, *t.query_start_loc, r + 1, "decreases", qsl[r + 1],
              ">= " + std::to_string(qsl[r]));
@@ -192,10 +183,10 @@ void copy_and_expand_host(const char* fn, const CopyExpandTensors& t) {
   const int64_t n_out = checked_add(fn, "args->query_start_loc: the output tokens", T,
                                     checked_mul(fn, "args->next_token_ids: B x P", B, P - shift));
   for (const TensorArg* o : {t.input_ids, t.positions, t.rejected, t.masked})
-    if (present_arg(o) && o->size(0) < n_out)
+    if (present(o) && o->size(0) < n_out)
       fail_arg(CATTN_INSUFFICIENT_SIZE, fn, o->name(), "is shorter than the output tokens",
                o->shape_string(), "at least " + std::to_string(n_out) + " elements");
-  if (shift && present_arg(t.hidden_map) && t.hidden_map->size(0) < T)
+  if (shift && present(t.hidden_map) && t.hidden_map->size(0) < T)
     fail_arg(CATTN_INSUFFICIENT_SIZE, fn, t.hidden_map->name(),
              "is shorter than the input tokens", t.hidden_map->shape_string(),
              "at least " + std::to_string(T) + " elements");
@@ -204,9 +195,9 @@ void copy_and_expand_host(const char* fn, const CopyExpandTensors& t) {
     const IndexWriter out_ids = w ? writer1d(*t.input_ids) : IndexWriter{};
     const IndexWriter out_pos = w ? writer1d(*t.positions) : IndexWriter{};
     const IndexWriter out_new =
-        w && present_arg(t.new_token_indices) ? writer1d(*t.new_token_indices) : IndexWriter{};
+        w && present(t.new_token_indices) ? writer1d(*t.new_token_indices) : IndexWriter{};
     const IndexWriter out_hid =
-        w && shift && present_arg(t.hidden_map) ? writer1d(*t.hidden_map) : IndexWriter{};
+        w && shift && present(t.hidden_map) ? writer1d(*t.hidden_map) : IndexWriter{};
     for (int64_t i = 0; i < B; ++i) {
       const int64_t s = qsl[i], q = qsl[i + 1] - s, rejected = qsl[i + 1] - 1 - qel[i];
       const int64_t valid = q - rejected - shift;
@@ -227,18 +218,18 @@ void copy_and_expand_host(const char* fn, const CopyExpandTensors& t) {
         if (!w) {
           require_fits(fn, *t.input_ids, id);
           require_fits(fn, *t.positions, p);
-          if (present_arg(t.new_token_indices)) require_fits(fn, *t.new_token_indices, o);
-          if (shift && present_arg(t.hidden_map)) require_fits(fn, *t.hidden_map, o);
+          if (present(t.new_token_indices)) require_fits(fn, *t.new_token_indices, o);
+          if (shift && present(t.hidden_map)) require_fits(fn, *t.hidden_map, o);
           continue;
         }
         out_ids.set(o, id);
         out_pos.set(o, p);
-        if (present_arg(t.rejected)) t.rejected->data()[o * t.rejected->stride(0)] = j >= valid + P;
-        if (present_arg(t.masked))
+        if (present(t.rejected)) t.rejected->data()[o * t.rejected->stride(0)] = j >= valid + P;
+        if (present(t.masked))
           t.masked->data()[o * t.masked->stride(0)] = j > valid && j < valid + P;
-        if (j >= valid && j < valid + P && present_arg(t.new_token_indices))
+        if (j >= valid && j < valid + P && present(t.new_token_indices))
           out_new.set(i * P + (j - valid), o);
-        if (shift && j < q && present_arg(t.hidden_map)) out_hid.set(s + j, o);
+        if (shift && j < q && present(t.hidden_map)) out_hid.set(s + j, o);
       }
     }
   }
