@@ -79,7 +79,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from step_inputs_side_by_side import ORACLE_ENV, step_inputs_oracle  # noqa: E402
+from step_inputs_side_by_side import ORACLE_ENV, capture, step_inputs_oracle  # noqa: E402
 
 # include/cattn.h
 CATTN_NOT_SUPPORTED = 5
@@ -585,15 +585,6 @@ def events_us(fn, n, reps):
         b.synchronize()
         times.append(a.elapsed_time(b) * 1000 / n)
     return statistics.median(times)
-
-
-def capture(body):
-    """body(stream handle) captured once into a torch CUDA graph (torch's capture stream; the
-    libcattn bodies put it into their structs and the caller puts the timing stream back)."""
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        body(torch.cuda.current_stream().cuda_stream)
-    return g
 
 
 def capture_vllm(what, body, notes):
