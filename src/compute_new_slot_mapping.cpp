@@ -26,13 +26,9 @@ CATTN_API cattn_status_t cattn_compute_new_slot_mapping(
     const TensorArg rej(fn, "args->is_rejected_token_mask", args->is_rejected_token_mask,
                         Use::In, true);
     const TensorArg out(fn, "args->new_slot_mapping", args->new_slot_mapping, Use::Out);
-    table.expect_ndim(2).expect_index_dtype();
-    const int64_t B = table.size(0);
-    qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
-    if (qsl.size(0) - 1 != B)  // (B + 1 could overflow: an empty table has any row count)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "does not have B + 1 entries",
-                      qsl.shape_string(), "B + 1 with B = " + std::to_string(B) +
-                                              " (block_table's rows)");
+    // B from query_start_loc (read in full, so bounded), never B + 1 from the table's rows.
+    const int64_t B = cattn::expect_query_start_loc(qsl);
+    table.expect_ndim(2).expect_index_dtype().expect_size(0, B);
     pos.expect_ndim(1).expect_index_dtype();
     const int64_t n = pos.size(0);
     if (rej.present()) cattn::expect_flags(rej, n);

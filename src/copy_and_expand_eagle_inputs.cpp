@@ -46,13 +46,9 @@ CATTN_API cattn_status_t cattn_copy_and_expand_eagle_inputs(
                             args->out_hidden_state_mapping, Use::Out, true);
     ids.expect_ndim(1).expect_index_dtype();
     tpos.expect_ndim(1).expect_index_dtype();
-    next.expect_ndim(1).expect_index_dtype();
-    const int64_t B = next.size(0);
-    qsl.expect_ndim(1).expect_index_dtype().expect_scan_bounded();
-    if (qsl.size(0) - 1 != B)  // (B + 1 could overflow for a broadcast next_token_ids)
-      cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, qsl.name(), "does not have B + 1 entries",
-                      qsl.shape_string(), "B + 1 with B = " + std::to_string(B) +
-                                              " (next_token_ids' length)");
+    // B from query_start_loc (read in full, so bounded), never B + 1 from next_token_ids.
+    const int64_t B = cattn::expect_query_start_loc(qsl);
+    cattn::expect_index_vector(next, B);
     cattn::expect_index_vector(qel, B);
     cattn::expect_index_output(out_ids, 0);
     cattn::expect_index_output(out_pos, 0);
