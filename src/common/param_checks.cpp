@@ -128,10 +128,14 @@ int64_t check_local_attention_capturable_tensors(const LocalAttentionCapturableT
   return cap;
 }
 
-void expect_at_least(const char* fn, const std::string& name, int64_t v, int64_t min) {
+void expect_at_least(const char* fn, const char* name, int64_t v, int64_t min) {
   if (v < min)
-    fail_arg(CATTN_INVALID_ARGUMENT, fn, name.c_str(), "is out of range", std::to_string(v),
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "is out of range", std::to_string(v),
              ">= " + std::to_string(min));
+}
+void expect_at_least(const char* fn, const char* prefix, const char* field, int64_t v,
+                     int64_t min) {
+  if (v < min) expect_at_least(fn, (std::string(prefix) + field).c_str(), v, min);
 }
 
 namespace {
@@ -170,7 +174,7 @@ void expect_slot_output(const TensorArg& t, int64_t n) {
 }
 
 bool flag_at(const TensorArg* t, int64_t i) {
-  return present(t) && t->data()[i * t->stride(0)] != 0;
+  return present(t) && read_flag(*t, i);
 }
 
 }  // namespace cattn

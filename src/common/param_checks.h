@@ -23,8 +23,11 @@ void check_dcp_params(const char* fn, const char* prefix, int64_t dcp_size, int6
 int64_t check_mamba_params(const char* fn, const char* prefix, int32_t mamba_cache_mode,
                            int32_t reserved0, int64_t block_size, int64_t num_speculative_blocks);
 
-// A parameter at least `min` (CATTN_INVALID_ARGUMENT naming it otherwise).
-void expect_at_least(const char* fn, const std::string& name, int64_t v, int64_t min);
+// A parameter at least `min` (CATTN_INVALID_ARGUMENT naming it, prefix + field, otherwise; the
+// name is only formed on failure: a call that succeeds allocates nothing, promise 8).
+void expect_at_least(const char* fn, const char* name, int64_t v, int64_t min);
+void expect_at_least(const char* fn, const char* prefix, const char* field, int64_t v,
+                     int64_t min);
 
 // A 1-D tensor of one-byte flags (bool, uint8 or int8) of n entries (an output: at least n,
 // writable).

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -23,6 +24,20 @@ std::string dtype_string(DLDataType d) {
 }
 
 constexpr int kMaxNdim = 8;
+
+// No 64-bit platform the library builds for maps user memory in the top 2^52 bytes of the
+// address space: x86-64 keeps its kernel there (user pointers have bit 63 clear, with or
+// without linear address masking), and AArch64 user addresses have at most 52 bits below a
+// top-byte tag. A view reaching into it is a wrapped or made-up pointer, refused before any
+// byte is touched.
+constexpr unsigned __int128 kAddressLimit =
+    (static_cast<unsigned __int128>(1) << 64) - (static_cast<unsigned __int128>(1) << 52);
+
+std::string hex_address(uintptr_t a) {
+  char buf[2 + 16 + 1];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
+  return buf;
+}
 
 }  // namespace
 
@@ -124,12 +139,17 @@ TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, Use us
       fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "has NULL data", "NULL",
                "memory for " + std::to_string(numel_) + " elements");
   }
+  // The view's end in 128 bits (data + byte_offset + span cannot wrap there), whatever the
+  // element size, against the top of the memory a process can map.
+  const unsigned __int128 end = static_cast<unsigned __int128>(reinterpret_cast<uintptr_t>(t->data)) +
+                                t->byte_offset + span;
   if (t->byte_offset > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-      static_cast<uint64_t>(span) >
-          std::numeric_limits<uintptr_t>::max() - reinterpret_cast<uintptr_t>(t->data) -
-              t->byte_offset)
+      end > kAddressLimit)
     fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "addresses past the end of memory",
-             "byte_offset " + std::to_string(t->byte_offset), "a span that fits the address space");
+             "data " + hex_address(reinterpret_cast<uintptr_t>(t->data)) + ", byte_offset " +
+                 std::to_string(t->byte_offset) + ", " + std::to_string(static_cast<uint64_t>(span)) +
+                 " bytes",
+             "a view that ends below 2^64 - 2^52, where user memory can lie");
   // Integer arithmetic: an empty tensor may have NULL data and a nonzero byte_offset, and
   // offsetting a null pointer is undefined even when the result is never dereferenced.
   data_ = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(t->data) + t->byte_offset);
@@ -287,21 +307,70 @@ Where require_same_device(const char* fn, std::initializer_list<const TensorArg*
   return first ? first->where() : Where::Host;
 }
 
+void fail_index(const TensorArg* a, int64_t i, int64_t n) {
+  // Reached only when a value the checks passed reads differently now (or by a defect): the
+  // access is refused rather than made.
+  fail_arg(CATTN_INVALID_ARGUMENT, a ? a->fn() : "libcattn", a ? a->name() : "a tensor",
+           "is indexed outside its elements: an input changed during the call",
+           "index " + std::to_string(i),
+           "an index in [0, " + std::to_string(n) + ") from inputs that do not change while "
+           "the call reads them");
+}
+
+namespace {
+
+// Elements along the last dimension (a 0-D tensor holds one).
+int64_t last_extent(const TensorArg& a) { return a.ndim() ? a.size(a.ndim() - 1) : 1; }
+int64_t last_step(const TensorArg& a) {
+  return a.ndim() ? a.stride(a.ndim() - 1) * a.elem_bytes() : 0;
+}
+// Element positions in a view's byte span, in units of its element size.
+int64_t span_elements(const TensorArg& a) {
+  return a.elem_bytes() ? a.span_bytes() / a.elem_bytes() : 0;
+}
+// The byte offset of row r (checked against the rows); an empty tensor has no element to reach,
+// its data may be NULL and its strides are ignored, so its rows are not offset.
+int64_t row_offset(const TensorArg& a, int64_t r) {
+  if (static_cast<uint64_t>(r) >= static_cast<uint64_t>(a.size(0))) fail_index(&a, r, a.size(0));
+  return a.numel() == 0 ? 0 : r * a.stride(0) * a.elem_bytes();
+}
+
+}  // namespace
+
 IndexReader reader1d(const TensorArg& a) {
-  return {a.data(), a.ndim() ? a.stride(a.ndim() - 1) * a.elem_bytes() : 0, a.is_int64()};
+  return {a.data(), last_step(a), a.numel() ? last_extent(a) : 0, a.is_int64(), &a};
 }
 IndexWriter writer1d(const TensorArg& a) {
-  return {a.data(), a.ndim() ? a.stride(a.ndim() - 1) * a.elem_bytes() : 0, a.is_int64()};
+  return {a.data(), last_step(a), a.numel() ? last_extent(a) : 0, a.is_int64(), &a};
 }
-// An empty tensor has no element to reach: its data may be NULL and its strides are ignored,
-// so its rows are not offset (a NULL plus an offset is undefined).
 IndexReader reader_row(const TensorArg& a, int64_t r) {
-  const int64_t off = a.numel() == 0 ? 0 : r * a.stride(0) * a.elem_bytes();
-  return {a.data() + off, a.stride(1) * a.elem_bytes(), a.is_int64()};
+  const int64_t off = row_offset(a, r);
+  return {a.data() + off, a.stride(1) * a.elem_bytes(), a.size(1), a.is_int64(), &a};
 }
 IndexWriter writer_row(const TensorArg& a, int64_t r) {
-  const int64_t off = a.numel() == 0 ? 0 : r * a.stride(0) * a.elem_bytes();
-  return {a.data() + off, a.stride(1) * a.elem_bytes(), a.is_int64()};
+  const int64_t off = row_offset(a, r);
+  return {a.data() + off, a.stride(1) * a.elem_bytes(), a.size(1), a.is_int64(), &a};
+}
+IndexReader reader_span(const TensorArg& a) {
+  return {a.data(), a.elem_bytes(), span_elements(a), a.is_int64(), &a};
+}
+IndexWriter writer_span(const TensorArg& a) {
+  return {a.data(), a.elem_bytes(), span_elements(a), a.is_int64(), &a};
+}
+IndexWriter writer_row2(const TensorArg& a, int64_t r, int64_t j) {
+  const int64_t off = row_offset(a, r);
+  if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(a.size(1))) fail_index(&a, j, a.size(1));
+  return {a.data() + off + j * a.stride(1) * a.elem_bytes(), a.stride(2) * a.elem_bytes(),
+          a.size(2), a.is_int64(), &a};
+}
+
+bool read_flag(const TensorArg& a, int64_t i) {
+  if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(a.size(0))) fail_index(&a, i, a.size(0));
+  return a.data()[i * a.stride(0)] != 0;
+}
+void write_flag(const TensorArg& a, int64_t i, bool v) {
+  if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(a.size(0))) fail_index(&a, i, a.size(0));
+  a.data()[i * a.stride(0)] = v;
 }
 
 int64_t index_dtype_max(const TensorArg& a) {

@@ -125,13 +125,21 @@ inline bool present(const TensorArg* t) { return t != nullptr && t->present(); }
 // Returns that device kind; Host when no tensor is present.
 Where require_same_device(const char* fn, std::initializer_list<const TensorArg*> args);
 
-// Strided element access to int32/int64 index tensors (host memory only).
-// Defined inline: host algorithms call them once per element.
+// Strided element access to int32/int64 index tensors (host memory only), bounds-checked.
+// Every host path reads and writes tensor elements through these (or through a path-specific
+// typed accessor with the same bound), so an index formed from a value that changed since it
+// was checked (a caller's data race, promise 5) ends the call with CATTN_INVALID_ARGUMENT
+// instead of reaching memory outside the tensor. The check is one predictable compare; the
+// failure path is out of line.
+[[noreturn]] void fail_index(const TensorArg* a, int64_t i, int64_t n);
 struct IndexReader {
-  const char* p;
-  int64_t step;  // bytes between consecutive elements
-  bool i64;
+  const char* p = nullptr;
+  int64_t step = 0;  // bytes between consecutive elements
+  int64_t n = 0;     // elements reachable: [0, n)
+  bool i64 = false;
+  const TensorArg* arg = nullptr;  // names the tensor in a failure
   int64_t operator[](int64_t i) const {
+    if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(n)) fail_index(arg, i, n);
     const char* e = p + i * step;
     if (i64) {
       int64_t v;
@@ -142,12 +150,20 @@ struct IndexReader {
     std::memcpy(&v, e, sizeof v);
     return v;
   }
+  // The elements from k on (query_start_loc[1:] and the like).
+  IndexReader from(int64_t k) const {
+    if (static_cast<uint64_t>(k) > static_cast<uint64_t>(n)) fail_index(arg, k, n);
+    return {n > k ? p + k * step : p, step, n - k, i64, arg};
+  }
 };
 struct IndexWriter {
-  char* p;
-  int64_t step;
-  bool i64;
+  char* p = nullptr;
+  int64_t step = 0;
+  int64_t n = 0;
+  bool i64 = false;
+  const TensorArg* arg = nullptr;
   void set(int64_t i, int64_t v) const {
+    if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(n)) fail_index(arg, i, n);
     char* e = p + i * step;
     if (i64) {
       std::memcpy(e, &v, sizeof v);
@@ -157,11 +173,21 @@ struct IndexWriter {
     }
   }
 };
-// 1-D views; for a 2-D tensor, row(r) gives the view of row r.
+// 1-D views (a 0-D tensor is one element); for a 2-D tensor, reader_row(r) gives row r (r
+// checked against the rows). reader_span and writer_span reach every element position of the
+// view's memory in units of its element size, for paths that compute strided offsets
+// themselves (common/strided.h): the bound is then the view's byte span.
 IndexReader reader1d(const TensorArg& a);
 IndexWriter writer1d(const TensorArg& a);
 IndexReader reader_row(const TensorArg& a, int64_t r);
 IndexWriter writer_row(const TensorArg& a, int64_t r);
+IndexReader reader_span(const TensorArg& a);
+IndexWriter writer_span(const TensorArg& a);
+// The last dimension of a 3-D view at [r, j, :].
+IndexWriter writer_row2(const TensorArg& a, int64_t r, int64_t j);
+// One-byte flags (bool, uint8, int8) of a 1-D view, bounds-checked like the index accessors.
+bool read_flag(const TensorArg& a, int64_t i);
+void write_flag(const TensorArg& a, int64_t i, bool v);
 
 // Largest value the index dtype of `a` can hold.
 int64_t index_dtype_max(const TensorArg& a);

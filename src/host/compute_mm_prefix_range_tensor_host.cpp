@@ -66,13 +66,11 @@ MmPrefixShape mm_prefix_range_shape(const char* fn, const MmPrefixRanges& m) {
 
 void compute_mm_prefix_range_tensor_host(const MmPrefixRanges& m, int64_t max_ranges,
                                          const TensorArg& out) {
-  const int64_t e = out.elem_bytes();
   for (int64_t r = 0; r < m.requests(); ++r)
     for (int64_t j = 0; j < max_ranges; ++j) {
       const int64_t k = m.begin(r) + j;
       const bool listed = k < m.end(r);
-      const IndexWriter w{out.data() + (r * out.stride(0) + j * out.stride(1)) * e,
-                          out.stride(2) * e, out.is_int64()};
+      const IndexWriter w = writer_row2(out, r, j);
       w.set(0, listed ? m.start_of(k) : 0);
       w.set(1, listed ? m.end_of(k) : 0);
     }

@@ -19,7 +19,7 @@ namespace cattn {
 
 void check_dcp_seq_lens_host(const char* fn, const TensorArg& seq_lens) {
   const kernels::StridedNd v = strided_nd(seq_lens);
-  const IndexReader in{seq_lens.data(), seq_lens.elem_bytes(), seq_lens.is_int64()};
+  const IndexReader in = reader_span(seq_lens);
   for (int64_t b = 0; b < seq_lens.numel(); ++b) {
     const int64_t s = in[kernels::strided_offset(v, b)];
     if (s < 0)
@@ -38,8 +38,8 @@ void get_dcp_local_seq_lens_host(const TensorArg& seq_lens, int64_t dcp_size, in
   const kernels::StridedNd seq_v = strided_nd(seq_lens);
   kernels::StridedNd row_v = strided_nd(out);
   row_v.ndim = seq_lens.ndim();  // out's leading dimensions, the shape of seq_lens
-  const IndexReader in{seq_lens.data(), seq_lens.elem_bytes(), seq_lens.is_int64()};
-  const IndexWriter out_at{out.data(), out.elem_bytes(), out.is_int64()};
+  const IndexReader in = reader_span(seq_lens);
+  const IndexWriter out_at = writer_span(out);
   const int64_t cycle = interleave * dcp_size;
   for (int64_t b = 0; b < seq_lens.numel(); ++b) {
     const int64_t s = in[kernels::strided_offset(seq_v, b)];

@@ -56,7 +56,7 @@ int64_t make_fast_prefill_query_start_loc_host(const TensorArg& qsl, const Tenso
                                                int64_t count, const TensorArg& out,
                                                const TensorArg& out_cpu) {
   const IndexReader q = reader1d(qsl);
-  const IndexReader ends{q.p + q.step, q.step, q.i64};  // query_start_loc[1:]
+  const IndexReader ends = q.from(1);  // query_start_loc[1:]
   const int64_t num_reqs = qsl.numel() - 1;
   const IndexReader li = reader1d(logits);
   const IndexReader counts_in = reader1d(out);

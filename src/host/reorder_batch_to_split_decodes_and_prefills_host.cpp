@@ -80,10 +80,6 @@ void plan(const Map& m, int64_t B, const int64_t (&start)[5], const TensorArg& s
   // misplaced requests in batch order are the requests assigned to the misplaced positions of
   // g's run in ascending order, so one walk over each run visits them in that order.
   const bool write_swaps = swaps.present();
-  char* const swap_base = write_swaps ? swaps.data() : nullptr;
-  const int64_t row_bytes = write_swaps ? swaps.stride(0) * swaps.elem_bytes() : 0;
-  const int64_t col_bytes = write_swaps ? swaps.stride(1) * swaps.elem_bytes() : 0;
-  const bool swaps_i64 = write_swaps && swaps.is_int64();
   for (int g = 0; g < 4; ++g)
     for (int64_t d = start[g]; d < start[g + 1]; ++d) {
       if (region(d) == g) continue;  // correctly placed
@@ -97,7 +93,7 @@ void plan(const Map& m, int64_t B, const int64_t (&start)[5], const TensorArg& s
       if (write_swaps) {
         int64_t k = r.num_swaps + len - 2;  // P^1(lead) is the last swap of the cycle
         for (int64_t x = next(lead); x != lead && k >= r.num_swaps; x = next(x), --k) {
-          const IndexWriter row{swap_base + k * row_bytes, col_bytes, swaps_i64};
+          const IndexWriter row = writer_row(swaps, k);
           row.set(0, lead);
           row.set(1, x);
         }
