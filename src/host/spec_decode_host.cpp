@@ -17,8 +17,12 @@ namespace {
            "[" + std::to_string(at) + "] = " + std::to_string(value), want);
 }
 
-// block * block_size + pos % block_size for pos >= 0, refusing an int64 overflow.
+// block * block_size + pos % block_size for pos >= 0, refusing a negative block and an int64
+// overflow (the device writes -1 for both).
 int64_t slot_of(const char* fn, int64_t block, int64_t pos, int64_t block_size) {
+  if (block < 0)
+    fail_arg(CATTN_INVALID_ARGUMENT, fn, "args->block_table", "holds a negative block id",
+             std::to_string(block) + " for position " + std::to_string(pos), "a block id >= 0");
   return checked_add(fn, "args->block_table: a slot (block x block_size + offset)",
                      checked_mul(fn, "args->block_table: a slot (block x block_size)", block,
                                  block_size),
@@ -70,11 +74,17 @@ void eagle_prepare_inputs_host(const char* fn, const EaglePrepareInputsTensors& 
       const int64_t drafts =
           i == 0 ? cu[0]
                  : checked_sub(fn, "args->cu_num_draft_tokens: a request's drafts", cu[i], cu[i - 1]);
-      const int64_t r =
-          drafts > 0 ? checked_sub(fn, "args->valid_sampled_tokens_count: drafts + 1 - valid",
-                           checked_add(fn, "args->cu_num_draft_tokens: drafts + 1", drafts, 1),
-                           valid[i])
-                     : 0;
+      int64_t r = 0;
+      if (drafts > 0) {
+        const int64_t v = valid[i];
+        const int64_t most = checked_add(fn, "args->cu_num_draft_tokens: drafts + 1", drafts, 1);
+        // More valid tokens than drafts + 1 would reject a negative count (and sample past the
+        // request), fewer than none more than it has.
+        if (v < 0 || v > most)
+          refuse(fn, *t.valid_count, i, "is outside the request's drafts + 1", v,
+                 "in [0, " + std::to_string(most) + "]");
+        r = most - v;
+      }
       const int64_t sample =
           checked_sub(fn, "args->token_indices_to_sample: query_start_loc - 1 - rejected",
               checked_sub(fn, "args->query_start_loc: an entry - 1", qsl[i + 1], 1), r);
@@ -117,28 +127,33 @@ void eagle_next_token_host(const char* fn, const EagleNextTokenTensors& t) {
 
 void new_slot_mapping_host(const char* fn, const NewSlotMappingTensors& t) {
   const int64_t B = t.rows, N = t.num_new_tokens, W = t.table->size(1);
-  const int64_t n = t.positions->size(0);
   const IndexReader qsl = reader1d(*t.query_start_loc), pos = reader1d(*t.positions);
-  // The extended requests' token counts, q + N each, must cover the positions exactly (vLLM's
-  // repeat_interleave raises otherwise).
-  int64_t total = 0;
-  for (int64_t r = 0; r < B; ++r) {
-    const int64_t q = checked_sub(fn, "args->query_start_loc: a query length", qsl[r + 1], qsl[r]);
-    if (q < 0)
-      refuse(fn, *t.query_start_loc, r + 1, "decreases", qsl[r + 1],
-             ">= " + std::to_string(qsl[r]));
-    total = checked_add(fn, "args->num_new_tokens: the extended token count", total,
-                        checked_add(fn, "args->num_new_tokens: q + N", q, N));
-  }
-  if (total != n)
-    fail_arg(CATTN_INVALID_ARGUMENT, fn, t.positions->name(),
-             "does not hold one position per extended token", t.positions->shape_string(),
-             "[" + std::to_string(total) + "] (query lengths + num_new_tokens per request)");
+  // Request r's token count, q + N, from two query_start_loc entries read once per walk.
+  auto count_of = [&](int64_t r, int64_t lo, int64_t hi) {
+    const int64_t q = checked_sub(fn, "args->query_start_loc: a query length", hi, lo);
+    if (q < 0) refuse(fn, *t.query_start_loc, r + 1, "decreases", hi, ">= " + std::to_string(lo));
+    return checked_add(fn, "args->num_new_tokens: q + N", q, N);
+  };
   for (int pass = 0; pass < 2; ++pass) {
+    // The extended requests' token counts must cover the positions exactly (vLLM's
+    // repeat_interleave raises otherwise).
+    int64_t total = 0, lo = qsl[0];
+    for (int64_t r = 0; r < B; ++r) {
+      const int64_t hi = qsl[r + 1];
+      total = checked_add(fn, "args->num_new_tokens: the extended token count", total,
+                          count_of(r, lo, hi));
+      lo = hi;
+    }
+    if (total != t.positions->size(0))
+      fail_arg(CATTN_INVALID_ARGUMENT, fn, t.positions->name(),
+               "does not hold one position per extended token", t.positions->shape_string(),
+               "[" + std::to_string(total) + "] (query lengths + num_new_tokens per request)");
     const IndexWriter out = pass ? writer1d(*t.slots) : IndexWriter{};
     int64_t k = 0;
+    lo = qsl[0];
     for (int64_t r = 0; r < B; ++r) {
-      const int64_t count = qsl[r + 1] - qsl[r] + N;
+      const int64_t hi = qsl[r + 1], count = count_of(r, lo, hi);
+      lo = hi;
       for (int64_t j = 0; j < count; ++j, ++k) {
         const int64_t p = pos[k];
         int64_t slot = -1;
@@ -162,44 +177,66 @@ void new_slot_mapping_host(const char* fn, const NewSlotMappingTensors& t) {
   }
 }
 
+namespace {
+
+// Request i of a verified batch, its bounds read once and checked: it has tokens, lies inside
+// the targets, and its query_end_loc inside it.
+struct Request {
+  int64_t start, end, last;
+};
+Request request_at(const char* fn, const CopyExpandTensors& t, const IndexReader& qsl,
+                   const IndexReader& qel, int64_t i, int64_t start) {
+  const int64_t end = qsl[i + 1], last = qel[i];
+  if (end <= start)
+    refuse(fn, *t.query_start_loc, i + 1, "leaves a request without tokens", end,
+           "> " + std::to_string(start));
+  if (last < start || last >= end)
+    refuse(fn, *t.query_end_loc, i, "is outside its request", last,
+           "in [" + std::to_string(start) + ", " + std::to_string(end) + ")");
+  const int64_t targets = std::min(t.target_ids->size(0), t.target_positions->size(0));
+  if (end > targets)
+    refuse(fn, *t.query_start_loc, i + 1, "passes the targets", end,
+           "<= " + std::to_string(targets));
+  return {start, end, last};
+}
+
+}  // namespace
+
 void copy_and_expand_host(const char* fn, const CopyExpandTensors& t) {
   const int64_t B = t.rows, P = t.slots_per_request, shift = t.shift ? 1 : 0;
   const IndexReader qsl = reader1d(*t.query_start_loc), qel = reader1d(*t.query_end_loc);
   const IndexReader ids = reader1d(*t.target_ids), tpos = reader1d(*t.target_positions);
   const IndexReader next = reader1d(*t.next_ids);
-  if (qsl[0] < 0) refuse(fn, *t.query_start_loc, 0, "is negative", qsl[0], ">= 0");
-  for (int64_t i = 0; i < B; ++i) {
-    if (qsl[i + 1] <= qsl[i])
-      refuse(fn, *t.query_start_loc, i + 1, "leaves a request without tokens", qsl[i + 1],
-             "> " + std::to_string(qsl[i]));
-    if (qel[i] < qsl[i] || qel[i] >= qsl[i + 1])
-      refuse(fn, *t.query_end_loc, i, "is outside its request", qel[i],
-             "in [" + std::to_string(qsl[i]) + ", " + std::to_string(qsl[i + 1]) + ")");
-  }
-  const int64_t T = qsl[B];
-  if (T > t.target_ids->size(0) || T > t.target_positions->size(0))
-    refuse(fn, *t.query_start_loc, B, "passes the targets", T,
-           "<= " + std::to_string(std::min(t.target_ids->size(0), t.target_positions->size(0))));
-  const int64_t n_out = checked_add(fn, "args->query_start_loc: the output tokens", T,
-                                    checked_mul(fn, "args->next_token_ids: B x P", B, P - shift));
-  for (const TensorArg* o : {t.input_ids, t.positions, t.rejected, t.masked})
-    if (present(o) && o->size(0) < n_out)
-      fail_arg(CATTN_INSUFFICIENT_SIZE, fn, o->name(), "is shorter than the output tokens",
-               o->shape_string(), "at least " + std::to_string(n_out) + " elements");
-  if (shift && present(t.hidden_map) && t.hidden_map->size(0) < T)
-    fail_arg(CATTN_INSUFFICIENT_SIZE, fn, t.hidden_map->name(),
-             "is shorter than the input tokens", t.hidden_map->shape_string(),
-             "at least " + std::to_string(T) + " elements");
   for (int pass = 0; pass < 2; ++pass) {
     const bool w = pass == 1;
+    // Every request's bounds first, for the outputs' sizes; the walk below reads them again
+    // and checks them again as it goes.
+    const int64_t first = qsl[0];
+    if (first < 0) refuse(fn, *t.query_start_loc, 0, "is negative", first, ">= 0");
+    int64_t T = first;
+    for (int64_t i = 0; i < B; ++i) T = request_at(fn, t, qsl, qel, i, T).end;
+    const int64_t n_out = checked_add(fn, "args->query_start_loc: the output tokens", T,
+                                      checked_mul(fn, "args->next_token_ids: B x P", B, P - shift));
+    for (const TensorArg* o : {t.input_ids, t.positions, t.rejected, t.masked})
+      if (present(o) && o->size(0) < n_out)
+        fail_arg(CATTN_INSUFFICIENT_SIZE, fn, o->name(), "is shorter than the output tokens",
+                 o->shape_string(), "at least " + std::to_string(n_out) + " elements");
+    if (shift && present(t.hidden_map) && t.hidden_map->size(0) < T)
+      fail_arg(CATTN_INSUFFICIENT_SIZE, fn, t.hidden_map->name(),
+               "is shorter than the input tokens", t.hidden_map->shape_string(),
+               "at least " + std::to_string(T) + " elements");
     const IndexWriter out_ids = w ? writer1d(*t.input_ids) : IndexWriter{};
     const IndexWriter out_pos = w ? writer1d(*t.positions) : IndexWriter{};
     const IndexWriter out_new =
         w && present(t.new_token_indices) ? writer1d(*t.new_token_indices) : IndexWriter{};
     const IndexWriter out_hid =
         w && shift && present(t.hidden_map) ? writer1d(*t.hidden_map) : IndexWriter{};
+    int64_t start = qsl[0];
+    if (start < 0) refuse(fn, *t.query_start_loc, 0, "is negative", start, ">= 0");
     for (int64_t i = 0; i < B; ++i) {
-      const int64_t s = qsl[i], q = qsl[i + 1] - s, rejected = qsl[i + 1] - 1 - qel[i];
+      const Request rq = request_at(fn, t, qsl, qel, i, start);
+      start = rq.end;
+      const int64_t s = rq.start, q = rq.end - s, rejected = rq.end - 1 - rq.last;
       const int64_t valid = q - rejected - shift;
       int64_t total = q + P - shift;
       if (t.max_tokens > 0) total = std::min(total, t.max_tokens);
@@ -224,9 +261,8 @@ void copy_and_expand_host(const char* fn, const CopyExpandTensors& t) {
         }
         out_ids.set(o, id);
         out_pos.set(o, p);
-        if (present(t.rejected)) t.rejected->data()[o * t.rejected->stride(0)] = j >= valid + P;
-        if (present(t.masked))
-          t.masked->data()[o * t.masked->stride(0)] = j > valid && j < valid + P;
+        if (present(t.rejected)) write_flag(*t.rejected, o, j >= valid + P);
+        if (present(t.masked)) write_flag(*t.masked, o, j > valid && j < valid + P);
         if (j >= valid && j < valid + P && present(t.new_token_indices))
           out_new.set(i * P + (j - valid), o);
         if (shift && j < q && present(t.hidden_map)) out_hid.set(s + j, o);
@@ -240,18 +276,26 @@ void batch_change_host(const char* fn, const BatchChangeTensors& t) {
   const IndexReader prev = reader1d(*t.prev_positions), valid = reader1d(*t.valid_count);
   const IndexReader drafts = reader1d(*t.prev_drafts), cpu = reader1d(*t.cpu_num_computed);
   const IndexReader nct = reader1d(*t.num_computed), acc = reader1d(*t.num_accepted);
-  auto carried = [&](int64_t k) { return prev[k] >= 0 && drafts[prev[k]] > 0; };
-  for (int64_t k = 0; k < n; ++k) {
+  // Row k's previous row g, read once and checked (-1 for a new request), and whether its
+  // counts carry over.
+  auto prev_row = [&](int64_t k) {
     const int64_t g = prev[k];
     if (g >= n_prev || g >= M)
       refuse(fn, *t.prev_positions, k, "names no previous row", g,
              "< " + std::to_string(std::min(n_prev, M)) + ", or negative for a new request");
-    if (!carried(k)) {
+    return g < 0 ? int64_t{-1} : g;
+  };
+  auto carried = [&](int64_t g) { return g >= 0 && drafts[g] > 0; };
+  auto new_count = [&](int64_t g) {
+    return checked_add(fn, "args->num_computed_tokens: a count + valid", nct[g], valid[g]);
+  };
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t g = prev_row(k);
+    if (!carried(g)) {
       require_fits(fn, *t.num_computed, cpu[k]);
       continue;
     }
-    const int64_t count =
-        checked_add(fn, "args->num_computed_tokens: a count + valid", nct[g], valid[g]);
+    const int64_t count = new_count(g);
     require_fits(fn, *t.num_computed, count);
     require_fits(fn, *t.num_accepted, valid[g]);
     // The new counts are staged in num_accepted_tokens (below), so it must hold them.
@@ -263,15 +307,18 @@ void batch_change_host(const char* fn, const BatchChangeTensors& t) {
   // num_accepted_tokens entry (whose value is rewritten anyway) before any count is written,
   // so no scratch memory is needed.
   const IndexWriter nct_out = writer1d(*t.num_computed), acc_out = writer1d(*t.num_accepted);
-  for (int64_t k = 0; k < n; ++k)
-    if (carried(k)) acc_out.set(k, nct[prev[k]] + valid[prev[k]]);
   for (int64_t k = 0; k < n; ++k) {
-    if (!carried(k)) {
+    const int64_t g = prev_row(k);
+    if (carried(g)) acc_out.set(k, new_count(g));
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t g = prev_row(k);
+    if (!carried(g)) {
       nct_out.set(k, cpu[k]);
       continue;
     }
     nct_out.set(k, acc[k]);
-    acc_out.set(k, valid[prev[k]]);
+    acc_out.set(k, valid[g]);
   }
 }
 
