@@ -53,6 +53,21 @@ __device__ __forceinline__ int64_t div_nonneg(int64_t a, int64_t b) {
   return a / b;
 }
 
+// The KV slot `block * block_size + offset` (block_size >= 1, 0 <= offset < block_size), or -1
+// for a negative block or one whose slot passes int64: the host path refuses both, a kernel
+// cannot, and -1 (CATTN_PAD_SLOT_ID) keeps the token out of the cache. Block ids below 2^32
+// with block sizes up to 2^31 never overflow, so the common case is one compare.
+__device__ __forceinline__ int64_t slot_of_block(int64_t block, int64_t block_size,
+                                                 int64_t offset) {
+  const uint64_t b = static_cast<uint64_t>(block), n = static_cast<uint64_t>(block_size);
+  if (((b >> 32) | (n >> 31)) != 0) {
+    if (block < 0 || __umul64hi(b, n) != 0 ||
+        b * n > static_cast<uint64_t>(INT64_MAX - offset))
+      return -1;
+  }
+  return static_cast<int64_t>(b * n) + offset;
+}
+
 // Torch/numpy floor division for a positive divisor, in 32 bits.
 __device__ __forceinline__ int32_t floor_div32(int32_t a, int32_t b) {
   const int32_t q = a / b;

@@ -49,10 +49,11 @@ __device__ __forceinline__ int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
   return v < lo ? lo : (v > hi ? hi : v);
 }
 
-// The slot of position `pos` (>= 0) in block `block`: vLLM's block * block_size + offset.
+// The slot of position `pos` (>= 0) in block `block`: vLLM's block * block_size + offset, or
+// -1 where it has none (slot_of_block).
 __device__ __forceinline__ int64_t slot_in(int64_t block, int64_t pos, int64_t block_size) {
   const int64_t col = div_nonneg(pos, block_size);
-  return wrap_add(wrap_mul(block, block_size), pos - col * block_size);
+  return slot_of_block(block, block_size, pos - col * block_size);
 }
 
 __global__ void eagle_step_kernel(const EagleStepParams p) {

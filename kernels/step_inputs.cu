@@ -116,8 +116,7 @@ __device__ int64_t slot_of(const StepInputsParams& p, const KvGroupView& g, int6
     off = div_nonneg(w, D) * I + (o - w * I);
   }
   if (col >= g.table.size[1]) return -1;
-  const uint64_t block = static_cast<uint64_t>(load_index(g.table, row, col));
-  return static_cast<int64_t>(block * static_cast<uint64_t>(kbs) + static_cast<uint64_t>(off));
+  return slot_of_block(load_index(g.table, row, col), kbs, off);
 }
 
 __device__ void step_tokens(const StepInputsParams& p, const int32_t* s, int64_t n,
@@ -409,6 +408,8 @@ __global__ void __launch_bounds__(kBlockThreads) step_batch_check_kernel(
         const int64_t v = load_index(sl, i);
         if (i >= total ? v != -1 : v < -1) report(5, i, g);
       }
+    // A mapping shorter than the live total leaves its last tokens without a slot.
+    if (sl.data != nullptr && threadIdx.x == 0 && sl.size[0] < total) report(5, sl.size[0], g);
   }
   atomicMin(&first, mine);
   __syncthreads();
