@@ -18,7 +18,8 @@ CATTN_API cattn_status_t cattn_compute_slot_mappings(
     using cattn::Use;
     cattn::require_struct(fn, "args", args);
     cattn::require_reserved_zero(fn, "args->reserved0", args->reserved0);
-    cattn::check_slot_mapping_params(fn, "args->", args->contract, args->block_size,
+    cattn::check_slot_mapping_contract(fn, "args->contract", args->contract);
+    cattn::check_slot_mapping_params(fn, "args->", "args->", args->contract, args->block_size,
                                      args->kernel_block_size, args->dcp_size, args->dcp_rank,
                                      args->dcp_kv_cache_interleave_size);
     const bool v1 = args->contract == CATTN_SLOT_MAPPING_V1;

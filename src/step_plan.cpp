@@ -92,6 +92,9 @@ void check_inputs_desc(const char* fn, const cattn_step_plan_desc_t& d, size_t g
       "desc->kv_groups[0].", "desc->kv_groups[1].", "desc->kv_groups[2].",
       "desc->kv_groups[3].", "desc->kv_groups[4].", "desc->kv_groups[5].",
       "desc->kv_groups[6].", "desc->kv_groups[7]."};
+  if (in.num_kv_groups > 0)
+    cattn::check_slot_mapping_contract(fn, "desc->inputs.slot_mapping_contract",
+                                       in.slot_mapping_contract);
   for (int g = 0; g < in.num_kv_groups; ++g) {
     const cattn_kv_group_params_t& kg = d.kv_groups[g];
     const std::string pre = kGroup[g];
@@ -101,7 +104,8 @@ void check_inputs_desc(const char* fn, const cattn_step_plan_desc_t& d, size_t g
                       "is not a slot mode", std::to_string(kg.slot_mode),
                       "CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT (0) or CATTN_SLOT_MODE_NONE (1)");
     expect_at_least(fn, (pre + "max_num_blocks").c_str(), kg.max_num_blocks, 1);
-    cattn::check_slot_mapping_params(fn, kGroup[g], in.slot_mapping_contract, kg.block_size,
+    cattn::check_slot_mapping_params(fn, kGroup[g], "desc->inputs.",
+                                     in.slot_mapping_contract, kg.block_size,
                                      kg.kernel_block_size, in.dcp_size, in.dcp_rank,
                                      in.dcp_kv_cache_interleave_size);
   }

@@ -53,10 +53,14 @@ struct StepInputsTensors {
 };
 
 
-// Parameter checks both the calls and the plan make (prefix as in common/param_checks.h).
-void check_slot_mapping_params(const char* fn, const char* prefix, int32_t contract,
-                               int64_t block_size, int64_t kernel_block_size, int64_t dcp_size,
-                               int64_t dcp_rank, int64_t interleave);
+// Parameter checks both the calls and the plan make (prefix as in common/param_checks.h): a
+// known contract (named `name`); then, for a checked contract, the block sizes, named with
+// `prefix`, and the DCP fields, named with `dcp_prefix` (the plan keeps them in desc->inputs, a
+// group's sizes in desc->kv_groups[g]).
+void check_slot_mapping_contract(const char* fn, const char* name, int32_t contract);
+void check_slot_mapping_params(const char* fn, const char* prefix, const char* dcp_prefix,
+                               int32_t contract, int64_t block_size, int64_t kernel_block_size,
+                               int64_t dcp_size, int64_t dcp_rank, int64_t interleave);
 void check_num_new_sampled(const char* fn, const char* prefix, int64_t n);
 
 // query_start_loc: a 1-D index input of B + 1 >= 1 entries, read in full. Returns B.
