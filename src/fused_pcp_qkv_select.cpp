@@ -41,10 +41,15 @@ SelectRows select_rows(const char* fn, const char* world_name, const char* rank_
   if (rank < 0 || rank >= world)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, rank_name, "is out of range",
                     std::to_string(rank), "[0, " + std::to_string(world) + ")");
+  // Exact: 2 * world may pass int64 where half * (2 * world - rank) does not (half is 0 for
+  // fewer than two rows, and a large rank brings the factor back down).
   const int64_t half = num_q_rows / 2;
-  const int64_t tail_blocks = cattn::checked_mul(fn, "2 * pcp_world_size", 2, world) - rank;
+  const __int128 tail = static_cast<__int128>(half) * (2 * static_cast<__int128>(world) - rank);
+  if (tail > INT64_MAX)
+    cattn::fail(CATTN_INVALID_ARGUMENT, fn, "k_tail rows overflows int64 (half the q rows x "
+                "(2 x pcp_world_size - pcp_rank))");
   return {half, cattn::checked_mul(fn, "k_head rows", half, rank + 1),
-          cattn::checked_mul(fn, "k_tail rows", half, tail_blocks)};
+          static_cast<int64_t>(tail)};
 }
 
 }  // namespace

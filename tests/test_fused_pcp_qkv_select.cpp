@@ -252,6 +252,19 @@ TEST(fused_pcp_qkv_select, SizeQuery) {
   refused(big + 2, 4, 0, &out[0], &out[1], &out[2], "k_tail rows overflows int64");
   refused(4, std::numeric_limits<int64_t>::max(), 0, &out[0], &out[1], &out[2],
           "overflows int64");
+  // Exact arithmetic: 2 x pcp_world_size passes int64 in both, the row counts do not.
+  const int64_t i64max = std::numeric_limits<int64_t>::max();
+  ASSERT_EQ(cattn_fused_pcp_qkv_select_size(1, i64max, i64max - 1, &out[0], &out[1], &out[2]),
+            CATTN_OK);
+  EXPECT_EQ(out[0], 0);
+  EXPECT_EQ(out[1], 0);
+  EXPECT_EQ(out[2], 0);
+  const int64_t w = (int64_t{1} << 62) + 5;
+  ASSERT_EQ(cattn_fused_pcp_qkv_select_size(3, w, w - 1, &out[0], &out[1], &out[2]), CATTN_OK);
+  EXPECT_EQ(out[0], 1);
+  EXPECT_EQ(out[1], w);
+  EXPECT_EQ(out[2], w + 1);
+  out[0] = out[1] = out[2] = -7;
   refused(4, 1, 0, nullptr, &out[1], &out[2], "q_rows is NULL");
   refused(4, 1, 0, &out[0], &out[1], nullptr, "kv_tail_rows is NULL");
   refused(4, 1, 0, &out[0], &out[0], &out[2], "overlaps");
@@ -422,7 +435,7 @@ TEST(fused_pcp_qkv_select, Errors) {
   expect_error(a, CATTN_INVALID_ARGUMENT, "args->pcp_rank");
   a = p.args();
   a.pcp_world_size = std::numeric_limits<int64_t>::max() / 2 + 1;
-  expect_error(a, CATTN_INVALID_ARGUMENT, "2 * pcp_world_size overflows");
+  expect_error(a, CATTN_INVALID_ARGUMENT, "k_tail rows overflows int64");
 
   // Outputs: dtype, ndim, H, D, rows, layout.
   {
