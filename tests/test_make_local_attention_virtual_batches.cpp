@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "cattn.h"
+#include "support/count_allocations.h"
 #include "support/host_tensor.h"
 #include "support/refused_untouched.h"
 #include "support/status_matchers.h"
@@ -666,38 +667,6 @@ TEST(make_local_attention_virtual_batches, DeviceGatherNeeds31BitColumns) {
 
 namespace {
 
-// Counts the bytes operator new hands out on this thread while armed. Replacing the global
-// operator new covers the library too: libcattn.so resolves it from the executable.
-thread_local bool t_counting = false;
-thread_local size_t t_allocated = 0;
-
-struct CountAllocations {
-  CountAllocations() {
-    t_allocated = 0;
-    t_counting = true;
-  }
-  ~CountAllocations() { t_counting = false; }
-  size_t bytes() const { return t_allocated; }
-};
-
-// Whether libcattn's allocations reach the operator new above: not when the library carries
-// its own (a toolchain that links libstdc++ statically), and then the bounds cannot be checked.
-bool library_allocations_counted() {
-  static const bool counted = [] {
-    CountAllocations count;
-    cattn_context_t* ctx = nullptr;
-    if (cattn_context_create(&ctx) != CATTN_OK) return false;
-    cattn_context_destroy(ctx);
-    return count.bytes() > 0;
-  }();
-  return counted;
-}
-#define SKIP_UNLESS_ALLOCATIONS_COUNTED()                                                  \
-  do {                                                                                    \
-    if (!library_allocations_counted())                                                   \
-      GTEST_SKIP() << "libcattn does not allocate through this binary's operator new";    \
-  } while (0)
-
 struct PlanArgs {
   int64_t qsl[2], seq[1], table[1] = {7};
   int64_t qsl_shape[1] = {2}, seq_shape[1] = {1}, table_shape[2] = {1, 1};
@@ -726,31 +695,6 @@ struct PlanArgs {
 };
 
 }  // namespace
-
-// Every unaligned form is replaced, so that whatever one form allocates another frees (ASan
-// checks that the allocator matches the deallocator).
-namespace {
-void* counted_malloc(size_t n) {
-  if (t_counting) t_allocated += n;
-  return std::malloc(n == 0 ? 1 : n);
-}
-}  // namespace
-void* operator new(size_t n) {
-  if (void* p = counted_malloc(n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](size_t n) {
-  if (void* p = counted_malloc(n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
-void* operator new[](size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 TEST(make_local_attention_virtual_batches_hostile, PlanBoundedOnlyByValuesIsRefused) {
   const bool counted = library_allocations_counted();  // before any count is armed

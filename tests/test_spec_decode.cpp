@@ -3,9 +3,11 @@
 // (tests/vectors/spec_decode.json), and their refusals: values out of range, overlaps, shapes.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 #include "cattn.h"
+#include "support/count_allocations.h"
 #include "support/host_tensor.h"
 #include "support/spec_decode_case.h"
 
@@ -250,6 +252,114 @@ TEST(spec_decode, NullArguments) {
   a.block_size = 1, a.max_model_len = 1;
   EXPECT_EQ(cattn_compute_new_slot_mapping(&a), CATTN_INVALID_ARGUMENT);
   EXPECT_TRUE(names("args->query_start_loc"));
+}
+
+// A negative block id has no slot (the device writes -1): the host refuses it, as it refuses
+// a slot past int64. A valid count past drafts + 1 would reject a negative number of tokens.
+TEST(spec_decode, NegativeBlocksAndRejectedCountsAreRefused) {
+  HostTensor pos = HostTensor::of({3, 1}, i64());
+  HostTensor table = HostTensor::of({1, -2, 3, 4}, i64(), {2, 2});
+  HostTensor seq = HostTensor::of({4, 1}, i64()), cp({2}, i64()), slots({2}, i64());
+  cattn_eagle_step_update_slot_mapping_and_metadata_args_t a =
+      CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT;
+  a.block_size = 4, a.max_model_len = 8;
+  a.positions = pos.dl(), a.block_table = table.dl(), a.seq_lens = seq.dl();
+  a.out_clamped_positions = cp.dl(), a.out_slot_mapping = slots.dl();
+  const auto before = slots.bytes();
+  // Row 0: position 4 is column 1, block -2.
+  EXPECT_EQ(cattn_eagle_step_update_slot_mapping_and_metadata(&a), CATTN_INVALID_ARGUMENT);
+  EXPECT_TRUE(names("args->block_table holds a negative block id"));
+  EXPECT_EQ(slots.bytes(), before);
+  table.set(1, 2);
+  ASSERT_EQ(cattn_eagle_step_update_slot_mapping_and_metadata(&a), CATTN_OK);
+  EXPECT_EQ(slots.values(), (std::vector<int64_t>{2 * 4, 3 * 4 + 2}));
+
+  HostTensor cu = HostTensor::of({2, 2}, i64()), valid = HostTensor::of({4, 0}, i64());
+  HostTensor qsl = HostTensor::of({0, 3, 4}, i64()), idx({2}, i64()), rej({2}, i64());
+  cattn_eagle_prepare_inputs_padded_args_t p = CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_INIT;
+  p.cu_num_draft_tokens = cu.dl(), p.valid_sampled_tokens_count = valid.dl();
+  p.query_start_loc = qsl.dl(), p.token_indices_to_sample = idx.dl();
+  p.num_rejected_tokens = rej.dl();
+  const auto rej_before = rej.bytes();
+  EXPECT_EQ(cattn_eagle_prepare_inputs_padded(&p), CATTN_INVALID_ARGUMENT);
+  EXPECT_TRUE(names("args->valid_sampled_tokens_count is outside the request's drafts + 1 "
+                    "(got [0] = 4, expected in [0, 3])"));
+  EXPECT_EQ(rej.bytes(), rej_before);
+  valid.set(0, 3);  // every draft accepted; row 1 has none, its count is not read
+  ASSERT_EQ(cattn_eagle_prepare_inputs_padded(&p), CATTN_OK);
+  EXPECT_EQ(rej.values(), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(idx.values(), (std::vector<int64_t>{2, 3}));
+}
+
+// The host paths compute in place: no call allocates (promise 8), whatever its outputs' sizes.
+TEST(spec_decode, HostPathsAllocateNothing) {
+  SKIP_UNLESS_ALLOCATIONS_COUNTED();
+  auto none = [](const char* what, const std::function<cattn_status_t()>& call) {
+    cattn_test::CountAllocations count;
+    const cattn_status_t s = call();
+    const size_t bytes = count.bytes();
+    EXPECT_EQ(s, CATTN_OK) << what << ": " << cattn_last_error_message();
+    EXPECT_EQ(bytes, 0u) << what;
+  };
+  HostTensor pos = HostTensor::of({3, 1}, i64()), table = HostTensor::of({1, 2, 3, 4}, i64(), {2, 2});
+  HostTensor seq = HostTensor::of({4, 1}, i64()), cp({2}, i64()), slots({4096}, i64());
+  cattn_eagle_step_update_slot_mapping_and_metadata_args_t e =
+      CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT;
+  e.block_size = 4, e.max_model_len = 8, e.input_batch_size = 4096;
+  e.positions = pos.dl(), e.block_table = table.dl(), e.seq_lens = seq.dl();
+  e.out_clamped_positions = cp.dl(), e.out_slot_mapping = slots.dl();
+  none("eagle_step_update_slot_mapping_and_metadata",
+       [&] { return cattn_eagle_step_update_slot_mapping_and_metadata(&e); });
+
+  HostTensor cu = HostTensor::of({2, 3}, i64()), valid = HostTensor::of({3, 1}, i64());
+  HostTensor qsl = HostTensor::of({0, 3, 5}, i64()), idx({4096}, i64()), rej({4096}, i64());
+  cattn_eagle_prepare_inputs_padded_args_t p = CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_INIT;
+  p.cu_num_draft_tokens = cu.dl(), p.valid_sampled_tokens_count = valid.dl();
+  p.query_start_loc = qsl.dl(), p.token_indices_to_sample = idx.dl();
+  p.num_rejected_tokens = rej.dl();
+  none("eagle_prepare_inputs_padded", [&] { return cattn_eagle_prepare_inputs_padded(&p); });
+
+  HostTensor sampled = HostTensor::of({5, -1, 7, 8}, i64(), {2, 2});
+  HostTensor backup = HostTensor::of({1, 2}, i64()), next({4096}, i64()), count({4096}, i64());
+  HostTensor mask = HostTensor::of({0, 1}, {kDLUInt, 8, 1});
+  cattn_eagle_prepare_next_token_padded_args_t n = CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_INIT;
+  n.vocab_size = 50, n.sampled_token_ids = sampled.dl(), n.discard_request_mask = mask.dl();
+  n.backup_next_token_ids = backup.dl(), n.next_token_ids = next.dl();
+  n.valid_sampled_tokens_count = count.dl();
+  none("eagle_prepare_next_token_padded",
+       [&] { return cattn_eagle_prepare_next_token_padded(&n); });
+
+  HostTensor npos = HostTensor::of({0, 5, 9, 1, 2, 3, 4}, i64()), nslots({4096}, i64());
+  cattn_compute_new_slot_mapping_args_t m = CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT;
+  m.block_size = 4, m.num_new_tokens = 1, m.max_model_len = 100;
+  m.query_start_loc = qsl.dl(), m.block_table = table.dl(), m.new_positions = npos.dl();
+  m.new_slot_mapping = nslots.dl();
+  none("compute_new_slot_mapping", [&] { return cattn_compute_new_slot_mapping(&m); });
+
+  HostTensor ids = HostTensor::of({10, 11, 12, 20, 21}, i64()), tpos = HostTensor::of({4, 5, 6, 8, 9}, i64());
+  HostTensor bonus = HostTensor::of({99, 98}, i64()), qel = HostTensor::of({2, 3}, i64());
+  HostTensor out_ids({4096}, i64()), out_pos({4096}, i64()), out_new({4096}, i64());
+  HostTensor out_rej({4096}, {kDLUInt, 8, 1}), out_mask({4096}, {kDLUInt, 8, 1});
+  HostTensor out_hid({4096}, i64());
+  cattn_copy_and_expand_eagle_inputs_args_t c = CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_INIT;
+  c.num_padding_slots_per_request = 2, c.shift_input_ids = 1;
+  c.target_token_ids = ids.dl(), c.target_positions = tpos.dl(), c.next_token_ids = bonus.dl();
+  c.query_start_loc = qsl.dl(), c.query_end_loc = qel.dl(), c.out_input_ids = out_ids.dl();
+  c.out_positions = out_pos.dl(), c.out_is_rejected_token_mask = out_rej.dl();
+  c.out_is_masked_token_mask = out_mask.dl(), c.out_new_token_indices = out_new.dl();
+  c.out_hidden_state_mapping = out_hid.dl();
+  none("copy_and_expand_eagle_inputs", [&] { return cattn_copy_and_expand_eagle_inputs(&c); });
+
+  HostTensor nct = HostTensor::of({1000, 2000, 77}, i64()), acc = HostTensor::of({5, 6}, i64());
+  HostTensor prev = HostTensor::of({1, -1}, i64()), drafts = HostTensor::of({4, 4}, i64());
+  HostTensor cpu = HostTensor::of({1, 2}, i64()), prev_valid = HostTensor::of({2, 3}, i64());
+  cattn_update_num_computed_tokens_for_batch_change_args_t b =
+      CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_INIT;
+  b.num_computed_tokens = nct.dl(), b.num_accepted_tokens = acc.dl();
+  b.prev_positions = prev.dl(), b.valid_sampled_token_count = prev_valid.dl();
+  b.prev_num_draft_tokens = drafts.dl(), b.cpu_num_computed_tokens = cpu.dl();
+  none("update_num_computed_tokens_for_batch_change",
+       [&] { return cattn_update_num_computed_tokens_for_batch_change(&b); });
 }
 
 }  // namespace
