@@ -43,8 +43,8 @@
  * states only what it adds):
  * 1. Status. Fallible calls return cattn_status_t, CATTN_OK (0) on success. On failure
  *     cattn_last_error_message() names the function, the argument, the value given and the
- *     value expected, and nothing was written: no tensor byte, no output struct field. No C++
- *     exception leaves the library.
+ *     value expected, and nothing was written: no tensor byte, no output struct field (unless
+ *     an input changed during the call, 5). No C++ exception leaves the library.
  * 2. Tensors are borrowed for the call: inputs `const DLTensor*`, outputs `DLTensor*` allocated
  *     by the caller. byte_offset and strides are honoured (NULL strides = compact row-major); no
  *     alignment is assumed. Negative strides are refused; outputs may not have zero strides; an
@@ -52,7 +52,9 @@
  *     output keeps its dtype, and a value that does not fit is an error (host) or documented per
  *     call (device). lanes != 1 is CATTN_INVALID_ARGUMENT (1.0: CATTN_NOT_SUPPORTED); widths
  *     other than 8, 16, 32, 64 bits are CATTN_NOT_SUPPORTED. A view spanning more than 2^57
- *     bytes is CATTN_INVALID_ARGUMENT, "spans more bytes than an address space holds" (1.1).
+ *     bytes is CATTN_INVALID_ARGUMENT, "spans more bytes than an address space holds" (1.1), as
+ *     is one reaching into the top 2^52 bytes of the address space, where no process has memory
+ *     (1.2: "addresses past the end of memory").
  * 3. Broadcast inputs. An input read in full while fewer outputs are written (query_start_loc,
  *     cu_num_tokens, the conv1d and local-attention `*_cpu` mirrors, logits_indices_padded) may
  *     be a broadcast view (a zero stride) of at most CATTN_MAX_BROADCAST_ELEMENTS elements.
@@ -68,7 +70,10 @@
  *     (extend_all_queries_by_n, make_kv_sharing_fast_prefill_common_attn_metadata,
  *     cattn_local_attention_plan_fill); the out fields of an args struct, filled after every read.
  * 5. Inputs that change during a call (a caller's data race) give unspecified outputs or a
- *     failure, never a write outside the outputs or a read outside the inputs.
+ *     failure (CATTN_INVALID_ARGUMENT, possibly after part of the outputs was written), never a
+ *     write outside the outputs or a read outside the inputs: a host path uses a checked value
+ *     only as it read it, and checks again, where it is used, any index it forms from a value
+ *     it reads again.
  * 6. Device types, dtypes and enum-typed fields are read as integers: any stored value is
  *     refused with a status, never undefined behaviour.
  * 7. Devices. All-host tensors (kDLCPU, kDLCUDAHost) run the host path synchronously; kDLCUDA
@@ -1899,8 +1904,10 @@ typedef struct cattn_compute_slot_mappings_args {
 /** The KV-cache slot of every live token of one group: `table[row, col] * kernel_block_size +
  *  offset` with the row, column and offset of `contract`, CATTN_PAD_SLOT_ID (-1) for a token
  *  another DCP rank stores and for every entry from the live total to T_cap (vLLM v1 leaves
- *  the entries between the live and the padded count as they were). 64-bit arithmetic.
- *  Reads: args, inputs. Writes: slot_mapping. Allocates: nothing.
+ *  the entries between the live and the padded count as they were). 64-bit arithmetic. Host:
+ *  refuses a negative position, a column past the table, and a block id below 0 or whose slot
+ *  passes int64; device: -1 for such a token. Reads: args, inputs. Writes: slot_mapping.
+ *  Allocates: nothing.
  *  Returns: as cattn_prepare_pos_seq_lens, plus CATTN_INVALID_ARGUMENT for the parameters
  *  (contract, reserved0, block sizes, DCP). Stream: as cattn_prepare_pos_seq_lens.
  *  Since: 1.2. Details: docs/api/step_inputs.md */
@@ -1964,7 +1971,8 @@ CATTN_API cattn_status_t cattn_combine_sampled_and_draft_tokens(
 #define CATTN_STEP_CHECK_SEQ_LENS 3
 /** A padded block-table row with a nonzero entry. */
 #define CATTN_STEP_CHECK_BLOCK_TABLE 4
-/** A slot mapping not -1 from the live total on, or below -1 before it. */
+/** A slot mapping not -1 from the live total on, below -1 before it, or shorter than the
+ *  live total (index: its length). */
 #define CATTN_STEP_CHECK_SLOT_MAPPING 5
 
 /** Arguments of cattn_step_batch_check. B = query_start_loc's length - 1. */
@@ -2001,7 +2009,9 @@ CATTN_API cattn_status_t cattn_step_batch_check(const cattn_step_batch_check_arg
  * outside an input or write outside an output (CATTN_INVALID_ARGUMENT naming the tensor and
  * the index); the device path never reads or writes out of bounds whatever the values, and
  * writes what the call's entry in docs/api/spec_decode.md says instead. Slots are int64 and
- * exact where vLLM computes `block * block_size` in 32 bits and wraps past 2^31. */
+ * exact where vLLM computes `block * block_size` in 32 bits and wraps past 2^31; a block id
+ * below 0, or one whose slot passes int64, is refused on the host and gives slot -1 on the
+ * device. */
 
 /** Arguments of cattn_eagle_step_update_slot_mapping_and_metadata. B = positions' length. */
 typedef struct cattn_eagle_step_update_slot_mapping_and_metadata_args {
@@ -2058,9 +2068,11 @@ typedef struct cattn_eagle_prepare_inputs_padded_args {
 
 /** Per request of a verified batch: d = its drafts (from the inclusive sum), rejected =
  *  `d > 0 ? d + 1 - valid : 0`, the token to sample `query_start_loc[i + 1] - 1 - rejected`.
- *  Entries from B on are left as they are. Reads: args, inputs. Writes: the outputs.
- *  Allocates: nothing. Returns: as cattn_eagle_step_update_slot_mapping_and_metadata (host:
- *  a result that does not fit its output's dtype). Stream: as that call. Since: 1.2.
+ *  Entries from B on are left as they are. Host: refuses, for a request with drafts, a valid
+ *  count outside [0, d + 1] (a negative rejected count); the device computes vLLM's values.
+ *  Reads: args, inputs. Writes: the outputs. Allocates: nothing.
+ *  Returns: as cattn_eagle_step_update_slot_mapping_and_metadata (host: a result that does not
+ *  fit its output's dtype). Stream: as that call. Since: 1.2.
  *  Details: docs/api/spec_decode.md */
 CATTN_API cattn_status_t cattn_eagle_prepare_inputs_padded(
     const cattn_eagle_prepare_inputs_padded_args_t* args);
@@ -2332,7 +2344,8 @@ typedef struct cattn_step_inputs_params {
   int32_t slot_mapping_contract; /**< A cattn_slot_mapping_contract_t. */
   int64_t dcp_size;              /**< Slot mappings' DCP world, at least 1. */
   int64_t dcp_rank;              /**< This rank, in [0, dcp_size). */
-  int64_t dcp_kv_cache_interleave_size; /**< At least 1. */
+  /** At least 1; divides each group's block (kernel_block_size with MRV2, block_size V1). */
+  int64_t dcp_kv_cache_interleave_size;
   int64_t num_new_sampled_tokens; /**< Logits per row besides its drafts: 0 or 1. */
   int64_t decode_threshold;      /**< CATTN_STEP_SPLIT: 0 to INT32_MAX. */
   int32_t require_uniform;       /**< CATTN_STEP_SPLIT: 0 or 1. */

@@ -56,7 +56,7 @@ pub const CATTN_STEP_CHECK_QUERY_START_LOC: u32 = 2;
 pub const CATTN_STEP_CHECK_SEQ_LENS: u32 = 3;
 #[doc = " A padded block-table row with a nonzero entry."]
 pub const CATTN_STEP_CHECK_BLOCK_TABLE: u32 = 4;
-#[doc = " A slot mapping not -1 from the live total on, or below -1 before it."]
+#[doc = " A slot mapping not -1 from the live total on, below -1 before it, or shorter than the live total (index: its length)."]
 pub const CATTN_STEP_CHECK_SLOT_MAPPING: u32 = 5;
 #[doc = " Product bit (cattn_step_plan_desc_t.products): cattn_get_dcp_local_seq_lens."]
 pub const CATTN_STEP_DCP_LOCAL_SEQ_LENS: u32 = 1;
@@ -8941,8 +8941,10 @@ extern "C" {
     #[doc = " The KV-cache slot of every live token of one group: `table[row, col] * kernel_block_size +"]
     #[doc = "  offset` with the row, column and offset of `contract`, CATTN_PAD_SLOT_ID (-1) for a token"]
     #[doc = "  another DCP rank stores and for every entry from the live total to T_cap (vLLM v1 leaves"]
-    #[doc = "  the entries between the live and the padded count as they were). 64-bit arithmetic."]
-    #[doc = "  Reads: args, inputs. Writes: slot_mapping. Allocates: nothing."]
+    #[doc = "  the entries between the live and the padded count as they were). 64-bit arithmetic. Host:"]
+    #[doc = "  refuses a negative position, a column past the table, and a block id below 0 or whose slot"]
+    #[doc = "  passes int64; device: -1 for such a token. Reads: args, inputs. Writes: slot_mapping."]
+    #[doc = "  Allocates: nothing."]
     #[doc = "  Returns: as cattn_prepare_pos_seq_lens, plus CATTN_INVALID_ARGUMENT for the parameters"]
     #[doc = "  (contract, reserved0, block sizes, DCP). Stream: as cattn_prepare_pos_seq_lens."]
     #[doc = "  Since: 1.2. Details: docs/api/step_inputs.md"]
@@ -9932,9 +9934,11 @@ pub type cattn_eagle_prepare_inputs_padded_args_t = cattn_eagle_prepare_inputs_p
 extern "C" {
     #[doc = " Per request of a verified batch: d = its drafts (from the inclusive sum), rejected ="]
     #[doc = "  `d > 0 ? d + 1 - valid : 0`, the token to sample `query_start_loc[i + 1] - 1 - rejected`."]
-    #[doc = "  Entries from B on are left as they are. Reads: args, inputs. Writes: the outputs."]
-    #[doc = "  Allocates: nothing. Returns: as cattn_eagle_step_update_slot_mapping_and_metadata (host:"]
-    #[doc = "  a result that does not fit its output's dtype). Stream: as that call. Since: 1.2."]
+    #[doc = "  Entries from B on are left as they are. Host: refuses, for a request with drafts, a valid"]
+    #[doc = "  count outside [0, d + 1] (a negative rejected count); the device computes vLLM's values."]
+    #[doc = "  Reads: args, inputs. Writes: the outputs. Allocates: nothing."]
+    #[doc = "  Returns: as cattn_eagle_step_update_slot_mapping_and_metadata (host: a result that does not"]
+    #[doc = "  fit its output's dtype). Stream: as that call. Since: 1.2."]
     #[doc = "  Details: docs/api/spec_decode.md"]
     pub fn cattn_eagle_prepare_inputs_padded(
         args: *const cattn_eagle_prepare_inputs_padded_args_t,
@@ -11453,7 +11457,7 @@ pub struct cattn_step_inputs_params {
     pub dcp_size: i64,
     #[doc = " This rank, in [0, dcp_size)."]
     pub dcp_rank: i64,
-    #[doc = " At least 1."]
+    #[doc = " At least 1; divides each group's block (kernel_block_size with MRV2, block_size V1)."]
     pub dcp_kv_cache_interleave_size: i64,
     #[doc = " Logits per row besides its drafts: 0 or 1."]
     pub num_new_sampled_tokens: i64,
