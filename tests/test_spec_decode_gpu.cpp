@@ -19,6 +19,7 @@
 #include "support/device_tensor.h"
 #include "support/host_tensor.h"
 #include "support/spec_decode_case.h"
+#include "support/status_matchers.h"
 
 #if defined(CATTN_TEST_WITH_CUDA)
 namespace {
@@ -362,6 +363,36 @@ TEST(spec_decode_gpu, HostileValuesStayInBounds) {
   }
   EXPECT_EQ(faults, 0);
   EXPECT_EQ(overruns, 0);
+}
+
+// Where the host refuses a block (below 0, or a slot past int64), the device writes slot -1.
+TEST(spec_decode_gpu, BlocksWithoutASlotGiveMinusOne) {
+  SKIP_WITHOUT_GPU();
+  DeviceMaker dm;
+  TensorMaker m = dm.maker();
+  const int64_t top = (INT64_MAX - 4) / 16;
+  HostTensor pos = HostTensor::of({3, 3, 3, 3}, i64());  // next position 4: column 0, offset 4
+  HostTensor table = HostTensor::of({-2, int64_t{1} << 62, top, 9}, i64(), {4, 1});
+  HostTensor seq = HostTensor::of({4, 4, 4, 4}, i64()), cp({4}, i64()), slots({4}, i64());
+  cattn_eagle_step_update_slot_mapping_and_metadata_args_t a =
+      CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT;
+  a.block_size = 16, a.max_model_len = 100;
+  a.positions = m.make(pos), a.block_table = m.make(table), a.seq_lens = m.make(seq);
+  a.out_clamped_positions = m.make(cp), a.out_slot_mapping = m.make(slots);
+  ASSERT_CATTN_OK(cattn_eagle_step_update_slot_mapping_and_metadata(&a));
+  // compute_new_slot_mapping: one request per table row, one token each (N = 1, no query).
+  HostTensor qsl = HostTensor::of({0, 0, 0, 0, 0}, i64()), npos = HostTensor::of({4, 4, 4, 4}, i64());
+  HostTensor ns({4}, i64());
+  cattn_compute_new_slot_mapping_args_t n = CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT;
+  n.block_size = 16, n.num_new_tokens = 1, n.max_model_len = 100;
+  n.query_start_loc = m.make(qsl), n.block_table = m.make(table), n.new_positions = m.make(npos);
+  n.new_slot_mapping = m.make(ns);
+  ASSERT_CATTN_OK(cattn_compute_new_slot_mapping(&n));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  m.download(slots), m.download(ns);
+  const std::vector<int64_t> want{-1, -1, top * 16 + 4, 9 * 16 + 4};
+  EXPECT_EQ(slots.values(), want);
+  EXPECT_EQ(ns.values(), want);
 }
 
 }  // namespace

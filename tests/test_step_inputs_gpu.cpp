@@ -418,6 +418,34 @@ TEST(step_inputs_gpu, HostileValuesStayInBounds) {
   for (int64_t v : slots.values()) EXPECT_GE(v, -1);
 }
 
+// Where the host refuses a block (below 0, or a slot past int64), the device writes -1; the
+// batch check reports a slot mapping shorter than the live total at its length.
+TEST(step_inputs_gpu, BlocksWithoutASlotGiveMinusOne) {
+  SKIP_WITHOUT_GPU();
+  DeviceMaker dm;
+  TensorMaker m = dm.maker();
+  const int64_t top = (INT64_MAX - 5) / 16;
+  HostTensor qsl = HostTensor::of({0, 4}, i64()), idx = HostTensor::of({0}, i64());
+  HostTensor pos = HostTensor::of({5, 21, 37, 53}, i64());
+  HostTensor table = HostTensor::of({-3, int64_t{1} << 60, top, 7}, i64(), {1, 4});
+  HostTensor slots({6}, i64());
+  cattn_compute_slot_mappings_args_t s = CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT;
+  s.block_size = 16, s.kernel_block_size = 16;
+  s.query_start_loc = m.make(qsl), s.positions = m.make(pos), s.idx_mapping = m.make(idx);
+  s.block_table = m.make(table), s.slot_mapping = m.make(slots);
+  ASSERT_CATTN_OK(cattn_compute_slot_mappings(&s));
+  HostTensor status({3}, i64()), q2 = HostTensor::of({0, 3, 5}, i64());
+  HostTensor short_slots = HostTensor::of({10, 11, 12, 13}, i64());
+  cattn_step_batch_check_args_t k = CATTN_STEP_BATCH_CHECK_ARGS_INIT;
+  k.query_start_loc = m.make(q2), k.slot_mappings[1] = m.make(short_slots);
+  k.status = m.make(status);
+  ASSERT_CATTN_OK(cattn_step_batch_check(&k));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  m.download(slots), m.download(status);
+  EXPECT_EQ(slots.values(), (std::vector<int64_t>{-1, -1, top * 16 + 5, 7 * 16 + 5, -1, -1}));
+  EXPECT_EQ(status.values(), (std::vector<int64_t>{CATTN_STEP_CHECK_SLOT_MAPPING, 4, 1}));
+}
+
 }  // namespace
 #else
 TEST(step_inputs_gpu, NeedsCuda) { GTEST_SKIP() << "built without CUDA (CATTN_WITH_CUDA=OFF)"; }
