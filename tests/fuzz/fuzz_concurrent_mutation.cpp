@@ -13,145 +13,23 @@
 // succeeds cannot be predicted; what is checked is memory safety: a valid status (with a message
 // naming the function on failure), no guard byte and no byte of any buffer outside the outputs'
 // elements changed (the mutated element put back first), a plan no larger than its cap, and
-// whatever AddressSanitizer and UndefinedBehaviorSanitizer see.
-#include <atomic>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-
+// whatever AddressSanitizer and UndefinedBehaviorSanitizer see. The race itself (Mutator, race())
+// lives in fuzz_support.h, shared with the race modes of fuzz_step_inputs and fuzz_spec_decode;
+// under TSan, which would report the race, no call is made.
 #include "fuzz_support.h"
 
 using namespace cattn_fuzz;
 
 namespace {
 
-// One thread for the whole process, woken per input: it stores values[0], values[1], ... into
-// the element at `p` (4 or 8 bytes, naturally aligned), round and round, until stop().
-class Mutator {
- public:
-  static Mutator& instance() {
-    static Mutator* m = new Mutator;  // never destroyed: the thread outlives every input
-    return *m;
-  }
-  void start(uint8_t* p, int width, std::vector<int64_t> values) {
-    std::lock_guard<std::mutex> lock(mu_);
-    p_ = p;
-    width_ = width;
-    values_ = std::move(values);
-    stop_.store(false, std::memory_order_relaxed);
-    job_ = true;
-    wake_.notify_one();
-  }
-  // Returns once the thread has stopped storing (so the element is ours again).
-  void stop() {
-    stop_.store(true, std::memory_order_release);
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return !job_; });
-  }
-
- private:
-  Mutator() { std::thread([this] { run(); }).detach(); }
-  void run() {
-    std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      wake_.wait(lock, [&] { return job_; });
-      uint8_t* const p = p_;
-      const int width = width_;
-      const std::vector<int64_t> values = values_;
-      lock.unlock();
-      while (!stop_.load(std::memory_order_acquire))
-        for (const int64_t v : values) {
-          if (width == 8)
-            __atomic_store_n(reinterpret_cast<int64_t*>(p), v, __ATOMIC_RELAXED);
-          else
-            __atomic_store_n(reinterpret_cast<int32_t*>(p), static_cast<int32_t>(v), __ATOMIC_RELAXED);
-        }
-      lock.lock();
-      job_ = false;
-      done_.notify_all();
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable wake_, done_;
-  std::atomic<bool> stop_{false};
-  bool job_ = false;
-  uint8_t* p_ = nullptr;
-  int width_ = 8;
-  std::vector<int64_t> values_;
-};
-
 DLDataType index_dtype(FuzzedDataProvider& fdp) { return fdp.ConsumeBool() ? i64() : i32(); }
-
-// A compact 1-D or n-D tensor in memory of its own; inputs get an aligned byte offset, outputs
-// sometimes a stride of 2 in their last dimension (gaps the call must not write) when the gapped
-// tensor still fits the harness's payload limit. Every case keeps its compact tensors within it.
-Tensor make(FuzzedDataProvider& fdp, std::vector<int64_t> shape, DLDataType dtype, bool output) {
-  const int64_t elem = dtype.bits / 8;
-  int64_t numel = 1;
-  for (int64_t n : shape) numel *= std::max<int64_t>(n, 1);
-  const bool gaps = output && fdp.ConsumeIntegralInRange<int>(0, 3) == 0;
-  const int64_t step = gaps && elem * (2 * numel + 2) <= kMaxPayload ? 2 : 1;
-  std::vector<int64_t> strides(shape.size());
-  int64_t c = step;
-  for (size_t i = shape.size(); i-- > 0;) {
-    strides[i] = c;
-    c *= std::max<int64_t>(shape[i], 1);
-  }
-  const uint64_t offset = static_cast<uint64_t>(elem * fdp.ConsumeIntegralInRange<int>(0, 2));
-  Tensor t = make_tensor_with(std::move(shape), &strides, dtype, output, offset);
-  FZ_CHECK(t.usable() && (t.numel == 0 || t.t.data), "the harness could not own a tensor: " + describe(t));
-  return t;
-}
-
-// Values the mutator cycles through: the element's own value among extremes and random ones.
-std::vector<int64_t> mutation_values(FuzzedDataProvider& fdp, int64_t original, int64_t typical) {
-  std::vector<int64_t> v{original};
-  const int n = fdp.ConsumeIntegralInRange<int>(1, 7);
-  for (int i = 0; i < n; ++i) {
-    switch (fdp.ConsumeIntegralInRange<int>(0, 5)) {
-      case 0: v.push_back(std::numeric_limits<int64_t>::max()); break;
-      case 1: v.push_back(std::numeric_limits<int64_t>::min()); break;
-      case 2: v.push_back(original + fdp.ConsumeIntegralInRange<int64_t>(-3, 3)); break;
-      case 3: v.push_back(-1); break;
-      default: v.push_back(pick_value(fdp, typical)); break;
-    }
-  }
-  return v;
-}
-
-// The call: its tensors, which of them the mutator may touch, and how to make it once.
-struct Call {
-  const char* fn = "";
-  std::vector<Tensor*> inputs, outputs, mutable_inputs;
-  int64_t typical = 64;               // the scale of typical values in the mutable inputs
-};
-
-// Every byte of every buffer outside the outputs' elements, guards included, as it was.
-void check_untouched(const Call& call, const std::vector<std::vector<uint8_t>>& before) {
-  size_t k = 0;
-  for (const std::vector<Tensor*>* group : {&call.inputs, &call.outputs})
-    for (const Tensor* t : *group) {
-      const std::vector<uint8_t>& was = before[k++];
-      const std::vector<uint8_t>& now = t->mem->all();
-      std::vector<bool> element(now.size(), false);
-      if (t->output && t->t.data)
-        for (int64_t i = 0; i < t->numel; ++i) {
-          const size_t at = static_cast<size_t>(t->flat(i) - now.data());
-          for (int64_t b = 0; b < t->elem; ++b) element[at + static_cast<size_t>(b)] = true;
-        }
-      for (size_t i = 0; i < now.size(); ++i)
-        FZ_CHECK(element[i] || now[i] == was[i],
-                 std::string(call.fn) + " wrote byte " + std::to_string(i) + " of the buffer of " +
-                     (t->output ? "output " : "input ") + describe(*t) + ", outside the outputs' elements");
-    }
-}
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider fdp(data, size);
   const int which = fdp.ConsumeIntegralInRange<int>(0, 6);
-  Call call;
+  RaceCall call;
   // Storage for every kind of call (only one is used per input).
   Tensor a0, a1, a2, a3, o0, o1, o2, o3, o4, o5;
   cattn_causal_conv1d_metadata_args_t conv = CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT;
@@ -178,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return v;
   };
   auto tensor_of = [&](const std::vector<int64_t>& values, DLDataType dtype) {
-    Tensor t = make(fdp, {static_cast<int64_t>(values.size())}, dtype, false);
+    Tensor t = race_tensor(fdp, {static_cast<int64_t>(values.size())}, dtype, false);
     t.fill(values);
     return t;
   };
@@ -193,11 +71,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       int64_t tot = 0;
       for (int64_t i = 0; i < b; ++i) tot += (qsl[i + 1] - qsl[i] + block_m - 1) / block_m;
       const int64_t cap = tot + fdp.ConsumeIntegralInRange<int64_t>(0, 16);
-      o0 = make(fdp, {b}, i64(), true);
-      o1 = make(fdp, {tot}, index_dtype(fdp), true);
-      o2 = make(fdp, {tot}, index_dtype(fdp), true);
-      o3 = make(fdp, {cap}, index_dtype(fdp), true);
-      o4 = make(fdp, {cap}, index_dtype(fdp), true);
+      o0 = race_tensor(fdp, {b}, i64(), true);
+      o1 = race_tensor(fdp, {tot}, index_dtype(fdp), true);
+      o2 = race_tensor(fdp, {tot}, index_dtype(fdp), true);
+      o3 = race_tensor(fdp, {cap}, index_dtype(fdp), true);
+      o4 = race_tensor(fdp, {cap}, index_dtype(fdp), true);
       conv.query_start_loc_cpu = a0.cptr();
       conv.block_m = block_m;
       conv.nums = fdp.ConsumeBool() ? o0.ptr() : nullptr;
@@ -207,7 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       conv.token_chunk_offset_ptr = fdp.ConsumeBool() ? o4.ptr() : nullptr;
       call.inputs = {&a0};
       call.outputs = {&o0, &o1, &o2, &o3, &o4};
-      call.mutable_inputs = {&a0};
+      call.mutable_inputs = {{&a0, "query_start_loc_cpu"}};
       call.typical = qsl.back();
       break;
     }
@@ -218,12 +96,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       a0 = tensor_of(cu, index_dtype(fdp));
       int64_t total = 0;
       for (int64_t i = 0; i < b; ++i) total += (cu[i + 1] - cu[i]) / 2 * 2;
-      o0 = make(fdp, {total + fdp.ConsumeIntegralInRange<int64_t>(0, 4)}, index_dtype(fdp), true);
+      o0 = race_tensor(fdp, {total + fdp.ConsumeIntegralInRange<int64_t>(0, 4)}, index_dtype(fdp), true);
       restore.cu_num_tokens = a0.cptr();
       restore.restore_idx = o0.ptr();
       call.inputs = {&a0};
       call.outputs = {&o0};
-      call.mutable_inputs = {&a0};
+      call.mutable_inputs = {{&a0, "cu_num_tokens"}};
       call.typical = cu.back();
       break;
     }
@@ -237,9 +115,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::sort(logits.begin(), logits.end());
       a0 = tensor_of(qsl, index_dtype(fdp));
       a1 = tensor_of(logits, index_dtype(fdp));
-      o0 = make(fdp, {r + 1}, index_dtype(fdp), true);
-      o1 = make(fdp, {r + 1}, index_dtype(fdp), true);
-      o2 = make(fdp, {2}, index_dtype(fdp), true);
+      o0 = race_tensor(fdp, {r + 1}, index_dtype(fdp), true);
+      o1 = race_tensor(fdp, {r + 1}, index_dtype(fdp), true);
+      o2 = race_tensor(fdp, {2}, index_dtype(fdp), true);
       m->query_start_loc = a0.ptr();
       m->query_start_loc_cpu = &dummy[0];
       m->seq_lens = &dummy[1];
@@ -258,7 +136,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       prefill.decode_max_and_total = fdp.ConsumeBool() ? o2.ptr() : nullptr;
       call.inputs = {&a0, &a1};
       call.outputs = {&o0, &o1, &o2};
-      call.mutable_inputs = {&a0, &a1};
+      call.mutable_inputs = {{&a0, "query_start_loc"}, {&a1, "logits_indices_padded"}};
       call.typical = qsl.back();
       break;
     }
@@ -271,9 +149,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (int64_t i = 0; i < b; ++i) starts.push_back(starts.back() + 2 * fdp.ConsumeIntegralInRange<int64_t>(0, 6));
       const int64_t nq = starts.back() + 2 * fdp.ConsumeIntegralInRange<int64_t>(0, 2);
       const DLDataType dt{kDLInt, 16, 1};
-      a0 = make(fdp, {nq, h, d}, dt, false);
-      a1 = make(fdp, {w * starts.back(), h, d}, dt, false);
-      a2 = make(fdp, {w * starts.back(), h, d}, dt, false);
+      a0 = race_tensor(fdp, {nq, h, d}, dt, false);
+      a1 = race_tensor(fdp, {w * starts.back(), h, d}, dt, false);
+      a2 = race_tensor(fdp, {w * starts.back(), h, d}, dt, false);
       a3 = tensor_of(starts, index_dtype(fdp));
       for (Tensor* t : {&a0, &a1, &a2})
         for (size_t i = 0; i < t->mem->payload_size(); ++i) t->mem->payload()[i] = static_cast<uint8_t>(i * 37 + 1);
@@ -306,7 +184,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       select.v_tail = o5.ptr();
       call.inputs = {&a0, &a1, &a2, &a3};
       call.outputs = {&o0, &o1, &o2, &o3, &o4, &o5};
-      call.mutable_inputs = {&a3};
+      call.mutable_inputs = {{&a3, "query_start_loc"}};
       call.typical = starts.back();
       break;
     }
@@ -319,7 +197,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (int64_t i = 0; i < b; ++i) seq[static_cast<size_t>(i)] = qsl[i + 1] - qsl[i] + fdp.ConsumeIntegralInRange<int64_t>(0, 50);
       a0 = tensor_of(qsl, index_dtype(fdp));
       a1 = tensor_of(seq, index_dtype(fdp));
-      a2 = make(fdp, {b, fdp.ConsumeIntegralInRange<int64_t>(1, 4)}, index_dtype(fdp), false);
+      a2 = race_tensor(fdp, {b, fdp.ConsumeIntegralInRange<int64_t>(1, 4)}, index_dtype(fdp), false);
       m->query_start_loc_cpu = a0.ptr();
       m->seq_lens_cpu = a1.ptr();
       m->block_table_tensor = a2.ptr();
@@ -332,7 +210,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       local_cap = local.max_virtual_batches > 0 ? local.max_virtual_batches
                                                 : 2 * b + (m->num_actual_tokens + chunk - 1) / chunk;
       call.inputs = {&a0, &a1, &a2};
-      call.mutable_inputs = {&a0, &a1};
+      call.mutable_inputs = {{&a0, "query_start_loc_cpu"}, {&a1, "seq_lens_cpu"}};
       call.typical = qsl.back() + 50;
       break;
     }
@@ -341,14 +219,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const int64_t b = fdp.ConsumeIntegralInRange<int64_t>(1, 100), cols = fdp.ConsumeIntegralInRange<int64_t>(1, 12);
       const int64_t block_size = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
       const int64_t nspec = fdp.ConsumeIntegralInRange<int64_t>(0, std::min<int64_t>(3, cols - 1));
-      a0 = make(fdp, {b, cols}, index_dtype(fdp), false);
+      a0 = race_tensor(fdp, {b, cols}, index_dtype(fdp), false);
       std::vector<int64_t> table(static_cast<size_t>(b * cols));
       for (auto& x : table) x = fdp.ConsumeIntegralInRange<int64_t>(0, 1000);
       a0.fill(table);
       std::vector<int64_t> lens(static_cast<size_t>(b));
       for (auto& x : lens) x = fdp.ConsumeIntegralInRange<int64_t>(0, (cols - nspec) * block_size);
       a1 = tensor_of(lens, index_dtype(fdp));
-      o0 = make(fdp, {b, 1 + nspec}, index_dtype(fdp), true);
+      o0 = race_tensor(fdp, {b, 1 + nspec}, index_dtype(fdp), true);
       mamba.block_table = a0.cptr();
       mamba.seq_lens = a1.cptr();
       mamba.block_size = block_size;
@@ -357,7 +235,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       mamba.out = o0.ptr();
       call.inputs = {&a0, &a1};
       call.outputs = {&o0};
-      call.mutable_inputs = {&a1, &a0};
+      call.mutable_inputs = {{&a1, "seq_lens"}, {&a0, "block_table"}};
       call.typical = cols * block_size;
       break;
     }
@@ -375,10 +253,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         a2 = tensor_of(qsl, qt);
         a3 = tensor_of(seq, st);
       }
-      o0 = make(fdp, {b + 1}, index_dtype(fdp), true);
-      o1 = make(fdp, {b}, index_dtype(fdp), true);
-      o2 = make(fdp, {b + 1}, index_dtype(fdp), true);
-      o3 = make(fdp, {b}, index_dtype(fdp), true);
+      o0 = race_tensor(fdp, {b + 1}, index_dtype(fdp), true);
+      o1 = race_tensor(fdp, {b}, index_dtype(fdp), true);
+      o2 = race_tensor(fdp, {b + 1}, index_dtype(fdp), true);
+      o3 = race_tensor(fdp, {b}, index_dtype(fdp), true);
       m->query_start_loc = a0.ptr();
       m->seq_lens = a1.ptr();
       m->query_start_loc_cpu = mirrors ? a2.ptr() : nullptr;
@@ -398,27 +276,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       call.inputs = {&a0, &a1};
       if (mirrors) call.inputs = {&a0, &a1, &a2, &a3};
       call.outputs = {&o0, &o1, &o2, &o3};
-      call.mutable_inputs = call.inputs;
+      call.mutable_inputs = {{&a0, "query_start_loc"}, {&a1, "seq_lens"}};
+      if (mirrors)
+        call.mutable_inputs = {{&a0, "query_start_loc"}, {&a1, "seq_lens"}, {&a2, "query_start_loc_cpu"},
+                               {&a3, "seq_lens_cpu"}};
       call.typical = 400;
       break;
     }
   }
 
-  // The element to change, and the values it takes.
-  Tensor& target = *call.mutable_inputs[fdp.ConsumeIntegralInRange<size_t>(0, call.mutable_inputs.size() - 1)];
-  if (target.numel == 0) return 0;
-  const int64_t index = fdp.ConsumeIntegralInRange<int64_t>(0, target.numel - 1);
-  uint8_t* const element = target.flat(index);
-  const int64_t original = target.get(index);
-  std::vector<int64_t> values = mutation_values(fdp, original, call.typical);
-  const int calls = fdp.ConsumeIntegralInRange<int>(1, 6);
-
-  std::vector<std::vector<uint8_t>> before;
-  for (const std::vector<Tensor*>* group : {&call.inputs, &call.outputs})
-    for (const Tensor* t : *group) before.push_back(t->mem->all());
-  Mutator& mutator = Mutator::instance();
-  mutator.start(element, static_cast<int>(target.elem), std::move(values));
-  for (int i = 0; i < calls; ++i) {
+  race(fdp, call, [&] {
     cattn_status_t s = CATTN_OK;
     switch (which) {
       case 0: s = cattn_compute_causal_conv1d_metadata(&conv); break;
@@ -443,15 +310,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 5: s = cattn_mamba_get_block_table_tensor(&mamba); break;
       default: s = cattn_extend_all_queries_by_n(&extend); break;
     }
-    check_status_valid(s);
-    check_failure_message(s, call.fn);
     if (s == CATTN_OK && which == 0 && conv.mlist)
       FZ_CHECK(conv.tot >= 0 && conv.tot <= o1.numel, "tot " + std::to_string(conv.tot) + " past mlist's " +
                                                             std::to_string(o1.numel) + " entries");
-  }
-  mutator.stop();
-  Tensor::store(element, target.elem, original);  // the mutated element as it was
-  check_untouched(call, before);
+    return s;
+  });
   FZ_CHECK(meta.guards_intact() && out_meta.guards_intact(), std::string(call.fn) + " wrote past a metadata struct");
   return 0;
 }

@@ -23,11 +23,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -1137,5 +1141,212 @@ struct Args {
   T* arg() { return null_args ? nullptr : call; }
 };
 
+// ---- Races: inputs another thread writes during a call (fuzz_concurrent_mutation and the
+// race modes of fuzz_step_inputs and fuzz_spec_decode) ----
+// Promise 5: a caller who races with a call gets unspecified outputs or a failure, never a write
+// outside the outputs or a read outside the inputs. A race builds a valid host call (every tensor
+// in guarded memory of its own), lets a mutator thread store fuzzer-chosen values into one input
+// element while the call runs a few times, and checks memory safety only.
+#if defined(__SANITIZE_THREAD__)
+#define CATTN_FUZZ_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CATTN_FUZZ_UNDER_TSAN 1
+#endif
+#endif
+// Under TSan the race is the point and TSan would report it: race() makes no call there (as
+// tests/test_double_fetch.cpp skips).
+#if defined(CATTN_FUZZ_UNDER_TSAN)
+constexpr bool kUnderTsan = true;
+#else
+constexpr bool kUnderTsan = false;
+#endif
+
+// One thread for the whole process, woken per input: it stores values[0], values[1], ... into
+// the element at `p` (1, 2, 4 or 8 bytes, naturally aligned), round and round, until stop().
+class Mutator {
+ public:
+  static Mutator& instance() {
+    static Mutator* m = new Mutator;  // never destroyed: the thread outlives every input
+    return *m;
+  }
+  void start(uint8_t* p, int width, std::vector<int64_t> values) {
+    std::lock_guard<std::mutex> lock(mu_);
+    p_ = p;
+    width_ = width;
+    values_ = std::move(values);
+    stop_.store(false, std::memory_order_relaxed);
+    job_ = true;
+    wake_.notify_one();
+  }
+  // Returns once the thread has stopped storing (so the element is ours again).
+  void stop() {
+    stop_.store(true, std::memory_order_release);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [&] { return !job_; });
+  }
+
+ private:
+  Mutator() { std::thread([this] { run(); }).detach(); }
+  template <class T>
+  static void relaxed(T* p, int64_t v) {
+    __atomic_store_n(p, static_cast<T>(v), __ATOMIC_RELAXED);
+  }
+  static void store(uint8_t* p, int width, int64_t v) {
+    switch (width) {
+      case 1: relaxed(reinterpret_cast<int8_t*>(p), v); break;
+      case 2: relaxed(reinterpret_cast<int16_t*>(p), v); break;
+      case 4: relaxed(reinterpret_cast<int32_t*>(p), v); break;
+      default: relaxed(reinterpret_cast<int64_t*>(p), v); break;
+    }
+  }
+  void run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [&] { return job_; });
+      uint8_t* const p = p_;
+      const int width = width_;
+      const std::vector<int64_t> values = values_;
+      lock.unlock();
+      while (!stop_.load(std::memory_order_acquire))
+        for (const int64_t v : values) store(p, width, v);
+      lock.lock();
+      job_ = false;
+      done_.notify_all();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  std::atomic<bool> stop_{false};
+  bool job_ = false;
+  uint8_t* p_ = nullptr;
+  int width_ = 8;
+  std::vector<int64_t> values_;
+};
+
+// A compact tensor in memory of its own for a race; inputs get an aligned byte offset, outputs
+// sometimes a stride of 2 in their last dimension (gaps the call must not write) when the gapped
+// tensor still fits the harness's payload limit. Callers keep their compact tensors within it.
+inline Tensor race_tensor(FuzzedDataProvider& fdp, std::vector<int64_t> shape, DLDataType dtype,
+                          bool output) {
+  const int64_t elem = dtype.bits / 8;
+  int64_t numel = 1;
+  for (int64_t n : shape) numel *= std::max<int64_t>(n, 1);
+  const bool gaps = output && fdp.ConsumeIntegralInRange<int>(0, 3) == 0;
+  const int64_t step = gaps && elem * (2 * numel + 2) <= kMaxPayload ? 2 : 1;
+  std::vector<int64_t> strides(shape.size());
+  int64_t c = step;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = c;
+    c *= std::max<int64_t>(shape[i], 1);
+  }
+  const uint64_t offset = static_cast<uint64_t>(elem * fdp.ConsumeIntegralInRange<int>(0, 2));
+  Tensor t = make_tensor_with(std::move(shape), &strides, dtype, output, offset);
+  FZ_CHECK(t.usable() && (t.numel == 0 || t.t.data),
+           "the harness could not own a tensor: " + describe(t));
+  return t;
+}
+
+// Values the mutator cycles through: the element's own value among extremes and random ones.
+inline std::vector<int64_t> mutation_values(FuzzedDataProvider& fdp, int64_t original,
+                                            int64_t typical) {
+  std::vector<int64_t> v{original};
+  const int n = fdp.ConsumeIntegralInRange<int>(1, 7);
+  for (int i = 0; i < n; ++i) {
+    switch (fdp.ConsumeIntegralInRange<int>(0, 5)) {
+      case 0: v.push_back(std::numeric_limits<int64_t>::max()); break;
+      case 1: v.push_back(std::numeric_limits<int64_t>::min()); break;
+      case 2: v.push_back(wrap_add(original, fdp.ConsumeIntegralInRange<int64_t>(-3, 3))); break;
+      case 3: v.push_back(-1); break;
+      default: v.push_back(pick_value(fdp, typical)); break;
+    }
+  }
+  return v;
+}
+
+// A raced call: its tensors (an in-and-out tensor is an output; absent ones are skipped), the
+// inputs the mutator may write, most telling first (a short input picks the first), and the
+// scale of their typical values.
+struct RaceCall {
+  struct Mutable {
+    Tensor* t;
+    const char* name;
+  };
+  const char* fn = "";
+  std::vector<Tensor*> inputs, outputs;
+  std::vector<Mutable> mutable_inputs;
+  int64_t typical = 64;
+};
+
+// Every byte of every buffer outside the outputs' elements, guards included, as it was
+// (`before`: the buffers of call.inputs then call.outputs, present ones only).
+inline void check_untouched(const RaceCall& call, const std::vector<std::vector<uint8_t>>& before) {
+  size_t k = 0;
+  for (const std::vector<Tensor*>* group : {&call.inputs, &call.outputs})
+    for (const Tensor* t : *group) {
+      if (!t->exists || !t->mem) continue;
+      const std::vector<uint8_t>& was = before[k++];
+      const std::vector<uint8_t>& now = t->mem->all();
+      std::vector<bool> element(now.size(), false);
+      if (t->output && t->t.data)
+        for (int64_t i = 0; i < t->numel; ++i) {
+          const size_t at = static_cast<size_t>(t->flat(i) - now.data());
+          for (int64_t b = 0; b < t->elem; ++b) element[at + static_cast<size_t>(b)] = true;
+        }
+      for (size_t i = 0; i < now.size(); ++i)
+        FZ_CHECK(element[i] || now[i] == was[i],
+                 std::string(call.fn) + " wrote byte " + std::to_string(i) + " of the buffer of " +
+                     (t->output ? "output " : "input ") + describe(*t) +
+                     ", outside the outputs' elements");
+    }
+}
+
+// The race: picks the element (a present input of call.mutable_inputs, an index), the values
+// the mutator stores and the number of calls from the fuzzer's bytes; makes the calls
+// (`invoke` returns one call's status) while the mutator runs; then checks each status and
+// message, puts the element back and checks every byte outside the outputs' elements. No call
+// when the chosen input is empty, or under TSan.
+template <class Invoke>
+void race(FuzzedDataProvider& fdp, const RaceCall& call, Invoke&& invoke) {
+  std::vector<RaceCall::Mutable> candidates;
+  for (const RaceCall::Mutable& m : call.mutable_inputs)
+    if (m.t->exists && m.t->mem) candidates.push_back(m);
+  FZ_CHECK(!candidates.empty(), std::string("a race of ") + call.fn + " with nothing to mutate");
+  const RaceCall::Mutable& chosen =
+      candidates[fdp.ConsumeIntegralInRange<size_t>(0, candidates.size() - 1)];
+  Tensor& target = *chosen.t;
+  if (target.numel == 0) return;
+  const int64_t index = fdp.ConsumeIntegralInRange<int64_t>(0, target.numel - 1);
+  uint8_t* const element = target.flat(index);
+  const int64_t original = target.get(index);
+  std::vector<int64_t> values = mutation_values(fdp, original, call.typical);
+  const int calls = fdp.ConsumeIntegralInRange<int>(1, 6);
+  if (kUnderTsan) return;
+  if (verbose()) {
+    std::string v;
+    for (int64_t x : values) v += " " + std::to_string(x);
+    FZ_LOG("race: %s, %d calls, %s[%ld] (flat) takes%s\n", call.fn, calls, chosen.name,
+           (long)index, v.c_str());
+    for (const std::vector<Tensor*>* group : {&call.inputs, &call.outputs})
+      for (const Tensor* t : *group)
+        if (t->exists) FZ_LOG("  %s %s\n", t->output ? "out" : "in ", describe(*t).c_str());
+  }
+
+  std::vector<std::vector<uint8_t>> before;
+  for (const std::vector<Tensor*>* group : {&call.inputs, &call.outputs})
+    for (const Tensor* t : *group)
+      if (t->exists && t->mem) before.push_back(t->mem->all());
+  Mutator& mutator = Mutator::instance();
+  mutator.start(element, static_cast<int>(target.elem), std::move(values));
+  for (int i = 0; i < calls; ++i) {
+    const cattn_status_t s = invoke();
+    check_status_valid(s);
+    check_failure_message(s, call.fn);
+    FZ_LOG("  -> %s %s\n", cattn_status_string(s), s == CATTN_OK ? "" : cattn_last_error_message());
+  }
+  mutator.stop();
+  Tensor::store(element, target.elem, original);  // the mutated element as it was
+  check_untouched(call, before);
+}
 
 }  // namespace cattn_fuzz
