@@ -17,6 +17,11 @@
 // total), and the products of prepare_pos_seq_lens, gather_block_tables and
 // compute_slot_mappings are handed to cattn_step_batch_check, which must report them as the
 // reference does: {0, 0, 0} for a batch built from sane values.
+//
+// Race mode (an input whose first byte is 0x6d, kRaceMode): a valid host call of one of the five
+// while another thread writes one element of one of its inputs (num_reqs, query_start_loc,
+// num_scheduled_tokens, idx_mapping, num_draft_tokens, positions, ...); memory safety only, as
+// fuzz_concurrent_mutation checks it. Every other input keeps the format above.
 #include <array>
 #include <cstring>
 
@@ -852,9 +857,288 @@ void fuzz_check(FuzzedDataProvider& fdp) {
            "status field outside 0..5");
 }
 
+// ---- Race mode: a valid host call while another thread writes one of its inputs ----
+// An input whose first byte is kRaceMode (no seed of the call modes starts with it) picks a call
+// from the rest as the call modes do and builds a valid host call of it, every tensor in
+// guarded memory of its own (race_tensor); race() (fuzz_support.h) then picks an element of an
+// input - the ones that place writes first: num_reqs, query_start_loc, num_scheduled_tokens,
+// idx_mapping, num_draft_tokens, positions, num_blocks, seq_lens, prefill_len - and the values
+// another thread stores into it while the call runs a few times. Memory safety only: outputs and
+// statuses may vary under the race (promise 5).
+// No call below has two arguments that draw from the fuzzer's bytes: the order in which a call's
+// arguments are evaluated is unspecified, and an input must mean the same to every compiler.
+constexpr uint8_t kRaceMode = 0x6d;
+
+Tensor race_in(FuzzedDataProvider& fdp, std::vector<int64_t> shape, const std::vector<int64_t>& v) {
+  Tensor t = race_tensor(fdp, std::move(shape), pick_dtype(fdp), false);
+  t.fill(v);
+  return t;
+}
+Tensor race_out(FuzzedDataProvider& fdp, std::vector<int64_t> shape) {
+  return race_tensor(fdp, std::move(shape), pick_dtype(fdp), true);
+}
+// Absent, or a [1] scalar in [0, B].
+Tensor race_num_reqs(FuzzedDataProvider& fdp, int64_t B) {
+  if (fdp.ConsumeBool()) return absent();
+  return race_in(fdp, {1}, {fdp.ConsumeIntegralInRange<int64_t>(0, B)});
+}
+// `n` values of [lo, hi].
+std::vector<int64_t> race_values(FuzzedDataProvider& fdp, int64_t n, int64_t lo, int64_t hi) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (auto& x : v) x = fdp.ConsumeIntegralInRange<int64_t>(lo, hi);
+  return v;
+}
+// [0, l0, l0 + l1, ...] of B rows, the first `live` of them of lengths drawn by `len`, the
+// rest empty (the padding contract).
+template <class Len>
+std::vector<int64_t> race_qsl(int64_t B, int64_t live, Len len) {
+  std::vector<int64_t> v{0};
+  for (int64_t b = 0; b < B; ++b) v.push_back(v.back() + (b < live ? len(b) : 0));
+  return v;
+}
+int64_t live_of(const Tensor& nreq, int64_t B) { return nreq.exists ? nreq.get(0) : B; }
+
+void race_prepare(FuzzedDataProvider& fdp) {
+  const int64_t B = fdp.ConsumeIntegralInRange<int64_t>(1, 12);
+  const int64_t R = fdp.ConsumeIntegralInRange<int64_t>(1, 12);
+  const std::vector<int64_t> q = race_values(fdp, B, 0, 8);
+  Tensor sched = race_in(fdp, {B}, q);
+  Tensor imap = race_in(fdp, {B}, race_values(fdp, B, 0, R - 1));
+  Tensor computed = race_in(fdp, {R}, race_values(fdp, R, 0, 64));
+  Tensor nreq = race_num_reqs(fdp, B);
+  int64_t total = 0;
+  for (int64_t v : q) total += v;
+  Tensor qsl = race_out(fdp, {B + 1}), seq = race_out(fdp, {B});
+  const int64_t n_pos = total + fdp.ConsumeIntegralInRange<int64_t>(0, 3);
+  Tensor pos = fdp.ConsumeBool() ? race_out(fdp, {n_pos}) : absent();
+  Tensor bnct = fdp.ConsumeBool() ? race_out(fdp, {B}) : absent();
+  cattn_prepare_pos_seq_lens_args_t a = CATTN_PREPARE_POS_SEQ_LENS_ARGS_INIT;
+  a.num_scheduled_tokens = sched.cptr();
+  a.idx_mapping = imap.cptr();
+  a.num_computed_tokens = computed.cptr();
+  a.num_reqs = nreq.cptr();
+  a.query_start_loc = qsl.ptr();
+  a.seq_lens = seq.ptr();
+  a.positions = pos.ptr();
+  a.batch_num_computed_tokens = bnct.ptr();
+  RaceCall call;
+  call.fn = "cattn_prepare_pos_seq_lens";
+  call.inputs = {&sched, &imap, &computed, &nreq};
+  call.outputs = {&qsl, &seq, &pos, &bnct};
+  call.mutable_inputs = {{&nreq, "num_reqs"}, {&sched, "num_scheduled_tokens"},
+                         {&imap, "idx_mapping"}, {&computed, "num_computed_tokens"}};
+  call.typical = 16;
+  race(fdp, call, [&] { return cattn_prepare_pos_seq_lens(&a); });
+}
+
+void race_gather(FuzzedDataProvider& fdp) {
+  const int64_t B = fdp.ConsumeIntegralInRange<int64_t>(1, 10);
+  const int64_t R = fdp.ConsumeIntegralInRange<int64_t>(1, 10);
+  const int64_t W = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  Tensor imap = race_in(fdp, {B}, race_values(fdp, B, 0, R - 1));
+  Tensor nreq = race_num_reqs(fdp, B);
+  Tensor tab = race_in(fdp, {R, W}, race_values(fdp, R * W, 0, 1000));
+  Tensor blocks = fdp.ConsumeBool() ? race_in(fdp, {R}, race_values(fdp, R, 0, W)) : absent();
+  Tensor out = race_out(fdp, {B, W});
+  cattn_gather_block_tables_args_t a = CATTN_GATHER_BLOCK_TABLES_ARGS_INIT;
+  a.idx_mapping = imap.cptr();
+  a.num_reqs = nreq.cptr();
+  a.block_table = tab.cptr();
+  a.num_blocks = blocks.cptr();
+  a.out = out.ptr();
+  RaceCall call;
+  call.fn = "cattn_gather_block_tables";
+  call.inputs = {&imap, &nreq, &tab, &blocks};
+  call.outputs = {&out};
+  call.mutable_inputs = {{&nreq, "num_reqs"}, {&imap, "idx_mapping"}, {&blocks, "num_blocks"},
+                         {&tab, "block_table"}};
+  call.typical = 16;
+  race(fdp, call, [&] { return cattn_gather_block_tables(&a); });
+}
+
+void race_slots(FuzzedDataProvider& fdp) {
+  cattn_compute_slot_mappings_args_t a = CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT;
+  const bool v1 = fdp.ConsumeBool();
+  a.contract = v1 ? CATTN_SLOT_MAPPING_V1 : CATTN_SLOT_MAPPING_MRV2;
+  const int64_t kbs = fdp.ConsumeIntegralInRange<int64_t>(1, 4);
+  const int64_t ratio = fdp.ConsumeIntegralInRange<int64_t>(1, 3);
+  const int64_t dcp = fdp.ConsumeIntegralInRange<int64_t>(1, 3);
+  a.kernel_block_size = kbs;
+  a.block_size = kbs * ratio;
+  a.dcp_size = dcp;
+  a.dcp_rank = fdp.ConsumeIntegralInRange<int64_t>(0, dcp - 1);
+  a.dcp_kv_cache_interleave_size = 1;
+  const int64_t B = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  Tensor nreq = race_num_reqs(fdp, B);
+  const int64_t live = live_of(nreq, B);
+  const std::vector<int64_t> qv =
+      race_qsl(B, live, [&](int64_t) { return fdp.ConsumeIntegralInRange<int64_t>(0, 5); });
+  Tensor qsl = race_in(fdp, {B + 1}, qv);
+  // Positions inside the table's reach: V1 reads its batch rows by virtual blocks of
+  // block_size x dcp_size tokens, ratio columns each; MRV2 persistent rows by kernel blocks of
+  // kernel_block_size x dcp_size tokens.
+  const int64_t rows = v1 ? B : fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  const int64_t W = v1 ? ratio * fdp.ConsumeIntegralInRange<int64_t>(1, 3)
+                       : fdp.ConsumeIntegralInRange<int64_t>(1, 6);
+  const int64_t reach = v1 ? W / ratio * a.block_size * dcp : W * kbs * dcp;
+  Tensor tab = race_in(fdp, {rows, W}, race_values(fdp, rows * W, 0, 1000));
+  Tensor imap = v1 ? absent() : race_in(fdp, {B}, race_values(fdp, B, 0, rows - 1));
+  const int64_t total = qv.back();
+  const int64_t n_pos = total + fdp.ConsumeIntegralInRange<int64_t>(0, 3);
+  Tensor pos = race_in(fdp, {n_pos}, race_values(fdp, total + 3, 0, reach - 1));
+  Tensor out = race_tensor(fdp, {total + fdp.ConsumeIntegralInRange<int64_t>(0, 3)}, i64(), true);
+  a.query_start_loc = qsl.cptr();
+  a.num_reqs = nreq.cptr();
+  a.positions = pos.cptr();
+  a.idx_mapping = imap.cptr();
+  a.block_table = tab.cptr();
+  a.slot_mapping = out.ptr();
+  RaceCall call;
+  call.fn = "cattn_compute_slot_mappings";
+  call.inputs = {&qsl, &nreq, &pos, &imap, &tab};
+  call.outputs = {&out};
+  call.mutable_inputs = {{&nreq, "num_reqs"}, {&qsl, "query_start_loc"}, {&pos, "positions"},
+                         {&imap, "idx_mapping"}, {&tab, "block_table"}};
+  call.typical = 32;
+  race(fdp, call, [&] { return cattn_compute_slot_mappings(&a); });
+}
+
+void race_combine(FuzzedDataProvider& fdp) {
+  cattn_combine_sampled_and_draft_tokens_args_t a =
+      CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT;
+  const int64_t ns = fdp.ConsumeIntegralInRange<int64_t>(0, 1);
+  a.num_new_sampled_tokens = ns;
+  const int64_t B = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  const int64_t R = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  const int64_t S = fdp.ConsumeIntegralInRange<int64_t>(0, 4);
+  Tensor nreq = race_num_reqs(fdp, B);
+  const int64_t live = live_of(nreq, B);
+  const std::vector<int64_t> drafts = race_values(fdp, B, 0, S);
+  // Each live row's query holds its logits (mostly).
+  const std::vector<int64_t> qv = race_qsl(B, live, [&](int64_t b) {
+    return ns + drafts[static_cast<size_t>(b)] + fdp.ConsumeIntegralInRange<int64_t>(0, 3);
+  });
+  Tensor qsl = race_in(fdp, {B + 1}, qv);
+  Tensor nd = race_in(fdp, {B}, drafts);
+  Tensor imap = race_in(fdp, {B}, race_values(fdp, B, 0, R - 1));
+  // Mostly the token combination (input_ids and its four inputs) too.
+  const bool ids_too = !rare(fdp, 4);
+  Tensor sl = ids_too ? race_in(fdp, {B}, race_values(fdp, B, 0, 40)) : absent();
+  Tensor pl = ids_too ? race_in(fdp, {R}, race_values(fdp, R, 0, 40)) : absent();
+  Tensor last = ids_too ? race_in(fdp, {R}, race_values(fdp, R, 0, 50000)) : absent();
+  Tensor dt = ids_too ? race_in(fdp, {R, S}, race_values(fdp, R * S, 0, 50000)) : absent();
+  int64_t logits = 0;
+  for (int64_t b = 0; b < live; ++b) logits += ns + drafts[static_cast<size_t>(b)];
+  Tensor li = race_out(fdp, {logits + fdp.ConsumeIntegralInRange<int64_t>(0, 2)});
+  Tensor cu = fdp.ConsumeBool() ? race_out(fdp, {B + 1}) : absent();
+  Tensor ei = fdp.ConsumeBool() ? race_out(fdp, {logits}) : absent();
+  Tensor ep = fdp.ConsumeBool() ? race_out(fdp, {logits}) : absent();
+  Tensor ids = ids_too ? race_out(fdp, {qv.back() + fdp.ConsumeIntegralInRange<int64_t>(0, 2)})
+                       : absent();
+  a.query_start_loc = qsl.cptr();
+  a.num_reqs = nreq.cptr();
+  a.num_draft_tokens = nd.cptr();
+  a.idx_mapping = imap.cptr();
+  a.seq_lens = sl.cptr();
+  a.prefill_len = pl.cptr();
+  a.last_sampled_tokens = last.cptr();
+  a.draft_tokens = dt.cptr();
+  a.logits_indices = li.ptr();
+  a.cu_num_logits = cu.ptr();
+  a.expanded_idx_mapping = ei.ptr();
+  a.expanded_local_pos = ep.ptr();
+  a.input_ids = ids.ptr();
+  RaceCall call;
+  call.fn = "cattn_combine_sampled_and_draft_tokens";
+  call.inputs = {&qsl, &nreq, &nd, &imap, &sl, &pl, &last, &dt};
+  call.outputs = {&li, &cu, &ei, &ep, &ids};
+  call.mutable_inputs = {{&nreq, "num_reqs"},  {&qsl, "query_start_loc"},
+                         {&nd, "num_draft_tokens"}, {&imap, "idx_mapping"},
+                         {&sl, "seq_lens"}, {&pl, "prefill_len"},
+                         {&last, "last_sampled_tokens"}, {&dt, "draft_tokens"}};
+  call.typical = 16;
+  race(fdp, call, [&] { return cattn_combine_sampled_and_draft_tokens(&a); });
+}
+
+constexpr const char* kTableNames[CATTN_MAX_KV_GROUPS] = {
+    "block_tables[0]", "block_tables[1]", "block_tables[2]", "block_tables[3]",
+    "block_tables[4]", "block_tables[5]", "block_tables[6]", "block_tables[7]"};
+constexpr const char* kSlotNames[CATTN_MAX_KV_GROUPS] = {
+    "slot_mappings[0]", "slot_mappings[1]", "slot_mappings[2]", "slot_mappings[3]",
+    "slot_mappings[4]", "slot_mappings[5]", "slot_mappings[6]", "slot_mappings[7]"};
+void race_check(FuzzedDataProvider& fdp) {
+  const int64_t B = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  Tensor nreq = race_num_reqs(fdp, B);
+  const int64_t live = live_of(nreq, B);
+  const std::vector<int64_t> qv =
+      race_qsl(B, live, [&](int64_t) { return fdp.ConsumeIntegralInRange<int64_t>(0, 5); });
+  Tensor qsl = race_in(fdp, {B + 1}, qv);
+  Tensor sl = absent();
+  if (fdp.ConsumeBool()) {
+    std::vector<int64_t> v(static_cast<size_t>(B), 0);
+    for (int64_t b = 0; b < live; ++b)
+      v[b] = qv[b + 1] - qv[b] + fdp.ConsumeIntegralInRange<int64_t>(0, 30);
+    sl = race_in(fdp, {B}, v);
+  }
+  const int64_t total = qv[live];
+  Tensor tables[CATTN_MAX_KV_GROUPS], slots[CATTN_MAX_KV_GROUPS];
+  cattn_step_batch_check_args_t a = CATTN_STEP_BATCH_CHECK_ARGS_INIT;
+  RaceCall call;
+  call.fn = "cattn_step_batch_check";
+  call.inputs = {&qsl, &nreq, &sl};
+  call.mutable_inputs = {{&nreq, "num_reqs"}, {&qsl, "query_start_loc"}, {&sl, "seq_lens"}};
+  for (int g = 0; g < CATTN_MAX_KV_GROUPS; ++g) {
+    tables[g] = absent();
+    slots[g] = absent();
+    if (fdp.ConsumeIntegralInRange<int>(0, 3) == 0) {
+      const int64_t W = fdp.ConsumeIntegralInRange<int64_t>(0, 4);
+      std::vector<int64_t> v = race_values(fdp, B * W, 0, 100);
+      for (int64_t i = live * W; i < B * W; ++i) v[i] = 0;  // padded rows 0
+      tables[g] = race_in(fdp, {B, W}, v);
+    }
+    if (fdp.ConsumeIntegralInRange<int>(0, 3) == 0) {
+      const int64_t T = total + fdp.ConsumeIntegralInRange<int64_t>(0, 3);
+      std::vector<int64_t> v = race_values(fdp, T, -1, 500);
+      for (int64_t i = total; i < T; ++i) v[i] = -1;
+      slots[g] = race_in(fdp, {T}, v);
+    }
+    a.block_tables[g] = tables[g].cptr();
+    a.slot_mappings[g] = slots[g].cptr();
+    call.inputs.push_back(&tables[g]);
+    call.inputs.push_back(&slots[g]);
+    call.mutable_inputs.push_back({&tables[g], kTableNames[g]});
+    call.mutable_inputs.push_back({&slots[g], kSlotNames[g]});
+  }
+  Tensor status = race_out(fdp, {3});
+  a.query_start_loc = qsl.cptr();
+  a.num_reqs = nreq.cptr();
+  a.seq_lens = sl.cptr();
+  a.status = status.ptr();
+  call.outputs = {&status};
+  call.typical = 16;
+  race(fdp, call, [&] { return cattn_step_batch_check(&a); });
+}
+
+void race_mode(FuzzedDataProvider& fdp) {
+  if (kUnderTsan) return;  // TSan would report the race itself
+  g_cuda = false;
+  switch (fdp.ConsumeIntegralInRange<int>(0, 4)) {
+    case 0: race_prepare(fdp); break;
+    case 1: race_gather(fdp); break;
+    case 2: race_slots(fdp); break;
+    case 3: race_combine(fdp); break;
+    default: race_check(fdp); break;
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size > 0 && data[0] == kRaceMode) {
+    FuzzedDataProvider fdp(data + 1, size - 1);
+    race_mode(fdp);
+    return 0;
+  }
   FuzzedDataProvider fdp(data, size);
   switch (fdp.ConsumeIntegralInRange<int>(0, 4)) {
     case 0: fuzz_prepare(fdp); break;
