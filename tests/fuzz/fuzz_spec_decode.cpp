@@ -27,6 +27,11 @@
 // Intermediates: each formula is evaluated in int64 as the header writes it, left to right, and
 // an intermediate that overflows int64 is refused ("a value out of range"); copy_and_expand's
 // rejected tail has position 0, so `target_positions[start] + j` must fit only before it.
+//
+// Race mode (an input whose first byte is 0x6d, kRaceMode): a valid host call of one of the six
+// while another thread writes one element of one of its inputs (query_start_loc, query_end_loc,
+// prev_positions, positions, the masks, the in-and-out counts, ...); memory safety only, as
+// fuzz_concurrent_mutation checks it. Every other input keeps the format above.
 #include <cctype>
 #include <cstring>
 
@@ -787,9 +792,287 @@ void fuzz_batch_change(FuzzedDataProvider& fdp) {
   check_images(w, fn);
 }
 
+// ---- Race mode: a valid host call while another thread writes one of its inputs ----
+// An input whose first byte is kRaceMode (no seed of the call modes starts with it) picks a call
+// from the rest as the call modes do and builds a valid host call of it, every tensor in
+// guarded memory of its own (race_tensor); race() (fuzz_support.h) then picks an element of an
+// input - the ones that place reads and writes first: query_start_loc, query_end_loc,
+// prev_positions, positions, cu_num_draft_tokens, valid_sampled_tokens_count, the masks, the
+// in-and-out counts - and the values another thread stores into it while the call runs a few
+// times. Memory safety only: outputs and statuses may vary under the race (promise 5).
+// No call below has two arguments that draw from the fuzzer's bytes: the order in which a call's
+// arguments are evaluated is unspecified, and an input must mean the same to every compiler.
+constexpr uint8_t kRaceMode = 0x6d;
+
+Tensor race_in(FuzzedDataProvider& fdp, std::vector<int64_t> shape, const std::vector<int64_t>& v,
+               DLDataType dtype) {
+  Tensor t = race_tensor(fdp, std::move(shape), dtype, false);
+  t.fill(v);
+  return t;
+}
+Tensor race_in(FuzzedDataProvider& fdp, std::vector<int64_t> shape, const std::vector<int64_t>& v) {
+  return race_in(fdp, std::move(shape), v, pick_dtype(fdp));
+}
+Tensor race_out(FuzzedDataProvider& fdp, std::vector<int64_t> shape, DLDataType dtype) {
+  return race_tensor(fdp, std::move(shape), dtype, true);
+}
+Tensor race_out(FuzzedDataProvider& fdp, std::vector<int64_t> shape) {
+  return race_out(fdp, std::move(shape), pick_dtype(fdp));
+}
+// An in-and-out tensor: an output (the call may write its elements) holding `v`.
+Tensor race_in_out(FuzzedDataProvider& fdp, std::vector<int64_t> shape,
+                   const std::vector<int64_t>& v) {
+  Tensor t = race_out(fdp, std::move(shape));
+  t.fill(v);
+  return t;
+}
+// `n` values of [lo, hi].
+std::vector<int64_t> race_values(FuzzedDataProvider& fdp, int64_t n, int64_t lo, int64_t hi) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (auto& x : v) x = fdp.ConsumeIntegralInRange<int64_t>(lo, hi);
+  return v;
+}
+// A length with room to spare: n to n + 2.
+int64_t room(FuzzedDataProvider& fdp, int64_t n) {
+  return n + fdp.ConsumeIntegralInRange<int64_t>(0, 2);
+}
+
+void race_eagle_step(FuzzedDataProvider& fdp) {
+  cattn_eagle_step_update_slot_mapping_and_metadata_args_t a =
+      CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT;
+  a.block_size = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  a.max_model_len = fdp.ConsumeIntegralInRange<int64_t>(1, 40);
+  const int64_t B = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  const int64_t W = fdp.ConsumeIntegralInRange<int64_t>(1, 5);
+  a.input_batch_size = fdp.ConsumeBool() ? 0 : B + fdp.ConsumeIntegralInRange<int64_t>(0, 3);
+  Tensor pos = race_in(fdp, {B}, race_values(fdp, B, -1, a.max_model_len));
+  Tensor tab = race_in(fdp, {B, W}, race_values(fdp, B * W, 0, 1000));
+  Tensor seq = race_in_out(fdp, {B}, race_values(fdp, B, 0, a.max_model_len));
+  Tensor clamped = race_out(fdp, {room(fdp, B)});
+  Tensor slots = race_out(fdp, {room(fdp, std::max(B, a.input_batch_size))}, i64());
+  a.positions = pos.cptr();
+  a.block_table = tab.cptr();
+  a.seq_lens = seq.ptr();
+  a.out_clamped_positions = clamped.ptr();
+  a.out_slot_mapping = slots.ptr();
+  RaceCall call;
+  call.fn = "cattn_eagle_step_update_slot_mapping_and_metadata";
+  call.inputs = {&pos, &tab};
+  call.outputs = {&seq, &clamped, &slots};
+  call.mutable_inputs = {{&pos, "positions"}, {&seq, "seq_lens"}, {&tab, "block_table"}};
+  call.typical = 48;
+  race(fdp, call, [&] { return cattn_eagle_step_update_slot_mapping_and_metadata(&a); });
+}
+
+void race_prepare_inputs(FuzzedDataProvider& fdp) {
+  const int64_t B = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  // Drafts per request, their inclusive sum, accepted + 1, and queries holding drafts + bonus.
+  std::vector<int64_t> cu, valid, qv{0};
+  int64_t sum = 0;
+  for (int64_t i = 0; i < B; ++i) {
+    const int64_t d = fdp.ConsumeIntegralInRange<int64_t>(0, 4);
+    sum += d;
+    cu.push_back(sum);
+    valid.push_back(fdp.ConsumeIntegralInRange<int64_t>(0, d + 1));
+    qv.push_back(qv.back() + d + 1);
+  }
+  for (int64_t k = fdp.ConsumeIntegralInRange<int64_t>(0, 2); k > 0; --k) qv.push_back(qv.back());
+  Tensor cut = race_in(fdp, {B}, cu);
+  Tensor vt = race_in(fdp, {B}, valid);
+  Tensor qsl = race_in(fdp, {static_cast<int64_t>(qv.size())}, qv);
+  Tensor idx = race_out(fdp, {room(fdp, B)}), rej = race_out(fdp, {room(fdp, B)});
+  cattn_eagle_prepare_inputs_padded_args_t a = CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_INIT;
+  a.cu_num_draft_tokens = cut.cptr();
+  a.valid_sampled_tokens_count = vt.cptr();
+  a.query_start_loc = qsl.cptr();
+  a.token_indices_to_sample = idx.ptr();
+  a.num_rejected_tokens = rej.ptr();
+  RaceCall call;
+  call.fn = "cattn_eagle_prepare_inputs_padded";
+  call.inputs = {&cut, &vt, &qsl};
+  call.outputs = {&idx, &rej};
+  call.mutable_inputs = {{&cut, "cu_num_draft_tokens"}, {&vt, "valid_sampled_tokens_count"},
+                         {&qsl, "query_start_loc"}};
+  call.typical = 16;
+  race(fdp, call, [&] { return cattn_eagle_prepare_inputs_padded(&a); });
+}
+
+void race_next_token(FuzzedDataProvider& fdp) {
+  cattn_eagle_prepare_next_token_padded_args_t a = CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_INIT;
+  a.vocab_size = fdp.ConsumeIntegralInRange<int64_t>(1, 50);
+  const int64_t B = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  const int64_t S = fdp.ConsumeIntegralInRange<int64_t>(0, 5);
+  Tensor st_ids = race_in(fdp, {B, S}, race_values(fdp, B * S, -1, a.vocab_size + 1));
+  Tensor disc = absent();
+  if (fdp.ConsumeBool()) {
+    const DLDataType flag_dtype = pick_flag_dtype(fdp);
+    disc = race_in(fdp, {B}, race_values(fdp, B, 0, 1), flag_dtype);
+  }
+  Tensor bk = race_in(fdp, {B}, race_values(fdp, B, 0, a.vocab_size));
+  Tensor next = race_out(fdp, {room(fdp, B)}), valid = race_out(fdp, {room(fdp, B)});
+  a.sampled_token_ids = st_ids.cptr();
+  a.discard_request_mask = disc.cptr();
+  a.backup_next_token_ids = bk.cptr();
+  a.next_token_ids = next.ptr();
+  a.valid_sampled_tokens_count = valid.ptr();
+  RaceCall call;
+  call.fn = "cattn_eagle_prepare_next_token_padded";
+  call.inputs = {&st_ids, &disc, &bk};
+  call.outputs = {&next, &valid};
+  call.mutable_inputs = {{&st_ids, "sampled_token_ids"}, {&disc, "discard_request_mask"},
+                         {&bk, "backup_next_token_ids"}};
+  call.typical = 64;
+  race(fdp, call, [&] { return cattn_eagle_prepare_next_token_padded(&a); });
+}
+
+void race_new_slots(FuzzedDataProvider& fdp) {
+  cattn_compute_new_slot_mapping_args_t a = CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT;
+  a.block_size = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  a.num_new_tokens = fdp.ConsumeIntegralInRange<int64_t>(0, 3);
+  a.max_model_len = fdp.ConsumeIntegralInRange<int64_t>(1, 48);
+  const int64_t B = fdp.ConsumeIntegralInRange<int64_t>(1, 6);
+  // As wide as max_model_len needs: every position below it has a block in its own row.
+  const int64_t W = (a.max_model_len + a.block_size - 1) / a.block_size +
+                    fdp.ConsumeIntegralInRange<int64_t>(0, 1);
+  std::vector<int64_t> qv{fdp.ConsumeIntegralInRange<int64_t>(0, 3)};
+  for (int64_t r = 0; r < B; ++r)
+    qv.push_back(qv.back() + fdp.ConsumeIntegralInRange<int64_t>(0, 4));
+  const int64_t n = qv.back() - qv.front() + B * a.num_new_tokens;
+  Tensor qsl = race_in(fdp, {B + 1}, qv);
+  Tensor tab = race_in(fdp, {B, W}, race_values(fdp, B * W, 0, 1000));
+  Tensor pos = race_in(fdp, {n}, race_values(fdp, n, 0, a.max_model_len + 1));
+  Tensor mask = absent();
+  if (fdp.ConsumeBool()) {
+    std::vector<int64_t> m = race_values(fdp, n, 0, 3);
+    for (auto& x : m) x = x == 3;  // a quarter rejected
+    const DLDataType flag_dtype = pick_flag_dtype(fdp);
+    mask = race_in(fdp, {n}, m, flag_dtype);
+  }
+  Tensor out = race_out(fdp, {room(fdp, n)}, i64());
+  a.query_start_loc = qsl.cptr();
+  a.block_table = tab.cptr();
+  a.new_positions = pos.cptr();
+  a.is_rejected_token_mask = mask.cptr();
+  a.new_slot_mapping = out.ptr();
+  RaceCall call;
+  call.fn = "cattn_compute_new_slot_mapping";
+  call.inputs = {&qsl, &tab, &pos, &mask};
+  call.outputs = {&out};
+  call.mutable_inputs = {{&qsl, "query_start_loc"}, {&pos, "new_positions"},
+                         {&mask, "is_rejected_token_mask"}, {&tab, "block_table"}};
+  call.typical = 48;
+  race(fdp, call, [&] { return cattn_compute_new_slot_mapping(&a); });
+}
+
+void race_expand(FuzzedDataProvider& fdp) {
+  cattn_copy_and_expand_eagle_inputs_args_t a = CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_INIT;
+  const int64_t P = fdp.ConsumeIntegralInRange<int64_t>(1, 3);
+  const int64_t shift = fdp.ConsumeIntegralInRange<int64_t>(0, 1);
+  a.num_padding_slots_per_request = P;
+  a.shift_input_ids = static_cast<int32_t>(shift);
+  a.max_tokens_per_request = fdp.ConsumeBool() ? 0 : fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  a.padding_token_id = fdp.ConsumeIntegralInRange<int64_t>(0, 100);
+  a.parallel_drafting_token_id = fdp.ConsumeIntegralInRange<int64_t>(0, 100);
+  const int64_t B = fdp.ConsumeIntegralInRange<int64_t>(1, 6);
+  // A verified batch: requests of 1 to 5 tokens, query_end_loc the last valid one.
+  std::vector<int64_t> qv{fdp.ConsumeIntegralInRange<int64_t>(0, 2)}, qel;
+  for (int64_t i = 0; i < B; ++i) {
+    const int64_t q = fdp.ConsumeIntegralInRange<int64_t>(1, 5);
+    qel.push_back(qv.back() + fdp.ConsumeIntegralInRange<int64_t>(0, q - 1));
+    qv.push_back(qv.back() + q);
+  }
+  const int64_t T = qv.back();
+  const int64_t start = fdp.ConsumeIntegralInRange<int64_t>(0, 4000);
+  std::vector<int64_t> tpos(static_cast<size_t>(T + 2));
+  for (size_t k = 0; k < tpos.size(); ++k) tpos[k] = start + static_cast<int64_t>(k);
+  const int64_t n_ids = room(fdp, T);
+  Tensor tids = race_in(fdp, {n_ids}, race_values(fdp, T + 2, 0, 100));
+  Tensor tp = race_in(fdp, {room(fdp, T)}, tpos);
+  Tensor nt = race_in(fdp, {B}, race_values(fdp, B, 0, 100));
+  Tensor qsl = race_in(fdp, {B + 1}, qv);
+  Tensor qe = race_in(fdp, {B}, qel);
+  const int64_t n_out = T + B * (P - shift);
+  Tensor oid = race_out(fdp, {room(fdp, n_out)}), opos = race_out(fdp, {room(fdp, n_out)});
+  auto flags_out = [&] {
+    const int64_t len = room(fdp, n_out);
+    return race_out(fdp, {len}, pick_flag_dtype(fdp));
+  };
+  Tensor orej = fdp.ConsumeBool() ? flags_out() : absent();
+  Tensor omsk = fdp.ConsumeBool() ? flags_out() : absent();
+  Tensor onew = fdp.ConsumeBool() ? race_out(fdp, {room(fdp, B * P)}) : absent();
+  Tensor ohid = fdp.ConsumeBool() ? race_out(fdp, {room(fdp, T)}) : absent();
+  a.target_token_ids = tids.cptr();
+  a.target_positions = tp.cptr();
+  a.next_token_ids = nt.cptr();
+  a.query_start_loc = qsl.cptr();
+  a.query_end_loc = qe.cptr();
+  a.out_input_ids = oid.ptr();
+  a.out_positions = opos.ptr();
+  a.out_is_rejected_token_mask = orej.ptr();
+  a.out_is_masked_token_mask = omsk.ptr();
+  a.out_new_token_indices = onew.ptr();
+  a.out_hidden_state_mapping = ohid.ptr();
+  RaceCall call;
+  call.fn = "cattn_copy_and_expand_eagle_inputs";
+  call.inputs = {&tids, &tp, &nt, &qsl, &qe};
+  call.outputs = {&oid, &opos, &orej, &omsk, &onew, &ohid};
+  call.mutable_inputs = {{&qsl, "query_start_loc"}, {&qe, "query_end_loc"},
+                         {&tp, "target_positions"}, {&tids, "target_token_ids"},
+                         {&nt, "next_token_ids"}};
+  call.typical = 32;
+  race(fdp, call, [&] { return cattn_copy_and_expand_eagle_inputs(&a); });
+}
+
+void race_batch_change(FuzzedDataProvider& fdp) {
+  const int64_t n = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  const int64_t n_prev = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
+  const int64_t M = std::max(n, n_prev) + fdp.ConsumeIntegralInRange<int64_t>(0, 2);
+  Tensor prev = race_in(fdp, {n}, race_values(fdp, n, -1, n_prev - 1));
+  Tensor valid = race_in(fdp, {n_prev}, race_values(fdp, n_prev, 0, 8));
+  Tensor drafts = race_in(fdp, {n_prev}, race_values(fdp, n_prev, 0, 7));
+  Tensor cpu = race_in(fdp, {n}, race_values(fdp, n, 0, 5000));
+  Tensor nct = race_in_out(fdp, {M}, race_values(fdp, M, 0, 5000));
+  Tensor acc = race_in_out(fdp, {n}, race_values(fdp, n, 0, 8));
+  cattn_update_num_computed_tokens_for_batch_change_args_t a =
+      CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_INIT;
+  a.num_computed_tokens = nct.ptr();
+  a.num_accepted_tokens = acc.ptr();
+  a.prev_positions = prev.cptr();
+  a.valid_sampled_token_count = valid.cptr();
+  a.prev_num_draft_tokens = drafts.cptr();
+  a.cpu_num_computed_tokens = cpu.cptr();
+  RaceCall call;
+  call.fn = "cattn_update_num_computed_tokens_for_batch_change";
+  call.inputs = {&prev, &valid, &drafts, &cpu};
+  call.outputs = {&nct, &acc};
+  call.mutable_inputs = {{&prev, "prev_positions"}, {&drafts, "prev_num_draft_tokens"},
+                         {&valid, "valid_sampled_token_count"}, {&nct, "num_computed_tokens"},
+                         {&cpu, "cpu_num_computed_tokens"}, {&acc, "num_accepted_tokens"}};
+  call.typical = 16;
+  race(fdp, call, [&] { return cattn_update_num_computed_tokens_for_batch_change(&a); });
+}
+
+void race_mode(FuzzedDataProvider& fdp) {
+  if (kUnderTsan) return;  // TSan would report the race itself
+  g_cuda = false;
+  switch (fdp.ConsumeIntegralInRange<int>(0, 5)) {
+    case 0: race_eagle_step(fdp); break;
+    case 1: race_prepare_inputs(fdp); break;
+    case 2: race_next_token(fdp); break;
+    case 3: race_new_slots(fdp); break;
+    case 4: race_expand(fdp); break;
+    default: race_batch_change(fdp); break;
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size > 0 && data[0] == kRaceMode) {
+    FuzzedDataProvider fdp(data + 1, size - 1);
+    race_mode(fdp);
+    return 0;
+  }
   FuzzedDataProvider fdp(data, size);
   switch (fdp.ConsumeIntegralInRange<int>(0, 5)) {
     case 0: fuzz_eagle_step(fdp); break;
