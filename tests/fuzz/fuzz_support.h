@@ -1247,19 +1247,28 @@ inline Tensor race_tensor(FuzzedDataProvider& fdp, std::vector<int64_t> shape, D
   return t;
 }
 
-// Values the mutator cycles through: the element's own value among extremes and random ones.
+// Values the mutator cycles through: the element's own value among extremes (of the element's
+// width: INT64_MAX stored in an int32 would read as -1) and random ones, each as the element of
+// `width` bytes holds it.
 inline std::vector<int64_t> mutation_values(FuzzedDataProvider& fdp, int64_t original,
-                                            int64_t typical) {
+                                            int64_t typical, int width) {
+  const int64_t hi = width >= 8 ? std::numeric_limits<int64_t>::max()
+                                : (int64_t{1} << (8 * width - 1)) - 1;
   std::vector<int64_t> v{original};
   const int n = fdp.ConsumeIntegralInRange<int>(1, 7);
   for (int i = 0; i < n; ++i) {
     switch (fdp.ConsumeIntegralInRange<int>(0, 5)) {
-      case 0: v.push_back(std::numeric_limits<int64_t>::max()); break;
-      case 1: v.push_back(std::numeric_limits<int64_t>::min()); break;
+      case 0: v.push_back(hi); break;
+      case 1: v.push_back(-hi - 1); break;
       case 2: v.push_back(wrap_add(original, fdp.ConsumeIntegralInRange<int64_t>(-3, 3))); break;
       case 3: v.push_back(-1); break;
       default: v.push_back(pick_value(fdp, typical)); break;
     }
+  }
+  std::vector<uint8_t> cell(8);
+  for (int64_t& x : v) {  // as stored and read back
+    Tensor::store(cell.data(), width, x);
+    x = Tensor::load(cell.data(), width);
   }
   return v;
 }
@@ -1319,7 +1328,8 @@ void race(FuzzedDataProvider& fdp, const RaceCall& call, Invoke&& invoke) {
   const int64_t index = fdp.ConsumeIntegralInRange<int64_t>(0, target.numel - 1);
   uint8_t* const element = target.flat(index);
   const int64_t original = target.get(index);
-  std::vector<int64_t> values = mutation_values(fdp, original, call.typical);
+  const int width = static_cast<int>(target.elem);
+  std::vector<int64_t> values = mutation_values(fdp, original, call.typical, width);
   const int calls = fdp.ConsumeIntegralInRange<int>(1, 6);
   if (kUnderTsan) return;
   if (verbose()) {
@@ -1337,7 +1347,7 @@ void race(FuzzedDataProvider& fdp, const RaceCall& call, Invoke&& invoke) {
     for (const Tensor* t : *group)
       if (t->exists && t->mem) before.push_back(t->mem->all());
   Mutator& mutator = Mutator::instance();
-  mutator.start(element, static_cast<int>(target.elem), std::move(values));
+  mutator.start(element, width, std::move(values));
   for (int i = 0; i < calls; ++i) {
     const cattn_status_t s = invoke();
     check_status_valid(s);
