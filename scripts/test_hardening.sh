@@ -43,7 +43,8 @@
 # GPU machine, which has no clang: no build then).
 # Sanitizers stop at the first report (halt_on_error, -fno-sanitize-recover=undefined); no
 # suppression file is needed. Exits non-zero when any step fails or any fuzz target crashes.
-# A crash of fuzz_concurrent_mutation depends on timing: rerun its reproducer many times
+# A crash of fuzz_concurrent_mutation, or of a race-mode input of fuzz_step_inputs or
+# fuzz_spec_decode (first byte 0x6d), depends on timing: rerun its reproducer many times
 # (<target> -runs=1000 <crash file>).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -306,7 +307,8 @@ if has seeds; then
   # lists only the features new at that input), from which fuzz_edge_cover.py picks a greedy
   # edge cover. The coverage columns are libFuzzer's cov: (edges) and ft: (features) after
   # -runs=0 over the folders: all the inputs before, the new seed set after. cov: should not
-  # drop (fuzz_concurrent_mutation's varies from run to run with its threads' timing).
+  # drop (fuzz_concurrent_mutation's, and the race modes' of fuzz_step_inputs and
+  # fuzz_spec_decode, vary from run to run with their threads' timing).
   log "seed sets: tests/fuzz/seeds/<target>.hex re-minimized from the seeds and $prefix-fuzz/corpus/<target>"
   dir="$prefix-fuzz"
   bins="$dir/tests/fuzz"
