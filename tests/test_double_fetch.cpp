@@ -4,13 +4,21 @@
 // extremes. That is the caller's data race, so results and statuses may vary, but the library
 // must never turn it into a write outside its outputs or a read outside its inputs: every
 // output lives in a canaried buffer (and under ASan in an instrumented heap block), and every
-// status must be one the header defines. Skipped under TSan, which reports the race itself.
+// status must be one the header defines.
+// Each case prints a table line: the call, the input raced, B, the calls made, those that
+// returned CATTN_OK, and the out-of-bounds writes seen (canary hits). Skipped under TSan,
+// which reports the race itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <thread>
@@ -33,48 +41,99 @@ using namespace cattn_test;
 
 namespace {
 
-// Each case races for this long (and at least kMinRounds calls): the window between a check
-// and the write it guards is a few instructions wide, so it takes many calls to land in it.
-constexpr auto kRaceTime = std::chrono::milliseconds(300);
-constexpr int kMinRounds = 2000;
-// A case goes on past kRaceTime, up to this long, until some call has succeeded: on a loaded
+// How long a case races. The window between a check and the write it guards is a few
+// instructions wide on a small batch, so those cases take many short calls; at B = 2^16 one
+// call takes a millisecond or more (and many under ASan), and its window spans a whole pass,
+// so fewer calls over a longer time do.
+struct Pace {
+  int min_rounds;
+  std::chrono::milliseconds time;
+};
+constexpr Pace kSmall{2000, std::chrono::milliseconds(300)};
+constexpr Pace kLarge{50, std::chrono::milliseconds(1000)};
+// A case goes on past its time, up to this long, until some call has succeeded: on a loaded
 // machine the mutator can sleep through the whole race on a value every call refuses.
 constexpr auto kMaxRaceTime = std::chrono::seconds(20);
+// One call that runs this long has walked far past its batch (a count read again as 2^40 after
+// it was checked): the race aborts, naming the call, rather than hang the suite.
+constexpr auto kCallLimit = std::chrono::seconds(30);
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// What the table line names: the call, the input raced, the batch's rows.
+struct Case {
+  const char* call;
+  const char* input;
+  int64_t rows;
+  Pace pace = kSmall;
+};
 
 // Calls `call` over and over while another thread cycles the int64 at `target` through
-// `values`; after every call the canaries of `watched` must be intact and the status valid.
-void race(int64_t* target, std::vector<int64_t> values, std::vector<CanaryBuffer*> watched,
-          const std::function<cattn_status_t()>& call) {
+// `values` (values.front() is the checked one the case is built with); after every call the
+// canaries of `watched` must be intact and the status valid. First one call without the
+// mutator must succeed: a case that fails must fail because of the library, not its batch.
+void race(const Case& c, int64_t* target, std::vector<int64_t> values,
+          std::vector<CanaryBuffer*> watched, const std::function<cattn_status_t()>& call) {
 #if defined(CATTN_TEST_UNDER_TSAN)
   GTEST_SKIP() << "the race is the point; TSan reports it";
 #endif
+  ASSERT_EQ(*target, values.front()) << "the case's batch holds another value";
+  const cattn_status_t first = call();
+  ASSERT_EQ(first, CATTN_OK) << c.call << " refuses the unmutated batch: "
+                             << cattn_last_error_message();
+  for (const CanaryBuffer* b : watched) ASSERT_TRUE(b->canaries_intact()) << "unmutated call";
   std::atomic<bool> stop{false};
+  std::atomic<int64_t> call_start{now_ns()};
   std::thread mutator([&] {
-    while (!stop.load(std::memory_order_relaxed))
+    const int64_t limit = std::chrono::nanoseconds(kCallLimit).count();
+    for (uint32_t spins = 1; !stop.load(std::memory_order_relaxed); ++spins) {
       for (int64_t v : values) __atomic_store_n(target, v, __ATOMIC_RELAXED);
+      if (spins % 1024 == 0 && now_ns() - call_start.load(std::memory_order_relaxed) > limit) {
+        std::fprintf(stderr, "double_fetch: one call of %s (%s raced) has run for %lld s\n",
+                     c.call, c.input, static_cast<long long>(limit / 1000000000));
+        std::abort();
+      }
+    }
   });
-  int ok = 0, rounds = 0;
+  int ok = 0, rounds = 0, hits = 0;
   std::string failure;
   const auto start = std::chrono::steady_clock::now();
   auto racing = [&] {
     const auto now = std::chrono::steady_clock::now();
-    return rounds < kMinRounds || now < start + kRaceTime ||
+    return rounds < c.pace.min_rounds || now < start + c.pace.time ||
            (ok == 0 && now < start + kMaxRaceTime);
   };
   while (failure.empty() && racing()) {
+    call_start.store(now_ns(), std::memory_order_relaxed);
     const cattn_status_t s = call();
     ++rounds;
     if (static_cast<int>(s) < 0 || static_cast<int>(s) >= CATTN_STATUS_COUNT_)
       failure = "status " + std::to_string(static_cast<int>(s)) + " is not a status";
     ok += s == CATTN_OK;
-    for (const CanaryBuffer* b : watched)
-      if (!b->canaries_intact()) failure = "a canary changed: a write outside the outputs";
+    bool hit = false;
+    for (const CanaryBuffer* b : watched) hit = hit || !b->canaries_intact();
+    if (hit) ++hits, failure = "a canary changed: a write outside the outputs";
   }
   stop = true;
   mutator.join();
   __atomic_store_n(target, values.front(), __ATOMIC_RELAXED);
+  std::printf("double_fetch | %-56s | %-31s | B %6lld | %6d calls | %6d OK | %d out-of-bounds\n",
+              c.call, c.input, static_cast<long long>(c.rows), rounds, ok, hits);
+  std::fflush(stdout);
   EXPECT_EQ(failure, "") << "after " << rounds << " calls";
   EXPECT_GT(ok, 0) << "no call succeeded in " << rounds << ": the checks never passed";
+}
+
+// The checked value three times between every other: most calls still read one consistent
+// batch (some must succeed), while every switch between it and a hostile value keeps coming.
+std::vector<int64_t> around(int64_t checked, std::initializer_list<int64_t> others) {
+  std::vector<int64_t> v;
+  for (int64_t o : others) v.insert(v.end(), {checked, checked, checked, o});
+  return v;
 }
 
 int64_t* i64_at(CanaryBuffer& b, size_t i) {
@@ -101,7 +160,8 @@ TEST(double_fetch, ComputeCausalConv1dMetadata) {
   a.offsetlist = o2.dl();
   a.batch_ptr = o3.dl();
   a.token_chunk_offset_ptr = o4.dl();
-  race(i64_at(qsl, 2), {5, 20, 0, INT64_MAX, INT64_MIN, 19}, {&nums, &mlist, &offsets, &batch, &chunk},
+  race({"cattn_compute_causal_conv1d_metadata", "query_start_loc_cpu[2]", 3}, i64_at(qsl, 2),
+       {5, 20, 0, INT64_MAX, INT64_MIN, 19}, {&nums, &mlist, &offsets, &batch, &chunk},
        [&] { return cattn_compute_causal_conv1d_metadata(&a); });
 }
 
@@ -115,7 +175,8 @@ TEST(double_fetch, GetPcpQueryRestoreIdx) {
   cattn_pcp_query_restore_idx_args_t a = CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT;
   a.cu_num_tokens = c.dl();
   a.restore_idx = r.dl();
-  race(i64_at(cu, 2), {6, 4, 8, 14, 0, int64_t{1} << 40, -(int64_t{1} << 40), 5}, {&out},
+  race({"cattn_get_pcp_query_restore_idx", "cu_num_tokens[2]", 4}, i64_at(cu, 2),
+       {6, 4, 8, 14, 0, int64_t{1} << 40, -(int64_t{1} << 40), 5}, {&out},
        [&] { return cattn_get_pcp_query_restore_idx(&a); });
 }
 
@@ -138,7 +199,8 @@ TEST(double_fetch, MakeKvSharingFastPrefillCommonAttnMetadata) {
   a.decode_max_and_total = sv.dl();
   // A logits index that moves past the last request after the check: the probe's read past
   // query_start_loc.
-  race(i64_at(logits, 1), {6, 12, 1 << 30, INT64_MAX, -5, 11}, {&out, &scalars}, [&] {
+  race({"cattn_make_kv_sharing_fast_prefill_common_attn_metadata", "logits_indices_padded[1]", 3},
+       i64_at(logits, 1), {6, 12, 1 << 30, INT64_MAX, -5, 11}, {&out, &scalars}, [&] {
     res.query_start_loc = ov.dl();
     return cattn_make_kv_sharing_fast_prefill_common_attn_metadata(&a);
   });
@@ -171,7 +233,9 @@ TEST(double_fetch, FusedPcpQkvSelect) {
   a.q_tail = ov[3]->dl();
   a.k_tail = ov[4]->dl();
   a.v_tail = ov[5]->dl();
-  race(i64_at(qsl, 1), {2, 8, 0, 6, int64_t{1} << 40, -2, 3}, {&out[0], &out[1], &out[2], &out[3], &out[4], &out[5]},
+  race({"cattn_fused_pcp_qkv_select", "query_start_loc[1]", 2}, i64_at(qsl, 1),
+       {2, 8, 0, 6, int64_t{1} << 40, -2, 3},
+       {&out[0], &out[1], &out[2], &out[3], &out[4], &out[5]},
        [&] { return cattn_fused_pcp_qkv_select(&a); });
 }
 
@@ -195,7 +259,8 @@ TEST(double_fetch, MakeLocalAttentionVirtualBatches) {
   // The count pass sizes the plan; the fill pass must not write past it when the split point
   // query_start_loc_cpu[1] moves in between (other virtual batch counts, a query longer than
   // its sequence, a decrease).
-  race(i64_at(qsl, 1), {3, 0, 7, 1, 10, 11, int64_t{1} << 40, -3}, {&qsl, &seq}, [&] {
+  race({"cattn_make_local_attention_virtual_batches", "query_start_loc_cpu[1]", 2},
+       i64_at(qsl, 1), {3, 0, 7, 1, 10, 11, int64_t{1} << 40, -3}, {&qsl, &seq}, [&] {
     const cattn_status_t st = cattn_make_local_attention_virtual_batches(&a);
     if (st == CATTN_OK) cattn_local_attention_plan_destroy(a.plan);
     return st;
@@ -217,7 +282,8 @@ TEST(double_fetch, MambaGetBlockTableTensor) {
   a.block_size = 4;
   a.num_speculative_blocks = 1;
   a.mamba_cache_mode = CATTN_MAMBA_CACHE_MODE_ALIGN;
-  race(i64_at(seq, 1), {9, 1 << 20, 16, INT64_MAX, 0, 12}, {&out, &table},
+  race({"cattn_mamba_get_block_table_tensor", "seq_lens[1]", 2}, i64_at(seq, 1),
+       {9, 1 << 20, 16, INT64_MAX, 0, 12}, {&out, &table},
        [&] { return cattn_mamba_get_block_table_tensor(&a); });
 }
 
@@ -239,7 +305,8 @@ TEST(double_fetch, ExtendAllQueriesByN) {
   a.metadata = &md;
   a.out = &res;
   a.n = 2;
-  race(i64_at(seq, 1), {9, INT64_MAX, INT64_MAX - 1, INT64_MIN, 3}, {&oq, &os},
+  race({"cattn_extend_all_queries_by_n", "seq_lens[1]", 2}, i64_at(seq, 1),
+       {9, INT64_MAX, INT64_MAX - 1, INT64_MIN, 3}, {&oq, &os},
        [&] { return cattn_extend_all_queries_by_n(&a); });
 }
 
@@ -254,7 +321,8 @@ TEST(double_fetch, SplitPrefillChunks) {
   a.seq_lens_cpu = s.dl();
   a.workspace_size = 8;
   a.chunks = o.dl();
-  race(i64_at(seq, 1), {5, 0, 8, 9, INT64_MAX, INT64_MIN, -8}, {&out},
+  race({"cattn_split_prefill_chunks", "seq_lens_cpu[1]", 5}, i64_at(seq, 1),
+       {5, 0, 8, 9, INT64_MAX, INT64_MIN, -8}, {&out},
        [&] { return cattn_split_prefill_chunks(&a); });
 }
 
@@ -275,7 +343,8 @@ TEST(double_fetch, ReorderBatchToSplitDecodesAndPrefills) {
   a.num_prompt_tokens = pv.dl();
   a.index_map = mv.dl();
   a.swaps = wv.dl();
-  race(i64_at(comp, 2), {3, 0, 8, -1, INT64_MAX, INT64_MIN}, {&map, &swaps},
+  race({"cattn_reorder_batch_to_split_decodes_and_prefills", "num_computed_tokens[2]", 6},
+       i64_at(comp, 2), {3, 0, 8, -1, INT64_MAX, INT64_MIN}, {&map, &swaps},
        [&] { return cattn_reorder_batch_to_split_decodes_and_prefills(&a); });
 }
 
@@ -292,7 +361,8 @@ TEST(double_fetch, TokenToReqIndices) {
   cattn_token_to_req_indices_args_t a = CATTN_TOKEN_TO_REQ_INDICES_ARGS_INIT;
   a.metadata = &md;
   a.buffer = bv.dl();
-  race(i64_at(qsl, 1), {3, 0, 9, INT64_MAX, INT64_MIN, -1, 7, int64_t{1} << 40}, {&buf},
+  race({"cattn_token_to_req_indices", "query_start_loc[1]", 3}, i64_at(qsl, 1),
+       {3, 0, 9, INT64_MAX, INT64_MIN, -1, 7, int64_t{1} << 40}, {&buf},
        [&] { return cattn_token_to_req_indices(&a); });
 }
 
@@ -309,9 +379,11 @@ TEST(double_fetch, NaiveQueryLensAndComputedTokens) {
   cattn_naive_query_lens_args_t a = CATTN_NAIVE_QUERY_LENS_ARGS_INIT;
   a.metadata = &md;
   a.out = ov.dl();
-  race(i64_at(qsl, 1), {3, INT64_MAX, INT64_MIN, -4, int64_t{1} << 40}, {&out},
+  race({"cattn_naive_query_lens", "query_start_loc[1]", 2}, i64_at(qsl, 1),
+       {3, INT64_MAX, INT64_MIN, -4, int64_t{1} << 40}, {&out},
        [&] { return cattn_naive_query_lens(&a); });
-  race(i64_at(seq, 1), {9, INT64_MAX, INT64_MIN, int64_t{1} << 40}, {&out},
+  race({"cattn_compute_num_computed_tokens", "seq_lens[1]", 2}, i64_at(seq, 1),
+       {9, INT64_MAX, INT64_MIN, int64_t{1} << 40}, {&out},
        [&] { return cattn_compute_num_computed_tokens(&a); });
 }
 
@@ -335,6 +407,8 @@ TEST(double_fetch, ExtendAllQueriesByNPositions) {
   a.metadata = &md;
   a.out = &res;
   a.n = 2;
-  race(i64_at(qsl, 1), {3, 0, 100, INT64_MAX - 8, INT64_MIN, -3}, {&oq, &os, &pos},
+  race({"cattn_extend_all_queries_by_n", "query_start_loc[1] (positions)", 2},
+       i64_at(qsl, 1), {3, 0, 100, INT64_MAX - 8, INT64_MIN, -3}, {&oq, &os, &pos},
        [&] { return cattn_extend_all_queries_by_n(&a); });
 }
+
