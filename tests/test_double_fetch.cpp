@@ -3,8 +3,8 @@
 // changing one element of an input between checked values, values the checks refuse, and
 // extremes. That is the caller's data race, so results and statuses may vary, but the library
 // must never turn it into a write outside its outputs or a read outside its inputs: every
-// output lives in a canaried buffer (and under ASan in an instrumented heap block), and every
-// status must be one the header defines.
+// output lives in a canaried buffer (and under ASan in an instrumented heap block), the 1.2
+// cases' inputs end at an inaccessible page, and every status must be one the header defines.
 // Each case prints a table line: the call, the input raced, B, the calls made, those that
 // returned CATTN_OK, and the out-of-bounds writes seen (canary hits). Skipped under TSan,
 // which reports the race itself.
@@ -26,6 +26,7 @@
 
 #include "cattn.h"
 #include "support/canary.h"
+#include "support/guarded_input.h"
 #include "support/host_tensor.h"
 #include "support/status_matchers.h"
 
@@ -410,5 +411,364 @@ TEST(double_fetch, ExtendAllQueriesByNPositions) {
   race({"cattn_extend_all_queries_by_n", "query_start_loc[1] (positions)", 2},
        i64_at(qsl, 1), {3, 0, 100, INT64_MAX - 8, INT64_MIN, -3}, {&oq, &os, &pos},
        [&] { return cattn_extend_all_queries_by_n(&a); });
+}
+
+// The 1.2 calls at B = 2^16 rows: a host call walks the batch at least twice (the checks, then
+// the writes), so a value read again in the second walk is read a millisecond or more after it
+// was checked. Every output is exactly as long as the call requires, in a canaried buffer, so
+// the first entry written past it changes a canary; every input the cases index ends at an
+// inaccessible page, so the first entry read past it faults. The last row's values are the
+// ones moved most: its reads and writes are the ones that end at those boundaries.
+namespace {
+
+constexpr int64_t kB = int64_t{1} << 16;
+constexpr int64_t kBig = int64_t{1} << 40;
+
+// An int64 (or flag) input read through a guard page.
+struct In : GuardedInput<int64_t> {
+  explicit In(const std::vector<int64_t>& v, std::vector<int64_t> shape = {})
+      : GuardedInput<int64_t>(v, i64(), std::move(shape)) {}
+};
+struct Flags : GuardedInput<uint8_t> {
+  explicit Flags(const std::vector<int64_t>& v) : GuardedInput<uint8_t>(v, dtype_bits(8)) {}
+};
+
+// An output of exactly `shape`, between canaries.
+struct Out {
+  CanaryBuffer buf;
+  View view;
+  explicit Out(const std::vector<int64_t>& shape, DLDataType dt = i64())
+      : buf(bytes(shape, dt)), view(buf.payload(), 0, shape, dt) {}
+  DLTensor* dl() { return view.dl(); }
+  int64_t* i64s() { return reinterpret_cast<int64_t*>(buf.payload()); }
+  static size_t bytes(const std::vector<int64_t>& shape, DLDataType dt) {
+    size_t n = dt.bits / 8;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    return n;
+  }
+};
+
+// A step of kB live rows, each a decode with drafts past its prompt: row b has 1 + b % 2
+// drafts and 1 + drafts tokens, 4 more when b % 5 == 0. Batch row b is persistent row
+// (5b + 4) mod kB, a permutation that keeps the last row last, so the last row reads the
+// persistent tensors' last entries. Tables are kW blocks of kBlock tokens, wide enough for
+// every position.
+constexpr int64_t kW = 8, kBlock = 16, kDraftCols = 3;
+struct StepBatch {
+  std::vector<int64_t> sched, drafts, idx, nct, qsl{0}, pos, seq, table, batch_table,
+      num_blocks, prefill, last, draft_tokens;
+  int64_t T = 0, L = 0;
+  StepBatch() {
+    for (int64_t r = 0; r < kB; ++r) {
+      nct.push_back(16 + r % 100);
+      num_blocks.push_back(r % (kW + 1));
+      prefill.push_back(r % 7 == 0 ? 1000 : 10);
+      last.push_back(50000 + r);
+      for (int64_t c = 0; c < kW; ++c) table.push_back(r * kW + c + 1);
+      for (int64_t k = 0; k < kDraftCols; ++k) draft_tokens.push_back(60000 + r * kDraftCols + k);
+    }
+    for (int64_t b = 0; b < kB; ++b) {
+      const int64_t d = 1 + b % 2, q = 1 + d + (b % 5 == 0 ? 4 : 0), r = (5 * b + 4) % kB;
+      sched.push_back(q), drafts.push_back(d), idx.push_back(r);
+      for (int64_t j = 0; j < q; ++j) pos.push_back(nct[r] + j);
+      qsl.push_back(qsl.back() + q);
+      seq.push_back(nct[r] + q);
+      for (int64_t c = 0; c < kW; ++c) batch_table.push_back(table[r * kW + c]);
+      L += 1 + d;
+    }
+    T = qsl.back();
+  }
+};
+
+std::vector<int64_t> num_reqs_values(int64_t n) {
+  return around(n, {n - 1, 0, kB / 2, kB, kB + 1, -1, INT64_MAX, INT64_MIN});
+}
+std::vector<int64_t> row_values(int64_t r) {
+  return around(r, {0, kB / 2, kB, kB + 4096, -1, kBig, INT64_MAX, INT64_MIN});
+}
+// The end of the last request (query_start_loc[B] or the live total): longer by thousands or
+// by a few (a write past lands in the canary), shorter, decreasing, and the extremes.
+std::vector<int64_t> end_values(int64_t end, int64_t before_last) {
+  return around(end, {end + 4096, end + 5, end - 1, before_last - 1, -1, kBig, INT64_MAX,
+                      INT64_MIN});
+}
+// A middle boundary: moved by one either way, past its neighbours, and the extremes.
+std::vector<int64_t> middle_values(const std::vector<int64_t>& qsl, size_t i) {
+  return around(qsl[i], {qsl[i] + 1, qsl[i] - 1, qsl[i + 1] + 1, qsl[i - 1] - 1, 0, -1,
+                         INT64_MAX, INT64_MIN});
+}
+
+struct PreparePosSeqLens {
+  StepBatch s;
+  In sched{s.sched}, idx{s.idx}, nct{s.nct}, nreq{{kB}};
+  Out qsl{{kB + 1}}, seq{{kB}}, pos{{s.T}}, bnct{{kB}};
+  cattn_prepare_pos_seq_lens_args_t a = CATTN_PREPARE_POS_SEQ_LENS_ARGS_INIT;
+  PreparePosSeqLens() {
+    a.num_scheduled_tokens = sched.dl(), a.idx_mapping = idx.dl();
+    a.num_computed_tokens = nct.dl(), a.num_reqs = nreq.dl();
+    a.query_start_loc = qsl.dl(), a.seq_lens = seq.dl(), a.positions = pos.dl();
+    a.batch_num_computed_tokens = bnct.dl();
+  }
+  void run(const char* input, int64_t* target, const std::vector<int64_t>& values) {
+    race({"cattn_prepare_pos_seq_lens", input, kB, kLarge}, target, values,
+         {&qsl.buf, &seq.buf, &pos.buf, &bnct.buf}, [&] { return cattn_prepare_pos_seq_lens(&a); });
+  }
+};
+
+}  // namespace
+
+// The scan's total sizes positions: a count read again for the writes would write past them.
+TEST(double_fetch, PreparePosSeqLensNumScheduledTokens) {
+  PreparePosSeqLens c;
+  const int64_t q = c.s.sched.back();
+  c.run("num_scheduled_tokens[B - 1]", &c.sched[kB - 1],
+        around(q, {q + 4096, q + 5, q - 1, 0, -1, kBig, INT64_MAX, INT64_MIN}));
+}
+
+// num_reqs splits live rows (read, scanned) from padded ones (zeroed).
+TEST(double_fetch, PreparePosSeqLensNumReqs) {
+  PreparePosSeqLens c;
+  c.run("num_reqs", &c.nreq[0], num_reqs_values(kB));
+}
+
+// idx_mapping picks the num_computed_tokens entry each row reads.
+TEST(double_fetch, PreparePosSeqLensIdxMapping) {
+  PreparePosSeqLens c;
+  c.run("idx_mapping[B - 1]", &c.idx[kB - 1], row_values(kB - 1));
+}
+
+// The last row's computed count sets its seq_len and positions (and their overflow check).
+TEST(double_fetch, PreparePosSeqLensNumComputedTokens) {
+  PreparePosSeqLens c;
+  const int64_t v = c.s.nct[kB - 1];
+  c.run("num_computed_tokens[idx[B - 1]]", &c.nct[kB - 1],
+        around(v, {v + 4096, 0, -1, kBig, INT64_MAX - 3, INT64_MAX, INT64_MIN}));
+}
+
+namespace {
+
+struct GatherBlockTables {
+  StepBatch s;
+  In idx{s.idx}, nreq{{kB}}, table{s.table, {kB, kW}}, nb{s.num_blocks};
+  Out out{{kB, kW}};
+  cattn_gather_block_tables_args_t a = CATTN_GATHER_BLOCK_TABLES_ARGS_INIT;
+  GatherBlockTables() {
+    a.idx_mapping = idx.dl(), a.num_reqs = nreq.dl(), a.block_table = table.dl();
+    a.num_blocks = nb.dl(), a.out = out.dl();
+  }
+  void run(const char* input, int64_t* target, const std::vector<int64_t>& values) {
+    race({"cattn_gather_block_tables", input, kB, kLarge}, target, values, {&out.buf},
+         [&] { return cattn_gather_block_tables(&a); });
+  }
+};
+
+}  // namespace
+
+// num_blocks is how many entries of a row are copied: past W, the last row's copy would read
+// past the table and write past out.
+TEST(double_fetch, GatherBlockTablesNumBlocks) {
+  GatherBlockTables c;
+  const int64_t v = c.s.num_blocks[kB - 1];
+  c.run("num_blocks[idx[B - 1]]", &c.nb[kB - 1],
+        around(v, {kW, 0, kW + 1, kW + 4096, -1, kBig, INT64_MAX, INT64_MIN}));
+}
+
+// idx_mapping picks the table row each batch row copies.
+TEST(double_fetch, GatherBlockTablesIdxMapping) {
+  GatherBlockTables c;
+  c.run("idx_mapping[B - 1]", &c.idx[kB - 1], row_values(kB - 1));
+}
+
+// num_reqs decides which rows are copied and which are zeroed across the width.
+TEST(double_fetch, GatherBlockTablesNumReqs) {
+  GatherBlockTables c;
+  c.run("num_reqs", &c.nreq[0], num_reqs_values(kB));
+}
+
+namespace {
+
+struct ComputeSlotMappings {
+  bool v1;
+  StepBatch s;
+  In qsl{s.qsl}, nreq{{kB}}, pos{s.pos}, idx{s.idx}, table{v1 ? s.batch_table : s.table, {kB, kW}};
+  Out out{{s.T}};
+  cattn_compute_slot_mappings_args_t a = CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT;
+  explicit ComputeSlotMappings(bool v1_contract) : v1(v1_contract) {
+    a.contract = v1 ? CATTN_SLOT_MAPPING_V1 : CATTN_SLOT_MAPPING_MRV2;
+    a.block_size = kBlock, a.kernel_block_size = kBlock;
+    a.query_start_loc = qsl.dl(), a.num_reqs = nreq.dl(), a.positions = pos.dl();
+    a.idx_mapping = v1 ? nullptr : idx.dl();
+    a.block_table = table.dl(), a.slot_mapping = out.dl();
+  }
+  void run(const char* input, int64_t* target, const std::vector<int64_t>& values) {
+    race({v1 ? "cattn_compute_slot_mappings (V1)" : "cattn_compute_slot_mappings (MRV2)", input,
+          kB, kLarge},
+         target, values, {&out.buf}, [&] { return cattn_compute_slot_mappings(&a); });
+  }
+};
+
+}  // namespace
+
+// The last request's end is the live total, which the slot mapping's length is checked
+// against: read again for the writes, it would write past the slots and read past positions.
+TEST(double_fetch, ComputeSlotMappingsMrv2QueryStartLocEnd) {
+  ComputeSlotMappings c(false);
+  c.run("query_start_loc[B]", &c.qsl[kB], end_values(c.s.T, c.s.qsl[kB - 1]));
+}
+
+// A middle boundary moves tokens between two requests (each token's row and table row).
+TEST(double_fetch, ComputeSlotMappingsMrv2QueryStartLocMiddle) {
+  ComputeSlotMappings c(false);
+  c.run("query_start_loc[B / 2]", &c.qsl[kB / 2], middle_values(c.s.qsl, kB / 2));
+}
+
+// A position picks the table column: the last token's, past its row, would read past the table.
+TEST(double_fetch, ComputeSlotMappingsMrv2Positions) {
+  ComputeSlotMappings c(false);
+  const int64_t p = c.s.pos.back(), end = kW * kBlock;
+  c.run("positions[T - 1]", &c.pos[c.s.T - 1],
+        around(p, {end - 1, end, end + 4096, -1, kBig, INT64_MAX, INT64_MIN}));
+}
+
+// MRV2 reads the table row idx_mapping names.
+TEST(double_fetch, ComputeSlotMappingsMrv2IdxMapping) {
+  ComputeSlotMappings c(false);
+  c.run("idx_mapping[B - 1]", &c.idx[kB - 1], row_values(kB - 1));
+}
+
+// num_reqs sets the live total, past which the slots are -1.
+TEST(double_fetch, ComputeSlotMappingsMrv2NumReqs) {
+  ComputeSlotMappings c(false);
+  c.run("num_reqs", &c.nreq[0], num_reqs_values(kB));
+}
+
+TEST(double_fetch, ComputeSlotMappingsV1QueryStartLocEnd) {
+  ComputeSlotMappings c(true);
+  c.run("query_start_loc[B]", &c.qsl[kB], end_values(c.s.T, c.s.qsl[kB - 1]));
+}
+
+// V1 splits positions into virtual blocks, then kernel blocks: another column formula.
+TEST(double_fetch, ComputeSlotMappingsV1Positions) {
+  ComputeSlotMappings c(true);
+  const int64_t p = c.s.pos.back(), end = kW * kBlock;
+  c.run("positions[T - 1]", &c.pos[c.s.T - 1],
+        around(p, {end - 1, end, end + 4096, -1, kBig, INT64_MAX, INT64_MIN}));
+}
+
+namespace {
+
+struct CombineSampledAndDraftTokens {
+  StepBatch s;
+  In qsl{s.qsl}, nreq{{kB}}, nd{s.drafts}, idx{s.idx}, seq{s.seq}, pl{s.prefill}, last{s.last},
+      drafts{s.draft_tokens, {kB, kDraftCols}};
+  Out li{{s.L}}, cu{{kB + 1}}, ei{{s.L}}, ep{{s.L}}, ids{{s.T}};
+  cattn_combine_sampled_and_draft_tokens_args_t a =
+      CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT;
+  CombineSampledAndDraftTokens() {
+    a.query_start_loc = qsl.dl(), a.num_reqs = nreq.dl(), a.num_draft_tokens = nd.dl();
+    a.idx_mapping = idx.dl(), a.seq_lens = seq.dl(), a.prefill_len = pl.dl();
+    a.last_sampled_tokens = last.dl(), a.draft_tokens = drafts.dl();
+    a.logits_indices = li.dl(), a.cu_num_logits = cu.dl(), a.expanded_idx_mapping = ei.dl();
+    a.expanded_local_pos = ep.dl(), a.input_ids = ids.dl();
+  }
+  void run(const char* input, int64_t* target, const std::vector<int64_t>& values) {
+    race({"cattn_combine_sampled_and_draft_tokens", input, kB, kLarge}, target, values,
+         {&li.buf, &cu.buf, &ei.buf, &ep.buf, &ids.buf},
+         [&] { return cattn_combine_sampled_and_draft_tokens(&a); });
+  }
+};
+
+}  // namespace
+
+// A row's drafts set its logits (the total the logits outputs are checked against), the
+// draft_tokens columns it reads and the input_ids entries it writes.
+TEST(double_fetch, CombineSampledAndDraftTokensNumDraftTokens) {
+  CombineSampledAndDraftTokens c;
+  const int64_t d = c.s.drafts.back();
+  c.run("num_draft_tokens[B - 1]", &c.nd[kB - 1],
+        around(d, {d - 1, 0, d + 1, kDraftCols + 1, d + 4096, -1, INT64_MAX, INT64_MIN}));
+}
+
+// The last request's end places its logits and its tokens in input_ids (exactly T long).
+TEST(double_fetch, CombineSampledAndDraftTokensQueryStartLocEnd) {
+  CombineSampledAndDraftTokens c;
+  c.run("query_start_loc[B]", &c.qsl[kB], end_values(c.s.T, c.s.qsl[kB - 1]));
+}
+
+TEST(double_fetch, CombineSampledAndDraftTokensQueryStartLocMiddle) {
+  CombineSampledAndDraftTokens c;
+  c.run("query_start_loc[B / 2]", &c.qsl[kB / 2], middle_values(c.s.qsl, kB / 2));
+}
+
+TEST(double_fetch, CombineSampledAndDraftTokensNumReqs) {
+  CombineSampledAndDraftTokens c;
+  c.run("num_reqs", &c.nreq[0], num_reqs_values(kB));
+}
+
+// idx_mapping picks the prefill_len, last_sampled_tokens and draft_tokens rows read.
+TEST(double_fetch, CombineSampledAndDraftTokensIdxMapping) {
+  CombineSampledAndDraftTokens c;
+  c.run("idx_mapping[B - 1]", &c.idx[kB - 1], row_values(kB - 1));
+}
+
+// seq_lens decides whether a row is past its prompt, so whether input_ids entries are written.
+TEST(double_fetch, CombineSampledAndDraftTokensSeqLens) {
+  CombineSampledAndDraftTokens c;
+  const int64_t v = c.s.seq.back(), prompt = c.s.prefill.back();
+  c.run("seq_lens[B - 1]", &c.seq[kB - 1],
+        around(v, {prompt, prompt + 1, 0, -1, INT64_MAX, INT64_MIN}));
+}
+
+namespace {
+
+// A padded batch (16 padded rows) that keeps the contract, checked with its seq_lens, table
+// and slots.
+struct StepBatchCheck {
+  static constexpr int64_t kLive = kB - 16;
+  StepBatch s;
+  std::vector<int64_t> padded_qsl = padded(s.qsl, kLive + 1, s.qsl[kLive]);
+  std::vector<int64_t> padded_seq = padded(s.seq, kLive, 0);
+  std::vector<int64_t> padded_table = padded(s.batch_table, kLive * kW, 0);
+  std::vector<int64_t> slots = live_slots();
+  In qsl{padded_qsl}, nreq{{kLive}}, seq{padded_seq}, table{padded_table, {kB, kW}},
+      slot{slots};
+  Out status{{3}};
+  cattn_step_batch_check_args_t a = CATTN_STEP_BATCH_CHECK_ARGS_INIT;
+  StepBatchCheck() {
+    a.query_start_loc = qsl.dl(), a.num_reqs = nreq.dl(), a.seq_lens = seq.dl();
+    a.block_tables[0] = table.dl(), a.slot_mappings[0] = slot.dl(), a.status = status.dl();
+  }
+  static std::vector<int64_t> padded(std::vector<int64_t> v, int64_t from, int64_t fill) {
+    std::fill(v.begin() + from, v.end(), fill);
+    return v;
+  }
+  std::vector<int64_t> live_slots() const {
+    std::vector<int64_t> v(static_cast<size_t>(s.T), -1);
+    for (int64_t i = 0; i < s.qsl[kLive]; ++i) v[i] = i;
+    return v;
+  }
+  void run(const char* input, int64_t* target, const std::vector<int64_t>& values) {
+    race({"cattn_step_batch_check", input, kB, kLarge}, target, values, {&status.buf},
+         [&] { return cattn_step_batch_check(&a); });
+    // The batch itself keeps the contract: the race was on a valid batch.
+    ASSERT_EQ(cattn_step_batch_check(&a), CATTN_OK);
+    EXPECT_EQ(std::vector<int64_t>(status.i64s(), status.i64s() + 3),
+              (std::vector<int64_t>{0, 0, 0}));
+  }
+};
+
+}  // namespace
+
+// The live total decides how far the slot mappings are read as live and where -1 starts.
+TEST(double_fetch, StepBatchCheckQueryStartLocEnd) {
+  StepBatchCheck c;
+  const int64_t n = StepBatchCheck::kLive;
+  c.run("query_start_loc[num_reqs]", &c.qsl[n], end_values(c.padded_qsl[n], c.padded_qsl[n - 1]));
+}
+
+// num_reqs decides which rows are checked as padded (their table rows read).
+TEST(double_fetch, StepBatchCheckNumReqs) {
+  StepBatchCheck c;
+  c.run("num_reqs", &c.nreq[0], num_reqs_values(StepBatchCheck::kLive));
 }
 
