@@ -772,3 +772,317 @@ TEST(double_fetch, StepBatchCheckNumReqs) {
   c.run("num_reqs", &c.nreq[0], num_reqs_values(StepBatchCheck::kLive));
 }
 
+namespace {
+
+// EAGLE's drafting step: positions 100 + i % 500 of a 2^20-token model, 64-column tables of
+// 16-token blocks (positions past 1024 take the last column), slots padded to B + 128.
+struct EagleStepUpdate {
+  static constexpr int64_t kCols = 64, kPad = 128, kMaxLen = int64_t{1} << 20;
+  std::vector<int64_t> positions = make_positions(), blocks = make_blocks();
+  In pos{positions}, table{blocks, {kB, kCols}};
+  Out seq{{kB}}, clamped{{kB}}, slots{{kB + kPad}};
+  cattn_eagle_step_update_slot_mapping_and_metadata_args_t a =
+      CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT;
+  EagleStepUpdate() {
+    for (int64_t i = 0; i < kB; ++i) seq.i64s()[i] = positions[i] + 1;
+    a.block_size = kBlock, a.max_model_len = kMaxLen, a.input_batch_size = kB + kPad;
+    a.positions = pos.dl(), a.block_table = table.dl(), a.seq_lens = seq.dl();
+    a.out_clamped_positions = clamped.dl(), a.out_slot_mapping = slots.dl();
+  }
+  static std::vector<int64_t> make_positions() {
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < kB; ++i) v.push_back(100 + i % 500);
+    return v;
+  }
+  static std::vector<int64_t> make_blocks() {
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < kB * kCols; ++i) v.push_back(i + 1);
+    return v;
+  }
+};
+
+}  // namespace
+
+// A position picks the table column (clamped to the last) and decides whether a slot is -1.
+TEST(double_fetch, EagleStepUpdateSlotMappingAndMetadataPositions) {
+  EagleStepUpdate c;
+  const int64_t p = c.positions.back(), end = EagleStepUpdate::kCols * kBlock;
+  race({"cattn_eagle_step_update_slot_mapping_and_metadata", "positions[B - 1]", kB, kLarge},
+       &c.pos[kB - 1],
+       around(p, {end - 1, end, end + 4096, EagleStepUpdate::kMaxLen - 1, -1, -2, kBig,
+                  INT64_MAX, INT64_MIN}),
+       {&c.seq.buf, &c.clamped.buf, &c.slots.buf},
+       [&] { return cattn_eagle_step_update_slot_mapping_and_metadata(&c.a); });
+}
+
+namespace {
+
+// A verified batch: request i had i % 3 drafts (an inclusive running sum), accepted all of
+// them on odd rows and none on even ones, over i % 3 + 3 tokens.
+struct EaglePrepareInputsPadded {
+  struct Batch {
+    std::vector<int64_t> cu, valid, qsl{0};
+    Batch() {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < kB; ++i) {
+        const int64_t d = i % 3;
+        cu.push_back(sum += d);
+        valid.push_back(i % 2 ? d + 1 : 1);
+        qsl.push_back(qsl.back() + d + 3);
+      }
+    }
+  } s;
+  In cu{s.cu}, valid{s.valid}, qsl{s.qsl};
+  Out idx{{kB}}, rej{{kB}};
+  cattn_eagle_prepare_inputs_padded_args_t a = CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_INIT;
+  EaglePrepareInputsPadded() {
+    a.cu_num_draft_tokens = cu.dl(), a.valid_sampled_tokens_count = valid.dl();
+    a.query_start_loc = qsl.dl(), a.token_indices_to_sample = idx.dl();
+    a.num_rejected_tokens = rej.dl();
+  }
+  void run(const char* input, int64_t* target, const std::vector<int64_t>& values) {
+    race({"cattn_eagle_prepare_inputs_padded", input, kB, kLarge}, target, values,
+         {&idx.buf, &rej.buf}, [&] { return cattn_eagle_prepare_inputs_padded(&a); });
+  }
+};
+
+}  // namespace
+
+// The running sum gives each request's drafts, so its rejected count and its sample index.
+TEST(double_fetch, EaglePrepareInputsPaddedCuNumDraftTokens) {
+  EaglePrepareInputsPadded c;
+  const int64_t v = c.s.cu[kB - 1], before = c.s.cu[kB - 2];
+  c.run("cu_num_draft_tokens[B - 1]", &c.cu[kB - 1],
+        around(v, {v + 4096, v - 1, before - 1, -1, kBig, INT64_MAX, INT64_MIN}));
+}
+
+TEST(double_fetch, EaglePrepareInputsPaddedQueryStartLocEnd) {
+  EaglePrepareInputsPadded c;
+  c.run("query_start_loc[B]", &c.qsl[kB], end_values(c.s.qsl[kB], c.s.qsl[kB - 1]));
+}
+
+// The last column's token decides the request's valid count and its next token.
+TEST(double_fetch, EaglePrepareNextTokenPadded) {
+  constexpr int64_t kS = 4, kVocab = 1000;
+  std::vector<int64_t> tokens, discard, backup;
+  for (int64_t i = 0; i < kB; ++i) {
+    for (int64_t j = 0; j < kS; ++j) tokens.push_back(j <= i % kS ? (7 * i + j) % kVocab : -1);
+    discard.push_back(i % 7 == 0);
+    backup.push_back(5 + i % kVocab);
+  }
+  In sampled(tokens, {kB, kS}), back(backup);
+  Flags mask(discard);
+  Out next({kB}), valid({kB});
+  cattn_eagle_prepare_next_token_padded_args_t a = CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_INIT;
+  a.vocab_size = kVocab;
+  a.sampled_token_ids = sampled.dl(), a.discard_request_mask = mask.dl();
+  a.backup_next_token_ids = back.dl(), a.next_token_ids = next.dl();
+  a.valid_sampled_tokens_count = valid.dl();
+  const int64_t t = tokens.back();
+  race({"cattn_eagle_prepare_next_token_padded", "sampled_token_ids[B - 1, S - 1]", kB, kLarge},
+       &sampled[kB * kS - 1], around(t, {-1, kVocab, kVocab - 1, -2, INT64_MAX, INT64_MIN}),
+       {&next.buf, &valid.buf}, [&] { return cattn_eagle_prepare_next_token_padded(&a); });
+}
+
+namespace {
+
+// A batch of query lengths 1 + r % 3 grown by N = 2 tokens each, 8-column tables of 16-token
+// blocks, a 4096-token model; the first token of every request r % 4 == 1 rejected.
+// new_positions and the mask are the first n entries of longer buffers (as a caller's
+// preallocated ones are), zeros past n: a read past them finds plausible tokens, so a pass
+// that walks past n goes on to write past new_slot_mapping, into its canary.
+struct ComputeNewSlotMapping {
+  static constexpr int64_t kN = 2, kMaxLen = 4096, kSlack = 8192;
+  struct Batch {
+    std::vector<int64_t> qsl{0}, positions, rejected, blocks;
+    Batch() {
+      for (int64_t r = 0; r < kB; ++r) {
+        const int64_t q = 1 + r % 3;
+        qsl.push_back(qsl.back() + q);
+        for (int64_t j = 0; j < q + kN; ++j) {
+          positions.push_back(20 + r % 50 + j);
+          rejected.push_back(r % 4 == 1 && j == 0);
+        }
+        for (int64_t c = 0; c < kW; ++c) blocks.push_back(r * kW + c + 3);
+      }
+    }
+  } s;
+  int64_t n = static_cast<int64_t>(s.positions.size());
+  In qsl{s.qsl}, table{s.blocks, {kB, kW}};
+  std::vector<int64_t> pos_mem = slack(s.positions);
+  std::vector<uint8_t> mask_mem = flags(s.rejected);
+  View pos{pos_mem.data(), 0, {n}, i64()}, mask{mask_mem.data(), 0, {n}, dtype_bits(8)};
+  Out out{{n}};
+  cattn_compute_new_slot_mapping_args_t a = CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT;
+  ComputeNewSlotMapping() {
+    a.block_size = kBlock, a.num_new_tokens = kN, a.max_model_len = kMaxLen;
+    a.query_start_loc = qsl.dl(), a.block_table = table.dl(), a.new_positions = pos.dl();
+    a.is_rejected_token_mask = mask.dl(), a.new_slot_mapping = out.dl();
+  }
+  static std::vector<int64_t> slack(std::vector<int64_t> v) {
+    v.resize(v.size() + kSlack, 0);
+    return v;
+  }
+  static std::vector<uint8_t> flags(const std::vector<int64_t>& v) {
+    std::vector<uint8_t> f(v.begin(), v.end());
+    f.resize(f.size() + kSlack, 0);
+    return f;
+  }
+  void run(const char* input, int64_t* target, const std::vector<int64_t>& values) {
+    race({"cattn_compute_new_slot_mapping", input, kB, kLarge}, target, values, {&out.buf},
+         [&] { return cattn_compute_new_slot_mapping(&a); });
+  }
+};
+
+}  // namespace
+
+// The last request's end sets its token count: n is checked against it, and a pass that reads
+// it again walks past new_positions and writes past new_slot_mapping.
+TEST(double_fetch, ComputeNewSlotMappingQueryStartLocEnd) {
+  ComputeNewSlotMapping c;
+  c.run("query_start_loc[B]", &c.qsl[kB], end_values(c.s.qsl[kB], c.s.qsl[kB - 1]));
+}
+
+// A middle boundary moves tokens between two requests, so the table row each token reads;
+// made huge or decreasing, the earlier request's count runs past n.
+TEST(double_fetch, ComputeNewSlotMappingQueryStartLocMiddle) {
+  ComputeNewSlotMapping c;
+  c.run("query_start_loc[B / 2]", &c.qsl[kB / 2], middle_values(c.s.qsl, kB / 2));
+}
+
+// A position picks the flattened table entry: the last token's, past the last row, would read
+// past the table.
+TEST(double_fetch, ComputeNewSlotMappingNewPositions) {
+  ComputeNewSlotMapping c;
+  const int64_t p = c.s.positions.back(), end = kW * kBlock;
+  c.run("new_positions[n - 1]", &c.pos_mem[c.n - 1],
+        around(p, {end - 1, end, end + 4096, ComputeNewSlotMapping::kMaxLen, -1, kBig, INT64_MAX,
+                   INT64_MIN}));
+}
+
+namespace {
+
+// A verified batch of 2 + i % 3 tokens a request, odd requests with one rejected token, P = 2
+// (the bonus and one parallel draft), every optional output present, every output exactly as
+// long as the call requires: n_out = T + B * (P - s) tokens, B * P new-token indices, T
+// hidden-state entries.
+struct CopyAndExpandEagleInputs {
+  static constexpr int64_t kP = 2;
+  int shift;
+  struct Batch {
+    std::vector<int64_t> qsl{0}, qel, ids, pos, next;
+    Batch() {
+      for (int64_t i = 0; i < kB; ++i) {
+        const int64_t e = qsl.back() + 2 + i % 3;
+        qel.push_back(e - 1 - i % 2);
+        qsl.push_back(e);
+        next.push_back(40000 + i % 1000);
+      }
+      for (int64_t k = 0; k < qsl.back(); ++k) ids.push_back(1000 + k % 30000);
+      for (int64_t k = 0; k < qsl.back(); ++k) pos.push_back(5 + k % 1000);
+    }
+  } s;
+  int64_t T = s.qsl.back(), n_out = T + kB * (kP - shift);
+  In target_ids{s.ids}, target_pos{s.pos}, next{s.next}, qsl{s.qsl}, qel{s.qel};
+  Out out_ids{{n_out}}, out_pos{{n_out}}, out_rej{{n_out}, dtype_bits(8)},
+      out_msk{{n_out}, dtype_bits(8)}, out_new{{kB * kP}}, out_hid{{T}};
+  cattn_copy_and_expand_eagle_inputs_args_t a = CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_INIT;
+  explicit CopyAndExpandEagleInputs(int s) : shift(s) {
+    a.padding_token_id = -9, a.parallel_drafting_token_id = 77;
+    a.num_padding_slots_per_request = kP, a.shift_input_ids = shift;
+    a.target_token_ids = target_ids.dl(), a.target_positions = target_pos.dl();
+    a.next_token_ids = next.dl(), a.query_start_loc = qsl.dl(), a.query_end_loc = qel.dl();
+    a.out_input_ids = out_ids.dl(), a.out_positions = out_pos.dl();
+    a.out_is_rejected_token_mask = out_rej.dl(), a.out_is_masked_token_mask = out_msk.dl();
+    a.out_new_token_indices = out_new.dl(), a.out_hidden_state_mapping = out_hid.dl();
+  }
+  void run(const char* input, int64_t* target, const std::vector<int64_t>& values) {
+    race({shift ? "cattn_copy_and_expand_eagle_inputs (shift 1)"
+                : "cattn_copy_and_expand_eagle_inputs (shift 0)",
+          input, kB, kLarge},
+         target, values,
+         {&out_ids.buf, &out_pos.buf, &out_rej.buf, &out_msk.buf, &out_new.buf, &out_hid.buf},
+         [&] { return cattn_copy_and_expand_eagle_inputs(&a); });
+  }
+};
+
+}  // namespace
+
+// The last request's end sets n_out, which every output's length is checked against; read
+// again in the write pass, the request writes its longer tail past out_input_ids,
+// out_positions, the masks (and, shifted, out_hidden_state_mapping).
+TEST(double_fetch, CopyAndExpandEagleInputsQueryStartLocEndShift0) {
+  CopyAndExpandEagleInputs c(0);
+  c.run("query_start_loc[B]", &c.qsl[kB], end_values(c.T, c.s.qsl[kB - 1]));
+}
+
+TEST(double_fetch, CopyAndExpandEagleInputsQueryStartLocEndShift1) {
+  CopyAndExpandEagleInputs c(1);
+  c.run("query_start_loc[B]", &c.qsl[kB], end_values(c.T, c.s.qsl[kB - 1]));
+}
+
+// query_end_loc sets the valid count, so how many target tokens the last request reads: past
+// its request, it would read past target_token_ids.
+TEST(double_fetch, CopyAndExpandEagleInputsQueryEndLocShift1) {
+  CopyAndExpandEagleInputs c(1);
+  const int64_t v = c.s.qel[kB - 1], a = c.s.qsl[kB - 1], e = c.s.qsl[kB];
+  c.run("query_end_loc[B - 1]", &c.qel[kB - 1],
+        around(v, {e - 1, a, a - 1, e, e + 4096, -1, kBig, INT64_MAX, INT64_MIN}));
+}
+
+// A middle boundary moves where two requests' outputs start and how long they are.
+TEST(double_fetch, CopyAndExpandEagleInputsQueryStartLocMiddleShift0) {
+  CopyAndExpandEagleInputs c(0);
+  c.run("query_start_loc[B / 2]", &c.qsl[kB / 2], middle_values(c.s.qsl, kB / 2));
+}
+
+namespace {
+
+// A batch change over B rows from a previous batch of B: row k continues previous row
+// (5k + 4) mod B (the last row the last), every fourth row is new; previous rows g % 5 == 1
+// had no drafts. Both counts are in and out, in canaried buffers.
+struct BatchChange {
+  struct Batch {
+    std::vector<int64_t> prev, valid, drafts, cpu;
+    Batch() {
+      for (int64_t k = 0; k < kB; ++k) {
+        prev.push_back(k % 4 == 2 ? -1 : (5 * k + 4) % kB);
+        valid.push_back(1 + k % 3);
+        drafts.push_back(k % 5 == 1 ? 0 : 2);
+        cpu.push_back(500 + k);
+      }
+    }
+  } s;
+  In prev{s.prev}, valid{s.valid}, drafts{s.drafts}, cpu{s.cpu};
+  Out nct{{kB}}, acc{{kB}};
+  cattn_update_num_computed_tokens_for_batch_change_args_t a =
+      CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_INIT;
+  BatchChange() {
+    for (int64_t k = 0; k < kB; ++k) nct.i64s()[k] = 100 + k;
+    a.num_computed_tokens = nct.dl(), a.num_accepted_tokens = acc.dl();
+    a.prev_positions = prev.dl(), a.valid_sampled_token_count = valid.dl();
+    a.prev_num_draft_tokens = drafts.dl(), a.cpu_num_computed_tokens = cpu.dl();
+  }
+  void run(const char* input, int64_t* target, const std::vector<int64_t>& values) {
+    race({"cattn_update_num_computed_tokens_for_batch_change", input, kB, kLarge}, target,
+         values, {&nct.buf, &acc.buf},
+         [&] { return cattn_update_num_computed_tokens_for_batch_change(&a); });
+  }
+};
+
+}  // namespace
+
+// prev_positions indexes the previous batch's tensors (n_prev rows) and num_computed_tokens:
+// read again after the check, an entry past them reads past their ends.
+TEST(double_fetch, UpdateNumComputedTokensForBatchChangePrevPositions) {
+  BatchChange c;
+  c.run("prev_positions[B - 1]", &c.prev[kB - 1],
+        around(kB - 1, {-1, 0, kB, kB + 4096, kBig, INT64_MAX, INT64_MIN}));
+}
+
+// A previous row's drafts decide whether the row reads the previous batch at all.
+TEST(double_fetch, UpdateNumComputedTokensForBatchChangePrevNumDraftTokens) {
+  BatchChange c;
+  c.run("prev_num_draft_tokens[B - 1]", &c.drafts[kB - 1],
+        around(2, {0, 1, -1, INT64_MAX, INT64_MIN}));
+}
