@@ -417,14 +417,14 @@ TEST(double_fetch, ExtendAllQueriesByNPositions) {
 // the writes), so a value read again in the second walk is read a millisecond or more after it
 // was checked. Every output is exactly as long as the call requires, in a canaried buffer, so
 // the first entry written past it changes a canary; every input the cases index ends at an
-// inaccessible page, so the first entry read past it faults. The last row's values are the
-// ones moved most: its reads and writes are the ones that end at those boundaries.
+// inaccessible page (new_positions aside: see there), so the first entry read past it faults.
+// The last row's values are the ones moved most: its reads and writes end at those boundaries.
 namespace {
 
 constexpr int64_t kB = int64_t{1} << 16;
 constexpr int64_t kBig = int64_t{1} << 40;
 
-// An int64 (or flag) input read through a guard page.
+// An int64 input, and a flag input, that end at a guard page.
 struct In : GuardedInput<int64_t> {
   explicit In(const std::vector<int64_t>& v, std::vector<int64_t> shape = {})
       : GuardedInput<int64_t>(v, i64(), std::move(shape)) {}
@@ -448,8 +448,9 @@ struct Out {
   }
 };
 
-// A step of kB live rows, each a decode with drafts past its prompt: row b has 1 + b % 2
-// drafts and 1 + drafts tokens, 4 more when b % 5 == 0. Batch row b is persistent row
+// A step of kB live rows, each a decode with drafts: row b has 1 + b % 2 drafts and 1 + drafts
+// tokens, 4 more when b % 5 == 0; all but persistent rows r % 7 == 0 (whose prompt is longer)
+// are past their prompt, so input_ids gets their tokens. Batch row b is persistent row
 // (5b + 4) mod kB, a permutation that keeps the last row last, so the last row reads the
 // persistent tensors' last entries. Tables are kW blocks of kBlock tokens, wide enough for
 // every position.
