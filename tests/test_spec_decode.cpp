@@ -301,7 +301,8 @@ TEST(spec_decode, HostPathsAllocateNothing) {
     EXPECT_EQ(s, CATTN_OK) << what << ": " << cattn_last_error_message();
     EXPECT_EQ(bytes, 0u) << what;
   };
-  HostTensor pos = HostTensor::of({3, 1}, i64()), table = HostTensor::of({1, 2, 3, 4}, i64(), {2, 2});
+  HostTensor pos = HostTensor::of({3, 1}, i64());
+  HostTensor table = HostTensor::of({1, 2, 3, 4}, i64(), {2, 2});
   HostTensor seq = HostTensor::of({4, 1}, i64()), cp({2}, i64()), slots({4096}, i64());
   cattn_eagle_step_update_slot_mapping_and_metadata_args_t e =
       CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT;
@@ -336,7 +337,8 @@ TEST(spec_decode, HostPathsAllocateNothing) {
   m.new_slot_mapping = nslots.dl();
   none("compute_new_slot_mapping", [&] { return cattn_compute_new_slot_mapping(&m); });
 
-  HostTensor ids = HostTensor::of({10, 11, 12, 20, 21}, i64()), tpos = HostTensor::of({4, 5, 6, 8, 9}, i64());
+  HostTensor ids = HostTensor::of({10, 11, 12, 20, 21}, i64());
+  HostTensor tpos = HostTensor::of({4, 5, 6, 8, 9}, i64());
   HostTensor bonus = HostTensor::of({99, 98}, i64()), qel = HostTensor::of({2, 3}, i64());
   HostTensor out_ids({4096}, i64()), out_pos({4096}, i64()), out_new({4096}, i64());
   HostTensor out_rej({4096}, {kDLUInt, 8, 1}), out_mask({4096}, {kDLUInt, 8, 1});

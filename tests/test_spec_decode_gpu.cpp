@@ -381,7 +381,8 @@ TEST(spec_decode_gpu, BlocksWithoutASlotGiveMinusOne) {
   a.out_clamped_positions = m.make(cp), a.out_slot_mapping = m.make(slots);
   ASSERT_CATTN_OK(cattn_eagle_step_update_slot_mapping_and_metadata(&a));
   // compute_new_slot_mapping: one request per table row, one token each (N = 1, no query).
-  HostTensor qsl = HostTensor::of({0, 0, 0, 0, 0}, i64()), npos = HostTensor::of({4, 4, 4, 4}, i64());
+  HostTensor qsl = HostTensor::of({0, 0, 0, 0, 0}, i64());
+  HostTensor npos = HostTensor::of({4, 4, 4, 4}, i64());
   HostTensor ns({4}, i64());
   cattn_compute_new_slot_mapping_args_t n = CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT;
   n.block_size = 16, n.num_new_tokens = 1, n.max_model_len = 100;

@@ -159,7 +159,8 @@ TEST(step_inputs_hostile, HostPathsAllocateNothing) {
   p.positions = pos.dl(), p.batch_num_computed_tokens = bnct.dl();
   HostTensor table = HostTensor::of({5, 6, 7, 8}, i64(), {2, 2}), gathered({2, 2}, i32());
   cattn_gather_block_tables_args_t g = CATTN_GATHER_BLOCK_TABLES_ARGS_INIT;
-  g.idx_mapping = idx.dl(), g.num_reqs = nreq.dl(), g.block_table = table.dl(), g.out = gathered.dl();
+  g.idx_mapping = idx.dl(), g.num_reqs = nreq.dl(), g.block_table = table.dl();
+  g.out = gathered.dl();
   // One batch row for the two calls that take query_start_loc.
   HostTensor given = HostTensor::of({0, 1}, i64()), tpos = HostTensor::of({7}, i64());
   HostTensor idx1 = HostTensor::of({0}, i64()), slots({kCap}, i64());
@@ -171,7 +172,8 @@ TEST(step_inputs_hostile, HostPathsAllocateNothing) {
   HostTensor sl = HostTensor::of({8}, i64()), pl = HostTensor::of({3, 3}, i64());
   HostTensor last = HostTensor::of({42, 43}, i64()), drafts = HostTensor::of({0, 0}, i64(), {2, 1});
   HostTensor ids({kCap}, i64());
-  cattn_combine_sampled_and_draft_tokens_args_t c = CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT;
+  cattn_combine_sampled_and_draft_tokens_args_t c =
+      CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT;
   c.query_start_loc = given.dl(), c.num_reqs = nreq.dl(), c.idx_mapping = idx1.dl();
   c.seq_lens = sl.dl(), c.prefill_len = pl.dl(), c.last_sampled_tokens = last.dl();
   c.draft_tokens = drafts.dl(), c.logits_indices = li.dl(), c.cu_num_logits = cu.dl();
@@ -207,7 +209,8 @@ TEST(step_inputs_hostile, HostPathsAllocateNothing) {
 // A view at the top of the address space is refused before any byte is read, whatever its
 // element size, as is one whose data + byte_offset wraps.
 TEST(step_inputs_hostile, ViewsAtTheTopOfMemoryAreRefused) {
-  HostTensor sampled = HostTensor::of({3, -1}, i64(), {2, 1}), backup = HostTensor::of({9, 9}, i64());
+  HostTensor sampled = HostTensor::of({3, -1}, i64(), {2, 1});
+  HostTensor backup = HostTensor::of({9, 9}, i64());
   HostTensor next({2}, i64()), valid({2}, i64());
   int64_t two = 2;
   DLTensor mask{};
@@ -218,7 +221,8 @@ TEST(step_inputs_hostile, ViewsAtTheTopOfMemoryAreRefused) {
   mask.dtype = {kDLUInt, 8, 1};
   cattn_eagle_prepare_next_token_padded_args_t a = CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_INIT;
   a.vocab_size = 100, a.sampled_token_ids = sampled.dl(), a.backup_next_token_ids = backup.dl();
-  a.discard_request_mask = &mask, a.next_token_ids = next.dl(), a.valid_sampled_tokens_count = valid.dl();
+  a.discard_request_mask = &mask, a.next_token_ids = next.dl();
+  a.valid_sampled_tokens_count = valid.dl();
   EXPECT_CATTN_ERROR(cattn_eagle_prepare_next_token_padded(&a), CATTN_INVALID_ARGUMENT,
                      "args->discard_request_mask addresses past the end of memory");
   // The probe's pointer with one element, and a real buffer whose byte_offset wraps past 0.

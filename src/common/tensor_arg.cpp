@@ -141,14 +141,13 @@ TensorArg::TensorArg(const char* fn, const char* name, const DLTensor* t, Use us
   }
   // The view's end in 128 bits (data + byte_offset + span cannot wrap there), whatever the
   // element size, against the top of the memory a process can map.
-  const unsigned __int128 end = static_cast<unsigned __int128>(reinterpret_cast<uintptr_t>(t->data)) +
-                                t->byte_offset + span;
+  const uintptr_t data = reinterpret_cast<uintptr_t>(t->data);
+  const unsigned __int128 end = static_cast<unsigned __int128>(data) + t->byte_offset + span;
   if (t->byte_offset > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
       end > kAddressLimit)
     fail_arg(CATTN_INVALID_ARGUMENT, fn, name, "addresses past the end of memory",
-             "data " + hex_address(reinterpret_cast<uintptr_t>(t->data)) + ", byte_offset " +
-                 std::to_string(t->byte_offset) + ", " + std::to_string(static_cast<uint64_t>(span)) +
-                 " bytes",
+             "data " + hex_address(data) + ", byte_offset " + std::to_string(t->byte_offset) +
+                 ", " + std::to_string(static_cast<uint64_t>(span)) + " bytes",
              "a view that ends below 2^64 - 2^52, where user memory can lie");
   // Integer arithmetic: an empty tensor may have NULL data and a nonzero byte_offset, and
   // offsetting a null pointer is undefined even when the result is never dereferenced.

@@ -7,6 +7,7 @@
 // gives other values or a failure, never an access outside a tensor. A refused batch leaves
 // every output as it was.
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 
 #include "common/error.h"
@@ -23,8 +24,9 @@ namespace {
 
 void require_room(const char* fn, const TensorArg* t, int64_t n, const char* total) {
   if (present(t) && t->size(0) < n)
-    fail_arg(CATTN_INSUFFICIENT_SIZE, fn, t->name(), ("is shorter than the " + std::string(total)).c_str(),
-             t->shape_string(), "at least " + std::to_string(n) + " elements");
+    fail_arg(CATTN_INSUFFICIENT_SIZE, fn, t->name(),
+             ("is shorter than the " + std::string(total)).c_str(), t->shape_string(),
+             "at least " + std::to_string(n) + " elements");
 }
 
 void fits(const char* fn, const TensorArg* t, int64_t v) {
@@ -205,12 +207,26 @@ void combine_row(const char* fn, const StepInputsTensors& t, const Row& w, int64
     write ? out.set(at + k, dt[k]) : require_fits(fn, ids, dt[k]);
 }
 
+// The shortest of the given outputs (or inputs) a row's entries go to, or NULL.
+const TensorArg* shortest(std::initializer_list<const TensorArg*> ts) {
+  const TensorArg* s = nullptr;
+  for (const TensorArg* t : ts)
+    if (present(t) && (s == nullptr || t->size(0) < s->size(0))) s = t;
+  return s;
+}
+
 // One pass: every product of every live row, then the padding.
 void walk(const char* fn, const StepInputsTensors& t, bool write) {
   const int64_t B = t.rows;
   Rows rows(fn, t);
   const int64_t n = rows.live();
   const bool tokens = has_tokens(t);
+  // check_room measured the rows in a read of their own; a row read again here may have grown
+  // (promise 5), so each row's end is held to the room again before its entries are walked
+  // (the check pass writes nothing that would stop a longer walk).
+  const TensorArg* token_room = shortest({t.positions, t.token_to_req, t.given_positions});
+  for (int g = 0; g < t.num_groups; ++g) token_room = shortest({token_room, t.groups[g].slots});
+  const TensorArg* logit_room = shortest({t.logits_indices, t.expanded_idx, t.expanded_pos});
   const IndexReader given_pos =
       !present(t.num_scheduled) ? reader_if(t.given_positions) : IndexReader{};
   const IndexWriter qsl = writer_if(t.qsl, write), seq = writer_if(t.seq_lens, write);
@@ -228,6 +244,10 @@ void walk(const char* fn, const StepInputsTensors& t, bool write) {
   if (n > 0) fits(fn, t.token_to_req, n - 1);
   for (int64_t b = 0; b < n; ++b) {
     const Row w = rows.next();
+    if (tokens && token_room && w.end > token_room->size(0))
+      fail_index(token_room, w.end - 1, token_room->size(0));
+    if (t.logits && logit_room && w.logits + w.nb > logit_room->size(0))
+      fail_index(logit_room, w.logits + w.nb - 1, logit_room->size(0));
     if (write) {
       if (present(t.qsl)) qsl.set(b + 1, w.end);
       if (present(t.seq_lens)) seq.set(b, w.seq);
