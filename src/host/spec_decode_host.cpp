@@ -215,6 +215,9 @@ void copy_and_expand_host(const char* fn, const CopyExpandTensors& t) {
     if (first < 0) refuse(fn, *t.query_start_loc, 0, "is negative", first, ">= 0");
     int64_t T = first;
     for (int64_t i = 0; i < B; ++i) T = request_at(fn, t, qsl, qel, i, T).end;
+    const int64_t targets = std::min(t.target_ids->size(0), t.target_positions->size(0));
+    if (T > targets)  // with no request, query_start_loc[0] alone
+      refuse(fn, *t.query_start_loc, B, "passes the targets", T, "<= " + std::to_string(targets));
     const int64_t n_out = checked_add(fn, "args->query_start_loc: the output tokens", T,
                                       checked_mul(fn, "args->next_token_ids: B x P", B, P - shift));
     for (const TensorArg* o : {t.input_ids, t.positions, t.rejected, t.masked})

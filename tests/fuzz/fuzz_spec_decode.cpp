@@ -107,8 +107,8 @@ bool sub_ok(int64_t a, int64_t b, int64_t* r) { return !__builtin_sub_overflow(a
 bool mul_ok(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
 // block * block_size + pos % block_size (pos >= 0), each step in int64.
 bool slot_ok(int64_t block, int64_t pos, int64_t block_size, int64_t* slot) {
-  int64_t m;
-  return mul_ok(block, block_size, &m) && add_ok(m, pos % block_size, slot);
+  int64_t m;  // a negative block has no slot, as one past int64 has none
+  return block >= 0 && mul_ok(block, block_size, &m) && add_ok(m, pos % block_size, slot);
 }
 
 // Flag i of a present flag tensor (nonzero = set); an absent one reads as unset.
@@ -313,7 +313,9 @@ void fuzz_prepare_inputs(FuzzedDataProvider& fdp) {
   for (int64_t i = 0; ok && i < b_rows; ++i) {
     int64_t di = cut.get(0), r = 0, t1 = 0, s = 0, q1 = 0;
     if (i > 0) ok = sub_ok(cut.get(i), cut.get(i - 1), &di);
-    if (ok && di > 0) ok = add_ok(di, 1, &t1) && sub_ok(t1, vt.get(i), &r);
+    // A valid count outside [0, d + 1] (a negative rejected count) is refused.
+    if (ok && di > 0)
+      ok = add_ok(di, 1, &t1) && vt.get(i) >= 0 && vt.get(i) <= t1 && sub_ok(t1, vt.get(i), &r);
     ok = ok && sub_ok(qsl.get(i + 1), 1, &q1) && sub_ok(q1, r, &s);
     ok = ok && fits(idx, s) && fits(rej, r);
     sample.push_back(s);

@@ -138,6 +138,9 @@ std::array<int64_t, 3> reference_check(const CheckIn& in) {
         const int64_t v = in.slots[g]->get(i);
         if (i >= total ? v != -1 : v < -1) report(CATTN_STEP_CHECK_SLOT_MAPPING, i, g);
       }
+    // A mapping shorter than the live total: reported at its length.
+    if (given(in.slots[g]) && in.slots[g]->numel < total)
+      report(CATTN_STEP_CHECK_SLOT_MAPPING, in.slots[g]->numel, g);
   }
   return r;
 }
@@ -241,6 +244,7 @@ void fuzz_prepare(FuzzedDataProvider& fdp) {
       const int64_t r = imap.get(b);
       ok = r >= 0 && r < computed.dim(0);
       if (ok) nctv[b] = computed.get(r);
+      ok = ok && nctv[b] >= 0;  // a negative count is refused
       sane = sane && nctv[b] >= 0;
     }
     // A seq_len past int64 does not fit its output: refused.
@@ -378,12 +382,15 @@ void fuzz_gather(FuzzedDataProvider& fdp) {
 
 // ---- cattn_compute_slot_mappings ----
 // The slot of position p (batch row b, persistent row r) by the header's definitions; *refuse
-// set when the table has no column for it; *sane cleared
-// where the slot is not a table entry >= 0 that does not wrap.
-constexpr int kNoColumn = 1;
+// set for a negative position, when the table has no column for it, and for a block below 0
+// or whose slot passes int64; *sane is kept for the checks that follow.
+constexpr int kNoColumn = 1, kNegativePosition = 2, kNoSlot = 3;
 int64_t reference_slot(const cattn_compute_slot_mappings_args_t& a, const Tensor& table, int64_t p,
                        int64_t b, int64_t r, int* refuse, bool* sane) {
-  if (p < 0) return -1;
+  if (p < 0) {
+    *refuse = kNegativePosition;
+    return 0;
+  }
   const bool v1 = a.contract == CATTN_SLOT_MAPPING_V1;
   const int64_t D = a.dcp_size, I = a.dcp_kv_cache_interleave_size, kbs = a.kernel_block_size;
   int64_t row, col, off;
@@ -406,7 +413,11 @@ int64_t reference_slot(const cattn_compute_slot_mappings_args_t& a, const Tensor
     return 0;
   }
   const int64_t e = at2(table, row, col);
-  if (e < 0 || e > (kI64Max - off) / kbs) *sane = false;
+  if (e < 0 || e > (kI64Max - off) / kbs) {
+    *refuse = kNoSlot;
+    *sane = false;
+    return 0;
+  }
   return static_cast<int64_t>(static_cast<uint64_t>(e) * static_cast<uint64_t>(kbs) + static_cast<uint64_t>(off));
 }
 
@@ -500,7 +511,9 @@ void fuzz_slots(FuzzedDataProvider& fdp) {
             p.kernel_block_size >= 1 && p.block_size % p.kernel_block_size == 0 && p.dcp_size >= 1 &&
             p.dcp_kv_cache_interleave_size >= 1 && p.dcp_rank >= 0 && p.dcp_rank < p.dcp_size &&
             (v1 ? p.block_size : p.kernel_block_size) <= lim31 && p.dcp_size <= (int64_t{1} << 16) &&
-            p.dcp_kv_cache_interleave_size <= lim31;
+            p.dcp_kv_cache_interleave_size <= lim31 &&
+            // the interleave divides the contract's block
+            (v1 ? p.block_size : p.kernel_block_size) % p.dcp_kv_cache_interleave_size == 0;
   ok = ok && index1(qsl) && scan_bounded(qsl) && qsl.dim(0) >= 1;
   const int64_t b_rows = ok ? qsl.dim(0) - 1 : 0;
   ok = ok && num_reqs_ok(nreq) && index1(pos) && index_nd(tab, 2);
