@@ -3,7 +3,6 @@
 // (tests/vectors/spec_decode.json), and their refusals: values out of range, overlaps, shapes.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 
 #include "cattn.h"
@@ -294,13 +293,7 @@ TEST(spec_decode, NegativeBlocksAndRejectedCountsAreRefused) {
 // The host paths compute in place: no call allocates (promise 8), whatever its outputs' sizes.
 TEST(spec_decode, HostPathsAllocateNothing) {
   SKIP_UNLESS_ALLOCATIONS_COUNTED();
-  auto none = [](const char* what, const std::function<cattn_status_t()>& call) {
-    cattn_test::CountAllocations count;
-    const cattn_status_t s = call();
-    const size_t bytes = count.bytes();
-    EXPECT_EQ(s, CATTN_OK) << what << ": " << cattn_last_error_message();
-    EXPECT_EQ(bytes, 0u) << what;
-  };
+  const auto none = cattn_test::expect_allocates_nothing;
   HostTensor pos = HostTensor::of({3, 1}, i64());
   HostTensor table = HostTensor::of({1, 2, 3, 4}, i64(), {2, 2});
   HostTensor seq = HostTensor::of({4, 1}, i64()), cp({2}, i64()), slots({4096}, i64());

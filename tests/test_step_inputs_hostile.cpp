@@ -21,7 +21,6 @@
 namespace {
 
 using cattn_test::CanaryBuffer;
-using cattn_test::CountAllocations;
 using cattn_test::HostTensor;
 using cattn_test::i32;
 using cattn_test::i64;
@@ -178,26 +177,13 @@ TEST(step_inputs_hostile, HostPathsAllocateNothing) {
   c.seq_lens = sl.dl(), c.prefill_len = pl.dl(), c.last_sampled_tokens = last.dl();
   c.draft_tokens = drafts.dl(), c.logits_indices = li.dl(), c.cu_num_logits = cu.dl();
   c.expanded_idx_mapping = ei.dl(), c.expanded_local_pos = ep.dl(), c.input_ids = ids.dl();
-  {
-    CountAllocations count;
-    ASSERT_CATTN_OK(cattn_prepare_pos_seq_lens(&p));
-    EXPECT_EQ(count.bytes(), 0u);
-  }
-  {
-    CountAllocations count;
-    ASSERT_CATTN_OK(cattn_gather_block_tables(&g));
-    EXPECT_EQ(count.bytes(), 0u);
-  }
-  {
-    CountAllocations count;
-    ASSERT_CATTN_OK(cattn_compute_slot_mappings(&s));
-    EXPECT_EQ(count.bytes(), 0u);
-  }
-  {
-    CountAllocations count;
-    ASSERT_CATTN_OK(cattn_combine_sampled_and_draft_tokens(&c));
-    EXPECT_EQ(count.bytes(), 0u);
-  }
+  using cattn_test::expect_allocates_nothing;
+  expect_allocates_nothing("prepare_pos_seq_lens", [&] { return cattn_prepare_pos_seq_lens(&p); });
+  expect_allocates_nothing("gather_block_tables", [&] { return cattn_gather_block_tables(&g); });
+  expect_allocates_nothing("compute_slot_mappings",
+                           [&] { return cattn_compute_slot_mappings(&s); });
+  expect_allocates_nothing("combine_sampled_and_draft_tokens",
+                           [&] { return cattn_combine_sampled_and_draft_tokens(&c); });
   EXPECT_EQ(pos.get(0), 7);
   EXPECT_EQ(pos.get(kCap - 1), 0);
   EXPECT_EQ(slots.get(0), 5 * 16 + 7);

@@ -5,7 +5,12 @@
 // (promise 8) or no more than its size query reported.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstddef>
+#include <functional>
+
+#include "cattn.h"
 
 namespace cattn_test {
 
@@ -18,6 +23,20 @@ struct CountAllocations {
 // Whether libcattn's allocations reach the operator new above: not when the library carries
 // its own (a toolchain that links libstdc++ statically), and then the bounds cannot be checked.
 bool library_allocations_counted();
+
+// Expects `call` (named `what`) to succeed without allocating (promise 8).
+inline void expect_allocates_nothing(const char* what,
+                                     const std::function<cattn_status_t()>& call) {
+  size_t bytes;
+  cattn_status_t s;
+  {
+    CountAllocations count;
+    s = call();
+    bytes = count.bytes();
+  }
+  EXPECT_EQ(s, CATTN_OK) << what << ": " << cattn_last_error_message();
+  EXPECT_EQ(bytes, 0u) << what << " allocated";
+}
 
 }  // namespace cattn_test
 
