@@ -335,7 +335,7 @@ __device__ __forceinline__ SelectTurn<I> fused_pcp_qkv_select_decode(const Fused
   const I q_turns =
       static_cast<I>(p.q.dst_head_rows) * select_chunks<Policy, I, kJoint>(p.q_chunks);
   if (turn < q_turns) return split(turn, p.q_chunks, 1, 0);
-  const I tail_blocks = static_cast<I>(2 * p.world - p.rank);
+  const I tail_blocks = static_cast<I>(p.world + (p.world - p.rank));  // 2W - r, no 2W formed
   const I kv = turn - q_turns;
   const I k_turns =
       static_cast<I>(p.k.dst_tail_rows) * select_chunks<Policy, I, kJoint>(p.k_chunks);
@@ -464,7 +464,7 @@ bool fused_pcp_qkv_select_fits_int32(const FusedSelectParams& p, int64_t turns,
   for (const SelectOperand* o : {&p.q, &p.k, &p.v})
     most = std::max({most, o->src_rows, o->dst_head_rows, o->dst_tail_rows});
   const int64_t limit = int64_t{INT32_MAX} / 4;
-  return p.num_reqs < limit && most < limit / (2 * p.world + 2) &&
+  return p.num_reqs < limit && p.world < limit && most < limit / (2 * p.world + 2) &&
          step < static_cast<uint64_t>(limit / (p.num_reqs + 1));
 }
 

@@ -550,6 +550,16 @@ TEST(fused_pcp_qkv_select, DegenerateBatches) {
       EXPECT_EQ(p.output_bytes(), before);
     }
   }
+  // A world past 2^62 (2W overflows) with no request rows: the size query accepts it exactly,
+  // and the call does nothing, with no 2W formed (UBSan watches).
+  const int64_t big = (int64_t{1} << 62) + 5;
+  for (const auto& wr : {std::array<int64_t, 2>{INT64_MAX, INT64_MAX - 1}, {big, big - 1}})
+    for (const auto& qsl : {std::vector<int64_t>{0}, std::vector<int64_t>{0, 0, 0}}) {
+      Problem p(qsl, wr[0], wr[1], 1, 1, 2, 4, 4, 4, 2, 2, 2);
+      const auto before = p.output_bytes();
+      ASSERT_CATTN_OK(p.run());
+      EXPECT_EQ(p.output_bytes(), before);
+    }
 }
 
 // ------------------------------------------------------------------------------------------

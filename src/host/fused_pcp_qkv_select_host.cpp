@@ -102,7 +102,11 @@ void fused_pcp_qkv_select_host(const TensorArg& q, const TensorArg& k, const Ten
                                const TensorArg& k_tail, const TensorArg& v_tail) {
   const IndexReader in = reader1d(qsl);
   const RowSource qs = rows_of(q), ks = rows_of(k), vs = rows_of(v);
-  const int64_t head_blocks = rank + 1, tail_blocks = 2 * world_size - rank;
+  const int64_t head_blocks = rank + 1;
+  // 2W - r fits whenever a request has rows: W * query_start_loc[B] was checked, so a world
+  // past 2^62 leaves every request empty (the size query accepts such a world exactly).
+  int64_t tail_blocks;
+  if (__builtin_add_overflow(world_size, world_size - rank, &tail_blocks)) return;
   // Every entry is read once here (a request starts where the previous one ended) and held
   // within [previous entry, end], the bounds the check established: should the caller change
   // query_start_loc during the call, rows come out wrong but never out of bounds (the sizes

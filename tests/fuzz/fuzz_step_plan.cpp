@@ -35,12 +35,20 @@ Expected expect_plan(const cattn_step_plan_desc_t& d, size_t struct_size) {
   Expected e;
   auto has = [&](uint32_t bit) { return (d.products & bit) != 0; };
   bool ok = struct_size >= sizeof(cattn_step_plan_desc_t) && d.products != 0 &&
-            (d.products & ~CATTN_STEP_ALL_PRODUCTS) == 0 && d.reserved0 == 0 &&
+            (d.products & ~(CATTN_STEP_ALL_PRODUCTS | CATTN_STEP_INPUT_PRODUCTS)) == 0 &&
+            d.reserved0 == 0 &&
             d.max_num_reqs >= 1 && d.max_num_tokens >= 0 &&
             d.max_num_blocks_per_req >=
                 ((d.products & (CATTN_STEP_MAMBA_BLOCK_TABLE | CATTN_STEP_LOCAL_ATTENTION)) ? 1 : 0) &&
             d.max_num_logits >= 0 && add_or_neg(d.max_num_reqs, 1) >= 0;
   const int64_t B = d.max_num_reqs, T = d.max_num_tokens;
+  // This target leaves the 1.2 fields at their defaults (no KV group, no persistent row), which
+  // serve the step-input products that need neither; tests/fuzz/fuzz_step_inputs and the unit
+  // suites cover the rest.
+  // Their device path keeps its scans in shared memory: at most 8192 rows, and INT32_MAX tokens.
+  if (ok && (d.products & CATTN_STEP_INPUT_PRODUCTS))
+    ok = (d.products & (CATTN_STEP_INPUTS | CATTN_STEP_BLOCK_TABLES | CATTN_STEP_SLOT_MAPPINGS)) == 0 &&
+         d.max_num_reqs <= 8192 && d.max_num_tokens <= INT32_MAX;
   if (ok && has(CATTN_STEP_DCP_LOCAL_SEQ_LENS)) {
     const auto& p = d.dcp;
     ok = p.dcp_size >= 1 && p.dcp_kv_cache_interleave_size >= 1 &&
@@ -152,7 +160,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                            d.max_num_logits, d.max_num_blocks_per_req};
   bool small = true;
   for (int64_t n : sizes) small = small && n <= 4096;
-  if (!small) {
+  // The runs below build 1.1 batches only.
+  if (!small || (d.products & CATTN_STEP_INPUT_PRODUCTS)) {
     cattn_step_plan_destroy(plan);
     return 0;
   }
