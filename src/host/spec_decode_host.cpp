@@ -211,13 +211,15 @@ void copy_and_expand_host(const char* fn, const CopyExpandTensors& t) {
     const bool w = pass == 1;
     // Every request's bounds first, for the outputs' sizes; the walk below reads them again
     // and checks them again as it goes.
+    // query_start_loc[0] is read once a pass and starts both walks.
     const int64_t first = qsl[0];
+    const int64_t targets = std::min(t.target_ids->size(0), t.target_positions->size(0));
     if (first < 0) refuse(fn, *t.query_start_loc, 0, "is negative", first, ">= 0");
+    if (first > targets)
+      refuse(fn, *t.query_start_loc, 0, "passes the targets", first,
+             "<= " + std::to_string(targets));
     int64_t T = first;
     for (int64_t i = 0; i < B; ++i) T = request_at(fn, t, qsl, qel, i, T).end;
-    const int64_t targets = std::min(t.target_ids->size(0), t.target_positions->size(0));
-    if (T > targets)  // with no request, query_start_loc[0] alone
-      refuse(fn, *t.query_start_loc, B, "passes the targets", T, "<= " + std::to_string(targets));
     const int64_t n_out = checked_add(fn, "args->query_start_loc: the output tokens", T,
                                       checked_mul(fn, "args->next_token_ids: B x P", B, P - shift));
     for (const TensorArg* o : {t.input_ids, t.positions, t.rejected, t.masked})
@@ -234,8 +236,7 @@ void copy_and_expand_host(const char* fn, const CopyExpandTensors& t) {
         w && present(t.new_token_indices) ? writer1d(*t.new_token_indices) : IndexWriter{};
     const IndexWriter out_hid =
         w && shift && present(t.hidden_map) ? writer1d(*t.hidden_map) : IndexWriter{};
-    int64_t start = qsl[0];
-    if (start < 0) refuse(fn, *t.query_start_loc, 0, "is negative", start, ">= 0");
+    int64_t start = first;
     for (int64_t i = 0; i < B; ++i) {
       const Request rq = request_at(fn, t, qsl, qel, i, start);
       start = rq.end;
