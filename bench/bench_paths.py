@@ -7,6 +7,10 @@
 - The upstream oracle: vLLM's newest helpers (a folder holding vllm_upstream.py and
   _prelude_upstream.py). Option --reference (--oracle in kv_cache_layout_side_by_side.py), or
   CATTN_ORACLE_UPSTREAM_DIR.
+- The step-inputs oracle: vLLM's step-input and speculative-decoding code (a folder holding
+  vllm_step_inputs.py and _prelude_step_inputs.py, the upstream oracle's vllm_upstream.py in the
+  folder above it). Option --oracle, or CATTN_ORACLE_STEP_INPUTS_DIR, else
+  ../shared/oracle_upstream/step_inputs beside the checkout.
 - The recorded seed numbers: the seed's times measured once on an H200 (a folder holding
   vllm_seed_h200.json), shown next to libcattn's for reference. Option --baseline (the file),
   or CATTN_BASELINE_DIR; optional: without it the column reads "-".
@@ -20,8 +24,11 @@ import sys
 
 ORACLE_ENV = "CATTN_ORACLE_DIR"
 UPSTREAM_ENV = "CATTN_ORACLE_UPSTREAM_DIR"
+STEP_INPUTS_ENV = "CATTN_ORACLE_STEP_INPUTS_DIR"
 BASELINE_ENV = "CATTN_BASELINE_DIR"
 SEED_BASELINE_FILE = "vllm_seed_h200.json"
+DEFAULT_STEP_INPUTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                   "..", "shared", "oracle_upstream", "step_inputs")
 
 
 def _stop(prog, message):
@@ -57,6 +64,24 @@ def upstream_oracle(prog, given, option="--reference"):
         if not os.path.isfile(os.path.join(path, name)):
             _stop(prog, f"the upstream oracle {path!r} (from {how}) holds no {name}")
     return path
+
+
+def step_inputs_oracle(prog, given):
+    """The step-inputs oracle's folder: `given` (--oracle), else $CATTN_ORACLE_STEP_INPUTS_DIR,
+    else shared/oracle_upstream/step_inputs beside the checkout."""
+    env = os.environ.get(STEP_INPUTS_ENV, "")
+    path = given or env or DEFAULT_STEP_INPUTS
+    how = "--oracle" if given else (STEP_INPUTS_ENV if env else "the default beside the checkout")
+    what = f"the step-inputs oracle {os.path.abspath(path)!r} (from {how})"
+    if not os.path.isdir(path):
+        _stop(prog, f"{what} is not a folder: pass --oracle DIR or set {STEP_INPUTS_ENV}")
+    for name in ("vllm_step_inputs.py", "_prelude_step_inputs.py"):
+        if not os.path.isfile(os.path.join(path, name)):
+            _stop(prog, f"{what} holds no {name}: pass --oracle DIR or set {STEP_INPUTS_ENV}")
+    if not os.path.isfile(os.path.join(path, "..", "vllm_upstream.py")):
+        _stop(prog, f"{what}: its parent folder holds no vllm_upstream.py (the prelude imports "
+                    f"it from there): copy the whole oracle_upstream folder")
+    return os.path.abspath(path)
 
 
 def seed_baseline(prog, given, name=SEED_BASELINE_FILE, option="--baseline"):

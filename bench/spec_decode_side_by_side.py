@@ -42,8 +42,14 @@ after one plain step from the same state, then after one replay of each side's c
 from the state reset and the outputs poisoned again. vLLM's valid counts and rejected counts
 are also checked against this script's numpy (the step's query_end_loc is built from them).
 Any difference prints MISMATCH and exits 1; a libcattn error prints the library's message and
-exits 1. A vLLM step or call that torch cannot capture into a graph is noted under the table
-and its graph columns read "-" (its check then uses its plain step); libcattn's must capture.
+exits 1. Every capture must succeed but one: libcattn's, and vLLM's Triton kernels and
+compute_new_slot_mapping (torch ops with no host sync, their outputs padded for CUDA graphs):
+torch refusing one prints ERROR and exits 1. vLLM's torch.compile'd batch change is the
+exception: vLLM does not rely on capturing it, and torch.compile under a capture can be refused,
+so a refusal of it (or of the step holding it) is noted under the table, its graph columns read
+"-" and the step's check uses vLLM's plain step. Only torch's own capture errors count as a
+refusal (bench/graph_capture.py); any other exception is raised. Launches that torch.profiler
+cannot count also fail the run, after the table.
 
 Timing, per call and for the whole step (median over --reps):
   plain  CUDA events around N Python iterations (vLLM: its functions; libcattn: the ctypes
@@ -58,9 +64,10 @@ the last lines say where a step row falls short (reported, not a failure).
         [--out F.md] [--json F.json]
 
 The table also goes to --out (default: $OUT/spec_decode_side_by_side.md when $OUT is set).
-Without a GPU (checks only: vLLM's kernels under Triton's interpreter, libcattn's host calls on
-the same CPU tensors; then every libcattn args struct again on views marked as CUDA memory,
-which a CPU-only build must accept up to CATTN_NOT_SUPPORTED):
+Without a GPU (checks only: graph_capture.py's self-check of the capture helpers the GPU run
+uses; vLLM's kernels under Triton's interpreter, libcattn's host calls on the same CPU tensors;
+then every libcattn args struct again on views marked as CUDA memory, which a CPU-only build
+must accept up to CATTN_NOT_SUPPORTED):
 
     /tmp/cattn-step-inputs-venv/bin/python bench/spec_decode_side_by_side.py \\
         --lib build-cpu/libcattn.so --device cpu
@@ -79,7 +86,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from step_inputs_side_by_side import ORACLE_ENV, capture, step_inputs_oracle  # noqa: E402
+from bench_paths import STEP_INPUTS_ENV, step_inputs_oracle  # noqa: E402
+from graph_capture import CaptureFailed, capture_optional, capture_required  # noqa: E402
 
 # include/cattn.h
 CATTN_NOT_SUPPORTED = 5
@@ -115,6 +123,7 @@ CALLS = [
      "cattn_eagle_step_update_slot_mapping_and_metadata", "eagle step"),
 ]
 STEP_LABEL = "step (all six)"
+CALLS_BY_KEY = {k: fn for k, _, fn, _ in CALLS}
 
 # Filled by main() once torch, numpy, the oracle and the ctypes mirror are imported (the Triton
 # interpreter has to be chosen before triton is imported).
@@ -587,17 +596,22 @@ def events_us(fn, n, reps):
     return statistics.median(times)
 
 
-def capture_vllm(what, body, notes):
-    """capture() for vLLM's side: a capture that fails is noted (its graph columns read "-"),
-    since the plain numbers still stand."""
-    try:
-        return capture(body)
-    except Exception as e:  # noqa: BLE001 - torch or Triton refusing the capture
-        notes.append(f"vLLM's {what} could not be captured into a CUDA graph: "
-                     f"{type(e).__name__}: {str(e).strip()[:300]}")
+# vLLM's calls whose capture may be refused without failing the run: the torch.compile'd batch
+# change, which vLLM does not rely on capturing. The others are Triton kernels and torch ops with
+# no host sync, made for CUDA graphs (eagle_step pads to input_batch_size "for cudagraph
+# padding"): a refusal there is this harness's fault or a real regression.
+MAY_REFUSE = {"batch_change"}
+
+
+def capture_vllm(key, what, body, notes):
+    """vLLM's side of a row: capture_optional for MAY_REFUSE (the note printed), else
+    capture_required."""
+    if key not in MAY_REFUSE:
+        return capture_required(f"vLLM's {what}", body)
+    g = capture_optional(f"vLLM's {what}", body, notes)
+    if g is None:
         print("NOTE", notes[-1], flush=True)
-        torch.cuda.synchronize()
-        return None
+    return g
 
 
 def timed(key_plain_v, key_plain_l, g_v, g_l, reps):
@@ -626,8 +640,9 @@ def measure(V, lib, w, reps, stream, dry, notes):
         ls.set_stream(h)
         ls.step()
 
-    g_v = capture_vllm(f"step (B {w['B']}, drafts {w['d']})", vllm_body, notes)
-    g_l = capture(lib_body)
+    # The step holds the batch change: it may be refused as that call may.
+    g_v = capture_vllm("batch_change", f"step (B {w['B']}, drafts {w['d']})", vllm_body, notes)
+    g_l = capture_required(f"libcattn's step ({name})", lib_body)
     ls.set_stream(stream)
     reset(vs.o, step)
     reset(ls.o, step)
@@ -649,9 +664,10 @@ def measure(V, lib, w, reps, stream, dry, notes):
                  **timed(vs.step, ls.step, g_v, g_l, reps))]
     del g_v, g_l
     for key, vllm_name, _, label in CALLS:
-        gv = capture_vllm(f"{vllm_name} (B {w['B']}, drafts {w['d']})",
+        gv = capture_vllm(key, f"{vllm_name} (B {w['B']}, drafts {w['d']})",
                           lambda _h, key=key: vs.fns[key](), notes)
-        gl = capture(lambda h, key=key: (ls.set_stream(h), ls.fns[key]()))
+        gl = capture_required(f"libcattn's {CALLS_BY_KEY[key]} ({name})",
+                              lambda h, key=key: (ls.set_stream(h), ls.fns[key]()))
         ls.set_stream(stream)
         rows.append(dict(B=w["B"], drafts=w["d"], call=label,
                          **timed(vs.fns[key], ls.fns[key], gv, gl, reps)))
@@ -703,7 +719,7 @@ def goal_lines(rows):
              ["  every measured step row meets its goal"]))
 
 
-def report(rows, launches, setting, notes):
+def report(rows, launches, setting, notes, failures=()):
     """The markdown written to the terminal and to --out."""
     ops = lambda n: "?" if n is None else str(n)  # noqa: E731
     lines = ["# Speculative decoding: vLLM's six helpers against libcattn's six calls", "",
@@ -715,6 +731,8 @@ def report(rows, launches, setting, notes):
     lines += goal_lines(rows)
     if notes:
         lines += [""] + [f"note: {n}" for n in notes]
+    if failures:
+        lines += [""] + [f"ERROR {x}" for x in failures]
     return "\n".join(lines)
 
 
@@ -727,7 +745,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", required=True, help="libcattn.so (a CUDA build; --device cpu: any)")
     ap.add_argument("--oracle", default=None,
-                    help=f"the step-inputs oracle's folder (default: ${ORACLE_ENV}, else "
+                    help=f"the step-inputs oracle's folder (default: ${STEP_INPUTS_ENV}, else "
                          f"../shared/oracle_upstream/step_inputs beside the checkout)")
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
                     help="cpu: checks only (Triton's interpreter, libcattn's host calls)")
@@ -785,6 +803,9 @@ def main():
           f"oracle {oracle} (torch.compile backend {backend}); {layout}; "
           f"{len(configs)} configurations", flush=True)
     if cpu:
+        # The GPU run's capture helpers, as far as they go without a device.
+        import graph_capture
+        print(graph_capture.self_check(torch), flush=True)
         try:
             failures = dry_run(V, lib, configs, args.seed)
         except C.CattnError as e:
@@ -806,25 +827,27 @@ def main():
         except C.CattnError as e:
             print(f"ERROR {config_name(w)}: {e}")
             sys.exit(1)
+        except CaptureFailed as e:
+            print(f"ERROR {e}")
+            sys.exit(1)
         torch.cuda.empty_cache()
     if args.dry_run:
         print("dry run: every configuration checked on the GPU; nothing timed")
         sys.exit(0)
-    # Launch counts last: the profiler leaves hooks behind that slow later launches.
-    launches = {}
+    # Launch counts last: the profiler leaves hooks behind that slow later launches. A count
+    # that fails (gpu_ops prints why) fails the run after the table.
+    launches, failures = {}, []
     for d in drafts:
-        try:
-            launches[d] = count_launches(V, lib, make_workload(8, d, args.seed), stream)
-        except Exception as e:  # noqa: BLE001 - the table stands without its counts
-            notes.append(f"launches not counted at drafts {d}: {type(e).__name__}: {e}")
-            launches[d] = (None, None)
+        launches[d] = count_launches(V, lib, make_workload(8, d, args.seed), stream)
+        failures += [f"drafts {d}: {side}'s launches could not be counted"
+                     for side, n in zip(("vLLM", "libcattn"), launches[d]) if n is None]
     setting = (f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton "
                f"{triton.__version__}, libcattn {lib.cattn_version_string().decode()}; "
                f"vLLM's update_num_computed_tokens_for_batch_change compiled with backend "
                f"{backend}. us per call or per step: CUDA events around {N_STEPS} Python "
                f"iterations (plain) or graph replays, median of {args.reps}; ratio = vLLM / "
                f"libcattn. Each side's graph holds its launches of the row's calls.")
-    text = report(rows, launches, setting, notes)
+    text = report(rows, launches, setting, notes, failures)
     print("\n" + text)
     out = args.out or (os.path.join(os.environ["OUT"], "spec_decode_side_by_side.md")
                        if os.environ.get("OUT") else None)
@@ -837,7 +860,9 @@ def main():
             json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
                            triton=triton.__version__, compile_backend=backend,
                            n_steps=N_STEPS, reps=args.reps, rows=rows, notes=notes,
+                           failures=failures,
                            launches={str(d): v for d, v in launches.items()}), f, indent=1)
+    sys.exit(1 if failures else 0)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,10 @@ idx_mapping and local positions), plainly, on the split (staged) path and after 
 over poisoned outputs; libcattn's products vLLM has no kernel for here (token_to_req_indices,
 the split and the other counts, the batch's num_computed_tokens, DCP local lengths, extended
 queries, the zeros past the step) are checked against numpy. MISMATCH and exit 1 otherwise.
+Every path must capture into a graph (vLLM's too: MRV2's uploads from pinned staging and its
+kernels hold no host sync); torch refusing a capture prints ERROR and exits 1, and any other
+exception is raised (bench/graph_capture.py). A floor that nvcc cannot build or that fails to
+run, and launches torch.profiler cannot count, fail the run too, after the table.
 
 Columns:
   us/step    CUDA events around N steps / N, median over --reps (plain: Python issues N steps
@@ -47,7 +51,8 @@ library and driven by call_loop.c's cattn_bench_call_loop.
     python3 bench/step_inputs_side_by_side.py --lib build/libcattn.so [--oracle DIR] [--json F]
 
 Without a GPU (checks only, the Triton kernels under Triton's interpreter, libcattn's host calls
-in place of the plan, which is only created and argument-checked on fake device tensors):
+in place of the plan, which is only created and argument-checked on fake device tensors; first
+graph_capture.py's self-check of the capture helpers the GPU run uses):
 
     /tmp/cattn-step-inputs-venv/bin/python bench/step_inputs_side_by_side.py \\
         --lib build-cpu/libcattn.so --device cpu
@@ -68,11 +73,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-
-ORACLE_ENV = "CATTN_ORACLE_STEP_INPUTS_DIR"
-DEFAULT_ORACLE = os.path.join(REPO, "..", "shared", "oracle_upstream", "step_inputs")
+import bench_paths as P  # noqa: E402
+from graph_capture import CaptureFailed, capture_required  # noqa: E402
 
 # include/cattn.h
 CATTN_NOT_SUPPORTED = 5
@@ -89,29 +92,10 @@ POISON = -3
 N_PY, N_C, K_GRAPH = 50, 100, 20  # steps per timing from Python / from C; steps in a gpu-us graph
 
 # Filled by main() once torch, numpy, the oracle and the bench helpers are imported (the Triton
-# interpreter has to be chosen before triton is imported).
+# interpreter has to be chosen before triton is imported). They are this script's own: what
+# another script imports from here must not read them (graph_capture.py, bench_paths.py and
+# step_inputs_mrv2.py hold the shared helpers).
 torch = np = C = DevTensor = M = gpu_ops = None
-
-
-def _stop(prog, message):
-    sys.exit(f"{os.path.basename(prog)}: {message} (the script's docstring says what it holds)")
-
-
-def step_inputs_oracle(prog, given):
-    """The oracle folder: --oracle, else $CATTN_ORACLE_STEP_INPUTS_DIR, else the default."""
-    env = os.environ.get(ORACLE_ENV, "")
-    path = given or env or DEFAULT_ORACLE
-    how = "--oracle" if given else (ORACLE_ENV if env else "the default beside the checkout")
-    what = f"the step-inputs oracle {os.path.abspath(path)!r} (from {how})"
-    if not os.path.isdir(path):
-        _stop(prog, f"{what} is not a folder: pass --oracle DIR or set {ORACLE_ENV}")
-    for name in ("vllm_step_inputs.py", "_prelude_step_inputs.py"):
-        if not os.path.isfile(os.path.join(path, name)):
-            _stop(prog, f"{what} holds no {name}: pass --oracle DIR or set {ORACLE_ENV}")
-    if not os.path.isfile(os.path.join(path, "..", "vllm_upstream.py")):
-        _stop(prog, f"{what}: its parent folder holds no vllm_upstream.py (the prelude "
-                       f"imports it from there): copy the whole oracle_upstream folder")
-    return os.path.abspath(path)
 
 
 # ---- libcattn ---------------------------------------------------------------------------------
@@ -502,17 +486,9 @@ def host_us(fn, n, reps):
     return statistics.median(times)
 
 
-def capture(body):
-    """body(stream) captured once into a torch CUDA graph on torch's current stream."""
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        body(torch.cuda.current_stream().cuda_stream)
-    return g
-
-
-def gpu_us(body, reps):
+def gpu_us(body, reps, what):
     """Device time of one step: a graph of K_GRAPH steps, events around a replay / K_GRAPH."""
-    g = capture(lambda s: [body(s) for _ in range(K_GRAPH)])
+    g = capture_required(f"{what}, {K_GRAPH} steps", lambda s: [body(s) for _ in range(K_GRAPH)])
     return events_us(lambda n: [g.replay() for _ in range(n)], 1, reps) / K_GRAPH
 
 
@@ -520,12 +496,12 @@ def repeat(step):
     return lambda n: [step() for _ in range(n)]
 
 
-def timed(fn_plain, fn_graph, body, reps, n_plain):
+def timed(fn_plain, fn_graph, body, reps, n_plain, what):
     """A path's times: plain and graph steps (us/step and host us), and its device time."""
     return dict(plain=events_us(fn_plain, n_plain, reps),
                 host_plain=host_us(fn_plain, n_plain, reps),
                 graph=events_us(fn_graph, N_PY, reps), host_graph=host_us(fn_graph, N_PY, reps),
-                gpu=gpu_us(body, reps))
+                gpu=gpu_us(body, reps, what))
 
 
 class Floor:
@@ -537,7 +513,7 @@ class Floor:
                "empty_1472": "_Z22bench_launch_empty_bigP11CUstream_st"}
 
     def __init__(self, loop):
-        self.loop, self.fns, self.note = loop, {}, ""
+        self.loop, self.fns, self.note, self.failure = loop, {}, "", ""
         nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
         if not os.path.exists(nvcc):
             self.note = "no nvcc: the floor is not measured"
@@ -550,7 +526,7 @@ class Floor:
                os.path.join(HERE, "launch_floor.cu")]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
-            self.note = f"nvcc failed, the floor is not measured: {r.stderr.strip()[-300:]}"
+            self.failure = f"nvcc failed, the floor is not measured: {r.stderr.strip()[-300:]}"
             return
         self.lib = ctypes.CDLL(so)
         for k, sym in self.SYMBOLS.items():
@@ -580,7 +556,7 @@ class Floor:
             out.append(dict(path=f"floor: {label}", mode="plain, from C" if self.loop else
                             "plain, ctypes", us=events_us(fn, N_C, reps),
                             host=host_us(fn, N_C, reps), gpu=None, launches="1"))
-        g = capture(lambda s: self.launch("empty", 1, s))
+        g = capture_required("the floor's empty kernel", lambda s: self.launch("empty", 1, s))
         fn = lambda n: [g.replay() for _ in range(n)]  # noqa: E731
         out.append(dict(path="floor: graph of one empty kernel", mode="graph replay",
                         us=events_us(fn, N_PY, reps), host=host_us(fn, N_PY, reps), gpu=None,
@@ -635,11 +611,14 @@ def measure(V, lib, loop, w, reps, stream, errors, timing=True):
     for k, p in live:
         verify(f"{name}: vLLM staged (graph body) against {LABELS[k]}", m.outputs(),
                results(p.o), w)
-    graphs = {"a": capture(lambda s: m.staged_device())}
+    # Every path must capture: vLLM's body is MRV2's uploads from pinned staging and its kernels
+    # (Triton, torch.arange / torch.zeros: no host sync), which MRV2 builds for its graphs.
+    graphs = {"a": capture_required(f"{name}: {LABELS['a']}", lambda s: m.staged_device())}
     for k, p in live:
-        graphs[k] = capture(lambda s, p=p: p.run(1, s))
+        graphs[k] = capture_required(f"{name}: {LABELS[k]}", lambda s, p=p: p.run(1, s))
     if pb is not None:
-        graphs["bu"] = capture(lambda s: (pb.upload_device(), pb.run(1, s)))
+        graphs["bu"] = capture_required(f"{name}: {LABELS['bu']}",
+                                        lambda s: (pb.upload_device(), pb.run(1, s)))
     m.poison()
     for _, p in live:
         poison(p.o)
@@ -663,9 +642,10 @@ def measure(V, lib, loop, w, reps, stream, errors, timing=True):
     t = {}
     if timing:
         t["a"] = timed(repeat(m.plain), repeat(lambda: (m.staged_host(), graphs["a"].replay())),
-                       lambda s: m.staged_device(), reps, N_PY)
+                       lambda s: m.staged_device(), reps, N_PY, f"{name}: {LABELS['a']}")
         for k, p in live:
-            t[k] = timed(p.run, repeat(graphs[k].replay), lambda s, p=p: p.run(1, s), reps, N_C)
+            t[k] = timed(p.run, repeat(graphs[k].replay), lambda s, p=p: p.run(1, s), reps, N_C,
+                         f"{name}: {LABELS[k]}")
         if pb is not None:
             def uploads_plain():
                 pb.upload_host()
@@ -673,7 +653,8 @@ def measure(V, lib, loop, w, reps, stream, errors, timing=True):
                 pb.run(1)
             t["bu"] = timed(repeat(uploads_plain),
                             repeat(lambda: (pb.upload_host(), graphs["bu"].replay())),
-                            lambda s: (pb.upload_device(), pb.run(1, s)), reps, N_PY)
+                            lambda s: (pb.upload_device(), pb.run(1, s)), reps, N_PY,
+                            f"{name}: {LABELS['bu']}")
     graphs.clear()
     for _, p in live:
         p.destroy()
@@ -748,7 +729,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", required=True, help="libcattn.so (a CUDA build; --device cpu: any)")
     ap.add_argument("--oracle", default=None,
-                    help=f"the step-inputs oracle's folder (default: ${ORACLE_ENV}, else "
+                    help=f"the step-inputs oracle's folder (default: ${P.STEP_INPUTS_ENV}, else "
                          f"../shared/oracle_upstream/step_inputs beside the checkout)")
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
                     help="cpu: the dry run (checks only; the Triton interpreter, libcattn's "
@@ -769,7 +750,7 @@ def main():
     ap.add_argument("--json", default=None, help="also write the rows to this file")
     args = ap.parse_args()
 
-    oracle = step_inputs_oracle(sys.argv[0], args.oracle)
+    oracle = P.step_inputs_oracle(sys.argv[0], args.oracle)
     cpu = args.device == "cpu"
     if cpu:  # before torch and triton are imported
         os.environ["TRITON_INTERPRET"] = "1"
@@ -809,6 +790,9 @@ def main():
           flush=True)
     errors = []
     if cpu:
+        # The GPU run's capture helpers, as far as they go without a device.
+        import graph_capture
+        print(graph_capture.self_check(torch), flush=True)
         dry_run(V, lib, configs, args.seed, errors)
         print(f"dry run: every configuration checked, {len(errors)} libcattn error(s); nothing "
               f"timed (no GPU)")
@@ -832,24 +816,36 @@ def main():
     rows_by_config = []
     for wn, G, S, D in configs:
         w = M.make_workload(wn, drafts=D, dcp=S, groups=G, seed=args.seed)
-        t = measure(V, lib, loop, w, args.reps, stream, errors, timing=not args.dry_run)
+        try:
+            t = measure(V, lib, loop, w, args.reps, stream, errors, timing=not args.dry_run)
+        except CaptureFailed as e:
+            print(f"ERROR {e}")
+            sys.exit(1)
         rows_by_config.append((w, t))
         torch.cuda.empty_cache()
     if args.dry_run:
         print(f"dry run: every configuration checked on the GPU, {len(errors)} libcattn "
               f"error(s); nothing timed")
         sys.exit(1 if errors else 0)
+    # From here on a failure still prints the table, and then fails the run.
     floor = Floor(loop)
     floor_rows = []
+    if floor.failure:
+        error(errors, floor.failure)
     if floor.fns:
         try:
             floor_rows = floor.rows(stream, args.reps)
-        except Exception as e:  # noqa: BLE001 - the table stands without its floor
-            floor.note = f"the floor could not be measured: {e}"
+        except (RuntimeError, CaptureFailed) as e:  # a failed launch or capture, not a bug here
+            error(errors, f"the floor could not be measured: {e}")
     # Launch counts last: the profiler leaves hooks behind that slow later launches.
     launches = {}
     for G, S, D in sorted({(G, S, D) for _, G, S, D in configs}):
-        launches[(G, S, D)] = count_launches(V, lib, loop, G, S, D, stream)
+        launches[(G, S, D)] = n = count_launches(V, lib, loop, G, S, D, stream)
+        for k, v in n.items():
+            if v is None:  # gpu_ops printed why
+                what = LABELS.get(k, "(a) vLLM MRV2, its graph body")
+                error(errors, f"groups {G} dcp {S} drafts {D}: the launches of {what} could not "
+                              f"be counted")
     rows = []
     for w, t in rows_by_config:
         rows += table_rows(w, t, launches.get((len(w["block_sizes"]), w["dcp"], w["drafts"])))
@@ -860,14 +856,15 @@ def main():
     if floor.note:
         print("note:", floor.note)
     if errors:
-        print(f"{len(errors)} libcattn error(s) (their rows read ERROR):")
+        print(f"{len(errors)} error(s) (a path libcattn refused reads ERROR):")
         for line in errors:
             print("  " + line)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
-                           rows=rows, floor=floor_rows, floor_note=floor.note,
-                           c_loop=loop is not None, errors=errors), f, indent=1)
+                           rows=rows, floor=floor_rows,
+                           floor_note=floor.note, c_loop=loop is not None, errors=errors), f,
+                      indent=1)
     sys.exit(1 if errors else 0)
 
 
