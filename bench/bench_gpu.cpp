@@ -567,36 +567,110 @@ double graph_us(cudaStream_t s, const std::function<void()>& call) {
   return median_of(t);
 }
 
-// The step inputs (1.2) in the plan: a step of B requests (decodes, and chunked prefills filling
-// T = 65,536 tokens at B >= 256), `groups` KV-cache groups of blocks of 16 (the third of 64),
-// DCP `dcp`; with `whole`, the seven 1.1 products too (reading the computed tensors: two
-// launches). Rows: us per run back to back, host us of one call into an idle stream, and the
-// GPU time per run inside a graph.
-void bench_step_inputs(cudaStream_t s, int64_t B, int groups, int64_t dcp, bool whole) {
-  const int64_t Tcap = 65536, R = 2 * B, W = 2048;
+// The host side of a step-inputs row: a step of B requests (decodes, and chunked prefills
+// filling T = 65,536 tokens at B >= 256, 8,192 at B = 8) over R = 2B persistent rows, `groups`
+// KV-cache groups of blocks of 16 (the third of 64), DCP `dcp`, no drafts. Every persistent
+// row's num_blocks is as if it held its computed tokens plus a whole step's 65,536 (capped at
+// the table's W = 2,048 columns), and the gather copies them all: far more table than
+// bench/step_inputs_side_by_side.py's requests, whose num_blocks cover their own seq_len.
+struct StepInputsWorkload {
+  static constexpr int64_t kTokens = 65536, kCols = 2048;
+  static constexpr int64_t kBlockSizes[3] = {16, 16, 64};
+  int64_t B = 0, R = 0, T = 0, decodes = 0, dcp = 1;
+  int groups = 1;
+  std::vector<int32_t> sched, idx, nct, drafts;
+  std::vector<std::vector<int32_t>> tables, nbs;  // per group: [R, kCols] and [R]
+};
+
+StepInputsWorkload make_step_inputs_workload(int64_t B, int groups, int64_t dcp) {
+  StepInputsWorkload w;
+  const int64_t R = 2 * B, W = w.kCols;
+  w.B = B, w.R = R, w.groups = groups, w.dcp = dcp;
   std::mt19937 g(7 + static_cast<unsigned>(B));
-  std::vector<int32_t> sched(B), idx(B), nct(R), drafts(B, 0);
+  w.sched.resize(B), w.idx.resize(B), w.nct.resize(R), w.drafts.assign(B, 0);
   std::vector<int32_t> rows(R);
   std::iota(rows.begin(), rows.end(), 0);
   std::shuffle(rows.begin(), rows.end(), g);
-  int64_t budget = B >= 256 ? Tcap : 8192;
-  const int64_t decodes = B >= 256 ? B * 3 / 4 : B - 1;
+  int64_t budget = B >= 256 ? w.kTokens : 8192;
+  w.decodes = B >= 256 ? B * 3 / 4 : B - 1;
+  w.T = 0;
   for (int64_t b = 0; b < B; ++b) {
-    idx[b] = rows[b];
+    w.idx[b] = rows[b];
     const int64_t left = B - b - 1;
-    sched[b] = static_cast<int32_t>(b < decodes ? 1 : std::max<int64_t>(1, (budget - left) / (B - b)));
-    budget -= sched[b];
+    w.sched[b] = static_cast<int32_t>(
+        b < w.decodes ? 1 : std::max<int64_t>(1, (budget - left) / (B - b)));
+    budget -= w.sched[b];
+    w.T += w.sched[b];
   }
-  for (auto& x : nct) x = static_cast<int32_t>(g() % 16384);
-  const int64_t bs[3] = {16, 16, 64};
-  std::vector<std::vector<int32_t>> tables(groups), nbs(groups);
+  for (auto& x : w.nct) x = static_cast<int32_t>(g() % 16384);
+  w.tables.resize(groups), w.nbs.resize(groups);
   for (int k = 0; k < groups; ++k) {
-    tables[k].resize(R * W);
-    nbs[k].resize(R);
-    for (auto& x : tables[k]) x = static_cast<int32_t>(g() % (1 << 20));
+    w.tables[k].resize(R * W);
+    w.nbs[k].resize(R);
+    for (auto& x : w.tables[k]) x = static_cast<int32_t>(g() % (1 << 20));
     for (int64_t r = 0; r < R; ++r)
-      nbs[k][r] = static_cast<int32_t>(std::min<int64_t>(W, (nct[r] + Tcap) / (bs[k] * dcp) + 1));
+      w.nbs[k][r] = static_cast<int32_t>(
+          std::min<int64_t>(W, (w.nct[r] + w.kTokens) / (w.kBlockSizes[k] * dcp) + 1));
   }
+  return w;
+}
+
+// One line of the workload table printed under the step-input rows, in the columns
+// bench/step_inputs_side_by_side.py prints for its own workloads, so that the two benches' rows
+// can be set side by side (issue 39): the blocks in use per request decide the gather's
+// traffic, and they are what makes these rows heavier than the side-by-side's at the same B.
+std::string step_workload_row(const std::string& name, const StepInputsWorkload& w) {
+  const int64_t B = w.B;
+  int64_t prefill_tokens = 0, lo = w.nct[w.idx[0]], hi = lo, gathered = 0;
+  for (int64_t b = w.decodes; b < B; ++b) prefill_tokens += w.sched[b];
+  for (int64_t b = 1; b < B; ++b) {
+    lo = std::min<int64_t>(lo, w.nct[w.idx[b]]);
+    hi = std::max<int64_t>(hi, w.nct[w.idx[b]]);
+  }
+  std::string requests = std::to_string(w.decodes) + " x 1";
+  if (B > w.decodes)
+    requests += " + " + std::to_string(B - w.decodes) + " x ~" +
+                std::to_string(prefill_tokens / (B - w.decodes));
+  std::string sizes, blocks;
+  for (int k = 0; k < w.groups; ++k) {
+    int64_t sum = 0, most = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      sum += w.nbs[k][w.idx[b]];
+      most = std::max<int64_t>(most, w.nbs[k][w.idx[b]]);
+    }
+    gathered += sum;
+    char cell[64];
+    std::snprintf(cell, sizeof cell, "%s%.0f (%lld)", k ? ", " : "",
+                  static_cast<double>(sum) / static_cast<double>(B), static_cast<long long>(most));
+    blocks += cell;
+    sizes += (k ? "," : "") + std::to_string(w.kBlockSizes[k]);
+  }
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "| %s | %lld | %lld | %d | %lld | 0 | %s | %lld-%lld | [%lld, %lld] int32 | %s | "
+                "%s | %.2f |",
+                name.c_str(), static_cast<long long>(B), static_cast<long long>(w.T), w.groups,
+                static_cast<long long>(w.dcp), requests.c_str(), static_cast<long long>(lo),
+                static_cast<long long>(hi), static_cast<long long>(w.R),
+                static_cast<long long>(w.kCols), sizes.c_str(), blocks.c_str(),
+                static_cast<double>(gathered) * 2 * 4 / 1e6);
+  return line;
+}
+
+// The workload table's lines of the rows timed, and the whole-step rows' 1.1 products (from the
+// plan's shape, the same for every such row).
+std::vector<std::string> g_step_workloads;
+std::string g_whole_step_note;
+
+// The step inputs (1.2) in the plan on make_step_inputs_workload's step; with `whole`, the seven
+// 1.1 products too (reading the computed tensors: two launches). Rows: us per run back to back,
+// host us of one call into an idle stream, and the GPU time per run inside a graph.
+void bench_step_inputs(cudaStream_t s, int64_t B, int groups, int64_t dcp, bool whole) {
+  const StepInputsWorkload w = make_step_inputs_workload(B, groups, dcp);
+  const int64_t Tcap = w.kTokens, R = w.R, W = w.kCols;
+  const std::vector<int32_t>&sched = w.sched, &idx = w.idx, &nct = w.nct, &drafts = w.drafts;
+  const std::vector<std::vector<int32_t>>&tables = w.tables, &nbs = w.nbs;
+  const int64_t* bs = w.kBlockSizes;
   cattn_step_plan_desc_t d = CATTN_STEP_PLAN_DESC_INIT;
   if (whole) d = bench_step_plan_desc(B, Tcap, W, B);
   d.products |= CATTN_STEP_INPUT_PRODUCTS;
@@ -649,7 +723,7 @@ void bench_step_inputs(cudaStream_t s, int64_t B, int groups, int64_t dcp, bool 
   const auto cs = reinterpret_cast<cattn_stream_t>(s);
   auto run = [&] { BENCH_CATTN_CHECK(cattn_step_plan_run(plan, &b, &o, cs)); };
   const std::string name = std::string(whole ? "whole step (7 + inputs)" : "step inputs") +
-                           ", B" + std::to_string(B) + " T" + std::to_string(budget >= 0 ? Tcap - budget : Tcap) +
+                           ", B" + std::to_string(B) + " T" + std::to_string(w.T) +
                            " g" + std::to_string(groups) + " dcp" + std::to_string(dcp);
   if (wanted(name)) {
     const double us = per_call_us(s, run);
@@ -658,6 +732,16 @@ void bench_step_inputs(cudaStream_t s, int64_t B, int groups, int64_t dcp, bool 
     std::printf("| %-58s | %10.2f | %8.2f | %10.2f | %9s |\n", name.c_str(), us, g_host_us, gpu,
                 whole ? "2" : "1");
     std::fflush(stdout);
+    g_step_workloads.push_back(step_workload_row(name, w));
+    if (whole)
+      g_whole_step_note =
+          "Whole-step rows: + all seven 1.1 products (CATTN_STEP_ALL_PRODUCTS as "
+          "bench/step_plan_desc.h sets them: DCP lengths over 4 ranks, all of them; PCP restore "
+          "index; Mamba align, blocks of 16 + 2; conv1d; local attention in chunks of 8192 over "
+          "blocks of 16, a [" + std::to_string(sh.local_capacity) + ", " +
+          std::to_string(sh.local_pages) + "] int32 local table; fast prefill; extend), two "
+          "launches. step_inputs_side_by_side.py's (b) + 1.1 products holds two of the seven "
+          "(DCP lengths, extend).";
   }
   cattn_step_plan_destroy(plan);
 }
@@ -681,6 +765,17 @@ void bench_step_inputs_all(cudaStream_t s) {
       for (int64_t dcp : {1, 4}) bench_step_inputs(s, B, groups, dcp, false);
   bench_step_inputs(s, 1024, 3, 1, true);
   bench_step_inputs(s, 1024, 3, 4, true);
+  if (g_step_workloads.empty()) return;
+  std::printf("\n| workload | B | T | groups | DCP | drafts | requests (decode + prefill) | "
+              "computed tokens | persistent table per group | block sizes | blocks in use / "
+              "request: mean (max) | gather MB (read + write) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const std::string& row : g_step_workloads) std::printf("%s\n", row.c_str());
+  std::printf("Blocks in use: every live request's num_blocks, min(2048, (computed + 65536) / "
+              "(block size x DCP) + 1), all of which the gather copies "
+              "(bench/step_inputs_side_by_side.py's requests hold cdiv(seq_len, block size x "
+              "DCP)).%s%s\n",
+              g_whole_step_note.empty() ? "" : " ", g_whole_step_note.c_str());
 }
 
 int main(int argc, char** argv) {

@@ -97,7 +97,7 @@ def make_workload(name, drafts=0, dcp=1, groups=1, seed=0):
     cu = np.zeros(B + 1, dtype=np.int64)
     cu[1:] = np.cumsum(1 + d)
     return dict(
-        name=name, B=B, R=R, T=int(T), L=L, drafts=drafts, dcp=dcp, groups=groups,
+        name=name, B=B, R=R, T=int(T), L=L, drafts=drafts, dcp=dcp, groups=groups, prefills=P,
         block_sizes=block_sizes, num_scheduled_tokens=i32(q), num_draft_tokens=i32(d),
         idx_mapping=i32(idx), num_computed_tokens=i32(nct), prefill_len=i32(prefill_len),
         last_sampled_tokens=rng.integers(0, VOCAB, R).astype(np.int64),

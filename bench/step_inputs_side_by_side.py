@@ -47,6 +47,11 @@ The floor rows, measured in the same run: an empty kernel <<<1, 32>>> (and one t
 parameters) launched from C, and a torch graph of one empty kernel replayed from Python - the
 launches of bench/launch_floor.cu (bench_gpu's floor rows), built here with nvcc into a temporary
 library and driven by call_loop.c's cattn_bench_call_loop.
+Under the table, a workload table (one row per configuration; --device cpu prints it too):
+requests, computed tokens, the persistent tables ([2B, 2048] int32 per group), block sizes, the
+blocks in use per request (vLLM's num_blocks, cdiv(seq_len, block size x DCP)) and the bytes the
+gather reads and writes, in the columns bench_gpu --filter step prints for its own rows, whose
+tables are much fuller (every row up to 2048 blocks): set the two side by side to compare.
 
     python3 bench/step_inputs_side_by_side.py --lib build/libcattn.so [--oracle DIR] [--json F]
 
@@ -705,6 +710,44 @@ def table_rows(w, t, launches):
     return rows
 
 
+def workload_row(w):
+    """What a configuration's rows work on, in the columns bench_gpu --filter step prints for its
+    own rows: the blocks in use decide the gather's traffic, the rest is alike."""
+    B, P = w["B"], w["prefills"]
+    q = w["num_scheduled_tokens"].astype(np.int64)
+    ctx = w["num_computed_tokens"][w["idx_mapping"]]
+    blocks = [np.array([len(x) for x in ids], dtype=np.int64) for ids in w["block_ids"]]
+    return dict(workload=w["name"], B=B, T=w["T"], groups=len(w["block_sizes"]), dcp=w["dcp"],
+                drafts=w["drafts"], decodes=B - P, prefills=P,
+                prefill_tokens=int(q[B - P:].mean()) if P else 0,
+                computed=[int(ctx.min()), int(ctx.max())], persistent_rows=w["R"],
+                table_cols=M.TABLE_COLS, table_dtype="int32", block_sizes=w["block_sizes"],
+                blocks_mean=[float(b.mean()) for b in blocks],
+                blocks_max=[int(b.max()) for b in blocks],
+                gather_mb=sum(int(b.sum()) for b in blocks) * 2 * 4 / 1e6)
+
+
+def print_workloads(rows):
+    """The workload table (one row per configuration) and what sets it apart from bench_gpu's."""
+    print("\n| workload | B | T | groups | DCP | drafts | requests (decode + prefill) | "
+          "computed tokens | persistent table per group | block sizes | blocks in use / request: "
+          "mean (max) | gather MB (read + write) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        pre = f" + {r['prefills']} x ~{r['prefill_tokens']}" if r["prefills"] else ""
+        dec = f"{r['decodes']} x {1 + r['drafts']}"
+        blocks = ", ".join(f"{m:.0f} ({x})" for m, x in zip(r["blocks_mean"], r["blocks_max"]))
+        print(f"| {r['workload']} | {r['B']} | {r['T']} | {r['groups']} | {r['dcp']} | "
+              f"{r['drafts']} | {dec}{pre} | {r['computed'][0]}-{r['computed'][1]} | "
+              f"[{r['persistent_rows']}, {r['table_cols']}] {r['table_dtype']} | "
+              f"{','.join(map(str, r['block_sizes']))} | {blocks} | {r['gather_mb']:.2f} |")
+    print("Blocks in use: vLLM's num_blocks of each live request, cdiv(seq_len, block size x DCP), "
+          "which the gather copies (bench_gpu's rows fill every request's table up to "
+          f"min({M.TABLE_COLS}, (computed + 65536) / (block size x DCP) + 1)). (b) + 1.1 products "
+          "adds DCP local lengths and extend, two of the seven 1.1 products (bench_gpu's "
+          "whole-step rows hold all seven).")
+
+
 def print_table(rows, floor_rows):
     f = lambda x: "ERROR" if x is None else f"{x:.2f}"  # noqa: E731
     print("\n| workload | B | T | groups | DCP | drafts | path | mode | us/step | host us | "
@@ -794,6 +837,9 @@ def main():
         import graph_capture
         print(graph_capture.self_check(torch), flush=True)
         dry_run(V, lib, configs, args.seed, errors)
+        print_workloads([workload_row(M.make_workload(wn, drafts=D, dcp=S, groups=G,
+                                                      seed=args.seed))
+                         for wn, G, S, D in configs])
         print(f"dry run: every configuration checked, {len(errors)} libcattn error(s); nothing "
               f"timed (no GPU)")
         sys.exit(1 if errors else 0)
@@ -853,6 +899,8 @@ def main():
     print("\n(a) uploads query_start_loc and idx_mapping (and with drafts cu_num_logits) each "
           "step; (b) and (b) + 1.1 read device inputs an engine uploads, as (b) + its uploads "
           "does. Graph rows: vLLM's host prep runs before each replay.")
+    workloads = [workload_row(w) for w, _ in rows_by_config]
+    print_workloads(workloads)
     if floor.note:
         print("note:", floor.note)
     if errors:
@@ -862,7 +910,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
-                           rows=rows, floor=floor_rows,
+                           rows=rows, workloads=workloads, floor=floor_rows,
                            floor_note=floor.note, c_loop=loop is not None, errors=errors), f,
                       indent=1)
     sys.exit(1 if errors else 0)
