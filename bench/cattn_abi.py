@@ -743,6 +743,20 @@ class cattn_step_inputs_params_t(ctypes.Structure):
     ]
 
 
+class cattn_step_draft_params_t(ctypes.Structure):
+    _fields_ = [
+        ("vocab_size", ctypes.c_int64),
+        ("num_padding_slots_per_request", ctypes.c_int64),
+        ("padding_token_id", ctypes.c_int64),
+        ("parallel_drafting_token_id", ctypes.c_int64),
+        ("max_tokens_per_request", ctypes.c_int64),
+        ("block_size", ctypes.c_int64),
+        ("max_model_len", ctypes.c_int64),
+        ("shift_input_ids", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+    ]
+
+
 class cattn_step_plan_desc_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -760,6 +774,7 @@ class cattn_step_plan_desc_t(ctypes.Structure):
         ("max_num_persistent_reqs", ctypes.c_int64),
         ("inputs", cattn_step_inputs_params_t),
         ("kv_groups", cattn_kv_group_params_t * 8),
+        ("draft", cattn_step_draft_params_t),
     ]
 
 
@@ -771,6 +786,7 @@ class cattn_step_plan_shape_t(ctypes.Structure):
         ("local_capacity", ctypes.c_int64),
         ("local_pages", ctypes.c_int64),
         ("mamba_columns", ctypes.c_int64),
+        ("draft_token_capacity", ctypes.c_int64),
     ]
 
 
@@ -791,6 +807,17 @@ class cattn_step_batch_t(ctypes.Structure):
         ("positions", ctypes.POINTER(DLTensor)),
         ("kv_block_tables", ctypes.POINTER(DLTensor) * 8),
         ("kv_num_blocks", ctypes.POINTER(DLTensor) * 8),
+        ("sampled_token_ids", ctypes.POINTER(DLTensor)),
+        ("discard_request_mask", ctypes.POINTER(DLTensor)),
+        ("backup_next_token_ids", ctypes.POINTER(DLTensor)),
+        ("cu_num_draft_tokens", ctypes.POINTER(DLTensor)),
+        ("target_token_ids", ctypes.POINTER(DLTensor)),
+        ("target_positions", ctypes.POINTER(DLTensor)),
+        ("prev_positions", ctypes.POINTER(DLTensor)),
+        ("num_accepted_tokens", ctypes.POINTER(DLTensor)),
+        ("valid_sampled_token_count", ctypes.POINTER(DLTensor)),
+        ("prev_num_draft_tokens", ctypes.POINTER(DLTensor)),
+        ("cpu_num_computed_tokens", ctypes.POINTER(DLTensor)),
     ]
 
 
@@ -827,6 +854,20 @@ class cattn_step_outputs_t(ctypes.Structure):
         ("expanded_idx_mapping", ctypes.POINTER(DLTensor)),
         ("expanded_local_pos", ctypes.POINTER(DLTensor)),
         ("token_to_req_indices", ctypes.POINTER(DLTensor)),
+        ("next_token_ids", ctypes.POINTER(DLTensor)),
+        ("valid_sampled_tokens_count", ctypes.POINTER(DLTensor)),
+        ("token_indices_to_sample", ctypes.POINTER(DLTensor)),
+        ("num_rejected_tokens", ctypes.POINTER(DLTensor)),
+        ("draft_input_ids", ctypes.POINTER(DLTensor)),
+        ("draft_positions", ctypes.POINTER(DLTensor)),
+        ("is_rejected_token_mask", ctypes.POINTER(DLTensor)),
+        ("is_masked_token_mask", ctypes.POINTER(DLTensor)),
+        ("new_token_indices", ctypes.POINTER(DLTensor)),
+        ("hidden_state_mapping", ctypes.POINTER(DLTensor)),
+        ("draft_slot_mapping", ctypes.POINTER(DLTensor)),
+        ("draft_seq_lens", ctypes.POINTER(DLTensor)),
+        ("carried_num_computed_tokens", ctypes.POINTER(DLTensor)),
+        ("carried_num_accepted_tokens", ctypes.POINTER(DLTensor)),
     ]
 
 
@@ -916,7 +957,7 @@ class cattn_api_t(ctypes.Structure):
     ]
 
 
-STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_capturable_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_capturable_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_local_attention_capturable_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_capturable_args_t, cattn_mamba_block_table_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_prepare_pos_seq_lens_args_t, cattn_gather_block_tables_args_t, cattn_compute_slot_mappings_args_t, cattn_combine_sampled_and_draft_tokens_args_t, cattn_step_batch_check_args_t, cattn_eagle_step_update_slot_mapping_and_metadata_args_t, cattn_eagle_prepare_inputs_padded_args_t, cattn_eagle_prepare_next_token_padded_args_t, cattn_compute_new_slot_mapping_args_t, cattn_copy_and_expand_eagle_inputs_args_t, cattn_update_num_computed_tokens_for_batch_change_args_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_kv_group_params_t, cattn_step_inputs_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
+STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_capturable_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_capturable_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_local_attention_capturable_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_capturable_args_t, cattn_mamba_block_table_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_prepare_pos_seq_lens_args_t, cattn_gather_block_tables_args_t, cattn_compute_slot_mappings_args_t, cattn_combine_sampled_and_draft_tokens_args_t, cattn_step_batch_check_args_t, cattn_eagle_step_update_slot_mapping_and_metadata_args_t, cattn_eagle_prepare_inputs_padded_args_t, cattn_eagle_prepare_next_token_padded_args_t, cattn_compute_new_slot_mapping_args_t, cattn_copy_and_expand_eagle_inputs_args_t, cattn_update_num_computed_tokens_for_batch_change_args_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_kv_group_params_t, cattn_step_inputs_params_t, cattn_step_draft_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
 
 # name: (restype, argtypes)
 SIGNATURES = {

@@ -2257,12 +2257,38 @@ CATTN_API cattn_status_t cattn_update_num_computed_tokens_for_batch_change(
 /** Product bit: the decode/prefill split of the live rows, to the counts (vLLM's
  *  split_decodes_and_prefills with treat_short_extends_as_decodes). Since: 1.2 */
 #define CATTN_STEP_SPLIT (1u << 12)
+/** Product bit: the drafter's next tokens and valid counts from the rejection sampler's output
+ *  (cattn_eagle_prepare_next_token_padded). The drafter products read the verified batch and
+ *  the sampler's output, a later point of an engine step than the step-input products: a plan
+ *  selects either. Since: 1.2 */
+#define CATTN_STEP_DRAFT_NEXT_TOKEN (1u << 13)
+/** Product bit: the tokens to sample and rejected counts (cattn_eagle_prepare_inputs_padded),
+ *  from CATTN_STEP_DRAFT_NEXT_TOKEN's valid counts, which it needs. Since: 1.2 */
+#define CATTN_STEP_DRAFT_PREPARE_INPUTS (1u << 14)
+/** Product bit: the drafter's input tokens (cattn_copy_and_expand_eagle_inputs), each
+ *  request's last valid token from CATTN_STEP_DRAFT_PREPARE_INPUTS's rejected count and its
+ *  bonus from CATTN_STEP_DRAFT_NEXT_TOKEN, which it needs. Since: 1.2 */
+#define CATTN_STEP_DRAFT_EXPAND (1u << 15)
+/** Product bit: the slots of the drafter's input tokens (cattn_compute_new_slot_mapping, N =
+ *  P - shift), from CATTN_STEP_DRAFT_EXPAND's positions and rejected tokens, which it needs.
+ *  Since: 1.2 */
+#define CATTN_STEP_DRAFT_SLOT_MAPPING (1u << 16)
+/** Product bit: one drafting step's positions, slots and seq_lens
+ *  (cattn_eagle_step_update_slot_mapping_and_metadata), run between draft steps: the plan's
+ *  only product. Since: 1.2 */
+#define CATTN_STEP_DRAFT_STEP (1u << 17)
+/** Product bit: the async-scheduling counts across a batch change
+ *  (cattn_update_num_computed_tokens_for_batch_change): the plan's only product. Since: 1.2 */
+#define CATTN_STEP_BATCH_CHANGE (1u << 18)
 /** The 1.1 product bits, 0x7f. The value is kept as 1.1 defined it, so that code selecting
  *  "every product" keeps the products it was written for; the 1.2 products are
  *  CATTN_STEP_INPUT_PRODUCTS. */
 #define CATTN_STEP_ALL_PRODUCTS (0x7fu)
 /** The step-input product bits (1.2): CATTN_STEP_INPUTS to CATTN_STEP_SPLIT. Since: 1.2 */
 #define CATTN_STEP_INPUT_PRODUCTS (0x1f80u)
+/** The drafter product bits (1.2): CATTN_STEP_DRAFT_NEXT_TOKEN to CATTN_STEP_BATCH_CHANGE.
+ *  Since: 1.2 */
+#define CATTN_STEP_DRAFT_PRODUCTS (0x7e000u)
 
 /** Counts entry: `query_start_loc[B] - query_start_loc[0]`. Counts entries are per-step
  *  values derived on the device; a product the plan does not compute leaves its entries 0. */
@@ -2352,6 +2378,20 @@ typedef struct cattn_step_inputs_params {
   int32_t table_group;           /**< The group whose gathered table the 1.1 products read. */
 } cattn_step_inputs_params_t;
 
+/** Parameters of the drafter products (CATTN_STEP_DRAFT_NEXT_TOKEN to CATTN_STEP_DRAFT_STEP),
+ *  as the speculative-decoding calls take them. Since: 1.2 */
+typedef struct cattn_step_draft_params {
+  int64_t vocab_size;                    /**< NEXT_TOKEN: >= 1. */
+  int64_t num_padding_slots_per_request; /**< EXPAND: P in [1, 65536]. */
+  int64_t padding_token_id;              /**< EXPAND: the rejected tail's token. */
+  int64_t parallel_drafting_token_id;    /**< EXPAND: the token of slots 2 to P. */
+  int64_t max_tokens_per_request;        /**< EXPAND: 0 = no limit (as the call's). */
+  int64_t block_size;                    /**< SLOT_MAPPING, DRAFT_STEP: >= 1. */
+  int64_t max_model_len;                 /**< SLOT_MAPPING, DRAFT_STEP: >= 1. */
+  int32_t shift_input_ids;               /**< EXPAND: 0 or 1. */
+  int32_t reserved0;                     /**< Set to 0. */
+} cattn_step_draft_params_t;
+
 /** What cattn_step_plan_create takes: the products, capacities and parameters. */
 typedef struct cattn_step_plan_desc {
   size_t struct_size; /**< CATTN_STEP_PLAN_DESC_SIZE. */
@@ -2373,17 +2413,20 @@ typedef struct cattn_step_plan_desc {
   int64_t max_num_persistent_reqs;
   cattn_step_inputs_params_t inputs;                   /**< The step-input products. */
   cattn_kv_group_params_t kv_groups[CATTN_MAX_KV_GROUPS]; /**< The first num_kv_groups. */
+  cattn_step_draft_params_t draft;                     /**< The drafter products. */
 } cattn_step_plan_desc_t;
 /** struct_size of a 1.1 cattn_step_plan_desc_t. Since: 1.2 */
 #define CATTN_STEP_PLAN_DESC_SIZE_1_1 offsetof(cattn_step_plan_desc_t, max_num_persistent_reqs)
 /** struct_size of cattn_step_plan_desc_t. Since: 1.1 */
 #define CATTN_STEP_PLAN_DESC_SIZE ((size_t)sizeof(cattn_step_plan_desc_t))
 /** Initialiser: no product, zero capacities, vLLM's defaults where it has one (DCP 1 rank,
- *  Mamba NONE, block_m 8, n 1); local attention has none: set both its fields. Since: 1.1 */
+ *  Mamba NONE, block_m 8, n 1, P 1); local attention and the drafter's sizes have none: set
+ *  them. Since: 1.1 */
 #define CATTN_STEP_PLAN_DESC_INIT \
   { CATTN_STEP_PLAN_DESC_SIZE, 0, 0, 0, 0, 0, 0, {1, CATTN_DCP_ALL_RANKS, 1}, \
     {1, 0, CATTN_MAMBA_CACHE_MODE_NONE, 0}, {8}, {0, 0}, {1}, 0, \
-    {0, CATTN_SLOT_MAPPING_MRV2, 1, 0, 1, 1, 1, 0, 0}, {{0, 0, 0, 0, 0}} }
+    {0, CATTN_SLOT_MAPPING_MRV2, 1, 0, 1, 1, 1, 0, 0}, {{0, 0, 0, 0, 0}}, \
+    {0, 1, 0, 0, 0, 0, 0, 0, 0} }
 
 /** The capacities a plan's outputs must hold (cattn_step_plan_get_shape); 0 for products the
  *  plan does not compute. */
@@ -2397,11 +2440,17 @@ typedef struct cattn_step_plan_shape {
   int64_t local_pages;             /**< Columns of the local block table: C / block_size. */
   /** Mamba columns: ALIGN `1 + num_speculative_blocks`; copy modes 0 (the batch's). */
   int64_t mamba_columns;
+  /* 1.2 */
+  /** The drafter's input tokens (CATTN_STEP_DRAFT_EXPAND): `max_num_tokens + max_num_reqs *
+   *  (P - shift_input_ids)`. */
+  int64_t draft_token_capacity;
 } cattn_step_plan_shape_t;
+/** struct_size of a 1.1 cattn_step_plan_shape_t. Since: 1.2 */
+#define CATTN_STEP_PLAN_SHAPE_SIZE_1_1 offsetof(cattn_step_plan_shape_t, draft_token_capacity)
 /** struct_size of cattn_step_plan_shape_t. Since: 1.1 */
 #define CATTN_STEP_PLAN_SHAPE_SIZE ((size_t)sizeof(cattn_step_plan_shape_t))
 /** Initialiser: struct_size set, capacities 0. Since: 1.1 */
-#define CATTN_STEP_PLAN_SHAPE_INIT { CATTN_STEP_PLAN_SHAPE_SIZE, 0, 0, 0, 0, 0 }
+#define CATTN_STEP_PLAN_SHAPE_INIT { CATTN_STEP_PLAN_SHAPE_SIZE, 0, 0, 0, 0, 0, 0 }
 
 /** One step's batch for cattn_step_plan_run: int32/int64 device tensors of one GPU. B =
  *  query_start_loc's length - 1, at most max_num_reqs, padding rows included. A tensor a
@@ -2431,6 +2480,23 @@ typedef struct cattn_step_batch {
   const DLTensor* kv_block_tables[CATTN_MAX_KV_GROUPS];
   /** Per group, may be NULL: `[R]` entries in use (CATTN_STEP_BLOCK_TABLES). */
   const DLTensor* kv_num_blocks[CATTN_MAX_KV_GROUPS];
+  /* 1.2, the drafter products. B: the verified batch's query_start_loc's length - 1 (the chain
+   * NEXT_TOKEN to SLOT_MAPPING; SLOT_MAPPING reads block_table `[B, W]`), positions' length
+   * (DRAFT_STEP, which reads positions, block_table and seq_lens), prev_positions' length n
+   * (BATCH_CHANGE). */
+  const DLTensor* sampled_token_ids;     /**< `[B, S]`, -1 rejected (DRAFT_NEXT_TOKEN). */
+  const DLTensor* discard_request_mask;  /**< `[B]` flags; may be NULL (DRAFT_NEXT_TOKEN). */
+  const DLTensor* backup_next_token_ids; /**< `[B]` (DRAFT_NEXT_TOKEN). */
+  const DLTensor* cu_num_draft_tokens;   /**< `[B]` inclusive sum (DRAFT_PREPARE_INPUTS). */
+  const DLTensor* target_token_ids;      /**< `[T]`, T <= max_num_tokens (DRAFT_EXPAND). */
+  const DLTensor* target_positions;      /**< `[T']` (DRAFT_EXPAND). */
+  /** `[n]` previous row of each row, negative = new (BATCH_CHANGE; it also reads
+   *  num_computed_tokens, `[M >= n]`). */
+  const DLTensor* prev_positions;
+  const DLTensor* num_accepted_tokens;   /**< `[n]` (BATCH_CHANGE). */
+  const DLTensor* valid_sampled_token_count; /**< `[n_prev]` (BATCH_CHANGE). */
+  const DLTensor* prev_num_draft_tokens; /**< `[n_prev]` (BATCH_CHANGE). */
+  const DLTensor* cpu_num_computed_tokens; /**< `[n]` (BATCH_CHANGE). */
 } cattn_step_batch_t;
 /** struct_size of a 1.1 cattn_step_batch_t. Since: 1.2 */
 #define CATTN_STEP_BATCH_SIZE_1_1 offsetof(cattn_step_batch_t, num_reqs)
@@ -2439,7 +2505,7 @@ typedef struct cattn_step_batch {
 /** Initialiser: every tensor NULL. Since: 1.1 */
 #define CATTN_STEP_BATCH_INIT \
   { CATTN_STEP_BATCH_SIZE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
-    NULL, {NULL}, {NULL} }
+    NULL, {NULL}, {NULL}, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /** Where cattn_step_plan_run writes: int32/int64 device tensors on the batch's GPU (except
  *  counts_host). A selected product's outputs are required unless "may be NULL"; an
@@ -2485,6 +2551,31 @@ typedef struct cattn_step_outputs {
   DLTensor* expanded_idx_mapping;  /**< At least max_num_logits; may be NULL. */
   DLTensor* expanded_local_pos;    /**< At least max_num_logits; may be NULL. */
   DLTensor* token_to_req_indices;  /**< At least max_num_tokens (TOKEN_TO_REQ). */
+  /* 1.2, the drafter products. "Tokens": at least draft_token_capacity entries; past the
+   * step's `query_start_loc[B] + B * (P - shift)` the ids are padding_token_id, positions 0,
+   * tokens rejected and not masked, slots -1. */
+  DLTensor* next_token_ids;             /**< `[>= B]` (DRAFT_NEXT_TOKEN). */
+  DLTensor* valid_sampled_tokens_count; /**< `[>= B]`; may be NULL (DRAFT_NEXT_TOKEN). */
+  DLTensor* token_indices_to_sample;    /**< `[>= B]` (DRAFT_PREPARE_INPUTS). */
+  DLTensor* num_rejected_tokens;        /**< `[>= B]`; may be NULL (DRAFT_PREPARE_INPUTS). */
+  DLTensor* draft_input_ids;            /**< Tokens (DRAFT_EXPAND). */
+  /** Tokens (DRAFT_EXPAND); `[>= B]` clamped positions (DRAFT_STEP: may be batch->positions'
+   *  very view). */
+  DLTensor* draft_positions;
+  DLTensor* is_rejected_token_mask;     /**< Tokens, flags; may be NULL (DRAFT_EXPAND). */
+  DLTensor* is_masked_token_mask;       /**< Tokens, flags; may be NULL (DRAFT_EXPAND). */
+  /** `[>= max_num_reqs * P]`, -1 past B * P; may be NULL (DRAFT_EXPAND). */
+  DLTensor* new_token_indices;
+  /** At least max_num_tokens, -1 past `query_start_loc[B]`; may be NULL (DRAFT_EXPAND with
+   *  shift_input_ids). */
+  DLTensor* hidden_state_mapping;
+  /** int64: tokens (DRAFT_SLOT_MAPPING); `[>= B]`, -1 past B (DRAFT_STEP). */
+  DLTensor* draft_slot_mapping;
+  DLTensor* draft_seq_lens;             /**< `[B]` (DRAFT_STEP): may be batch->seq_lens' view. */
+  /** `[>= n]` (BATCH_CHANGE, [0, n) written): may be batch->num_computed_tokens' view. */
+  DLTensor* carried_num_computed_tokens;
+  /** `[n]` (BATCH_CHANGE): may be batch->num_accepted_tokens' very view. */
+  DLTensor* carried_num_accepted_tokens;
 } cattn_step_outputs_t;
 /** struct_size of a 1.1 cattn_step_outputs_t. Since: 1.2 */
 #define CATTN_STEP_OUTPUTS_SIZE_1_1 offsetof(cattn_step_outputs_t, query_start_loc)
@@ -2494,7 +2585,8 @@ typedef struct cattn_step_outputs {
 #define CATTN_STEP_OUTPUTS_INIT \
   { CATTN_STEP_OUTPUTS_SIZE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, {NULL}, {NULL}, NULL, \
-    NULL, NULL, NULL, NULL }
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+    NULL, NULL, NULL }
 
 /** A step plan (opaque): products, parameters, capacities and the launch layout they fix,
  *  immutable after creation, plus a memo of its last fully checked run. Since: 1.1 */

@@ -4,57 +4,13 @@
 // a hostile value changes what is written, never where (kernels/spec_decode.h).
 #include <cuda_runtime.h>
 
-#include "kernels/index_access.cuh"
-#include "kernels/launch_common.cuh"
-#include "kernels/spec_decode.h"
+#include "kernels/spec_decode.cuh"
 
 namespace cattn {
 namespace kernels {
 namespace {
 
-// Unsigned arithmetic: the device cannot refuse values, and wrapping is defined.
-__device__ __forceinline__ int64_t wrap_add(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-__device__ __forceinline__ int64_t wrap_sub(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-}
-__device__ __forceinline__ int64_t wrap_mul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
-// Element i of an in-place tensor (an output the call also reads).
-__device__ __forceinline__ int64_t load_inout(const MutIndexSpan& s, int64_t i) {
-  IndexSpan r;
-  r.data = s.data, r.size[0] = s.size[0], r.step[0] = s.step[0], r.i64 = s.i64;
-  return load_index(r, i);
-}
-__device__ __forceinline__ bool flag_at(const FlagSpan& f, int64_t i) {
-  return f.data != nullptr && i < f.size && f.data[i * f.step] != 0;
-}
-__device__ __forceinline__ void store_flag(const MutFlagSpan& f, int64_t i, bool v) {
-  if (f.data != nullptr && i >= 0 && i < f.size) f.data[i * f.step] = v ? 1 : 0;
-}
-// A store whose index comes from the caller's values: dropped outside the output.
-__device__ __forceinline__ void store_bounded(const MutIndexSpan& s, int64_t i, int64_t v) {
-  if (s.data != nullptr && i >= 0 && i < s.size[0]) store_index(s, i, v);
-}
-// A read whose index comes from the caller's values: clamped into the view (0 when empty), as
-// vLLM clamps its token reads.
-__device__ __forceinline__ int64_t load_clamped(const IndexSpan& s, int64_t i) {
-  if (s.size[0] <= 0) return 0;
-  return load_index(s, i < 0 ? 0 : (i >= s.size[0] ? s.size[0] - 1 : i));
-}
-
-__device__ __forceinline__ int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
-  return v < lo ? lo : (v > hi ? hi : v);
-}
-
-// The slot of position `pos` (>= 0) in block `block`: vLLM's block * block_size + offset, or
-// -1 where it has none (slot_of_block).
-__device__ __forceinline__ int64_t slot_in(int64_t block, int64_t pos, int64_t block_size) {
-  const int64_t col = div_nonneg(pos, block_size);
-  return slot_of_block(block, block_size, pos - col * block_size);
-}
+using namespace spec;
 
 __global__ void eagle_step_kernel(const EagleStepParams p) {
   const BlockSlice slice = whole_grid();
@@ -72,7 +28,9 @@ __global__ void eagle_step_kernel(const EagleStepParams p) {
       int64_t col = div_nonneg(next, p.block_size);
       if (col > p.block_table.size[1] - 1) col = p.block_table.size[1] - 1;  // vLLM's clamp
       slot = slot_in(load_index(p.block_table, i, col), next, p.block_size);
-      seq = wrap_add(load_inout(p.seq_lens, i), 1);
+      seq = wrap_add(p.seq_lens_in.data != nullptr ? load_index(p.seq_lens_in, i)
+                                                   : load_inout(p.seq_lens, i),
+                     1);
     }
     if (seq > p.max_model_len) seq = p.max_model_len;
     store_index(p.clamped, i, out ? 0 : next);
@@ -113,7 +71,7 @@ __global__ void eagle_next_token_kernel(const EagleNextTokenParams p) {
 __global__ void new_slot_mapping_kernel(const NewSlotMappingParams p) {
   const BlockSlice slice = whole_grid();
   const int64_t n = p.positions.size[0];
-  const int64_t B = p.rows, N = p.num_new_tokens, W = p.block_table.size[1];
+  const int64_t B = p.rows, N = p.num_new_tokens;
   const int64_t base = B > 0 ? load_index(p.query_start_loc, 0) : 0;
   // Request r owns tokens [start(r), start(r + 1)).
   auto start = [&](int64_t r) {
@@ -130,12 +88,7 @@ __global__ void new_slot_mapping_kernel(const NewSlotMappingParams p) {
         if (start(mid) <= k) lo = mid;
         else hi = mid - 1;
       }
-      // vLLM indexes the flattened table: a column past the row reads the next row.
-      const int64_t col = div_nonneg(pos, p.block_size);
-      if (W > 0 && col < B * W && lo <= (B * W - 1 - col) / W) {
-        const int64_t f = lo * W + col;
-        slot = slot_in(load_index(p.block_table, f / W, f % W), pos, p.block_size);
-      }
+      slot = new_slot(p.block_table, B, lo, pos, false, p.block_size, p.max_model_len);
     }
     store_index(p.slots, k, slot);
   }
@@ -145,37 +98,19 @@ __global__ void new_slot_mapping_kernel(const NewSlotMappingParams p) {
 __global__ void copy_and_expand_kernel(const CopyExpandParams p) {
   const int64_t warps = static_cast<int64_t>(gridDim.x) * kBlockWarps;
   const int lane = threadIdx.x % 32;
-  const int64_t P = p.slots_per_request, shift = p.shift ? 1 : 0;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * kBlockWarps + threadIdx.x / 32; i < p.rows;
        i += warps) {
     // query_start_loc clamped to [0, span]: a valid batch is unchanged (its entries are at
     // most the output count), and a hostile one cannot make a warp loop past the memory.
-    const int64_t s = clamp64(load_index(p.query_start_loc, i), 0, p.span);
-    const int64_t e = clamp64(load_index(p.query_start_loc, i + 1), s, p.span);
-    const int64_t q = e - s;
-    // The rejected tail, kept inside the request (vLLM: qsl[i + 1] - query_end_loc - 1).
-    const int64_t rejected =
-        q > 0 ? clamp64(wrap_sub(wrap_sub(e, 1), load_index(p.query_end_loc, i)), 0, q - 1) : 0;
-    const int64_t valid = q > 0 ? q - rejected - shift : 0;
-    int64_t total = q + P - shift;  // the request's output tokens
-    if (p.max_tokens > 0 && total > p.max_tokens) total = p.max_tokens;
-    const int64_t out_start = s + i * (P - shift);
-    const int64_t first_pos = load_clamped(p.target_positions, s);
-    const int64_t bonus = load_index(p.next_ids, i);
-    for (int64_t j = lane; j < total; j += 32) {
-      const int64_t o = out_start + j;
-      int64_t id, pos = wrap_add(first_pos, j);
-      if (j < valid) id = load_clamped(p.target_ids, s + shift + j);
-      else if (j == valid) id = bonus;
-      else if (j < valid + P) id = p.parallel_id;
-      else id = p.pad_id, pos = 0;
-      store_bounded(p.input_ids, o, id);
-      store_bounded(p.positions, o, pos);
-      store_flag(p.rejected, o, j >= valid + P);
-      store_flag(p.masked, o, j > valid && j < valid + P);
-      if (j >= valid && j < valid + P) store_bounded(p.new_token_indices, i * P + (j - valid), o);
-      if (shift && j < q) store_bounded(p.hidden_map, s + j, o);
-    }
+    ExpandRequest r;
+    r.i = i;
+    r.s = clamp64(load_index(p.query_start_loc, i), 0, p.span);
+    r.e = clamp64(load_index(p.query_start_loc, i + 1), r.s, p.span);
+    r.end_loc = load_index(p.query_end_loc, i);
+    r.bonus = load_index(p.next_ids, i);
+    expand_request(r, p.target_ids, p.target_positions, p.input_ids, p.positions, p.rejected,
+                   p.masked, p.new_token_indices, p.hidden_map, p.slots_per_request, p.shift,
+                   p.max_tokens, p.pad_id, p.parallel_id, nullptr, lane);
   }
 }
 
@@ -183,17 +118,21 @@ __global__ void copy_and_expand_kernel(const CopyExpandParams p) {
 // may read the count row k' rewrites (a reordered batch).
 __global__ void batch_change_kernel(const BatchChangeParams p) {
   extern __shared__ int64_t staged[];
-  const int64_t M = p.num_computed.size[0], n_prev = p.valid_count.size[0];
+  const bool separate = p.computed_in.data != nullptr;
+  const int64_t M = separate ? p.computed_in.size[0] : p.num_computed.size[0];
+  const int64_t n_prev = p.valid_count.size[0];
   for (int64_t k = threadIdx.x; k < p.rows; k += blockDim.x) {
     const int64_t g = load_index(p.prev_positions, k);
     // A row past the previous batch (host: refused) is a new one.
     const bool carried = g >= 0 && g < n_prev && g < M && load_index(p.prev_drafts, g) > 0;
     if (carried) {
       const int64_t valid = load_index(p.valid_count, g);
-      staged[k] = wrap_add(load_inout(p.num_computed, g), valid);
+      staged[k] = wrap_add(separate ? load_index(p.computed_in, g) : load_inout(p.num_computed, g),
+                           valid);
       store_index(p.num_accepted, k, valid);
     } else {
       staged[k] = load_index(p.cpu_num_computed, k);
+      if (p.accepted_in.data != nullptr) store_index(p.num_accepted, k, load_index(p.accepted_in, k));
     }
   }
   __syncthreads();

@@ -26,7 +26,8 @@ struct MutFlagSpan {
 struct EagleStepParams {
   IndexSpan positions;        // [B]
   IndexMatrix block_table;    // [B, W], W >= 1
-  MutIndexSpan seq_lens;      // [B], in place
+  MutIndexSpan seq_lens;      // [B], in place unless seq_lens_in is present
+  IndexSpan seq_lens_in;      // [B] or absent (the step plan's separate input)
   MutIndexSpan clamped;       // [>= B]
   MutIndexSpan slots;         // [>= input_batch_size] int64
   int64_t rows = 0;           // B
@@ -101,8 +102,10 @@ int launch_copy_and_expand_eagle_inputs(const CopyExpandParams& p, const DeviceS
 // shared memory, so a row reads every other row's count before any is rewritten.
 constexpr int64_t kBatchChangeMaxRows = 8192;
 struct BatchChangeParams {
-  MutIndexSpan num_computed;  // [M]
-  MutIndexSpan num_accepted;  // [n]
+  MutIndexSpan num_computed;  // [M], in place unless computed_in is present ([0, n) written)
+  MutIndexSpan num_accepted;  // [n], in place unless accepted_in is present
+  IndexSpan computed_in;      // [M] or absent (the step plan's separate inputs)
+  IndexSpan accepted_in;      // [n] or absent
   IndexSpan prev_positions;   // [n]
   IndexSpan valid_count;      // [n_prev]
   IndexSpan prev_drafts;      // [n_prev]
@@ -111,6 +114,41 @@ struct BatchChangeParams {
 };
 int launch_update_num_computed_tokens_for_batch_change(const BatchChangeParams& p,
                                                        const DeviceShape& dev, void* stream);
+
+// The drafter chain of the step plan (CATTN_STEP_DRAFT_NEXT_TOKEN to
+// CATTN_STEP_DRAFT_SLOT_MAPPING): a warp per request of the verified batch computes its next
+// token and valid count, then (prepare) its rejected count and token to sample, then (expand)
+// its drafter tokens, then (slot_mapping) their slots, each from the link before it, so the
+// requests never wait for one another. A link not selected leaves its outputs absent.
+struct DraftChainParams {
+  // Next token (cattn_eagle_prepare_next_token_padded).
+  IndexMatrix sampled;         // [B, S]
+  FlagSpan discard;            // [B] or absent
+  IndexSpan backup;            // [B]
+  MutIndexSpan next_tokens;    // [>= B]
+  MutIndexSpan valid_count;    // [>= B] or absent
+  // Prepare inputs (cattn_eagle_prepare_inputs_padded).
+  IndexSpan cu_num_draft_tokens;  // [B]
+  IndexSpan query_start_loc;      // [B + 1]
+  MutIndexSpan token_indices;     // [>= B]
+  MutIndexSpan num_rejected;      // [>= B] or absent
+  // Expand (cattn_copy_and_expand_eagle_inputs, query_end_loc = qsl[i + 1] - 1 - rejected).
+  IndexSpan target_ids, target_positions;
+  MutIndexSpan input_ids, positions;  // tokens
+  MutFlagSpan rejected, masked;       // tokens, or absent
+  MutIndexSpan new_token_indices;     // [>= B * P] or absent
+  MutIndexSpan hidden_map;            // [>= qsl[B]] or absent
+  // Slot mapping (cattn_compute_new_slot_mapping, N = P - shift).
+  IndexMatrix block_table;  // [B, W]
+  MutIndexSpan slots;       // tokens, int64
+  int64_t rows = 0;         // B
+  int64_t vocab_size = 1;
+  int64_t pad_id = 0, parallel_id = 0, slots_per_request = 1, max_tokens = 0;
+  int64_t span = 0;  // query_start_loc's clamp: the largest token output or target length
+  int64_t block_size = 1, max_model_len = 1;
+  bool shift = false;
+  bool prepare = false, expand = false, slot_mapping = false;
+};
 
 }  // namespace kernels
 }  // namespace cattn

@@ -13,6 +13,7 @@
 #include "kernels/make_kv_sharing_fast_prefill_common_attn_metadata.cuh"
 #include "kernels/make_local_attention_virtual_batches.cuh"
 #include "kernels/mamba_get_block_table_tensor.cuh"
+#include "kernels/spec_decode.cuh"
 #include "kernels/step_plan.h"
 
 namespace cattn {
@@ -60,7 +61,10 @@ __global__ void __launch_bounds__(kBlockThreads, 3) step_plan_kernel(const StepP
   int64_t begin = 0;
   int k = 0;
   while (k < kStepProducts && b >= p.block_end[k]) begin = p.block_end[k++];
-  if (k == kStepProducts) return;
+  if (k == kStepProducts) {
+    if (b < p.draft_end) draft_chain_blocks(p.draft, BlockSlice{b - begin, p.draft_end - begin});
+    return;
+  }
   const BlockSlice slice{b - begin, p.block_end[k] - begin};
   switch (k) {
     case kStepDcpLocalSeqLens: get_dcp_local_seq_lens_blocks(p.dcp, slice); break;
@@ -84,7 +88,8 @@ __global__ void __launch_bounds__(kBlockThreads, 3) step_plan_kernel(const StepP
 }
 
 int launch_step_plan(const StepPlanParams& p, void* stream, bool dependent) {
-  const int64_t blocks = p.block_end[kStepProducts - 1];
+  const int64_t last = p.block_end[kStepProducts - 1];
+  const int64_t blocks = p.draft_end > last ? p.draft_end : last;
   if (blocks <= 0) return cudaSuccess;
   return launch_row_kernel(step_plan_kernel, grid_size(blocks),
                            static_cast<cudaStream_t>(stream), dependent, p);

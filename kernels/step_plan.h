@@ -13,6 +13,7 @@
 #include "kernels/make_kv_sharing_fast_prefill_common_attn_metadata.h"
 #include "kernels/make_local_attention_virtual_batches.h"
 #include "kernels/mamba_get_block_table_tensor.h"
+#include "kernels/spec_decode.h"
 
 namespace cattn {
 namespace kernels {
@@ -65,6 +66,9 @@ struct StepPlanParams {
   // (a programmatic dependent launch), and leave counts entries 8 on to it.
   bool wait_for_inputs = false;
   bool inputs_counts = false;
+  // 1.2: the drafter chain owns blocks [block_end[kStepProducts - 1], draft_end).
+  int64_t draft_end = 0;
+  DraftChainParams draft;
 };
 
 // Threads per block of the plan's kernel.
@@ -99,6 +103,13 @@ inline int64_t step_plan_blocks(StepProduct k, int64_t elements) {
       return want < kStepMaxBlocks ? want : kStepMaxBlocks;
     }
   }
+}
+
+// The blocks of the drafter chain for `requests` rows: a warp per request, within the bound.
+inline int64_t step_plan_draft_blocks(int64_t requests) {
+  const int64_t warps = kStepThreads / 32, n = requests > 0 ? requests : 1;
+  const int64_t want = n / warps + (n % warps != 0);
+  return want < kStepMaxBlocks ? want : kStepMaxBlocks;
 }
 
 // Enqueues the plan's kernel on `stream` (a cudaStream_t), as a programmatic dependent launch

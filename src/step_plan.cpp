@@ -21,6 +21,7 @@
 #include "common/tensor_arg.h"
 #include "device/step_plan_device.h"
 #include "kernels/step_inputs.h"
+#include "step_plan_draft.h"
 #include "step_plan_memo.h"
 
 // The object behind cattn_step_plan_t: what creation fixed (never changed afterwards) and the
@@ -43,6 +44,7 @@ void require_plan(const char* fn, const StepPlan* plan) {
   cattn::require_live_handle(fn, "plan", plan, cattn::HandleKind::StepPlan);
 }
 
+// The plan's capacities name a negative value as such (param_checks' rule says out of range).
 void expect_at_least(const char* fn, const char* name, int64_t v, int64_t min) {
   if (v < min)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, name, v < 0 ? "is negative" : "is out of range",
@@ -132,11 +134,13 @@ void check_inputs_desc(const char* fn, const cattn_step_plan_desc_t& d, size_t g
 
 // Checks the desc and derives the capacities and, from them, each product's blocks.
 void plan_step(const char* fn, const cattn_step_plan_desc_t& d, StepPlanSpec& plan) {
-  if (d.products == 0 || (d.products & ~(CATTN_STEP_ALL_PRODUCTS | CATTN_STEP_INPUT_PRODUCTS)) != 0)
+  constexpr uint32_t kKnown =
+      CATTN_STEP_ALL_PRODUCTS | CATTN_STEP_INPUT_PRODUCTS | CATTN_STEP_DRAFT_PRODUCTS;
+  if (d.products == 0 || (d.products & ~kKnown) != 0)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->products", "is not a set of products",
                     hex(d.products),
                     "a nonzero OR of CATTN_STEP_* bits (CATTN_STEP_ALL_PRODUCTS = 0x7f, "
-                    "CATTN_STEP_INPUT_PRODUCTS = 0x1f80)");
+                    "CATTN_STEP_INPUT_PRODUCTS = 0x1f80, CATTN_STEP_DRAFT_PRODUCTS = 0x7e000)");
   if (d.reserved0 != 0)
     cattn::fail_arg(CATTN_INVALID_ARGUMENT, fn, "desc->reserved0", "is not zero",
                     std::to_string(d.reserved0), "0");
@@ -154,6 +158,7 @@ void plan_step(const char* fn, const cattn_step_plan_desc_t& d, StepPlanSpec& pl
     std::memset(reinterpret_cast<char*>(&plan.desc) + given, 0,
                 sizeof(cattn_step_plan_desc_t) - given);
   plan.desc.struct_size = sizeof(cattn_step_plan_desc_t);
+  if (plan.has_draft()) cattn::check_draft_selection(fn, plan.desc, given);
   if (plan.has_inputs()) check_inputs_desc(fn, plan.desc, given);
   const int64_t reqs = d.max_num_reqs, tokens = d.max_num_tokens;
   // Per-request outputs take B + 1 entries; every size below is a product of these and must
@@ -217,13 +222,14 @@ void plan_step(const char* fn, const cattn_step_plan_desc_t& d, StepPlanSpec& pl
       end += k::step_plan_blocks(static_cast<k::StepProduct>(i), elements[i]);
     plan.block_end[i] = end;
   }
+  if (plan.has_draft()) cattn::check_draft_desc(fn, plan);
 }
 
 // An output of a product: required when the plan computes it (unless optional), refused when
 // it does not.
 void expect_output_use(const StepPlanSpec& plan, const cattn::StepRunTensorInfo& info,
                        const TensorArg& t) {
-  if (plan.has(static_cast<k::StepProduct>(info.product))) {
+  if ((plan.desc.products & info.products) != 0) {
     if (!t.present() && !info.optional)
       cattn::fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "is NULL", "NULL",
                       "an output: the plan computes its product");
@@ -421,9 +427,11 @@ CATTN_API cattn_status_t cattn_step_plan_get_shape(const cattn_step_plan_t* plan
     require_plan(fn, plan);
     cattn::require_struct(fn, "shape", shape, cattn::Use::Out);
     cattn::seal_arguments();
+    // A 1.1 shape ends before draft_token_capacity: only its fields are written.
     const size_t size = shape->struct_size;
-    *shape = plan->spec.shape;
-    shape->struct_size = size;
+    cattn_step_plan_shape_t s = plan->spec.shape;
+    s.struct_size = size;
+    std::memcpy(shape, &s, std::min(size, sizeof s));
   });
 }
 
@@ -581,8 +589,9 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
     if (table_computed)
       use[cattn::kRunBlockTable] = args[cattn::kRunOutBlockTables + d.inputs.table_group];
     for (int i = cattn::kRunFirstOutput; i < cattn::kRunTensors; ++i)
-      if (cattn::kStepRunTensors[i].product != cattn::StepRunTensorInfo::kNoProduct)
+      if (cattn::kStepRunTensors[i].products != cattn::StepRunTensorInfo::kNoProduct)
         expect_output_use(spec, cattn::kStepRunTensors[i], *args[i]);
+    if (spec.has_draft()) reqs = cattn::check_draft_run(spec, args, reqs);
     const TensorArg& dcp_out = *args[cattn::kRunDcpLocalSeqLens];
     const TensorArg& restore_out = *args[cattn::kRunPcpQueryRestoreIdx];
     const TensorArg& mamba_out = *args[cattn::kRunMambaBlockTable];
@@ -624,7 +633,7 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
     }
     // A plan with a 1.2 product writes all CATTN_STEP_NUM_COUNTS entries; a 1.1 plan the
     // first CATTN_STEP_NUM_COUNTS_1_1, and 0 to the rest of a longer vector.
-    const int64_t num_counts = spec.has_inputs() ? CATTN_STEP_NUM_COUNTS : CATTN_STEP_NUM_COUNTS_1_1;
+    const int64_t num_counts = spec.has_1_2() ? CATTN_STEP_NUM_COUNTS : CATTN_STEP_NUM_COUNTS_1_1;
     if (counts.present()) expect_counts(counts, num_counts);
     if (counts_host.present()) {
       expect_counts(counts_host, num_counts);

@@ -44,29 +44,6 @@ TEST(spec_decode_gpu, VectorsOnDevice) {
   EXPECT_EQ(total, 142);
 }
 
-// A tensor the device and the host calls each get a copy of: set() writes the host copy,
-// upload() sends it to the device copy (whose storage, poison included, mirrors it).
-struct Twin {
-  HostTensor host, stage;
-  std::unique_ptr<DeviceTensor> dev;
-  Twin(std::vector<int64_t> shape, DLDataType dt) : host(shape, dt), stage(shape, dt) {
-    dev = std::make_unique<DeviceTensor>(stage);
-  }
-  void fill(const std::vector<int64_t>& v) {
-    for (int64_t i = 0; i < host.numel(); ++i) host.set(i, v[static_cast<size_t>(i)]);
-  }
-  void upload() {
-    stage.raw() = host.raw();
-    dev->upload();
-  }
-  std::vector<int64_t> device_values() {
-    dev->download();
-    return stage.values();
-  }
-  DLTensor* d() { return dev->dl(); }
-  DLTensor* h() { return host.dl(); }
-};
-
 // One drafter step's six calls at fixed shapes; each step draws new values.
 struct DrafterStep {
   static constexpr int64_t B = 48, W = 8, S = 5, P = 3, N = 2, QMAX = 6, T_CAP = B * QMAX;

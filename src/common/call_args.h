@@ -32,7 +32,7 @@ class CallArgs {
   // The most ranges one call records: the step plan's 70 tensors (1.2: eight KV-cache groups
   // of tables, counts and outputs) take up to 4 each, and 3 more each for the caller's
   // descriptors when its checks read copies of them, plus its three structs.
-  static constexpr int kMaxRanges = 512;
+  static constexpr int kMaxRanges = 768;
   static constexpr int kMaxAliases = 16;
 
   explicit CallArgs(const char* fn) : fn_(fn) {}

@@ -51,6 +51,11 @@ struct StructSizes<cattn_step_plan_desc_t> {
                                       sizeof(cattn_step_plan_desc_t)};
 };
 template <>
+struct StructSizes<cattn_step_plan_shape_t> {
+  static constexpr size_t kSizes[] = {CATTN_STEP_PLAN_SHAPE_SIZE_1_1,
+                                      sizeof(cattn_step_plan_shape_t)};
+};
+template <>
 struct StructSizes<cattn_step_batch_t> {
   static constexpr size_t kSizes[] = {CATTN_STEP_BATCH_SIZE_1_1, sizeof(cattn_step_batch_t)};
 };

@@ -3,19 +3,14 @@
 // one launch per call (kernels/spec_decode.cu).
 #include <algorithm>
 
+#include "device/spec_decode_device.h"
+
 #include "common/spec_decode.h"
 #include "device/cuda_launch.h"
-#include "kernels/spec_decode.h"
 
 namespace cattn {
-namespace {
 
 namespace k = kernels;
-
-template <class View>
-View view_of(const TensorArg* t) {
-  return present(t) ? static_cast<View>(index_view(*t)) : View{};
-}
 
 k::FlagSpan flags_of(const TensorArg* t) {
   k::FlagSpan f;
@@ -33,10 +28,7 @@ k::MutFlagSpan mut_flags_of(const TensorArg* t) {
   return f;
 }
 
-}  // namespace
-
-void eagle_step_device(const char* fn, const EagleStepTensors& t, void* stream) {
-  DeviceScope dev(fn, *t.positions);
+k::EagleStepParams eagle_step_params(const EagleStepTensors& t) {
   k::EagleStepParams p;
   p.positions = index_view(*t.positions);
   p.block_table = index_view(*t.table);
@@ -45,7 +37,14 @@ void eagle_step_device(const char* fn, const EagleStepTensors& t, void* stream) 
   p.slots = index_view(*t.slots);
   p.rows = t.rows, p.input_batch_size = t.input_batch_size;
   p.block_size = t.block_size, p.max_model_len = t.max_model_len;
-  check_launch(fn, k::launch_eagle_step_update_slot_mapping_and_metadata(p, dev.shape(), stream),
+  return p;
+}
+
+void eagle_step_device(const char* fn, const EagleStepTensors& t, void* stream) {
+  DeviceScope dev(fn, *t.positions);
+  check_launch(fn,
+               k::launch_eagle_step_update_slot_mapping_and_metadata(eagle_step_params(t),
+                                                                     dev.shape(), stream),
                stream);
 }
 
@@ -99,8 +98,8 @@ void copy_and_expand_device(const char* fn, const CopyExpandTensors& t, void* st
   p.positions = index_view(*t.positions);
   p.rejected = mut_flags_of(t.rejected);
   p.masked = mut_flags_of(t.masked);
-  p.new_token_indices = view_of<k::MutIndexSpan>(t.new_token_indices);
-  if (t.shift) p.hidden_map = view_of<k::MutIndexSpan>(t.hidden_map);
+  p.new_token_indices = mut_view_of(t.new_token_indices);
+  if (t.shift) p.hidden_map = mut_view_of(t.hidden_map);
   p.rows = t.rows, p.pad_id = t.pad_id, p.parallel_id = t.parallel_id;
   p.slots_per_request = t.slots_per_request, p.max_tokens = t.max_tokens, p.shift = t.shift;
   p.span = std::max({t.input_ids->size(0), t.positions->size(0), t.target_ids->size(0),
@@ -114,6 +113,13 @@ void batch_change_device(const char* fn, const BatchChangeTensors& t, void* stre
              "has more rows than the device path takes", t.prev_positions->shape_string(),
              "at most " + std::to_string(k::kBatchChangeMaxRows) + " rows on a GPU");
   DeviceScope dev(fn, *t.prev_positions);
+  check_launch(fn,
+               k::launch_update_num_computed_tokens_for_batch_change(batch_change_params(t),
+                                                                      dev.shape(), stream),
+               stream);
+}
+
+k::BatchChangeParams batch_change_params(const BatchChangeTensors& t) {
   k::BatchChangeParams p;
   p.num_computed = index_view(*t.num_computed);
   p.num_accepted = index_view(*t.num_accepted);
@@ -122,8 +128,7 @@ void batch_change_device(const char* fn, const BatchChangeTensors& t, void* stre
   p.prev_drafts = index_view(*t.prev_drafts);
   p.cpu_num_computed = index_view(*t.cpu_num_computed);
   p.rows = t.rows;
-  check_launch(fn, k::launch_update_num_computed_tokens_for_batch_change(p, dev.shape(), stream),
-               stream);
+  return p;
 }
 
 }  // namespace cattn

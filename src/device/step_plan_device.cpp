@@ -7,9 +7,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+
 #include "device/compute_causal_conv1d_metadata_device.h"
 #include "device/cuda_launch.h"
 #include "device/make_local_attention_virtual_batches_device.h"
+#include "device/spec_decode_device.h"
 #include "device/step_inputs_device.h"
 #include "kernels/step_plan.h"
 
@@ -45,6 +48,78 @@ k::MutIndexSpan mirror_view(const char* fn, const TensorArg& t) {
              "memory from cudaHostAlloc, cudaMallocHost or cudaHostRegister(Mapped)");
   v.data = attr.devicePointer;
   return v;
+}
+
+// The drafter products' parameters (kernels/spec_decode.h): the chain's, or the one call's a
+// solo plan launches.
+void draft_params(const StepPlanSpec& plan, StepRunArgs& t, StepPlanLaunch& launch) {
+  const cattn_step_draft_params_t& d = plan.desc.draft;
+  if (plan.has_bit(kBitDraftStep)) {
+    const TensorArg& seq_in = *t[kRunSeqLens];
+    const TensorArg& slots = *t[kRunOutDraftSlotMapping];
+    const EagleStepTensors e{t[kRunPositions], t[kRunBlockTable], t[kRunOutDraftSeqLens],
+                             t[kRunOutDraftPositions], &slots, seq_in.size(0), slots.size(0),
+                             d.block_size, d.max_model_len};
+    launch.eagle_step = eagle_step_params(e);
+    launch.eagle_step.seq_lens_in = index_view(seq_in);
+    launch.solo = StepPlanLaunch::kEagleStep;
+    return;
+  }
+  if (plan.has_bit(kBitBatchChange)) {
+    const BatchChangeTensors b{t[kRunOutCarriedNumComputedTokens],
+                               t[kRunOutCarriedNumAcceptedTokens],
+                               t[kRunPrevPositions],
+                               t[kRunValidSampledTokenCount],
+                               t[kRunPrevNumDraftTokens],
+                               t[kRunCpuNumComputedTokens],
+                               t[kRunPrevPositions]->size(0)};
+    launch.batch_change = batch_change_params(b);
+    launch.batch_change.computed_in = index_view(*t[kRunNumComputedTokens]);
+    launch.batch_change.accepted_in = index_view(*t[kRunNumAcceptedTokens]);
+    launch.solo = StepPlanLaunch::kBatchChange;
+    return;
+  }
+  k::DraftChainParams& p = launch.params.draft;
+  launch.params.draft_end = plan.draft_end;
+  const TensorArg& qsl = *t[kRunQueryStartLoc];
+  p.rows = qsl.size(0) - 1;
+  p.sampled = index_view(*t[kRunSampledTokenIds]);
+  p.discard = flags_of(t[kRunDiscardRequestMask]);
+  p.backup = index_view(*t[kRunBackupNextTokenIds]);
+  p.next_tokens = index_view(*t[kRunOutNextTokenIds]);
+  p.valid_count = mut_view_of(t[kRunOutValidSampledTokensCount]);
+  p.vocab_size = d.vocab_size;
+  p.query_start_loc = index_view(qsl);
+  p.prepare = plan.has_bit(kBitDraftPrepareInputs);
+  if (p.prepare) {
+    p.cu_num_draft_tokens = index_view(*t[kRunCuNumDraftTokens]);
+    p.token_indices = index_view(*t[kRunOutTokenIndicesToSample]);
+    p.num_rejected = mut_view_of(t[kRunOutNumRejectedTokens]);
+  }
+  p.expand = plan.has_bit(kBitDraftExpand);
+  if (p.expand) {
+    p.target_ids = index_view(*t[kRunTargetTokenIds]);
+    p.target_positions = index_view(*t[kRunTargetPositions]);
+    p.input_ids = index_view(*t[kRunOutDraftInputIds]);
+    p.positions = index_view(*t[kRunOutDraftPositions]);
+    p.rejected = mut_flags_of(t[kRunOutIsRejectedTokenMask]);
+    p.masked = mut_flags_of(t[kRunOutIsMaskedTokenMask]);
+    p.new_token_indices = mut_view_of(t[kRunOutNewTokenIndices]);
+    p.shift = d.shift_input_ids != 0;
+    if (p.shift) p.hidden_map = mut_view_of(t[kRunOutHiddenStateMapping]);
+    p.pad_id = d.padding_token_id, p.parallel_id = d.parallel_drafting_token_id;
+    p.slots_per_request = d.num_padding_slots_per_request;
+    p.max_tokens = d.max_tokens_per_request;
+    // As the call's: query_start_loc is clamped to the largest token output or target length.
+    p.span = std::max({p.input_ids.size[0], p.positions.size[0], p.target_ids.size[0],
+                       p.hidden_map.size[0]});
+  }
+  p.slot_mapping = plan.has_bit(kBitDraftSlotMapping);
+  if (p.slot_mapping) {
+    p.block_table = index_view(*t[kRunBlockTable]);
+    p.slots = index_view(*t[kRunOutDraftSlotMapping]);
+    p.block_size = d.block_size, p.max_model_len = d.max_model_len;
+  }
 }
 
 }  // namespace
@@ -115,6 +190,7 @@ StepPlanLaunch step_plan_launch_params(const char* fn, const StepPlanSpec& plan,
     p.extend.out_seq_lens = index_view(*t[kRunExtendSeqLens]);
     p.extend.n = d.extend.n;
   }
+  if (plan.has_draft()) draft_params(plan, t, launch);
   if (plan.has_inputs()) {
     launch.inputs = step_inputs_params(step_inputs_tensors(plan, t));
     k::StepInputsParams& in = launch.inputs;
@@ -186,6 +262,20 @@ StepInputsTensors step_inputs_tensors(const StepPlanSpec& plan, StepRunArgs& t) 
 
 void step_plan_launch_device(const char* fn, const StepPlanLaunch& launch, void* stream) {
   DeviceScope dev(fn, launch.device);
+  if (launch.solo == StepPlanLaunch::kEagleStep) {
+    check_launch(fn,
+                 k::launch_eagle_step_update_slot_mapping_and_metadata(launch.eagle_step,
+                                                                       dev.shape(), stream),
+                 stream);
+    return;
+  }
+  if (launch.solo == StepPlanLaunch::kBatchChange) {
+    check_launch(fn,
+                 k::launch_update_num_computed_tokens_for_batch_change(launch.batch_change,
+                                                                        dev.shape(), stream),
+                 stream);
+    return;
+  }
   if (launch.has_inputs)
     check_launch(fn, k::launch_step_inputs(launch.inputs, stream, launch.dependent), stream);
   check_launch(fn, k::launch_step_plan(launch.params, stream, launch.dependent), stream);

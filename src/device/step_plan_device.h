@@ -5,6 +5,7 @@
 #include "common/tensor_arg.h"
 #include "device/device.h"
 #include "kernels/step_inputs.h"
+#include "kernels/spec_decode.h"
 #include "kernels/step_plan.h"
 
 namespace cattn {
@@ -16,6 +17,11 @@ struct StepPlanLaunch {
   kernels::StepPlanParams params;
   kernels::StepInputsParams inputs;  // launched first when has_inputs
   bool has_inputs = false;
+  // A plan of CATTN_STEP_DRAFT_STEP or CATTN_STEP_BATCH_CHANGE launches that call's kernel
+  // instead of the plan's.
+  enum Solo : int { kNone, kEagleStep, kBatchChange } solo = kNone;
+  kernels::EagleStepParams eagle_step;
+  kernels::BatchChangeParams batch_change;
   bool dependent = false;  // the 1.1 kernel follows as a programmatic dependent launch (sm_90)
   int device = 0;
 };

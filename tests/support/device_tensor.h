@@ -23,6 +23,9 @@ inline DLTensor fake_cuda(HostTensor& t) {
 #if defined(CATTN_TEST_WITH_CUDA)
 #include <cuda_runtime_api.h>
 
+#include <memory>
+#include <vector>
+
 namespace cattn_test {
 
 inline int gpu_count() {
@@ -67,6 +70,29 @@ class DeviceTensor {
   void* ptr_ = nullptr;
   size_t bytes_ = 0;
   DLTensor dl_{};
+};
+
+// A tensor the device and the host calls each get a copy of: set() writes the host copy,
+// upload() sends it to the device copy (whose storage, poison included, mirrors it).
+struct Twin {
+  HostTensor host, stage;
+  std::unique_ptr<DeviceTensor> dev;
+  Twin(std::vector<int64_t> shape, DLDataType dt) : host(shape, dt), stage(shape, dt) {
+    dev = std::make_unique<DeviceTensor>(stage);
+  }
+  void fill(const std::vector<int64_t>& v) {
+    for (int64_t i = 0; i < host.numel(); ++i) host.set(i, v[static_cast<size_t>(i)]);
+  }
+  void upload() {
+    stage.raw() = host.raw();
+    dev->upload();
+  }
+  std::vector<int64_t> device_values() {
+    dev->download();
+    return stage.values();
+  }
+  DLTensor* d() { return dev->dl(); }
+  DLTensor* h() { return host.dl(); }
 };
 
 }  // namespace cattn_test

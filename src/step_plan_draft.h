@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// The step plan's drafter products (CATTN_STEP_DRAFT_* and CATTN_STEP_BATCH_CHANGE): their desc
+// rules at creation and their run tensors' checks. Private to the entry point
+// (src/step_plan.cpp); the kernel parameters are built in device/step_plan_device.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/step_plan.h"
+
+namespace cattn {
+
+// Checks which products a desc that selects a drafter product selects with it (`given`: the
+// caller's struct_size), before any product's parameters.
+void check_draft_selection(const char* fn, const cattn_step_plan_desc_t& d, size_t given);
+
+// Checks the drafter products' parameters; fills shape.draft_token_capacity and the chain's
+// blocks (after the 1.1 products' layout).
+void check_draft_desc(const char* fn, StepPlanSpec& plan);
+
+// Checks the drafter products' batch tensors and outputs of a run, the generic batch checks
+// having passed (`reqs`: B from them, or -1); returns B. Records the very views a drafter
+// product may update in place.
+int64_t check_draft_run(const StepPlanSpec& plan, StepRunArgs& a, int64_t reqs);
+
+}  // namespace cattn
