@@ -2623,7 +2623,8 @@ CATTN_API cattn_status_t cattn_step_plan_workspace_size(const cattn_step_plan_t*
 
 /** Computes every product of the plan from the batch's device tensors in one kernel launch.
  *  Shapes, dtypes, devices, capacities and overlaps are checked on the host (no output may
- *  alias an input, in place included); data is handled on the device as each utility does.
+ *  alias an input, in place included, but for the very views CATTN_STEP_DRAFT_STEP and
+ *  CATTN_STEP_BATCH_CHANGE update); data is handled on the device as each utility does.
  *  A run described exactly as the last fully checked one skips the host checks.
  *  Reads: plan, batch. Writes: outputs, counts_host through its mapping. Allocates: nothing.
  *  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan not live, NULL or small structs, a required
@@ -2634,7 +2635,7 @@ CATTN_API cattn_status_t cattn_step_plan_workspace_size(const cattn_step_plan_t*
  *  CATTN_CUDA_ERROR.
  *  Stream: one kernel on `stream`, nothing else; capturable, correct on every replay. A plan
  *  with step-input products (1.2) and 1.1 products launches two kernels, the second a
- *  programmatic dependent launch on sm_90 (one graph segment).
+ *  programmatic dependent launch on sm_90 (one graph segment); a drafter plan one.
  *  Lifetime: a captured graph keeps the tensors' addresses. Thread safety: one plan may run
  *  on several threads at once. Since: 1.1. Details: docs/api/step_plan.md */
 CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,

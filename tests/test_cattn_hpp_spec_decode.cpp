@@ -18,6 +18,10 @@
 
 #include "support/vectors.h"
 
+#if defined(CATTN_TEST_WITH_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
 namespace {
 
 using json = nlohmann::json;
@@ -773,23 +777,45 @@ TEST(cattn_hpp_spec_decode, RefusalsNameTheCppArgument) {
   }
 }
 
-// Views labelled with a CUDA device reach the C call, which dispatches on them.
+// Views labelled with a CUDA device reach the C call, which dispatches on them: on a GPU the
+// call runs on device memory; without one (a CPU-only build, or no device) it says so and
+// writes nothing.
 TEST(cattn_hpp_spec_decode, DeviceViewsReachTheCCall) {
-  if (cattn::cuda_device_count() > 0)
-    GTEST_SKIP() << "labels host memory as CUDA memory; only meaningful without a GPU";
   const std::vector<int32_t> cu{2, 2, 5}, valid{3, 1, 2}, qsl{0, 3, 4, 8};
   std::vector<int32_t> sample(3), rejected(3);
-  const auto on_gpu = [](const std::vector<int32_t>& v) {
-    return cattn::tensor_view<const int32_t>(v.data(), {static_cast<int64_t>(v.size())})
-        .on(cattn::cuda(0));
+  const auto view = [](const int32_t* p, size_t n) {
+    return cattn::tensor_view<const int32_t>(p, {static_cast<int64_t>(n)}).on(cattn::cuda(0));
   };
-  const auto out_on_gpu = [](std::vector<int32_t>& v) {
-    return cattn::tensor_view<int32_t>(v.data(), {static_cast<int64_t>(v.size())})
-        .on(cattn::cuda(0));
+  const auto out_view = [](int32_t* p, size_t n) {
+    return cattn::tensor_view<int32_t>(p, {static_cast<int64_t>(n)}).on(cattn::cuda(0));
   };
+#if defined(CATTN_TEST_WITH_CUDA)
+  if (cattn::cuda_device_count() > 0) {
+    // Inputs, then the two outputs, in one device buffer.
+    std::vector<int32_t> all(cu);
+    all.insert(all.end(), valid.begin(), valid.end());
+    all.insert(all.end(), qsl.begin(), qsl.end());
+    all.resize(all.size() + 6, -1);
+    int32_t* d = nullptr;
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), all.size() * sizeof(int32_t)), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(d, all.data(), all.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    cattn::eagle_prepare_inputs_padded(view(d, 3), view(d + 3, 3), view(d + 6, 4),
+                                       {out_view(d + 10, 3), out_view(d + 13, 3)});
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(all.data(), d, all.size() * sizeof(int32_t), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    cudaFree(d);
+    EXPECT_EQ(std::vector<int32_t>(all.begin() + 10, all.begin() + 13),
+              (std::vector<int32_t>{2, 3, 5}));
+    EXPECT_EQ(std::vector<int32_t>(all.begin() + 13, all.end()), (std::vector<int32_t>{0, 0, 2}));
+    return;
+  }
+#endif
   const auto e = thrown_by([&] {
-    cattn::eagle_prepare_inputs_padded(on_gpu(cu), on_gpu(valid), on_gpu(qsl),
-                                       {out_on_gpu(sample), out_on_gpu(rejected)});
+    cattn::eagle_prepare_inputs_padded(view(cu.data(), 3), view(valid.data(), 3),
+                                       view(qsl.data(), 4),
+                                       {out_view(sample.data(), 3), out_view(rejected.data(), 3)});
   });
   EXPECT_EQ(e.status(), CATTN_NOT_SUPPORTED) << e.what();
   EXPECT_EQ(sample, (std::vector<int32_t>{0, 0, 0}));

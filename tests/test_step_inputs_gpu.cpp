@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -444,6 +445,169 @@ TEST(step_inputs_gpu, BlocksWithoutASlotGiveMinusOne) {
   m.download(slots), m.download(status);
   EXPECT_EQ(slots.values(), (std::vector<int64_t>{-1, -1, top * 16 + 5, 7 * 16 + 5, -1, -1}));
   EXPECT_EQ(status.values(), (std::vector<int64_t>{CATTN_STEP_CHECK_SLOT_MAPPING, 4, 1}));
+}
+
+// A plan of every product (the seven 1.1 and the six step-input products) and eight KV-cache
+// groups (one of them without slots), captured once and replayed with new batches: the step
+// inputs of every group against the host calls, DCP and extend (which read the computed
+// query_start_loc and seq_lens) against theirs; the other 1.1 products run on the computed
+// inputs every replay (compute-sanitizer checks their accesses).
+TEST(step_inputs_gpu, EveryProductWithEightGroupsReplays) {
+  SKIP_WITHOUT_GPU();
+  constexpr int G = CATTN_MAX_KV_GROUPS;
+  const int64_t B = 40, R = 64, T = 1536, kbs = 16, L = 96;
+  std::vector<int64_t> widths(G);
+  for (int g = 0; g < G; ++g) widths[g] = 56 + 2 * g;  // every position a step makes fits
+  cattn_step_plan_desc_t d = CATTN_STEP_PLAN_DESC_INIT;
+  d.products = CATTN_STEP_ALL_PRODUCTS | CATTN_STEP_INPUT_PRODUCTS;
+  d.max_num_reqs = B, d.max_num_tokens = T, d.max_num_logits = L, d.max_num_persistent_reqs = R;
+  d.max_num_blocks_per_req = widths[0];
+  d.dcp = {2, CATTN_DCP_ALL_RANKS, 1};
+  d.mamba = {64, 2, CATTN_MAMBA_CACHE_MODE_ALIGN, 0};
+  d.local_attention = {32, 16};
+  d.extend = {2};
+  d.inputs.num_kv_groups = G;
+  d.inputs.table_group = 0;
+  for (int g = 0; g < G; ++g)
+    d.kv_groups[g] = {g % 2 ? 32 : 16, kbs, widths[g],
+                      g == G - 1 ? CATTN_SLOT_MODE_NONE : CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT, 0};
+  cattn_step_plan_t* plan = nullptr;
+  ASSERT_CATTN_OK(cattn_step_plan_create(&d, &plan));
+  cattn_step_plan_shape_t sh = CATTN_STEP_PLAN_SHAPE_INIT;
+  ASSERT_CATTN_OK(cattn_step_plan_get_shape(plan, &sh));
+  std::deque<HostTensor> host;
+  std::deque<DeviceTensor> dev;
+  auto make = [&](std::vector<int64_t> shape, DLDataType t) {
+    host.emplace_back(shape, t);
+    std::fill(host.back().raw().begin(), host.back().raw().end(), 0x5A);
+    dev.emplace_back(host.back());
+    return std::make_pair(&host.back(), &dev.back());
+  };
+  // Inputs (rewritten each replay) and outputs.
+  auto sched = make({B}, i32()), idx = make({B}, i32()), nct = make({R}, i32());
+  auto nreq = make({1}, i32()), nd = make({B}, i32()), logits = make({L}, i32());
+  std::vector<std::pair<HostTensor*, DeviceTensor*>> tables, nbs, gathered, slots;
+  cattn_step_batch_t b = CATTN_STEP_BATCH_INIT;
+  cattn_step_outputs_t o = CATTN_STEP_OUTPUTS_INIT;
+  b.num_scheduled_tokens = sched.second->dl(), b.idx_mapping = idx.second->dl();
+  b.num_computed_tokens = nct.second->dl(), b.num_reqs = nreq.second->dl();
+  b.num_draft_tokens = nd.second->dl(), b.logits_indices = logits.second->dl();
+  for (int g = 0; g < G; ++g) {
+    tables.push_back(make({R, widths[g]}, i32())), nbs.push_back(make({R}, i32()));
+    gathered.push_back(make({B, widths[g]}, i32()));
+    b.kv_block_tables[g] = tables[g].second->dl(), b.kv_num_blocks[g] = nbs[g].second->dl();
+    o.block_tables[g] = gathered[g].second->dl();
+    if (g < G - 1) {
+      slots.push_back(make({T}, i64()));
+      o.slot_mappings[g] = slots[g].second->dl();
+    }
+  }
+  auto qsl = make({B + 1}, i32()), seq = make({B}, i32()), pos = make({T}, i64());
+  auto li = make({L}, i64()), cu = make({B + 1}, i32()), t2r = make({T}, i32());
+  auto dcp = make({B, 2}, i32()), eq = make({B + 1}, i32()), es = make({B}, i32());
+  auto counts = make({CATTN_STEP_NUM_COUNTS}, i64());
+  o.query_start_loc = qsl.second->dl(), o.seq_lens = seq.second->dl();
+  o.positions = pos.second->dl(), o.logits_indices = li.second->dl();
+  o.cu_num_logits = cu.second->dl(), o.token_to_req_indices = t2r.second->dl();
+  o.dcp_local_seq_lens = dcp.second->dl(), o.extend_query_start_loc = eq.second->dl();
+  o.extend_seq_lens = es.second->dl(), o.counts = counts.second->dl();
+  o.pcp_query_restore_idx = make({sh.restore_capacity}, i32()).second->dl();
+  o.mamba_block_table = make({B, sh.mamba_columns}, i32()).second->dl();
+  o.conv1d_nums = make({B}, i32()).second->dl();
+  for (DLTensor** p : {&o.conv1d_mlist, &o.conv1d_offsetlist, &o.conv1d_batch_ptr,
+                       &o.conv1d_token_chunk_offset_ptr})
+    *p = make({sh.conv1d_capacity}, i32()).second->dl();
+  o.local_query_start_loc = make({sh.local_capacity + 1}, i32()).second->dl();
+  o.local_seq_lens = make({sh.local_capacity}, i32()).second->dl();
+  o.local_num_computed_tokens = make({sh.local_capacity}, i32()).second->dl();
+  o.local_block_table = make({sh.local_capacity, sh.local_pages}, i32()).second->dl();
+  o.decode_query_start_loc = make({B + 1}, i32()).second->dl();
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  const cattn_status_t captured =
+      cattn_step_plan_run(plan, &b, &o, reinterpret_cast<cattn_stream_t>(stream));
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  ASSERT_CATTN_OK(captured);
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  std::mt19937_64 rng(88);
+  int replays = 0, mismatches = 0;
+  auto put = [](std::pair<HostTensor*, DeviceTensor*> t, const std::vector<int64_t>& v) {
+    for (int64_t i = 0; i < t.first->numel(); ++i) t.first->set(i, v[static_cast<size_t>(i)]);
+    t.second->upload();
+  };
+  for (int step = 0; step < 16; ++step) {
+    const RandomStep s = random_step(rng, B, R, T, widths, kbs, step == 2 ? 0 : -1);
+    put(sched, s.sched), put(idx, s.idx), put(nct, s.nct), put(nreq, {s.n}), put(nd, s.drafts);
+    std::vector<int64_t> lv(L);
+    for (auto& v : lv) v = static_cast<int64_t>(rng() % T);
+    std::sort(lv.begin(), lv.end());
+    put(logits, lv);
+    for (int g = 0; g < G; ++g) put(tables[g], s.tables[g]), put(nbs[g], s.num_blocks[g]);
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    ++replays;
+    auto got = [](std::pair<HostTensor*, DeviceTensor*> t) {
+      t.second->download();
+      return t.first->values();
+    };
+    // The host calls on the same inputs.
+    HostTensor hq({B + 1}, i32()), hs({B}, i32()), hp({T}, i64());
+    std::fill(hp.raw().begin(), hp.raw().end(), 0x5A);
+    cattn_prepare_pos_seq_lens_args_t pa = CATTN_PREPARE_POS_SEQ_LENS_ARGS_INIT;
+    pa.num_scheduled_tokens = sched.first->dl(), pa.idx_mapping = idx.first->dl();
+    pa.num_computed_tokens = nct.first->dl(), pa.num_reqs = nreq.first->dl();
+    pa.query_start_loc = hq.dl(), pa.seq_lens = hs.dl(), pa.positions = hp.dl();
+    ASSERT_CATTN_OK(cattn_prepare_pos_seq_lens(&pa));
+    mismatches += got(qsl) != hq.values();
+    mismatches += got(seq) != hs.values();
+    const std::vector<int64_t> pv = got(pos), hpv = hp.values();
+    const int64_t live_tokens = hq.values()[B];
+    mismatches += !std::equal(hpv.begin(), hpv.begin() + live_tokens, pv.begin());
+    for (int g = 0; g < G; ++g) {
+      HostTensor hg({B, widths[g]}, i32());
+      hg.raw() = gathered[g].first->raw();  // entries past a row's count are left
+      cattn_gather_block_tables_args_t ga = CATTN_GATHER_BLOCK_TABLES_ARGS_INIT;
+      ga.idx_mapping = idx.first->dl(), ga.num_reqs = nreq.first->dl();
+      ga.block_table = tables[g].first->dl(), ga.num_blocks = nbs[g].first->dl(), ga.out = hg.dl();
+      ASSERT_CATTN_OK(cattn_gather_block_tables(&ga));
+      gathered[g].second->download();
+      mismatches += gathered[g].first->values() != hg.values();
+      if (g == G - 1) continue;
+      HostTensor hsl({T}, i64());
+      cattn_compute_slot_mappings_args_t sa = CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT;
+      sa.block_size = d.kv_groups[g].block_size, sa.kernel_block_size = kbs;
+      sa.query_start_loc = hq.dl(), sa.num_reqs = nreq.first->dl(), sa.positions = hp.dl();
+      sa.idx_mapping = idx.first->dl(), sa.block_table = tables[g].first->dl();
+      sa.slot_mapping = hsl.dl();
+      ASSERT_CATTN_OK(cattn_compute_slot_mappings(&sa));
+      mismatches += got(slots[g]) != hsl.values();
+    }
+    HostTensor hd({B, 2}, i32());
+    cattn_dcp_local_seq_lens_args_t da = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT;
+    da.seq_lens = hs.dl(), da.dcp_size = 2, da.dcp_rank = CATTN_DCP_ALL_RANKS;
+    da.dcp_kv_cache_interleave_size = 1, da.out = hd.dl();
+    ASSERT_CATTN_OK(cattn_get_dcp_local_seq_lens(&da));
+    mismatches += got(dcp) != hd.values();
+    std::vector<int64_t> weq = hq.values(), wes = hs.values();
+    for (int64_t i = 0; i <= B; ++i) weq[i] += 2 * i;
+    for (auto& v : wes) v += 2;
+    mismatches += got(eq) != weq;
+    mismatches += got(es) != wes;
+    const std::vector<int64_t> cv = got(counts);
+    mismatches += cv[CATTN_STEP_COUNT_TOKENS] != live_tokens;
+    mismatches += cv[CATTN_STEP_COUNT_NUM_REQS] != s.n;
+  }
+  std::printf("[ replays ] every product, %d groups: %d replays, %d mismatches\n", G, replays,
+              mismatches);
+  EXPECT_EQ(replays, 16);
+  EXPECT_EQ(mismatches, 0);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  cattn_step_plan_destroy(plan);
 }
 
 }  // namespace

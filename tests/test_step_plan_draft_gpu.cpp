@@ -264,7 +264,8 @@ TEST(step_plan_draft_gpu, DraftStepMatchesTheCall) {
       a.positions = in_place ? x["pos"].h() : x["clamped"].h();
       a.block_table = x["table"].h();
       a.seq_lens = in_place ? x["seq"].h() : x["seq_out"].h();
-      a.out_clamped_positions = a.positions, a.out_slot_mapping = x["slots"].h();
+      a.out_clamped_positions = const_cast<DLTensor*>(a.positions);
+      a.out_slot_mapping = x["slots"].h();
       ASSERT_CATTN_OK(cattn_eagle_step_update_slot_mapping_and_metadata(&a));
       for (const char* n : in_place ? std::vector<const char*>{"pos", "seq", "slots"}
                                     : std::vector<const char*>{"clamped", "seq_out", "slots"})
