@@ -84,10 +84,24 @@ pub const CATTN_STEP_LOGITS_INDICES: u32 = 1024;
 pub const CATTN_STEP_TOKEN_TO_REQ: u32 = 2048;
 #[doc = " Product bit: the decode/prefill split of the live rows, to the counts (vLLM's split_decodes_and_prefills with treat_short_extends_as_decodes). Since: 1.2"]
 pub const CATTN_STEP_SPLIT: u32 = 4096;
+#[doc = " Product bit: the drafter's next tokens and valid counts from the rejection sampler's output (cattn_eagle_prepare_next_token_padded). The drafter products read the verified batch and the sampler's output, a later point of an engine step than the step-input products: a plan selects either. Since: 1.2"]
+pub const CATTN_STEP_DRAFT_NEXT_TOKEN: u32 = 8192;
+#[doc = " Product bit: the tokens to sample and rejected counts (cattn_eagle_prepare_inputs_padded), from CATTN_STEP_DRAFT_NEXT_TOKEN's valid counts, which it needs. Since: 1.2"]
+pub const CATTN_STEP_DRAFT_PREPARE_INPUTS: u32 = 16384;
+#[doc = " Product bit: the drafter's input tokens (cattn_copy_and_expand_eagle_inputs), each request's last valid token from CATTN_STEP_DRAFT_PREPARE_INPUTS's rejected count and its bonus from CATTN_STEP_DRAFT_NEXT_TOKEN, which it needs. Since: 1.2"]
+pub const CATTN_STEP_DRAFT_EXPAND: u32 = 32768;
+#[doc = " Product bit: the slots of the drafter's input tokens (cattn_compute_new_slot_mapping, N = P - shift), from CATTN_STEP_DRAFT_EXPAND's positions and rejected tokens, which it needs. Since: 1.2"]
+pub const CATTN_STEP_DRAFT_SLOT_MAPPING: u32 = 65536;
+#[doc = " Product bit: one drafting step's positions, slots and seq_lens (cattn_eagle_step_update_slot_mapping_and_metadata), run between draft steps: the plan's only product. Since: 1.2"]
+pub const CATTN_STEP_DRAFT_STEP: u32 = 131072;
+#[doc = " Product bit: the async-scheduling counts across a batch change (cattn_update_num_computed_tokens_for_batch_change): the plan's only product. Since: 1.2"]
+pub const CATTN_STEP_BATCH_CHANGE: u32 = 262144;
 #[doc = " The 1.1 product bits, 0x7f. The value is kept as 1.1 defined it, so that code selecting \"every product\" keeps the products it was written for; the 1.2 products are CATTN_STEP_INPUT_PRODUCTS."]
 pub const CATTN_STEP_ALL_PRODUCTS: u32 = 127;
 #[doc = " The step-input product bits (1.2): CATTN_STEP_INPUTS to CATTN_STEP_SPLIT. Since: 1.2"]
 pub const CATTN_STEP_INPUT_PRODUCTS: u32 = 8064;
+#[doc = " The drafter product bits (1.2): CATTN_STEP_DRAFT_NEXT_TOKEN to CATTN_STEP_BATCH_CHANGE. Since: 1.2"]
+pub const CATTN_STEP_DRAFT_PRODUCTS: u32 = 516096;
 #[doc = " Counts entry: `query_start_loc[B] - query_start_loc[0]`. Counts entries are per-step values derived on the device; a product the plan does not compute leaves its entries 0."]
 pub const CATTN_STEP_COUNT_TOKENS: u32 = 0;
 #[doc = " Counts entry: restore-index entries in use."]
@@ -11636,6 +11650,199 @@ fn bindgen_test_layout_cattn_step_inputs_params() {
 }
 #[doc = " Parameters of the step-input products (CATTN_STEP_INPUTS to CATTN_STEP_SPLIT). Since: 1.2"]
 pub type cattn_step_inputs_params_t = cattn_step_inputs_params;
+#[doc = " Parameters of the drafter products (CATTN_STEP_DRAFT_NEXT_TOKEN to CATTN_STEP_DRAFT_STEP),"]
+#[doc = "  as the speculative-decoding calls take them. Since: 1.2"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_draft_params {
+    #[doc = " NEXT_TOKEN: >= 1."]
+    pub vocab_size: i64,
+    #[doc = " EXPAND: P in [1, 65536]."]
+    pub num_padding_slots_per_request: i64,
+    #[doc = " EXPAND: the rejected tail's token."]
+    pub padding_token_id: i64,
+    #[doc = " EXPAND: the token of slots 2 to P."]
+    pub parallel_drafting_token_id: i64,
+    #[doc = " EXPAND: 0 = no limit (as the call's)."]
+    pub max_tokens_per_request: i64,
+    #[doc = " SLOT_MAPPING, DRAFT_STEP: >= 1."]
+    pub block_size: i64,
+    #[doc = " SLOT_MAPPING, DRAFT_STEP: >= 1."]
+    pub max_model_len: i64,
+    #[doc = " EXPAND: 0 or 1."]
+    pub shift_input_ids: i32,
+    #[doc = " Set to 0."]
+    pub reserved0: i32,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_draft_params() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_draft_params>(),
+        64usize,
+        concat!("Size of: ", stringify!(cattn_step_draft_params))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_draft_params>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_step_draft_params))
+    );
+    fn test_field_vocab_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_draft_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).vocab_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_draft_params),
+                "::",
+                stringify!(vocab_size)
+            )
+        );
+    }
+    test_field_vocab_size();
+    fn test_field_num_padding_slots_per_request() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_draft_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_padding_slots_per_request) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_draft_params),
+                "::",
+                stringify!(num_padding_slots_per_request)
+            )
+        );
+    }
+    test_field_num_padding_slots_per_request();
+    fn test_field_padding_token_id() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_draft_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).padding_token_id) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_draft_params),
+                "::",
+                stringify!(padding_token_id)
+            )
+        );
+    }
+    test_field_padding_token_id();
+    fn test_field_parallel_drafting_token_id() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_draft_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).parallel_drafting_token_id) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_draft_params),
+                "::",
+                stringify!(parallel_drafting_token_id)
+            )
+        );
+    }
+    test_field_parallel_drafting_token_id();
+    fn test_field_max_tokens_per_request() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_draft_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_tokens_per_request) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_draft_params),
+                "::",
+                stringify!(max_tokens_per_request)
+            )
+        );
+    }
+    test_field_max_tokens_per_request();
+    fn test_field_block_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_draft_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).block_size) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_draft_params),
+                "::",
+                stringify!(block_size)
+            )
+        );
+    }
+    test_field_block_size();
+    fn test_field_max_model_len() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_draft_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_model_len) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_draft_params),
+                "::",
+                stringify!(max_model_len)
+            )
+        );
+    }
+    test_field_max_model_len();
+    fn test_field_shift_input_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_draft_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).shift_input_ids) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_draft_params),
+                "::",
+                stringify!(shift_input_ids)
+            )
+        );
+    }
+    test_field_shift_input_ids();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_draft_params>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            60usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_draft_params),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+}
+#[doc = " Parameters of the drafter products (CATTN_STEP_DRAFT_NEXT_TOKEN to CATTN_STEP_DRAFT_STEP),"]
+#[doc = "  as the speculative-decoding calls take them. Since: 1.2"]
+pub type cattn_step_draft_params_t = cattn_step_draft_params;
 #[doc = " What cattn_step_plan_create takes: the products, capacities and parameters."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -11671,12 +11878,14 @@ pub struct cattn_step_plan_desc {
     pub inputs: cattn_step_inputs_params_t,
     #[doc = " The first num_kv_groups."]
     pub kv_groups: [cattn_kv_group_params_t; 8usize],
+    #[doc = " The drafter products."]
+    pub draft: cattn_step_draft_params_t,
 }
 #[test]
 fn bindgen_test_layout_cattn_step_plan_desc() {
     assert_eq!(
         ::std::mem::size_of::<cattn_step_plan_desc>(),
-        448usize,
+        512usize,
         concat!("Size of: ", stringify!(cattn_step_plan_desc))
     );
     assert_eq!(
@@ -11939,6 +12148,23 @@ fn bindgen_test_layout_cattn_step_plan_desc() {
         );
     }
     test_field_kv_groups();
+    fn test_field_draft() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_desc>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).draft) as usize - ptr as usize
+            },
+            448usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_desc),
+                "::",
+                stringify!(draft)
+            )
+        );
+    }
+    test_field_draft();
 }
 #[doc = " What cattn_step_plan_create takes: the products, capacities and parameters."]
 pub type cattn_step_plan_desc_t = cattn_step_plan_desc;
@@ -11960,12 +12186,15 @@ pub struct cattn_step_plan_shape {
     pub local_pages: i64,
     #[doc = " Mamba columns: ALIGN `1 + num_speculative_blocks`; copy modes 0 (the batch's)."]
     pub mamba_columns: i64,
+    #[doc = " The drafter's input tokens (CATTN_STEP_DRAFT_EXPAND): `max_num_tokens + max_num_reqs *"]
+    #[doc = "  (P - shift_input_ids)`."]
+    pub draft_token_capacity: i64,
 }
 #[test]
 fn bindgen_test_layout_cattn_step_plan_shape() {
     assert_eq!(
         ::std::mem::size_of::<cattn_step_plan_shape>(),
-        48usize,
+        56usize,
         concat!("Size of: ", stringify!(cattn_step_plan_shape))
     );
     assert_eq!(
@@ -12075,6 +12304,23 @@ fn bindgen_test_layout_cattn_step_plan_shape() {
         );
     }
     test_field_mamba_columns();
+    fn test_field_draft_token_capacity() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_plan_shape>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).draft_token_capacity) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_plan_shape),
+                "::",
+                stringify!(draft_token_capacity)
+            )
+        );
+    }
+    test_field_draft_token_capacity();
 }
 #[doc = " The capacities a plan's outputs must hold (cattn_step_plan_get_shape); 0 for products the"]
 #[doc = "  plan does not compute."]
@@ -12116,12 +12362,35 @@ pub struct cattn_step_batch {
     pub kv_block_tables: [*const DLTensor; 8usize],
     #[doc = " Per group, may be NULL: `[R]` entries in use (CATTN_STEP_BLOCK_TABLES)."]
     pub kv_num_blocks: [*const DLTensor; 8usize],
+    #[doc = " `[B, S]`, -1 rejected (DRAFT_NEXT_TOKEN)."]
+    pub sampled_token_ids: *const DLTensor,
+    #[doc = " `[B]` flags; may be NULL (DRAFT_NEXT_TOKEN)."]
+    pub discard_request_mask: *const DLTensor,
+    #[doc = " `[B]` (DRAFT_NEXT_TOKEN)."]
+    pub backup_next_token_ids: *const DLTensor,
+    #[doc = " `[B]` inclusive sum (DRAFT_PREPARE_INPUTS)."]
+    pub cu_num_draft_tokens: *const DLTensor,
+    #[doc = " `[T]`, T <= max_num_tokens (DRAFT_EXPAND)."]
+    pub target_token_ids: *const DLTensor,
+    #[doc = " `[T']` (DRAFT_EXPAND)."]
+    pub target_positions: *const DLTensor,
+    #[doc = " `[n]` previous row of each row, negative = new (BATCH_CHANGE; it also reads"]
+    #[doc = "  num_computed_tokens, `[M >= n]`)."]
+    pub prev_positions: *const DLTensor,
+    #[doc = " `[n]` (BATCH_CHANGE)."]
+    pub num_accepted_tokens: *const DLTensor,
+    #[doc = " `[n_prev]` (BATCH_CHANGE)."]
+    pub valid_sampled_token_count: *const DLTensor,
+    #[doc = " `[n_prev]` (BATCH_CHANGE)."]
+    pub prev_num_draft_tokens: *const DLTensor,
+    #[doc = " `[n]` (BATCH_CHANGE)."]
+    pub cpu_num_computed_tokens: *const DLTensor,
 }
 #[test]
 fn bindgen_test_layout_cattn_step_batch() {
     assert_eq!(
         ::std::mem::size_of::<cattn_step_batch>(),
-        232usize,
+        320usize,
         concat!("Size of: ", stringify!(cattn_step_batch))
     );
     assert_eq!(
@@ -12384,6 +12653,193 @@ fn bindgen_test_layout_cattn_step_batch() {
         );
     }
     test_field_kv_num_blocks();
+    fn test_field_sampled_token_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).sampled_token_ids) as usize - ptr as usize
+            },
+            232usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(sampled_token_ids)
+            )
+        );
+    }
+    test_field_sampled_token_ids();
+    fn test_field_discard_request_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).discard_request_mask) as usize - ptr as usize
+            },
+            240usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(discard_request_mask)
+            )
+        );
+    }
+    test_field_discard_request_mask();
+    fn test_field_backup_next_token_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).backup_next_token_ids) as usize - ptr as usize
+            },
+            248usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(backup_next_token_ids)
+            )
+        );
+    }
+    test_field_backup_next_token_ids();
+    fn test_field_cu_num_draft_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cu_num_draft_tokens) as usize - ptr as usize
+            },
+            256usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(cu_num_draft_tokens)
+            )
+        );
+    }
+    test_field_cu_num_draft_tokens();
+    fn test_field_target_token_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).target_token_ids) as usize - ptr as usize
+            },
+            264usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(target_token_ids)
+            )
+        );
+    }
+    test_field_target_token_ids();
+    fn test_field_target_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).target_positions) as usize - ptr as usize
+            },
+            272usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(target_positions)
+            )
+        );
+    }
+    test_field_target_positions();
+    fn test_field_prev_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).prev_positions) as usize - ptr as usize
+            },
+            280usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(prev_positions)
+            )
+        );
+    }
+    test_field_prev_positions();
+    fn test_field_num_accepted_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_accepted_tokens) as usize - ptr as usize
+            },
+            288usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(num_accepted_tokens)
+            )
+        );
+    }
+    test_field_num_accepted_tokens();
+    fn test_field_valid_sampled_token_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).valid_sampled_token_count) as usize - ptr as usize
+            },
+            296usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(valid_sampled_token_count)
+            )
+        );
+    }
+    test_field_valid_sampled_token_count();
+    fn test_field_prev_num_draft_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).prev_num_draft_tokens) as usize - ptr as usize
+            },
+            304usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(prev_num_draft_tokens)
+            )
+        );
+    }
+    test_field_prev_num_draft_tokens();
+    fn test_field_cpu_num_computed_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_batch>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cpu_num_computed_tokens) as usize - ptr as usize
+            },
+            312usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_batch),
+                "::",
+                stringify!(cpu_num_computed_tokens)
+            )
+        );
+    }
+    test_field_cpu_num_computed_tokens();
 }
 #[doc = " One step's batch for cattn_step_plan_run: int32/int64 device tensors of one GPU. B ="]
 #[doc = "  query_start_loc's length - 1, at most max_num_reqs, padding rows included. A tensor a"]
@@ -12459,12 +12915,42 @@ pub struct cattn_step_outputs {
     pub expanded_local_pos: *mut DLTensor,
     #[doc = " At least max_num_tokens (TOKEN_TO_REQ)."]
     pub token_to_req_indices: *mut DLTensor,
+    #[doc = " `[>= B]` (DRAFT_NEXT_TOKEN)."]
+    pub next_token_ids: *mut DLTensor,
+    #[doc = " `[>= B]`; may be NULL (DRAFT_NEXT_TOKEN)."]
+    pub valid_sampled_tokens_count: *mut DLTensor,
+    #[doc = " `[>= B]` (DRAFT_PREPARE_INPUTS)."]
+    pub token_indices_to_sample: *mut DLTensor,
+    #[doc = " `[>= B]`; may be NULL (DRAFT_PREPARE_INPUTS)."]
+    pub num_rejected_tokens: *mut DLTensor,
+    #[doc = " Tokens (DRAFT_EXPAND)."]
+    pub draft_input_ids: *mut DLTensor,
+    #[doc = " Tokens (DRAFT_EXPAND); `[>= B]` clamped positions (DRAFT_STEP: may be batch->positions'"]
+    #[doc = "  very view)."]
+    pub draft_positions: *mut DLTensor,
+    #[doc = " Tokens, flags; may be NULL (DRAFT_EXPAND)."]
+    pub is_rejected_token_mask: *mut DLTensor,
+    #[doc = " Tokens, flags; may be NULL (DRAFT_EXPAND)."]
+    pub is_masked_token_mask: *mut DLTensor,
+    #[doc = " `[>= max_num_reqs * P]`, -1 past B * P; may be NULL (DRAFT_EXPAND)."]
+    pub new_token_indices: *mut DLTensor,
+    #[doc = " At least max_num_tokens, -1 past `query_start_loc[B]`; may be NULL (DRAFT_EXPAND with"]
+    #[doc = "  shift_input_ids)."]
+    pub hidden_state_mapping: *mut DLTensor,
+    #[doc = " int64: tokens (DRAFT_SLOT_MAPPING); `[>= B]`, -1 past B (DRAFT_STEP)."]
+    pub draft_slot_mapping: *mut DLTensor,
+    #[doc = " `[B]` (DRAFT_STEP): may be batch->seq_lens' view."]
+    pub draft_seq_lens: *mut DLTensor,
+    #[doc = " `[>= n]` (BATCH_CHANGE, [0, n) written): may be batch->num_computed_tokens' view."]
+    pub carried_num_computed_tokens: *mut DLTensor,
+    #[doc = " `[n]` (BATCH_CHANGE): may be batch->num_accepted_tokens' very view."]
+    pub carried_num_accepted_tokens: *mut DLTensor,
 }
 #[test]
 fn bindgen_test_layout_cattn_step_outputs() {
     assert_eq!(
         ::std::mem::size_of::<cattn_step_outputs>(),
-        360usize,
+        472usize,
         concat!("Size of: ", stringify!(cattn_step_outputs))
     );
     assert_eq!(
@@ -12999,6 +13485,244 @@ fn bindgen_test_layout_cattn_step_outputs() {
         );
     }
     test_field_token_to_req_indices();
+    fn test_field_next_token_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).next_token_ids) as usize - ptr as usize
+            },
+            360usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(next_token_ids)
+            )
+        );
+    }
+    test_field_next_token_ids();
+    fn test_field_valid_sampled_tokens_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).valid_sampled_tokens_count) as usize - ptr as usize
+            },
+            368usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(valid_sampled_tokens_count)
+            )
+        );
+    }
+    test_field_valid_sampled_tokens_count();
+    fn test_field_token_indices_to_sample() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).token_indices_to_sample) as usize - ptr as usize
+            },
+            376usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(token_indices_to_sample)
+            )
+        );
+    }
+    test_field_token_indices_to_sample();
+    fn test_field_num_rejected_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_rejected_tokens) as usize - ptr as usize
+            },
+            384usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(num_rejected_tokens)
+            )
+        );
+    }
+    test_field_num_rejected_tokens();
+    fn test_field_draft_input_ids() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).draft_input_ids) as usize - ptr as usize
+            },
+            392usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(draft_input_ids)
+            )
+        );
+    }
+    test_field_draft_input_ids();
+    fn test_field_draft_positions() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).draft_positions) as usize - ptr as usize
+            },
+            400usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(draft_positions)
+            )
+        );
+    }
+    test_field_draft_positions();
+    fn test_field_is_rejected_token_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_rejected_token_mask) as usize - ptr as usize
+            },
+            408usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(is_rejected_token_mask)
+            )
+        );
+    }
+    test_field_is_rejected_token_mask();
+    fn test_field_is_masked_token_mask() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).is_masked_token_mask) as usize - ptr as usize
+            },
+            416usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(is_masked_token_mask)
+            )
+        );
+    }
+    test_field_is_masked_token_mask();
+    fn test_field_new_token_indices() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).new_token_indices) as usize - ptr as usize
+            },
+            424usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(new_token_indices)
+            )
+        );
+    }
+    test_field_new_token_indices();
+    fn test_field_hidden_state_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).hidden_state_mapping) as usize - ptr as usize
+            },
+            432usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(hidden_state_mapping)
+            )
+        );
+    }
+    test_field_hidden_state_mapping();
+    fn test_field_draft_slot_mapping() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).draft_slot_mapping) as usize - ptr as usize
+            },
+            440usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(draft_slot_mapping)
+            )
+        );
+    }
+    test_field_draft_slot_mapping();
+    fn test_field_draft_seq_lens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).draft_seq_lens) as usize - ptr as usize
+            },
+            448usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(draft_seq_lens)
+            )
+        );
+    }
+    test_field_draft_seq_lens();
+    fn test_field_carried_num_computed_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).carried_num_computed_tokens) as usize - ptr as usize
+            },
+            456usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(carried_num_computed_tokens)
+            )
+        );
+    }
+    test_field_carried_num_computed_tokens();
+    fn test_field_carried_num_accepted_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_outputs>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).carried_num_accepted_tokens) as usize - ptr as usize
+            },
+            464usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_outputs),
+                "::",
+                stringify!(carried_num_accepted_tokens)
+            )
+        );
+    }
+    test_field_carried_num_accepted_tokens();
 }
 #[doc = " Where cattn_step_plan_run writes: int32/int64 device tensors on the batch's GPU (except"]
 #[doc = "  counts_host). A selected product's outputs are required unless \"may be NULL\"; an"]
@@ -15548,7 +16272,7 @@ pub const CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_INIT:
         cpu_num_computed_tokens: ::core::ptr::null(),
         stream: ::core::ptr::null_mut(),
     };
-#[doc = " `CATTN_STEP_PLAN_DESC_INIT`: Initialiser: no product, zero capacities, vLLM's defaults where it has one (DCP 1 rank, Mamba NONE, block_m 8, n 1); local attention has none: set both its fields. Since: 1.1"]
+#[doc = " `CATTN_STEP_PLAN_DESC_INIT`: Initialiser: no product, zero capacities, vLLM's defaults where it has one (DCP 1 rank, Mamba NONE, block_m 8, n 1, P 1); local attention and the drafter's sizes have none: set them. Since: 1.1"]
 pub const CATTN_STEP_PLAN_DESC_INIT: cattn_step_plan_desc_t = cattn_step_plan_desc {
     struct_size: ::core::mem::size_of::<cattn_step_plan_desc_t>() as usize,
     products: 0 as u32,
@@ -15593,6 +16317,17 @@ pub const CATTN_STEP_PLAN_DESC_INIT: cattn_step_plan_desc_t = cattn_step_plan_de
         slot_mode: 0 as i32,
         reserved0: 0 as i32,
     }; 8],
+    draft: cattn_step_draft_params {
+        vocab_size: 0 as i64,
+        num_padding_slots_per_request: 1 as i64,
+        padding_token_id: 0 as i64,
+        parallel_drafting_token_id: 0 as i64,
+        max_tokens_per_request: 0 as i64,
+        block_size: 0 as i64,
+        max_model_len: 0 as i64,
+        shift_input_ids: 0 as i32,
+        reserved0: 0 as i32,
+    },
 };
 #[doc = " `CATTN_STEP_PLAN_SHAPE_INIT`: Initialiser: struct_size set, capacities 0. Since: 1.1"]
 pub const CATTN_STEP_PLAN_SHAPE_INIT: cattn_step_plan_shape_t = cattn_step_plan_shape {
@@ -15602,6 +16337,7 @@ pub const CATTN_STEP_PLAN_SHAPE_INIT: cattn_step_plan_shape_t = cattn_step_plan_
     local_capacity: 0 as i64,
     local_pages: 0 as i64,
     mamba_columns: 0 as i64,
+    draft_token_capacity: 0 as i64,
 };
 #[doc = " `CATTN_STEP_BATCH_INIT`: Initialiser: every tensor NULL. Since: 1.1"]
 pub const CATTN_STEP_BATCH_INIT: cattn_step_batch_t = cattn_step_batch {
@@ -15620,6 +16356,17 @@ pub const CATTN_STEP_BATCH_INIT: cattn_step_batch_t = cattn_step_batch {
     positions: ::core::ptr::null(),
     kv_block_tables: [::core::ptr::null(); 8],
     kv_num_blocks: [::core::ptr::null(); 8],
+    sampled_token_ids: ::core::ptr::null(),
+    discard_request_mask: ::core::ptr::null(),
+    backup_next_token_ids: ::core::ptr::null(),
+    cu_num_draft_tokens: ::core::ptr::null(),
+    target_token_ids: ::core::ptr::null(),
+    target_positions: ::core::ptr::null(),
+    prev_positions: ::core::ptr::null(),
+    num_accepted_tokens: ::core::ptr::null(),
+    valid_sampled_token_count: ::core::ptr::null(),
+    prev_num_draft_tokens: ::core::ptr::null(),
+    cpu_num_computed_tokens: ::core::ptr::null(),
 };
 #[doc = " `CATTN_STEP_OUTPUTS_INIT`: Initialiser: every output NULL, no workspace. Since: 1.1"]
 pub const CATTN_STEP_OUTPUTS_INIT: cattn_step_outputs_t = cattn_step_outputs {
@@ -15654,6 +16401,20 @@ pub const CATTN_STEP_OUTPUTS_INIT: cattn_step_outputs_t = cattn_step_outputs {
     expanded_idx_mapping: ::core::ptr::null_mut(),
     expanded_local_pos: ::core::ptr::null_mut(),
     token_to_req_indices: ::core::ptr::null_mut(),
+    next_token_ids: ::core::ptr::null_mut(),
+    valid_sampled_tokens_count: ::core::ptr::null_mut(),
+    token_indices_to_sample: ::core::ptr::null_mut(),
+    num_rejected_tokens: ::core::ptr::null_mut(),
+    draft_input_ids: ::core::ptr::null_mut(),
+    draft_positions: ::core::ptr::null_mut(),
+    is_rejected_token_mask: ::core::ptr::null_mut(),
+    is_masked_token_mask: ::core::ptr::null_mut(),
+    new_token_indices: ::core::ptr::null_mut(),
+    hidden_state_mapping: ::core::ptr::null_mut(),
+    draft_slot_mapping: ::core::ptr::null_mut(),
+    draft_seq_lens: ::core::ptr::null_mut(),
+    carried_num_computed_tokens: ::core::ptr::null_mut(),
+    carried_num_accepted_tokens: ::core::ptr::null_mut(),
 };
 #[doc = " `CATTN_COMPUTE_NUM_COMPUTED_TOKENS_ARGS_INIT`: Initialiser of cattn_compute_num_computed_tokens_args_t."]
 pub const CATTN_COMPUTE_NUM_COMPUTED_TOKENS_ARGS_INIT: cattn_naive_query_lens_args_t =

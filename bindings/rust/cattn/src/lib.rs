@@ -249,8 +249,9 @@ pub use step_batch_check::{
 };
 pub use step_plan::{
     step_plan_create, KvGroupParams, StepBatch, StepConv1dParams, StepCount, StepDcpParams,
-    StepExtendParams, StepInputsParams, StepLocalAttentionParams, StepMambaParams, StepOutputs,
-    StepPlan, StepPlanDesc, StepPlanShape, StepProducts, STEP_NUM_COUNTS, STEP_NUM_COUNTS_1_1,
+    StepDraftParams, StepExtendParams, StepInputsParams, StepLocalAttentionParams, StepMambaParams,
+    StepOutputs, StepPlan, StepPlanDesc, StepPlanShape, StepProducts, STEP_NUM_COUNTS,
+    STEP_NUM_COUNTS_1_1,
 };
 pub use token_to_req_indices::{token_to_req_indices, token_to_req_indices_vec};
 pub use unpadded::unpadded;

@@ -28,11 +28,26 @@
 //! | `LOGITS_INDICES` (1.2) | [`crate::combine_sampled_and_draft_tokens()`] (no input ids) |
 //! | `TOKEN_TO_REQ` (1.2) | [`crate::token_to_req_indices()`] of the live tokens |
 //! | `SPLIT` (1.2) | [`crate::split_decodes_and_prefills()`] of the live rows, to the counts |
+//! | `DRAFT_NEXT_TOKEN` (1.2) | [`crate::eagle_prepare_next_token_padded()`] |
+//! | `DRAFT_PREPARE_INPUTS` (1.2) | [`crate::eagle_prepare_inputs_padded()`] |
+//! | `DRAFT_EXPAND` (1.2) | [`crate::copy_and_expand_eagle_inputs()`] |
+//! | `DRAFT_SLOT_MAPPING` (1.2) | [`crate::compute_new_slot_mapping()`], N = P - shift |
+//! | `DRAFT_STEP` (1.2) | [`crate::eagle_step_update_slot_mapping_and_metadata()`] |
+//! | `BATCH_CHANGE` (1.2) | [`crate::update_num_computed_tokens_for_batch_change()`] |
 //!
 //! With the step-input products (1.2) the plan computes the batch's query_start_loc, seq_lens
 //! and block tables itself, from the scheduler's counts and the persistent state
 //! ([`StepBatch::num_scheduled_tokens`], [`StepBatch::idx_mapping`], ...), under the padding
 //! contract of [`mod@crate::prepare_pos_seq_lens`]'s module, and the 1.1 products read those.
+//!
+//! The drafter products (1.2, [`StepProducts::DRAFT_PRODUCTS`]) read the verified batch and the
+//! rejection sampler's output, a later point of an engine step than the step-input products, so
+//! a plan selects one or the other. `DRAFT_NEXT_TOKEN` to `DRAFT_SLOT_MAPPING` are one chain
+//! (each needs the ones before it); `DRAFT_STEP` and `BATCH_CHANGE` run between steps and are
+//! their plan's only product. Their parameters are
+//! [`StepPlanDesc::draft`] ([`StepDraftParams`]), their tensors the `StepBatch` and
+//! `StepOutputs` fields from `sampled_token_ids` and `next_token_ids` on; the library checks
+//! the rules, the bindings pass the values through.
 //!
 //! The C calls' contract, the parity with vLLM, worked examples and the history are in
 //! `docs/api/step_plan.md` of the libcattn repository; the items here document the Rust side:
@@ -63,9 +78,10 @@ use crate::MAX_KV_GROUPS;
 /// assert!(!p.contains(StepProducts::FAST_PREFILL));
 /// assert_eq!(p.bits(), cattn::sys::CATTN_STEP_CAUSAL_CONV1D_METADATA
 ///                      | cattn::sys::CATTN_STEP_LOCAL_ATTENTION);
-/// assert_eq!(StepProducts::from_bits(1 << 13), None);
+/// assert_eq!(StepProducts::from_bits(1 << 19), None);
 /// assert!(StepProducts::INPUT_PRODUCTS.contains(StepProducts::INPUTS | StepProducts::SPLIT));
 /// assert!(!StepProducts::ALL.contains(StepProducts::INPUTS)); // ALL keeps 1.1's meaning
+/// assert!(StepProducts::DRAFT_PRODUCTS.contains(StepProducts::DRAFT_NEXT_TOKEN));
 /// ```
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct StepProducts(u32);
@@ -112,11 +128,38 @@ impl StepProducts {
     /// `CATTN_STEP_INPUT_PRODUCTS` (1.2): the six step-input products, [`StepProducts::INPUTS`]
     /// to [`StepProducts::SPLIT`].
     pub const INPUT_PRODUCTS: StepProducts = StepProducts(sys::CATTN_STEP_INPUT_PRODUCTS);
+    /// `CATTN_STEP_DRAFT_NEXT_TOKEN` (1.2): the drafter's next tokens and valid counts from the
+    /// rejection sampler's output (eagle_prepare_next_token_padded). The drafter products read
+    /// the verified batch and the sampler's output: a plan selects them or the step-input
+    /// products, not both.
+    pub const DRAFT_NEXT_TOKEN: StepProducts = StepProducts(sys::CATTN_STEP_DRAFT_NEXT_TOKEN);
+    /// `CATTN_STEP_DRAFT_PREPARE_INPUTS` (1.2): the tokens to sample and rejected counts
+    /// (eagle_prepare_inputs_padded); needs [`StepProducts::DRAFT_NEXT_TOKEN`].
+    pub const DRAFT_PREPARE_INPUTS: StepProducts =
+        StepProducts(sys::CATTN_STEP_DRAFT_PREPARE_INPUTS);
+    /// `CATTN_STEP_DRAFT_EXPAND` (1.2): the drafter's input tokens
+    /// (copy_and_expand_eagle_inputs); needs [`StepProducts::DRAFT_PREPARE_INPUTS`].
+    pub const DRAFT_EXPAND: StepProducts = StepProducts(sys::CATTN_STEP_DRAFT_EXPAND);
+    /// `CATTN_STEP_DRAFT_SLOT_MAPPING` (1.2): the slots of the drafter's input tokens
+    /// (compute_new_slot_mapping, N = P - shift); needs [`StepProducts::DRAFT_EXPAND`].
+    pub const DRAFT_SLOT_MAPPING: StepProducts = StepProducts(sys::CATTN_STEP_DRAFT_SLOT_MAPPING);
+    /// `CATTN_STEP_DRAFT_STEP` (1.2): one drafting step's positions, slots and seq_lens
+    /// (eagle_step_update_slot_mapping_and_metadata), run between draft steps: the plan's only
+    /// product.
+    pub const DRAFT_STEP: StepProducts = StepProducts(sys::CATTN_STEP_DRAFT_STEP);
+    /// `CATTN_STEP_BATCH_CHANGE` (1.2): the async-scheduling counts across a batch change
+    /// (update_num_computed_tokens_for_batch_change): the plan's only product.
+    pub const BATCH_CHANGE: StepProducts = StepProducts(sys::CATTN_STEP_BATCH_CHANGE);
+    /// `CATTN_STEP_DRAFT_PRODUCTS` (1.2): the six drafter products,
+    /// [`StepProducts::DRAFT_NEXT_TOKEN`] to [`StepProducts::BATCH_CHANGE`].
+    pub const DRAFT_PRODUCTS: StepProducts = StepProducts(sys::CATTN_STEP_DRAFT_PRODUCTS);
 
     /// Every bit this header names.
-    const KNOWN: u32 = sys::CATTN_STEP_ALL_PRODUCTS | sys::CATTN_STEP_INPUT_PRODUCTS;
+    const KNOWN: u32 = sys::CATTN_STEP_ALL_PRODUCTS
+        | sys::CATTN_STEP_INPUT_PRODUCTS
+        | sys::CATTN_STEP_DRAFT_PRODUCTS;
 
-    const NAMED: [(StepProducts, &'static str); 13] = [
+    const NAMED: [(StepProducts, &'static str); 19] = [
         (StepProducts::DCP_LOCAL_SEQ_LENS, "DCP_LOCAL_SEQ_LENS"),
         (StepProducts::PCP_QUERY_RESTORE_IDX, "PCP_QUERY_RESTORE_IDX"),
         (StepProducts::MAMBA_BLOCK_TABLE, "MAMBA_BLOCK_TABLE"),
@@ -133,6 +176,12 @@ impl StepProducts {
         (StepProducts::LOGITS_INDICES, "LOGITS_INDICES"),
         (StepProducts::TOKEN_TO_REQ, "TOKEN_TO_REQ"),
         (StepProducts::SPLIT, "SPLIT"),
+        (StepProducts::DRAFT_NEXT_TOKEN, "DRAFT_NEXT_TOKEN"),
+        (StepProducts::DRAFT_PREPARE_INPUTS, "DRAFT_PREPARE_INPUTS"),
+        (StepProducts::DRAFT_EXPAND, "DRAFT_EXPAND"),
+        (StepProducts::DRAFT_SLOT_MAPPING, "DRAFT_SLOT_MAPPING"),
+        (StepProducts::DRAFT_STEP, "DRAFT_STEP"),
+        (StepProducts::BATCH_CHANGE, "BATCH_CHANGE"),
     ];
 
     /// No product (which a plan refuses: it needs at least one).
@@ -442,6 +491,9 @@ pub struct StepPlanDesc {
     pub inputs: StepInputsParams,
     /// Each KV-cache group's geometry (1.2): the first `inputs.num_kv_groups` are read.
     pub kv_groups: [KvGroupParams; MAX_KV_GROUPS],
+    /// The parameters of the drafter products (1.2, [`StepProducts::DRAFT_NEXT_TOKEN`] to
+    /// [`StepProducts::DRAFT_STEP`]).
+    pub draft: StepDraftParams,
 }
 
 /// One KV-cache group's geometry (`cattn_kv_group_params_t`, since 1.2). The default is
@@ -519,6 +571,54 @@ impl Default for StepInputsParams {
     }
 }
 
+/// The parameters of the drafter products (`cattn_step_draft_params_t`, since 1.2), as the
+/// speculative-decoding calls take them. The default is `CATTN_STEP_PLAN_DESC_INIT`'s: P 1 and
+/// every other field 0 (no vocabulary, block size or model length: set those the selected
+/// products read), no token limit, no shift.
+///
+/// ```
+/// let p = cattn::StepDraftParams::default();
+/// let init = cattn::sys::CATTN_STEP_PLAN_DESC_INIT.draft;
+/// assert_eq!(p.num_padding_slots_per_request, init.num_padding_slots_per_request);
+/// assert_eq!((p.vocab_size, p.shift_input_ids), (0, false));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StepDraftParams {
+    /// [`StepProducts::DRAFT_NEXT_TOKEN`]: `>= 1`.
+    pub vocab_size: i64,
+    /// [`StepProducts::DRAFT_EXPAND`]: P in `[1, 65536]`, the bonus token plus the parallel
+    /// drafts.
+    pub num_padding_slots_per_request: i64,
+    /// [`StepProducts::DRAFT_EXPAND`]: the token of each request's rejected tail.
+    pub padding_token_id: i64,
+    /// [`StepProducts::DRAFT_EXPAND`]: the token of slots 2 to P.
+    pub parallel_drafting_token_id: i64,
+    /// [`StepProducts::DRAFT_EXPAND`]: `>= 0`; 0 = no limit (as the call's).
+    pub max_tokens_per_request: i64,
+    /// [`StepProducts::DRAFT_SLOT_MAPPING`], [`StepProducts::DRAFT_STEP`]: `>= 1`.
+    pub block_size: i64,
+    /// [`StepProducts::DRAFT_SLOT_MAPPING`], [`StepProducts::DRAFT_STEP`]: `>= 1`.
+    pub max_model_len: i64,
+    /// [`StepProducts::DRAFT_EXPAND`]: drop each request's first token (s = 1).
+    pub shift_input_ids: bool,
+}
+
+impl Default for StepDraftParams {
+    fn default() -> Self {
+        let init = sys::CATTN_STEP_PLAN_DESC_INIT.draft;
+        StepDraftParams {
+            vocab_size: init.vocab_size,
+            num_padding_slots_per_request: init.num_padding_slots_per_request,
+            padding_token_id: init.padding_token_id,
+            parallel_drafting_token_id: init.parallel_drafting_token_id,
+            max_tokens_per_request: init.max_tokens_per_request,
+            block_size: init.block_size,
+            max_model_len: init.max_model_len,
+            shift_input_ids: init.shift_input_ids != 0,
+        }
+    }
+}
+
 impl StepPlanDesc {
     /// The raw struct. Fails only for a negative [`DcpRank::Rank`] (in C a rank of -1 means
     /// every rank, which here is [`DcpRank::All`]).
@@ -573,6 +673,17 @@ impl StepPlanDesc {
                 slot_mode: g.slot_mode.raw(),
                 reserved0: 0,
             }),
+            draft: sys::cattn_step_draft_params_t {
+                vocab_size: self.draft.vocab_size,
+                num_padding_slots_per_request: self.draft.num_padding_slots_per_request,
+                padding_token_id: self.draft.padding_token_id,
+                parallel_drafting_token_id: self.draft.parallel_drafting_token_id,
+                max_tokens_per_request: self.draft.max_tokens_per_request,
+                block_size: self.draft.block_size,
+                max_model_len: self.draft.max_model_len,
+                shift_input_ids: i32::from(self.draft.shift_input_ids),
+                reserved0: 0,
+            },
         })
     }
 }
@@ -594,6 +705,9 @@ pub struct StepPlanShape {
     /// Align: `1 + num_speculative_blocks`; the copy modes: 0 (the batch block table's
     /// columns).
     pub mamba_columns: i64,
+    /// `max_num_tokens + max_num_reqs * (P - shift_input_ids)` (1.2,
+    /// [`StepProducts::DRAFT_EXPAND`]): the drafter's input tokens.
+    pub draft_token_capacity: i64,
 }
 
 /// One step's batch (`cattn_step_batch_t`): int32/int64 tensors in device memory of one GPU.
@@ -633,6 +747,33 @@ pub struct StepBatch<'a> {
     pub kv_block_tables: [Option<TensorRef<'a>>; MAX_KV_GROUPS],
     /// Per group, optional (1.2): `[R]` entries in use ([`StepProducts::BLOCK_TABLES`]).
     pub kv_num_blocks: [Option<TensorRef<'a>>; MAX_KV_GROUPS],
+    // 1.2, the drafter products. B: the verified batch's `query_start_loc` length - 1 (the chain
+    // DRAFT_NEXT_TOKEN to DRAFT_SLOT_MAPPING, whose DRAFT_SLOT_MAPPING reads `block_table`
+    // `[B, W]`), `positions`' length (DRAFT_STEP, which reads `positions`, `block_table` and
+    // `seq_lens`), `prev_positions`' length n (BATCH_CHANGE).
+    /// `[B, S]`, -1 rejected ([`StepProducts::DRAFT_NEXT_TOKEN`], 1.2).
+    pub sampled_token_ids: Option<TensorRef<'a>>,
+    /// Optional `[B]` flags, one byte each ([`StepProducts::DRAFT_NEXT_TOKEN`], 1.2).
+    pub discard_request_mask: Option<TensorRef<'a>>,
+    /// `[B]` ([`StepProducts::DRAFT_NEXT_TOKEN`], 1.2).
+    pub backup_next_token_ids: Option<TensorRef<'a>>,
+    /// `[B]` inclusive sum ([`StepProducts::DRAFT_PREPARE_INPUTS`], 1.2).
+    pub cu_num_draft_tokens: Option<TensorRef<'a>>,
+    /// `[T]`, `T <= max_num_tokens` ([`StepProducts::DRAFT_EXPAND`], 1.2).
+    pub target_token_ids: Option<TensorRef<'a>>,
+    /// `[T']` ([`StepProducts::DRAFT_EXPAND`], 1.2).
+    pub target_positions: Option<TensorRef<'a>>,
+    /// `[n]` previous row of each row, negative = new ([`StepProducts::BATCH_CHANGE`], 1.2; it
+    /// also reads `num_computed_tokens`, `[M >= n]`).
+    pub prev_positions: Option<TensorRef<'a>>,
+    /// `[n]` ([`StepProducts::BATCH_CHANGE`], 1.2).
+    pub num_accepted_tokens: Option<TensorRef<'a>>,
+    /// `[n_prev]` ([`StepProducts::BATCH_CHANGE`], 1.2).
+    pub valid_sampled_token_count: Option<TensorRef<'a>>,
+    /// `[n_prev]` ([`StepProducts::BATCH_CHANGE`], 1.2).
+    pub prev_num_draft_tokens: Option<TensorRef<'a>>,
+    /// `[n]` ([`StepProducts::BATCH_CHANGE`], 1.2).
+    pub cpu_num_computed_tokens: Option<TensorRef<'a>>,
 }
 
 /// Where a [`StepPlan::run`] writes (`cattn_step_outputs_t`): int32/int64 tensors in device
@@ -641,7 +782,13 @@ pub struct StepBatch<'a> {
 /// `None`. Capacities come from [`StepPlan::shape`]; a capacity output may be longer, and every
 /// entry past the step's values is written with its sentinel. No output may overlap an input
 /// or another output (the products run side by side in one grid, so none may alias its input
-/// in place).
+/// in place), except four of the drafter products' (1.2), which may be the very view of their
+/// input (the same address, dtype, shape and strides; on the device, so both views come from
+/// the unsafe [`TensorRef::from_raw_parts`] / [`TensorMut::from_raw_parts`]):
+/// `draft_positions` and `draft_seq_lens` of `batch.positions` and `batch.seq_lens`
+/// ([`StepProducts::DRAFT_STEP`]), `carried_num_computed_tokens` and
+/// `carried_num_accepted_tokens` of `batch.num_computed_tokens` and `batch.num_accepted_tokens`
+/// ([`StepProducts::BATCH_CHANGE`]).
 #[derive(Debug, Default)]
 pub struct StepOutputs<'a> {
     /// `[B]` one rank, `[B, dcp_size]` every rank.
@@ -709,6 +856,43 @@ pub struct StepOutputs<'a> {
     pub expanded_local_pos: Option<TensorMut<'a>>,
     /// `[>= max_num_tokens]` ([`StepProducts::TOKEN_TO_REQ`], 1.2).
     pub token_to_req_indices: Option<TensorMut<'a>>,
+    // 1.2, the drafter products. "Tokens": at least `draft_token_capacity` entries; past the
+    // step's `query_start_loc[B] + B * (P - shift)` the ids are `padding_token_id`, positions 0,
+    // tokens rejected and not masked, slots -1.
+    /// `[>= B]` ([`StepProducts::DRAFT_NEXT_TOKEN`], 1.2).
+    pub next_token_ids: Option<TensorMut<'a>>,
+    /// Optional `[>= B]` ([`StepProducts::DRAFT_NEXT_TOKEN`], 1.2).
+    pub valid_sampled_tokens_count: Option<TensorMut<'a>>,
+    /// `[>= B]` ([`StepProducts::DRAFT_PREPARE_INPUTS`], 1.2).
+    pub token_indices_to_sample: Option<TensorMut<'a>>,
+    /// Optional `[>= B]` ([`StepProducts::DRAFT_PREPARE_INPUTS`], 1.2).
+    pub num_rejected_tokens: Option<TensorMut<'a>>,
+    /// Tokens ([`StepProducts::DRAFT_EXPAND`], 1.2).
+    pub draft_input_ids: Option<TensorMut<'a>>,
+    /// Tokens ([`StepProducts::DRAFT_EXPAND`], 1.2); `[>= B]` clamped positions
+    /// ([`StepProducts::DRAFT_STEP`]: may be `batch.positions`' very view).
+    pub draft_positions: Option<TensorMut<'a>>,
+    /// Optional tokens, flags of one byte (`u8`/`i8`) ([`StepProducts::DRAFT_EXPAND`], 1.2).
+    pub is_rejected_token_mask: Option<TensorMut<'a>>,
+    /// Optional tokens, flags of one byte (`u8`/`i8`) ([`StepProducts::DRAFT_EXPAND`], 1.2).
+    pub is_masked_token_mask: Option<TensorMut<'a>>,
+    /// Optional `[>= max_num_reqs * P]`, -1 past `B * P` ([`StepProducts::DRAFT_EXPAND`],
+    /// 1.2).
+    pub new_token_indices: Option<TensorMut<'a>>,
+    /// Optional `[>= max_num_tokens]`, -1 past `query_start_loc[B]`
+    /// ([`StepProducts::DRAFT_EXPAND`] with `shift_input_ids`, 1.2; `None` without it).
+    pub hidden_state_mapping: Option<TensorMut<'a>>,
+    /// int64: tokens ([`StepProducts::DRAFT_SLOT_MAPPING`], 1.2); `[>= B]`, -1 past B
+    /// ([`StepProducts::DRAFT_STEP`]).
+    pub draft_slot_mapping: Option<TensorMut<'a>>,
+    /// `[B]` ([`StepProducts::DRAFT_STEP`], 1.2): may be `batch.seq_lens`' very view.
+    pub draft_seq_lens: Option<TensorMut<'a>>,
+    /// `[>= n]`, `[0, n)` written ([`StepProducts::BATCH_CHANGE`], 1.2): may be
+    /// `batch.num_computed_tokens`' very view.
+    pub carried_num_computed_tokens: Option<TensorMut<'a>>,
+    /// `[n]` ([`StepProducts::BATCH_CHANGE`], 1.2): may be `batch.num_accepted_tokens`' very
+    /// view.
+    pub carried_num_accepted_tokens: Option<TensorMut<'a>>,
 }
 
 /// A step plan (`cattn_step_plan_t`): the products, their parameters, the capacities and the
@@ -768,10 +952,12 @@ unsafe impl Sync for StepPlan<'_> {}
 /// Creates a step plan from `desc` in the linked library; the same as [`StepPlan::new`], under
 /// the C name (`cattn_step_plan_create`).
 ///
-/// Errors: [`Status::InvalidArgument`] for no product or an unknown bit, a capacity out of
-/// range, a selected product's parameter out of range (the message names it, as
-/// `desc->dcp.dcp_size`), capacities whose derived sizes overflow i64;
-/// [`Status::OutOfMemory`]. Since 1.1.
+/// Errors: [`Status::InvalidArgument`] for no product or an unknown bit, products the library
+/// does not combine (1.2: drafter and step-input products together, `DRAFT_STEP` or
+/// `BATCH_CHANGE` with another product, a drafter chain product without the one before it), a
+/// capacity out of range, a selected product's parameter out of range (the message names it,
+/// as `desc->dcp.dcp_size` or `desc->draft.vocab_size`), capacities whose derived sizes overflow
+/// i64; [`Status::OutOfMemory`]. Since 1.1.
 pub fn step_plan_create(desc: &StepPlanDesc) -> Result<StepPlan<'static>> {
     Api::linked()?.step_plan_create(desc)
 }
@@ -804,7 +990,8 @@ impl<'l> StepPlan<'l> {
     ///
     /// Everything that needs no device data is checked on the host first: shapes, dtypes,
     /// devices, the capacities, the outputs' sizes, and that no output overlaps an input or
-    /// another output. What needs the data is handled on the device, by each product as its
+    /// another output (but for the drafter outputs that may be their input's very view: see
+    /// [`StepOutputs`]). What needs the data is handled on the device, by each product as its
     /// utility documents: a batch of more tokens than `max_num_tokens` fills a capacity output
     /// with what fits while the counts still report the step's full values; a decreasing
     /// `query_start_loc` entry counts as an empty request; local attention takes seq_lens
@@ -818,7 +1005,8 @@ impl<'l> StepPlan<'l> {
     /// Errors: [`Status::InvalidArgument`] for a required tensor missing, an output of an
     /// unselected product set, shapes, dtypes, devices (host tensors other than `counts_host`,
     /// a `counts_host` that is not [`crate::Device::CudaHost`]), a batch past a capacity, an
-    /// overlap, a workspace below the workspace size; [`Status::InsufficientSize`] for an
+    /// overlap, a workspace below the workspace size, counts for a `DRAFT_STEP` or
+    /// `BATCH_CHANGE` plan (which writes none); [`Status::InsufficientSize`] for an
     /// output shorter than its capacity; [`Status::NotSupported`] in a CPU-only build or
     /// without a usable device; [`Status::CudaError`]. Since 1.1.
     ///
@@ -905,6 +1093,17 @@ impl<'l> StepPlan<'l> {
             positions: raw_in(batch.positions.as_ref()),
             kv_block_tables: std::array::from_fn(|g| raw_in(batch.kv_block_tables[g].as_ref())),
             kv_num_blocks: std::array::from_fn(|g| raw_in(batch.kv_num_blocks[g].as_ref())),
+            sampled_token_ids: raw_in(batch.sampled_token_ids.as_ref()),
+            discard_request_mask: raw_in(batch.discard_request_mask.as_ref()),
+            backup_next_token_ids: raw_in(batch.backup_next_token_ids.as_ref()),
+            cu_num_draft_tokens: raw_in(batch.cu_num_draft_tokens.as_ref()),
+            target_token_ids: raw_in(batch.target_token_ids.as_ref()),
+            target_positions: raw_in(batch.target_positions.as_ref()),
+            prev_positions: raw_in(batch.prev_positions.as_ref()),
+            num_accepted_tokens: raw_in(batch.num_accepted_tokens.as_ref()),
+            valid_sampled_token_count: raw_in(batch.valid_sampled_token_count.as_ref()),
+            prev_num_draft_tokens: raw_in(batch.prev_num_draft_tokens.as_ref()),
+            cpu_num_computed_tokens: raw_in(batch.cpu_num_computed_tokens.as_ref()),
         };
         let o = outputs;
         let (workspace, workspace_bytes) = o.workspace.as_raw();
@@ -940,6 +1139,20 @@ impl<'l> StepPlan<'l> {
             expanded_idx_mapping: raw_out(o.expanded_idx_mapping.as_mut()),
             expanded_local_pos: raw_out(o.expanded_local_pos.as_mut()),
             token_to_req_indices: raw_out(o.token_to_req_indices.as_mut()),
+            next_token_ids: raw_out(o.next_token_ids.as_mut()),
+            valid_sampled_tokens_count: raw_out(o.valid_sampled_tokens_count.as_mut()),
+            token_indices_to_sample: raw_out(o.token_indices_to_sample.as_mut()),
+            num_rejected_tokens: raw_out(o.num_rejected_tokens.as_mut()),
+            draft_input_ids: raw_out(o.draft_input_ids.as_mut()),
+            draft_positions: raw_out(o.draft_positions.as_mut()),
+            is_rejected_token_mask: raw_out(o.is_rejected_token_mask.as_mut()),
+            is_masked_token_mask: raw_out(o.is_masked_token_mask.as_mut()),
+            new_token_indices: raw_out(o.new_token_indices.as_mut()),
+            hidden_state_mapping: raw_out(o.hidden_state_mapping.as_mut()),
+            draft_slot_mapping: raw_out(o.draft_slot_mapping.as_mut()),
+            draft_seq_lens: raw_out(o.draft_seq_lens.as_mut()),
+            carried_num_computed_tokens: raw_out(o.carried_num_computed_tokens.as_mut()),
+            carried_num_accepted_tokens: raw_out(o.carried_num_accepted_tokens.as_mut()),
         };
         let f = entry!(self.api, step_plan_run)?;
         // SAFETY: the plan is alive; the batch's and the outputs' views and the workspace live
@@ -996,14 +1209,7 @@ impl<'l> Api<'l> {
             workspace_size: 0,
         };
         let get_shape = entry!(self, step_plan_get_shape)?;
-        let mut shape = sys::cattn_step_plan_shape_t {
-            struct_size: size_of::<sys::cattn_step_plan_shape_t>(),
-            restore_capacity: 0,
-            conv1d_capacity: 0,
-            local_capacity: 0,
-            local_pages: 0,
-            mamba_columns: 0,
-        };
+        let mut shape = sys::CATTN_STEP_PLAN_SHAPE_INIT;
         // SAFETY: a live plan and a valid, sized host struct.
         self.check(unsafe { get_shape(raw.as_ptr(), &mut shape) })?;
         plan.shape = StepPlanShape {
@@ -1012,6 +1218,7 @@ impl<'l> Api<'l> {
             local_capacity: shape.local_capacity,
             local_pages: shape.local_pages,
             mamba_columns: shape.mamba_columns,
+            draft_token_capacity: shape.draft_token_capacity,
         };
         let workspace_size = entry!(self, step_plan_workspace_size)?;
         // SAFETY: a live plan and a valid host pointer.

@@ -178,6 +178,7 @@ fn the_step_plan_and_device_calls_of_a_loaded_library() {
             local_capacity: 20,
             local_pages: 4,
             mamba_columns: 2,
+            draft_token_capacity: 0,
         }
     );
     assert_eq!(plan.workspace_size(), 0);

@@ -6,7 +6,10 @@
 //! tests/gen/gen_spec_decode.py) through the host path in the case's dtypes, compact and
 //! strided, each output buffer compared whole; the one-call helpers on the same cases;
 //! refusals named in Rust terms (a NULL tensor, an overlap, values); the in-place view the
-//! header allows; CUDA tensors without a GPU; a table that predates the calls.
+//! header allows; CUDA tensors without a GPU; a table that predates the calls. Then the step
+//! plan's drafter products, which compute the same in a plan's launch: the desc's defaults,
+//! the drafter capacity of the shape, refusals named in Rust terms, and runs on CUDA-labelled
+//! fake addresses that reach the launch (skipped where a GPU is usable), in place included.
 //!
 //! The vectors' conventions (the generator's docstring): output buffers start as the case's
 //! "<name>_init" and are compared whole with "expected", -7777 (support::POISON) marking an
@@ -1494,4 +1497,416 @@ fn a_table_that_predates_the_calls() {
         [2, 3],
         "a 1.1 entry of the same table"
     );
+}
+
+// --- The step plan's drafter products (1.2) ------------------------------------------------------
+
+/// The drafter chain, `DRAFT_NEXT_TOKEN` to `DRAFT_SLOT_MAPPING`.
+fn draft_chain() -> StepProducts {
+    StepProducts::DRAFT_NEXT_TOKEN
+        | StepProducts::DRAFT_PREPARE_INPUTS
+        | StepProducts::DRAFT_EXPAND
+        | StepProducts::DRAFT_SLOT_MAPPING
+}
+
+/// A drafter plan's desc: 48 requests, 512 target tokens, 8 table columns, P = 3 with the
+/// shift (the C tests' plan).
+fn draft_desc(products: StepProducts) -> StepPlanDesc {
+    StepPlanDesc {
+        products,
+        max_num_reqs: 48,
+        max_num_tokens: 512,
+        max_num_blocks_per_req: 8,
+        draft: StepDraftParams {
+            vocab_size: 1000,
+            num_padding_slots_per_request: 3,
+            padding_token_id: 7,
+            parallel_drafting_token_id: 9,
+            block_size: 16,
+            max_model_len: 4096,
+            shift_input_ids: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+#[test]
+fn step_plan_draft_defaults_are_the_headers() {
+    let raw = StepPlanDesc::default().to_raw().unwrap().draft;
+    let init = sys::CATTN_STEP_PLAN_DESC_INIT.draft;
+    let fields = |p: sys::cattn_step_draft_params_t| {
+        (
+            (
+                p.vocab_size,
+                p.num_padding_slots_per_request,
+                p.padding_token_id,
+            ),
+            (p.parallel_drafting_token_id, p.max_tokens_per_request),
+            (
+                p.block_size,
+                p.max_model_len,
+                p.shift_input_ids,
+                p.reserved0,
+            ),
+        )
+    };
+    assert_eq!(fields(raw), fields(init));
+    assert_eq!(raw.num_padding_slots_per_request, 1);
+    // Every field is passed through as given.
+    let d = draft_desc(draft_chain());
+    let raw = StepPlanDesc {
+        draft: StepDraftParams {
+            max_tokens_per_request: 40,
+            ..d.draft
+        },
+        ..d
+    }
+    .to_raw()
+    .unwrap();
+    assert_eq!(raw.products, draft_chain().bits());
+    assert_eq!(fields(raw.draft), ((1000, 3, 7), (9, 40), (16, 4096, 1, 0)));
+}
+
+#[test]
+fn step_plan_draft_shape_has_the_drafter_capacity() {
+    // max_num_tokens + max_num_reqs * (P - shift), for EXPAND with or without the chain's end.
+    for products in [
+        draft_chain(),
+        StepProducts::DRAFT_NEXT_TOKEN
+            | StepProducts::DRAFT_PREPARE_INPUTS
+            | StepProducts::DRAFT_EXPAND,
+    ] {
+        for p in [1i64, 3, 8, 65536] {
+            for shift in [false, true] {
+                let mut desc = draft_desc(products);
+                desc.draft.num_padding_slots_per_request = p;
+                desc.draft.shift_input_ids = shift;
+                let plan = StepPlan::new(&desc).unwrap();
+                let want = 512 + 48 * (p - i64::from(shift));
+                assert_eq!(plan.shape().draft_token_capacity, want, "{desc:?}");
+                assert_eq!(plan.workspace_size(), 0);
+            }
+        }
+    }
+    // The products that expand nothing have no drafter capacity.
+    for products in [
+        StepProducts::DRAFT_NEXT_TOKEN,
+        StepProducts::DRAFT_NEXT_TOKEN | StepProducts::DRAFT_PREPARE_INPUTS,
+        StepProducts::DRAFT_STEP,
+        StepProducts::BATCH_CHANGE,
+    ] {
+        let plan = step_plan_create(&draft_desc(products)).unwrap();
+        assert_eq!(plan.shape().draft_token_capacity, 0, "{products:?}");
+    }
+}
+
+#[test]
+fn step_plan_draft_desc_refused_by_name() {
+    type Edit = fn(&mut StepPlanDesc);
+    let cases: &[(Edit, &str)] = &[
+        (
+            |d| d.products |= StepProducts::INPUTS,
+            "desc.products selects step-input and drafter products together",
+        ),
+        (
+            |d| d.products = StepProducts::DRAFT_STEP | StepProducts::DRAFT_NEXT_TOKEN,
+            "desc.products selects CATTN_STEP_DRAFT_STEP with other products",
+        ),
+        (
+            |d| d.products = StepProducts::BATCH_CHANGE | StepProducts::EXTEND_QUERIES,
+            "desc.products selects CATTN_STEP_BATCH_CHANGE with other products",
+        ),
+        (
+            |d| d.products = StepProducts::DRAFT_PREPARE_INPUTS,
+            "desc.products selects CATTN_STEP_DRAFT_PREPARE_INPUTS without \
+             CATTN_STEP_DRAFT_NEXT_TOKEN",
+        ),
+        (
+            |d| d.products = StepProducts::from_bits_retain(1 << 19),
+            "desc.products is not a set of products",
+        ),
+        (
+            |d| d.draft.vocab_size = 0,
+            "desc.draft.vocab_size is out of range (got 0, expected >= 1)",
+        ),
+        (
+            |d| d.draft.num_padding_slots_per_request = 0,
+            "desc.draft.num_padding_slots_per_request is out of range (got 0",
+        ),
+        (
+            |d| d.draft.num_padding_slots_per_request = 65537,
+            "desc.draft.num_padding_slots_per_request is out of range (got 65537",
+        ),
+        (
+            |d| d.draft.max_tokens_per_request = -1,
+            "desc.draft.max_tokens_per_request",
+        ),
+        (|d| d.draft.block_size = 0, "desc.draft.block_size"),
+        (|d| d.draft.max_model_len = 0, "desc.draft.max_model_len"),
+        (
+            |d| {
+                d.products = StepProducts::BATCH_CHANGE;
+                d.max_num_reqs = 8193;
+            },
+            "desc.max_num_reqs is too large for CATTN_STEP_BATCH_CHANGE",
+        ),
+    ];
+    for &(edit, needle) in cases {
+        let mut desc = draft_desc(draft_chain());
+        edit(&mut desc);
+        let e = expect_error(StepPlan::new(&desc), Status::InvalidArgument, needle);
+        assert!(
+            e.message().starts_with("cattn::StepPlan::new: desc."),
+            "{needle}: {e}"
+        );
+        assert!(
+            e.c_message().starts_with("cattn_step_plan_create: desc->"),
+            "{e}"
+        );
+    }
+    // Under the C name as well.
+    let mut desc = draft_desc(StepProducts::DRAFT_STEP);
+    desc.draft.max_model_len = -2;
+    expect_error(
+        step_plan_create(&desc),
+        Status::InvalidArgument,
+        "cattn::step_plan_create: desc.draft.max_model_len is out of range (got -2",
+    );
+    // A parameter of a product not selected is not read.
+    let mut desc = draft_desc(StepProducts::DRAFT_NEXT_TOKEN);
+    desc.draft.block_size = 0;
+    desc.draft.num_padding_slots_per_request = 0;
+    StepPlan::new(&desc).unwrap();
+}
+
+/// The chain's batch and outputs on fake device memory, every optional one given: B = 40 of 48
+/// requests (the C tests' run).
+fn draft_chain_run(cap: i64) -> (StepBatch<'static>, StepOutputs<'static>) {
+    use support::{fake_cuda_in as d_in, fake_cuda_out as d_out};
+    const B: i64 = 40;
+    let batch = StepBatch {
+        query_start_loc: Some(d_in(DataType::I32, 0, &[B + 1])),
+        block_table: Some(d_in(DataType::I32, 1, &[B, 8])),
+        sampled_token_ids: Some(d_in(DataType::I32, 2, &[B, 4])),
+        discard_request_mask: Some(d_in(DataType::BOOL, 3, &[B])),
+        backup_next_token_ids: Some(d_in(DataType::I32, 4, &[B])),
+        cu_num_draft_tokens: Some(d_in(DataType::I32, 5, &[B])),
+        target_token_ids: Some(d_in(DataType::I32, 6, &[500])),
+        target_positions: Some(d_in(DataType::I64, 7, &[500])),
+        ..Default::default()
+    };
+    let outputs = StepOutputs {
+        next_token_ids: Some(d_out(DataType::I32, 10, &[B])),
+        valid_sampled_tokens_count: Some(d_out(DataType::I32, 11, &[48])),
+        token_indices_to_sample: Some(d_out(DataType::I32, 12, &[B])),
+        num_rejected_tokens: Some(d_out(DataType::I32, 13, &[B])),
+        draft_input_ids: Some(d_out(DataType::I32, 14, &[cap])),
+        draft_positions: Some(d_out(DataType::I64, 15, &[cap])),
+        is_rejected_token_mask: Some(d_out(DataType::U8, 16, &[cap])),
+        is_masked_token_mask: Some(d_out(DataType::I8, 17, &[cap])),
+        new_token_indices: Some(d_out(DataType::I32, 18, &[48 * 3])),
+        hidden_state_mapping: Some(d_out(DataType::I32, 19, &[512])),
+        draft_slot_mapping: Some(d_out(DataType::I64, 20, &[cap])),
+        counts: Some(d_out(DataType::I64, 21, &[STEP_NUM_COUNTS as i64])),
+        ..Default::default()
+    };
+    (batch, outputs)
+}
+
+#[test]
+fn step_plan_draft_runs_refused_by_name() {
+    // Every failure here is found before any device work: safe on any machine.
+    let plan = StepPlan::new(&draft_desc(draft_chain())).unwrap();
+    let cap = plan.shape().draft_token_capacity;
+    let run = |edit: &dyn Fn(&mut StepBatch<'static>, &mut StepOutputs<'static>)| {
+        let (mut batch, mut out) = draft_chain_run(cap);
+        edit(&mut batch, &mut out);
+        plan.run(&batch, &mut out, Stream::DEFAULT)
+    };
+    expect_error(
+        run(&|b, _| b.sampled_token_ids = None),
+        Status::InvalidArgument,
+        "cattn::StepPlan::run: batch.sampled_token_ids is NULL",
+    );
+    expect_error(
+        run(&|b, _| b.cu_num_draft_tokens = None),
+        Status::InvalidArgument,
+        "cattn::StepPlan::run: batch.cu_num_draft_tokens is NULL",
+    );
+    expect_error(
+        run(&|b, _| b.target_token_ids = Some(support::fake_cuda_in(DataType::I32, 30, &[600]))),
+        Status::InvalidArgument,
+        "cattn::StepPlan::run: batch.target_token_ids exceeds the plan's capacity",
+    );
+    expect_error(
+        run(&|_, o| o.next_token_ids = None),
+        Status::InvalidArgument,
+        "cattn::StepPlan::run: outputs.next_token_ids is NULL",
+    );
+    expect_error(
+        run(&|_, o| o.draft_slot_mapping = Some(support::fake_cuda_out(DataType::I32, 30, &[cap]))),
+        Status::InvalidArgument,
+        "cattn::StepPlan::run: outputs.draft_slot_mapping has the wrong dtype",
+    );
+    expect_error(
+        run(&|_, o| o.draft_input_ids = Some(support::fake_cuda_out(DataType::I32, 30, &[600]))),
+        Status::InsufficientSize,
+        "cattn::StepPlan::run: outputs.draft_input_ids",
+    );
+    expect_error(
+        run(&|_, o| o.draft_seq_lens = Some(support::fake_cuda_out(DataType::I32, 30, &[40]))),
+        Status::InvalidArgument,
+        "cattn::StepPlan::run: outputs.draft_seq_lens is set for a product the plan does not \
+         compute",
+    );
+    // An output over an input that is not its very view.
+    expect_error(
+        run(&|_, o| o.next_token_ids = Some(support::fake_cuda_out(DataType::I32, 4, &[40]))),
+        Status::InvalidArgument,
+        "cattn::StepPlan::run: outputs.next_token_ids",
+    );
+    // Without the shift there is no hidden-state mapping.
+    let no_shift = StepPlan::new(&StepPlanDesc {
+        draft: StepDraftParams {
+            shift_input_ids: false,
+            ..draft_desc(draft_chain()).draft
+        },
+        ..draft_desc(draft_chain())
+    })
+    .unwrap();
+    let (batch, mut out) = draft_chain_run(no_shift.shape().draft_token_capacity);
+    expect_error(
+        no_shift.run(&batch, &mut out, Stream::DEFAULT),
+        Status::InvalidArgument,
+        "cattn::StepPlan::run: outputs.hidden_state_mapping is set but desc->draft.shift_input_ids \
+         is 0",
+    );
+
+    // DRAFT_STEP writes no counts; an output over part of its input is an overlap.
+    let step = StepPlan::new(&draft_desc(StepProducts::DRAFT_STEP)).unwrap();
+    let (batch, mut out) = draft_step_run(false);
+    out.counts = Some(support::fake_cuda_out(
+        DataType::I64,
+        30,
+        &[STEP_NUM_COUNTS as i64],
+    ));
+    expect_error(
+        step.run(&batch, &mut out, Stream::DEFAULT),
+        Status::InvalidArgument,
+        "cattn::StepPlan::run: outputs.counts is set for a plan that writes no counts",
+    );
+    let (batch, mut out) = draft_step_run(false);
+    // seq_lens' memory as int64: not its very view.
+    out.draft_seq_lens = Some(support::fake_cuda_out(DataType::I64, 2, &[32]));
+    expect_error(
+        step.run(&batch, &mut out, Stream::DEFAULT),
+        Status::InvalidArgument,
+        "cattn::StepPlan::run: outputs.draft_seq_lens overlaps",
+    );
+
+    // BATCH_CHANGE names its batch fields.
+    let change = StepPlan::new(&draft_desc(StepProducts::BATCH_CHANGE)).unwrap();
+    let (mut batch, mut out) = batch_change_run(false);
+    batch.prev_positions = None;
+    expect_error(
+        change.run(&batch, &mut out, Stream::DEFAULT),
+        Status::InvalidArgument,
+        "cattn::StepPlan::run: batch.prev_positions is NULL",
+    );
+    let (mut batch, mut out) = batch_change_run(false);
+    batch.num_computed_tokens = Some(support::fake_cuda_in(DataType::I32, 30, &[10]));
+    expect_error(
+        change.run(&batch, &mut out, Stream::DEFAULT),
+        Status::InsufficientSize,
+        "cattn::StepPlan::run: batch.num_computed_tokens has fewer rows than the batch",
+    );
+}
+
+/// `DRAFT_STEP` over B = 32 rows, its outputs apart from its inputs or (`in_place`) the very
+/// views of positions and seq_lens.
+fn draft_step_run(in_place: bool) -> (StepBatch<'static>, StepOutputs<'static>) {
+    use support::{fake_cuda_in as d_in, fake_cuda_out as d_out};
+    let (pos, seq) = if in_place { (0, 2) } else { (10, 11) };
+    (
+        StepBatch {
+            positions: Some(d_in(DataType::I64, 0, &[32])),
+            block_table: Some(d_in(DataType::I32, 1, &[32, 8])),
+            seq_lens: Some(d_in(DataType::I32, 2, &[32])),
+            ..Default::default()
+        },
+        StepOutputs {
+            draft_positions: Some(d_out(DataType::I64, pos, &[32])),
+            draft_seq_lens: Some(d_out(DataType::I32, seq, &[32])),
+            draft_slot_mapping: Some(d_out(DataType::I64, 12, &[48])),
+            ..Default::default()
+        },
+    )
+}
+
+/// `BATCH_CHANGE` of n = 24 rows of M = 64 counts, 30 previous rows, its outputs apart or
+/// (`in_place`) the very views of num_computed_tokens and num_accepted_tokens.
+fn batch_change_run(in_place: bool) -> (StepBatch<'static>, StepOutputs<'static>) {
+    use support::{fake_cuda_in as d_in, fake_cuda_out as d_out};
+    let (nct, acc) = if in_place { (1, 2) } else { (10, 11) };
+    (
+        StepBatch {
+            prev_positions: Some(d_in(DataType::I64, 0, &[24])),
+            num_computed_tokens: Some(d_in(DataType::I32, 1, &[64])),
+            num_accepted_tokens: Some(d_in(DataType::I32, 2, &[24])),
+            valid_sampled_token_count: Some(d_in(DataType::I32, 3, &[30])),
+            prev_num_draft_tokens: Some(d_in(DataType::I32, 4, &[30])),
+            cpu_num_computed_tokens: Some(d_in(DataType::I32, 5, &[24])),
+            ..Default::default()
+        },
+        StepOutputs {
+            carried_num_computed_tokens: Some(d_out(
+                DataType::I32,
+                nct,
+                &[if in_place { 64 } else { 24 }],
+            )),
+            carried_num_accepted_tokens: Some(d_out(DataType::I32, acc, &[24])),
+            ..Default::default()
+        },
+    )
+}
+
+/// A run that passed every check, refused at the launch: a CPU-only build, or no usable device.
+fn expect_checks_pass(result: Result<()>) {
+    let e = result.unwrap_err();
+    assert_eq!(e.status(), Status::NotSupported, "{e}");
+    assert!(e.message().starts_with("cattn_step_plan_run: "), "{e}");
+    assert!(
+        e.message().contains("CPU-only") || e.message().contains("no usable CUDA device"),
+        "{e}"
+    );
+}
+
+#[test]
+fn step_plan_draft_with_cuda_tensors_without_a_gpu() {
+    if cuda_device_count().unwrap() != 0 {
+        return; // the fake addresses would reach a kernel
+    }
+    // The chain, every optional tensor given, then none of them.
+    let plan = StepPlan::new(&draft_desc(draft_chain())).unwrap();
+    let (mut batch, mut out) = draft_chain_run(plan.shape().draft_token_capacity);
+    expect_checks_pass(plan.run(&batch, &mut out, Stream::DEFAULT));
+    batch.discard_request_mask = None;
+    out.valid_sampled_tokens_count = None;
+    out.num_rejected_tokens = None;
+    out.is_rejected_token_mask = None;
+    out.is_masked_token_mask = None;
+    out.new_token_indices = None;
+    out.hidden_state_mapping = None;
+    out.counts = None;
+    expect_checks_pass(plan.run(&batch, &mut out, Stream::DEFAULT));
+    // The drafting step and the batch change, apart and in place (the very views).
+    let step = StepPlan::new(&draft_desc(StepProducts::DRAFT_STEP)).unwrap();
+    let change = StepPlan::new(&draft_desc(StepProducts::BATCH_CHANGE)).unwrap();
+    for in_place in [false, true] {
+        let (batch, mut out) = draft_step_run(in_place);
+        expect_checks_pass(step.run(&batch, &mut out, Stream::DEFAULT));
+        let (batch, mut out) = batch_change_run(in_place);
+        expect_checks_pass(change.run(&batch, &mut out, Stream::DEFAULT));
+    }
 }

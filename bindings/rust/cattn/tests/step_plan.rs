@@ -199,6 +199,23 @@ fn products_and_counts_mirror_the_header() {
     // ALL keeps 1.1's seven products; the 1.2 ones are INPUT_PRODUCTS.
     assert_eq!(all, StepProducts::ALL);
     assert_eq!(all.bits(), sys::CATTN_STEP_ALL_PRODUCTS);
+    let named_draft = [
+        (
+            StepProducts::DRAFT_NEXT_TOKEN,
+            sys::CATTN_STEP_DRAFT_NEXT_TOKEN,
+        ),
+        (
+            StepProducts::DRAFT_PREPARE_INPUTS,
+            sys::CATTN_STEP_DRAFT_PREPARE_INPUTS,
+        ),
+        (StepProducts::DRAFT_EXPAND, sys::CATTN_STEP_DRAFT_EXPAND),
+        (
+            StepProducts::DRAFT_SLOT_MAPPING,
+            sys::CATTN_STEP_DRAFT_SLOT_MAPPING,
+        ),
+        (StepProducts::DRAFT_STEP, sys::CATTN_STEP_DRAFT_STEP),
+        (StepProducts::BATCH_CHANGE, sys::CATTN_STEP_BATCH_CHANGE),
+    ];
     let mut inputs = StepProducts::empty();
     for (p, bits) in named_1_2 {
         assert_eq!(p.bits(), bits);
@@ -208,13 +225,22 @@ fn products_and_counts_mirror_the_header() {
     }
     assert_eq!(inputs, StepProducts::INPUT_PRODUCTS);
     assert_eq!(inputs.bits(), sys::CATTN_STEP_INPUT_PRODUCTS);
+    let mut draft = StepProducts::empty();
+    for (p, bits) in named_draft {
+        assert_eq!(p.bits(), bits);
+        assert_eq!(StepProducts::from_bits(bits), Some(p));
+        assert!(!StepProducts::ALL.contains(p) && !inputs.contains(p));
+        draft |= p;
+    }
+    assert_eq!(draft, StepProducts::DRAFT_PRODUCTS);
+    assert_eq!(draft.bits(), sys::CATTN_STEP_DRAFT_PRODUCTS);
     assert_eq!(
-        StepProducts::from_bits((StepProducts::ALL | inputs).bits()),
-        Some(StepProducts::ALL | inputs)
+        StepProducts::from_bits((StepProducts::ALL | inputs | draft).bits()),
+        Some(StepProducts::ALL | inputs | draft)
     );
     assert!(StepProducts::empty().is_empty());
-    assert_eq!(StepProducts::from_bits(0x2000), None);
-    assert_eq!(StepProducts::from_bits_retain(0x2001).bits(), 0x2001);
+    assert_eq!(StepProducts::from_bits(0x80000), None);
+    assert_eq!(StepProducts::from_bits_retain(0x80001).bits(), 0x80001);
     assert_eq!(
         StepProducts::ALL & StepProducts::FAST_PREFILL,
         StepProducts::FAST_PREFILL
@@ -227,8 +253,8 @@ fn products_and_counts_mirror_the_header() {
         "StepProducts(DCP_LOCAL_SEQ_LENS | EXTEND_QUERIES)"
     );
     assert_eq!(
-        format!("{:?}", StepProducts::from_bits_retain(0x2101)),
-        "StepProducts(DCP_LOCAL_SEQ_LENS | BLOCK_TABLES | 0x2000)"
+        format!("{:?}", StepProducts::from_bits_retain(0x82101)),
+        "StepProducts(DCP_LOCAL_SEQ_LENS | BLOCK_TABLES | DRAFT_NEXT_TOKEN | 0x80000)"
     );
     assert_eq!(format!("{:?}", StepProducts::empty()), "StepProducts(0x0)");
 
@@ -271,9 +297,9 @@ fn desc_validation_errors() {
             "got 0",
         ),
         (
-            |d| d.products = StepProducts::from_bits_retain(0x2000),
+            |d| d.products = StepProducts::from_bits_retain(0x80000),
             "desc.products is not a set of products",
-            "got 0x2000",
+            "got 0x80000",
         ),
         (
             |d| d.max_num_reqs = 0,
@@ -421,6 +447,7 @@ fn shape_formulas() {
                         } else {
                             0
                         },
+                        draft_token_capacity: 0,
                     };
                     assert_eq!(plan.shape(), want, "{desc:?}");
                     assert_eq!(plan.workspace_size(), 0, "{desc:?}");
