@@ -397,19 +397,23 @@ static cattn_step_plan_desc_t gocattn_step_plan_desc_init(void) {
 
 // The header's product bits and count indices, for the test that holds the Go constants to
 // them: products[0..12] are the bits in declaration order, products[13]
-// CATTN_STEP_ALL_PRODUCTS (1.1's seven), products[14] CATTN_STEP_INPUT_PRODUCTS; counts[0..15] the
+// CATTN_STEP_ALL_PRODUCTS (1.1's seven), products[14] CATTN_STEP_INPUT_PRODUCTS, products[15..20]
+// the drafter bits in declaration order, products[21] CATTN_STEP_DRAFT_PRODUCTS; counts[0..15] the
 // CATTN_STEP_COUNT_* indices in order, counts[16] CATTN_STEP_NUM_COUNTS, counts[17]
 // CATTN_STEP_NUM_COUNTS_1_1, counts[18] CATTN_MAX_KV_GROUPS; checks[0..5] the
 // CATTN_STEP_CHECK_* codes in order, checks[6..9] CATTN_SLOT_MAPPING_MRV2, _V1,
 // CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT and _NONE.
 static void gocattn_step_constants(uint32_t* products, int32_t* counts, int32_t* checks) {
-  const uint32_t p[15] = {CATTN_STEP_DCP_LOCAL_SEQ_LENS, CATTN_STEP_PCP_QUERY_RESTORE_IDX,
+  const uint32_t p[22] = {CATTN_STEP_DCP_LOCAL_SEQ_LENS, CATTN_STEP_PCP_QUERY_RESTORE_IDX,
                           CATTN_STEP_MAMBA_BLOCK_TABLE, CATTN_STEP_CAUSAL_CONV1D_METADATA,
                           CATTN_STEP_LOCAL_ATTENTION, CATTN_STEP_FAST_PREFILL,
                           CATTN_STEP_EXTEND_QUERIES, CATTN_STEP_INPUTS, CATTN_STEP_BLOCK_TABLES,
                           CATTN_STEP_SLOT_MAPPINGS, CATTN_STEP_LOGITS_INDICES,
                           CATTN_STEP_TOKEN_TO_REQ, CATTN_STEP_SPLIT, CATTN_STEP_ALL_PRODUCTS,
-                          CATTN_STEP_INPUT_PRODUCTS};
+                          CATTN_STEP_INPUT_PRODUCTS, CATTN_STEP_DRAFT_NEXT_TOKEN,
+                          CATTN_STEP_DRAFT_PREPARE_INPUTS, CATTN_STEP_DRAFT_EXPAND,
+                          CATTN_STEP_DRAFT_SLOT_MAPPING, CATTN_STEP_DRAFT_STEP,
+                          CATTN_STEP_BATCH_CHANGE, CATTN_STEP_DRAFT_PRODUCTS};
   const int32_t c[19] = {CATTN_STEP_COUNT_TOKENS, CATTN_STEP_COUNT_RESTORE_SIZE,
                          CATTN_STEP_COUNT_CONV1D_PROGRAMS, CATTN_STEP_COUNT_LOCAL_VIRTUAL_BATCHES,
                          CATTN_STEP_COUNT_LOCAL_MAX_QUERY_LEN, CATTN_STEP_COUNT_LOCAL_MAX_SEQ_LEN,
@@ -576,12 +580,13 @@ func cStepPlanDestroy(p cStepPlan) { C.gocattn_step_plan_destroy(p) }
 func cStepPlanDescInit() C.cattn_step_plan_desc_t { return C.gocattn_step_plan_desc_init() }
 
 // cStepConstants returns the header's CATTN_STEP_* product bits (the thirteen, then
-// CATTN_STEP_ALL_PRODUCTS and CATTN_STEP_INPUT_PRODUCTS), CATTN_STEP_COUNT_* indices (the
+// CATTN_STEP_ALL_PRODUCTS and CATTN_STEP_INPUT_PRODUCTS, then the six drafter bits and
+// CATTN_STEP_DRAFT_PRODUCTS), CATTN_STEP_COUNT_* indices (the
 // sixteen, then CATTN_STEP_NUM_COUNTS, CATTN_STEP_NUM_COUNTS_1_1 and CATTN_MAX_KV_GROUPS) and
 // CATTN_STEP_CHECK_* codes (then the slot-mapping contracts and slot modes), for the test
 // that holds the Go constants to them.
-func cStepConstants() (products [15]uint32, counts [19]int32, checks [10]int32) {
-	var p [15]C.uint32_t
+func cStepConstants() (products [22]uint32, counts [19]int32, checks [10]int32) {
+	var p [22]C.uint32_t
 	var c [19]C.int32_t
 	var k [10]C.int32_t
 	C.gocattn_step_constants(&p[0], &c[0], &k[0])

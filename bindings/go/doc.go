@@ -68,6 +68,7 @@
 // vllm/v1/spec_decode/utils.py, one call each, on host or device tensors
 // (eagle_step_update_slot_mapping_and_metadata.go). Their flag tensors hold one byte per
 // entry (Bool, UInt8 or Int8), and their slots are exact int64 where vLLM wraps at 2^31.
+// The step plan computes them in its launch (StepDraftProducts, with StepPlanDesc.Draft).
 //
 // # Tensors
 //

@@ -43,6 +43,20 @@ const (
 	// StepInputProducts is CATTN_STEP_INPUT_PRODUCTS: the six step-input products of 1.2,
 	// StepInputs to StepSplit.
 	StepInputProducts StepProduct = 0x1f80
+	// The drafter products (1.2). They read the verified batch and the rejection sampler's
+	// output, a later point of an engine step than the step-input products, so a plan selects
+	// one or the other. StepDraftNextToken to StepDraftSlotMapping are one chain, each needing
+	// the ones before it; StepDraftStep and StepBatchChange run between steps and are their
+	// plan's only product. Their parameters are StepPlanDesc.Draft.
+	StepDraftNextToken     StepProduct = 1 << 13 // EaglePrepareNextTokenPadded
+	StepDraftPrepareInputs StepProduct = 1 << 14 // EaglePrepareInputsPadded
+	StepDraftExpand        StepProduct = 1 << 15 // CopyAndExpandEagleInputs
+	StepDraftSlotMapping   StepProduct = 1 << 16 // ComputeNewSlotMapping, N = P - shift
+	StepDraftStep          StepProduct = 1 << 17 // EagleStepUpdateSlotMappingAndMetadata
+	StepBatchChange        StepProduct = 1 << 18 // UpdateNumComputedTokensForBatchChange
+	// StepDraftProducts is CATTN_STEP_DRAFT_PRODUCTS: the six drafter products of 1.2,
+	// StepDraftNextToken to StepBatchChange.
+	StepDraftProducts StepProduct = 0x7e000
 )
 
 // The entries of a run's counts vector (StepOutputs.Counts and CountsHost, CATTN_STEP_COUNT_*):
@@ -137,6 +151,23 @@ type StepInputsParams struct {
 	TableGroup      int32 // the group whose gathered table the 1.1 products read
 }
 
+// StepDraftParams are the parameters of the drafter products, StepDraftNextToken to
+// StepDraftStep (cattn_step_draft_params_t), as the speculative-decoding calls take them. The
+// zero value is the header's default: P 1, no token limit, no shift, and no vocabulary, block
+// size or model length (set those the selected products read). Since 1.2.
+type StepDraftParams struct {
+	VocabSize int64 // StepDraftNextToken: >= 1
+	// NumPaddingSlotsPerRequest is StepDraftExpand's P in [1, 65536], the bonus token plus the
+	// parallel drafts; 0 means the header's default (1).
+	NumPaddingSlotsPerRequest int64
+	PaddingTokenID            int64 // StepDraftExpand: the token of each request's rejected tail
+	ParallelDraftingTokenID   int64 // StepDraftExpand: the token of padding slots 2 to P
+	MaxTokensPerRequest       int64 // StepDraftExpand: >= 0; 0 means no limit
+	BlockSize                 int64 // StepDraftSlotMapping, StepDraftStep: >= 1
+	MaxModelLen               int64 // StepDraftSlotMapping, StepDraftStep: >= 1
+	ShiftInputIDs             bool  // StepDraftExpand: drop each request's first token (s = 1)
+}
+
 // StepPlanDesc describes a StepPlan (cattn_step_plan_desc_t): the products, the capacities and
 // each product's parameters; those of the products not selected are ignored.
 //
@@ -161,13 +192,16 @@ type StepPlanDesc struct {
 	MaxNumPersistentReqs int64
 	Inputs               StepInputsParams
 	KVGroups             []KVGroupParams
+	// Since 1.2: the drafter products' parameters.
+	Draft StepDraftParams
 }
 
 // DefaultStepPlanDesc returns CATTN_STEP_PLAN_DESC_INIT with its values spelled out: no
 // products, zero capacities and every product's parameters at vLLM's defaults - DCP
 // {DCPSize 1, AllDCPRanks, InterleaveSize 1}, Mamba {BlockSize 1, 0, MambaCacheModeNone},
 // Conv1d {BlockM 8}, LocalAttention {0, 0} (to be set), Extend {N 1}, and (1.2) Inputs with
-// its pointers set to the header's values, no KV groups. The zero StepPlanDesc means the same.
+// its pointers set to the header's values, no KV groups, and Draft with the header's
+// NumPaddingSlotsPerRequest (1). The zero StepPlanDesc means the same.
 // Since 1.1.
 //
 // See docs/api/step_plan.md.
@@ -180,6 +214,7 @@ func DefaultStepPlanDesc() StepPlanDesc {
 		// 1.2: the header's values, read from CATTN_STEP_PLAN_DESC_INIT rather than stated
 		// here (no groups, so KVGroups is nil).
 		Inputs: stepPlanDescInit().Inputs,
+		Draft:  stepPlanDescInit().Draft,
 	}
 }
 
@@ -200,6 +235,9 @@ type StepPlanShape struct {
 	// MambaColumns: Align - 1 + NumSpeculativeBlocks; copy modes - 0 (the batch's block-table
 	// columns).
 	MambaColumns int64
+	// DraftTokenCapacity (1.2): T + B * (P - s), the drafter's input tokens (StepDraftExpand;
+	// P = Draft.NumPaddingSlotsPerRequest, s 1 with Draft.ShiftInputIDs).
+	DraftTokenCapacity int64
 }
 
 // StepBatch is one step's batch (cattn_step_batch_t): int32/int64 tensors in device memory of
@@ -233,13 +271,36 @@ type StepBatch struct {
 	// mappings); at most MaxKVGroups.
 	KVBlockTables []*Tensor
 	KVNumBlocks   []*Tensor // per group, may be nil: [R] entries in use (StepBlockTables)
+
+	// Since 1.2, the drafter products. B is the verified batch's QueryStartLoc length - 1 (the
+	// chain StepDraftNextToken to StepDraftSlotMapping, whose StepDraftSlotMapping reads
+	// BlockTable [B, W]), Positions' length (StepDraftStep, which reads Positions, BlockTable
+	// and SeqLens), PrevPositions' length n (StepBatchChange).
+	SampledTokenIDs    *Tensor // [B, S], -1 rejected (StepDraftNextToken)
+	DiscardRequestMask *Tensor // [B] flags, may be nil (StepDraftNextToken)
+	BackupNextTokenIDs *Tensor // [B] (StepDraftNextToken)
+	CuNumDraftTokens   *Tensor // [B] inclusive sum (StepDraftPrepareInputs)
+	TargetTokenIDs     *Tensor // [T], T <= MaxNumTokens (StepDraftExpand)
+	TargetPositions    *Tensor // [T'] (StepDraftExpand)
+	// PrevPositions: [n] the previous row of each row, negative = new (StepBatchChange; it also
+	// reads NumComputedTokens, [M >= n]).
+	PrevPositions          *Tensor
+	NumAcceptedTokens      *Tensor // [n] (StepBatchChange)
+	ValidSampledTokenCount *Tensor // [n_prev] (StepBatchChange)
+	PrevNumDraftTokens     *Tensor // [n_prev] (StepBatchChange)
+	CPUNumComputedTokens   *Tensor // [n] (StepBatchChange)
 }
 
 // StepOutputs are where a run writes (cattn_step_outputs_t). Every output of a selected
 // product is required unless marked "may be nil"; every output of a product the plan does not
-// compute must be nil. int32/int64, in device memory on the batch's GPU except CountsHost.
-// Capacities come from StepPlan.Shape; a capacity output may be longer, and every entry past
-// the step's values is written with its sentinel.
+// compute must be nil. int32/int64 (flags: one byte), in device memory on the batch's GPU
+// except CountsHost. Capacities come from StepPlan.Shape; a capacity output may be longer,
+// and every entry past the step's values is written with its sentinel. No output may overlap
+// an input or another output, except four drafter outputs that may be their input's very
+// view (the same *Tensor, or one of the same address, dtype, shape and strides):
+// DraftPositions and DraftSeqLens of the batch's Positions and SeqLens (StepDraftStep),
+// CarriedNumComputedTokens and CarriedNumAcceptedTokens of its NumComputedTokens and
+// NumAcceptedTokens (StepBatchChange).
 type StepOutputs struct {
 	DCPLocalSeqLens    *Tensor // [B] one rank, [B, DCPSize] all ranks
 	PCPQueryRestoreIdx *Tensor // [>= RestoreCapacity]; -1 past the size
@@ -287,6 +348,33 @@ type StepOutputs struct {
 	ExpandedIdxMapping *Tensor // at least MaxNumLogits, may be nil (StepLogitsIndices)
 	ExpandedLocalPos   *Tensor // at least MaxNumLogits, may be nil (StepLogitsIndices)
 	TokenToReqIndices  *Tensor // at least MaxNumTokens (StepTokenToReq)
+
+	// Since 1.2, the drafter products. "Tokens": at least DraftTokenCapacity entries; past the
+	// step's QueryStartLoc[B] + B * (P - s) the ids are PaddingTokenID, positions 0, tokens
+	// rejected and not masked, slots -1.
+	NextTokenIDs            *Tensor // [>= B] (StepDraftNextToken)
+	ValidSampledTokensCount *Tensor // [>= B], may be nil (StepDraftNextToken)
+	TokenIndicesToSample    *Tensor // [>= B] (StepDraftPrepareInputs)
+	NumRejectedTokens       *Tensor // [>= B], may be nil (StepDraftPrepareInputs)
+	DraftInputIDs           *Tensor // tokens (StepDraftExpand)
+	// DraftPositions: tokens (StepDraftExpand); [>= B] clamped positions (StepDraftStep: may
+	// be the batch's Positions).
+	DraftPositions      *Tensor
+	IsRejectedTokenMask *Tensor // tokens, flags, may be nil (StepDraftExpand)
+	IsMaskedTokenMask   *Tensor // tokens, flags, may be nil (StepDraftExpand)
+	NewTokenIndices     *Tensor // [>= MaxNumReqs * P], -1 past B * P, may be nil (StepDraftExpand)
+	// HiddenStateMapping: at least MaxNumTokens, -1 past QueryStartLoc[B], may be nil
+	// (StepDraftExpand with Draft.ShiftInputIDs; nil without it).
+	HiddenStateMapping *Tensor
+	// DraftSlotMapping: int64, tokens (StepDraftSlotMapping); [>= B], -1 past B
+	// (StepDraftStep).
+	DraftSlotMapping *Tensor
+	DraftSeqLens     *Tensor // [B] (StepDraftStep): may be the batch's SeqLens
+	// CarriedNumComputedTokens: [>= n], [0, n) written (StepBatchChange): may be the batch's
+	// NumComputedTokens.
+	CarriedNumComputedTokens *Tensor
+	// CarriedNumAcceptedTokens: [n] (StepBatchChange): may be the batch's NumAcceptedTokens.
+	CarriedNumAcceptedTokens *Tensor
 }
 
 // StepPlan computes the selected products of one engine step from the batch's device tensors
@@ -392,15 +480,31 @@ var (
 		"outputs->positions", "outputs->num_computed_tokens", "outputs->logits_indices",
 		"outputs->cu_num_logits", "outputs->expanded_idx_mapping", "outputs->expanded_local_pos",
 		"outputs->token_to_req_indices"}
+	// The drafter products' tensors (1.2).
+	stepBatchFieldsDraft = [11]string{"batch->sampled_token_ids", "batch->discard_request_mask",
+		"batch->backup_next_token_ids", "batch->cu_num_draft_tokens", "batch->target_token_ids",
+		"batch->target_positions", "batch->prev_positions", "batch->num_accepted_tokens",
+		"batch->valid_sampled_token_count", "batch->prev_num_draft_tokens",
+		"batch->cpu_num_computed_tokens"}
+	stepOutputFieldsDraft = [14]string{"outputs->next_token_ids",
+		"outputs->valid_sampled_tokens_count", "outputs->token_indices_to_sample",
+		"outputs->num_rejected_tokens", "outputs->draft_input_ids", "outputs->draft_positions",
+		"outputs->is_rejected_token_mask", "outputs->is_masked_token_mask",
+		"outputs->new_token_indices", "outputs->hidden_state_mapping",
+		"outputs->draft_slot_mapping", "outputs->draft_seq_lens",
+		"outputs->carried_num_computed_tokens", "outputs->carried_num_accepted_tokens"}
 )
 
 // stepRunTensors are a run's 1.2 tensors in C form, in stepBatchFields12 and
-// stepOutputFields12 order, then per group.
+// stepOutputFields12 order, then per group, then the drafter's in stepBatchFieldsDraft and
+// stepOutputFieldsDraft order.
 type stepRunTensors struct {
 	batch                           [6]cTensor
 	out                             [9]cTensor
 	kvBlockTables, kvNumBlocks      [MaxKVGroups]cTensor
 	outBlockTables, outSlotMappings [MaxKVGroups]cTensor
+	draftBatch                      [11]cTensor
+	draftOut                        [14]cTensor
 }
 
 // Run computes every product of the plan from batch's device tensors in one kernel launch on
@@ -408,7 +512,7 @@ type stepRunTensors struct {
 // replay with new tensor contents. Everything that needs no device data is checked first:
 // shapes, dtypes, devices, the capacities, the outputs' sizes, and that no output overlaps an
 // input or another output (the products run side by side, so unlike the utilities no output
-// may alias its input). What needs the data is handled on the device as each product's
+// may alias its input, but for the drafter outputs StepOutputs names). What needs the data is handled on the device as each product's
 // utility does: a batch of more tokens than MaxNumTokens fills a capacity output with what
 // fits while the counts still report the step's full values; a decreasing QueryStartLoc entry
 // counts as an empty request; an int32 output keeps a value's low 32 bits. The fast-prefill
@@ -416,7 +520,8 @@ type stepRunTensors struct {
 // host decision the caller makes). A captured graph keeps the tensors' addresses, so they
 // must outlive it. Errors: StatusInvalidArgument (a required tensor nil, an output of an
 // unselected product set, shapes, dtypes, devices - host tensors other than CountsHost, a
-// CountsHost that is not mapped pinned memory -, a batch past a capacity, an overlap),
+// CountsHost that is not mapped pinned memory -, a batch past a capacity, an overlap, counts
+// for a StepDraftStep or StepBatchChange plan, which writes none),
 // StatusInsufficientSize (an output below its capacity), StatusNotSupported (CPU-only build,
 // no usable device, a tensor off its element alignment), StatusCUDAError. Since 1.1.
 //
@@ -473,6 +578,20 @@ func (plan *StepPlan) Run(batch StepBatch, out StepOutputs, stream Stream) error
 			return err
 		}
 	}
+	if err := f.tensorsInto(t12.draftBatch[:], stepBatchFieldsDraft[:], []*Tensor{
+		batch.SampledTokenIDs, batch.DiscardRequestMask, batch.BackupNextTokenIDs,
+		batch.CuNumDraftTokens, batch.TargetTokenIDs, batch.TargetPositions, batch.PrevPositions,
+		batch.NumAcceptedTokens, batch.ValidSampledTokenCount, batch.PrevNumDraftTokens,
+		batch.CPUNumComputedTokens}); err != nil {
+		return err
+	}
+	if err := f.tensorsInto(t12.draftOut[:], stepOutputFieldsDraft[:], []*Tensor{
+		out.NextTokenIDs, out.ValidSampledTokensCount, out.TokenIndicesToSample,
+		out.NumRejectedTokens, out.DraftInputIDs, out.DraftPositions, out.IsRejectedTokenMask,
+		out.IsMaskedTokenMask, out.NewTokenIndices, out.HiddenStateMapping, out.DraftSlotMapping,
+		out.DraftSeqLens, out.CarriedNumComputedTokens, out.CarriedNumAcceptedTokens}); err != nil {
+		return err
+	}
 	return f.stepPlanRun(p, bs, outs, &t12, out.Workspace, out.WorkspaceBytes, stream)
 }
 
@@ -526,6 +645,17 @@ func (f *frame) stepPlanCreate(d *StepPlanDesc) (cStepPlan, error) {
 		c.kv_groups[g].max_num_blocks = C.int64_t(kv.MaxNumBlocks)
 		c.kv_groups[g].slot_mode = C.int32_t(kv.SlotMode)
 	}
+	dr := &d.Draft
+	c.draft.vocab_size = C.int64_t(dr.VocabSize)
+	if dr.NumPaddingSlotsPerRequest != 0 {
+		c.draft.num_padding_slots_per_request = C.int64_t(dr.NumPaddingSlotsPerRequest)
+	}
+	c.draft.padding_token_id = C.int64_t(dr.PaddingTokenID)
+	c.draft.parallel_drafting_token_id = C.int64_t(dr.ParallelDraftingTokenID)
+	c.draft.max_tokens_per_request = C.int64_t(dr.MaxTokensPerRequest)
+	c.draft.block_size = C.int64_t(dr.BlockSize)
+	c.draft.max_model_len = C.int64_t(dr.MaxModelLen)
+	c.draft.shift_input_ids = b2i(dr.ShiftInputIDs)
 	out := (*cStepPlan)(f.alloc(unsafe.Sizeof(cStepPlan(nil))))
 	if err := f.status(cStepPlanCreate(c, out, f.msg)); err != nil {
 		return nil, err
@@ -539,11 +669,12 @@ func (f *frame) stepPlanGetShape(p cStepPlan) (StepPlanShape, error) {
 		return StepPlanShape{}, err
 	}
 	return StepPlanShape{
-		RestoreCapacity: int64(s.restore_capacity),
-		Conv1dCapacity:  int64(s.conv1d_capacity),
-		LocalCapacity:   int64(s.local_capacity),
-		LocalPages:      int64(s.local_pages),
-		MambaColumns:    int64(s.mamba_columns),
+		RestoreCapacity:    int64(s.restore_capacity),
+		Conv1dCapacity:     int64(s.conv1d_capacity),
+		LocalCapacity:      int64(s.local_capacity),
+		LocalPages:         int64(s.local_pages),
+		MambaColumns:       int64(s.mamba_columns),
+		DraftTokenCapacity: int64(s.draft_token_capacity),
 	}, nil
 }
 
@@ -582,6 +713,20 @@ func (f *frame) stepPlanRun(p cStepPlan, b [6]cTensor, o [17]cTensor, t *stepRun
 		cb.kv_block_tables[g], cb.kv_num_blocks[g] = t.kvBlockTables[g], t.kvNumBlocks[g]
 		co.block_tables[g], co.slot_mappings[g] = t.outBlockTables[g], t.outSlotMappings[g]
 	}
+	db := &t.draftBatch
+	cb.sampled_token_ids, cb.discard_request_mask, cb.backup_next_token_ids = db[0], db[1], db[2]
+	cb.cu_num_draft_tokens, cb.target_token_ids, cb.target_positions = db[3], db[4], db[5]
+	cb.prev_positions, cb.num_accepted_tokens = db[6], db[7]
+	cb.valid_sampled_token_count, cb.prev_num_draft_tokens = db[8], db[9]
+	cb.cpu_num_computed_tokens = db[10]
+	do := &t.draftOut
+	co.next_token_ids, co.valid_sampled_tokens_count = do[0], do[1]
+	co.token_indices_to_sample, co.num_rejected_tokens = do[2], do[3]
+	co.draft_input_ids, co.draft_positions = do[4], do[5]
+	co.is_rejected_token_mask, co.is_masked_token_mask = do[6], do[7]
+	co.new_token_indices, co.hidden_state_mapping = do[8], do[9]
+	co.draft_slot_mapping, co.draft_seq_lens = do[10], do[11]
+	co.carried_num_computed_tokens, co.carried_num_accepted_tokens = do[12], do[13]
 	return f.status(cStepPlanRun(p, cb, co, C.uintptr_t(stream), f.msg))
 }
 
@@ -608,6 +753,21 @@ func stepPlanDescInit() StepPlanDesc {
 		MaxNumPersistentReqs: int64(d.max_num_persistent_reqs),
 		Inputs:               stepInputsParamsOf(&d.inputs),
 		KVGroups:             kvGroupsOf(&d),
+		Draft:                stepDraftParamsOf(&d.draft),
+	}
+}
+
+// stepDraftParamsOf returns C drafter parameters as StepDraftParams, every field spelled out.
+func stepDraftParamsOf(p *C.cattn_step_draft_params_t) StepDraftParams {
+	return StepDraftParams{
+		VocabSize:                 int64(p.vocab_size),
+		NumPaddingSlotsPerRequest: int64(p.num_padding_slots_per_request),
+		PaddingTokenID:            int64(p.padding_token_id),
+		ParallelDraftingTokenID:   int64(p.parallel_drafting_token_id),
+		MaxTokensPerRequest:       int64(p.max_tokens_per_request),
+		BlockSize:                 int64(p.block_size),
+		MaxModelLen:               int64(p.max_model_len),
+		ShiftInputIDs:             p.shift_input_ids != 0,
 	}
 }
 

@@ -58,6 +58,7 @@ func TestStepPlanDescDefaultsMatchTheHeader(t *testing.T) {
 		Extend: StepExtendParams{N: Ptr[int64](1)},
 		Inputs: StepInputsParams{DCPSize: 1, InterleaveSize: 1,
 			NumNewSampledTokens: Ptr[int64](1), DecodeThreshold: Ptr[int64](1)},
+		Draft: StepDraftParams{NumPaddingSlotsPerRequest: 1},
 	})
 }
 
@@ -86,12 +87,15 @@ func TestStepPlanDescZeroValueIsTheDefault(t *testing.T) {
 
 func TestStepConstantsMatchTheHeader(t *testing.T) {
 	products, counts, checks := cStepConstants()
-	wantEqual(t, "CATTN_STEP_* products", products, [15]uint32{
+	wantEqual(t, "CATTN_STEP_* products", products, [22]uint32{
 		uint32(StepDCPLocalSeqLens), uint32(StepPCPQueryRestoreIdx), uint32(StepMambaBlockTable),
 		uint32(StepCausalConv1dMetadata), uint32(StepLocalAttention), uint32(StepFastPrefill),
 		uint32(StepExtendQueries), uint32(StepInputs), uint32(StepBlockTables),
 		uint32(StepSlotMappings), uint32(StepLogitsIndices), uint32(StepTokenToReq),
-		uint32(StepSplit), uint32(StepAllProducts), uint32(StepInputProducts)})
+		uint32(StepSplit), uint32(StepAllProducts), uint32(StepInputProducts),
+		uint32(StepDraftNextToken), uint32(StepDraftPrepareInputs), uint32(StepDraftExpand),
+		uint32(StepDraftSlotMapping), uint32(StepDraftStep), uint32(StepBatchChange),
+		uint32(StepDraftProducts)})
 	wantEqual(t, "CATTN_STEP_COUNT_* indices", counts, [19]int32{StepCountTokens,
 		StepCountRestoreSize, StepCountConv1dPrograms, StepCountLocalVirtualBatches,
 		StepCountLocalMaxQueryLen, StepCountLocalMaxSeqLen, StepCountDecodeMaxQueryLen,
@@ -104,15 +108,19 @@ func TestStepConstantsMatchTheHeader(t *testing.T) {
 		int32(StepCheckSeqLens), int32(StepCheckBlockTable), int32(StepCheckSlotMapping),
 		int32(SlotMappingMRV2), int32(SlotMappingV1), int32(SlotModeTokenToKVSlot),
 		int32(SlotModeNone)})
-	var all, inputs StepProduct
+	var all, inputs, draft StepProduct
 	for _, p := range products[:7] {
 		all |= StepProduct(p)
 	}
 	for _, p := range products[7:13] {
 		inputs |= StepProduct(p)
 	}
+	for _, p := range products[15:21] {
+		draft |= StepProduct(p)
+	}
 	wantEqual(t, "StepAllProducts is the 1.1 bits", all, StepAllProducts)
 	wantEqual(t, "StepInputProducts is the 1.2 bits", inputs, StepInputProducts)
+	wantEqual(t, "StepDraftProducts is the drafter bits", draft, StepDraftProducts)
 }
 
 func TestStepPlanDescErrors(t *testing.T) {
@@ -123,8 +131,8 @@ func TestStepPlanDescErrors(t *testing.T) {
 		needles []string
 	}{
 		{"no product", func(d *StepPlanDesc) { d.Products = 0 }, []string{"desc->products"}},
-		{"unknown bit", func(d *StepPlanDesc) { d.Products = StepAllProducts | 1<<13 },
-			[]string{"desc->products", "got 0x207f"}},
+		{"unknown bit", func(d *StepPlanDesc) { d.Products = StepAllProducts | 1<<19 },
+			[]string{"desc->products", "got 0x8007f"}},
 		{"max_num_reqs", func(d *StepPlanDesc) { d.MaxNumReqs = 0 },
 			[]string{"desc->max_num_reqs", "got 0"}},
 		{"max_num_tokens", func(d *StepPlanDesc) { d.MaxNumTokens = -1 },
@@ -559,4 +567,309 @@ func TestStepPlanInputsRun(t *testing.T) {
 		IdxMapping: dev.tensor(Int32, 4), NumComputedTokens: dev.tensor(Int32, 8)},
 		StepOutputs{QueryStartLoc: dev.tensor(Int32, 5), SeqLens: dev.tensor(Int32, 4)}, 0),
 		StatusNotSupported, "cattn.StepPlan.Run: ")
+}
+
+// --- The drafter products (1.2) ------------------------------------------------------------------
+
+// draftChain is the drafter chain, StepDraftNextToken to StepDraftSlotMapping.
+const draftChain = StepDraftNextToken | StepDraftPrepareInputs | StepDraftExpand |
+	StepDraftSlotMapping
+
+// draftDesc is a drafter plan's desc: 48 requests, 512 target tokens, 8 table columns, P = 3
+// with the shift (the C tests' plan).
+func draftDesc(products StepProduct) StepPlanDesc {
+	return StepPlanDesc{Products: products, MaxNumReqs: 48, MaxNumTokens: 512,
+		MaxNumBlocksPerReq: 8,
+		Draft: StepDraftParams{VocabSize: 1000, NumPaddingSlotsPerRequest: 3, PaddingTokenID: 7,
+			ParallelDraftingTokenID: 9, BlockSize: 16, MaxModelLen: 4096, ShiftInputIDs: true}}
+}
+
+// The zero StepDraftParams reaches C as CATTN_STEP_PLAN_DESC_INIT's draft: a desc that leaves
+// NumPaddingSlotsPerRequest at 0 gets P = 1 (the header's), as its capacity shows.
+func TestStepDraftParamsZeroValueIsTheDefault(t *testing.T) {
+	wantEqual(t, "the header's draft", stepPlanDescInit().Draft,
+		StepDraftParams{NumPaddingSlotsPerRequest: 1})
+	d := draftDesc(draftChain)
+	d.Draft.NumPaddingSlotsPerRequest, d.Draft.ShiftInputIDs = 0, false
+	plan, err := NewStepPlan(d)
+	mustOK(t, err)
+	defer plan.Close()
+	shape, err := plan.Shape()
+	mustOK(t, err)
+	wantEqual(t, "capacity with P = 1", shape.DraftTokenCapacity, int64(512+48*1))
+}
+
+func TestStepPlanDraftShape(t *testing.T) {
+	for _, products := range []StepProduct{draftChain,
+		StepDraftNextToken | StepDraftPrepareInputs | StepDraftExpand} {
+		for _, p := range []int64{1, 3, 8, 65536} {
+			for _, shift := range []bool{false, true} {
+				d := draftDesc(products)
+				d.Draft.NumPaddingSlotsPerRequest, d.Draft.ShiftInputIDs = p, shift
+				plan, err := NewStepPlan(d)
+				mustOK(t, err)
+				shape, err := plan.Shape()
+				mustOK(t, err)
+				s := int64(0)
+				if shift {
+					s = 1
+				}
+				// max_num_tokens + max_num_reqs * (P - shift)
+				wantEqual(t, fmt.Sprintf("%#x P %d shift %v", products, p, shift),
+					shape.DraftTokenCapacity, 512+48*(p-s))
+				size, err := plan.WorkspaceSize()
+				mustOK(t, err)
+				wantEqual(t, "workspace", size, uint64(0))
+				mustOK(t, plan.Close())
+			}
+		}
+	}
+	// The products that expand nothing have no drafter capacity.
+	for _, products := range []StepProduct{StepDraftNextToken,
+		StepDraftNextToken | StepDraftPrepareInputs, StepDraftStep, StepBatchChange} {
+		plan, err := NewStepPlan(draftDesc(products))
+		mustOK(t, err)
+		shape, err := plan.Shape()
+		mustOK(t, err)
+		wantEqual(t, fmt.Sprintf("%#x capacity", products), shape.DraftTokenCapacity, int64(0))
+		mustOK(t, plan.Close())
+	}
+}
+
+func TestStepPlanDraftDescErrors(t *testing.T) {
+	cases := []struct {
+		edit   func(d *StepPlanDesc)
+		needle string
+	}{
+		{func(d *StepPlanDesc) { d.Products |= StepInputs },
+			"desc.Products selects step-input and drafter products together"},
+		{func(d *StepPlanDesc) { d.Products = StepDraftStep | StepDraftNextToken },
+			"desc.Products selects CATTN_STEP_DRAFT_STEP with other products"},
+		{func(d *StepPlanDesc) { d.Products = StepBatchChange | StepExtendQueries },
+			"desc.Products selects CATTN_STEP_BATCH_CHANGE with other products"},
+		{func(d *StepPlanDesc) { d.Products = StepDraftPrepareInputs },
+			"desc.Products selects CATTN_STEP_DRAFT_PREPARE_INPUTS without CATTN_STEP_DRAFT_NEXT_TOKEN"},
+		{func(d *StepPlanDesc) { d.Products = 1 << 19 }, "desc.Products is not a set of products"},
+		{func(d *StepPlanDesc) { d.Draft.VocabSize = 0 },
+			"desc.Draft.VocabSize is out of range (got 0, expected >= 1)"},
+		{func(d *StepPlanDesc) { d.Draft.NumPaddingSlotsPerRequest = -1 },
+			"desc.Draft.NumPaddingSlotsPerRequest is out of range (got -1"},
+		{func(d *StepPlanDesc) { d.Draft.NumPaddingSlotsPerRequest = 65537 },
+			"desc.Draft.NumPaddingSlotsPerRequest is out of range (got 65537"},
+		{func(d *StepPlanDesc) { d.Draft.MaxTokensPerRequest = -1 },
+			"desc.Draft.MaxTokensPerRequest"},
+		{func(d *StepPlanDesc) { d.Draft.BlockSize = 0 }, "desc.Draft.BlockSize"},
+		{func(d *StepPlanDesc) { d.Draft.MaxModelLen = 0 }, "desc.Draft.MaxModelLen"},
+		{func(d *StepPlanDesc) { d.Products, d.MaxNumReqs = StepBatchChange, 8193 },
+			"desc.MaxNumReqs is too large for CATTN_STEP_BATCH_CHANGE"},
+	}
+	for _, c := range cases {
+		d := draftDesc(draftChain)
+		c.edit(&d)
+		plan, err := NewStepPlan(d)
+		e := wantError(t, err, StatusInvalidArgument, "cattn.NewStepPlan: "+c.needle)
+		if !strings.HasPrefix(e.CMessage, "cattn_step_plan_create: desc->") {
+			t.Errorf("%s: C message %q", c.needle, e.CMessage)
+		}
+		if plan != nil {
+			t.Fatalf("%s: a failed create returned a plan", c.needle)
+		}
+	}
+	// A parameter of a product not selected is not read.
+	d := draftDesc(StepDraftNextToken)
+	d.Draft.BlockSize, d.Draft.NumPaddingSlotsPerRequest = 0, -1
+	plan, err := NewStepPlan(d)
+	mustOK(t, err)
+	mustOK(t, plan.Close())
+}
+
+// draftChainRun is the chain's batch and outputs on fake device memory, every optional one
+// given: B = 40 of 48 requests (the C tests' run).
+func draftChainRun(t *testing.T, plan *StepPlan, dev *fakeDevice) stepRun {
+	t.Helper()
+	s, err := plan.Shape()
+	mustOK(t, err)
+	const b = 40
+	capacity := s.DraftTokenCapacity
+	return stepRun{
+		batch: StepBatch{QueryStartLoc: dev.tensor(Int32, b+1), BlockTable: dev.tensor(Int32, b, 8),
+			SampledTokenIDs: dev.tensor(Int32, b, 4), DiscardRequestMask: dev.tensor(Bool, b),
+			BackupNextTokenIDs: dev.tensor(Int32, b), CuNumDraftTokens: dev.tensor(Int32, b),
+			TargetTokenIDs: dev.tensor(Int32, 500), TargetPositions: dev.tensor(Int64, 500)},
+		out: StepOutputs{NextTokenIDs: dev.tensor(Int32, b),
+			ValidSampledTokensCount: dev.tensor(Int32, 48),
+			TokenIndicesToSample:    dev.tensor(Int32, b), NumRejectedTokens: dev.tensor(Int32, b),
+			DraftInputIDs: dev.tensor(Int32, capacity), DraftPositions: dev.tensor(Int64, capacity),
+			IsRejectedTokenMask: dev.tensor(UInt8, capacity), IsMaskedTokenMask: dev.tensor(Int8, capacity),
+			NewTokenIndices: dev.tensor(Int32, 48*3), HiddenStateMapping: dev.tensor(Int32, 512),
+			DraftSlotMapping: dev.tensor(Int64, capacity), Counts: dev.tensor(Int64, StepNumCounts)},
+	}
+}
+
+// draftStepRun is StepDraftStep over B = 32 rows, its outputs apart from its inputs.
+func draftStepRun(dev *fakeDevice) stepRun {
+	return stepRun{
+		batch: StepBatch{Positions: dev.tensor(Int64, 32), BlockTable: dev.tensor(Int32, 32, 8),
+			SeqLens: dev.tensor(Int32, 32)},
+		out: StepOutputs{DraftPositions: dev.tensor(Int64, 32), DraftSeqLens: dev.tensor(Int32, 32),
+			DraftSlotMapping: dev.tensor(Int64, 48)},
+	}
+}
+
+// batchChangeRun is StepBatchChange of n = 24 rows of M = 64 counts and 30 previous rows, its
+// outputs apart from its inputs.
+func batchChangeRun(dev *fakeDevice) stepRun {
+	return stepRun{
+		batch: StepBatch{PrevPositions: dev.tensor(Int64, 24),
+			NumComputedTokens: dev.tensor(Int32, 64), NumAcceptedTokens: dev.tensor(Int32, 24),
+			ValidSampledTokenCount: dev.tensor(Int32, 30), PrevNumDraftTokens: dev.tensor(Int32, 30),
+			CPUNumComputedTokens: dev.tensor(Int32, 24)},
+		out: StepOutputs{CarriedNumComputedTokens: dev.tensor(Int32, 24),
+			CarriedNumAcceptedTokens: dev.tensor(Int32, 24)},
+	}
+}
+
+// The drafter's tensors are named in Go terms. Every failure is found before any device work,
+// so the fake addresses are safe on any machine.
+func TestStepPlanDraftRunErrors(t *testing.T) {
+	const fn = "cattn.StepPlan.Run: "
+	plan, err := NewStepPlan(draftDesc(draftChain))
+	mustOK(t, err)
+	defer plan.Close()
+	var dev fakeDevice
+	run := func(edit func(r *stepRun), code Status, needle string) {
+		t.Helper()
+		r := draftChainRun(t, plan, &dev)
+		edit(&r)
+		wantError(t, plan.Run(r.batch, r.out, 0), code, fn+needle)
+	}
+	run(func(r *stepRun) { r.batch.SampledTokenIDs = nil }, StatusInvalidArgument,
+		"batch.SampledTokenIDs is nil")
+	run(func(r *stepRun) { r.batch.CuNumDraftTokens = nil }, StatusInvalidArgument,
+		"batch.CuNumDraftTokens is nil")
+	run(func(r *stepRun) { r.batch.TargetTokenIDs = dev.tensor(Int32, 600) }, StatusInvalidArgument,
+		"batch.TargetTokenIDs exceeds the plan's capacity")
+	run(func(r *stepRun) { r.out.NextTokenIDs = nil }, StatusInvalidArgument,
+		"out.NextTokenIDs is nil")
+	run(func(r *stepRun) { r.out.DraftSlotMapping = r.out.DraftInputIDs }, StatusInvalidArgument,
+		"out.DraftSlotMapping has the wrong dtype")
+	run(func(r *stepRun) { r.out.DraftInputIDs = dev.tensor(Int32, 600) }, StatusInsufficientSize,
+		"out.DraftInputIDs")
+	run(func(r *stepRun) { r.out.DraftSeqLens = dev.tensor(Int32, 40) }, StatusInvalidArgument,
+		"out.DraftSeqLens is set for a product the plan does not compute")
+	// An output over an input that is not its very view.
+	run(func(r *stepRun) { r.out.NextTokenIDs = r.batch.BackupNextTokenIDs }, StatusInvalidArgument,
+		"out.NextTokenIDs")
+
+	// Without the shift there is no hidden-state mapping.
+	d := draftDesc(draftChain)
+	d.Draft.ShiftInputIDs = false
+	noShift, err := NewStepPlan(d)
+	mustOK(t, err)
+	defer noShift.Close()
+	r := draftChainRun(t, noShift, &dev)
+	wantError(t, noShift.Run(r.batch, r.out, 0), StatusInvalidArgument,
+		fn+"out.HiddenStateMapping is set but desc.Draft.ShiftInputIDs is 0")
+
+	// StepDraftStep writes no counts; seq_lens' memory as int64 is not its very view.
+	step, err := NewStepPlan(draftDesc(StepDraftStep))
+	mustOK(t, err)
+	defer step.Close()
+	r = draftStepRun(&dev)
+	r.out.Counts = dev.tensor(Int64, StepNumCounts)
+	wantError(t, step.Run(r.batch, r.out, 0), StatusInvalidArgument,
+		fn+"out.Counts is set for a plan that writes no counts")
+	r = draftStepRun(&dev)
+	r.out.DraftSeqLens = UnsafeDeviceTensor(r.batch.SeqLens.addr, CUDA(0), Int64, 32)
+	wantError(t, step.Run(r.batch, r.out, 0), StatusInvalidArgument,
+		fn+"out.DraftSeqLens overlaps")
+
+	// StepBatchChange names its batch fields.
+	change, err := NewStepPlan(draftDesc(StepBatchChange))
+	mustOK(t, err)
+	defer change.Close()
+	r = batchChangeRun(&dev)
+	r.batch.PrevPositions = nil
+	wantError(t, change.Run(r.batch, r.out, 0), StatusInvalidArgument,
+		fn+"batch.PrevPositions is nil")
+	r = batchChangeRun(&dev)
+	r.batch.NumComputedTokens = dev.tensor(Int32, 10)
+	wantError(t, change.Run(r.batch, r.out, 0), StatusInsufficientSize,
+		fn+"batch.NumComputedTokens has fewer rows than the batch")
+}
+
+// A run that passed every check is refused at the launch: a CPU-only libcattn (or a machine
+// without a usable GPU) says so.
+func wantChecksPass(t *testing.T, err error) {
+	t.Helper()
+	e := wantError(t, err, StatusNotSupported, "cattn.StepPlan.Run: ")
+	if !strings.Contains(e.Message, "CPU-only") && !strings.Contains(e.Message, "no usable CUDA device") {
+		t.Errorf("not refused at the launch: %s", e.Message)
+	}
+}
+
+// Valid drafter runs on CUDA-labelled fake addresses reach the device path; the drafting step
+// and the batch change also in place (their outputs the very views of their inputs).
+func TestStepPlanDraftRunNotSupported(t *testing.T) {
+	skipWithGPU(t)
+	var dev fakeDevice
+	plan, err := NewStepPlan(draftDesc(draftChain))
+	mustOK(t, err)
+	defer plan.Close()
+	r := draftChainRun(t, plan, &dev)
+	wantChecksPass(t, plan.Run(r.batch, r.out, Stream(0x1234)))
+	// The optional tensors may be left out.
+	r.batch.DiscardRequestMask = nil
+	r.out.ValidSampledTokensCount, r.out.NumRejectedTokens = nil, nil
+	r.out.IsRejectedTokenMask, r.out.IsMaskedTokenMask = nil, nil
+	r.out.NewTokenIndices, r.out.HiddenStateMapping, r.out.Counts = nil, nil, nil
+	wantChecksPass(t, plan.Run(r.batch, r.out, 0))
+
+	step, err := NewStepPlan(draftDesc(StepDraftStep))
+	mustOK(t, err)
+	defer step.Close()
+	r = draftStepRun(&dev)
+	wantChecksPass(t, step.Run(r.batch, r.out, 0))
+	r.out.DraftPositions, r.out.DraftSeqLens = r.batch.Positions, r.batch.SeqLens
+	wantChecksPass(t, step.Run(r.batch, r.out, 0))
+
+	change, err := NewStepPlan(draftDesc(StepBatchChange))
+	mustOK(t, err)
+	defer change.Close()
+	r = batchChangeRun(&dev)
+	wantChecksPass(t, change.Run(r.batch, r.out, 0))
+	r.out.CarriedNumComputedTokens = r.batch.NumComputedTokens
+	r.out.CarriedNumAcceptedTokens = r.batch.NumAcceptedTokens
+	wantChecksPass(t, change.Run(r.batch, r.out, 0))
+	// A view of the same memory described anew is the very view too.
+	r.out.CarriedNumAcceptedTokens = UnsafeDeviceTensor(r.batch.NumAcceptedTokens.addr, CUDA(0),
+		Int32, 24)
+	wantChecksPass(t, change.Run(r.batch, r.out, 0))
+}
+
+// Every field of the step plan's C structs (the desc with its parameter structs, the batch, the
+// outputs) has a Go field of the same name, so that messages name it in Go terms, but for the
+// reserved ones and those StepPlanDesc names otherwise (stepDescRenames).
+func TestStepPlanFieldsHaveGoNames(t *testing.T) {
+	renamed := map[string]bool{}
+	for i := 0; i+1 < len(stepDescRenames); i += 2 {
+		c := stepDescRenames[i]
+		renamed[c[strings.LastIndexAny(c, ">.")+1:]] = true
+	}
+	for _, u := range unmatchedCFields {
+		st, field, _ := strings.Cut(strings.TrimPrefix(u, "_Ctype_struct_"), ".")
+		if !strings.HasPrefix(st, "cattn_step_") || st == "cattn_step_batch_check_args" {
+			continue
+		}
+		if field == "reserved0" || renamed[field] {
+			continue
+		}
+		t.Errorf("%s.%s has no Go field", st, field)
+	}
+	for c, g := range map[string]string{"draft": "Draft", "vocab_size": "VocabSize",
+		"shift_input_ids": "ShiftInputIDs", "cpu_num_computed_tokens": "CPUNumComputedTokens",
+		"carried_num_accepted_tokens": "CarriedNumAcceptedTokens",
+		"is_rejected_token_mask":      "IsRejectedTokenMask"} {
+		wantEqual(t, c, goFieldNames[c], g)
+	}
 }
