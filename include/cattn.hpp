@@ -3384,6 +3384,15 @@ struct step_batch {
   /** Per group: [R, W] persistent (MRV2), [B, W] batch rows (V1 slot mappings). */
   std::array<index_cview, CATTN_MAX_KV_GROUPS> kv_block_tables{};
   std::array<index_cview, CATTN_MAX_KV_GROUPS> kv_num_blocks{}; /**< Per group: [R] */
+  /* 1.2: the drafter products (CATTN_STEP_DRAFT_NEXT_TOKEN to CATTN_STEP_BATCH_CHANGE). */
+  index_cview sampled_token_ids;     /**< [B, S], -1 rejected */
+  any_cview discard_request_mask;    /**< [B] flags; absent: none */
+  index_cview backup_next_token_ids; /**< [B] */
+  index_cview cu_num_draft_tokens;   /**< [B] inclusive */
+  index_cview target_token_ids, target_positions;  /**< [T], [T'] */
+  index_cview prev_positions, num_accepted_tokens;  /**< [n] (BATCH_CHANGE) */
+  index_cview valid_sampled_token_count, prev_num_draft_tokens;  /**< [n_prev] */
+  index_cview cpu_num_computed_tokens;  /**< [n] */
 };
 /** Where a run writes (cattn_step_outputs_t); absent = NULL. Since: 1.1; the fields from
  * query_start_loc on Since: 1.2.
@@ -3401,6 +3410,12 @@ struct step_outputs {
   std::array<index_view, CATTN_MAX_KV_GROUPS> slot_mappings{}; /**< int64, per group */
   index_view logits_indices, cu_num_logits, expanded_idx_mapping, expanded_local_pos,
       token_to_req_indices;
+  /* 1.2: the drafter products. */
+  index_view next_token_ids, valid_sampled_tokens_count, token_indices_to_sample,
+      num_rejected_tokens, draft_input_ids, draft_positions;
+  any_view is_rejected_token_mask, is_masked_token_mask;  /**< flags */
+  index_view new_token_indices, hidden_state_mapping, draft_slot_mapping, draft_seq_lens,
+      carried_num_computed_tokens, carried_num_accepted_tokens;
 };
 
 /** A cattn_step_plan_desc_t set to CATTN_STEP_PLAN_DESC_INIT. Since: 1.1
@@ -3513,6 +3528,42 @@ class step_plan {
     so.expanded_idx_mapping = o24.get();
     so.expanded_local_pos = o25.get();
     so.token_to_req_indices = o26.get();
+    detail::tensor_arg d1(batch.sampled_token_ids), d2(batch.discard_request_mask),
+        d3(batch.backup_next_token_ids), d4(batch.cu_num_draft_tokens),
+        d5(batch.target_token_ids), d6(batch.target_positions), d7(batch.prev_positions),
+        d8(batch.num_accepted_tokens), d9(batch.valid_sampled_token_count),
+        d10(batch.prev_num_draft_tokens), d11(batch.cpu_num_computed_tokens);
+    sb.sampled_token_ids = d1.get();
+    sb.discard_request_mask = d2.get();
+    sb.backup_next_token_ids = d3.get();
+    sb.cu_num_draft_tokens = d4.get();
+    sb.target_token_ids = d5.get();
+    sb.target_positions = d6.get();
+    sb.prev_positions = d7.get();
+    sb.num_accepted_tokens = d8.get();
+    sb.valid_sampled_token_count = d9.get();
+    sb.prev_num_draft_tokens = d10.get();
+    sb.cpu_num_computed_tokens = d11.get();
+    detail::tensor_arg e1(out.next_token_ids), e2(out.valid_sampled_tokens_count),
+        e3(out.token_indices_to_sample), e4(out.num_rejected_tokens), e5(out.draft_input_ids),
+        e6(out.draft_positions), e7(out.is_rejected_token_mask), e8(out.is_masked_token_mask),
+        e9(out.new_token_indices), e10(out.hidden_state_mapping), e11(out.draft_slot_mapping),
+        e12(out.draft_seq_lens), e13(out.carried_num_computed_tokens),
+        e14(out.carried_num_accepted_tokens);
+    so.next_token_ids = e1.get();
+    so.valid_sampled_tokens_count = e2.get();
+    so.token_indices_to_sample = e3.get();
+    so.num_rejected_tokens = e4.get();
+    so.draft_input_ids = e5.get();
+    so.draft_positions = e6.get();
+    so.is_rejected_token_mask = e7.get();
+    so.is_masked_token_mask = e8.get();
+    so.new_token_indices = e9.get();
+    so.hidden_state_mapping = e10.get();
+    so.draft_slot_mapping = e11.get();
+    so.draft_seq_lens = e12.get();
+    so.carried_num_computed_tokens = e13.get();
+    so.carried_num_accepted_tokens = e14.get();
     detail::check_call(cattn_step_plan_run(get(), &sb, &so, stream.get()));
   }
 

@@ -1744,3 +1744,40 @@ TEST(cattn_hpp_device, StepPlanTakesTheStepInputs) {
   desc.inputs.num_kv_groups = 3;
   EXPECT_EQ(thrown_by([&] { cattn::step_plan bad(desc); }).status(), CATTN_INVALID_ARGUMENT);
 }
+
+TEST(cattn_hpp_device, StepPlanTakesTheDrafterTensors) {
+  // The drafter chain over 4 requests: every batch tensor and every output but one given (as
+  // device views of host memory), so the C call names the one left out, past every other check.
+  cattn_step_plan_desc_t desc = cattn::step_plan_desc();
+  desc.products = CATTN_STEP_DRAFT_NEXT_TOKEN | CATTN_STEP_DRAFT_PREPARE_INPUTS |
+                  CATTN_STEP_DRAFT_EXPAND | CATTN_STEP_DRAFT_SLOT_MAPPING;
+  desc.max_num_reqs = 4, desc.max_num_tokens = 16, desc.max_num_blocks_per_req = 4;
+  desc.draft.vocab_size = 100, desc.draft.num_padding_slots_per_request = 2;
+  desc.draft.block_size = 16, desc.draft.max_model_len = 64;
+  const cattn::step_plan plan(desc);
+  const int64_t cap = plan.shape().draft_token_capacity;
+  EXPECT_EQ(cap, 16 + 4 * 2);
+  std::vector<int32_t> qsl(5), sampled(12), backup(4), cu(4), ids(16), table(16), next(4),
+      idx(4), out_ids(static_cast<size_t>(cap));
+  std::vector<int64_t> tpos(16), out_pos(static_cast<size_t>(cap)), slots(static_cast<size_t>(cap));
+  std::vector<uint8_t> discard(4);
+  cattn::step_batch batch;
+  batch.query_start_loc = cattn::tensor_view(qsl, {5}).on(cattn::cuda(0));
+  batch.block_table = cattn::tensor_view(table, {4, 4}).on(cattn::cuda(0));
+  batch.sampled_token_ids = cattn::tensor_view(sampled, {4, 3}).on(cattn::cuda(0));
+  batch.discard_request_mask = cattn::tensor_view(discard, {4}).on(cattn::cuda(0));
+  batch.backup_next_token_ids = cattn::tensor_view(backup, {4}).on(cattn::cuda(0));
+  batch.cu_num_draft_tokens = cattn::tensor_view(cu, {4}).on(cattn::cuda(0));
+  batch.target_token_ids = cattn::tensor_view(ids, {16}).on(cattn::cuda(0));
+  batch.target_positions = cattn::tensor_view(tpos, {16}).on(cattn::cuda(0));
+  cattn::step_outputs out;
+  out.token_indices_to_sample = cattn::tensor_view(idx, {4}).on(cattn::cuda(0));
+  out.draft_input_ids = cattn::tensor_view(out_ids, {cap}).on(cattn::cuda(0));
+  out.draft_positions = cattn::tensor_view(out_pos, {cap}).on(cattn::cuda(0));
+  out.draft_slot_mapping = cattn::tensor_view(slots, {cap}).on(cattn::cuda(0));
+  const auto e = thrown_by([&] { plan.run(batch, out); });
+  EXPECT_EQ(e.status(), CATTN_INVALID_ARGUMENT) << e.what();
+  EXPECT_NE(std::string(e.message()).find("next_token_ids is NULL"), std::string::npos)
+      << e.message();
+  (void)next;
+}

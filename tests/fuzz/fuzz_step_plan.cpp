@@ -35,7 +35,8 @@ Expected expect_plan(const cattn_step_plan_desc_t& d, size_t struct_size) {
   Expected e;
   auto has = [&](uint32_t bit) { return (d.products & bit) != 0; };
   bool ok = struct_size >= sizeof(cattn_step_plan_desc_t) && d.products != 0 &&
-            (d.products & ~(CATTN_STEP_ALL_PRODUCTS | CATTN_STEP_INPUT_PRODUCTS)) == 0 &&
+            (d.products & ~(CATTN_STEP_ALL_PRODUCTS | CATTN_STEP_INPUT_PRODUCTS |
+                            CATTN_STEP_DRAFT_PRODUCTS)) == 0 &&
             d.reserved0 == 0 &&
             d.max_num_reqs >= 1 && d.max_num_tokens >= 0 &&
             d.max_num_blocks_per_req >=
@@ -89,6 +90,32 @@ Expected expect_plan(const cattn_step_plan_desc_t& d, size_t struct_size) {
     }
   }
   if (ok && has(CATTN_STEP_EXTEND_QUERIES)) ok = d.extend.n >= 0;
+  // The drafter products: never with the step inputs; DRAFT_STEP and BATCH_CHANGE alone; each
+  // chain link with the links before it; then each selected link's parameters.
+  if (ok && (d.products & CATTN_STEP_DRAFT_PRODUCTS)) {
+    const uint32_t p = d.products;
+    const auto& g = d.draft;
+    auto alone = [&](uint32_t bit) { return !(p & bit) || p == bit; };
+    auto after = [&](uint32_t bit, uint32_t before) { return !(p & bit) || (p & before); };
+    ok = (p & CATTN_STEP_INPUT_PRODUCTS) == 0 && alone(CATTN_STEP_DRAFT_STEP) &&
+         alone(CATTN_STEP_BATCH_CHANGE) &&
+         after(CATTN_STEP_DRAFT_PREPARE_INPUTS, CATTN_STEP_DRAFT_NEXT_TOKEN) &&
+         after(CATTN_STEP_DRAFT_EXPAND, CATTN_STEP_DRAFT_PREPARE_INPUTS) &&
+         after(CATTN_STEP_DRAFT_SLOT_MAPPING, CATTN_STEP_DRAFT_EXPAND) && g.reserved0 == 0;
+    if (ok && has(CATTN_STEP_DRAFT_NEXT_TOKEN)) ok = g.vocab_size >= 1;
+    if (ok && has(CATTN_STEP_DRAFT_EXPAND)) {
+      const int64_t P = g.num_padding_slots_per_request;
+      ok = P >= 1 && P <= 65536 && (g.shift_input_ids == 0 || g.shift_input_ids == 1) &&
+           g.max_tokens_per_request >= 0 && mul_or_neg(B, P) >= 0;
+      if (ok) {
+        e.shape.draft_token_capacity = add_or_neg(T, mul_or_neg(B, P - g.shift_input_ids));
+        ok = e.shape.draft_token_capacity >= 0;
+      }
+    }
+    if (ok && (p & (CATTN_STEP_DRAFT_SLOT_MAPPING | CATTN_STEP_DRAFT_STEP)))
+      ok = g.block_size >= 1 && g.max_model_len >= 1 && d.max_num_blocks_per_req >= 1;
+    if (ok && has(CATTN_STEP_BATCH_CHANGE)) ok = B <= 8192;
+  }
   if (!ok) e.shape = CATTN_STEP_PLAN_SHAPE_INIT;
   e.ok = ok;
   return e;
@@ -103,9 +130,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider fdp(data, size);
   // ---- create ----
   cattn_step_plan_desc_t d = CATTN_STEP_PLAN_DESC_INIT;
-  d.products = fdp.ConsumeIntegralInRange<int>(0, 7) == 0
-                   ? fdp.ConsumeIntegral<uint32_t>()
-                   : fdp.ConsumeIntegralInRange<uint32_t>(1, 0x7f);
+  // Mostly 1.1 products; sometimes any 32 bits, or drafter products (with a 1.1 one at times).
+  const int pick = fdp.ConsumeIntegralInRange<int>(0, 7);
+  d.products = pick == 0   ? fdp.ConsumeIntegral<uint32_t>()
+               : pick == 1 ? (fdp.ConsumeIntegralInRange<uint32_t>(0, 0x3f) << 13) |
+                                 (fdp.ConsumeBool() ? CATTN_STEP_EXTEND_QUERIES : 0u)
+                           : fdp.ConsumeIntegralInRange<uint32_t>(1, 0x7f);
   d.reserved0 = fdp.ConsumeIntegralInRange<int>(0, 31) == 0 ? 1 : 0;
   d.max_num_reqs = field(fdp, 1, 12);
   d.max_num_tokens = field(fdp, 0, 64);
@@ -122,6 +152,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   d.local_attention = {
       multiple ? bs * fdp.ConsumeIntegralInRange<int64_t>(1, 4) : field(fdp, 1, 16), bs};
   d.extend = {field(fdp, 0, 3)};
+  if (d.products & CATTN_STEP_DRAFT_PRODUCTS)
+    d.draft = {field(fdp, 1, 50), field(fdp, 1, 4), 0, 0, field(fdp, 0, 3), field(fdp, 1, 16),
+               field(fdp, 1, 64), static_cast<int32_t>(fdp.ConsumeIntegralInRange<int>(0, 2)),
+               fdp.ConsumeIntegralInRange<int>(0, 31) == 0 ? 1 : 0};
   const size_t desc_size = pick_struct_size(fdp, CATTN_STEP_PLAN_DESC_SIZE);
   Struct<cattn_step_plan_desc_t> desc(d, desc_size);
   const bool null_desc = fdp.ConsumeIntegralInRange<int>(0, 63) == 0;
@@ -148,7 +182,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                got.conv1d_capacity == want.shape.conv1d_capacity &&
                got.local_capacity == want.shape.local_capacity &&
                got.local_pages == want.shape.local_pages &&
-               got.mamba_columns == want.shape.mamba_columns,
+               got.mamba_columns == want.shape.mamba_columns &&
+               got.draft_token_capacity == want.shape.draft_token_capacity,
            "the plan's capacities differ from the documented formulas");
   size_t ws = 1;
   FZ_CHECK(cattn_step_plan_workspace_size(plan, &ws) == CATTN_OK && ws == 0, "workspace size");
@@ -160,8 +195,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                            d.max_num_logits, d.max_num_blocks_per_req};
   bool small = true;
   for (int64_t n : sizes) small = small && n <= 4096;
-  // The runs below build 1.1 batches only.
-  if (!small || (d.products & CATTN_STEP_INPUT_PRODUCTS)) {
+  // The runs below build 1.1 batches only (the drafter's run rules: tests/test_step_plan_draft).
+  if (!small || (d.products & (CATTN_STEP_INPUT_PRODUCTS | CATTN_STEP_DRAFT_PRODUCTS))) {
     cattn_step_plan_destroy(plan);
     return 0;
   }
