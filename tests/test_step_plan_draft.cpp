@@ -161,6 +161,22 @@ struct FakeRun {
 
 const DLDataType kBool{6, 8, 1};  // kDLBool
 
+// A run edited one way: refused with `code` and a message holding `needle`.
+struct Refusal {
+  std::function<void(cattn_step_batch_t&, cattn_step_outputs_t&)> edit;
+  cattn_status_t code;
+  const char* needle;
+};
+void expect_refusals(const FakeRun& r, const std::vector<Refusal>& cases) {
+  for (const Refusal& c : cases) {
+    cattn_step_batch_t b = r.b;
+    cattn_step_outputs_t o = r.o;
+    c.edit(b, o);
+    SCOPED_TRACE(c.needle);
+    EXPECT_CATTN_ERROR(cattn_step_plan_run(r.plan, &b, &o, nullptr), c.code, c.needle);
+  }
+}
+
 // The whole chain, every optional output given, B = 40 of 48.
 struct FakeChain : FakeRun {
   FakeChain() : FakeRun(kChain) {
@@ -202,12 +218,7 @@ TEST(step_plan_draft, ChainRefusesByName) {
   DLTensor small = cattn_test::fake_cuda(h);
   HostTensor h64({4}, i64());
   DLTensor counts8 = cattn_test::fake_cuda(h64);
-  using Edit = std::function<void(cattn_step_batch_t&, cattn_step_outputs_t&)>;
-  const struct {
-    Edit edit;
-    cattn_status_t code;
-    const char* needle;
-  } cases[] = {
+  expect_refusals(r, {
       {[](auto& b, auto&) { b.query_start_loc = nullptr; }, CATTN_INVALID_ARGUMENT,
        "batch->query_start_loc is NULL"},
       {[](auto& b, auto&) { b.sampled_token_ids = nullptr; }, CATTN_INVALID_ARGUMENT,
@@ -241,14 +252,7 @@ TEST(step_plan_draft, ChainRefusesByName) {
       {[](auto& b, auto& o) { o.next_token_ids = const_cast<DLTensor*>(b.backup_next_token_ids); },
        CATTN_INVALID_ARGUMENT, "outputs->next_token_ids"},
       {[&](auto&, auto& o) { o.counts = &counts8; }, CATTN_INSUFFICIENT_SIZE, "outputs->counts"},
-  };
-  for (const auto& c : cases) {
-    cattn_step_batch_t b = r.b;
-    cattn_step_outputs_t o = r.o;
-    c.edit(b, o);
-    SCOPED_TRACE(c.needle);
-    EXPECT_CATTN_ERROR(cattn_step_plan_run(r.plan, &b, &o, nullptr), c.code, c.needle);
-  }
+  });
   // Without the shift there is no hidden-state mapping.
   cattn_step_plan_desc_t d = draft_desc(kChain);
   d.draft.shift_input_ids = 0;
@@ -293,12 +297,7 @@ TEST(step_plan_draft, DraftStepRefusesByName) {
   DLTensor half = *r.b.seq_lens;
   int64_t half_shape[1] = {16};
   half.shape = half_shape;
-  using Edit = std::function<void(cattn_step_batch_t&, cattn_step_outputs_t&)>;
-  const struct {
-    Edit edit;
-    cattn_status_t code;
-    const char* needle;
-  } cases[] = {
+  expect_refusals(r, {
       {[](auto& b, auto&) { b.positions = nullptr; }, CATTN_INVALID_ARGUMENT,
        "batch->positions is NULL"},
       {[](auto& b, auto&) { b.seq_lens = nullptr; }, CATTN_INVALID_ARGUMENT,
@@ -313,14 +312,7 @@ TEST(step_plan_draft, DraftStepRefusesByName) {
       {[](auto&, auto& o) { o.draft_seq_lens = o.draft_slot_mapping; }, CATTN_INVALID_ARGUMENT,
        "outputs->draft_seq_lens"},
       {[&](auto& b, auto&) { b.seq_lens = &half; }, CATTN_INVALID_ARGUMENT, "batch->"},
-  };
-  for (const auto& c : cases) {
-    cattn_step_batch_t b = r.b;
-    cattn_step_outputs_t o = r.o;
-    c.edit(b, o);
-    SCOPED_TRACE(c.needle);
-    EXPECT_CATTN_ERROR(cattn_step_plan_run(r.plan, &b, &o, nullptr), c.code, c.needle);
-  }
+  });
   // A solo plan writes no counts.
   HostTensor hc({CATTN_STEP_NUM_COUNTS}, i64());
   DLTensor counts = cattn_test::fake_cuda(hc);
@@ -359,12 +351,7 @@ TEST(step_plan_draft, BatchChangeRefusesByName) {
   FakeBatchChange r;
   HostTensor h({10}, i32());
   DLTensor short_t = cattn_test::fake_cuda(h);
-  using Edit = std::function<void(cattn_step_batch_t&, cattn_step_outputs_t&)>;
-  const struct {
-    Edit edit;
-    cattn_status_t code;
-    const char* needle;
-  } cases[] = {
+  expect_refusals(r, {
       {[](auto& b, auto&) { b.prev_positions = nullptr; }, CATTN_INVALID_ARGUMENT,
        "batch->prev_positions is NULL"},
       {[](auto& b, auto&) { b.num_computed_tokens = nullptr; }, CATTN_INVALID_ARGUMENT,
@@ -383,14 +370,7 @@ TEST(step_plan_draft, BatchChangeRefusesByName) {
          o.carried_num_accepted_tokens = const_cast<DLTensor*>(b.cpu_num_computed_tokens);
        },
        CATTN_INVALID_ARGUMENT, "outputs->carried_num_accepted_tokens"},
-  };
-  for (const auto& c : cases) {
-    cattn_step_batch_t b = r.b;
-    cattn_step_outputs_t o = r.o;
-    c.edit(b, o);
-    SCOPED_TRACE(c.needle);
-    EXPECT_CATTN_ERROR(cattn_step_plan_run(r.plan, &b, &o, nullptr), c.code, c.needle);
-  }
+  });
 }
 
 }  // namespace
