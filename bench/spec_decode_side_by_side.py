@@ -51,6 +51,12 @@ so a refusal of it (or of the step holding it) is noted under the table, its gra
 refusal (bench/graph_capture.py); any other exception is raised. Launches that torch.profiler
 cannot count also fail the run, after the table.
 
+The drafter products of the step plan run the same step as three plans (the batch change's;
+the chain of next token, prepare inputs, copy and expand and new slot mapping in one launch;
+the drafting step's), checked against vLLM after a plain step and a graph replay (past the
+step the chain writes its sentinels), and timed in two more rows: "chain (plan: 1 launch)"
+against vLLM's four chained calls, "step (3 plans)" against vLLM's six.
+
 Timing, per call and for the whole step (median over --reps):
   plain  CUDA events around N Python iterations (vLLM: its functions; libcattn: the ctypes
          calls) / N, all on one non-default stream;
@@ -123,6 +129,14 @@ CALLS = [
      "cattn_eagle_step_update_slot_mapping_and_metadata", "eagle step"),
 ]
 STEP_LABEL = "step (all six)"
+# The step plan's drafter products (include/cattn.h): the chain of next token, prepare inputs,
+# copy and expand and new slot mapping in one launch; the batch change and the drafting step
+# each a plan of its own.
+STEP_DRAFT_CHAIN = (1 << 13) | (1 << 14) | (1 << 15) | (1 << 16)
+STEP_DRAFT_STEP, STEP_BATCH_CHANGE = 1 << 17, 1 << 18
+CHAIN_KEYS = ("next_token", "prepare_inputs", "copy_expand", "new_slots")
+CHAIN_LABEL = "chain (plan: 1 launch)"
+PLANS_LABEL = "step (3 plans)"
 CALLS_BY_KEY = {k: fn for k, _, fn, _ in CALLS}
 
 # Filled by main() once torch, numpy, the oracle and the ctypes mirror are imported (the Triton
@@ -475,6 +489,148 @@ class LibSide:
         return r
 
 
+class PlanSide:
+    """The drafter step as step plans over the same inputs: the batch change's plan, the chain's
+    (the four calls in one launch, query_end_loc formed inside) and the drafting step's."""
+
+    def __init__(self, lib, step, fake_cuda=False):
+        self.lib, self.s = lib, step
+        w, i = step.w, step.inp
+        self.o = o = make_outputs(w, step.dev)
+        B, n, T, P = w["B"], w["n_out"], w["T"], w["slots"]
+        self.new_slot_mapping = torch.full((n + SLACK,), POISON, dtype=torch.int64,
+                                           device=step.dev)
+        keep = self.keep = []
+
+        def v(t):
+            d = View(t, fake_cuda)
+            keep.append(d)
+            return ctypes.pointer(d.dl)
+
+        def plan(products, **draft):
+            d = C.new(C.cattn_step_plan_desc_t, products=products, max_num_reqs=B,
+                      max_num_tokens=T, max_num_blocks_per_req=TABLE_COLS)
+            for k, val in draft.items():
+                setattr(d.draft, k, val)
+            p = ctypes.c_void_p()
+            C.check(lib, "cattn_step_plan_create",
+                    lib.cattn_step_plan_create(ctypes.byref(d), ctypes.addressof(p)))
+            return p
+
+        self.plans = {
+            "batch_change": plan(STEP_BATCH_CHANGE),
+            "chain": plan(STEP_DRAFT_CHAIN, vocab_size=VOCAB, num_padding_slots_per_request=P,
+                          padding_token_id=PADDING_TOKEN_ID,
+                          parallel_drafting_token_id=PARALLEL_DRAFTING_TOKEN_ID,
+                          max_tokens_per_request=step.num_blocks * step.block_tokens,
+                          block_size=BLOCK_SIZE, max_model_len=MAX_MODEL_LEN,
+                          shift_input_ids=w["shift"]),
+            "eagle_step": plan(STEP_DRAFT_STEP, block_size=BLOCK_SIZE,
+                               max_model_len=MAX_MODEL_LEN),
+        }
+        new_b = lambda **f: C.new(C.cattn_step_batch_t, **f)  # noqa: E731
+        new_o = lambda **f: C.new(C.cattn_step_outputs_t, **f)  # noqa: E731
+        self.structs = {
+            "batch_change": (
+                new_b(prev_positions=v(i["prev_positions"]),
+                      num_computed_tokens=v(o["num_computed_tokens"]),
+                      num_accepted_tokens=v(o["num_accepted_tokens"]),
+                      valid_sampled_token_count=v(i["valid_sampled_token_count"]),
+                      prev_num_draft_tokens=v(i["prev_num_draft_tokens"]),
+                      cpu_num_computed_tokens=v(i["cpu_num_computed_tokens"])),
+                new_o(carried_num_computed_tokens=v(o["num_computed_tokens"]),
+                      carried_num_accepted_tokens=v(o["num_accepted_tokens"]))),
+            "chain": (
+                new_b(query_start_loc=v(i["query_start_loc"]), block_table=v(i["block_table"]),
+                      sampled_token_ids=v(i["sampled_token_ids"]),
+                      discard_request_mask=v(i["discard_request_mask"]),
+                      backup_next_token_ids=v(i["backup_next_token_ids"]),
+                      cu_num_draft_tokens=v(i["cu_num_draft_tokens"]),
+                      target_token_ids=v(i["target_token_ids"]),
+                      target_positions=v(i["target_positions"])),
+                new_o(next_token_ids=v(o["next_token_ids"]),
+                      valid_sampled_tokens_count=v(o["valid_sampled_tokens_count"]),
+                      token_indices_to_sample=v(o["token_indices_to_sample"]),
+                      num_rejected_tokens=v(o["num_rejected_tokens"]),
+                      draft_input_ids=v(o["out_input_ids"]), draft_positions=v(o["out_positions"]),
+                      is_rejected_token_mask=v(o["out_is_rejected_token_mask"]),
+                      is_masked_token_mask=v(o["out_is_masked_token_mask"]),
+                      new_token_indices=v(o["out_new_token_indices"]),
+                      hidden_state_mapping=(v(o["out_hidden_state_mapping"]) if w["shift"]
+                                            else None),
+                      draft_slot_mapping=v(self.new_slot_mapping))),
+            "eagle_step": (
+                new_b(positions=v(i["step_positions"]), block_table=v(i["block_table"]),
+                      seq_lens=v(o["seq_lens"])),
+                new_o(draft_positions=v(o["out_clamped_positions"]),
+                      draft_seq_lens=v(o["seq_lens"]),
+                      draft_slot_mapping=v(o["out_slot_mapping"][:B]))),
+        }
+        self.stream = None
+        self.fns = {k: (lambda k=k: self.run(k)) for k in self.plans}
+
+    def set_stream(self, handle):
+        self.stream = handle
+
+    def run(self, key):
+        b, o = self.structs[key]
+        C.check(self.lib, "cattn_step_plan_run",
+                self.lib.cattn_step_plan_run(self.plans[key], ctypes.byref(b), ctypes.byref(o),
+                                             self.stream))
+
+    def step(self):
+        self.run("batch_change")
+        self.run("chain")
+        self.run("eagle_step")
+
+    def statuses(self):
+        """Each plan run's status and message (the CPU run's fake-device check)."""
+        out = []
+        for key, (b, o) in self.structs.items():
+            status = self.lib.cattn_step_plan_run(self.plans[key], ctypes.byref(b),
+                                                  ctypes.byref(o), None)
+            out.append((f"cattn_step_plan_run ({key})", status,
+                        self.lib.cattn_last_error_message().decode()))
+        return out
+
+    def results(self):
+        r = host(self.o)
+        r["new_slot_mapping"] = host1(self.new_slot_mapping)
+        return r
+
+    def destroy(self):
+        for p in self.plans.values():
+            self.lib.cattn_step_plan_destroy(p)
+        self.plans = {}
+
+
+def compare_plans(w, ref, got):
+    """vLLM's results against the plans': equal where vLLM writes; past the step the chain's
+    sentinels (padding token, position 0, rejected, not masked, -1), the rest left poisoned."""
+    B, n, T, P = w["B"], w["n_out"], w["T"], w["slots"]
+    written = dict(next_token_ids=B, valid_sampled_tokens_count=B, token_indices_to_sample=B,
+                   num_rejected_tokens=B, out_input_ids=n, out_positions=n,
+                   out_is_rejected_token_mask=n, out_is_masked_token_mask=n,
+                   out_new_token_indices=B * P, out_hidden_state_mapping=T,
+                   out_clamped_positions=B, out_slot_mapping=B, new_slot_mapping=n)
+    past = dict(out_input_ids=PADDING_TOKEN_ID, out_positions=0, out_is_rejected_token_mask=1,
+                out_is_masked_token_mask=0, out_new_token_indices=-1,
+                out_hidden_state_mapping=-1 if w["shift"] else POISON, new_slot_mapping=-1)
+    bad = []
+    for k, a in ref.items():
+        b = got[k]
+        m = written.get(k, a.numel())
+        diff = (a[:m] != b[:m]).nonzero().reshape(-1)
+        if len(diff):
+            i = int(diff[0])
+            bad.append(f"{k}: {len(diff)} of {m} entries differ, the first at {i}: vLLM "
+                       f"{int(a[i])}, the plans {int(b[i])}")
+        want = past.get(k, POISON)
+        if m < b.numel() and not bool((b[m:] == want).all()):
+            bad.append(f"{k}: past its {m} entries the plans did not leave {want}")
+    return bad
+
+
 # ---- the checks -------------------------------------------------------------------------------
 def host1(t):
     return t.detach().to("cpu", torch.int64).clone()
@@ -568,13 +724,17 @@ def dry_run(V, lib, configs, seed):
         ls.step()
         verify(f"{config_name(step.w)}: second plain step", step.w, vs.results(), ls.results())
         fake = LibSide(lib, step, fake_cuda=True)
-        wrong = [(n, s, m) for n, s, m in fake.statuses() if s != CATTN_NOT_SUPPORTED]
+        plans = PlanSide(lib, step, fake_cuda=True)
+        wrong = [(n, s, m) for n, s, m in fake.statuses() + plans.statuses()
+                 if s != CATTN_NOT_SUPPORTED]
+        plans.destroy()
         for name, status, msg in wrong:
             print(f"ERROR {config_name(step.w)}: {name} on device views: status {status}: {msg}")
         failures += len(wrong)
         print(f"ok  {config_name(step.w)}: every output equal, two steps "
               f"({time.perf_counter() - t0:.1f} s); "
-              f"{6 - len(wrong)} of 6 args structs accepted on device views", flush=True)
+              f"{9 - len(wrong)} of 9 args structs and plan runs accepted on device views",
+              flush=True)
     return failures
 
 
@@ -672,10 +832,60 @@ def measure(V, lib, w, reps, stream, dry, notes):
         rows.append(dict(B=w["B"], drafts=w["d"], call=label,
                          **timed(vs.fns[key], ls.fns[key], gv, gl, reps)))
         del gv, gl
+    rows += measure_plans(vs, lib, step, rows[0], reps, stream, notes)
     for r in rows:
         r["ratio_plain"] = r["vllm_plain"] / r["lib_plain"]
         r["ratio_graph"] = None if r["vllm_graph"] is None else r["vllm_graph"] / r["lib_graph"]
     return rows
+
+
+def measure_plans(vs, lib, step, step_row, reps, stream, notes):
+    """The drafter step as step plans: checked against vLLM after a plain step and after a
+    replay of their captured step, then two rows: the chain (one launch) against vLLM's four
+    calls, and the three plans against vLLM's step (step_row's vLLM numbers)."""
+    w, name = step.w, config_name(step.w)
+    ps = PlanSide(lib, step)
+    try:
+        ps.set_stream(stream)
+
+        def check(tag, run_plans):
+            reset(vs.o, step)
+            reset(ps.o, step)
+            ps.new_slot_mapping.fill_(POISON)
+            vs.step()
+            run_plans()
+            torch.cuda.synchronize()
+            bad = sanity(w, vs.results()) + compare_plans(w, vs.results(), ps.results())
+            if bad:
+                print(f"MISMATCH {name}: {tag}")
+                for line in bad[:20]:
+                    print("  " + line)
+                sys.exit(1)
+
+        check("the plans' plain step", ps.step)
+        g_p = capture_required(f"libcattn's plans ({name})",
+                               lambda h: (ps.set_stream(h), ps.step()))
+        ps.set_stream(stream)
+        check("the plans' graph replay", g_p.replay)
+        print(f"ok  {name}: the three plans equal vLLM (plain step, graph replay)", flush=True)
+        four = lambda: [vs.fns[k]() for k in CHAIN_KEYS]  # noqa: E731
+        gv = capture_vllm("chain", f"next token to new slot mapping ({name})",
+                          lambda _h: four(), notes)
+        gc = capture_required(f"libcattn's chain plan ({name})",
+                              lambda h: (ps.set_stream(h), ps.fns["chain"]()))
+        ps.set_stream(stream)
+        rows = [dict(B=w["B"], drafts=w["d"], call=CHAIN_LABEL,
+                     **timed(four, ps.fns["chain"], gv, gc, reps))]
+        del gv, gc
+        rows.append(dict(B=w["B"], drafts=w["d"], call=PLANS_LABEL,
+                         vllm_plain=step_row["vllm_plain"], vllm_graph=step_row["vllm_graph"],
+                         lib_plain=events_us(ps.step, N_STEPS, reps),
+                         lib_graph=events_us(g_p.replay, N_STEPS, reps)))
+        del g_p
+        return rows
+    finally:
+        torch.cuda.synchronize()
+        ps.destroy()
 
 
 def count_launches(V, lib, w, stream):
@@ -705,16 +915,25 @@ def table(rows):
 
 
 def goal_lines(rows):
-    """The step rows against the issue's goals: >= 10x plain, >= 2x in graphs."""
-    steps = [r for r in rows if r["call"] == STEP_LABEL]
+    """The step rows against the issues' goals: the calls >= 10x plain and >= 2x in graphs;
+    the plans >= 15x plain and >= 3x in graphs."""
+    lines = []
+    for label, plain, graph in ((STEP_LABEL, 10, 2), (PLANS_LABEL, 15, 3), (CHAIN_LABEL, 15, 3)):
+        lines += goal_lines_of(rows, label, plain, graph)
+    return lines
+
+
+def goal_lines_of(rows, label, plain_goal, graph_goal):
+    steps = [r for r in rows if r["call"] == label]
     out, short = [], []
-    for what, key, goal in (("plain", "ratio_plain", 10), ("graph", "ratio_graph", 2)):
+    for what, key, goal in (("plain", "ratio_plain", plain_goal),
+                            ("graph", "ratio_graph", graph_goal)):
         got = [r[key] for r in steps if r[key] is not None]
         out.append(f"{what} {min(got):.1f}x to {max(got):.1f}x (goal >= {goal}x)" if got else
                    f"{what}: not measured")
         short += [f"B {r['B']} drafts {r['drafts']}: {what} {r[key]:.1f}x < {goal}x"
                   for r in steps if r[key] is not None and r[key] < goal]
-    return (["the step, vLLM / libcattn: " + "; ".join(out)] +
+    return ([f"{label}, vLLM / libcattn: " + "; ".join(out)] +
             ([f"  short of a goal: {x}" for x in short] if short else
              ["  every measured step row meets its goal"]))
 
