@@ -1801,7 +1801,8 @@ CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
 /** The most KV-cache groups one step plan or batch check handles. Since: 1.2 */
 #define CATTN_MAX_KV_GROUPS 8
 
-/** Which of vLLM's slot-mapping contracts (cattn_compute_slot_mappings_args_t.contract). */
+/** Which of vLLM's slot-mapping contracts (cattn_compute_slot_mappings_args_t.contract).
+ *  Since: 1.2 */
 typedef enum cattn_slot_mapping_contract {
   /** Model runner v2 (vllm/v1/worker/gpu/block_table.py): the table row of batch row b is the
    *  persistent row `idx_mapping[b]`; positions split into kernel blocks of kernel_block_size
@@ -1813,7 +1814,7 @@ typedef enum cattn_slot_mapping_contract {
   CATTN_SLOT_MAPPING_V1 = 1
 } cattn_slot_mapping_contract_t;
 
-/** A KV-cache group's slot mode (vLLM's SlotMappingMode). */
+/** A KV-cache group's slot mode (vLLM's SlotMappingMode). Since: 1.2 */
 typedef enum cattn_slot_mode {
   CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT = 0, /**< Attention groups: a slot per token. */
   CATTN_SLOT_MODE_NONE = 1              /**< Mamba groups: no slot mapping is written. */
@@ -1857,7 +1858,8 @@ typedef struct cattn_gather_block_tables_args {
   const DLTensor* idx_mapping;  /**< in: [B] persistent row of each batch row. */
   const DLTensor* num_reqs;     /**< in, may be NULL: [1] live rows; NULL = B. */
   const DLTensor* block_table;  /**< in: [R, W] the persistent table (kernel-block ids). */
-  /** in, may be NULL: [R] entries in use per persistent row, clamped to [0, W]; NULL = W. */
+  /** in, may be NULL: [R] entries in use per persistent row, in [0, W] (host: refused outside;
+   *  device: clamped); NULL = W. */
   const DLTensor* num_blocks;
   DLTensor* out;                /**< out: [B, W] in block_table's dtype or another. */
   cattn_stream_t stream;        /**< in: for CUDA tensors. */

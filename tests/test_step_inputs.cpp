@@ -89,6 +89,33 @@ TEST(step_inputs, HostRefusesValuesOutOfRange) {
   EXPECT_EQ(pos.values(), (std::vector<int64_t>{0, 1, 0, 0, 1, 2, 0, 0}));
 }
 
+// The statements of the padding contract about the live count and the gather's counts, on
+// the host: a num_reqs outside [0, B] and a num_blocks entry outside [0, W] are refused by name
+// (the device clamps both: step_inputs_gpu.HostileValuesStayInBounds).
+TEST(step_inputs, HostRefusesALiveCountOrABlockCountOutOfRange) {
+  HostTensor sched = HostTensor::of({2, 1}, i32()), idx = HostTensor::of({0, 1}, i32());
+  HostTensor nct = HostTensor::of({0, 0}, i32()), qsl({3}, i32()), seq({2}, i32());
+  for (const int64_t n : {int64_t{-1}, int64_t{3}}) {
+    HostTensor nreq = HostTensor::of({n}, i32());
+    cattn_prepare_pos_seq_lens_args_t a = CATTN_PREPARE_POS_SEQ_LENS_ARGS_INIT;
+    a.num_scheduled_tokens = sched.dl(), a.idx_mapping = idx.dl();
+    a.num_computed_tokens = nct.dl(), a.num_reqs = nreq.dl();
+    a.query_start_loc = qsl.dl(), a.seq_lens = seq.dl();
+    EXPECT_EQ(cattn_prepare_pos_seq_lens(&a), CATTN_INVALID_ARGUMENT) << n;
+    EXPECT_NE(std::string(cattn_last_error_message()).find("args->num_reqs"), std::string::npos)
+        << cattn_last_error_message();
+  }
+  HostTensor table = HostTensor::of({1, 2, 3, 4}, i32(), {2, 2}), out({2, 2}, i32());
+  for (const int64_t n : {int64_t{-1}, int64_t{3}}) {
+    HostTensor nb = HostTensor::of({2, n}, i32());
+    cattn_gather_block_tables_args_t g = CATTN_GATHER_BLOCK_TABLES_ARGS_INIT;
+    g.idx_mapping = idx.dl(), g.block_table = table.dl(), g.num_blocks = nb.dl(), g.out = out.dl();
+    EXPECT_EQ(cattn_gather_block_tables(&g), CATTN_INVALID_ARGUMENT) << n;
+    EXPECT_NE(std::string(cattn_last_error_message()).find("args->num_blocks"), std::string::npos)
+        << cattn_last_error_message();
+  }
+}
+
 // One rule for overlaps: an output over an input, over another output, over the args struct.
 TEST(step_inputs, OverlapsAreRefused) {
   HostTensor idx = HostTensor::of({0, 1}, i32());

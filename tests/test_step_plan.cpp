@@ -51,7 +51,10 @@ TEST(step_plan, CreateRefusesEveryBadField) {
   } cases[] = {
       {[](auto& d) { d.struct_size = 8; }, "desc has struct_size"},
       {[](auto& d) { d.products = 0; }, "desc->products"},
-      {[](auto& d) { d.products = 0x80000; }, "desc->products"},
+      {[](auto& d) { d.products = 0x80000; },
+       "desc->products is not a set of products (got 0x80000, expected a nonzero OR of "
+       "CATTN_STEP_* bits (CATTN_STEP_ALL_PRODUCTS = 0x7f, CATTN_STEP_INPUT_PRODUCTS = 0x1f80, "
+       "CATTN_STEP_DRAFT_PRODUCTS = 0x7e000))"},
       {[](auto& d) { d.reserved0 = 1; }, "desc->reserved0"},
       {[](auto& d) { d.max_num_reqs = 0; }, "desc->max_num_reqs"},
       {[](auto& d) { d.max_num_tokens = -1; }, "desc->max_num_tokens is negative (got -1,"},

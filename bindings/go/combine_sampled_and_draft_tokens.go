@@ -16,7 +16,7 @@ type CombineSampledAndDraftTokensArgs struct {
 	// header's default (1, vLLM's).
 	NumNewSampledTokens *int64
 	QueryStartLoc       *Tensor // in: [B + 1]
-	NumReqs             *Tensor // in, may be nil: [1] live rows, clamped to [0, B]; nil = B
+	NumReqs             *Tensor // in, may be nil: [1] live rows in [0, B] (host: refused outside; device: clamped); nil = B
 	NumDraftTokens      *Tensor // in, may be nil: [B] drafts per row; nil = 0
 	// IdxMapping: in, [B]; required by ExpandedIdxMapping and InputIDs, otherwise may be nil.
 	IdxMapping        *Tensor

@@ -55,7 +55,7 @@ type SlotMappingParams struct {
 type ComputeSlotMappingsArgs struct {
 	SlotMappingParams
 	QueryStartLoc *Tensor // in: [B + 1]
-	NumReqs       *Tensor // in, may be nil: [1] live rows, clamped to [0, B]; nil = B
+	NumReqs       *Tensor // in, may be nil: [1] live rows in [0, B] (host: refused outside; device: clamped); nil = B
 	Positions     *Tensor // in: [N], N at least the live total (v1: padded)
 	IdxMapping    *Tensor // in: [B] with SlotMappingMRV2; nil with SlotMappingV1
 	BlockTable    *Tensor // in: [rows, W]: persistent rows (MRV2), batch rows (V1)

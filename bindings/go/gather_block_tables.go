@@ -14,9 +14,9 @@ import "strconv"
 // (cattn_gather_block_tables_args_t). B is IdxMapping's length.
 type GatherBlockTablesArgs struct {
 	IdxMapping *Tensor // in: [B] persistent row of each batch row
-	NumReqs    *Tensor // in, may be nil: [1] live rows, clamped to [0, B]; nil = B
+	NumReqs    *Tensor // in, may be nil: [1] live rows in [0, B] (host: refused outside; device: clamped); nil = B
 	BlockTable *Tensor // in: [R, W] the persistent table (kernel-block ids)
-	// NumBlocks: in, may be nil: [R] entries in use per persistent row, clamped to [0, W]; nil
+	// NumBlocks: in, may be nil: [R] entries in use per persistent row in [0, W] (host: refused outside; device: clamped); nil
 	// = W.
 	NumBlocks *Tensor
 	Out       *Tensor // out: [B, W], int32/int64

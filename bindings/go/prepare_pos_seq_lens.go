@@ -23,7 +23,7 @@ type PreparePosSeqLensArgs struct {
 	NumScheduledTokens *Tensor // in: [B] query length of each batch row
 	IdxMapping         *Tensor // in: [B] persistent row of each batch row
 	NumComputedTokens  *Tensor // in: [R] per persistent row
-	NumReqs            *Tensor // in, may be nil: [1] live rows, clamped to [0, B]; nil = B
+	NumReqs            *Tensor // in, may be nil: [1] live rows in [0, B] (host: refused outside; device: clamped); nil = B
 	QueryStartLoc      *Tensor // out: [B + 1]
 	SeqLens            *Tensor // out: [B]
 	// Positions: out, may be nil: [T_cap], at least the live total; 0 past the total.
@@ -72,7 +72,7 @@ type PreparedStepInputs[T Index] struct {
 // PreparePosSeqLensHost is the one-call host form of PreparePosSeqLens: a step's
 // query_start_loc, seq_lens, positions (one per live token) and num_computed_tokens from the
 // scheduled counts ([B]), the persistent row of each batch row ([B]) and each persistent row's
-// computed tokens ([R]). numReqs is the live rows (nil means B; libcattn clamps it to [0, B]).
+// computed tokens ([R]). numReqs is the live rows (nil means B; in [0, B]: the host path refuses another value, the device clamps it).
 // libcattn computes the total that Positions is sized with. Since 1.2.
 //
 // See docs/api/step_inputs.md.

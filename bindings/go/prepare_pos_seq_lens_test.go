@@ -55,7 +55,7 @@ func TestPreparePosSeqLensHost(t *testing.T) {
 	wantEqual(t, "every row live", got32, PreparedStepInputs[int32]{
 		QueryStartLoc: []int32{0, 3, 4, 8}, SeqLens: []int32{10, 6, 4},
 		Positions: []int32{7, 8, 9, 5, 0, 1, 2, 3}, NumComputedTokens: []int32{7, 5, 0}})
-	// numReqs is clamped to [0, B] by libcattn.
+	// numReqs 0: no live row.
 	none, err := PreparePosSeqLensHost(stepSched, stepIdx, stepNCT, Ptr[int64](0))
 	mustOK(t, err)
 	wantEqual(t, "no live row", none.QueryStartLoc, []int64{0, 0, 0, 0})

@@ -8242,16 +8242,18 @@ pub const CATTN_SLOT_MAPPING_MRV2: cattn_slot_mapping_contract = 0;
 #[doc = "  virtual blocks of block_size x dcp_size tokens, then into kernel blocks."]
 pub const CATTN_SLOT_MAPPING_V1: cattn_slot_mapping_contract = 1;
 #[doc = " Which of vLLM's slot-mapping contracts (cattn_compute_slot_mappings_args_t.contract)."]
+#[doc = "  Since: 1.2"]
 pub type cattn_slot_mapping_contract = u32;
 #[doc = " Which of vLLM's slot-mapping contracts (cattn_compute_slot_mappings_args_t.contract)."]
+#[doc = "  Since: 1.2"]
 pub use self::cattn_slot_mapping_contract as cattn_slot_mapping_contract_t;
 #[doc = " Attention groups: a slot per token."]
 pub const CATTN_SLOT_MODE_TOKEN_TO_KV_SLOT: cattn_slot_mode = 0;
 #[doc = " Mamba groups: no slot mapping is written."]
 pub const CATTN_SLOT_MODE_NONE: cattn_slot_mode = 1;
-#[doc = " A KV-cache group's slot mode (vLLM's SlotMappingMode)."]
+#[doc = " A KV-cache group's slot mode (vLLM's SlotMappingMode). Since: 1.2"]
 pub type cattn_slot_mode = u32;
-#[doc = " A KV-cache group's slot mode (vLLM's SlotMappingMode)."]
+#[doc = " A KV-cache group's slot mode (vLLM's SlotMappingMode). Since: 1.2"]
 pub use self::cattn_slot_mode as cattn_slot_mode_t;
 #[doc = " Arguments of cattn_prepare_pos_seq_lens. B = num_scheduled_tokens' length."]
 #[repr(C)]
@@ -8491,7 +8493,8 @@ pub struct cattn_gather_block_tables_args {
     pub num_reqs: *const DLTensor,
     #[doc = " in: [R, W] the persistent table (kernel-block ids)."]
     pub block_table: *const DLTensor,
-    #[doc = " in, may be NULL: [R] entries in use per persistent row, clamped to [0, W]; NULL = W."]
+    #[doc = " in, may be NULL: [R] entries in use per persistent row, in [0, W] (host: refused outside;"]
+    #[doc = "  device: clamped); NULL = W."]
     pub num_blocks: *const DLTensor,
     #[doc = " out: [B, W] in block_table's dtype or another."]
     pub out: *mut DLTensor,
@@ -13780,7 +13783,8 @@ extern "C" {
 extern "C" {
     #[doc = " Computes every product of the plan from the batch's device tensors in one kernel launch."]
     #[doc = "  Shapes, dtypes, devices, capacities and overlaps are checked on the host (no output may"]
-    #[doc = "  alias an input, in place included); data is handled on the device as each utility does."]
+    #[doc = "  alias an input, in place included, but for the very views CATTN_STEP_DRAFT_STEP and"]
+    #[doc = "  CATTN_STEP_BATCH_CHANGE update); data is handled on the device as each utility does."]
     #[doc = "  A run described exactly as the last fully checked one skips the host checks."]
     #[doc = "  Reads: plan, batch. Writes: outputs, counts_host through its mapping. Allocates: nothing."]
     #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan not live, NULL or small structs, a required"]
@@ -13791,7 +13795,7 @@ extern "C" {
     #[doc = "  CATTN_CUDA_ERROR."]
     #[doc = "  Stream: one kernel on `stream`, nothing else; capturable, correct on every replay. A plan"]
     #[doc = "  with step-input products (1.2) and 1.1 products launches two kernels, the second a"]
-    #[doc = "  programmatic dependent launch on sm_90 (one graph segment)."]
+    #[doc = "  programmatic dependent launch on sm_90 (one graph segment); a drafter plan one."]
     #[doc = "  Lifetime: a captured graph keeps the tensors' addresses. Thread safety: one plan may run"]
     #[doc = "  on several threads at once. Since: 1.1. Details: docs/api/step_plan.md"]
     pub fn cattn_step_plan_run(

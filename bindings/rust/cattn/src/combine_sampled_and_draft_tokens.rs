@@ -23,7 +23,7 @@ pub struct CombineSampledAndDraftTokensArgs<'a> {
     pub num_new_sampled_tokens: Option<i64>,
     /// `[B + 1]`.
     pub query_start_loc: TensorRef<'a>,
-    /// Optional `[1]`: the live rows, clamped to `[0, B]`; `None` = B.
+    /// Optional `[1]`: the live rows in `[0, B]` (host: refused outside; device: clamped); `None` = B.
     pub num_reqs: Option<TensorRef<'a>>,
     /// Optional `[B]`: the drafts of each row; `None` = 0.
     pub num_draft_tokens: Option<TensorRef<'a>>,

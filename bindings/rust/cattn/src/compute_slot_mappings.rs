@@ -147,7 +147,7 @@ pub struct ComputeSlotMappingsArgs<'a> {
     pub params: SlotMappingParams,
     /// `[B + 1]`.
     pub query_start_loc: TensorRef<'a>,
-    /// Optional `[1]`: the live rows, clamped to `[0, B]`; `None` = B.
+    /// Optional `[1]`: the live rows in `[0, B]` (host: refused outside; device: clamped); `None` = B.
     pub num_reqs: Option<TensorRef<'a>>,
     /// `[N]`, N at least the live total (v1: the padded count).
     pub positions: TensorRef<'a>,

@@ -19,11 +19,11 @@ use crate::tensor::{raw_in, IndexElement, Stream, TensorMut, TensorRef};
 pub struct GatherBlockTablesArgs<'a> {
     /// `[B]`: the persistent row of each batch row (padded rows are not read).
     pub idx_mapping: TensorRef<'a>,
-    /// Optional `[1]`: the live rows, clamped to `[0, B]`; `None` = B.
+    /// Optional `[1]`: the live rows in `[0, B]` (host: refused outside; device: clamped); `None` = B.
     pub num_reqs: Option<TensorRef<'a>>,
     /// `[R, W]`: the persistent table (kernel-block ids).
     pub block_table: TensorRef<'a>,
-    /// Optional `[R]`: the entries in use of each persistent row, clamped to `[0, W]`; `None`
+    /// Optional `[R]`: the entries in use of each persistent row in `[0, W]` (host: refused outside; device: clamped); `None`
     /// = W.
     pub num_blocks: Option<TensorRef<'a>>,
     /// For CUDA tensors.

@@ -30,7 +30,7 @@ pub struct PreparePosSeqLensArgs<'a> {
     pub idx_mapping: TensorRef<'a>,
     /// `[R]`: the computed tokens of each persistent row.
     pub num_computed_tokens: TensorRef<'a>,
-    /// Optional `[1]`: the live rows, clamped to `[0, B]`; `None` = B.
+    /// Optional `[1]`: the live rows in `[0, B]` (host: refused outside; device: clamped); `None` = B.
     pub num_reqs: Option<TensorRef<'a>>,
     /// For CUDA tensors.
     pub stream: Stream,
@@ -112,8 +112,8 @@ pub struct StepInputs<T> {
 /// One call for host slices of one element type (int32 or int64): a step's query_start_loc,
 /// seq_lens, positions (one per live token) and num_computed_tokens, from the scheduled counts
 /// (`[B]`), the persistent row of each batch row (`[B]`) and each persistent row's computed
-/// tokens (`[R]`). `num_reqs` is the live rows (`None` = B; the library clamps it to
-/// `[0, B]`). The library computes the total it sizes `positions` with.
+/// tokens (`[R]`). `num_reqs` is the live rows (`None` = B; the host path refuses a value
+/// outside `[0, B]`). The library computes the total it sizes `positions` with.
 ///
 /// ```
 /// // Rows 0 and 1 live (persistent rows 2 and 0), row 2 padding.

@@ -102,7 +102,7 @@ fn prepare_pos_seq_lens_host_helper() {
             num_computed_tokens: vec![7, 5, 0],
         }
     );
-    // num_reqs is clamped to [0, B] by the library.
+    // num_reqs 0: no live row.
     let none = prepare_pos_seq_lens_host(&[3i32, 1, 4], &[2, 0, 9], &[5, 0, 7], Some(0)).unwrap();
     assert_eq!(none.query_start_loc, [0, 0, 0, 0]);
     assert_eq!(none.seq_lens, [0, 0, 0]);
