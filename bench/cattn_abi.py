@@ -591,6 +591,19 @@ class cattn_step_batch_check_args_t(ctypes.Structure):
     ]
 
 
+class cattn_step_inputs_size_args_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("num_new_sampled_tokens", ctypes.c_int64),
+        ("num_scheduled_tokens", ctypes.POINTER(DLTensor)),
+        ("query_start_loc", ctypes.POINTER(DLTensor)),
+        ("num_reqs", ctypes.POINTER(DLTensor)),
+        ("num_draft_tokens", ctypes.POINTER(DLTensor)),
+        ("num_tokens", ctypes.c_int64),
+        ("num_logits", ctypes.c_int64),
+    ]
+
+
 class cattn_eagle_step_update_slot_mapping_and_metadata_args_t(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -954,10 +967,11 @@ class cattn_api_t(ctypes.Structure):
         ("compute_new_slot_mapping", ctypes.c_void_p),
         ("copy_and_expand_eagle_inputs", ctypes.c_void_p),
         ("update_num_computed_tokens_for_batch_change", ctypes.c_void_p),
+        ("step_inputs_size", ctypes.c_void_p),
     ]
 
 
-STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_capturable_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_capturable_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_local_attention_capturable_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_capturable_args_t, cattn_mamba_block_table_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_prepare_pos_seq_lens_args_t, cattn_gather_block_tables_args_t, cattn_compute_slot_mappings_args_t, cattn_combine_sampled_and_draft_tokens_args_t, cattn_step_batch_check_args_t, cattn_eagle_step_update_slot_mapping_and_metadata_args_t, cattn_eagle_prepare_inputs_padded_args_t, cattn_eagle_prepare_next_token_padded_args_t, cattn_compute_new_slot_mapping_args_t, cattn_copy_and_expand_eagle_inputs_args_t, cattn_update_num_computed_tokens_for_batch_change_args_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_kv_group_params_t, cattn_step_inputs_params_t, cattn_step_draft_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
+STRUCTS = [DLTensor, cattn_common_attn_metadata_t, cattn_kv_cache_layout_args_t, cattn_kv_cache_layout_properties_t, cattn_kv_cache_layout_strides_args_t, cattn_get_supported_kv_cache_layouts_args_t, cattn_resolve_kv_cache_layout_args_t, cattn_split_decodes_and_prefills_args_t, cattn_split_decodes_and_prefills_capturable_args_t, cattn_split_decodes_prefills_and_extends_args_t, cattn_split_decodes_prefills_and_extends_capturable_args_t, cattn_split_prefill_chunks_args_t, cattn_reorder_batch_args_t, cattn_naive_query_lens_args_t, cattn_token_to_req_indices_args_t, cattn_unpadded_storage_t, cattn_unpadded_args_t, cattn_dcp_local_seq_lens_args_t, cattn_pcp_query_restore_idx_args_t, cattn_fused_pcp_qkv_select_args_t, cattn_comm_unique_id_t, cattn_pcp_kv_allgather_and_restore_args_t, cattn_local_attention_args_t, cattn_local_attention_fill_args_t, cattn_max_local_attention_virtual_batches_args_t, cattn_local_attention_capturable_args_t, cattn_causal_conv1d_metadata_args_t, cattn_causal_conv1d_metadata_capturable_args_t, cattn_mamba_block_table_args_t, cattn_extend_all_queries_by_n_args_t, cattn_fast_prefill_metadata_args_t, cattn_mm_prefix_range_tensor_args_t, cattn_fill_mm_prefix_query_ranges_args_t, cattn_log2_lse_to_ln_args_t, cattn_attention_layer_desc_t, cattn_per_layer_parameters_t, cattn_global_hyperparameters_t, cattn_prepare_pos_seq_lens_args_t, cattn_gather_block_tables_args_t, cattn_compute_slot_mappings_args_t, cattn_combine_sampled_and_draft_tokens_args_t, cattn_step_batch_check_args_t, cattn_step_inputs_size_args_t, cattn_eagle_step_update_slot_mapping_and_metadata_args_t, cattn_eagle_prepare_inputs_padded_args_t, cattn_eagle_prepare_next_token_padded_args_t, cattn_compute_new_slot_mapping_args_t, cattn_copy_and_expand_eagle_inputs_args_t, cattn_update_num_computed_tokens_for_batch_change_args_t, cattn_step_dcp_params_t, cattn_step_mamba_params_t, cattn_step_conv1d_params_t, cattn_step_local_attention_params_t, cattn_step_extend_params_t, cattn_kv_group_params_t, cattn_step_inputs_params_t, cattn_step_draft_params_t, cattn_step_plan_desc_t, cattn_step_plan_shape_t, cattn_step_batch_t, cattn_step_outputs_t, cattn_api_t]
 
 # name: (restype, argtypes)
 SIGNATURES = {
@@ -1028,6 +1042,7 @@ SIGNATURES = {
     "cattn_compute_slot_mappings": (ctypes.c_int, [ctypes.POINTER(cattn_compute_slot_mappings_args_t)]),
     "cattn_combine_sampled_and_draft_tokens": (ctypes.c_int, [ctypes.POINTER(cattn_combine_sampled_and_draft_tokens_args_t)]),
     "cattn_step_batch_check": (ctypes.c_int, [ctypes.POINTER(cattn_step_batch_check_args_t)]),
+    "cattn_step_inputs_size": (ctypes.c_int, [ctypes.POINTER(cattn_step_inputs_size_args_t)]),
     "cattn_eagle_step_update_slot_mapping_and_metadata": (ctypes.c_int, [ctypes.POINTER(cattn_eagle_step_update_slot_mapping_and_metadata_args_t)]),
     "cattn_eagle_prepare_inputs_padded": (ctypes.c_int, [ctypes.POINTER(cattn_eagle_prepare_inputs_padded_args_t)]),
     "cattn_eagle_prepare_next_token_padded": (ctypes.c_int, [ctypes.POINTER(cattn_eagle_prepare_next_token_padded_args_t)]),

@@ -480,6 +480,16 @@ int main(void) {
   FIELD(cattn_step_batch_check_args_t, status);
   FIELD(cattn_step_batch_check_args_t, stream);
   end();
+  BEGIN(cattn_step_inputs_size_args_t);
+  FIELD(cattn_step_inputs_size_args_t, struct_size);
+  FIELD(cattn_step_inputs_size_args_t, num_new_sampled_tokens);
+  FIELD(cattn_step_inputs_size_args_t, num_scheduled_tokens);
+  FIELD(cattn_step_inputs_size_args_t, query_start_loc);
+  FIELD(cattn_step_inputs_size_args_t, num_reqs);
+  FIELD(cattn_step_inputs_size_args_t, num_draft_tokens);
+  FIELD(cattn_step_inputs_size_args_t, num_tokens);
+  FIELD(cattn_step_inputs_size_args_t, num_logits);
+  end();
   BEGIN(cattn_eagle_step_update_slot_mapping_and_metadata_args_t);
   FIELD(cattn_eagle_step_update_slot_mapping_and_metadata_args_t, struct_size);
   FIELD(cattn_eagle_step_update_slot_mapping_and_metadata_args_t, block_size);
@@ -788,6 +798,7 @@ int main(void) {
   FIELD(cattn_api_t, compute_new_slot_mapping);
   FIELD(cattn_api_t, copy_and_expand_eagle_inputs);
   FIELD(cattn_api_t, update_num_computed_tokens_for_batch_change);
+  FIELD(cattn_api_t, step_inputs_size);
   end();
   printf("\n}\n");
   return 0;

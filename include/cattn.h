@@ -2004,6 +2004,37 @@ typedef struct cattn_step_batch_check_args {
  *  Since: 1.2. Details: docs/api/step_inputs.md */
 CATTN_API cattn_status_t cattn_step_batch_check(const cattn_step_batch_check_args_t* args);
 
+/** Arguments of cattn_step_inputs_size: one batch's counts, as the step-input calls read them. */
+typedef struct cattn_step_inputs_size_args {
+  size_t struct_size;                   /**< CATTN_STEP_INPUTS_SIZE_ARGS_SIZE. */
+  int64_t num_new_sampled_tokens;       /**< in: 0 or 1, as the combine call's. */
+  /** in: host [B] (cattn_prepare_pos_seq_lens'), or NULL with query_start_loc. */
+  const DLTensor* num_scheduled_tokens;
+  /** in: host [B + 1] starting at 0 (the combine call's), or NULL with num_scheduled_tokens. */
+  const DLTensor* query_start_loc;
+  const DLTensor* num_reqs;             /**< in, may be NULL: host [1] live rows; NULL = B. */
+  const DLTensor* num_draft_tokens;     /**< in, may be NULL: host [B]; NULL = no draft. */
+  int64_t num_tokens;                   /**< out: the live rows' tokens. */
+  int64_t num_logits;                   /**< out: their logits. */
+} cattn_step_inputs_size_args_t;
+/** struct_size of cattn_step_inputs_size_args_t. Since: 1.2 */
+#define CATTN_STEP_INPUTS_SIZE_ARGS_SIZE ((size_t)sizeof(cattn_step_inputs_size_args_t))
+/** Initialiser: one new sampled token a row (vLLM's), every tensor NULL. Since: 1.2 */
+#define CATTN_STEP_INPUTS_SIZE_ARGS_INIT \
+  { CATTN_STEP_INPUTS_SIZE_ARGS_SIZE, 1, NULL, NULL, NULL, NULL, 0, 0 }
+
+/** The entries a step's per-token and per-logit outputs need: num_tokens, the live rows'
+ *  scheduled tokens (positions, slot mappings, token_to_req_indices); num_logits, their
+ *  `num_new_sampled_tokens + num_draft_tokens[b]` (logits_indices and the expanded map), as
+ *  the calls count them. Host tensors only: size the outputs before a host call, or a host
+ *  copy of a device batch. Reads: args, the tensors. Writes: num_tokens and num_logits, on
+ *  success only. Allocates: nothing. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or
+ *  malformed argument, both or neither of num_scheduled_tokens and query_start_loc, a device
+ *  tensor, a value the calls refuse: a negative count, num_reqs outside [0, B], a decreasing
+ *  query_start_loc, a total past int64). Stream: none. Since: 1.2.
+ *  Details: docs/api/step_inputs.md */
+CATTN_API cattn_status_t cattn_step_inputs_size(cattn_step_inputs_size_args_t* args);
+
 /* === Speculative decoding (1.2): EAGLE's per-step metadata ===
  * vLLM's vllm/v1/spec_decode/utils.py, one call per helper; CUDA tensors: one kernel on
  * `stream`, no host sync, capturable. Flag tensors (masks) hold one byte per entry (bool, uint8
@@ -2847,6 +2878,8 @@ typedef struct cattn_api {
   /** cattn_update_num_computed_tokens_for_batch_change */
   cattn_status_t (*update_num_computed_tokens_for_batch_change)(
       const cattn_update_num_computed_tokens_for_batch_change_args_t*);
+  /** cattn_step_inputs_size */
+  cattn_status_t (*step_inputs_size)(cattn_step_inputs_size_args_t*);
 } cattn_api_t;
 /** The size of this header's table; the library's own is in its struct_size. Since: 1.0 */
 #define CATTN_API_SIZE ((size_t)sizeof(cattn_api_t))

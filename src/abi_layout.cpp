@@ -409,6 +409,15 @@ static_assert(offsetof(cattn_step_batch_check_args_t, block_tables) == 32, "catt
 static_assert(offsetof(cattn_step_batch_check_args_t, slot_mappings) == 96, "cattn_step_batch_check_args_t.slot_mappings moved");
 static_assert(offsetof(cattn_step_batch_check_args_t, status) == 160, "cattn_step_batch_check_args_t.status moved");
 static_assert(offsetof(cattn_step_batch_check_args_t, stream) == 168, "cattn_step_batch_check_args_t.stream moved");
+static_assert(sizeof(cattn_step_inputs_size_args_t) == 64, "cattn_step_inputs_size_args_t size changed");
+static_assert(offsetof(cattn_step_inputs_size_args_t, struct_size) == 0, "cattn_step_inputs_size_args_t.struct_size moved");
+static_assert(offsetof(cattn_step_inputs_size_args_t, num_new_sampled_tokens) == 8, "cattn_step_inputs_size_args_t.num_new_sampled_tokens moved");
+static_assert(offsetof(cattn_step_inputs_size_args_t, num_scheduled_tokens) == 16, "cattn_step_inputs_size_args_t.num_scheduled_tokens moved");
+static_assert(offsetof(cattn_step_inputs_size_args_t, query_start_loc) == 24, "cattn_step_inputs_size_args_t.query_start_loc moved");
+static_assert(offsetof(cattn_step_inputs_size_args_t, num_reqs) == 32, "cattn_step_inputs_size_args_t.num_reqs moved");
+static_assert(offsetof(cattn_step_inputs_size_args_t, num_draft_tokens) == 40, "cattn_step_inputs_size_args_t.num_draft_tokens moved");
+static_assert(offsetof(cattn_step_inputs_size_args_t, num_tokens) == 48, "cattn_step_inputs_size_args_t.num_tokens moved");
+static_assert(offsetof(cattn_step_inputs_size_args_t, num_logits) == 56, "cattn_step_inputs_size_args_t.num_logits moved");
 static_assert(sizeof(cattn_eagle_step_update_slot_mapping_and_metadata_args_t) == 80, "cattn_eagle_step_update_slot_mapping_and_metadata_args_t size changed");
 static_assert(offsetof(cattn_eagle_step_update_slot_mapping_and_metadata_args_t, struct_size) == 0, "cattn_eagle_step_update_slot_mapping_and_metadata_args_t.struct_size moved");
 static_assert(offsetof(cattn_eagle_step_update_slot_mapping_and_metadata_args_t, block_size) == 8, "cattn_eagle_step_update_slot_mapping_and_metadata_args_t.block_size moved");
@@ -617,7 +626,7 @@ static_assert(offsetof(cattn_step_outputs_t, draft_slot_mapping) == 440, "cattn_
 static_assert(offsetof(cattn_step_outputs_t, draft_seq_lens) == 448, "cattn_step_outputs_t.draft_seq_lens moved");
 static_assert(offsetof(cattn_step_outputs_t, carried_num_computed_tokens) == 456, "cattn_step_outputs_t.carried_num_computed_tokens moved");
 static_assert(offsetof(cattn_step_outputs_t, carried_num_accepted_tokens) == 464, "cattn_step_outputs_t.carried_num_accepted_tokens moved");
-static_assert(sizeof(cattn_api_t) == 640, "cattn_api_t size changed");
+static_assert(sizeof(cattn_api_t) == 648, "cattn_api_t size changed");
 static_assert(offsetof(cattn_api_t, struct_size) == 0, "cattn_api_t.struct_size moved");
 static_assert(offsetof(cattn_api_t, abi_major) == 8, "cattn_api_t.abi_major moved");
 static_assert(offsetof(cattn_api_t, version) == 12, "cattn_api_t.version moved");
@@ -699,4 +708,5 @@ static_assert(offsetof(cattn_api_t, eagle_prepare_next_token_padded) == 608, "ca
 static_assert(offsetof(cattn_api_t, compute_new_slot_mapping) == 616, "cattn_api_t.compute_new_slot_mapping moved");
 static_assert(offsetof(cattn_api_t, copy_and_expand_eagle_inputs) == 624, "cattn_api_t.copy_and_expand_eagle_inputs moved");
 static_assert(offsetof(cattn_api_t, update_num_computed_tokens_for_batch_change) == 632, "cattn_api_t.update_num_computed_tokens_for_batch_change moved");
+static_assert(offsetof(cattn_api_t, step_inputs_size) == 640, "cattn_api_t.step_inputs_size moved");
 #endif

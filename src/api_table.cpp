@@ -92,6 +92,7 @@ const cattn_api_t kApi = {
     cattn_compute_new_slot_mapping,
     cattn_copy_and_expand_eagle_inputs,
     cattn_update_num_computed_tokens_for_batch_change,
+    cattn_step_inputs_size,
 };
 
 }  // namespace

@@ -77,6 +77,13 @@ void expect_device_rows(const char* fn, const TensorArg& t, int64_t rows);
 // of range before writing anything.
 void step_inputs_host(const char* fn, const StepInputsTensors& t);
 
+// The live rows' tokens and logits of `t`'s counts (host tensors), as the host algorithm counts
+// them and with its refusals; writes nothing.
+struct StepInputsTotals {
+  int64_t tokens = 0, logits = 0;
+};
+StepInputsTotals step_inputs_totals(const char* fn, const StepInputsTensors& t);
+
 // The padding contract's check on the host; writes status.
 struct StepBatchCheckTensors {
   const TensorArg* query_start_loc = nullptr;

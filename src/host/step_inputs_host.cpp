@@ -336,6 +336,12 @@ void walk(const char* fn, const StepInputsTensors& t, bool write) {
 
 }  // namespace
 
+StepInputsTotals step_inputs_totals(const char* fn, const StepInputsTensors& t) {
+  Rows rows(fn, t);
+  for (int64_t b = 0; b < rows.live(); ++b) rows.next();
+  return {rows.total(), t.logits ? rows.logits_total() : 0};
+}
+
 void step_inputs_host(const char* fn, const StepInputsTensors& t) {
   // The room is measured once: the write pass holds each row to it again as it walks.
   check_room(fn, t);

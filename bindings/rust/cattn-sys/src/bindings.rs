@@ -9529,6 +9529,191 @@ extern "C" {
     #[doc = "  Since: 1.2. Details: docs/api/step_inputs.md"]
     pub fn cattn_step_batch_check(args: *const cattn_step_batch_check_args_t) -> cattn_status_t;
 }
+#[doc = " Arguments of cattn_step_inputs_size: one batch's counts, as the step-input calls read them."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cattn_step_inputs_size_args {
+    #[doc = " CATTN_STEP_INPUTS_SIZE_ARGS_SIZE."]
+    pub struct_size: usize,
+    #[doc = " in: 0 or 1, as the combine call's."]
+    pub num_new_sampled_tokens: i64,
+    #[doc = " in: host [B] (cattn_prepare_pos_seq_lens'), or NULL with query_start_loc."]
+    pub num_scheduled_tokens: *const DLTensor,
+    #[doc = " in: host [B + 1] starting at 0 (the combine call's), or NULL with num_scheduled_tokens."]
+    pub query_start_loc: *const DLTensor,
+    #[doc = " in, may be NULL: host [1] live rows; NULL = B."]
+    pub num_reqs: *const DLTensor,
+    #[doc = " in, may be NULL: host [B]; NULL = no draft."]
+    pub num_draft_tokens: *const DLTensor,
+    #[doc = " out: the live rows' tokens."]
+    pub num_tokens: i64,
+    #[doc = " out: their logits."]
+    pub num_logits: i64,
+}
+#[test]
+fn bindgen_test_layout_cattn_step_inputs_size_args() {
+    assert_eq!(
+        ::std::mem::size_of::<cattn_step_inputs_size_args>(),
+        64usize,
+        concat!("Size of: ", stringify!(cattn_step_inputs_size_args))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cattn_step_inputs_size_args>(),
+        8usize,
+        concat!("Alignment of ", stringify!(cattn_step_inputs_size_args))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_size_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_size_args),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_num_new_sampled_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_size_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_new_sampled_tokens) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_size_args),
+                "::",
+                stringify!(num_new_sampled_tokens)
+            )
+        );
+    }
+    test_field_num_new_sampled_tokens();
+    fn test_field_num_scheduled_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_size_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_scheduled_tokens) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_size_args),
+                "::",
+                stringify!(num_scheduled_tokens)
+            )
+        );
+    }
+    test_field_num_scheduled_tokens();
+    fn test_field_query_start_loc() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_size_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).query_start_loc) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_size_args),
+                "::",
+                stringify!(query_start_loc)
+            )
+        );
+    }
+    test_field_query_start_loc();
+    fn test_field_num_reqs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_size_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_reqs) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_size_args),
+                "::",
+                stringify!(num_reqs)
+            )
+        );
+    }
+    test_field_num_reqs();
+    fn test_field_num_draft_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_size_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_draft_tokens) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_size_args),
+                "::",
+                stringify!(num_draft_tokens)
+            )
+        );
+    }
+    test_field_num_draft_tokens();
+    fn test_field_num_tokens() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_size_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_tokens) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_size_args),
+                "::",
+                stringify!(num_tokens)
+            )
+        );
+    }
+    test_field_num_tokens();
+    fn test_field_num_logits() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_step_inputs_size_args>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).num_logits) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_step_inputs_size_args),
+                "::",
+                stringify!(num_logits)
+            )
+        );
+    }
+    test_field_num_logits();
+}
+#[doc = " Arguments of cattn_step_inputs_size: one batch's counts, as the step-input calls read them."]
+pub type cattn_step_inputs_size_args_t = cattn_step_inputs_size_args;
+extern "C" {
+    #[doc = " The entries a step's per-token and per-logit outputs need: num_tokens, the live rows'"]
+    #[doc = "  scheduled tokens (positions, slot mappings, token_to_req_indices); num_logits, their"]
+    #[doc = "  `num_new_sampled_tokens + num_draft_tokens[b]` (logits_indices and the expanded map), as"]
+    #[doc = "  the calls count them. Host tensors only: size the outputs before a host call, or a host"]
+    #[doc = "  copy of a device batch. Reads: args, the tensors. Writes: num_tokens and num_logits, on"]
+    #[doc = "  success only. Allocates: nothing. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL or"]
+    #[doc = "  malformed argument, both or neither of num_scheduled_tokens and query_start_loc, a device"]
+    #[doc = "  tensor, a value the calls refuse: a negative count, num_reqs outside [0, B], a decreasing"]
+    #[doc = "  query_start_loc, a total past int64). Stream: none. Since: 1.2."]
+    #[doc = "  Details: docs/api/step_inputs.md"]
+    pub fn cattn_step_inputs_size(args: *mut cattn_step_inputs_size_args_t) -> cattn_status_t;
+}
 #[doc = " Arguments of cattn_eagle_step_update_slot_mapping_and_metadata. B = positions' length."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -14236,12 +14421,16 @@ pub struct cattn_api {
             arg1: *const cattn_update_num_computed_tokens_for_batch_change_args_t,
         ) -> cattn_status_t,
     >,
+    #[doc = " cattn_step_inputs_size"]
+    pub step_inputs_size: ::std::option::Option<
+        unsafe extern "C" fn(arg1: *mut cattn_step_inputs_size_args_t) -> cattn_status_t,
+    >,
 }
 #[test]
 fn bindgen_test_layout_cattn_api() {
     assert_eq!(
         ::std::mem::size_of::<cattn_api>(),
-        640usize,
+        648usize,
         concat!("Size of: ", stringify!(cattn_api))
     );
     assert_eq!(
@@ -15646,6 +15835,23 @@ fn bindgen_test_layout_cattn_api() {
         );
     }
     test_field_update_num_computed_tokens_for_batch_change();
+    fn test_field_step_inputs_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cattn_api>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).step_inputs_size) as usize - ptr as usize
+            },
+            640usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cattn_api),
+                "::",
+                stringify!(step_inputs_size)
+            )
+        );
+    }
+    test_field_step_inputs_size();
 }
 #[doc = " Every entry point, in release order, for callers that dlopen the library and resolve only"]
 #[doc = "  cattn_get_api. Members are only appended: test a member newer than your oldest supported"]
@@ -16185,6 +16391,18 @@ pub const CATTN_STEP_BATCH_CHECK_ARGS_INIT: cattn_step_batch_check_args_t =
         slot_mappings: [::core::ptr::null(); 8],
         status: ::core::ptr::null_mut(),
         stream: ::core::ptr::null_mut(),
+    };
+#[doc = " `CATTN_STEP_INPUTS_SIZE_ARGS_INIT`: Initialiser: one new sampled token a row (vLLM's), every tensor NULL. Since: 1.2"]
+pub const CATTN_STEP_INPUTS_SIZE_ARGS_INIT: cattn_step_inputs_size_args_t =
+    cattn_step_inputs_size_args {
+        struct_size: ::core::mem::size_of::<cattn_step_inputs_size_args_t>() as usize,
+        num_new_sampled_tokens: 1 as i64,
+        num_scheduled_tokens: ::core::ptr::null(),
+        query_start_loc: ::core::ptr::null(),
+        num_reqs: ::core::ptr::null(),
+        num_draft_tokens: ::core::ptr::null(),
+        num_tokens: 0 as i64,
+        num_logits: 0 as i64,
     };
 #[doc = " `CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT`: Initialiser: sizes 0 (set them), input_batch_size 0 (= B), every tensor NULL. Since: 1.2"]
 pub const CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT:
