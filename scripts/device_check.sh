@@ -3,8 +3,9 @@
 # One call on the GPU machine: build (sm_90 + sm_80), run every test, run the GPU tests under
 # compute-sanitizer (memcheck, racecheck, initcheck, synccheck), then the GPU benchmarks.
 # Logs go to $OUT (or ./device-out).
-#   scripts/device_check.sh [build|test|sanitize|bench|side|step|inputs|spec|transcript|nccl]...
-#   (default: all; `demo` is the old name of `transcript`)
+#   scripts/device_check.sh [build|test|sanitize|bench|side|step|inputs|spec|transcript|nccl|
+#                            profile]...
+#   (default: all but profile; `demo` is the old name of `transcript`)
 # Expects .deps/include (dlpack/dlpack.h, nlohmann/json.hpp) carried with the call, and the seed
 # oracle for the side-by-side runs in $CATTN_ORACLE_DIR (default: .oracle/, carried), and for
 # `inputs` and `spec` the step-inputs oracle in $CATTN_ORACLE_STEP_INPUTS_DIR (default:
@@ -135,6 +136,27 @@ if has transcript; then
   log "examples/cuda_graph_step (a step plan captured once, replayed per batch)"
   $B/examples/cattn_cuda_graph_step > "$OUT/cuda_graph_step.txt" 2>&1 || status=1
   grep -E "GPU|replays|cuda_graph_step" "$OUT/cuda_graph_step.txt"
+fi
+
+if has profile; then
+  # Nsight Compute on the whole step's kernels (bench_gpu's B = 1024, T = 65,536, 3-group row,
+  # DCP 1): where its GPU time goes (waves, occupancy, stalls, memory throughput). Needs ncu
+  # (CUDA toolkit); the report's text pages go to $OUT.
+  log "profile: ncu on bench_gpu's whole step (B1024 T65536 g3 dcp1)"
+  if ! command -v ncu > /dev/null; then
+    echo "FAILED: ncu not found (the CUDA toolkit's Nsight Compute)"; status=1
+  else
+    row=${CATTN_PROFILE_ROW:-"whole step (7 + inputs), B1024 T65536 g3 dcp1"}
+    timeout 500 ncu --set full --kernel-name regex:'step_inputs_kernel|step_plan_kernel' \
+      --launch-skip 4 --launch-count 2 --export "$OUT/whole_step" --force-overwrite \
+      $B/bench/bench_gpu --reps 1 --filter "$row" > "$OUT/profile_run.txt" 2>&1 || status=1
+    for page in details raw; do
+      ncu --import "$OUT/whole_step.ncu-rep" --page $page > "$OUT/profile_$page.txt" 2>&1 || true
+    done
+    grep -E "step_inputs_kernel|step_plan_kernel|Duration|Waves Per SM|Achieved Occupancy|\
+Theoretical Occupancy|Registers Per Thread|DRAM Throughput|Compute \(SM\) Throughput|\
+Block Limit Registers" "$OUT/profile_details.txt" | head -40
+  fi
 fi
 
 if has nccl; then
