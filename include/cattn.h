@@ -9,35 +9,46 @@
  * history); docs/api/README.md lists them. docs/design.md says how it is built,
  * docs/performance.md what it measures.
  *
- * Contents, by subject (each a section below):
- *  - Runtime and handles: version, status and last error, CUDA device count, context, the
- *    common attention metadata struct.
- *  - KV-cache layouts: get_kv_cache_layout, is_valid_kv_cache_layout, the six layouts and
- *    their properties and strides, get_supported_kv_cache_layouts, resolve_kv_cache_layout.
- *  - Batch splitting and reordering: split_decodes_and_prefills (+ _capturable),
- *    split_decodes_prefills_and_extends (+ _capturable), split_prefill_chunks,
- *    reorder_batch_to_split_decodes_and_prefills.
- *  - Per-request metadata: naive_query_lens, compute_num_computed_tokens,
- *    token_to_req_indices, unpadded.
- *  - DCP: get_dcp_local_seq_lens.
- *  - PCP: get_pcp_query_restore_idx (+ _size), fused_pcp_qkv_select (+ _size), the communicator
- *    (cattn_comm_*), pcp_kv_allgather_and_restore (+ _workspace_size).
- *  - Local attention: make_local_attention_virtual_batches (+ _size, the plan, _capturable),
- *    max_local_attention_virtual_batches.
- *  - Causal conv1d: compute_causal_conv1d_metadata (+ _size, _capturable).
- *  - Mamba: mamba_get_block_table_tensor.
- *  - Fast prefill and extend: make_kv_sharing_fast_prefill_common_attn_metadata,
- *    extend_all_queries_by_n.
- *  - Multimodal prefix ranges: compute_mm_prefix_range_tensor, fill_mm_prefix_query_ranges.
- *  - LSE: log2_lse_to_ln.
- *  - Per-layer parameters: get_per_layer_parameters, infer_global_hyperparameters.
- *  - Step inputs (1.2): prepare_pos_seq_lens, gather_block_tables, compute_slot_mappings,
- *    combine_sampled_and_draft_tokens, step_batch_check, and the padding contract.
- *  - Speculative decoding (1.2): eagle_step_update_slot_mapping_and_metadata,
- *    eagle_prepare_inputs_padded, eagle_prepare_next_token_padded, compute_new_slot_mapping,
- *    copy_and_expand_eagle_inputs, update_num_computed_tokens_for_batch_change.
- *  - Step plan: several products in one launch, replayable in a CUDA graph (cattn_step_plan_*).
- *  - Function table: cattn_get_api, CATTN_API_HAS, for dlopen users.
+ * Contents, by subject (each a section below, and a group, named here, of the HTML reference
+ * that scripts/docs.sh builds):
+ *  - @ref group_version "Version": the version macros, version, version_string.
+ *  - @ref group_status "Status": the status codes, status_string, last_error_message.
+ *  - @ref group_runtime "Runtime and handles": the stream type, CUDA device count, context,
+ *    the common attention metadata struct.
+ *  - @ref group_kv_cache_layouts "KV-cache layouts": get_kv_cache_layout,
+ *    is_valid_kv_cache_layout, the six layouts and their properties and strides,
+ *    get_supported_kv_cache_layouts, resolve_kv_cache_layout.
+ *  - @ref group_batch_split "Batch splitting and reordering": split_decodes_and_prefills
+ *    (+ `_capturable`), split_decodes_prefills_and_extends (+ `_capturable`),
+ *    split_prefill_chunks, reorder_batch_to_split_decodes_and_prefills.
+ *  - @ref group_per_request "Per-request metadata": naive_query_lens,
+ *    compute_num_computed_tokens, token_to_req_indices, unpadded.
+ *  - @ref group_dcp "DCP": get_dcp_local_seq_lens.
+ *  - @ref group_pcp "PCP": get_pcp_query_restore_idx (+ `_size`), fused_pcp_qkv_select
+ *    (+ `_size`), the communicator (`cattn_comm_*`), pcp_kv_allgather_and_restore
+ *    (+ `_workspace_size`).
+ *  - @ref group_local_attention "Local attention": make_local_attention_virtual_batches
+ *    (+ `_size`, the plan, `_capturable`), max_local_attention_virtual_batches.
+ *  - @ref group_causal_conv1d "Causal conv1d": compute_causal_conv1d_metadata (+ `_size`,
+ *    `_capturable`).
+ *  - @ref group_mamba "Mamba": mamba_get_block_table_tensor.
+ *  - @ref group_fast_prefill "Fast prefill and extend":
+ *    make_kv_sharing_fast_prefill_common_attn_metadata, extend_all_queries_by_n.
+ *  - @ref group_mm_prefix "Multimodal prefix ranges": compute_mm_prefix_range_tensor,
+ *    fill_mm_prefix_query_ranges.
+ *  - @ref group_lse "LSE": log2_lse_to_ln.
+ *  - @ref group_per_layer "Per-layer parameters": get_per_layer_parameters,
+ *    infer_global_hyperparameters.
+ *  - @ref group_step_inputs "Step inputs (1.2)": prepare_pos_seq_lens, gather_block_tables,
+ *    compute_slot_mappings, combine_sampled_and_draft_tokens, step_batch_check,
+ *    step_inputs_size, and the padding contract.
+ *  - @ref group_spec_decode "Speculative decoding (1.2)":
+ *    eagle_step_update_slot_mapping_and_metadata, eagle_prepare_inputs_padded,
+ *    eagle_prepare_next_token_padded, compute_new_slot_mapping, copy_and_expand_eagle_inputs,
+ *    update_num_computed_tokens_for_batch_change.
+ *  - @ref group_step_plan "Step plan": several products in one launch, replayable in a CUDA
+ *    graph (`cattn_step_plan_*`).
+ *  - @ref group_api_table "Function table": cattn_get_api, CATTN_API_HAS, for dlopen users.
  *
  * Promises every call keeps (docs/api/conventions.md explains each at length; a declaration
  * states only what it adds):
@@ -123,6 +134,11 @@ extern "C" {
 #endif
 
 /* === Version === */
+/** @defgroup group_version Version
+ *  The header's and the library's version: the `CATTN_VERSION_*` macros, cattn_version,
+ *  cattn_version_string.
+ *  Pages: docs/api/context.md.
+ *  @{ */
 
 /** Major version: the same major means the same ABI. Since: 1.0 */
 #define CATTN_VERSION_MAJOR 1
@@ -144,7 +160,14 @@ CATTN_API uint32_t cattn_version(void);
  *  Since: 1.0. Details: docs/api/context.md */
 CATTN_API const char* cattn_version_string(void);
 
+/** @} */
+
 /* === Status === */
+/** @defgroup group_status Status
+ *  The status every call returns, its name (cattn_status_string) and the calling thread's last
+ *  error message.
+ *  Pages: docs/api/context.md.
+ *  @{ */
 
 /** Status codes. Values are frozen once released; new codes are only appended. Since: 1.0 */
 typedef enum cattn_status_e {
@@ -178,7 +201,14 @@ CATTN_API const char* cattn_status_string(cattn_status_t status);
  *  Since: 1.0. Details: docs/api/context.md */
 CATTN_API const char* cattn_last_error_message(void);
 
+/** @} */
+
 /* === Runtime and handles === */
+/** @defgroup group_runtime Runtime and handles
+ *  The stream type, the CUDA device count, the context handle, and the common attention metadata
+ *  struct that many calls read or write.
+ *  Pages: docs/api/context.md, docs/api/common_attn_metadata.md, docs/api/conventions.md.
+ *  @{ */
 
 /** The most elements a broadcast view (a zero stride over a dimension of more than one
  *  element) may hold where a call reads an input in full (promise 3). Since: 1.1 */
@@ -268,7 +298,16 @@ typedef struct cattn_common_attn_metadata {
   { CATTN_COMMON_ATTN_METADATA_SIZE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
     0, 0, 0, 0, 0, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CATTN_NOT_GIVEN }
 
+/** @} */
+
 /* === KV-cache layouts === */
+/** @defgroup group_kv_cache_layouts KV-cache layouts
+ *  Which KV-cache layout to use, and what each layout is: get_kv_cache_layout,
+ *  is_valid_kv_cache_layout, the six layouts with their properties and strides,
+ *  get_supported_kv_cache_layouts, resolve_kv_cache_layout.
+ *  Pages: docs/api/get_kv_cache_layout.md, docs/api/kv_cache_layout.md,
+ *  docs/api/get_supported_kv_cache_layouts.md, docs/api/resolve_kv_cache_layout.md.
+ *  @{ */
 
 /** KV-cache layouts. The 1.0 values UNSET, NHD and HND keep their numbers and meaning for the
  *  1.0 calls, which accept and return only those; 1.1 names vLLM's six physical layouts
@@ -554,7 +593,16 @@ CATTN_API cattn_status_t cattn_record_kv_cache_layout(cattn_context_t* ctx, cons
 CATTN_API cattn_status_t cattn_get_resolved_kv_cache_layout(const cattn_context_t* ctx,
                                                             cattn_kv_cache_layout_t* layout);
 
+/** @} */
+
 /* === Batch splitting and reordering === */
+/** @defgroup group_batch_split Batch splitting and reordering
+ *  Where a batch's decodes, extends and prefills begin, and the order that makes each region
+ *  contiguous: split_decodes_and_prefills and split_decodes_prefills_and_extends (each with a
+ *  `_capturable` variant), split_prefill_chunks, reorder_batch_to_split_decodes_and_prefills.
+ *  Pages: docs/api/split_decodes_and_prefills.md, docs/api/split_prefill_chunks.md,
+ *  docs/api/reorder_batch_to_split_decodes_and_prefills.md.
+ *  @{ */
 
 /** A split's num_actual_tokens or max_query_len left for the call to derive from
  *  query_start_loc: `query_start_loc[B]`, and the largest `q[i]` (0 when B = 0). The host
@@ -791,7 +839,15 @@ typedef cattn_reorder_batch_args_t cattn_reorder_batch_to_split_decodes_and_pref
 CATTN_API cattn_status_t cattn_reorder_batch_to_split_decodes_and_prefills(
     cattn_reorder_batch_args_t* args);
 
+/** @} */
+
 /* === Per-request metadata (query lens, computed tokens, token to request, unpadded) === */
+/** @defgroup group_per_request Per-request metadata (query lens, computed tokens, token to request, unpadded)
+ *  Per-request and per-token values of one batch: naive_query_lens, compute_num_computed_tokens,
+ *  token_to_req_indices, unpadded.
+ *  Pages: docs/api/naive_query_lens.md, docs/api/compute_num_computed_tokens.md,
+ *  docs/api/token_to_req_indices.md, docs/api/unpadded.md.
+ *  @{ */
 
 /** Arguments of cattn_naive_query_lens and cattn_compute_num_computed_tokens. */
 typedef struct cattn_naive_query_lens_args {
@@ -905,7 +961,13 @@ typedef struct cattn_unpadded_args {
  *  no dimension or over CATTN_UNPADDED_MAX_DIMS). Since: 1.1. Details: docs/api/unpadded.md */
 CATTN_API cattn_status_t cattn_unpadded(const cattn_unpadded_args_t* args);
 
+/** @} */
+
 /* === DCP local sequence lengths (get_dcp_local_seq_lens) === */
+/** @defgroup group_dcp DCP local sequence lengths (get_dcp_local_seq_lens)
+ *  Each decode-context-parallel rank's share of every sequence: get_dcp_local_seq_lens.
+ *  Pages: docs/api/get_dcp_local_seq_lens.md.
+ *  @{ */
 
 /** dcp_rank value that asks for the lengths of every rank (vLLM's `dcp_rank=None`). Since: 1.0 */
 #define CATTN_DCP_ALL_RANKS (-1)
@@ -958,7 +1020,16 @@ typedef struct cattn_dcp_local_seq_lens_args {
  *  Since: 1.0. Details: docs/api/get_dcp_local_seq_lens.md */
 CATTN_API cattn_status_t cattn_get_dcp_local_seq_lens(const cattn_dcp_local_seq_lens_args_t* args);
 
+/** @} */
+
 /* === PCP (restore index, fused select, all-gather) === */
+/** @defgroup group_pcp PCP (restore index, fused select, all-gather)
+ *  Prefill context parallelism: get_pcp_query_restore_idx and fused_pcp_qkv_select (each with a
+ *  `_size` query), the communicator (`cattn_comm_*`), pcp_kv_allgather_and_restore (with a
+ *  `_workspace_size` query).
+ *  Pages: docs/api/get_pcp_query_restore_idx.md, docs/api/fused_pcp_qkv_select.md,
+ *  docs/api/pcp_kv_allgather_and_restore.md.
+ *  @{ */
 
 /** Arguments of cattn_get_pcp_query_restore_idx; set with CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT. */
 typedef struct cattn_pcp_query_restore_idx_args {
@@ -1087,7 +1158,7 @@ typedef struct cattn_comm_unique_id {
  *  communicator. id: host, not NULL. Needs no GPU. Allocates: nothing of libcattn's.
  *  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (id NULL); CATTN_NOT_SUPPORTED (CPU-only build,
  *  NCCL cannot be loaded); CATTN_NCCL_ERROR (e.g. no network interface for its bootstrap).
- *  Since: 1.0 */
+ *  Since: 1.0. Details: docs/api/pcp_kv_allgather_and_restore.md */
 CATTN_API cattn_status_t cattn_comm_get_unique_id(cattn_comm_unique_id_t* id);
 
 /** Creates and owns a communicator of nranks ranks (ncclCommInitRank on cuda_device, which
@@ -1098,7 +1169,8 @@ CATTN_API cattn_status_t cattn_comm_get_unique_id(cattn_comm_unique_id_t* id);
  *  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer, nranks below 1, rank or
  *  cuda_device out of range); CATTN_NOT_SUPPORTED (CPU-only build, NCCL cannot be loaded, no
  *  usable CUDA device or driver); CATTN_NCCL_ERROR (ncclCommInitRank failed: inconsistent rank
- *  or size, unreachable peer, ...); CATTN_CUDA_ERROR; CATTN_OUT_OF_MEMORY. Since: 1.0 */
+ *  or size, unreachable peer, ...); CATTN_CUDA_ERROR; CATTN_OUT_OF_MEMORY. Since: 1.0.
+ *  Details: docs/api/pcp_kv_allgather_and_restore.md */
 CATTN_API cattn_status_t cattn_comm_create(const cattn_comm_unique_id_t* id, int32_t nranks,
                                            int32_t rank, int32_t cuda_device, cattn_comm_t** out);
 
@@ -1109,24 +1181,26 @@ CATTN_API cattn_status_t cattn_comm_create(const cattn_comm_unique_id_t* id, int
  *  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer); CATTN_NOT_SUPPORTED (CPU-only
  *  build, NCCL cannot be loaded, no usable CUDA device or driver); CATTN_NCCL_ERROR (NCCL
  *  rejects it, or its nonblocking initialisation failed); CATTN_CUDA_ERROR (the stream or
- *  events); CATTN_OUT_OF_MEMORY. Since: 1.0 */
+ *  events); CATTN_OUT_OF_MEMORY. Since: 1.0. Details: docs/api/pcp_kv_allgather_and_restore.md */
 CATTN_API cattn_status_t cattn_comm_create_borrowed(void* nccl_comm, cattn_comm_t** out);
 
 /** Destroys a communicator handle and an owned NCCL communicator with it (ncclCommDestroy,
  *  which waits for its outstanding work; errors are ignored); a borrowed one is left to its
  *  owner. NULL is a no-op, and so is a handle that is not live (this thread's last-error
- *  message says so). No call may use the handle concurrently. Since: 1.0 */
+ *  message says so). No call may use the handle concurrently. Since: 1.0.
+ *  Details: docs/api/pcp_kv_allgather_and_restore.md */
 CATTN_API void cattn_comm_destroy(cattn_comm_t* comm);
 
 /** Writes the communicator's rank, in [0, size), to *rank (a value read at creation); safe
  *  while another thread uses the communicator. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a
- *  NULL pointer, comm not live); CATTN_NOT_SUPPORTED (CPU-only build). Since: 1.0 */
+ *  NULL pointer, comm not live); CATTN_NOT_SUPPORTED (CPU-only build). Since: 1.0.
+ *  Details: docs/api/pcp_kv_allgather_and_restore.md */
 CATTN_API cattn_status_t cattn_comm_get_rank(const cattn_comm_t* comm, int32_t* rank);
 
 /** Writes the group's number of ranks (the PCP world size W, at least 1) to *size (a value read
  *  at creation); safe while another thread uses the communicator. Returns: CATTN_OK;
  *  CATTN_INVALID_ARGUMENT (a NULL pointer, comm not live); CATTN_NOT_SUPPORTED (CPU-only
- *  build). Since: 1.0 */
+ *  build). Since: 1.0. Details: docs/api/pcp_kv_allgather_and_restore.md */
 CATTN_API cattn_status_t cattn_comm_get_size(const cattn_comm_t* comm, int32_t* size);
 
 /** Arguments of cattn_pcp_kv_allgather_and_restore and its workspace query; set with
@@ -1164,7 +1238,8 @@ typedef struct cattn_pcp_kv_allgather_and_restore_args {
  *  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer, small struct_size, NULL key or
  *  value, ndim 0, value's dim 0 not key's, num_actual_tokens outside [0, key's dim 0], comm
  *  NULL or not live, a size overflowing, lanes not 1); CATTN_NOT_SUPPORTED (CPU-only build; an
- *  element width other than 8, 16, 32 or 64 bits). Since: 1.0 */
+ *  element width other than 8, 16, 32 or 64 bits). Since: 1.0.
+ *  Details: docs/api/pcp_kv_allgather_and_restore.md */
 CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
     const cattn_pcp_kv_allgather_and_restore_args_t* args, size_t* size);
 
@@ -1186,7 +1261,15 @@ CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore_workspace_size(
 CATTN_API cattn_status_t cattn_pcp_kv_allgather_and_restore(
     const cattn_pcp_kv_allgather_and_restore_args_t* args);
 
+/** @} */
+
 /* === Local attention === */
+/** @defgroup group_local_attention Local attention
+ *  Chunked local attention's virtual batches: make_local_attention_virtual_batches (a `_size`
+ *  query, the plan, a `_capturable` variant), max_local_attention_virtual_batches.
+ *  Pages: docs/api/make_local_attention_virtual_batches.md,
+ *  docs/api/max_local_attention_virtual_batches.md.
+ *  @{ */
 
 /** A local-attention plan: the virtual batches of one batch, that is vLLM's returned metadata
  *  plus its make_block_table closure. Opaque; immutable after creation. Since: 1.0 */
@@ -1239,12 +1322,13 @@ CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches(
     cattn_local_attention_args_t* args);
 
 /** Destroys a plan. NULL is a no-op; so is a plan that is not live, which this thread's
- *  last-error message then reports. No call may use the plan concurrently. Since: 1.0 */
+ *  last-error message then reports. No call may use the plan concurrently. Since: 1.0.
+ *  Details: docs/api/make_local_attention_virtual_batches.md */
 CATTN_API void cattn_local_attention_plan_destroy(cattn_local_attention_plan_t* plan);
 
 /** Reports a live plan's virtual batches V and pages per virtual batch P; either output
  *  pointer may be NULL. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan NULL or not live).
- *  Since: 1.0 */
+ *  Since: 1.0. Details: docs/api/make_local_attention_virtual_batches.md */
 CATTN_API cattn_status_t cattn_local_attention_plan_get_shape(
     const cattn_local_attention_plan_t* plan, int64_t* virtual_batches, int64_t* pages);
 
@@ -1356,7 +1440,14 @@ typedef struct cattn_local_attention_capturable_args {
 CATTN_API cattn_status_t cattn_make_local_attention_virtual_batches_capturable(
     const cattn_local_attention_capturable_args_t* args);
 
+/** @} */
+
 /* === Causal-conv1d metadata === */
+/** @defgroup group_causal_conv1d Causal-conv1d metadata
+ *  The launch metadata of Mamba's causal-conv1d kernel: compute_causal_conv1d_metadata (a `_size`
+ *  query, a `_capturable` variant).
+ *  Pages: docs/api/compute_causal_conv1d_metadata.md.
+ *  @{ */
 
 /** The value written past the programs in use: batch_ptr and token_chunk_offset_ptr (and, on
  *  the device call, every per-program output) past tot; also the Mamba block table's device
@@ -1450,7 +1541,13 @@ typedef struct cattn_causal_conv1d_metadata_capturable_args {
 CATTN_API cattn_status_t cattn_compute_causal_conv1d_metadata_capturable(
     const cattn_causal_conv1d_metadata_capturable_args_t* args);
 
+/** @} */
+
 /* === Mamba block table === */
+/** @defgroup group_mamba Mamba block table
+ *  The block-table columns Mamba layers read: mamba_get_block_table_tensor.
+ *  Pages: docs/api/mamba_get_block_table_tensor.md.
+ *  @{ */
 
 /** Which block-table columns the Mamba kernels use (vLLM's mamba_cache_mode). Since: 1.0 */
 typedef enum cattn_mamba_cache_mode_e {
@@ -1500,7 +1597,16 @@ typedef cattn_mamba_block_table_args_t cattn_mamba_get_block_table_tensor_args_t
 CATTN_API cattn_status_t cattn_mamba_get_block_table_tensor(
     const cattn_mamba_block_table_args_t* args);
 
+/** @} */
+
 /* === Fast prefill and extend === */
+/** @defgroup group_fast_prefill Fast prefill and extend
+ *  A batch's metadata made into another batch's: KV-sharing fast prefill's decode batch
+ *  (make_kv_sharing_fast_prefill_common_attn_metadata), every query longer by n tokens
+ *  (extend_all_queries_by_n).
+ *  Pages: docs/api/make_kv_sharing_fast_prefill_common_attn_metadata.md,
+ *  docs/api/extend_all_queries_by_n.md.
+ *  @{ */
 
 /** Arguments of cattn_extend_all_queries_by_n. */
 typedef struct cattn_extend_all_queries_by_n_args {
@@ -1591,7 +1697,14 @@ typedef cattn_fast_prefill_metadata_args_t
 CATTN_API cattn_status_t cattn_make_kv_sharing_fast_prefill_common_attn_metadata(
     cattn_fast_prefill_metadata_args_t* args);
 
+/** @} */
+
 /* === Multimodal prefix ranges === */
+/** @defgroup group_mm_prefix Multimodal prefix ranges
+ *  Multimodal items' bidirectional prefix ranges: compute_mm_prefix_range_tensor,
+ *  fill_mm_prefix_query_ranges.
+ *  Pages: docs/api/compute_mm_prefix_range_tensor.md.
+ *  @{ */
 
 /** Arguments of cattn_compute_mm_prefix_range_tensor. The ranges are vLLM's mm_prefix_range
  *  dict in CSR form: request r's ranges are the rows of ranges from `range_offsets[r]` up to,
@@ -1658,7 +1771,13 @@ typedef struct cattn_fill_mm_prefix_query_ranges_args {
 CATTN_API cattn_status_t cattn_fill_mm_prefix_query_ranges(
     cattn_fill_mm_prefix_query_ranges_args_t* args);
 
+/** @} */
+
 /* === LSE === */
+/** @defgroup group_lse LSE
+ *  Log-sum-exp from base 2 to natural logs: log2_lse_to_ln.
+ *  Pages: docs/api/log2_lse_to_ln.md.
+ *  @{ */
 
 /** How cattn_log2_lse_to_ln rounds float16 and bfloat16 (args->half_rounding). Since: 1.1 */
 typedef enum cattn_lse_rounding_e {
@@ -1695,7 +1814,14 @@ typedef struct cattn_log2_lse_to_ln_args {
  *  Since: 1.1. Details: docs/api/log2_lse_to_ln.md */
 CATTN_API cattn_status_t cattn_log2_lse_to_ln(const cattn_log2_lse_to_ln_args_t* args);
 
+/** @} */
+
 /* === Per-layer parameters === */
+/** @defgroup group_per_layer Per-layer parameters
+ *  Attention hyperparameters per layer and for the model: get_per_layer_parameters,
+ *  infer_global_hyperparameters.
+ *  Pages: docs/api/get_per_layer_parameters.md.
+ *  @{ */
 
 /** What vLLM reads from one attention layer's impl; the input of
  *  cattn_get_per_layer_parameters. */
@@ -1772,6 +1898,8 @@ CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
     const cattn_per_layer_parameters_t* params, size_t num_layers,
     cattn_global_hyperparameters_t* out);
 
+/** @} */
+
 /* === Step inputs: a step's attention inputs from the scheduler's output (1.2) ===
  * What an engine builds every step before attention runs: query_start_loc, seq_lens and
  * positions from the scheduled token counts, the batch's block tables gathered from the
@@ -1797,6 +1925,12 @@ CATTN_API cattn_status_t cattn_infer_global_hyperparameters(
  * -1; cattn_step_batch_check reports such a batch. The device path takes at most 8192 rows
  * (CATTN_NOT_SUPPORTED past them: its scans live in shared memory). Details:
  * docs/api/step_inputs.md */
+/** @defgroup group_step_inputs Step inputs: a step's attention inputs from the scheduler's output (1.2)
+ *  A step's attention inputs from the scheduler's output: prepare_pos_seq_lens,
+ *  gather_block_tables, compute_slot_mappings, combine_sampled_and_draft_tokens, step_batch_check,
+ *  step_inputs_size, and the padding contract.
+ *  Pages: docs/api/step_inputs.md (the padding contract too).
+ *  @{ */
 
 /** The most KV-cache groups one step plan or batch check handles. Since: 1.2 */
 #define CATTN_MAX_KV_GROUPS 8
@@ -2035,6 +2169,8 @@ typedef struct cattn_step_inputs_size_args {
  *  Details: docs/api/step_inputs.md */
 CATTN_API cattn_status_t cattn_step_inputs_size(cattn_step_inputs_size_args_t* args);
 
+/** @} */
+
 /* === Speculative decoding (1.2): EAGLE's per-step metadata ===
  * vLLM's vllm/v1/spec_decode/utils.py, one call per helper; CUDA tensors: one kernel on
  * `stream`, no host sync, capturable. Flag tensors (masks) hold one byte per entry (bool, uint8
@@ -2045,6 +2181,12 @@ CATTN_API cattn_status_t cattn_step_inputs_size(cattn_step_inputs_size_args_t* a
  * exact where vLLM computes `block * block_size` in 32 bits and wraps past 2^31; a block id
  * below 0, or one whose slot passes int64, is refused on the host and gives slot -1 on the
  * device. */
+/** @defgroup group_spec_decode Speculative decoding (1.2): EAGLE's per-step metadata
+ *  EAGLE's per-step metadata: eagle_step_update_slot_mapping_and_metadata,
+ *  eagle_prepare_inputs_padded, eagle_prepare_next_token_padded, compute_new_slot_mapping,
+ *  copy_and_expand_eagle_inputs, update_num_computed_tokens_for_batch_change.
+ *  Pages: docs/api/spec_decode.md.
+ *  @{ */
 
 /** Arguments of cattn_eagle_step_update_slot_mapping_and_metadata. B = positions' length. */
 typedef struct cattn_eagle_step_update_slot_mapping_and_metadata_args {
@@ -2253,10 +2395,17 @@ typedef struct cattn_update_num_computed_tokens_for_batch_change_args {
 CATTN_API cattn_status_t cattn_update_num_computed_tokens_for_batch_change(
     const cattn_update_num_computed_tokens_for_batch_change_args_t* args);
 
+/** @} */
+
 /* === Step plan: a whole step's metadata in one launch, replayable in a CUDA graph ===
  * Capacities and parameters live on the host; every per-step count is derived on the device.
  * Capture cattn_step_plan_run once, write each step into the same buffers, replay. Guide:
  * docs/api/step_plan.md */
+/** @defgroup group_step_plan Step plan: a whole step's metadata in one launch, replayable in a CUDA graph
+ *  Several products of one step in one launch, replayable in a CUDA graph: the step plan
+ *  (`cattn_step_plan_*`).
+ *  Pages: docs/api/step_plan.md.
+ *  @{ */
 
 /** Product bit (cattn_step_plan_desc_t.products): cattn_get_dcp_local_seq_lens. */
 #define CATTN_STEP_DCP_LOCAL_SEQ_LENS (1u << 0)
@@ -2676,7 +2825,14 @@ CATTN_API cattn_status_t cattn_step_plan_run(const cattn_step_plan_t* plan,
                                              const cattn_step_outputs_t* outputs,
                                              cattn_stream_t stream);
 
+/** @} */
+
 /* === Function table for dlopen users (append-only) === */
+/** @defgroup group_api_table Function table for dlopen users (append-only)
+ *  Every entry point in one table, for callers that dlopen the library: cattn_get_api,
+ *  CATTN_API_HAS.
+ *  Pages: docs/api/api_table.md.
+ *  @{ */
 
 /** Every entry point, in release order, for callers that dlopen the library and resolve only
  *  cattn_get_api. Members are only appended: test a member newer than your oldest supported
@@ -2907,6 +3063,8 @@ CATTN_API const cattn_api_t* cattn_get_api(uint32_t abi_major);
  *  into it with memcpy (ISO C has no cast from void* to a function pointer; POSIX gives both
  *  one representation). Example: docs/api/api_table.md. Since: 1.1 */
 typedef const cattn_api_t* (*cattn_get_api_fn)(uint32_t abi_major);
+
+/** @} */
 
 #ifdef __cplusplus
 } /* extern "C" */
