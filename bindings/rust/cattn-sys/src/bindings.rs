@@ -4988,7 +4988,7 @@ extern "C" {
     #[doc = "  communicator. id: host, not NULL. Needs no GPU. Allocates: nothing of libcattn's."]
     #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (id NULL); CATTN_NOT_SUPPORTED (CPU-only build,"]
     #[doc = "  NCCL cannot be loaded); CATTN_NCCL_ERROR (e.g. no network interface for its bootstrap)."]
-    #[doc = "  Since: 1.0"]
+    #[doc = "  Since: 1.0. Details: docs/api/pcp_kv_allgather_and_restore.md"]
     pub fn cattn_comm_get_unique_id(id: *mut cattn_comm_unique_id_t) -> cattn_status_t;
 }
 extern "C" {
@@ -5000,7 +5000,8 @@ extern "C" {
     #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer, nranks below 1, rank or"]
     #[doc = "  cuda_device out of range); CATTN_NOT_SUPPORTED (CPU-only build, NCCL cannot be loaded, no"]
     #[doc = "  usable CUDA device or driver); CATTN_NCCL_ERROR (ncclCommInitRank failed: inconsistent rank"]
-    #[doc = "  or size, unreachable peer, ...); CATTN_CUDA_ERROR; CATTN_OUT_OF_MEMORY. Since: 1.0"]
+    #[doc = "  or size, unreachable peer, ...); CATTN_CUDA_ERROR; CATTN_OUT_OF_MEMORY. Since: 1.0."]
+    #[doc = "  Details: docs/api/pcp_kv_allgather_and_restore.md"]
     pub fn cattn_comm_create(
         id: *const cattn_comm_unique_id_t,
         nranks: i32,
@@ -5017,7 +5018,7 @@ extern "C" {
     #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer); CATTN_NOT_SUPPORTED (CPU-only"]
     #[doc = "  build, NCCL cannot be loaded, no usable CUDA device or driver); CATTN_NCCL_ERROR (NCCL"]
     #[doc = "  rejects it, or its nonblocking initialisation failed); CATTN_CUDA_ERROR (the stream or"]
-    #[doc = "  events); CATTN_OUT_OF_MEMORY. Since: 1.0"]
+    #[doc = "  events); CATTN_OUT_OF_MEMORY. Since: 1.0. Details: docs/api/pcp_kv_allgather_and_restore.md"]
     pub fn cattn_comm_create_borrowed(
         nccl_comm: *mut ::std::os::raw::c_void,
         out: *mut *mut cattn_comm_t,
@@ -5027,20 +5028,22 @@ extern "C" {
     #[doc = " Destroys a communicator handle and an owned NCCL communicator with it (ncclCommDestroy,"]
     #[doc = "  which waits for its outstanding work; errors are ignored); a borrowed one is left to its"]
     #[doc = "  owner. NULL is a no-op, and so is a handle that is not live (this thread's last-error"]
-    #[doc = "  message says so). No call may use the handle concurrently. Since: 1.0"]
+    #[doc = "  message says so). No call may use the handle concurrently. Since: 1.0."]
+    #[doc = "  Details: docs/api/pcp_kv_allgather_and_restore.md"]
     pub fn cattn_comm_destroy(comm: *mut cattn_comm_t);
 }
 extern "C" {
     #[doc = " Writes the communicator's rank, in [0, size), to *rank (a value read at creation); safe"]
     #[doc = "  while another thread uses the communicator. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a"]
-    #[doc = "  NULL pointer, comm not live); CATTN_NOT_SUPPORTED (CPU-only build). Since: 1.0"]
+    #[doc = "  NULL pointer, comm not live); CATTN_NOT_SUPPORTED (CPU-only build). Since: 1.0."]
+    #[doc = "  Details: docs/api/pcp_kv_allgather_and_restore.md"]
     pub fn cattn_comm_get_rank(comm: *const cattn_comm_t, rank: *mut i32) -> cattn_status_t;
 }
 extern "C" {
     #[doc = " Writes the group's number of ranks (the PCP world size W, at least 1) to *size (a value read"]
     #[doc = "  at creation); safe while another thread uses the communicator. Returns: CATTN_OK;"]
     #[doc = "  CATTN_INVALID_ARGUMENT (a NULL pointer, comm not live); CATTN_NOT_SUPPORTED (CPU-only"]
-    #[doc = "  build). Since: 1.0"]
+    #[doc = "  build). Since: 1.0. Details: docs/api/pcp_kv_allgather_and_restore.md"]
     pub fn cattn_comm_get_size(comm: *const cattn_comm_t, size: *mut i32) -> cattn_status_t;
 }
 #[doc = " Arguments of cattn_pcp_kv_allgather_and_restore and its workspace query; set with"]
@@ -5304,7 +5307,8 @@ extern "C" {
     #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (a NULL pointer, small struct_size, NULL key or"]
     #[doc = "  value, ndim 0, value's dim 0 not key's, num_actual_tokens outside [0, key's dim 0], comm"]
     #[doc = "  NULL or not live, a size overflowing, lanes not 1); CATTN_NOT_SUPPORTED (CPU-only build; an"]
-    #[doc = "  element width other than 8, 16, 32 or 64 bits). Since: 1.0"]
+    #[doc = "  element width other than 8, 16, 32 or 64 bits). Since: 1.0."]
+    #[doc = "  Details: docs/api/pcp_kv_allgather_and_restore.md"]
     pub fn cattn_pcp_kv_allgather_and_restore_workspace_size(
         args: *const cattn_pcp_kv_allgather_and_restore_args_t,
         size: *mut usize,
@@ -5507,13 +5511,14 @@ extern "C" {
 }
 extern "C" {
     #[doc = " Destroys a plan. NULL is a no-op; so is a plan that is not live, which this thread's"]
-    #[doc = "  last-error message then reports. No call may use the plan concurrently. Since: 1.0"]
+    #[doc = "  last-error message then reports. No call may use the plan concurrently. Since: 1.0."]
+    #[doc = "  Details: docs/api/make_local_attention_virtual_batches.md"]
     pub fn cattn_local_attention_plan_destroy(plan: *mut cattn_local_attention_plan_t);
 }
 extern "C" {
     #[doc = " Reports a live plan's virtual batches V and pages per virtual batch P; either output"]
     #[doc = "  pointer may be NULL. Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan NULL or not live)."]
-    #[doc = "  Since: 1.0"]
+    #[doc = "  Since: 1.0. Details: docs/api/make_local_attention_virtual_batches.md"]
     pub fn cattn_local_attention_plan_get_shape(
         plan: *const cattn_local_attention_plan_t,
         virtual_batches: *mut i64,
