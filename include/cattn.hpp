@@ -85,12 +85,18 @@
 #include <span>
 #endif
 #endif
-/** Defined to 1 when tensor views convert from std::span (C++20 with the library's span). */
+/** Defined to 1 when tensor views convert from std::span (C++20 with the library's span).
+ * @ingroup group_cpp_views */
 #if defined(__cpp_lib_span) && __cpp_lib_span >= 202002L
 #define CATTN_HPP_HAVE_SPAN 1
 #else
 #define CATTN_HPP_HAVE_SPAN 0
 #endif
+
+/** @defgroup group_cpp C++ layer (cattn.hpp)
+ * RAII owners, typed tensor views, exceptions and one-call helpers over the C calls, one
+ * section of cattn.hpp per group below; cattn.hpp's file comment states the conventions
+ * they share. */
 
 /** libcattn's C++ layer: everything of cattn.hpp but the CATTN_HPP_* macros. */
 namespace cattn {
@@ -98,6 +104,10 @@ namespace cattn {
 /* ============================================================================================
  * Errors
  * ========================================================================================== */
+/** @defgroup group_cpp_errors Errors
+ * @ingroup group_cpp
+ * The exception every wrapper throws (cattn::error), and check() for a caller's own C calls.
+ * @{ */
 
 /** A failed libcattn call: its status and the library's message. what() is
  * "<status name>: <message>", e.g. "CATTN_INVALID_ARGUMENT: cattn::get_dcp_local_seq_lens: ...".
@@ -115,6 +125,7 @@ namespace cattn {
  * See docs/api/context.md for the statuses and the message format. */
 class error : public std::runtime_error {
  public:
+  /** An error whose message, and library message, is `message`. */
   error(cattn_status_t status, const std::string& message)
       : std::runtime_error(std::string(cattn_status_string(status)) + ": " + message),
         status_(status),
@@ -645,16 +656,25 @@ inline size_t to_size(int64_t n, const char* fn) {
 
 }  // namespace detail
 
+/** @} */
+
 /* ============================================================================================
  * Version, status, runtime
  * ========================================================================================== */
+/** @defgroup group_cpp_runtime Version, status, runtime
+ * @ingroup group_cpp
+ * The version, the status names, the device count and the function table: version, version_string,
+ * status_string, cuda_device_count, get_api.
+ * @{ */
 
 /** cattn_version(): the library's CATTN_VERSION_NUMBER. Throws nothing. Since: 1.1
  * See docs/api/context.md. */
 inline uint32_t version() noexcept { return cattn_version(); }
-/** cattn_version_string(): "MAJOR.MINOR.PATCH", static. Throws nothing. Since: 1.1 */
+/** cattn_version_string(): "MAJOR.MINOR.PATCH", static. Throws nothing. Since: 1.1
+ * See docs/api/context.md. */
 inline const char* version_string() noexcept { return cattn_version_string(); }
-/** cattn_status_string(): a static name. Throws nothing. Since: 1.1 */
+/** cattn_status_string(): a static name. Throws nothing. Since: 1.1
+ * See docs/api/context.md. */
 inline const char* status_string(cattn_status_t status) noexcept {
   return cattn_status_string(status);
 }
@@ -671,9 +691,16 @@ inline const cattn_api_t* get_api(uint32_t abi_major = CATTN_VERSION_MAJOR) noex
   return cattn_get_api(abi_major);
 }
 
+/** @} */
+
 /* ============================================================================================
  * Element types, devices, streams
  * ========================================================================================== */
+/** @defgroup group_cpp_types Element types, devices, streams
+ * @ingroup group_cpp
+ * The dtype of an element type (dtype_traits, dtype_of), the devices host(), cuda() and
+ * cuda_host(), and stream_ref.
+ * @{ */
 
 /** The DLPack dtype of element type T: specialise it for types of your own (a bfloat16 struct,
  * say). Provided: every integer type (kDLInt or kDLUInt of its width), bool (kDLUInt 8, for
@@ -682,22 +709,30 @@ inline const cattn_api_t* get_api(uint32_t abi_major = CATTN_VERSION_MAJOR) noex
  * See docs/api/conventions.md for the dtypes each call accepts. */
 template <class T, class = void>
 struct dtype_traits {};
+/** Every integer type but bool: kDLInt (signed) or kDLUInt (unsigned) of its width. */
 template <class T>
 struct dtype_traits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
+  /** The dtype, one lane. */
   static constexpr DLDataType value{static_cast<uint8_t>(std::is_signed_v<T> ? kDLInt : kDLUInt),
                                     static_cast<uint8_t>(sizeof(T) * 8), 1};
 };
+/** bool: kDLUInt of 8 bits, as the byte-per-request flag inputs take it. */
 template <>
 struct dtype_traits<bool> {
   static_assert(sizeof(bool) == 1, "cattn.hpp: bool must be one byte");
+  /** The dtype, one lane. */
   static constexpr DLDataType value{static_cast<uint8_t>(kDLUInt), 8, 1};
 };
+/** float: kDLFloat of 32 bits. */
 template <>
 struct dtype_traits<float> {
+  /** The dtype, one lane. */
   static constexpr DLDataType value{static_cast<uint8_t>(kDLFloat), 32, 1};
 };
+/** double: kDLFloat of 64 bits. */
 template <>
 struct dtype_traits<double> {
+  /** The dtype, one lane. */
   static constexpr DLDataType value{static_cast<uint8_t>(kDLFloat), 64, 1};
 };
 
@@ -707,6 +742,7 @@ struct has_dtype : std::false_type {};
 template <class T>
 struct has_dtype<T, std::void_t<decltype(dtype_traits<std::remove_cv_t<T>>::value)>>
     : std::true_type {};
+/** has_dtype<T>::value. Since: 1.1 */
 template <class T>
 inline constexpr bool has_dtype_v = has_dtype<T>::value;
 
@@ -750,9 +786,16 @@ class stream_ref {
   cattn_stream_t s_ = nullptr;
 };
 
+/** @} */
+
 /* ============================================================================================
  * Tensor views
  * ========================================================================================== */
+/** @defgroup group_cpp_views Tensor views
+ * @ingroup group_cpp
+ * The views of caller memory: tensor_view<T>, and the type-erased index_cview, index_view,
+ * any_cview and any_view that the wrappers take.
+ * @{ */
 
 /** The most dimensions a view holds (log2_lse_to_ln takes up to 8). Since: 1.1 */
 inline constexpr int max_dims = 8;
@@ -865,6 +908,14 @@ class tensor_arg {
 
 /** A typed, non-owning view of caller memory: row-major when no strides are given. T may be
  * const (an input). An absent view is default-constructed. Since: 1.1
+ *
+ * Every view (this class and the type-erased index_cview, index_view, any_cview and any_view)
+ * also has these accessors: present() and explicit operator bool (false for an absent view,
+ * which the C call sees as NULL); ndim(); shape(i), dimension i (0 <= i < ndim(), not
+ * checked); numel(), the product of the shape (1 for 0-D, 0 for an absent view); device();
+ * dtype(); byte_offset(); is_host() (kDLCPU or kDLCUDAHost: memory the host may read); and
+ * dl(), the DLTensor itself, whose shape and strides point into the view (valid while the view
+ * lives).
  * See docs/api/conventions.md for what the calls require of tensors. */
 template <class T>
 class tensor_view : public detail::view_base {
@@ -878,14 +929,16 @@ class tensor_view : public detail::view_base {
   static constexpr bool from_vector_ = from_<U> && !std::is_same_v<value_type_, bool>;
 
  public:
-  using element_type = T;
-  using value_type = value_type_;
+  using element_type = T;           /**< T, const included. */
+  using value_type = value_type_;  /**< T without const. */
 
+  /** An absent view: the C call sees NULL. */
   tensor_view() noexcept = default;
   /** data with a compact row-major shape on `device`. */
   tensor_view(T* data, std::initializer_list<int64_t> shape, DLDevice device = host()) {
     assign(data, dtype_of<T>, shape.begin(), shape.size(), nullptr, device);
   }
+  /** @overload */
   tensor_view(T* data, const std::vector<int64_t>& shape, DLDevice device = host()) {
     assign(data, dtype_of<T>, shape.data(), shape.size(), nullptr, device);
   }
@@ -900,14 +953,17 @@ class tensor_view : public detail::view_base {
   /** A 1-D view of a vector, or of it reshaped (the shape must hold exactly its elements). */
   template <class U, class A, std::enable_if_t<from_vector_<U>, int> = 0>
   tensor_view(std::vector<U, A>& v) : tensor_view(v.data(), {static_cast<int64_t>(v.size())}) {}
+  /** @overload */
   template <class U, class A, std::enable_if_t<from_vector_<const U>, int> = 0>
   tensor_view(const std::vector<U, A>& v)
       : tensor_view(v.data(), {static_cast<int64_t>(v.size())}) {}
+  /** @overload */
   template <class U, class A, std::enable_if_t<from_vector_<U>, int> = 0>
   tensor_view(std::vector<U, A>& v, std::initializer_list<int64_t> shape)
       : tensor_view(v.data(), shape) {
     expect_numel(v.size());
   }
+  /** @overload */
   template <class U, class A, std::enable_if_t<from_vector_<const U>, int> = 0>
   tensor_view(const std::vector<U, A>& v, std::initializer_list<int64_t> shape)
       : tensor_view(v.data(), shape) {
@@ -916,10 +972,13 @@ class tensor_view : public detail::view_base {
   /** std::array and C arrays (1-D, or 2-D for T[R][C]). */
   template <class U, size_t N, std::enable_if_t<from_<U>, int> = 0>
   tensor_view(std::array<U, N>& a) : tensor_view(a.data(), {static_cast<int64_t>(N)}) {}
+  /** @overload */
   template <class U, size_t N, std::enable_if_t<from_<const U>, int> = 0>
   tensor_view(const std::array<U, N>& a) : tensor_view(a.data(), {static_cast<int64_t>(N)}) {}
+  /** @overload */
   template <size_t N>
   tensor_view(T (&a)[N]) : tensor_view(a, {static_cast<int64_t>(N)}) {}
+  /** @overload */
   template <size_t R, size_t C>
   tensor_view(T (&a)[R][C])
       : tensor_view(&a[0][0], {static_cast<int64_t>(R), static_cast<int64_t>(C)}) {}
@@ -931,12 +990,14 @@ class tensor_view : public detail::view_base {
   /** The whole of a host_tensor, with its dtype. */
   template <class U, std::enable_if_t<from_<U>, int> = 0>
   tensor_view(host_tensor<U>& t) : tensor_view(t.view()) {}
+  /** @overload */
   template <class U, std::enable_if_t<from_<const U>, int> = 0>
   tensor_view(const host_tensor<U>& t) : tensor_view(t.view()) {}
   /** A view of non-const elements is also a view of const ones. */
   template <class U, std::enable_if_t<!std::is_same_v<U, T> && from_<U>, int> = 0>
   tensor_view(const tensor_view<U>& v) noexcept : view_base(v) {}
 
+  /** The data pointer (without byte_offset); nullptr for an absent view. */
   T* data() const noexcept { return static_cast<T*>(data_); }
   /** The same view on another device: the data pointer is that device's memory. */
   tensor_view on(DLDevice device) const noexcept {
@@ -969,16 +1030,23 @@ class tensor_view : public detail::view_base {
   }
 };
 
+/** Deduction guide: `tensor_view(v)` of a std::vector is a tensor_view of its element type.
+ * Since: 1.1 */
 template <class U, class A>
 tensor_view(std::vector<U, A>&) -> tensor_view<U>;
+/** Deduction guide: a const std::vector gives a view of const elements (an input). Since: 1.1 */
 template <class U, class A>
 tensor_view(const std::vector<U, A>&) -> tensor_view<const U>;
+/** Deduction guide: a std::vector reshaped. Since: 1.1 */
 template <class U, class A>
 tensor_view(std::vector<U, A>&, std::initializer_list<int64_t>) -> tensor_view<U>;
+/** Deduction guide: a const std::vector reshaped, a view of const elements. Since: 1.1 */
 template <class U, class A>
 tensor_view(const std::vector<U, A>&, std::initializer_list<int64_t>) -> tensor_view<const U>;
+/** Deduction guide: a std::array. Since: 1.1 */
 template <class U, size_t N>
 tensor_view(std::array<U, N>&) -> tensor_view<U>;
+/** Deduction guide: a const std::array, a view of const elements. Since: 1.1 */
 template <class U, size_t N>
 tensor_view(const std::array<U, N>&) -> tensor_view<const U>;
 
@@ -1052,7 +1120,9 @@ class any_cview : public detail::erased_view<detail::any_element, false> {
   any_cview() noexcept = default;
   /** Index views and any_view are inputs of any element type too. */
   any_cview(const index_cview& v) noexcept { set_from(v); }
+  /** An index_view as an input of any element type. */
   any_cview(const detail::erased_view<detail::index_element, true>& v) noexcept { set_from(v); }
+  /** An any_view as an input. */
   any_cview(const detail::erased_view<detail::any_element, true>& v) noexcept { set_from(v); }
 };
 /** An output of any element type, in non-const memory. Since: 1.1 */
@@ -1064,9 +1134,15 @@ class any_view : public detail::erased_view<detail::any_element, true> {
   any_view(const index_view& v) noexcept { set_from(v); }
 };
 
+/** @} */
+
 /* ============================================================================================
  * Owned host results
  * ========================================================================================== */
+/** @defgroup group_cpp_host_results Owned host results
+ * @ingroup group_cpp
+ * Results the helpers allocate: host_tensor<T> for those of more than one dimension, and to_string.
+ * @{ */
 
 /** A row-major host array with a shape, as the one-call helpers return where a result has more
  * than one dimension. Zero-initialised; dtype() is T's unless made with another of T's width
@@ -1077,42 +1153,62 @@ class host_tensor {
                 "cattn::host_tensor<T>: T must be a non-const type with a DLPack dtype");
 
  public:
-  using value_type = T;
+  using value_type = T;  /**< The element type. */
+  /** An empty 1-D array (shape {0}). */
   host_tensor() = default;
+  /** A zero-filled array of `shape`, reporting `dtype` (of T's width; T's own by default).
+   * Throws: error (a negative or overflowing size). */
   explicit host_tensor(std::vector<int64_t> shape, DLDataType dtype = dtype_of<T>)
       : shape_(std::move(shape)), dtype_(dtype) {
     int64_t n = 1;
     for (int64_t d : shape_) n = detail::checked_mul(n, d, "cattn::host_tensor");
     data_.resize(detail::to_size(n, "cattn::host_tensor"));
   }
+  /** The shape. */
   const std::vector<int64_t>& shape() const noexcept { return shape_; }
+  /** The number of dimensions. */
   size_t ndim() const noexcept { return shape_.size(); }
+  /** Dimension i. Throws std::out_of_range past the last. */
   int64_t dim(size_t i) const { return shape_.at(i); }
+  /** The number of elements. */
   size_t size() const noexcept { return data_.size(); }
+  /** Whether it holds no element. */
   bool empty() const noexcept { return data_.empty(); }
+  /** The DLPack dtype it reports: T's, or the one it was made with. */
   DLDataType dtype() const noexcept { return dtype_; }
+  /** The first element. */
   T* data() noexcept { return data_.data(); }
+  /** @overload */
   const T* data() const noexcept { return data_.data(); }
   /** The elements in row-major order. */
   std::vector<T>& values() noexcept { return data_; }
+  /** @overload */
   const std::vector<T>& values() const noexcept { return data_; }
+  /** Element i in row-major order (not checked). */
   T& operator[](size_t i) noexcept { return data_[i]; }
+  /** @overload */
   const T& operator[](size_t i) const noexcept { return data_[i]; }
   /** Element (i, j, ...): one index per dimension. */
   template <class... I>
   T& operator()(I... idx) noexcept {
     return data_[offset(idx...)];
   }
+  /** @overload */
   template <class... I>
   const T& operator()(I... idx) const noexcept {
     return data_[offset(idx...)];
   }
+  /** The elements in row-major order, for range-for. */
   typename std::vector<T>::iterator begin() noexcept { return data_.begin(); }
+  /** @copydoc begin() */
   typename std::vector<T>::iterator end() noexcept { return data_.end(); }
+  /** @copydoc begin() */
   typename std::vector<T>::const_iterator begin() const noexcept { return data_.begin(); }
+  /** @copydoc begin() */
   typename std::vector<T>::const_iterator end() const noexcept { return data_.end(); }
   /** A view of the whole array (host memory, its dtype). */
   tensor_view<T> view() { return tensor_view<T>(data_.data(), shape_).with_dtype(dtype_); }
+  /** A view of the whole array as an input. */
   tensor_view<const T> view() const {
     return tensor_view<const T>(data_.data(), shape_).with_dtype(dtype_);
   }
@@ -1179,6 +1275,7 @@ std::string to_string(const std::vector<T, A>& v) {
   }
   return s + "]";
 }
+/** "[(0, 3), (3, 5)]": a vector of pairs. Since: 1.1 */
 template <class P, class Q, class A>
 std::string to_string(const std::vector<std::pair<P, Q>, A>& v) {
   std::string s = "[";
@@ -1191,6 +1288,7 @@ std::string to_string(const std::vector<std::pair<P, Q>, A>& v) {
   }
   return s + "]";
 }
+/** "[[1, 2], [3, 4]]": nested brackets, one level per dimension. Since: 1.1 */
 template <class T>
 std::string to_string(const host_tensor<T>& t) {
   std::string s;
@@ -1328,9 +1426,15 @@ struct step_plan_traits {
 
 }  // namespace detail
 
+/** @} */
+
 /* ============================================================================================
  * Batch metadata (vLLM's CommonAttentionMetadata)
  * ========================================================================================== */
+/** @defgroup group_cpp_metadata Batch metadata (vLLM's CommonAttentionMetadata)
+ * @ingroup group_cpp
+ * A batch's metadata: attn_metadata (cattn_common_attn_metadata_t with views) and metadata_scalars.
+ * @{ */
 
 /** cattn_common_attn_metadata_t with views instead of DLTensor pointers: an absent view is NULL.
  * The 1.1 fields are included. Since: 1.1
@@ -1344,33 +1448,33 @@ struct attn_metadata {
   index_cview block_table_tensor;      /**< [num_reqs, max_blocks_per_req] */
   any_cview slot_mapping;              /**< [num_actual_tokens (+ padding)] */
   index_cview logits_indices_padded;   /**< [>= num_logits_indices] */
-  int64_t num_reqs = 0;
-  int64_t num_actual_tokens = 0;
-  int64_t max_query_len = 0;
-  int64_t max_seq_len = 0;
-  int64_t num_logits_indices = 0;
-  bool causal = true;
+  int64_t num_reqs = 0;                /**< requests in the batch */
+  int64_t num_actual_tokens = 0;       /**< tokens in the batch */
+  int64_t max_query_len = 0;           /**< longest query */
+  int64_t max_seq_len = 0;             /**< longest sequence (may be an upper bound) */
+  int64_t num_logits_indices = 0;      /**< meaningful only with logits_indices_padded */
+  bool causal = true;                  /**< causal attention (unless causal_per_req is set) */
   index_cview positions;               /**< the first of the 1.1 fields */
   any_cview is_prefilling;             /**< one byte per request (bool) */
   any_cview causal_per_req;            /**< one byte per request (bool) */
-  index_cview dcp_local_seq_lens;
-  index_cview dcp_local_seq_lens_cpu;
-  index_cview seq_lens_cpu_upper_bound;
-  index_cview encoder_seq_lens;
-  index_cview encoder_seq_lens_cpu;
+  index_cview dcp_local_seq_lens;      /**< [num_reqs] this DCP rank's sequence lengths */
+  index_cview dcp_local_seq_lens_cpu;  /**< host mirror */
+  index_cview seq_lens_cpu_upper_bound; /**< [num_reqs] host: an upper bound of seq_lens */
+  index_cview encoder_seq_lens;        /**< [num_reqs] cross-attention encoder lengths */
+  index_cview encoder_seq_lens_cpu;    /**< host mirror */
   int64_t max_logits_per_req = CATTN_NOT_GIVEN; /**< <= 0: not given */
 };
 
 /** The scalar fields of a metadata struct a call has written. Since: 1.1
  * See docs/api/common_attn_metadata.md. */
 struct metadata_scalars {
-  int64_t num_reqs = 0;
-  int64_t num_actual_tokens = 0;
-  int64_t max_query_len = 0;
-  int64_t max_seq_len = 0;
-  int64_t num_logits_indices = 0;
-  bool causal = true;
-  int64_t max_logits_per_req = CATTN_NOT_GIVEN;
+  int64_t num_reqs = 0;            /**< requests in the batch */
+  int64_t num_actual_tokens = 0;   /**< tokens in the batch */
+  int64_t max_query_len = 0;       /**< longest query */
+  int64_t max_seq_len = 0;         /**< longest sequence (may be an upper bound) */
+  int64_t num_logits_indices = 0;  /**< logits indices in use */
+  bool causal = true;              /**< causal attention */
+  int64_t max_logits_per_req = CATTN_NOT_GIVEN; /**< <= 0: not given */
 };
 
 namespace detail {
@@ -1436,16 +1540,25 @@ inline metadata_scalars scalars_of(const cattn_common_attn_metadata_t& m) noexce
 
 }  // namespace detail
 
+/** @} */
+
 /* ============================================================================================
  * KV-cache layout (get_kv_cache_layout, the six layouts, the resolver) and the context
  * ========================================================================================== */
+/** @defgroup group_cpp_kv_cache_layouts KV-cache layout and the context
+ * @ingroup group_cpp
+ * Which KV-cache layout to use: get_kv_cache_layout, the six layouts, the resolver, and context,
+ * the owner of a cattn_context_t.
+ * @{ */
 
 /** The inputs of cattn_get_kv_cache_layout (cattn_kv_cache_layout_args_t). Since: 1.1
  * See docs/api/get_kv_cache_layout.md. */
 struct kv_cache_layout_query {
   uint32_t supported_mask = 0; /**< CATTN_KV_CACHE_LAYOUT_BIT(...) ORed; 0 = any layout */
+  /** Read CATTN_KV_CACHE_LAYOUT from the environment when env_value is nullptr. */
   bool read_environment = false;
   const char* env_value = nullptr; /**< the user's setting; nullptr = unset */
+  /** The KV connector's preferred layout (UNSET, NHD or HND); UNSET = no preference. */
   cattn_kv_cache_layout_t connector_layout = CATTN_KV_CACHE_LAYOUT_UNSET;
 };
 
@@ -1453,28 +1566,31 @@ struct kv_cache_layout_query {
  * Since: 1.1
  * See docs/api/resolve_kv_cache_layout.md. */
 struct kv_cache_spec {
-  int64_t num_heads = 0;
-  int64_t num_states = 0;
-  int64_t page_size_bytes = 0;
+  int64_t num_heads = 0;        /**< the spec's num_heads */
+  int64_t num_states = 0;       /**< the spec's num_states */
+  int64_t page_size_bytes = 0;  /**< the spec's page_size_bytes */
 };
 
 /** The inputs of cattn_resolve_kv_cache_layout: one list of layout names per worker, the specs,
  * the user's setting and the connector's preference (nullopt = unset). Since: 1.1
  * See docs/api/resolve_kv_cache_layout.md. */
 struct kv_cache_layout_resolve_request {
+  /** Each worker's supported layout names (aliases allowed), most preferred first. */
   std::vector<std::vector<std::string>> workers;
-  std::vector<kv_cache_spec> specs;
-  std::optional<std::string> env_value;
+  std::vector<kv_cache_spec> specs;            /**< the KV-cache specs; empty = vLLM's None */
+  std::optional<std::string> env_value;        /**< the user's setting (VLLM_KV_CACHE_LAYOUT) */
+  /** Read CATTN_KV_CACHE_LAYOUT from the environment when env_value is unset. */
   bool read_environment = false;
-  std::optional<std::string> connector_layout;
+  std::optional<std::string> connector_layout; /**< the KV connector's preferred layout */
 };
 
 /** The outputs of cattn_resolve_kv_cache_layout. Since: 1.1
  * See docs/api/resolve_kv_cache_layout.md. */
 struct resolved_kv_cache_layout {
-  cattn_kv_cache_layout_t layout = CATTN_KV_CACHE_LAYOUT_UNSET;
+  cattn_kv_cache_layout_t layout = CATTN_KV_CACHE_LAYOUT_UNSET; /**< the resolved layout */
+  /** The connector's layout was not a candidate and the first candidate was used. */
   bool connector_fell_back = false;
-  bool from_preset = false;
+  bool from_preset = false; /**< the context already held a layout, which won outright */
 };
 
 namespace detail {
@@ -1504,8 +1620,11 @@ class context {
   }
   /** Takes ownership of a context made with cattn_context_create. Throws nothing. */
   static context adopt(cattn_context_t* raw) noexcept { return context(raw); }
+  /** The C handle, still owned here; nullptr when this owner holds none. */
   cattn_context_t* get() const noexcept { return h_.get(); }
+  /** Gives up ownership: returns the C handle, which the caller then destroys. */
   cattn_context_t* release() noexcept { return h_.release(); }
+  /** Whether a handle is held. */
   explicit operator bool() const noexcept { return h_.get() != nullptr; }
 
   /** Sets or (UNSET) clears the override. Calls: cattn_context_set_kv_cache_layout_override.
@@ -1523,6 +1642,7 @@ class context {
   void set_kv_cache_layout_preset(const char* name) {
     detail::check_call(cattn_context_set_kv_cache_layout_preset(get(), name));
   }
+  /** @overload */
   void set_kv_cache_layout_preset(const std::string& name) {
     set_kv_cache_layout_preset(name.c_str());
   }
@@ -1563,6 +1683,7 @@ class context {
   void record_kv_cache_layout(const char* name) {
     detail::check_call(cattn_record_kv_cache_layout(get(), name));
   }
+  /** @overload */
   void record_kv_cache_layout(const std::string& name) { record_kv_cache_layout(name.c_str()); }
   /** The resolved layout. Calls: cattn_get_resolved_kv_cache_layout. Throws: error. */
   cattn_kv_cache_layout_t get_resolved_kv_cache_layout() const {
@@ -1590,6 +1711,7 @@ inline bool is_valid_kv_cache_layout(const char* value) {
   detail::check_call(cattn_is_valid_kv_cache_layout(value, &valid));
   return valid != 0;
 }
+/** @overload */
 inline bool is_valid_kv_cache_layout(const std::string& value) {
   return is_valid_kv_cache_layout(value.c_str());
 }
@@ -1606,6 +1728,7 @@ inline cattn_kv_cache_layout_t kv_cache_layout_from_name(const char* name) {
   detail::check_call(cattn_kv_cache_layout_from_name(name, &l));
   return l;
 }
+/** @overload */
 inline cattn_kv_cache_layout_t kv_cache_layout_from_name(const std::string& name) {
   return kv_cache_layout_from_name(name.c_str());
 }
@@ -1630,9 +1753,9 @@ inline const char* get_flashinfer_layout_string(cattn_kv_cache_layout_t layout) 
 /** The outputs of cattn_kv_cache_layout_strides. Since: 1.1
  * See docs/api/kv_cache_layout.md. */
 struct kv_cache_layout_strides_result {
-  std::array<int64_t, 5> strides{};
-  std::array<int64_t, 5> physical_shape{};
-  int64_t numel = 0;
+  std::array<int64_t, 5> strides{};        /**< the element stride of each logical axis L..C */
+  std::array<int64_t, 5> physical_shape{}; /**< the sizes in storage order, outermost first */
+  int64_t numel = 0;                       /**< L * B * H * N * C */
 };
 /** Strides of the logical [L, B, H, N, C] view of a compact buffer in `layout`.
  * Calls: cattn_kv_cache_layout_strides. Throws: error. Since: 1.1
@@ -1680,9 +1803,15 @@ inline std::vector<cattn_kv_cache_layout_t> get_supported_kv_cache_layouts(
   return out;
 }
 
+/** @} */
+
 /* ============================================================================================
  * DCP local sequence lengths (get_dcp_local_seq_lens)
  * ========================================================================================== */
+/** @defgroup group_cpp_dcp DCP local sequence lengths
+ * @ingroup group_cpp
+ * Each decode-context-parallel rank's share of every sequence: get_dcp_local_seq_lens.
+ * @{ */
 
 /** dcp_rank for every rank's lengths (CATTN_DCP_ALL_RANKS). Since: 1.1
  * See docs/api/get_dcp_local_seq_lens.md. */
@@ -1722,9 +1851,15 @@ host_tensor<Out> get_dcp_local_seq_lens(index_cview seq_lens, int64_t dcp_size, 
   return out;
 }
 
+/** @} */
+
 /* ============================================================================================
  * PCP query restore index (get_pcp_query_restore_idx)
  * ========================================================================================== */
+/** @defgroup group_cpp_pcp_restore_idx PCP query restore index
+ * @ingroup group_cpp
+ * The index that restores a PCP rank's row order: get_pcp_query_restore_idx and its size query.
+ * @{ */
 
 /** The restore index's exact length for a host cu_num_tokens.
  * Calls: cattn_get_pcp_query_restore_idx_size. Throws: error. Since: 1.1
@@ -1758,14 +1893,25 @@ std::vector<Out> get_pcp_query_restore_idx(index_cview cu_num_tokens) {
   return out;
 }
 
+/** @} */
+
 /* ============================================================================================
  * Fused PCP Q/K/V select (fused_pcp_qkv_select)
  * ========================================================================================== */
+/** @defgroup group_cpp_pcp_select Fused PCP Q/K/V select
+ * @ingroup group_cpp
+ * A PCP rank's head and tail queries with the K/V rows they attend to: fused_pcp_qkv_select and its
+ * size query.
+ * @{ */
 
 /** The outputs' row counts: q_head and q_tail, k_head and v_head, k_tail and v_tail. Since: 1.1
  * See docs/api/fused_pcp_qkv_select.md. */
 struct fused_pcp_qkv_select_rows {
+  ///@{
+  /** Rows of q_head and of q_tail (q), of k_head and v_head (kv_head), of k_tail and v_tail
+   * (kv_tail). */
   int64_t q = 0, kv_head = 0, kv_tail = 0;
+  ///@}
 };
 /** The row counts of the six outputs for `num_q_rows` query rows at world size W, rank r.
  * Calls: cattn_fused_pcp_qkv_select_size. Throws: error. Since: 1.1
@@ -1781,7 +1927,11 @@ inline fused_pcp_qkv_select_rows fused_pcp_qkv_select_size(int64_t num_q_rows,
 /** The six outputs of cattn_fused_pcp_qkv_select. Since: 1.1
  * See docs/api/fused_pcp_qkv_select.md. */
 struct fused_pcp_qkv_select_outputs {
+  ///@{
+  /** The head and tail queries, and the keys and values each attends to; shapes and dtypes as
+   * cattn_fused_pcp_qkv_select_args_t's fields of the same names. */
   any_view q_head, k_head, v_head, q_tail, k_tail, v_tail;
+  ///@}
 };
 /** Head and tail halves of q and the K/V rows they attend to, into the caller's outputs (host
  * reference, or one kernel on `stream`). Calls: cattn_fused_pcp_qkv_select. Allocates:
@@ -1813,7 +1963,11 @@ inline void fused_pcp_qkv_select(any_cview q, any_cview k, any_cview v,
  * See docs/api/fused_pcp_qkv_select.md. */
 template <class T>
 struct fused_pcp_qkv_select_result {
+  ///@{
+  /** The head and tail queries, and the keys and values each attends to, sized by
+   * fused_pcp_qkv_select_size. */
   host_tensor<T> q_head, k_head, v_head, q_tail, k_tail, v_tail;
+  ///@}
 };
 /** One-call, on host q, k, v ([N, H, D] each, elements of T): allocates the six outputs at the
  * sizes cattn.h gives and runs the host path. Calls: cattn_fused_pcp_qkv_select. Allocates:
@@ -1846,9 +2000,15 @@ fused_pcp_qkv_select_result<std::remove_const_t<T>> fused_pcp_qkv_select(
   return r;
 }
 
+/** @} */
+
 /* ============================================================================================
  * PCP all-gather + restore (pcp_kv_allgather_and_restore) and its communicator
  * ========================================================================================== */
+/** @defgroup group_cpp_pcp_allgather PCP all-gather + restore and its communicator
+ * @ingroup group_cpp
+ * The K/V all-gather of PCP: pcp_kv_allgather_and_restore, and comm, the owner of a cattn_comm_t.
+ * @{ */
 
 /** A fresh rendezvous id for a new communicator. Calls: cattn_comm_get_unique_id. Throws: error.
  * Since: 1.1
@@ -1883,8 +2043,11 @@ class comm {
   }
   /** Takes ownership of a handle made by the C calls. Throws nothing. */
   static comm adopt(cattn_comm_t* raw) noexcept { return comm(raw); }
+  /** The C handle, still owned here; nullptr when this owner holds none. */
   cattn_comm_t* get() const noexcept { return h_.get(); }
+  /** Gives up ownership: returns the C handle, which the caller then destroys. */
   cattn_comm_t* release() noexcept { return h_.release(); }
+  /** Whether a handle is held. */
   explicit operator bool() const noexcept { return h_.get() != nullptr; }
   /** Calls: cattn_comm_get_rank. Throws: error. */
   int32_t rank() const {
@@ -1943,9 +2106,16 @@ inline void pcp_kv_allgather_and_restore(comm& c, any_cview key, any_cview value
   detail::check_call(cattn_pcp_kv_allgather_and_restore(&a));
 }
 
+/** @} */
+
 /* ============================================================================================
  * Causal-conv1d metadata (compute_causal_conv1d_metadata)
  * ========================================================================================== */
+/** @defgroup group_cpp_causal_conv1d Causal-conv1d metadata
+ * @ingroup group_cpp
+ * The launch metadata of Mamba's causal-conv1d kernel: compute_causal_conv1d_metadata, its size
+ * query and its capturable variant.
+ * @{ */
 
 /** The outputs of cattn_compute_causal_conv1d_metadata_size. Since: 1.1
  * See docs/api/compute_causal_conv1d_metadata.md. */
@@ -1966,7 +2136,11 @@ inline causal_conv1d_metadata_size compute_causal_conv1d_metadata_size(
 /** The optional outputs of cattn_compute_causal_conv1d_metadata (absent = NULL). Since: 1.1
  * See docs/api/compute_causal_conv1d_metadata.md. */
 struct causal_conv1d_metadata_outputs {
+  ///@{
+  /** Programs per request [B]; each program's request and chunk [at least tot]; the padded
+   * launch arrays [capacity]: as cattn_causal_conv1d_metadata_args_t's fields. */
   index_view nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr;
+  ///@}
 };
 /** Launch metadata into the caller's outputs (host, or CUDA on `stream`, planned from the host
  * mirror); returns tot. Calls: cattn_compute_causal_conv1d_metadata. Allocates: nothing.
@@ -1994,8 +2168,11 @@ inline int64_t compute_causal_conv1d_metadata(index_cview query_start_loc_cpu, i
  * See docs/api/compute_causal_conv1d_metadata.md. */
 template <class Out = int64_t>
 struct causal_conv1d_metadata {
+  ///@{
+  /** nums [B], mlist and offsetlist [tot], batch_ptr and token_chunk_offset_ptr [capacity]. */
   std::vector<Out> nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr;
-  int64_t tot = 0;
+  ///@}
+  int64_t tot = 0; /**< programs in all */
 };
 /** One-call, from a host query_start_loc_cpu. Calls: the size query, then
  * cattn_compute_causal_conv1d_metadata. Allocates: the five vectors. Throws: error.
@@ -2021,7 +2198,11 @@ causal_conv1d_metadata<Out> compute_causal_conv1d_metadata(index_cview query_sta
 /** The outputs of cattn_compute_causal_conv1d_metadata_capturable (absent = NULL). Since: 1.1
  * See docs/api/compute_causal_conv1d_metadata.md. */
 struct causal_conv1d_metadata_capturable_outputs {
+  ///@{
+  /** As cattn_causal_conv1d_metadata_capturable_args_t's fields of the same names (tot: the
+   * device tensor the program count is written to). */
   index_view nums, mlist, offsetlist, batch_ptr, token_chunk_offset_ptr, tot;
+  ///@}
 };
 /** Launch metadata computed on the device from the device query_start_loc, one kernel on
  * `stream`, replayable. Calls: cattn_compute_causal_conv1d_metadata_capturable. Allocates:
@@ -2046,23 +2227,33 @@ inline void compute_causal_conv1d_metadata_capturable(
   detail::check_call(cattn_compute_causal_conv1d_metadata_capturable(&a));
 }
 
+/** @} */
+
 /* ============================================================================================
  * Extend queries (extend_all_queries_by_1, generalised to N)
  * ========================================================================================== */
+/** @defgroup group_cpp_extend Extend queries
+ * @ingroup group_cpp
+ * Every query longer by n tokens: extend_all_queries_by_n (vLLM's extend_all_queries_by_1,
+ * generalised to N).
+ * @{ */
 
 /** A DCP group (size, rank, interleave); size 0 = not given. Since: 1.1
  * See docs/api/extend_all_queries_by_n.md. */
 struct dcp_group {
-  int64_t size = 0;
-  int64_t rank = 0;
-  int64_t interleave = 1;
+  int64_t size = 0;        /**< dcp_size; 0 = not given */
+  int64_t rank = 0;        /**< dcp_rank, in [0, size) */
+  int64_t interleave = 1;  /**< dcp_kv_cache_interleave_size, at least 1 */
 };
 /** The tensors cattn_extend_all_queries_by_n writes (set each one exactly as cattn.h says; any
  * may be the very view of its input). Since: 1.1
  * See docs/api/extend_all_queries_by_n.md. */
 struct extend_outputs {
+  ///@{
+  /** The out metadata's tensors of the same names (cattn_common_attn_metadata_t's fields). */
   index_view query_start_loc, query_start_loc_cpu, seq_lens, seq_lens_cpu,
       seq_lens_cpu_upper_bound, dcp_local_seq_lens, dcp_local_seq_lens_cpu, positions;
+  ///@}
 };
 /** Extends every request by n tokens into the caller's outputs (host, or CUDA on `stream`);
  * returns the new scalars. Calls: cattn_extend_all_queries_by_n. Allocates: nothing.
@@ -2102,9 +2293,12 @@ inline metadata_scalars extend_all_queries_by_n(const attn_metadata& metadata, i
  * See docs/api/extend_all_queries_by_n.md. */
 template <class Out = int64_t>
 struct extended_metadata {
+  ///@{
+  /** The extended batch's tensors of the same names; empty where the input has none. */
   std::vector<Out> query_start_loc, seq_lens, seq_lens_cpu_upper_bound, dcp_local_seq_lens,
       dcp_local_seq_lens_cpu, positions;
-  metadata_scalars scalars;
+  ///@}
+  metadata_scalars scalars; /**< the extended batch's scalars */
 };
 /** One-call, on host metadata: allocates the outputs cattn.h requires for the tensors the input
  * has (a tensor and its mirror share one vector), and positions of the extended batch when
@@ -2154,16 +2348,23 @@ extended_metadata<Out> extend_all_queries_by_n(const attn_metadata& metadata, in
   return r;
 }
 
+/** @} */
+
 /* ============================================================================================
  * KV-sharing fast-prefill metadata (make_kv_sharing_fast_prefill_common_attn_metadata)
  * ========================================================================================== */
+/** @defgroup group_cpp_fast_prefill KV-sharing fast-prefill metadata
+ * @ingroup group_cpp
+ * KV-sharing fast prefill's decode batch: make_kv_sharing_fast_prefill_common_attn_metadata.
+ * @{ */
 
 /** What cattn_make_kv_sharing_fast_prefill_common_attn_metadata reports besides its tensors.
  * Since: 1.1
  * See docs/api/make_kv_sharing_fast_prefill_common_attn_metadata.md. */
 struct fast_prefill_result {
+  /** The batch was returned as it is (vLLM's early return): nothing to drop. */
   bool passthrough = false;
-  metadata_scalars scalars;
+  metadata_scalars scalars; /**< the decode batch's scalars */
 };
 /** The decode-only metadata into the caller's query_start_loc (and optional host mirror and
  * decode_max_and_total, required on CUDA); host, or one kernel on `stream`. Calls:
@@ -2194,7 +2395,7 @@ inline fast_prefill_result make_kv_sharing_fast_prefill_common_attn_metadata(
  * See docs/api/make_kv_sharing_fast_prefill_common_attn_metadata.md. */
 template <class Out = int64_t>
 struct fast_prefill_metadata {
-  bool passthrough = false;
+  bool passthrough = false; /**< the metadata is the input's (vLLM's early return) */
   std::vector<Out> query_start_loc; /**< [num_reqs + 1] decode query_start_loc */
   metadata_scalars scalars;         /**< max_query_len, num_actual_tokens of the decode batch */
 };
@@ -2218,29 +2419,40 @@ fast_prefill_metadata<Out> make_kv_sharing_fast_prefill_common_attn_metadata(
   return r;
 }
 
+/** @} */
+
 /* ============================================================================================
  * Local-attention virtual batches (make_local_attention_virtual_batches)
  * ========================================================================================== */
+/** @defgroup group_cpp_local_attention Local-attention virtual batches
+ * @ingroup group_cpp
+ * Chunked local attention's virtual batches: make_local_attention_virtual_batches, the plan owner
+ * local_attention_plan, and the capturable variant.
+ * @{ */
 
 /** A plan's sizes: virtual batches V and pages per virtual batch P. Since: 1.1
  * See docs/api/make_local_attention_virtual_batches.md. */
 struct local_attention_plan_shape {
-  int64_t virtual_batches = 0;
-  int64_t pages = 0;
+  int64_t virtual_batches = 0; /**< V */
+  int64_t pages = 0;           /**< P: pages per virtual batch */
 };
 /** What cattn_make_local_attention_virtual_batches_size reports. Since: 1.1
  * See docs/api/make_local_attention_virtual_batches.md. */
 struct local_attention_size {
-  int64_t virtual_batches = 0;
-  int64_t pages = 0;
-  size_t plan_bytes = 0;
+  int64_t virtual_batches = 0; /**< V */
+  int64_t pages = 0;           /**< P: pages per virtual batch */
+  size_t plan_bytes = 0;       /**< the most host memory the plan takes */
 };
 /** The tensors cattn_local_attention_plan_fill writes: the four host mirrors and block table
  * are required, the device copies and seq_lens_cpu_upper_bound optional. Since: 1.1
  * See docs/api/make_local_attention_virtual_batches.md. */
 struct local_attention_outputs {
+  ///@{
+  /** The virtual batches' metadata tensors of the same names (cattn_common_attn_metadata_t's
+   * fields): [V + 1], [V], [V], [V, P], and the optional device copies and upper bound. */
   index_view query_start_loc_cpu, seq_lens_cpu, num_computed_tokens_cpu, block_table_tensor,
       query_start_loc, seq_lens, seq_lens_cpu_upper_bound;
+  ///@}
 };
 
 namespace detail {
@@ -2297,8 +2509,11 @@ class local_attention_plan {
     p.h_.reset(raw);
     return p;
   }
+  /** The C handle, still owned here; nullptr when this owner holds none. */
   cattn_local_attention_plan_t* get() const noexcept { return h_.get(); }
+  /** Gives up ownership: returns the C handle, which the caller then destroys. */
   cattn_local_attention_plan_t* release() noexcept { return h_.release(); }
+  /** Whether a plan is held. */
   explicit operator bool() const noexcept { return h_.get() != nullptr; }
   /** Calls: cattn_local_attention_plan_get_shape. Throws: error. */
   local_attention_plan_shape shape() const {
@@ -2367,7 +2582,7 @@ struct local_attention_virtual_batches {
   std::vector<Out> num_computed_tokens; /**< [V] */
   host_tensor<Out> block_table;     /**< [V, P] gathered */
   metadata_scalars scalars;         /**< num_reqs = V, max_query_len, max_seq_len, ... */
-  local_attention_plan plan;
+  local_attention_plan plan;        /**< the plan, to fill again for another block table */
 };
 /** One-call, from host query_start_loc_cpu [B + 1], seq_lens_cpu [B] and block_table [B, cols].
  * Calls: cattn_make_local_attention_virtual_batches, get_shape, cattn_local_attention_plan_fill.
@@ -2411,7 +2626,12 @@ local_attention_virtual_batches<Out> make_local_attention_virtual_batches(
  * Since: 1.1
  * See docs/api/make_local_attention_virtual_batches.md. */
 struct local_attention_capturable_outputs {
+  ///@{
+  /** As cattn_local_attention_capturable_args_t's fields of the same names: [capacity + 1],
+   * [capacity], [capacity] (optional), [capacity, C / block_size] (optional), and counts [3]
+   * (V, max_query_len, max_seq_len; optional). */
   index_view query_start_loc_out, seq_lens_out, num_computed_tokens_out, block_table_out, counts;
+  ///@}
 };
 /** Virtual batches computed on the device, one kernel on `stream`, replayable. Calls:
  * cattn_make_local_attention_virtual_batches_capturable. Allocates: nothing. Throws: error.
@@ -2439,9 +2659,15 @@ inline void make_local_attention_virtual_batches_capturable(
   detail::check_call(cattn_make_local_attention_virtual_batches_capturable(&a));
 }
 
+/** @} */
+
 /* ============================================================================================
  * Mamba block table (mamba_get_block_table_tensor)
  * ========================================================================================== */
+/** @defgroup group_cpp_mamba Mamba block table
+ * @ingroup group_cpp
+ * The block-table columns Mamba layers read: mamba_get_block_table_tensor.
+ * @{ */
 
 /** The Mamba block-table columns into `out` (host, or one kernel on `stream`). seq_lens may be
  * absent outside ALIGN. Calls: cattn_mamba_get_block_table_tensor. Allocates: nothing.
@@ -2483,35 +2709,42 @@ host_tensor<Out> mamba_get_block_table_tensor(index_cview block_table, index_cvi
   return out;
 }
 
+/** @} */
+
 /* ============================================================================================
  * Per-layer parameters (get_per_layer_parameters, infer_global_hyperparameters)
  * ========================================================================================== */
+/** @defgroup group_cpp_per_layer Per-layer parameters
+ * @ingroup group_cpp
+ * Attention hyperparameters per layer and for the model: get_per_layer_parameters,
+ * infer_global_hyperparameters.
+ * @{ */
 
 /** What vLLM reads from one attention layer's impl; nullopt is Python's None. Since: 1.1
  * See docs/api/get_per_layer_parameters.md. */
 struct attention_layer {
   std::optional<std::pair<int64_t, int64_t>> sliding_window; /**< (left, right) */
-  std::optional<double> logits_soft_cap;
-  double scale = 1.0;
-  bool has_sinks = false;
+  std::optional<double> logits_soft_cap;                      /**< impl.logits_soft_cap */
+  double scale = 1.0;                                         /**< impl.scale */
+  bool has_sinks = false;                                     /**< impl.sinks is not None */
 };
 /** vLLM's PerLayerParameters; a missing soft cap is nullopt (not equal to 0.0). Since: 1.1
  * See docs/api/get_per_layer_parameters.md. */
 struct per_layer_parameters {
-  int64_t window_left = -1;
-  std::optional<double> logits_soft_cap;
-  double sm_scale = 1.0;
-  bool has_sinks = false;
+  int64_t window_left = -1;              /**< -1 = no sliding window */
+  std::optional<double> logits_soft_cap; /**< nullopt = None */
+  double sm_scale = 1.0;                 /**< the layer's softmax scale */
+  bool has_sinks = false;                /**< the layer has attention sinks */
 };
 /** The global parameters and vLLM's two flags. Since: 1.1
  * See docs/api/get_per_layer_parameters.md. */
 struct global_hyperparameters {
-  int64_t window_left = -1;
-  std::optional<double> logits_soft_cap;
-  double sm_scale = 1.0;
-  bool has_sinks = false;
-  bool has_same_window_lefts = false;
-  bool has_same_all_params = false;
+  int64_t window_left = -1;              /**< the first layer's window_left */
+  std::optional<double> logits_soft_cap; /**< the first layer's logits_soft_cap */
+  double sm_scale = 1.0;                 /**< the first layer's sm_scale */
+  bool has_sinks = false;                /**< the first layer's has_sinks */
+  bool has_same_window_lefts = false;    /**< every layer's window_left equals the first's */
+  bool has_same_all_params = false;      /**< every layer equals the first in all four fields */
 };
 
 namespace detail {
@@ -2579,10 +2812,17 @@ inline global_hyperparameters infer_global_hyperparameters(
   return r;
 }
 
+/** @} */
+
 /* ============================================================================================
  * Step inputs (prepare_pos_seq_lens, gather_block_tables, compute_slot_mappings,
  * combine_sampled_and_draft_tokens, step_batch_check)
  * ========================================================================================== */
+/** @defgroup group_cpp_step_inputs Step inputs (1.2)
+ * @ingroup group_cpp
+ * A step's attention inputs from the scheduler's output: prepare_pos_seq_lens, gather_block_tables,
+ * compute_slot_mappings, combine_sampled_and_draft_tokens, step_batch_check.
+ * @{ */
 
 // The five calls take their arguments in the C struct's order, outputs in a struct where there
 // are several, the stream last. num_reqs, the live rows of a padded batch, is a [1] tensor (an
@@ -2739,12 +2979,18 @@ host_tensor<Out> gather_block_tables(index_cview idx_mapping, index_cview block_
  * Since: 1.2
  * See docs/api/step_inputs.md. */
 struct slot_mapping_params {
+  /** Which of vLLM's slot-mapping contracts (MRV2 or V1). */
   cattn_slot_mapping_contract_t contract =
       static_cast<cattn_slot_mapping_contract_t>(detail::slot_mappings_init.contract);
+  /** The group's block size, at least 1. */
   int64_t block_size = detail::slot_mappings_init.block_size;
+  /** Divides block_size; the block table's block unit. */
   int64_t kernel_block_size = detail::slot_mappings_init.kernel_block_size;
+  /** The DCP world, at least 1. */
   int64_t dcp_size = detail::slot_mappings_init.dcp_size;
+  /** This rank, in [0, dcp_size). */
   int64_t dcp_rank = detail::slot_mappings_init.dcp_rank;
+  /** At least 1; divides the contract's block. */
   int64_t dcp_kv_cache_interleave_size = detail::slot_mappings_init.dcp_kv_cache_interleave_size;
 };
 /** The KV-cache slot of every live token of one group into slot_mapping [T_cap] (int64; -1 past
@@ -2912,7 +3158,11 @@ struct step_check_inputs {
  * index (a row, or a token for slot mappings) and its group. Since: 1.2
  * See docs/api/step_inputs.md. */
 struct step_check_report {
+  ///@{
+  /** The defect's field (a CATTN_STEP_CHECK_* value), its index (a row, or a token for slot
+   * mappings) and its KV-cache group; all 0 when the batch keeps the contract. */
   int64_t field = CATTN_STEP_CHECK_OK, index = 0, group = 0;
+  ///@}
   /** Whether the batch keeps the padding contract ({0, 0, 0}). */
   bool ok() const noexcept { return field == CATTN_STEP_CHECK_OK && index == 0 && group == 0; }
 };
@@ -2951,11 +3201,19 @@ inline step_check_report step_batch_check(const step_check_inputs& batch) {
   return r;
 }
 
+/** @} */
+
 /* ============================================================================================
  * Speculative decoding (eagle_step_update_slot_mapping_and_metadata,
  * eagle_prepare_inputs_padded, eagle_prepare_next_token_padded, compute_new_slot_mapping,
  * copy_and_expand_eagle_inputs, update_num_computed_tokens_for_batch_change)
  * ========================================================================================== */
+/** @defgroup group_cpp_spec_decode Speculative decoding (1.2)
+ * @ingroup group_cpp
+ * EAGLE's per-step metadata: eagle_step_update_slot_mapping_and_metadata,
+ * eagle_prepare_inputs_padded, eagle_prepare_next_token_padded, compute_new_slot_mapping,
+ * copy_and_expand_eagle_inputs, update_num_computed_tokens_for_batch_change.
+ * @{ */
 
 // The six calls take their arguments in the C struct's order: the scalars first (in a params
 // struct where there are several), outputs in a struct where there are several, the stream last.
@@ -3364,16 +3622,26 @@ inline void update_num_computed_tokens_for_batch_change(index_view num_computed_
   detail::check_call(cattn_update_num_computed_tokens_for_batch_change(&a));
 }
 
+/** @} */
+
 /* ============================================================================================
  * Step plan: a whole step's metadata in one launch
  * ========================================================================================== */
+/** @defgroup group_cpp_step_plan Step plan
+ * @ingroup group_cpp
+ * A whole step's metadata in one launch: step_plan, the owner of a cattn_step_plan_t, with
+ * step_batch and step_outputs.
+ * @{ */
 
 /** A step's batch (cattn_step_batch_t), device tensors; absent = NULL. Since: 1.1; the fields
  * from num_reqs on Since: 1.2.
  * See docs/api/step_plan.md. */
 struct step_batch {
+  ///@{
+  /** The 1.1 inputs: cattn_step_batch_t's fields of the same names. */
   index_cview query_start_loc, seq_lens, block_table, cu_num_tokens, logits_indices,
       num_logits_indices;
+  ///@}
   /* 1.2: the step inputs (CATTN_STEP_INPUTS to CATTN_STEP_SPLIT). */
   index_cview num_reqs;             /**< [1] live rows; absent: B */
   index_cview num_scheduled_tokens; /**< [B] (CATTN_STEP_INPUTS: B is its length) */
@@ -3389,33 +3657,62 @@ struct step_batch {
   any_cview discard_request_mask;    /**< [B] flags; absent: none */
   index_cview backup_next_token_ids; /**< [B] */
   index_cview cu_num_draft_tokens;   /**< [B] inclusive */
-  index_cview target_token_ids, target_positions;  /**< [T], [T'] */
-  index_cview prev_positions, num_accepted_tokens;  /**< [n] (BATCH_CHANGE) */
-  index_cview valid_sampled_token_count, prev_num_draft_tokens;  /**< [n_prev] */
+  ///@{
+  /** [T] and [T'] (DRAFT_EXPAND). */
+  index_cview target_token_ids, target_positions;
+  ///@}
+  ///@{
+  /** [n] (BATCH_CHANGE): each row's previous row (negative = new), its accepted tokens. */
+  index_cview prev_positions, num_accepted_tokens;
+  ///@}
+  ///@{
+  /** [n_prev] (BATCH_CHANGE). */
+  index_cview valid_sampled_token_count, prev_num_draft_tokens;
+  ///@}
   index_cview cpu_num_computed_tokens;  /**< [n] */
 };
 /** Where a run writes (cattn_step_outputs_t); absent = NULL. Since: 1.1; the fields from
  * query_start_loc on Since: 1.2.
  * See docs/api/step_plan.md. */
 struct step_outputs {
+  ///@{
+  /** The 1.1 products and the counts: cattn_step_outputs_t's fields of the same names. */
   index_view dcp_local_seq_lens, pcp_query_restore_idx, mamba_block_table, conv1d_nums,
       conv1d_mlist, conv1d_offsetlist, conv1d_batch_ptr, conv1d_token_chunk_offset_ptr,
       local_query_start_loc, local_seq_lens, local_num_computed_tokens, local_block_table,
       decode_query_start_loc, extend_query_start_loc, extend_seq_lens, counts, counts_host;
+  ///@}
+  /** Device memory of cattn_step_plan_workspace_size bytes; may be nullptr when that is 0. */
   void* workspace = nullptr;
-  size_t workspace_bytes = 0;
+  size_t workspace_bytes = 0; /**< The size of workspace in bytes. */
   /* 1.2: the step inputs. */
+  ///@{
+  /** The step inputs (CATTN_STEP_INPUTS): cattn_step_outputs_t's fields of the same names. */
   index_view query_start_loc, seq_lens, positions, num_computed_tokens;
+  ///@}
   std::array<index_view, CATTN_MAX_KV_GROUPS> block_tables{};  /**< [B, W_g] per group */
   std::array<index_view, CATTN_MAX_KV_GROUPS> slot_mappings{}; /**< int64, per group */
+  ///@{
+  /** The logits indices and the token-to-request map (CATTN_STEP_LOGITS_INDICES,
+   * CATTN_STEP_TOKEN_TO_REQ): cattn_step_outputs_t's fields of the same names. */
   index_view logits_indices, cu_num_logits, expanded_idx_mapping, expanded_local_pos,
       token_to_req_indices;
+  ///@}
   /* 1.2: the drafter products. */
+  ///@{
+  /** The drafter products' outputs: cattn_step_outputs_t's fields of the same names. */
   index_view next_token_ids, valid_sampled_tokens_count, token_indices_to_sample,
       num_rejected_tokens, draft_input_ids, draft_positions;
-  any_view is_rejected_token_mask, is_masked_token_mask;  /**< flags */
+  ///@}
+  ///@{
+  /** One-byte flags per token (DRAFT_EXPAND); each may be absent. */
+  any_view is_rejected_token_mask, is_masked_token_mask;
+  ///@}
+  ///@{
+  /** The drafter products' outputs: cattn_step_outputs_t's fields of the same names. */
   index_view new_token_indices, hidden_state_mapping, draft_slot_mapping, draft_seq_lens,
       carried_num_computed_tokens, carried_num_accepted_tokens;
+  ///@}
 };
 
 /** A cattn_step_plan_desc_t set to CATTN_STEP_PLAN_DESC_INIT. Since: 1.1
@@ -3443,8 +3740,11 @@ class step_plan {
     p.h_.reset(raw);
     return p;
   }
+  /** The C handle, still owned here; nullptr when this owner holds none. */
   cattn_step_plan_t* get() const noexcept { return h_.get(); }
+  /** Gives up ownership: returns the C handle, which the caller then destroys. */
   cattn_step_plan_t* release() noexcept { return h_.release(); }
+  /** Whether a plan is held. */
   explicit operator bool() const noexcept { return h_.get() != nullptr; }
   /** The outputs' capacities. Calls: cattn_step_plan_get_shape. Throws: error. */
   cattn_step_plan_shape_t shape() const {
@@ -3571,14 +3871,22 @@ class step_plan {
   detail::unique_handle<detail::step_plan_traits> h_;
 };
 
+/** @} */
+
 /* ============================================================================================
  * Batch splitting and reordering
  * ========================================================================================== */
+/** @defgroup group_cpp_batch_split Batch splitting and reordering
+ * @ingroup group_cpp
+ * Where a batch's decodes, extends and prefills begin, and the order that makes each region
+ * contiguous: split_decodes_and_prefills and split_decodes_prefills_and_extends (each with a
+ * `_capturable` variant), split_prefill_chunks, reorder_batch_to_split_decodes_and_prefills.
+ * @{ */
 
 /** The knobs of split_decodes_and_prefills, at vLLM's defaults. Since: 1.1
  * See docs/api/split_decodes_and_prefills.md. */
 struct split_options {
-  int64_t decode_threshold = 1;
+  int64_t decode_threshold = 1;                /**< the longest query that is a decode */
   bool require_uniform = false;                /**< split_decodes_and_prefills only */
   bool treat_short_extends_as_decodes = true;  /**< split_decodes_and_prefills only */
   /** T, padding included; by default the library derives it: `query_start_loc[B]`. */
@@ -3589,7 +3897,10 @@ struct split_options {
 /** The four counts of cattn_split_decodes_and_prefills. Since: 1.1
  * See docs/api/split_decodes_and_prefills.md. */
 struct decode_prefill_split {
+  ///@{
+  /** Leading decode requests, the prefill requests after them, and the tokens of each. */
   int64_t num_decodes = 0, num_prefills = 0, num_decode_tokens = 0, num_prefill_tokens = 0;
+  ///@}
 };
 /** Splits an ordered host batch (num_reqs = the length of query_start_loc_cpu - 1);
  * is_prefilling_cpu holds one byte per request. Calls: cattn_split_decodes_and_prefills. Throws: error.
@@ -3645,8 +3956,11 @@ inline void split_decodes_and_prefills_capturable(index_cview query_start_loc, i
 /** The six counts of cattn_split_decodes_prefills_and_extends. Since: 1.1
  * See docs/api/split_decodes_and_prefills.md. */
 struct decode_extend_prefill_split {
+  ///@{
+  /** The requests of each region (decodes, then extends, then prefills) and their tokens. */
   int64_t num_decodes = 0, num_extends = 0, num_prefills = 0, num_decode_tokens = 0,
           num_extend_tokens = 0, num_prefill_tokens = 0;
+  ///@}
 };
 /** Splits an ordered host batch into decodes, extends and prefills. Calls:
  * cattn_split_decodes_prefills_and_extends. Throws: error. Since: 1.1
@@ -3726,9 +4040,13 @@ inline std::vector<std::pair<int64_t, int64_t>> split_prefill_chunks(index_cview
  * Since: 1.1
  * See docs/api/reorder_batch_to_split_decodes_and_prefills.md. */
 struct reorder_counts {
-  bool changed = false;
+  bool changed = false; /**< whether any request moves */
+  ///@{
+  /** The swaps written, and the requests of each region (decode, short extend, long extend,
+   * prefill) in the new order. */
   int64_t num_swaps = 0, num_decodes = 0, num_short_extends = 0, num_long_extends = 0,
           num_prefills = 0;
+  ///@}
 };
 /** Plans vLLM's reorder into index_map [B] (and swaps [>= B - 1, 2], optional). Calls:
  * cattn_reorder_batch_to_split_decodes_and_prefills. Allocates: nothing. Throws: error.
@@ -3762,10 +4080,13 @@ inline reorder_counts reorder_batch_to_split_decodes_and_prefills(
  * See docs/api/split_decodes_and_prefills.md. */
 template <class Out = int64_t>
 struct batch_reorder {
-  bool changed = false;
-  std::vector<Out> index_map;
-  std::vector<std::pair<int64_t, int64_t>> swaps;
+  bool changed = false;                           /**< whether any request moves */
+  std::vector<Out> index_map;                     /**< [B] old position of each new one */
+  std::vector<std::pair<int64_t, int64_t>> swaps; /**< vLLM's swap_states calls, in order */
+  ///@{
+  /** The requests of each region (decode, short extend, long extend, prefill). */
   int64_t num_decodes = 0, num_short_extends = 0, num_long_extends = 0, num_prefills = 0;
+  ///@}
 };
 /** One-call, on host per-request counts. Calls:
  * cattn_reorder_batch_to_split_decodes_and_prefills. Allocates: the results. Throws: error.
@@ -3794,10 +4115,17 @@ batch_reorder<Out> reorder_batch_to_split_decodes_and_prefills(index_cview num_s
   return r;
 }
 
+/** @} */
+
 /* ============================================================================================
  * Per-request metadata helpers (naive_query_lens, compute_num_computed_tokens,
  * token_to_req_indices, unpadded)
  * ========================================================================================== */
+/** @defgroup group_cpp_per_request Per-request metadata helpers
+ * @ingroup group_cpp
+ * Per-request and per-token values of one batch: naive_query_lens, compute_num_computed_tokens,
+ * token_to_req_indices, unpadded.
+ * @{ */
 
 /** Query lengths into out [B] (host, or one kernel on `stream`). Calls: cattn_naive_query_lens.
  * Throws: error. Since: 1.1
@@ -3929,10 +4257,17 @@ inline attn_metadata unpadded(const attn_metadata& metadata, int64_t num_actual_
   return r;
 }
 
+/** @} */
+
 /* ============================================================================================
  * Other helpers of vLLM's newest attention utils (max_local_attention_virtual_batches,
  * compute_mm_prefix_range_tensor, fill_mm_prefix_query_ranges, log2_lse_to_ln)
  * ========================================================================================== */
+/** @defgroup group_cpp_other Other helpers
+ * @ingroup group_cpp
+ * The rest of vLLM's newest attention utils: max_local_attention_virtual_batches,
+ * compute_mm_prefix_range_tensor, fill_mm_prefix_query_ranges, log2_lse_to_ln.
+ * @{ */
 
 /** The two bounds of cattn_max_local_attention_virtual_batches. Since: 1.1
  * See docs/api/max_local_attention_virtual_batches.md. */
@@ -3956,8 +4291,8 @@ inline local_attention_virtual_batch_bounds max_local_attention_virtual_batches(
 /** What cattn_compute_mm_prefix_range_tensor reports. Since: 1.1
  * See docs/api/compute_mm_prefix_range_tensor.md. */
 struct mm_prefix_range_shape {
-  int64_t max_ranges = 0;
-  bool is_none = false;
+  int64_t max_ranges = 0; /**< ranges per request after padding, 0 for None */
+  bool is_none = false;   /**< vLLM returns None (out not written) */
 };
 /** The padded range tensor into out [num_seqs, max_ranges, 2] (absent: the size query); host
  * only. range_offsets absent (and ranges) is vLLM's None. Calls:
@@ -3988,7 +4323,8 @@ std::optional<host_tensor<Out>> compute_mm_prefix_range_tensor(index_cview range
 }
 /** One-call, from each request's list of (start, end) ranges (vLLM's dict in request order);
  * no request at all is None. Calls: as above. Allocates: the CSR form and the result.
- * Throws: error. Since: 1.1 */
+ * Throws: error. Since: 1.1
+ * See docs/api/compute_mm_prefix_range_tensor.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 std::optional<host_tensor<Out>> compute_mm_prefix_range_tensor(
     const std::vector<std::vector<std::pair<int64_t, int64_t>>>& ranges_per_request) {
@@ -4085,6 +4421,8 @@ std::vector<T> log2_lse_to_ln(const std::vector<T, A>& lse,
   log2_lse_to_ln(lse, out, half_rounding);
   return out;
 }
+
+/** @} */
 
 }  // namespace cattn
 

@@ -7,7 +7,7 @@
 # Prints the warnings, their count and the number of generated pages, and exits non-zero on any
 # warning (an undocumented public name, a broken reference, a declaration outside the header's
 # sections, a call without its docs page or a page without its calls' entries) or when no page
-# was generated.
+# was generated. scripts/test.sh runs it twice: as it is and with CATTN_DOCS_HPP=1.
 #   CATTN_DOCS_HEADER=<path>  document this header instead of include/cattn.h (a draft, say)
 #   CATTN_DOCS_HPP=1          also document include/cattn.hpp
 # Needs Doxygen >= 1.9.0 (FAIL_ON_WARNINGS); Debian bookworm has 1.9.4, which

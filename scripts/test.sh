@@ -3,7 +3,8 @@
 # The README's test command: builds and runs every test - the C/C++ suites (CUDA build, whose GPU
 # tests skip without a GPU, and the CPU-only build), packaging (Debian packages, out-of-tree
 # consumers, ABI gate), the Rust and Go bindings, the HTML reference (Doxygen, no warning
-# allowed), and the hardening suites (sanitizers, fuzzing).
+# allowed; once for cattn.h, once with cattn.hpp), and the hardening suites (sanitizers,
+# fuzzing).
 # Installs what it needs first. Every stage runs even when an earlier one fails; the script ends
 # with one line per stage (its pass/fail/skip counts) and exits non-zero when any stage failed
 # or ran no test. Logs: build-logs/<stage>.log.
@@ -93,6 +94,7 @@ stage "packaging" packaging_counts bash scripts/test_packaging.sh
 stage "Rust bindings" cargo_counts env CATTN_LIB_DIR=build-cpu bash scripts/test_rust.sh
 stage "Go bindings" go_counts env CATTN_LIB_DIR=build-cpu bash scripts/test_go.sh
 stage "docs (Doxygen reference)" docs_counts bash scripts/docs.sh
+stage "docs (reference with cattn.hpp)" docs_counts env CATTN_DOCS_HPP=1 bash scripts/docs.sh
 stage "hardening: sanitizers and fuzzing" hardening_counts bash scripts/test_hardening.sh
 
 echo
