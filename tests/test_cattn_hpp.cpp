@@ -1358,6 +1358,42 @@ TEST(cattn_hpp_types, StepInputArgumentsAreIndexTensors) {
   EXPECT_TRUE(cattn::step_check_report().ok());
 }
 
+TEST(cattn_hpp_helpers, StepInputsSize) {
+  using namespace step_case;
+  // From the scheduled counts: rows 0 to 2 live, 1 + 3 + 2 tokens, 1 + 3 + 1 logits.
+  const cattn::step_inputs_totals s = cattn::step_inputs_size(1, scheduled, {}, num_reqs, drafts);
+  EXPECT_EQ(s.num_tokens, 6);
+  EXPECT_EQ(s.num_logits, 5);
+  // From query_start_loc, every row live, no new sampled token: the same count as the C call.
+  const cattn::step_inputs_totals q = cattn::step_inputs_size(0, {}, qsl, {}, drafts);
+  HostTensor tq = HostTensor::of(qsl, i64()), td = HostTensor::of(as_i64(drafts), i32());
+  cattn_step_inputs_size_args_t a = CATTN_STEP_INPUTS_SIZE_ARGS_INIT;
+  a.num_new_sampled_tokens = 0;
+  a.query_start_loc = tq.dl();
+  a.num_draft_tokens = td.dl();
+  ASSERT_CATTN_OK(cattn_step_inputs_size(&a));
+  EXPECT_EQ(q.num_tokens, a.num_tokens);
+  EXPECT_EQ(q.num_logits, a.num_logits);
+  EXPECT_EQ(q.num_tokens, 6);
+  EXPECT_EQ(q.num_logits, 7);
+  // Refusals are named in C++ terms: the wrapper's, or a one-call helper's that sized with it.
+  const auto both = thrown_by([&] { (void)cattn::step_inputs_size(1, scheduled, qsl); });
+  EXPECT_EQ(both.status(), CATTN_INVALID_ARGUMENT);
+  const std::string both_message = both.message();
+  EXPECT_EQ(both_message.rfind("cattn::step_inputs_size: num_scheduled_tokens ", 0), 0u)
+      << both_message;
+  EXPECT_EQ(std::string(both.c_message()).rfind("cattn_step_inputs_size: ", 0), 0u);
+  const std::vector<int32_t> negative{0, -1, 0, 0};
+  const auto e = thrown_by(
+      [&] { (void)cattn::combine_sampled_and_draft_tokens(qsl, negative, idx, 3); });
+  EXPECT_EQ(e.status(), CATTN_INVALID_ARGUMENT);
+  const std::string message = e.message();
+  EXPECT_EQ(message.rfind("cattn::combine_sampled_and_draft_tokens: num_draft_tokens is negative",
+                          0),
+            0u)
+      << message;
+}
+
 TEST(cattn_hpp_helpers, PreparePosSeqLens) {
   using namespace step_case;
   // The C call on independent HostTensors.
