@@ -798,6 +798,48 @@ pub(crate) const NAMES: &[CallNames] = &[
             ("args->idx_mapping", "idx_mapping"),
         ],
     },
+    // step_inputs_size(args: &StepInputsSizeArgs); the step-input helpers that size their
+    // results with it report its refusals in their own names.
+    CallNames {
+        rust: "step_inputs_size",
+        c: "cattn_step_inputs_size",
+        args: &[
+            (
+                "args->num_new_sampled_tokens",
+                "args.num_new_sampled_tokens",
+            ),
+            ("args->num_scheduled_tokens", "args.num_scheduled_tokens"),
+            ("args->query_start_loc", "args.query_start_loc"),
+            ("args->num_reqs", "args.num_reqs"),
+            ("args->num_draft_tokens", "args.num_draft_tokens"),
+        ],
+    },
+    CallNames {
+        rust: "prepare_pos_seq_lens_host",
+        c: "cattn_step_inputs_size",
+        args: &[
+            ("args->num_scheduled_tokens", "num_scheduled_tokens"),
+            ("args->num_reqs", "num_reqs"),
+        ],
+    },
+    CallNames {
+        rust: "compute_slot_mappings_host",
+        c: "cattn_step_inputs_size",
+        args: &[
+            ("args->query_start_loc", "query_start_loc"),
+            ("args->num_reqs", "num_reqs"),
+        ],
+    },
+    CallNames {
+        rust: "combine_sampled_and_draft_tokens_host",
+        c: "cattn_step_inputs_size",
+        args: &[
+            ("args->num_new_sampled_tokens", "num_new_sampled_tokens"),
+            ("args->query_start_loc", "query_start_loc"),
+            ("args->num_reqs", "num_reqs"),
+            ("args->num_draft_tokens", "num_draft_tokens"),
+        ],
+    },
     // step_batch_check(args: &StepBatchCheckArgs, status), step_batch_check_host(args)
     CallNames {
         rust: "step_batch_check",
@@ -1354,6 +1396,7 @@ mod tests {
             include_str!("compute_slot_mappings.rs"),
             include_str!("combine_sampled_and_draft_tokens.rs"),
             include_str!("step_batch_check.rs"),
+            include_str!("step_inputs_size.rs"),
             include_str!("eagle_step_update_slot_mapping_and_metadata.rs"),
             include_str!("eagle_prepare_inputs_padded.rs"),
             include_str!("eagle_prepare_next_token_padded.rs"),

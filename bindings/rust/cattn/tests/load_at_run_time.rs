@@ -46,6 +46,14 @@ fn everything_runs_through_a_loaded_library() {
         .prepare_pos_seq_lens_host(&[3i32, 1, 4], &[2, 0, 9], &[5, 0, 7], Some(2))
         .unwrap();
     assert_eq!(inputs.positions, [7, 8, 9, 5]);
+    let sched = [3i32, 1, 4];
+    let sizes = api
+        .step_inputs_size(&StepInputsSizeArgs {
+            num_scheduled_tokens: Some(TensorRef::from_slice(&sched)),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!((sizes.num_tokens, sizes.num_logits), (8, 3));
     let params = SlotMappingParams {
         block_size: 4,
         kernel_block_size: 4,

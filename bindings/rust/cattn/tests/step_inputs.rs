@@ -227,6 +227,79 @@ fn kbs4() -> SlotMappingParams {
     }
 }
 
+/// The size query counts what the calls write: from the scheduled counts or a
+/// query_start_loc, with the calls' refusals, named in Rust terms (its own, or a helper's that
+/// sized with it).
+#[test]
+fn step_inputs_size_counts_the_live_rows() {
+    for (dtype, step) in layouts() {
+        let sched = HostInts::of(&[3, 1, 4, 9], dtype, step);
+        let drafts = HostInts::of(&[2, 0, 3, 7], dtype, step);
+        let live = HostInts::of(&[3], dtype, 1);
+        let n = step_inputs_size(&StepInputsSizeArgs {
+            num_scheduled_tokens: Some(sched.view()),
+            num_reqs: Some(live.view()),
+            num_draft_tokens: Some(drafts.view()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            n,
+            StepInputsSize {
+                num_tokens: 8,
+                num_logits: 8
+            },
+            "{dtype:?} step {step}"
+        );
+        let qsl = HostInts::of(&[0, 3, 4, 8, 17], dtype, step);
+        let n = step_inputs_size(&StepInputsSizeArgs {
+            num_new_sampled_tokens: Some(0),
+            query_start_loc: Some(qsl.view()),
+            num_draft_tokens: Some(drafts.view()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            (n.num_tokens, n.num_logits),
+            (17, 12),
+            "{dtype:?} step {step}"
+        );
+    }
+    let qsl = [0i64, 3, 4];
+    let big = [3i64];
+    let e = step_inputs_size(&StepInputsSizeArgs {
+        query_start_loc: Some(TensorRef::from_slice(&qsl)),
+        num_reqs: Some(TensorRef::from_slice(&big)),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert_eq!(e.status(), Status::InvalidArgument);
+    assert!(
+        e.message()
+            .starts_with("cattn::step_inputs_size: args.num_reqs is out of range"),
+        "{e}"
+    );
+    assert!(
+        e.c_message()
+            .starts_with("cattn_step_inputs_size: args->num_reqs "),
+        "{e:?}"
+    );
+    let e = step_inputs_size(&StepInputsSizeArgs::default()).unwrap_err();
+    assert!(
+        e.message()
+            .starts_with("cattn::step_inputs_size: args.num_scheduled_tokens is NULL"),
+        "{e}"
+    );
+    let e =
+        combine_sampled_and_draft_tokens_host(&qsl, Some(&[0, -1]), None, None, None).unwrap_err();
+    assert!(
+        e.message().starts_with(
+            "cattn::combine_sampled_and_draft_tokens_host: num_draft_tokens is negative"
+        ),
+        "{e}"
+    );
+}
+
 #[test]
 fn compute_slot_mappings_mrv2_and_v1() {
     for (dtype, step) in layouts() {
@@ -258,12 +331,13 @@ fn compute_slot_mappings_mrv2_and_v1() {
             "{dtype:?} step {step}"
         );
     }
+    // The helper returns the live tokens' slots only (the total step_inputs_size counts).
     let table = [[1i32, 2, 3, 4], [5, 6, 7, 8], [10, 11, 12, 13]];
     let qsl = QSL.map(|v| v as i32);
     let pos = POS.map(|v| v as i32);
     assert_eq!(
         compute_slot_mappings_host(&kbs4(), &qsl, &pos, Some(&[2, 0, 9]), &table, Some(2)).unwrap(),
-        [47, 48, 49, 9, -1, -1]
+        [47, 48, 49, 9]
     );
     // Two DCP ranks, interleave 1, rank 1: positions split into blocks of 4 * 2 tokens; in a
     // block, offset `off` belongs to rank off % 2 at local offset off / 2. Position 7: block 0,
@@ -277,7 +351,7 @@ fn compute_slot_mappings_mrv2_and_v1() {
     };
     assert_eq!(
         compute_slot_mappings_host(&dcp, &qsl, &pos, Some(&[2, 0, 9]), &table, Some(2)).unwrap(),
-        [43, -1, 44, 6, -1, -1]
+        [43, -1, 44, 6]
     );
     // v1: the table's rows are the batch's (the rows gathered above), no idx_mapping.
     let v1 = SlotMappingParams {
@@ -287,7 +361,7 @@ fn compute_slot_mappings_mrv2_and_v1() {
     let batch_table = [[10i32, 11, 12, 13], [1, 2, 3, 4], [0, 0, 0, 0]];
     assert_eq!(
         compute_slot_mappings_host(&v1, &qsl, &pos, None, &batch_table, Some(2)).unwrap(),
-        [47, 48, 49, 9, -1, -1]
+        [47, 48, 49, 9]
     );
 }
 
