@@ -45,6 +45,8 @@
  *     outputs in host memory and returns them (std::vector, host_tensor or a small struct),
  *     making the C size query first where there is one. Index outputs are int64_t unless the
  *     template argument names another index type: get_pcp_query_restore_idx<int32_t>(cu).
+ *     Their parameters come in the order of the C args struct's fields, as the Rust and Go
+ *     helpers' do (scripts/check_helper_order.py).
  *  7. Lifetime. Views borrow: the memory must outlive the call (and, for CUDA work, the work).
  *     Nothing here keeps a view after returning, except the views inside an attn_metadata that
  *     the caller holds and unpadded() returns.
@@ -238,8 +240,8 @@ inline constexpr arg_name arg_names[] = {
     {"cattn_compute_causal_conv1d_metadata_capturable", "args->token_chunk_offset_ptr",
      "out.token_chunk_offset_ptr"},
     {"cattn_compute_causal_conv1d_metadata_capturable", "args->tot", "out.tot"},
-    // mamba_get_block_table_tensor(block_table, seq_lens, mode, block_size,
-    // num_speculative_blocks, out, stream)
+    // mamba_get_block_table_tensor(block_table, seq_lens, block_size, num_speculative_blocks,
+    // mode, out, stream)
     {"cattn_mamba_get_block_table_tensor", "args->block_table", "block_table"},
     {"cattn_mamba_get_block_table_tensor", "args->seq_lens", "seq_lens"},
     {"cattn_mamba_get_block_table_tensor", "args->block_size", "block_size"},
@@ -2384,14 +2386,16 @@ struct local_attention_virtual_batches {
   metadata_scalars scalars;         /**< num_reqs = V, max_query_len, max_seq_len, ... */
   local_attention_plan plan;
 };
-/** One-call, from host query_start_loc_cpu [B + 1], seq_lens_cpu [B] and block_table [B, cols].
- * Calls: cattn_make_local_attention_virtual_batches, get_shape, cattn_local_attention_plan_fill.
- * Allocates: the plan and the results. Throws: error. Since: 1.1
+/** One-call, from host query_start_loc_cpu [B + 1], seq_lens_cpu [B] and block_table [B, cols],
+ * the parameters in cattn_local_attention_args_t's order (the sizes, then the metadata's
+ * tensors). Calls: cattn_make_local_attention_virtual_batches, get_shape,
+ * cattn_local_attention_plan_fill. Allocates: the plan and the results. Throws: error.
+ * Since: 1.1
  * See docs/api/make_local_attention_virtual_batches.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 local_attention_virtual_batches<Out> make_local_attention_virtual_batches(
-    index_cview query_start_loc_cpu, index_cview seq_lens_cpu, index_cview block_table,
-    int64_t attn_chunk_size, int64_t block_size) {
+    int64_t attn_chunk_size, int64_t block_size, index_cview query_start_loc_cpu,
+    index_cview seq_lens_cpu, index_cview block_table) {
   const char* fn = "cattn::make_local_attention_virtual_batches";
   detail::require_host(query_start_loc_cpu, fn, "query_start_loc_cpu");
   attn_metadata md;
@@ -2458,13 +2462,13 @@ inline void make_local_attention_virtual_batches_capturable(
  * Mamba block table (mamba_get_block_table_tensor)
  * ========================================================================================== */
 
-/** The Mamba block-table columns into `out` (host, or one kernel on `stream`). seq_lens may be
- * absent outside ALIGN. Calls: cattn_mamba_get_block_table_tensor. Allocates: nothing.
- * Throws: error. Since: 1.1
+/** The Mamba block-table columns into `out` (host, or one kernel on `stream`), the parameters
+ * in cattn_mamba_block_table_args_t's order. seq_lens may be absent outside ALIGN. Calls:
+ * cattn_mamba_get_block_table_tensor. Allocates: nothing. Throws: error. Since: 1.1
  * See docs/api/mamba_get_block_table_tensor.md. */
 inline void mamba_get_block_table_tensor(index_cview block_table, index_cview seq_lens,
-                                         cattn_mamba_cache_mode_t mode, int64_t block_size,
-                                         int64_t num_speculative_blocks, index_view out,
+                                         int64_t block_size, int64_t num_speculative_blocks,
+                                         cattn_mamba_cache_mode_t mode, index_view out,
                                          stream_ref stream = {}) {
   detail::tensor_arg b(block_table), s(seq_lens), o(out);
   cattn_mamba_block_table_args_t a = CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT;
@@ -2478,14 +2482,14 @@ inline void mamba_get_block_table_tensor(index_cview block_table, index_cview se
   detail::check_call(cattn_mamba_get_block_table_tensor(&a));
 }
 /** One-call, on a host block_table [B, M]: [B, 1 + num_speculative_blocks] for ALIGN, a copy
- * [B, M] otherwise. Calls: cattn_mamba_get_block_table_tensor. Allocates: the result.
- * Throws: error (a block_table that is not 2-D: this layer's). Since: 1.1
+ * [B, M] otherwise (where block_size and num_speculative_blocks are unused: pass 0). Calls:
+ * cattn_mamba_get_block_table_tensor. Allocates: the result. Throws: error (a block_table that
+ * is not 2-D: this layer's). Since: 1.1
  * See docs/api/mamba_get_block_table_tensor.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 host_tensor<Out> mamba_get_block_table_tensor(index_cview block_table, index_cview seq_lens,
-                                              cattn_mamba_cache_mode_t mode,
-                                              int64_t block_size = 0,
-                                              int64_t num_speculative_blocks = 0) {
+                                              int64_t block_size, int64_t num_speculative_blocks,
+                                              cattn_mamba_cache_mode_t mode) {
   if (block_table.ndim() != 2)
     detail::fail("cattn::mamba_get_block_table_tensor: block_table is not 2-D (got " +
                  std::to_string(block_table.ndim()) + " dimensions)");
@@ -2493,7 +2497,7 @@ host_tensor<Out> mamba_get_block_table_tensor(index_cview block_table, index_cvi
                            ? 1 + std::max<int64_t>(num_speculative_blocks, 0)
                            : block_table.shape(1);
   host_tensor<Out> out({block_table.shape(0), cols});
-  mamba_get_block_table_tensor(block_table, seq_lens, mode, block_size, num_speculative_blocks,
+  mamba_get_block_table_tensor(block_table, seq_lens, block_size, num_speculative_blocks, mode,
                                out);
   return out;
 }
@@ -2601,8 +2605,9 @@ inline global_hyperparameters infer_global_hyperparameters(
 
 // The five calls take their arguments in the C struct's order, outputs in a struct where there
 // are several, the stream last. num_reqs, the live rows of a padded batch, is a [1] tensor (an
-// absent view: every row is live). The one-call helpers take host inputs, num_reqs as a number
-// (std::nullopt: every row is live), and return outputs sized to the live batch by
+// absent view: every row is live). The one-call helpers take host inputs in the C struct's
+// order too (as the Rust and Go helpers do: scripts/check_helper_order.py), num_reqs as a
+// number (std::nullopt: every row is live), and return outputs sized to the live batch by
 // step_inputs_size, the library's count.
 
 namespace detail {
@@ -2768,14 +2773,14 @@ inline void gather_block_tables(index_cview idx_mapping, index_cview num_reqs,
   detail::check_call(cattn_gather_block_tables(&a));
 }
 /** One-call, on a host block_table [R, W]: the batch's table [B, W], B = idx_mapping's length,
- * starting from zeros (so a live row's entries past its num_blocks are 0). Calls:
+ * starting from zeros (so a live row's entries past its num_blocks are 0); num_reqs follows
+ * idx_mapping, as in the C struct (std::nullopt: every row is live). Calls:
  * cattn_gather_block_tables. Allocates: the result. Throws: error (a block_table that is not
  * 2-D: this layer's). Since: 1.2
  * See docs/api/step_inputs.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
-host_tensor<Out> gather_block_tables(index_cview idx_mapping, index_cview block_table,
-                                     index_cview num_blocks = {},
-                                     std::optional<int64_t> num_reqs = std::nullopt) {
+host_tensor<Out> gather_block_tables(index_cview idx_mapping, std::optional<int64_t> num_reqs,
+                                     index_cview block_table, index_cview num_blocks = {}) {
   if (block_table.ndim() != 2)
     detail::fail("cattn::gather_block_tables: block_table is not 2-D (got " +
                  std::to_string(block_table.ndim()) + " dimensions)");
@@ -2832,9 +2837,9 @@ inline void compute_slot_mappings(const slot_mapping_params& params, index_cview
  * See docs/api/step_inputs.md. */
 inline std::vector<int64_t> compute_slot_mappings(const slot_mapping_params& params,
                                                   index_cview query_start_loc,
+                                                  std::optional<int64_t> num_reqs,
                                                   index_cview positions, index_cview idx_mapping,
-                                                  index_cview block_table,
-                                                  std::optional<int64_t> num_reqs = std::nullopt) {
+                                                  index_cview block_table) {
   const char* fn = "cattn::compute_slot_mappings";
   detail::require_host(query_start_loc, fn, "query_start_loc");
   const detail::live_rows live(num_reqs);
@@ -2920,16 +2925,19 @@ struct step_logits {
   std::vector<Out> expanded_local_pos;   /**< [L] */
 };
 /** One-call, on a host batch (no token combination): B = query_start_loc's length - 1, the
- * logit outputs as long as the total logits (step_inputs_size's num_logits). Calls:
+ * logit outputs as long as the total logits (step_inputs_size's num_logits).
+ * num_new_sampled_tokens comes first, as in the C struct (vLLM's and the C initialiser's value
+ * is 1). Calls:
  * cattn_step_inputs_size, cattn_combine_sampled_and_draft_tokens. Allocates: the results.
  * Throws: error (a query_start_loc or num_draft_tokens that is not host memory: this layer's).
  * Since: 1.2
  * See docs/api/step_inputs.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
-step_logits<Out> combine_sampled_and_draft_tokens(
-    index_cview query_start_loc, index_cview num_draft_tokens = {}, index_cview idx_mapping = {},
-    std::optional<int64_t> num_reqs = std::nullopt,
-    int64_t num_new_sampled_tokens = detail::combine_init.num_new_sampled_tokens) {
+step_logits<Out> combine_sampled_and_draft_tokens(int64_t num_new_sampled_tokens,
+                                                  index_cview query_start_loc,
+                                                  std::optional<int64_t> num_reqs = std::nullopt,
+                                                  index_cview num_draft_tokens = {},
+                                                  index_cview idx_mapping = {}) {
   const char* fn = "cattn::combine_sampled_and_draft_tokens";
   detail::require_host(query_start_loc, fn, "query_start_loc");
   detail::require_host(num_draft_tokens, fn, "num_draft_tokens");
