@@ -136,8 +136,8 @@ pub struct StepLogits<T> {
 /// as long as the total logits the library counts ([`crate::step_inputs_size()`]).
 ///
 /// ```
-/// let l = cattn::combine_sampled_and_draft_tokens_host(&[0i64, 3, 4, 4], Some(&[2, 0, 0]),
-///                                                      Some(&[5, 1, 0]), None, Some(2))?;
+/// let l = cattn::combine_sampled_and_draft_tokens_host(None, &[0i64, 3, 4, 4], Some(2),
+///                                                      Some(&[2, 0, 0]), Some(&[5, 1, 0]))?;
 /// assert_eq!(l.logits_indices, [0, 1, 2, 3]);
 /// assert_eq!(l.cu_num_logits, [0, 3, 4, 4]);
 /// assert_eq!(l.expanded_idx_mapping, [5, 5, 5, 1]);
@@ -145,18 +145,18 @@ pub struct StepLogits<T> {
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn combine_sampled_and_draft_tokens_host<T: IndexElement>(
+    num_new_sampled_tokens: Option<i64>,
     query_start_loc: &[T],
+    num_reqs: Option<i64>,
     num_draft_tokens: Option<&[T]>,
     idx_mapping: Option<&[T]>,
-    num_new_sampled_tokens: Option<i64>,
-    num_reqs: Option<i64>,
 ) -> Result<StepLogits<T>> {
     Api::linked()?.combine_sampled_and_draft_tokens_host(
+        num_new_sampled_tokens,
         query_start_loc,
+        num_reqs,
         num_draft_tokens,
         idx_mapping,
-        num_new_sampled_tokens,
-        num_reqs,
     )
 }
 
@@ -164,11 +164,11 @@ impl Api<'_> {
     /// [`combine_sampled_and_draft_tokens_host`] in this library.
     pub fn combine_sampled_and_draft_tokens_host<T: IndexElement>(
         self,
+        num_new_sampled_tokens: Option<i64>,
         query_start_loc: &[T],
+        num_reqs: Option<i64>,
         num_draft_tokens: Option<&[T]>,
         idx_mapping: Option<&[T]>,
-        num_new_sampled_tokens: Option<i64>,
-        num_reqs: Option<i64>,
     ) -> Result<StepLogits<T>> {
         const FUNCTION: &str = "combine_sampled_and_draft_tokens_host";
         let live = num_reqs.map(|n| [n]);

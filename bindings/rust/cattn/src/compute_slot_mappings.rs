@@ -210,26 +210,26 @@ pub fn compute_slot_mappings(
 /// use cattn::{compute_slot_mappings_host, SlotMappingParams};
 /// let params = SlotMappingParams { block_size: 4, kernel_block_size: 4, ..Default::default() };
 /// let table = vec![vec![9i64, 9], vec![7, 2]];
-/// let slots = compute_slot_mappings_host(&params, &[0, 4], &[3, 4, 5, 6, 0], Some(&[1]),
-///                                        &table, None)?;
+/// let slots = compute_slot_mappings_host(&params, &[0, 4], None, &[3, 4, 5, 6, 0], Some(&[1]),
+///                                        &table)?;
 /// assert_eq!(slots, [31, 8, 9, 10]);
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn compute_slot_mappings_host<T: IndexElement, R: AsRef<[T]>>(
     params: &SlotMappingParams,
     query_start_loc: &[T],
+    num_reqs: Option<i64>,
     positions: &[T],
     idx_mapping: Option<&[T]>,
     block_table: &[R],
-    num_reqs: Option<i64>,
 ) -> Result<Vec<i64>> {
     Api::linked()?.compute_slot_mappings_host(
         params,
         query_start_loc,
+        num_reqs,
         positions,
         idx_mapping,
         block_table,
-        num_reqs,
     )
 }
 
@@ -239,10 +239,10 @@ impl Api<'_> {
         self,
         params: &SlotMappingParams,
         query_start_loc: &[T],
+        num_reqs: Option<i64>,
         positions: &[T],
         idx_mapping: Option<&[T]>,
         block_table: &[R],
-        num_reqs: Option<i64>,
     ) -> Result<Vec<i64>> {
         const FUNCTION: &str = "compute_slot_mappings_host";
         let (table, cols) = flatten_rows(FUNCTION, "block_table", block_table)?;

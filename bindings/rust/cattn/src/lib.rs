@@ -54,7 +54,8 @@
 //!   [`update_num_computed_tokens_for_batch_change_host`]; the layout, per-layer and
 //!   bound utilities return owned values already). Their index and length slices are of one
 //!   [`IndexElement`] type, `i32` or `i64`, which the results keep; another element type does
-//!   not compile.
+//!   not compile. Their parameters come in the order of the C args struct's fields, as the C++
+//!   and Go helpers' do.
 //! - Calls go through the library's function table ([`Api`]): the linked library's for the
 //!   free functions, or one loaded at run time with [`dynamic::Library`]; the one-call helpers
 //!   are methods of [`Api`] too.
