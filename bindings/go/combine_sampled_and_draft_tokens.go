@@ -83,8 +83,8 @@ type StepLogits[T Index] struct {
 // logit slices are as long as the total logits StepInputsSize counts. Since 1.2.
 //
 // See docs/api/step_inputs.md.
-func CombineSampledAndDraftTokensHost[T Index](queryStartLoc, numDraftTokens, idxMapping []T,
-	numNewSampledTokens, numReqs *int64) (StepLogits[T], error) {
+func CombineSampledAndDraftTokensHost[T Index](numNewSampledTokens *int64, queryStartLoc []T,
+	numReqs *int64, numDraftTokens, idxMapping []T) (StepLogits[T], error) {
 	f := newFrame("cattn_combine_sampled_and_draft_tokens", "CombineSampledAndDraftTokensHost",
 		"args->num_new_sampled_tokens", "numNewSampledTokens", "args->query_start_loc",
 		"queryStartLoc", "args->num_reqs", "numReqs", "args->num_draft_tokens",

@@ -98,8 +98,8 @@ var slotMappingFields = [6]string{"args->query_start_loc", "args->num_reqs", "ar
 // with MRV2, batch rows with V1) and idxMapping ([B], MRV2 only; nil with V1). Since 1.2.
 //
 // See docs/api/step_inputs.md.
-func ComputeSlotMappingsHost[T Index](params SlotMappingParams, queryStartLoc, positions,
-	idxMapping []T, blockTable [][]T, numReqs *int64) ([]int64, error) {
+func ComputeSlotMappingsHost[T Index](params SlotMappingParams, queryStartLoc []T,
+	numReqs *int64, positions, idxMapping []T, blockTable [][]T) ([]int64, error) {
 	f := newFrame("cattn_compute_slot_mappings", "ComputeSlotMappingsHost",
 		"args->contract", "params.Contract", "args->block_size", "params.BlockSize",
 		"args->kernel_block_size", "params.KernelBlockSize", "args->dcp_size", "params.DCPSize",

@@ -47,7 +47,8 @@
 // EagleStepUpdateSlotMappingAndMetadataHost, EaglePrepareInputsPaddedHost,
 // EaglePrepareNextTokenPaddedHost, ComputeNewSlotMappingHost, CopyAndExpandEagleInputsHost and
 // UpdateNumComputedTokensForBatchChangeHost. Their index slices are []int32 or []int64
-// (Index), and their results have the type given; flags are []bool.
+// (Index), and their results have the type given; flags are []bool. Their parameters come in
+// the order of the C args struct's fields, as the C++ and Rust helpers' do.
 //
 // # Step inputs
 //

@@ -32,7 +32,7 @@ func TestStepInputsSize(t *testing.T) {
 		NumReqs: Int64Tensor([]int64{4})})
 	wantError(t, err, StatusInvalidArgument, "cattn.StepInputsSize: args.NumReqs is out of range")
 	// A Host helper reports the size query's refusal in its own name and terms.
-	_, err = CombineSampledAndDraftTokensHost(stepQSL, []int64{0, -1, 0}, nil, nil, nil)
+	_, err = CombineSampledAndDraftTokensHost(nil, stepQSL, nil, []int64{0, -1, 0}, nil)
 	wantError(t, err, StatusInvalidArgument,
 		"cattn.CombineSampledAndDraftTokensHost: numDraftTokens is negative")
 	_, err = PreparePosSeqLensHost(stepSched, stepIdx, stepNCT, Ptr[int64](4))
