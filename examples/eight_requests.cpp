@@ -19,7 +19,7 @@ int main() try {
   const auto dcp = cattn::get_dcp_local_seq_lens(seq_lens, 2, cattn::all_ranks);
   const auto conv = cattn::compute_causal_conv1d_metadata(query_start_loc);
   const auto local = cattn::make_local_attention_virtual_batches(
-      query_start_loc, seq_lens, cattn::tensor_view(block_table, {8, 9}), 8, 4);
+      8, 4, query_start_loc, seq_lens, cattn::tensor_view(block_table, {8, 9}));
 
   std::printf("libcattn %s\n", cattn::version_string());
   std::printf("pcp restore_idx  %s\n", to_string(restore).c_str());

@@ -45,6 +45,8 @@
  *     outputs in host memory and returns them (std::vector, host_tensor or a small struct),
  *     making the C size query first where there is one. Index outputs are int64_t unless the
  *     template argument names another index type: get_pcp_query_restore_idx<int32_t>(cu).
+ *     Their parameters come in the order of the C args struct's fields, as the Rust and Go
+ *     helpers' do (scripts/check_helper_order.py).
  *  7. Lifetime. Views borrow: the memory must outlive the call (and, for CUDA work, the work).
  *     Nothing here keeps a view after returning, except the views inside an attn_metadata that
  *     the caller holds and unpadded() returns.
@@ -249,8 +251,8 @@ inline constexpr arg_name arg_names[] = {
     {"cattn_compute_causal_conv1d_metadata_capturable", "args->token_chunk_offset_ptr",
      "out.token_chunk_offset_ptr"},
     {"cattn_compute_causal_conv1d_metadata_capturable", "args->tot", "out.tot"},
-    // mamba_get_block_table_tensor(block_table, seq_lens, mode, block_size,
-    // num_speculative_blocks, out, stream)
+    // mamba_get_block_table_tensor(block_table, seq_lens, block_size, num_speculative_blocks,
+    // mode, out, stream)
     {"cattn_mamba_get_block_table_tensor", "args->block_table", "block_table"},
     {"cattn_mamba_get_block_table_tensor", "args->seq_lens", "seq_lens"},
     {"cattn_mamba_get_block_table_tensor", "args->block_size", "block_size"},
@@ -459,6 +461,14 @@ inline constexpr arg_name arg_names[] = {
     {"cattn_step_batch_check", "args->block_tables", "batch.block_tables"},
     {"cattn_step_batch_check", "args->slot_mappings", "batch.slot_mappings"},
     {"cattn_step_batch_check", "args->status", "status"},
+    // step_inputs_size(num_new_sampled_tokens, num_scheduled_tokens, query_start_loc, num_reqs,
+    // num_draft_tokens); the one-call helpers that size with it report in their own names,
+    // whose parameters are named the same.
+    {"cattn_step_inputs_size", "args->num_new_sampled_tokens", "num_new_sampled_tokens"},
+    {"cattn_step_inputs_size", "args->num_scheduled_tokens", "num_scheduled_tokens"},
+    {"cattn_step_inputs_size", "args->query_start_loc", "query_start_loc"},
+    {"cattn_step_inputs_size", "args->num_reqs", "num_reqs"},
+    {"cattn_step_inputs_size", "args->num_draft_tokens", "num_draft_tokens"},
     // eagle_step_update_slot_mapping_and_metadata(params, positions, block_table, seq_lens, out,
     // stream)
     {"cattn_eagle_step_update_slot_mapping_and_metadata", "args->block_size",
@@ -586,8 +596,9 @@ inline bool same(const char* a, const char* b, size_t n_b) {
 
 /** The library's message in C++ terms (see cattn::error), or "" when arg_names does not name
  * its argument. The message's shape is fixed: "<C function>: <C path> <problem>...", the path
- * running to the first space. */
-inline std::string translate_message(const std::string& c_message) {
+ * running to the first space. `as`, when given, names the wrapper instead of the C function's
+ * own: a one-call helper's size query reports in the helper's name. */
+inline std::string translate_message(const std::string& c_message, const char* as = nullptr) {
   const size_t colon = c_message.find(": ");
   if (colon == std::string::npos || c_message.compare(0, 6, "cattn_") != 0) return {};
   const char* fn = c_message.c_str();
@@ -606,10 +617,12 @@ inline std::string translate_message(const std::string& c_message) {
       best_len = n;
     }
   }
-  if (best == nullptr) return {};
+  if (best == nullptr)
+    return as != nullptr ? "cattn::" + std::string(as) + c_message.substr(colon) : std::string();
   std::string name = std::string(fn, colon).substr(6);
   for (const function_name& f : function_names)
     if (same(f.c_function, fn, colon)) name = f.name;
+  if (as != nullptr) name = as;
   std::string rest;  // the path past the listed part, "->" written "."
   for (size_t i = best_len; i < path.size(); ++i) {
     if (path.compare(i, 2, "->") == 0) {
@@ -623,11 +636,11 @@ inline std::string translate_message(const std::string& c_message) {
 }
 
 /** check() for this header's wrappers: throws error with the library's message in C++ terms
- * (message()) and as written (c_message()). */
-inline void check_call(cattn_status_t status) {
+ * (message()) and as written (c_message()); `as` as in translate_message. */
+inline void check_call(cattn_status_t status, const char* as = nullptr) {
   if (status == CATTN_OK) return;
   const std::string c_message = cattn_last_error_message();
-  std::string message = translate_message(c_message);
+  std::string message = translate_message(c_message, as);
   if (message.empty()) message = c_message;
   throw error(status, message, c_message);
 }
@@ -1323,11 +1336,15 @@ inline void require_host(const view_base& v, const char* fn, const char* name) {
          "the overload that takes them for device tensors)");
 }
 
-template <class Out>
-std::vector<Out> read_all(const view_base& v, const char* fn, const char* name) {
+inline void require_1d(const view_base& v, const char* fn, const char* name) {
   if (v.present() && v.ndim() != 1)
     fail(std::string(fn) + ": " + name + " is not 1-D (got " + std::to_string(v.ndim()) +
          " dimensions)");
+}
+
+template <class Out>
+std::vector<Out> read_all(const view_base& v, const char* fn, const char* name) {
+  require_1d(v, fn, name);
   std::vector<Out> out(static_cast<size_t>(v.numel()));
   for (size_t i = 0; i < out.size(); ++i)
     out[i] = static_cast<Out>(read_index(v, static_cast<int64_t>(i)));
@@ -2584,14 +2601,16 @@ struct local_attention_virtual_batches {
   metadata_scalars scalars;         /**< num_reqs = V, max_query_len, max_seq_len, ... */
   local_attention_plan plan;        /**< the plan, to fill again for another block table */
 };
-/** One-call, from host query_start_loc_cpu [B + 1], seq_lens_cpu [B] and block_table [B, cols].
- * Calls: cattn_make_local_attention_virtual_batches, get_shape, cattn_local_attention_plan_fill.
- * Allocates: the plan and the results. Throws: error. Since: 1.1
+/** One-call, from host query_start_loc_cpu [B + 1], seq_lens_cpu [B] and block_table [B, cols],
+ * the parameters in cattn_local_attention_args_t's order (the sizes, then the metadata's
+ * tensors). Calls: cattn_make_local_attention_virtual_batches, get_shape,
+ * cattn_local_attention_plan_fill. Allocates: the plan and the results. Throws: error.
+ * Since: 1.1
  * See docs/api/make_local_attention_virtual_batches.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 local_attention_virtual_batches<Out> make_local_attention_virtual_batches(
-    index_cview query_start_loc_cpu, index_cview seq_lens_cpu, index_cview block_table,
-    int64_t attn_chunk_size, int64_t block_size) {
+    int64_t attn_chunk_size, int64_t block_size, index_cview query_start_loc_cpu,
+    index_cview seq_lens_cpu, index_cview block_table) {
   const char* fn = "cattn::make_local_attention_virtual_batches";
   detail::require_host(query_start_loc_cpu, fn, "query_start_loc_cpu");
   attn_metadata md;
@@ -2669,13 +2688,13 @@ inline void make_local_attention_virtual_batches_capturable(
  * The block-table columns Mamba layers read: mamba_get_block_table_tensor.
  * @{ */
 
-/** The Mamba block-table columns into `out` (host, or one kernel on `stream`). seq_lens may be
- * absent outside ALIGN. Calls: cattn_mamba_get_block_table_tensor. Allocates: nothing.
- * Throws: error. Since: 1.1
+/** The Mamba block-table columns into `out` (host, or one kernel on `stream`), the parameters
+ * in cattn_mamba_block_table_args_t's order. seq_lens may be absent outside ALIGN. Calls:
+ * cattn_mamba_get_block_table_tensor. Allocates: nothing. Throws: error. Since: 1.1
  * See docs/api/mamba_get_block_table_tensor.md. */
 inline void mamba_get_block_table_tensor(index_cview block_table, index_cview seq_lens,
-                                         cattn_mamba_cache_mode_t mode, int64_t block_size,
-                                         int64_t num_speculative_blocks, index_view out,
+                                         int64_t block_size, int64_t num_speculative_blocks,
+                                         cattn_mamba_cache_mode_t mode, index_view out,
                                          stream_ref stream = {}) {
   detail::tensor_arg b(block_table), s(seq_lens), o(out);
   cattn_mamba_block_table_args_t a = CATTN_MAMBA_BLOCK_TABLE_ARGS_INIT;
@@ -2689,14 +2708,14 @@ inline void mamba_get_block_table_tensor(index_cview block_table, index_cview se
   detail::check_call(cattn_mamba_get_block_table_tensor(&a));
 }
 /** One-call, on a host block_table [B, M]: [B, 1 + num_speculative_blocks] for ALIGN, a copy
- * [B, M] otherwise. Calls: cattn_mamba_get_block_table_tensor. Allocates: the result.
- * Throws: error (a block_table that is not 2-D: this layer's). Since: 1.1
+ * [B, M] otherwise (where block_size and num_speculative_blocks are unused: pass 0). Calls:
+ * cattn_mamba_get_block_table_tensor. Allocates: the result. Throws: error (a block_table that
+ * is not 2-D: this layer's). Since: 1.1
  * See docs/api/mamba_get_block_table_tensor.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 host_tensor<Out> mamba_get_block_table_tensor(index_cview block_table, index_cview seq_lens,
-                                              cattn_mamba_cache_mode_t mode,
-                                              int64_t block_size = 0,
-                                              int64_t num_speculative_blocks = 0) {
+                                              int64_t block_size, int64_t num_speculative_blocks,
+                                              cattn_mamba_cache_mode_t mode) {
   if (block_table.ndim() != 2)
     detail::fail("cattn::mamba_get_block_table_tensor: block_table is not 2-D (got " +
                  std::to_string(block_table.ndim()) + " dimensions)");
@@ -2704,7 +2723,7 @@ host_tensor<Out> mamba_get_block_table_tensor(index_cview block_table, index_cvi
                            ? 1 + std::max<int64_t>(num_speculative_blocks, 0)
                            : block_table.shape(1);
   host_tensor<Out> out({block_table.shape(0), cols});
-  mamba_get_block_table_tensor(block_table, seq_lens, mode, block_size, num_speculative_blocks,
+  mamba_get_block_table_tensor(block_table, seq_lens, block_size, num_speculative_blocks, mode,
                                out);
   return out;
 }
@@ -2826,8 +2845,10 @@ inline global_hyperparameters infer_global_hyperparameters(
 
 // The five calls take their arguments in the C struct's order, outputs in a struct where there
 // are several, the stream last. num_reqs, the live rows of a padded batch, is a [1] tensor (an
-// absent view: every row is live). The one-call helpers take host inputs, num_reqs last as a
-// number (std::nullopt: every row is live), and return outputs sized to the live batch.
+// absent view: every row is live). The one-call helpers take host inputs in the C struct's
+// order too (as the Rust and Go helpers do: scripts/check_helper_order.py), num_reqs as a
+// number (std::nullopt: every row is live), and return outputs sized to the live batch by
+// step_inputs_size, the library's count.
 
 namespace detail {
 
@@ -2836,43 +2857,70 @@ inline constexpr cattn_compute_slot_mappings_args_t slot_mappings_init =
     CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT;
 inline constexpr cattn_combine_sampled_and_draft_tokens_args_t combine_init =
     CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT;
+inline constexpr cattn_step_inputs_size_args_t step_inputs_size_init =
+    CATTN_STEP_INPUTS_SIZE_ARGS_INIT;
 
-// A one-call helper's num_reqs: the [1] host tensor the C call reads (absent for nullopt), and
-// the live rows it means, clamped to [0, rows] to size the outputs (the host call refuses a
-// value outside that range).
+// A one-call helper's num_reqs: the [1] host tensor the C calls read (absent for nullopt).
 class live_rows {
  public:
-  live_rows(std::optional<int64_t> num_reqs, int64_t rows)
-      : value_(num_reqs.value_or(rows)), given_(num_reqs.has_value()),
-        count_(std::clamp<int64_t>(value_, 0, std::max<int64_t>(rows, 0))) {}
+  explicit live_rows(std::optional<int64_t> num_reqs)
+      : value_(num_reqs.value_or(0)), given_(num_reqs.has_value()) {}
   live_rows(const live_rows&) = delete;
   live_rows& operator=(const live_rows&) = delete;
   index_cview view() const {
     return given_ ? index_cview(tensor_view<const int64_t>(&value_, {1})) : index_cview();
   }
-  int64_t count() const noexcept { return count_; }
 
  private:
   int64_t value_;
   bool given_;
-  int64_t count_;
 };
 
-// The sum of max(v[i] + add, 0) over the first n entries: a helper's output length (negative
-// entries are the C call's to refuse; the buffer is only made large enough to reach it).
-inline int64_t live_sum(const std::vector<int64_t>& v, int64_t n, int64_t add, const char* fn) {
-  int64_t total = 0;
-  for (size_t i = 0; i < static_cast<size_t>(std::min<int64_t>(n, static_cast<int64_t>(v.size())));
-       ++i) {
-    const int64_t x = v[i] > std::numeric_limits<int64_t>::max() - add ? v[i] : v[i] + add;
-    if (x > 0 && total > std::numeric_limits<int64_t>::max() - x)
-      fail(std::string(fn) + ": the live total overflows int64");
-    total += std::max<int64_t>(x, 0);
-  }
-  return total;
+}  // namespace detail
+
+/** The entries a step's per-token and per-logit outputs need, as cattn_step_inputs_size counts
+ * them. Since: 1.2
+ * See docs/api/step_inputs.md. */
+struct step_inputs_totals {
+  int64_t num_tokens = 0; /**< the live rows' tokens: positions, slot mappings */
+  int64_t num_logits = 0; /**< their logits: logits_indices and the expanded map */
+};
+
+namespace detail {
+
+// cattn_step_inputs_size, its errors in the name `as` (a one-call helper's; nullptr: the
+// wrapper's own).
+inline step_inputs_totals step_inputs_size(const char* as, int64_t num_new_sampled_tokens,
+                                           index_cview num_scheduled_tokens,
+                                           index_cview query_start_loc, index_cview num_reqs,
+                                           index_cview num_draft_tokens) {
+  tensor_arg s(num_scheduled_tokens), q(query_start_loc), n(num_reqs), d(num_draft_tokens);
+  cattn_step_inputs_size_args_t a = CATTN_STEP_INPUTS_SIZE_ARGS_INIT;
+  a.num_new_sampled_tokens = num_new_sampled_tokens;
+  a.num_scheduled_tokens = s.get();
+  a.query_start_loc = q.get();
+  a.num_reqs = n.get();
+  a.num_draft_tokens = d.get();
+  check_call(cattn_step_inputs_size(&a), as);
+  return {a.num_tokens, a.num_logits};
 }
 
 }  // namespace detail
+
+/** The live rows' tokens and logits of a host batch given as its scheduled counts
+ * (num_scheduled_tokens [B], query_start_loc absent) or its query_start_loc [B + 1]
+ * (num_scheduled_tokens absent), num_reqs [1] (absent: B) and num_draft_tokens [B] (absent:
+ * none): the lengths the per-token and per-logit outputs need. Calls: cattn_step_inputs_size.
+ * Allocates: nothing. Throws: error. Since: 1.2
+ * See docs/api/step_inputs.md. */
+inline step_inputs_totals step_inputs_size(int64_t num_new_sampled_tokens,
+                                           index_cview num_scheduled_tokens,
+                                           index_cview query_start_loc,
+                                           index_cview num_reqs = {},
+                                           index_cview num_draft_tokens = {}) {
+  return detail::step_inputs_size(nullptr, num_new_sampled_tokens, num_scheduled_tokens,
+                                  query_start_loc, num_reqs, num_draft_tokens);
+}
 
 /** Where prepare_pos_seq_lens writes; absent = NULL (positions and batch_num_computed_tokens
  * may be). Since: 1.2
@@ -2915,8 +2963,9 @@ struct pos_seq_lens {
   std::vector<Out> batch_num_computed_tokens; /**< [B] */
 };
 /** One-call, on host counts: B = num_scheduled_tokens' length, positions as long as the live
- * total. Calls: cattn_prepare_pos_seq_lens. Allocates: the results. Throws: error (a
- * num_scheduled_tokens that is not 1-D or not host memory: this layer's). Since: 1.2
+ * total (step_inputs_size's num_tokens). Calls: cattn_step_inputs_size,
+ * cattn_prepare_pos_seq_lens. Allocates: the results. Throws: error (a num_scheduled_tokens that
+ * is not 1-D or not host memory: this layer's). Since: 1.2
  * See docs/api/step_inputs.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
 pos_seq_lens<Out> prepare_pos_seq_lens(index_cview num_scheduled_tokens, index_cview idx_mapping,
@@ -2924,15 +2973,22 @@ pos_seq_lens<Out> prepare_pos_seq_lens(index_cview num_scheduled_tokens, index_c
                                        std::optional<int64_t> num_reqs = std::nullopt) {
   const char* fn = "cattn::prepare_pos_seq_lens";
   detail::require_host(num_scheduled_tokens, fn, "num_scheduled_tokens");
-  const std::vector<int64_t> q =
-      detail::read_all<int64_t>(num_scheduled_tokens, fn, "num_scheduled_tokens");
-  const int64_t b = static_cast<int64_t>(q.size());
-  const detail::live_rows live(num_reqs, b);
+  detail::require_1d(num_scheduled_tokens, fn, "num_scheduled_tokens");
+  const detail::live_rows live(num_reqs);
+  // An absent num_scheduled_tokens is the C call's to refuse, in its own words.
+  const int64_t tokens =
+      num_scheduled_tokens.present()
+          ? detail::step_inputs_size("prepare_pos_seq_lens",
+                                     detail::step_inputs_size_init.num_new_sampled_tokens,
+                                     num_scheduled_tokens, {}, live.view(), {})
+                .num_tokens
+          : 0;
+  const size_t b = detail::to_size(num_scheduled_tokens.numel(), fn);
   pos_seq_lens<Out> r;
-  r.query_start_loc.resize(detail::to_size(b + 1, fn));
-  r.seq_lens.resize(q.size());
-  r.positions.resize(detail::to_size(detail::live_sum(q, live.count(), 0, fn), fn));
-  r.batch_num_computed_tokens.resize(q.size());
+  r.query_start_loc.resize(b + 1);
+  r.seq_lens.resize(b);
+  r.positions.resize(detail::to_size(tokens, fn));
+  r.batch_num_computed_tokens.resize(b);
   prepare_pos_seq_lens(num_scheduled_tokens, idx_mapping, num_computed_tokens, live.view(),
                        {r.query_start_loc, r.seq_lens, r.positions, r.batch_num_computed_tokens});
   return r;
@@ -2957,18 +3013,18 @@ inline void gather_block_tables(index_cview idx_mapping, index_cview num_reqs,
   detail::check_call(cattn_gather_block_tables(&a));
 }
 /** One-call, on a host block_table [R, W]: the batch's table [B, W], B = idx_mapping's length,
- * starting from zeros (so a live row's entries past its num_blocks are 0). Calls:
+ * starting from zeros (so a live row's entries past its num_blocks are 0); num_reqs follows
+ * idx_mapping, as in the C struct (std::nullopt: every row is live). Calls:
  * cattn_gather_block_tables. Allocates: the result. Throws: error (a block_table that is not
  * 2-D: this layer's). Since: 1.2
  * See docs/api/step_inputs.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
-host_tensor<Out> gather_block_tables(index_cview idx_mapping, index_cview block_table,
-                                     index_cview num_blocks = {},
-                                     std::optional<int64_t> num_reqs = std::nullopt) {
+host_tensor<Out> gather_block_tables(index_cview idx_mapping, std::optional<int64_t> num_reqs,
+                                     index_cview block_table, index_cview num_blocks = {}) {
   if (block_table.ndim() != 2)
     detail::fail("cattn::gather_block_tables: block_table is not 2-D (got " +
                  std::to_string(block_table.ndim()) + " dimensions)");
-  const detail::live_rows live(num_reqs, idx_mapping.numel());
+  const detail::live_rows live(num_reqs);
   host_tensor<Out> out({idx_mapping.numel(), block_table.shape(1)});
   gather_block_tables(idx_mapping, live.view(), block_table, num_blocks, out);
   return out;
@@ -3021,22 +3077,27 @@ inline void compute_slot_mappings(const slot_mapping_params& params, index_cview
   detail::check_call(cattn_compute_slot_mappings(&a));
 }
 /** One-call, on a host batch: the slot of each of the live total's tokens
- * (`query_start_loc[num_reqs]`). Calls: cattn_compute_slot_mappings. Allocates: the result.
- * Throws: error (a query_start_loc that is not 1-D or not host memory: this layer's). Since: 1.2
+ * (step_inputs_size's num_tokens). Calls: cattn_step_inputs_size, cattn_compute_slot_mappings.
+ * Allocates: the result. Throws: error (a query_start_loc that is not host memory: this
+ * layer's). Since: 1.2
  * See docs/api/step_inputs.md. */
 inline std::vector<int64_t> compute_slot_mappings(const slot_mapping_params& params,
                                                   index_cview query_start_loc,
+                                                  std::optional<int64_t> num_reqs,
                                                   index_cview positions, index_cview idx_mapping,
-                                                  index_cview block_table,
-                                                  std::optional<int64_t> num_reqs = std::nullopt) {
+                                                  index_cview block_table) {
   const char* fn = "cattn::compute_slot_mappings";
   detail::require_host(query_start_loc, fn, "query_start_loc");
-  const std::vector<int64_t> qsl =
-      detail::read_all<int64_t>(query_start_loc, fn, "query_start_loc");
-  const detail::live_rows live(num_reqs, static_cast<int64_t>(qsl.size()) - 1);
-  const int64_t total =
-      qsl.empty() ? 0 : std::max<int64_t>(qsl[static_cast<size_t>(live.count())], 0);
-  std::vector<int64_t> out(detail::to_size(total, fn));
+  const detail::live_rows live(num_reqs);
+  // An absent query_start_loc is the C call's to refuse, in its own words.
+  const int64_t tokens =
+      query_start_loc.present()
+          ? detail::step_inputs_size("compute_slot_mappings",
+                                     detail::step_inputs_size_init.num_new_sampled_tokens, {},
+                                     query_start_loc, live.view(), {})
+                .num_tokens
+          : 0;
+  std::vector<int64_t> out(detail::to_size(tokens, fn));
   compute_slot_mappings(params, query_start_loc, live.view(), positions, idx_mapping, block_table,
                         out);
   return out;
@@ -3109,30 +3170,37 @@ struct step_logits {
   std::vector<Out> expanded_idx_mapping; /**< [L]; empty without idx_mapping */
   std::vector<Out> expanded_local_pos;   /**< [L] */
 };
-/** One-call, on a host batch (no token combination): B = query_start_loc's length - 1.
- * Calls: cattn_combine_sampled_and_draft_tokens. Allocates: the results. Throws: error (a
- * query_start_loc or num_draft_tokens that is not 1-D or not host memory: this layer's).
+/** One-call, on a host batch (no token combination): B = query_start_loc's length - 1, the
+ * logit outputs as long as the total logits (step_inputs_size's num_logits).
+ * num_new_sampled_tokens comes first, as in the C struct (vLLM's and the C initialiser's value
+ * is 1). Calls:
+ * cattn_step_inputs_size, cattn_combine_sampled_and_draft_tokens. Allocates: the results.
+ * Throws: error (a query_start_loc or num_draft_tokens that is not host memory: this layer's).
  * Since: 1.2
  * See docs/api/step_inputs.md. */
 template <class Out = int64_t, detail::enable_index_t<Out> = 0>
-step_logits<Out> combine_sampled_and_draft_tokens(
-    index_cview query_start_loc, index_cview num_draft_tokens = {}, index_cview idx_mapping = {},
-    std::optional<int64_t> num_reqs = std::nullopt,
-    int64_t num_new_sampled_tokens = detail::combine_init.num_new_sampled_tokens) {
+step_logits<Out> combine_sampled_and_draft_tokens(int64_t num_new_sampled_tokens,
+                                                  index_cview query_start_loc,
+                                                  std::optional<int64_t> num_reqs = std::nullopt,
+                                                  index_cview num_draft_tokens = {},
+                                                  index_cview idx_mapping = {}) {
   const char* fn = "cattn::combine_sampled_and_draft_tokens";
   detail::require_host(query_start_loc, fn, "query_start_loc");
   detail::require_host(num_draft_tokens, fn, "num_draft_tokens");
-  const int64_t b = std::max<int64_t>(query_start_loc.numel() - 1, 0);
-  const detail::live_rows live(num_reqs, b);
-  std::vector<int64_t> drafts = detail::read_all<int64_t>(num_draft_tokens, fn, "num_draft_tokens");
-  if (!num_draft_tokens.present()) drafts.assign(static_cast<size_t>(b), 0);
-  const size_t logits = detail::to_size(
-      detail::live_sum(drafts, live.count(), std::max<int64_t>(num_new_sampled_tokens, 0), fn), fn);
+  const detail::live_rows live(num_reqs);
+  // An absent query_start_loc is the C call's to refuse, in its own words.
+  const int64_t logits =
+      query_start_loc.present()
+          ? detail::step_inputs_size("combine_sampled_and_draft_tokens", num_new_sampled_tokens,
+                                     {}, query_start_loc, live.view(), num_draft_tokens)
+                .num_logits
+          : 0;
+  const size_t n = detail::to_size(logits, fn);
   step_logits<Out> r;
-  r.logits_indices.resize(logits);
-  r.cu_num_logits.resize(static_cast<size_t>(b) + 1);
-  if (idx_mapping.present()) r.expanded_idx_mapping.resize(logits);
-  r.expanded_local_pos.resize(logits);
+  r.logits_indices.resize(n);
+  r.cu_num_logits.resize(detail::to_size(std::max<int64_t>(query_start_loc.numel(), 1), fn));
+  if (idx_mapping.present()) r.expanded_idx_mapping.resize(n);
+  r.expanded_local_pos.resize(n);
   logits_outputs out;
   out.logits_indices = r.logits_indices;
   out.cu_num_logits = r.cu_num_logits;

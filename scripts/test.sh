@@ -90,6 +90,7 @@ stage "C/C++, CUDA build (archs $archs)" ctest_counts \
   build_and_ctest default -DCMAKE_CUDA_ARCHITECTURES="$archs"
 stage "C/C++, CPU-only build" ctest_counts build_and_ctest cpu
 stage "include layers (scripts/check_layers.py)" ctest_counts python3 scripts/check_layers.py
+stage "helper order (check_helper_order.py)" ctest_counts python3 scripts/check_helper_order.py
 stage "packaging" packaging_counts bash scripts/test_packaging.sh
 stage "Rust bindings" cargo_counts env CATTN_LIB_DIR=build-cpu bash scripts/test_rust.sh
 stage "Go bindings" go_counts env CATTN_LIB_DIR=build-cpu bash scripts/test_go.sh

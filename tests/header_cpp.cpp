@@ -21,9 +21,9 @@ void instantiate_for() {
   (void)cattn::compute_causal_conv1d_metadata<Out>(q);
   (void)cattn::extend_all_queries_by_n<Out>(md, 1);
   (void)cattn::make_kv_sharing_fast_prefill_common_attn_metadata<Out>(md);
-  (void)cattn::make_local_attention_virtual_batches<Out>(q, s, s, 4, 2);
+  (void)cattn::make_local_attention_virtual_batches<Out>(4, 2, q, s, s);
   (void)cattn::local_attention_plan().make_block_table<Out>(s);
-  (void)cattn::mamba_get_block_table_tensor<Out>(s, s, CATTN_MAMBA_CACHE_MODE_ALL);
+  (void)cattn::mamba_get_block_table_tensor<Out>(s, s, 0, 0, CATTN_MAMBA_CACHE_MODE_ALL);
   (void)cattn::reorder_batch_to_split_decodes_and_prefills<Out>(s, s, s);
   (void)cattn::naive_query_lens<Out>(q);
   (void)cattn::compute_num_computed_tokens<Out>(q, s);

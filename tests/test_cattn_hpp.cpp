@@ -48,11 +48,11 @@ template <class V>
 using conv1d_from = decltype(cattn::compute_causal_conv1d_metadata(std::declval<V>()));
 template <class V>
 using local_with_table = decltype(cattn::make_local_attention_virtual_batches(
-    std::declval<const std::vector<int32_t>&>(), std::declval<const std::vector<int32_t>&>(),
-    std::declval<V>(), 4, 2));
+    4, 2, std::declval<const std::vector<int32_t>&>(),
+    std::declval<const std::vector<int32_t>&>(), std::declval<V>()));
 template <class V>
 using mamba_from = decltype(cattn::mamba_get_block_table_tensor(
-    std::declval<V>(), cattn::index_cview(), CATTN_MAMBA_CACHE_MODE_ALL));
+    std::declval<V>(), cattn::index_cview(), 0, 0, CATTN_MAMBA_CACHE_MODE_ALL));
 template <class V>
 using naive_from = decltype(cattn::naive_query_lens(std::declval<V>()));
 template <class V>
@@ -719,8 +719,8 @@ TEST(cattn_hpp_helpers, LocalAttentionVirtualBatches) {
   cattn_local_attention_plan_destroy(la.plan);
 
   // The one-call helper (int64 results from an int32 block table).
-  const auto r =
-      cattn::make_local_attention_virtual_batches(qsl, seq, cattn::tensor_view(table, {3, 9}), 4, 2);
+  const auto r = cattn::make_local_attention_virtual_batches(4, 2, qsl, seq,
+                                                             cattn::tensor_view(table, {3, 9}));
   EXPECT_EQ(r.query_start_loc, oq.values());
   EXPECT_EQ(r.seq_lens, os.values());
   EXPECT_EQ(r.num_computed_tokens, oc.values());
@@ -778,15 +778,16 @@ TEST(cattn_hpp_helpers, MambaBlockTable) {
 
   const auto table = cattn::tensor_view(rows, {3, 4});
   const auto got =
-      cattn::mamba_get_block_table_tensor(table, seq, CATTN_MAMBA_CACHE_MODE_ALIGN, 16, 2);
+      cattn::mamba_get_block_table_tensor(table, seq, 16, 2, CATTN_MAMBA_CACHE_MODE_ALIGN);
   EXPECT_EQ(got.values(), out.values());
   EXPECT_EQ(cattn::to_string(got), "[[0, 1, 2], [5, 6, 7], [8, 9, 10]]");
-  const auto copy = cattn::mamba_get_block_table_tensor<int32_t>(table, {}, CATTN_MAMBA_CACHE_MODE_ALL);
+  const auto copy =
+      cattn::mamba_get_block_table_tensor<int32_t>(table, {}, 0, 0, CATTN_MAMBA_CACHE_MODE_ALL);
   EXPECT_EQ(widen(copy), rows);
   // Three speculative blocks from column 1 of a 4-column row would read past it.
   EXPECT_EQ(thrown_by([&] {
-              (void)cattn::mamba_get_block_table_tensor(table, seq, CATTN_MAMBA_CACHE_MODE_ALIGN,
-                                                        16, 3);
+              (void)cattn::mamba_get_block_table_tensor(table, seq, 16, 3,
+                                                        CATTN_MAMBA_CACHE_MODE_ALIGN);
             }).status(),
             CATTN_INVALID_ARGUMENT);
 }
@@ -1358,6 +1359,42 @@ TEST(cattn_hpp_types, StepInputArgumentsAreIndexTensors) {
   EXPECT_TRUE(cattn::step_check_report().ok());
 }
 
+TEST(cattn_hpp_helpers, StepInputsSize) {
+  using namespace step_case;
+  // From the scheduled counts: rows 0 to 2 live, 1 + 3 + 2 tokens, 1 + 3 + 1 logits.
+  const cattn::step_inputs_totals s = cattn::step_inputs_size(1, scheduled, {}, num_reqs, drafts);
+  EXPECT_EQ(s.num_tokens, 6);
+  EXPECT_EQ(s.num_logits, 5);
+  // From query_start_loc, every row live, no new sampled token: the same count as the C call.
+  const cattn::step_inputs_totals q = cattn::step_inputs_size(0, {}, qsl, {}, drafts);
+  HostTensor tq = HostTensor::of(qsl, i64()), td = HostTensor::of(as_i64(drafts), i32());
+  cattn_step_inputs_size_args_t a = CATTN_STEP_INPUTS_SIZE_ARGS_INIT;
+  a.num_new_sampled_tokens = 0;
+  a.query_start_loc = tq.dl();
+  a.num_draft_tokens = td.dl();
+  ASSERT_CATTN_OK(cattn_step_inputs_size(&a));
+  EXPECT_EQ(q.num_tokens, a.num_tokens);
+  EXPECT_EQ(q.num_logits, a.num_logits);
+  EXPECT_EQ(q.num_tokens, 6);
+  EXPECT_EQ(q.num_logits, 7);
+  // Refusals are named in C++ terms: the wrapper's, or a one-call helper's that sized with it.
+  const auto both = thrown_by([&] { (void)cattn::step_inputs_size(1, scheduled, qsl); });
+  EXPECT_EQ(both.status(), CATTN_INVALID_ARGUMENT);
+  const std::string both_message = both.message();
+  EXPECT_EQ(both_message.rfind("cattn::step_inputs_size: num_scheduled_tokens ", 0), 0u)
+      << both_message;
+  EXPECT_EQ(std::string(both.c_message()).rfind("cattn_step_inputs_size: ", 0), 0u);
+  const std::vector<int32_t> negative{0, -1, 0, 0};
+  const auto e = thrown_by(
+      [&] { (void)cattn::combine_sampled_and_draft_tokens(1, qsl, 3, negative, idx); });
+  EXPECT_EQ(e.status(), CATTN_INVALID_ARGUMENT);
+  const std::string message = e.message();
+  EXPECT_EQ(message.rfind("cattn::combine_sampled_and_draft_tokens: num_draft_tokens is negative",
+                          0),
+            0u)
+      << message;
+}
+
 TEST(cattn_hpp_helpers, PreparePosSeqLens) {
   using namespace step_case;
   // The C call on independent HostTensors.
@@ -1437,11 +1474,11 @@ TEST(cattn_hpp_helpers, GatherBlockTables) {
   EXPECT_EQ(widen(out), (std::vector<int64_t>{30, 31, 32, 10, 11, 12, 40, 41, 42, 0, 0, 0}));
 
   // One-call: from zeros, in the result type asked for.
-  const auto got = cattn::gather_block_tables<int32_t>(idx, persistent, num_blocks, 3);
+  const auto got = cattn::gather_block_tables<int32_t>(idx, 3, persistent, num_blocks);
   EXPECT_EQ(got.shape(), (std::vector<int64_t>{4, 3}));
   EXPECT_EQ(cattn::to_string(got), "[[30, 31, 32], [10, 11, 0], [40, 0, 0], [0, 0, 0]]");
   // Every row live: row 3 reads persistent row 1, one block in use.
-  EXPECT_EQ(cattn::to_string(cattn::gather_block_tables(idx, persistent, num_blocks)),
+  EXPECT_EQ(cattn::to_string(cattn::gather_block_tables(idx, std::nullopt, persistent, num_blocks)),
             "[[30, 31, 32], [10, 11, 0], [40, 0, 0], [20, 0, 0]]");
   // The C call gives the same.
   HostTensor ti = HostTensor::of(as_i64(idx), i32()), tn = HostTensor::of(num_reqs, i64()),
@@ -1456,11 +1493,13 @@ TEST(cattn_hpp_helpers, GatherBlockTables) {
   a.out = to.dl();
   ASSERT_CATTN_OK(cattn_gather_block_tables(&a));
   EXPECT_EQ(to.values(), widen(got));
-  EXPECT_EQ(thrown_by([&] { (void)cattn::gather_block_tables(idx, table, num_blocks); }).status(),
+  EXPECT_EQ(thrown_by([&] {
+              (void)cattn::gather_block_tables(idx, std::nullopt, table, num_blocks);
+            }).status(),
             CATTN_INVALID_ARGUMENT);  // a 1-D table: this layer's check
   // A live row naming persistent row 4 of 4 is refused on the host, named in C++ terms.
   const std::vector<int32_t> bad_idx{2, 4, 3, 1};
-  const auto e = thrown_by([&] { (void)cattn::gather_block_tables(bad_idx, persistent, {}, 3); });
+  const auto e = thrown_by([&] { (void)cattn::gather_block_tables(bad_idx, 3, persistent); });
   EXPECT_EQ(e.status(), CATTN_INVALID_ARGUMENT);
   EXPECT_EQ(std::string(e.message()).rfind("cattn::gather_block_tables: idx_mapping ", 0), 0u)
       << e.message();
@@ -1479,7 +1518,7 @@ TEST(cattn_hpp_helpers, ComputeSlotMappings) {
   cattn::compute_slot_mappings(p, qsl, num_reqs, positions, idx, persistent, out);
   EXPECT_EQ(out, slots);  // -1 from the live total (6) on
   // One-call: the live total's slots.
-  EXPECT_EQ(cattn::compute_slot_mappings(p, qsl, positions, idx, persistent, 3),
+  EXPECT_EQ(cattn::compute_slot_mappings(p, qsl, 3, positions, idx, persistent),
             (std::vector<int64_t>{252, 85, 86, 87, 323, 324}));
   // DCP 2, rank 1: blocks of 8 x 2 tokens, this rank holds the odd offsets at offset / 2.
   cattn::slot_mapping_params d = p;
@@ -1491,7 +1530,7 @@ TEST(cattn_hpp_helpers, ComputeSlotMappings) {
   cattn::slot_mapping_params v1;
   v1.contract = CATTN_SLOT_MAPPING_V1;
   v1.block_size = v1.kernel_block_size = 8;
-  const auto gathered = cattn::gather_block_tables<int32_t>(idx, persistent, num_blocks, 3);
+  const auto gathered = cattn::gather_block_tables<int32_t>(idx, 3, persistent, num_blocks);
   cattn::compute_slot_mappings(v1, qsl, num_reqs, positions, {}, gathered, out);
   EXPECT_EQ(out, slots);
   // The block sizes have no default: 0 is refused, named in C++ terms.
@@ -1535,27 +1574,28 @@ TEST(cattn_hpp_helpers, CombineSampledAndDraftTokens) {
   EXPECT_EQ(widen(logits), (std::vector<int64_t>{0, 1, 2, 3, 5, 0, 0, 0}));
 
   // One-call: outputs as long as the total logits.
-  const auto r = cattn::combine_sampled_and_draft_tokens(qsl, drafts, idx, 3);
+  const auto r = cattn::combine_sampled_and_draft_tokens(1, qsl, 3, drafts, idx);
   EXPECT_EQ(r.logits_indices, (std::vector<int64_t>{0, 1, 2, 3, 5}));
   EXPECT_EQ(r.cu_num_logits, (std::vector<int64_t>{0, 1, 4, 5, 5}));
   EXPECT_EQ(r.expanded_idx_mapping, (std::vector<int64_t>{2, 0, 0, 0, 3}));
   EXPECT_EQ(r.expanded_local_pos, (std::vector<int64_t>{0, 0, 1, 2, 0}));
   // No drafts, no idx_mapping: the last token of each live row, no expanded_idx_mapping.
-  const auto plain = cattn::combine_sampled_and_draft_tokens<int32_t>(qsl, {}, {}, 3);
+  const auto plain = cattn::combine_sampled_and_draft_tokens<int32_t>(1, qsl, 3);
   EXPECT_EQ(plain.logits_indices, (std::vector<int32_t>{0, 3, 5}));
   EXPECT_TRUE(plain.expanded_idx_mapping.empty());
   EXPECT_EQ(plain.expanded_local_pos, (std::vector<int32_t>{0, 0, 0}));
   // No new sampled token: only the drafts' logits.
-  EXPECT_EQ(cattn::combine_sampled_and_draft_tokens(qsl, drafts, idx, 3, 0).logits_indices,
+  EXPECT_EQ(cattn::combine_sampled_and_draft_tokens(0, qsl, 3, drafts, idx).logits_indices,
             (std::vector<int64_t>{2, 3}));
   // A row whose logits pass its query gets vLLM's indices, before its first token (row 0: -1).
   const std::vector<int32_t> long_drafts{1, 2, 0, 5};
-  const auto past = cattn::combine_sampled_and_draft_tokens(qsl, long_drafts, idx, 3);
+  const auto past = cattn::combine_sampled_and_draft_tokens(1, qsl, 3, long_drafts, idx);
   EXPECT_EQ(past.logits_indices, (std::vector<int64_t>{-1, 0, 1, 2, 3, 5}));
   EXPECT_EQ(past.cu_num_logits, (std::vector<int64_t>{0, 2, 5, 6, 6}));
   // Every row live: the padded row's 9 scheduled tokens hold its 6 logits.
   const std::vector<int64_t> qsl_all{0, 1, 4, 6, 15};
-  EXPECT_EQ(cattn::combine_sampled_and_draft_tokens(qsl_all, drafts, idx).logits_indices,
+  EXPECT_EQ(cattn::combine_sampled_and_draft_tokens(1, qsl_all, std::nullopt, drafts, idx)
+                .logits_indices,
             (std::vector<int64_t>{0, 1, 2, 3, 5, 9, 10, 11, 12, 13, 14}));
   // Two new sampled tokens per row are out of range, named as the options' field.
   cattn::combine_options two;

@@ -115,7 +115,7 @@ TEST_F(cattn_hpp_gpu, DeviceComputedConv1dAndLocalAttention) {
   std::vector<int32_t> table(27);
   for (int32_t i = 0; i < 27; ++i) table[static_cast<size_t>(i)] = i;
   const auto plan = cattn::make_local_attention_virtual_batches<int32_t>(
-      q, s, cattn::tensor_view(table, {3, 9}), 4, 2);
+      4, 2, q, s, cattn::tensor_view(table, {3, 9}));
   const int64_t cap = 10;
   device_buffer<int32_t> d_q(q), d_s(s), d_table(table), d_qo(cap + 1), d_so(cap), d_counts(3);
   cattn::local_attention_capturable_outputs lo;
@@ -265,8 +265,8 @@ TEST_F(cattn_hpp_gpu, StepPlanComputesTheStepInputs) {
   EXPECT_EQ(o_pos.download(), positions);
   EXPECT_EQ(o_nc.download(), host.batch_num_computed_tokens);
   EXPECT_EQ(o_bt0.download(),
-            cattn::gather_block_tables<int32_t>(idx, cattn::tensor_view(table, {4, 3}), num_blocks,
-                                                3)
+            cattn::gather_block_tables<int32_t>(idx, 3, cattn::tensor_view(table, {4, 3}),
+                                                num_blocks)
                 .values());
   EXPECT_EQ(o_bt1.download(), (std::vector<int32_t>{5, 6, 1, 2, 7, 8, 0, 0}));
   cattn::slot_mapping_params p0, p1;

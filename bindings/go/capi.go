@@ -200,7 +200,8 @@ static void gocattn_copy_message(const char* m, char* msg, size_t cap) {
   X(compute_new_slot_mapping, cattn_compute_new_slot_mapping_args_t)            \
   X(copy_and_expand_eagle_inputs, cattn_copy_and_expand_eagle_inputs_args_t)    \
   X(update_num_computed_tokens_for_batch_change,                                \
-    cattn_update_num_computed_tokens_for_batch_change_args_t)
+    cattn_update_num_computed_tokens_for_batch_change_args_t)                   \
+  X(step_inputs_size, cattn_step_inputs_size_args_t)
 
 #define GOCATTN_ARGS_SHIM(m, T) \
   static cattn_status_t gocattn_##m(T* a, char* msg, size_t cap) { GOCATTN_CALL(m, a); }
@@ -495,6 +496,10 @@ static void gocattn_update_num_computed_tokens_for_batch_change_args_init(
       CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_INIT;
   *a = init;
 }
+static void gocattn_step_inputs_size_args_init(cattn_step_inputs_size_args_t* a) {
+  const cattn_step_inputs_size_args_t init = CATTN_STEP_INPUTS_SIZE_ARGS_INIT;
+  *a = init;
+}
 static void gocattn_step_plan_desc_init_into(cattn_step_plan_desc_t* d) {
   const cattn_step_plan_desc_t init = CATTN_STEP_PLAN_DESC_INIT;
   *d = init;
@@ -649,6 +654,10 @@ func cUpdateNumComputedTokensForBatchChangeArgsInit(a *C.cattn_update_num_comput
 	C.gocattn_update_num_computed_tokens_for_batch_change_args_init(a)
 }
 
+func cStepInputsSizeArgsInit(a *C.cattn_step_inputs_size_args_t) {
+	C.gocattn_step_inputs_size_args_init(a)
+}
+
 func cStepPlanDescInitInto(d *C.cattn_step_plan_desc_t) { C.gocattn_step_plan_desc_init_into(d) }
 
 func cStepBatchInit(b *C.cattn_step_batch_t) { C.gocattn_step_batch_init(b) }
@@ -670,6 +679,7 @@ func cArgsSizeMismatches() []string {
 	check("cattn_gather_block_tables_args_t", unsafe.Sizeof(C.cattn_gather_block_tables_args_t{}), C.sizeof_cattn_gather_block_tables_args_t)
 	check("cattn_prepare_pos_seq_lens_args_t", unsafe.Sizeof(C.cattn_prepare_pos_seq_lens_args_t{}), C.sizeof_cattn_prepare_pos_seq_lens_args_t)
 	check("cattn_step_batch_check_args_t", unsafe.Sizeof(C.cattn_step_batch_check_args_t{}), C.sizeof_cattn_step_batch_check_args_t)
+	check("cattn_step_inputs_size_args_t", unsafe.Sizeof(C.cattn_step_inputs_size_args_t{}), C.sizeof_cattn_step_inputs_size_args_t)
 	check("cattn_eagle_step_update_slot_mapping_and_metadata_args_t", unsafe.Sizeof(C.cattn_eagle_step_update_slot_mapping_and_metadata_args_t{}), C.sizeof_cattn_eagle_step_update_slot_mapping_and_metadata_args_t)
 	check("cattn_eagle_prepare_inputs_padded_args_t", unsafe.Sizeof(C.cattn_eagle_prepare_inputs_padded_args_t{}), C.sizeof_cattn_eagle_prepare_inputs_padded_args_t)
 	check("cattn_eagle_prepare_next_token_padded_args_t", unsafe.Sizeof(C.cattn_eagle_prepare_next_token_padded_args_t{}), C.sizeof_cattn_eagle_prepare_next_token_padded_args_t)
@@ -982,6 +992,10 @@ func cSplitPrefillChunks(a *C.cattn_split_prefill_chunks_args_t, msg *C.char) C.
 
 func cStepBatchCheck(a *C.cattn_step_batch_check_args_t, msg *C.char) C.cattn_status_t {
 	return C.gocattn_step_batch_check(a, msg, msgCap)
+}
+
+func cStepInputsSize(a *C.cattn_step_inputs_size_args_t, msg *C.char) C.cattn_status_t {
+	return C.gocattn_step_inputs_size(a, msg, msgCap)
 }
 
 func cStepPlanCreate(d *C.cattn_step_plan_desc_t, out **C.cattn_step_plan_t,

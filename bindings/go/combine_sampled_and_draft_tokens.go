@@ -80,12 +80,11 @@ type StepLogits[T Index] struct {
 // the logits of the batch queryStartLoc ([B + 1]) with numReqs live rows (nil means B),
 // numDraftTokens drafts per row (nil means none) and numNewSampledTokens (nil means the
 // header's default, 1); ExpandedIdxMapping is computed when idxMapping ([B]) is given. The
-// outputs' capacity is the batch's tokens (a row owns no more logits than tokens), and the
-// slices are cut to the total logits libcattn reports. Since 1.2.
+// logit slices are as long as the total logits StepInputsSize counts. Since 1.2.
 //
 // See docs/api/step_inputs.md.
-func CombineSampledAndDraftTokensHost[T Index](queryStartLoc, numDraftTokens, idxMapping []T,
-	numNewSampledTokens, numReqs *int64) (StepLogits[T], error) {
+func CombineSampledAndDraftTokensHost[T Index](numNewSampledTokens *int64, queryStartLoc []T,
+	numReqs *int64, numDraftTokens, idxMapping []T) (StepLogits[T], error) {
 	f := newFrame("cattn_combine_sampled_and_draft_tokens", "CombineSampledAndDraftTokensHost",
 		"args->num_new_sampled_tokens", "numNewSampledTokens", "args->query_start_loc",
 		"queryStartLoc", "args->num_reqs", "numReqs", "args->num_draft_tokens",
@@ -93,44 +92,37 @@ func CombineSampledAndDraftTokensHost[T Index](queryStartLoc, numDraftTokens, id
 		"args->cu_num_logits", "the result", "args->expanded_idx_mapping", "the result",
 		"args->expanded_local_pos", "the result")
 	defer f.free()
-	// A valid batch has at most as many logits as tokens (a row owns no more logits than its
-	// query's tokens; the largest entry bounds the tokens whatever the padded rows hold). A
-	// batch with more drafts than that gets room for them all (at most one sampled token and
-	// its drafts per row), so that libcattn names the row it refuses rather than the output's
-	// size.
-	var tokens, drafted int64
-	for _, v := range queryStartLoc {
-		tokens = max(tokens, int64(v))
-	}
-	for _, d := range numDraftTokens {
-		drafted += max(int64(d), 0) + 1
-	}
-	tokens = max(tokens, drafted)
-	var r StepLogits[T]
-	r.LogitsIndices, r.ExpandedLocalPos = make([]T, tokens), make([]T, tokens)
-	r.CuNumLogits = make([]T, len(queryStartLoc))
+	qsl, live := IndexTensor(queryStartLoc), numReqsTensor(numReqs)
 	var drafts, idx, expanded *Tensor
 	if numDraftTokens != nil {
 		drafts = IndexTensor(numDraftTokens)
 	}
+	// libcattn counts the live rows' logits (its size query): the outputs' length.
+	var sizes [4]cTensor
+	if err := f.tensorsInto(sizes[:], stepInputsSizeFields[:], []*Tensor{nil, qsl, live,
+		drafts}); err != nil {
+		return StepLogits[T]{}, err
+	}
+	n, err := f.stepInputsSize(numNewSampledTokens, sizes)
+	if err != nil {
+		return StepLogits[T]{}, err
+	}
+	var r StepLogits[T]
+	r.LogitsIndices, r.ExpandedLocalPos = make([]T, n.NumLogits), make([]T, n.NumLogits)
+	r.CuNumLogits = make([]T, len(queryStartLoc))
 	if idxMapping != nil {
 		idx = IndexTensor(idxMapping)
-		r.ExpandedIdxMapping = make([]T, tokens)
+		r.ExpandedIdxMapping = make([]T, n.NumLogits)
 		expanded = IndexTensor(r.ExpandedIdxMapping)
 	}
 	var cs [13]cTensor
-	if err := f.tensorsInto(cs[:], combineFields[:], []*Tensor{IndexTensor(queryStartLoc),
-		numReqsTensor(numReqs), drafts, idx, nil, nil, nil, nil, IndexTensor(r.LogitsIndices),
-		IndexTensor(r.CuNumLogits), expanded, IndexTensor(r.ExpandedLocalPos), nil}); err != nil {
+	if err := f.tensorsInto(cs[:], combineFields[:], []*Tensor{qsl, live, drafts, idx, nil, nil,
+		nil, nil, IndexTensor(r.LogitsIndices), IndexTensor(r.CuNumLogits), expanded,
+		IndexTensor(r.ExpandedLocalPos), nil}); err != nil {
 		return StepLogits[T]{}, err
 	}
 	if err := f.combineSampledAndDraftTokens(numNewSampledTokens, cs, 0); err != nil {
 		return StepLogits[T]{}, err
-	}
-	total := max(lastOf(r.CuNumLogits), 0)
-	r.LogitsIndices, r.ExpandedLocalPos = r.LogitsIndices[:total], r.ExpandedLocalPos[:total]
-	if r.ExpandedIdxMapping != nil {
-		r.ExpandedIdxMapping = r.ExpandedIdxMapping[:total]
 	}
 	return r, nil
 }

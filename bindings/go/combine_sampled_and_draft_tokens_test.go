@@ -26,14 +26,14 @@ func TestCombineSampledAndDraftTokens(t *testing.T) {
 		}
 	}
 	// No new sampled token: row 0 owns its 2 drafts' logits, tokens 1 and 2; row 1 none.
-	l, err := CombineSampledAndDraftTokensHost(stepQSL, []int64{2, 0, 5}, nil, Ptr[int64](0),
-		Ptr[int64](2))
+	l, err := CombineSampledAndDraftTokensHost(Ptr[int64](0), stepQSL, Ptr[int64](2),
+		[]int64{2, 0, 5}, nil)
 	mustOK(t, err)
 	wantEqual(t, "no new sampled token", l, StepLogits[int64]{LogitsIndices: []int64{1, 2},
 		CuNumLogits: []int64{0, 2, 2, 2}, ExpandedLocalPos: []int64{0, 1}})
 	// The default (nil): one new sampled token per live row.
-	l32, err := CombineSampledAndDraftTokensHost([]int32{0, 3, 4, 4}, nil, []int32{2, 0, 9}, nil,
-		Ptr[int64](2))
+	l32, err := CombineSampledAndDraftTokensHost(nil, []int32{0, 3, 4, 4}, Ptr[int64](2), nil,
+		[]int32{2, 0, 9})
 	mustOK(t, err)
 	wantEqual(t, "default", l32, StepLogits[int32]{LogitsIndices: []int32{2, 3},
 		CuNumLogits: []int32{0, 1, 2, 2}, ExpandedIdxMapping: []int32{2, 0},
@@ -58,7 +58,7 @@ func TestCombineSampledAndDraftTokensInputIDs(t *testing.T) {
 }
 
 func TestCombineSampledAndDraftTokensErrors(t *testing.T) {
-	_, err := CombineSampledAndDraftTokensHost(stepQSL, nil, nil, Ptr[int64](2), Ptr[int64](2))
+	_, err := CombineSampledAndDraftTokensHost(Ptr[int64](2), stepQSL, Ptr[int64](2), nil, nil)
 	wantError(t, err, StatusInvalidArgument,
 		"cattn.CombineSampledAndDraftTokensHost: numNewSampledTokens")
 	err = CombineSampledAndDraftTokens(CombineSampledAndDraftTokensArgs{

@@ -92,14 +92,14 @@ var slotMappingFields = [6]string{"args->query_start_loc", "args->num_reqs", "ar
 	"args->idx_mapping", "args->block_table", "args->slot_mapping"}
 
 // ComputeSlotMappingsHost is the one-call host form of ComputeSlotMappings: the slot of each
-// entry of positions ([N], N at least the live total), PadSlotID from the live total on, for
-// the batch queryStartLoc ([B + 1]) with numReqs live rows (nil means B), the table
-// blockTable (rows of one length: persistent rows with MRV2, batch rows with V1) and
-// idxMapping ([B], MRV2 only; nil with V1). Since 1.2.
+// live token (the total StepInputsSize counts; PadSlotID for a token another DCP rank stores)
+// for the batch queryStartLoc ([B + 1]) with numReqs live rows (nil means B), their positions
+// ([N], N at least the live total), the table blockTable (rows of one length: persistent rows
+// with MRV2, batch rows with V1) and idxMapping ([B], MRV2 only; nil with V1). Since 1.2.
 //
 // See docs/api/step_inputs.md.
-func ComputeSlotMappingsHost[T Index](params SlotMappingParams, queryStartLoc, positions,
-	idxMapping []T, blockTable [][]T, numReqs *int64) ([]int64, error) {
+func ComputeSlotMappingsHost[T Index](params SlotMappingParams, queryStartLoc []T,
+	numReqs *int64, positions, idxMapping []T, blockTable [][]T) ([]int64, error) {
 	f := newFrame("cattn_compute_slot_mappings", "ComputeSlotMappingsHost",
 		"args->contract", "params.Contract", "args->block_size", "params.BlockSize",
 		"args->kernel_block_size", "params.KernelBlockSize", "args->dcp_size", "params.DCPSize",
@@ -118,11 +118,22 @@ func ComputeSlotMappingsHost[T Index](params SlotMappingParams, queryStartLoc, p
 	if idxMapping != nil {
 		idx = IndexTensor(idxMapping)
 	}
-	out := make([]int64, len(positions))
+	qsl, live := IndexTensor(queryStartLoc), numReqsTensor(numReqs)
+	// libcattn counts the live tokens (its size query): a slot for each.
+	var sizes [4]cTensor
+	if err := f.tensorsInto(sizes[:], stepInputsSizeFields[:], []*Tensor{nil, qsl, live,
+		nil}); err != nil {
+		return nil, err
+	}
+	n, err := f.stepInputsSize(nil, sizes)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, n.NumTokens)
 	var cs [6]cTensor
-	if err := f.tensorsInto(cs[:], slotMappingFields[:], []*Tensor{IndexTensor(queryStartLoc),
-		numReqsTensor(numReqs), IndexTensor(positions), idx,
-		IndexTensor(flat, int64(len(blockTable)), int64(cols)), Int64Tensor(out)}); err != nil {
+	if err := f.tensorsInto(cs[:], slotMappingFields[:], []*Tensor{qsl, live,
+		IndexTensor(positions), idx, IndexTensor(flat, int64(len(blockTable)), int64(cols)),
+		Int64Tensor(out)}); err != nil {
 		return nil, err
 	}
 	if err := f.computeSlotMappings(&params, cs, 0); err != nil {

@@ -24,39 +24,40 @@ func TestComputeSlotMappings(t *testing.T) {
 	}
 	qsl, pos := asIndex[int32](stepQSL), asIndex[int32](stepPos)
 	table := asRows[int32](stepTable)
-	got, err := ComputeSlotMappingsHost(kbs4, qsl, pos, []int32{2, 0, 9}, table, Ptr[int64](2))
+	// The helper returns the live tokens' slots only (the total StepInputsSize counts).
+	got, err := ComputeSlotMappingsHost(kbs4, qsl, Ptr[int64](2), pos, []int32{2, 0, 9}, table)
 	mustOK(t, err)
-	wantEqual(t, "host helper", got, []int64{47, 48, 49, 9, -1, -1})
+	wantEqual(t, "host helper", got, []int64{47, 48, 49, 9})
 	// Two DCP ranks, interleave 1, rank 1: blocks of 4 * 2 tokens; offset off of a block is
 	// rank off % 2's, at local offset off / 2. Position 7: block 0, offset 7, local 3: 10*4+3.
 	// 8: block 1, offset 0: rank 0's, -1. 9: block 1, offset 1, local 0: 11*4. 5 (row 1):
 	// block 0, offset 5, local 2: 1*4+2.
 	dcp := kbs4
 	dcp.DCPSize, dcp.DCPRank = 2, 1
-	got, err = ComputeSlotMappingsHost(dcp, qsl, pos, []int32{2, 0, 9}, table, Ptr[int64](2))
+	got, err = ComputeSlotMappingsHost(dcp, qsl, Ptr[int64](2), pos, []int32{2, 0, 9}, table)
 	mustOK(t, err)
-	wantEqual(t, "DCP rank 1 of 2", got, []int64{43, -1, 44, 6, -1, -1})
+	wantEqual(t, "DCP rank 1 of 2", got, []int64{43, -1, 44, 6})
 	// v1: the batch's rows (as gathered), no idx_mapping.
 	v1 := kbs4
 	v1.Contract = SlotMappingV1
-	got, err = ComputeSlotMappingsHost(v1, qsl, pos, nil,
-		[][]int32{{10, 11, 12, 13}, {1, 2, 3, 4}, {0, 0, 0, 0}}, Ptr[int64](2))
+	got, err = ComputeSlotMappingsHost(v1, qsl, Ptr[int64](2), pos, nil,
+		[][]int32{{10, 11, 12, 13}, {1, 2, 3, 4}, {0, 0, 0, 0}})
 	mustOK(t, err)
-	wantEqual(t, "v1", got, []int64{47, 48, 49, 9, -1, -1})
+	wantEqual(t, "v1", got, []int64{47, 48, 49, 9})
 }
 
 func TestComputeSlotMappingsErrors(t *testing.T) {
 	badRank := kbs4
 	badRank.DCPSize, badRank.DCPRank = 2, 2
-	_, err := ComputeSlotMappingsHost(badRank, stepQSL, stepPos, stepIdx, stepTable, Ptr[int64](2))
+	_, err := ComputeSlotMappingsHost(badRank, stepQSL, Ptr[int64](2), stepPos, stepIdx, stepTable)
 	wantError(t, err, StatusInvalidArgument, "cattn.ComputeSlotMappingsHost: params.DCPRank")
 	badContract := kbs4
 	badContract.Contract = 7
-	_, err = ComputeSlotMappingsHost(badContract, stepQSL, stepPos, stepIdx, stepTable, nil)
+	_, err = ComputeSlotMappingsHost(badContract, stepQSL, nil, stepPos, stepIdx, stepTable)
 	wantError(t, err, StatusInvalidArgument, "cattn.ComputeSlotMappingsHost: params.Contract")
 	v1 := kbs4
 	v1.Contract = SlotMappingV1
-	_, err = ComputeSlotMappingsHost(v1, stepQSL, stepPos, stepIdx, stepTable, nil)
+	_, err = ComputeSlotMappingsHost(v1, stepQSL, nil, stepPos, stepIdx, stepTable)
 	wantError(t, err, StatusInvalidArgument, "cattn.ComputeSlotMappingsHost: idxMapping")
 	// The zero params have no block size: the tensor form names the (promoted) field.
 	err = ComputeSlotMappings(ComputeSlotMappingsArgs{QueryStartLoc: Int64Tensor([]int64{0, 1}),
@@ -71,8 +72,8 @@ func TestSlotMappingZeroParamsAreTheDefaults(t *testing.T) {
 	explicit := kbs4
 	explicit.DCPSize, explicit.InterleaveSize, explicit.Contract = 1, 1, SlotMappingMRV2
 	for _, p := range []SlotMappingParams{kbs4, explicit} {
-		got, err := ComputeSlotMappingsHost(p, stepQSL, stepPos, stepIdx, stepTable, Ptr[int64](2))
+		got, err := ComputeSlotMappingsHost(p, stepQSL, Ptr[int64](2), stepPos, stepIdx, stepTable)
 		mustOK(t, err)
-		wantEqual(t, "slots", got, []int64{47, 48, 49, 9, -1, -1})
+		wantEqual(t, "slots", got, []int64{47, 48, 49, 9})
 	}
 }

@@ -47,7 +47,8 @@
 // EagleStepUpdateSlotMappingAndMetadataHost, EaglePrepareInputsPaddedHost,
 // EaglePrepareNextTokenPaddedHost, ComputeNewSlotMappingHost, CopyAndExpandEagleInputsHost and
 // UpdateNumComputedTokensForBatchChangeHost. Their index slices are []int32 or []int64
-// (Index), and their results have the type given; flags are []bool.
+// (Index), and their results have the type given; flags are []bool. Their parameters come in
+// the order of the C args struct's fields, as the C++ and Rust helpers' do.
 //
 // # Step inputs
 //
@@ -57,8 +58,9 @@
 // batch's block tables, slot mappings, logits indices), on host or device tensors, under one
 // padding contract (prepare_pos_seq_lens.go). Their defaults (one new sampled token, one DCP
 // rank) are the header's initialisers, which the cgo layer writes before the Go fields: a zero
-// DCPSize or a nil NumNewSampledTokens keeps them. The step plan computes the same products in
-// its launch (StepInputProducts).
+// DCPSize or a nil NumNewSampledTokens keeps them. StepInputsSize counts the live tokens and
+// logits their outputs need, and the Host helpers size their results with it. The step plan
+// computes the same products in its launch (StepInputProducts).
 //
 // # Speculative decoding
 //

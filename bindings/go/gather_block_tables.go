@@ -53,8 +53,8 @@ var gatherBlockTablesFields = [5]string{"args->idx_mapping", "args->num_reqs",
 // starts zeroed). Since 1.2.
 //
 // See docs/api/step_inputs.md.
-func GatherBlockTablesHost[T Index](blockTable [][]T, idxMapping, numBlocks []T,
-	numReqs *int64) ([][]T, error) {
+func GatherBlockTablesHost[T Index](idxMapping []T, numReqs *int64, blockTable [][]T,
+	numBlocks []T) ([][]T, error) {
 	f := newFrame("cattn_gather_block_tables", "GatherBlockTablesHost",
 		"args->idx_mapping", "idxMapping", "args->num_reqs", "numReqs",
 		"args->block_table", "blockTable", "args->num_blocks", "numBlocks",

@@ -21,19 +21,19 @@ func TestGatherBlockTables(t *testing.T) {
 				[]int64{10, 11, p, p, 1, 2, 3, 4, 0, 0, 0, 0})
 		}
 	}
-	rows, err := GatherBlockTablesHost(asRows[int32](stepTable), []int32{2, 0, 9}, nil,
-		Ptr[int64](2))
+	rows, err := GatherBlockTablesHost([]int32{2, 0, 9}, Ptr[int64](2), asRows[int32](stepTable),
+		nil)
 	mustOK(t, err)
 	wantEqual(t, "every block", rows, [][]int32{{10, 11, 12, 13}, {1, 2, 3, 4}, {0, 0, 0, 0}})
-	rows64, err := GatherBlockTablesHost(stepTable, stepIdx, used, Ptr[int64](2))
+	rows64, err := GatherBlockTablesHost(stepIdx, Ptr[int64](2), stepTable, used)
 	mustOK(t, err)
 	wantEqual(t, "blocks in use", rows64, [][]int64{{10, 11, 0, 0}, {1, 2, 3, 4}, {0, 0, 0, 0}})
 }
 
 func TestGatherBlockTablesErrors(t *testing.T) {
-	_, err := GatherBlockTablesHost(stepTable, []int64{2, 3, 0}, nil, nil)
+	_, err := GatherBlockTablesHost([]int64{2, 3, 0}, nil, stepTable, nil)
 	wantError(t, err, StatusInvalidArgument, "cattn.GatherBlockTablesHost: idxMapping")
-	_, err = GatherBlockTablesHost([][]int64{{1, 2}, {3}}, []int64{0}, nil, nil)
+	_, err = GatherBlockTablesHost([]int64{0}, nil, [][]int64{{1, 2}, {3}}, nil)
 	wantError(t, err, StatusInvalidArgument,
 		"cattn.GatherBlockTablesHost: blockTable has rows of different lengths")
 	// An output of another width than the table.

@@ -62,8 +62,8 @@ func MambaGetBlockTableTensor(args MambaBlockTableArgs) error {
 // past a row is StatusInvalidArgument (vLLM reads out of bounds). Since 1.1.
 //
 // See docs/api/mamba_get_block_table_tensor.md.
-func MambaBlockTable[T Index](blockTable [][]T, seqLens []T, mode MambaCacheMode,
-	blockSize, numSpeculativeBlocks int64) ([][]T, error) {
+func MambaBlockTable[T Index](blockTable [][]T, seqLens []T, blockSize,
+	numSpeculativeBlocks int64, mode MambaCacheMode) ([][]T, error) {
 	f := newFrame("cattn_mamba_get_block_table_tensor", "MambaBlockTable",
 		"args->block_table", "blockTable", "args->seq_lens", "seqLens", "args->block_size",
 		"blockSize", "args->num_speculative_blocks", "numSpeculativeBlocks",

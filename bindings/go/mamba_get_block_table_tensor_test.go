@@ -104,8 +104,8 @@ func TestMambaGetBlockTableTensorErrors(t *testing.T) {
 
 func TestMambaBlockTableHelperVectors(t *testing.T) {
 	for _, c := range loadCases[mambaCase](t, "mamba_get_block_table_tensor") {
-		got, err := MambaBlockTable(c.BlockTable, c.SeqLens, MambaCacheMode(c.Mode), c.BlockSize,
-			c.NumSpeculativeBlocks)
+		got, err := MambaBlockTable(c.BlockTable, c.SeqLens, c.BlockSize, c.NumSpeculativeBlocks,
+			MambaCacheMode(c.Mode))
 		if c.Error {
 			wantError(t, err, StatusInvalidArgument, "cattn.MambaBlockTable: ")
 			continue
@@ -118,11 +118,11 @@ func TestMambaBlockTableHelperVectors(t *testing.T) {
 			wantEqual(t, c.Name+" columns", len(got[0]), len(c.Out[0]))
 		}
 	}
-	_, err := MambaBlockTable([][]int32{{1, 2}}, []int32{5}, MambaCacheModeAlign, 4, 2)
+	_, err := MambaBlockTable([][]int32{{1, 2}}, []int32{5}, 4, 2, MambaCacheModeAlign)
 	wantError(t, err, StatusInvalidArgument, "cattn.MambaBlockTable: numSpeculativeBlocks is out of range")
-	_, err = MambaBlockTable([][]int32{{1, 2}}, []int32{5}, MambaCacheModeAlign, 4, -3)
+	_, err = MambaBlockTable([][]int32{{1, 2}}, []int32{5}, 4, -3, MambaCacheModeAlign)
 	wantError(t, err, StatusInvalidArgument,
 		"cattn.MambaBlockTable: numSpeculativeBlocks is negative (got -3, expected >= 0)")
-	_, err = MambaBlockTable([][]int32{{1, 2}}, []int32{5}, MambaCacheMode(9), 4, 0)
+	_, err = MambaBlockTable([][]int32{{1, 2}}, []int32{5}, 4, 0, MambaCacheMode(9))
 	wantError(t, err, StatusInvalidArgument, "cattn.MambaBlockTable: mode ")
 }

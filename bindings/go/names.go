@@ -66,6 +66,7 @@ var fieldPairs = [][2]reflect.Type{
 	{reflect.TypeOf(C.cattn_compute_slot_mappings_args_t{}), reflect.TypeOf(SlotMappingParams{})},
 	{reflect.TypeOf(C.cattn_combine_sampled_and_draft_tokens_args_t{}), reflect.TypeOf(CombineSampledAndDraftTokensArgs{})},
 	{reflect.TypeOf(C.cattn_step_batch_check_args_t{}), reflect.TypeOf(StepBatchCheckArgs{})},
+	{reflect.TypeOf(C.cattn_step_inputs_size_args_t{}), reflect.TypeOf(StepInputsSizeArgs{})},
 	{reflect.TypeOf(C.cattn_eagle_step_update_slot_mapping_and_metadata_args_t{}), reflect.TypeOf(EagleStepUpdateSlotMappingAndMetadataArgs{})},
 	{reflect.TypeOf(C.cattn_eagle_step_update_slot_mapping_and_metadata_args_t{}), reflect.TypeOf(EagleStepParams{})},
 	{reflect.TypeOf(C.cattn_eagle_prepare_inputs_padded_args_t{}), reflect.TypeOf(EaglePrepareInputsPaddedArgs{})},

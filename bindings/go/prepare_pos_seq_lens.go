@@ -73,7 +73,7 @@ type PreparedStepInputs[T Index] struct {
 // query_start_loc, seq_lens, positions (one per live token) and num_computed_tokens from the
 // scheduled counts ([B]), the persistent row of each batch row ([B]) and each persistent row's
 // computed tokens ([R]). numReqs is the live rows (nil means B; in [0, B]: the host path refuses another value, the device clamps it).
-// libcattn computes the total that Positions is sized with. Since 1.2.
+// Positions is as long as the live tokens StepInputsSize counts. Since 1.2.
 //
 // See docs/api/step_inputs.md.
 func PreparePosSeqLensHost[T Index](numScheduledTokens, idxMapping, numComputedTokens []T,
@@ -89,20 +89,22 @@ func PreparePosSeqLensHost[T Index](numScheduledTokens, idxMapping, numComputedT
 		NumComputedTokens: make([]T, b)}
 	in := [4]*Tensor{IndexTensor(numScheduledTokens), IndexTensor(idxMapping),
 		IndexTensor(numComputedTokens), numReqsTensor(numReqs)}
-	qsl, seq := IndexTensor(r.QueryStartLoc), IndexTensor(r.SeqLens)
-	// libcattn sums the live rows (QueryStartLoc[B]); Positions is sized from that, in a second
-	// call that writes everything.
+	// libcattn counts the live rows' tokens (its size query); Positions is sized from that,
+	// and one call writes everything.
+	var sizes [4]cTensor
+	if err := f.tensorsInto(sizes[:], stepInputsSizeFields[:], []*Tensor{in[0], nil, in[3],
+		nil}); err != nil {
+		return PreparedStepInputs[T]{}, err
+	}
+	n, err := f.stepInputsSize(nil, sizes)
+	if err != nil {
+		return PreparedStepInputs[T]{}, err
+	}
+	r.Positions = make([]T, n.NumTokens)
 	var cs [8]cTensor
 	if err := f.tensorsInto(cs[:], preparePosSeqLensFields[:], []*Tensor{in[0], in[1], in[2],
-		in[3], qsl, seq, nil, nil}); err != nil {
-		return PreparedStepInputs[T]{}, err
-	}
-	if err := f.preparePosSeqLens(cs, 0); err != nil {
-		return PreparedStepInputs[T]{}, err
-	}
-	r.Positions = make([]T, max(lastOf(r.QueryStartLoc), 0))
-	if err := f.tensorsInto(cs[6:], preparePosSeqLensFields[6:], []*Tensor{
-		IndexTensor(r.Positions), IndexTensor(r.NumComputedTokens)}); err != nil {
+		in[3], IndexTensor(r.QueryStartLoc), IndexTensor(r.SeqLens), IndexTensor(r.Positions),
+		IndexTensor(r.NumComputedTokens)}); err != nil {
 		return PreparedStepInputs[T]{}, err
 	}
 	if err := f.preparePosSeqLens(cs, 0); err != nil {

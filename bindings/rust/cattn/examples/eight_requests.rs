@@ -17,7 +17,7 @@ fn main() -> cattn::Result<()> {
     let conv = cattn::causal_conv1d_metadata(&query_start_loc, 8)?;
     let tot = conv.mlist.len(); // programs: mlist and offsetlist hold one entry each
     let local =
-        cattn::local_attention_virtual_batches(&query_start_loc, &seq_lens, &block_table, 8, 4)?;
+        cattn::local_attention_virtual_batches(8, 4, &query_start_loc, &seq_lens, &block_table)?;
 
     println!("libcattn {}", cattn::version_string()?);
     println!("pcp restore_idx  {restore:?}");

@@ -11,6 +11,7 @@ use cattn_sys as sys;
 use crate::api::{entry, Api};
 use crate::error::Result;
 use crate::one_call::{reported_len, zeroed};
+use crate::step_inputs_size::StepInputsSizeArgs;
 use crate::tensor::{raw_in, raw_out, IndexElement, Stream, TensorMut, TensorRef};
 
 /// The inputs of [`combine_sampled_and_draft_tokens`]
@@ -131,13 +132,12 @@ pub struct StepLogits<T> {
 /// One call for host slices of one element type (int32 or int64): the logits of the batch
 /// `query_start_loc` (`[B + 1]`) with `num_reqs` live rows (`None` = B), `num_draft_tokens`
 /// drafts per row (`None` = 0) and `num_new_sampled_tokens` (`None` = the header's default, 1).
-/// `expanded_idx_mapping` is computed when `idx_mapping` (`[B]`) is given. The output capacity
-/// is the batch's tokens (a row owns no more logits than tokens), and the vectors are cut to
-/// the total logits the library reports.
+/// `expanded_idx_mapping` is computed when `idx_mapping` (`[B]`) is given. The logit vectors are
+/// as long as the total logits the library counts ([`crate::step_inputs_size()`]).
 ///
 /// ```
-/// let l = cattn::combine_sampled_and_draft_tokens_host(&[0i64, 3, 4, 4], Some(&[2, 0, 0]),
-///                                                      Some(&[5, 1, 0]), None, Some(2))?;
+/// let l = cattn::combine_sampled_and_draft_tokens_host(None, &[0i64, 3, 4, 4], Some(2),
+///                                                      Some(&[2, 0, 0]), Some(&[5, 1, 0]))?;
 /// assert_eq!(l.logits_indices, [0, 1, 2, 3]);
 /// assert_eq!(l.cu_num_logits, [0, 3, 4, 4]);
 /// assert_eq!(l.expanded_idx_mapping, [5, 5, 5, 1]);
@@ -145,18 +145,18 @@ pub struct StepLogits<T> {
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn combine_sampled_and_draft_tokens_host<T: IndexElement>(
+    num_new_sampled_tokens: Option<i64>,
     query_start_loc: &[T],
+    num_reqs: Option<i64>,
     num_draft_tokens: Option<&[T]>,
     idx_mapping: Option<&[T]>,
-    num_new_sampled_tokens: Option<i64>,
-    num_reqs: Option<i64>,
 ) -> Result<StepLogits<T>> {
     Api::linked()?.combine_sampled_and_draft_tokens_host(
+        num_new_sampled_tokens,
         query_start_loc,
+        num_reqs,
         num_draft_tokens,
         idx_mapping,
-        num_new_sampled_tokens,
-        num_reqs,
     )
 }
 
@@ -164,29 +164,13 @@ impl Api<'_> {
     /// [`combine_sampled_and_draft_tokens_host`] in this library.
     pub fn combine_sampled_and_draft_tokens_host<T: IndexElement>(
         self,
+        num_new_sampled_tokens: Option<i64>,
         query_start_loc: &[T],
+        num_reqs: Option<i64>,
         num_draft_tokens: Option<&[T]>,
         idx_mapping: Option<&[T]>,
-        num_new_sampled_tokens: Option<i64>,
-        num_reqs: Option<i64>,
     ) -> Result<StepLogits<T>> {
         const FUNCTION: &str = "combine_sampled_and_draft_tokens_host";
-        // A valid batch has at most as many logits as tokens (a row owns no more logits than
-        // its query's tokens; the largest entry bounds the tokens whatever the padded rows
-        // hold). A batch with more drafts than that gets room for them all (at most one
-        // sampled token and its drafts per row), so that the library names the row it refuses
-        // rather than the output's size.
-        let tokens = query_start_loc
-            .iter()
-            .map(|v| v.to_i64())
-            .max()
-            .unwrap_or(0);
-        let drafts = num_draft_tokens.map_or(0, |d| {
-            d.iter()
-                .map(|v| v.to_i64().max(0).saturating_add(1))
-                .fold(0i64, i64::saturating_add)
-        });
-        let cap = usize::try_from(tokens.max(drafts).max(0)).unwrap_or(usize::MAX);
         let live = num_reqs.map(|n| [n]);
         let args = CombineSampledAndDraftTokensArgs {
             num_new_sampled_tokens,
@@ -195,10 +179,21 @@ impl Api<'_> {
             idx_mapping: idx_mapping.map(TensorRef::from_slice),
             ..CombineSampledAndDraftTokensArgs::new(TensorRef::from_slice(query_start_loc))
         };
-        let mut logits = zeroed::<T>(FUNCTION, cap)?;
+        // The library counts the live rows' logits (its size query): the outputs' length.
+        let sizes = self
+            .step_inputs_size(&StepInputsSizeArgs {
+                num_new_sampled_tokens,
+                query_start_loc: Some(args.query_start_loc.clone()),
+                num_reqs: args.num_reqs.clone(),
+                num_draft_tokens: args.num_draft_tokens.clone(),
+                ..Default::default()
+            })
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
+        let total = reported_len(FUNCTION, "a logit total", sizes.num_logits)?;
+        let mut logits = zeroed::<T>(FUNCTION, total)?;
         let mut cu = zeroed::<T>(FUNCTION, query_start_loc.len())?;
-        let mut expanded = zeroed::<T>(FUNCTION, if idx_mapping.is_some() { cap } else { 0 })?;
-        let mut local = zeroed::<T>(FUNCTION, cap)?;
+        let mut expanded = zeroed::<T>(FUNCTION, if idx_mapping.is_some() { total } else { 0 })?;
+        let mut local = zeroed::<T>(FUNCTION, total)?;
         self.combine_sampled_and_draft_tokens(
             &args,
             &mut CombineSampledAndDraftTokensOutputs {
@@ -210,14 +205,6 @@ impl Api<'_> {
             },
         )
         .map_err(|e| e.in_terms_of(FUNCTION))?;
-        let total = reported_len(
-            FUNCTION,
-            "a logit total",
-            cu.last().map_or(0, |t| t.to_i64()),
-        )?;
-        logits.truncate(total);
-        local.truncate(total);
-        expanded.truncate(total);
         Ok(StepLogits {
             logits_indices: logits,
             cu_num_logits: cu,

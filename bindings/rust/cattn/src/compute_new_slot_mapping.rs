@@ -93,28 +93,28 @@ pub fn compute_new_slot_mapping(
 ///
 /// ```
 /// let table = [[3i64, 4, 5], [6, 7, 8]];
-/// let slots = cattn::compute_new_slot_mapping_host(&[0, 2, 3], &table, &[8, 9, 10, 3, 4],
-///                                                  None, 4, 1, 10)?;
+/// let slots = cattn::compute_new_slot_mapping_host(4, 1, 10, &[0, 2, 3], &table,
+///                                                  &[8, 9, 10, 3, 4], None)?;
 /// assert_eq!(slots, [20, 21, -1, 27, 28]);
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn compute_new_slot_mapping_host<T: IndexElement, R: AsRef<[T]>>(
+    block_size: i64,
+    num_new_tokens: i64,
+    max_model_len: i64,
     query_start_loc: &[T],
     block_table: &[R],
     new_positions: &[T],
     is_rejected_token_mask: Option<&[bool]>,
-    block_size: i64,
-    num_new_tokens: i64,
-    max_model_len: i64,
 ) -> Result<Vec<i64>> {
     Api::linked()?.compute_new_slot_mapping_host(
+        block_size,
+        num_new_tokens,
+        max_model_len,
         query_start_loc,
         block_table,
         new_positions,
         is_rejected_token_mask,
-        block_size,
-        num_new_tokens,
-        max_model_len,
     )
 }
 
@@ -123,13 +123,13 @@ impl Api<'_> {
     #[allow(clippy::too_many_arguments)]
     pub fn compute_new_slot_mapping_host<T: IndexElement, R: AsRef<[T]>>(
         self,
+        block_size: i64,
+        num_new_tokens: i64,
+        max_model_len: i64,
         query_start_loc: &[T],
         block_table: &[R],
         new_positions: &[T],
         is_rejected_token_mask: Option<&[bool]>,
-        block_size: i64,
-        num_new_tokens: i64,
-        max_model_len: i64,
     ) -> Result<Vec<i64>> {
         const FUNCTION: &str = "compute_new_slot_mapping_host";
         let (table, cols) = flatten_rows(FUNCTION, "block_table", block_table)?;

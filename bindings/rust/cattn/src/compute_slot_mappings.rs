@@ -12,7 +12,8 @@ use cattn_sys as sys;
 
 use crate::api::{entry, Api};
 use crate::error::Result;
-use crate::one_call::{flatten_rows, len_i64, zeroed};
+use crate::one_call::{flatten_rows, len_i64, reported_len, zeroed};
+use crate::step_inputs_size::StepInputsSizeArgs;
 use crate::tensor::{raw_in, IndexElement, Stream, TensorMut, TensorRef};
 
 /// Which of vLLM's slot-mapping contracts (`cattn_slot_mapping_contract_t`). A newtype of the C
@@ -198,36 +199,37 @@ pub fn compute_slot_mappings(
     Api::linked()?.compute_slot_mappings(args, slot_mapping)
 }
 
-/// One call for host slices of one element type (int32 or int64): the slot of each entry of
-/// `positions` (`[N]`, N at least the live total), [`crate::PAD_SLOT_ID`] from the live total
-/// on, for the batch `query_start_loc` (`[B + 1]`) with `num_reqs` live rows (`None` = B), the
-/// table `block_table` (rows of one length: persistent rows with MRV2, batch rows with V1) and
+/// One call for host slices of one element type (int32 or int64): the slot of each of the live
+/// tokens (the total [`crate::step_inputs_size()`] counts), [`crate::PAD_SLOT_ID`] for a token
+/// another DCP rank stores, for the batch `query_start_loc` (`[B + 1]`) with `num_reqs` live
+/// rows (`None` = B), their `positions` (`[N]`, N at least the live total), the table
+/// `block_table` (rows of one length: persistent rows with MRV2, batch rows with V1) and
 /// `idx_mapping` (`[B]`, MRV2 only).
 ///
 /// ```
 /// use cattn::{compute_slot_mappings_host, SlotMappingParams};
 /// let params = SlotMappingParams { block_size: 4, kernel_block_size: 4, ..Default::default() };
 /// let table = vec![vec![9i64, 9], vec![7, 2]];
-/// let slots = compute_slot_mappings_host(&params, &[0, 4], &[3, 4, 5, 6, 0], Some(&[1]),
-///                                        &table, None)?;
-/// assert_eq!(slots, [31, 8, 9, 10, -1]);
+/// let slots = compute_slot_mappings_host(&params, &[0, 4], None, &[3, 4, 5, 6, 0], Some(&[1]),
+///                                        &table)?;
+/// assert_eq!(slots, [31, 8, 9, 10]);
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn compute_slot_mappings_host<T: IndexElement, R: AsRef<[T]>>(
     params: &SlotMappingParams,
     query_start_loc: &[T],
+    num_reqs: Option<i64>,
     positions: &[T],
     idx_mapping: Option<&[T]>,
     block_table: &[R],
-    num_reqs: Option<i64>,
 ) -> Result<Vec<i64>> {
     Api::linked()?.compute_slot_mappings_host(
         params,
         query_start_loc,
+        num_reqs,
         positions,
         idx_mapping,
         block_table,
-        num_reqs,
     )
 }
 
@@ -237,10 +239,10 @@ impl Api<'_> {
         self,
         params: &SlotMappingParams,
         query_start_loc: &[T],
+        num_reqs: Option<i64>,
         positions: &[T],
         idx_mapping: Option<&[T]>,
         block_table: &[R],
-        num_reqs: Option<i64>,
     ) -> Result<Vec<i64>> {
         const FUNCTION: &str = "compute_slot_mappings_host";
         let (table, cols) = flatten_rows(FUNCTION, "block_table", block_table)?;
@@ -254,7 +256,16 @@ impl Api<'_> {
             block_table: TensorRef::new(&table, &[len_i64(block_table.len()), len_i64(cols)])?,
             stream: Stream::DEFAULT,
         };
-        let mut out = zeroed::<i64>(FUNCTION, positions.len())?;
+        // The library counts the live tokens (its size query): a slot for each.
+        let sizes = self
+            .step_inputs_size(&StepInputsSizeArgs {
+                query_start_loc: Some(args.query_start_loc.clone()),
+                num_reqs: args.num_reqs.clone(),
+                ..Default::default()
+            })
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
+        let tokens = reported_len(FUNCTION, "a token total", sizes.num_tokens)?;
+        let mut out = zeroed::<i64>(FUNCTION, tokens)?;
         self.compute_slot_mappings(&args, &mut TensorMut::from_slice(&mut out))
             .map_err(|e| e.in_terms_of(FUNCTION))?;
         Ok(out)

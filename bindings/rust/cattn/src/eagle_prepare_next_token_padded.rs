@@ -102,22 +102,22 @@ pub struct EagleNextTokens<T> {
 ///
 /// ```
 /// let sampled = [[5i64, 7, -1], [-1, -1, -1], [3, 100, 4]];
-/// let n = cattn::eagle_prepare_next_token_padded_host(&sampled, None, &[11, 12, 13], 50)?;
+/// let n = cattn::eagle_prepare_next_token_padded_host(50, &sampled, None, &[11, 12, 13])?;
 /// assert_eq!(n.next_token_ids, [7, 12, 4]);
 /// assert_eq!(n.valid_sampled_tokens_count, [2, 0, 2]);
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn eagle_prepare_next_token_padded_host<T: IndexElement, R: AsRef<[T]>>(
+    vocab_size: i64,
     sampled_token_ids: &[R],
     discard_request_mask: Option<&[bool]>,
     backup_next_token_ids: &[T],
-    vocab_size: i64,
 ) -> Result<EagleNextTokens<T>> {
     Api::linked()?.eagle_prepare_next_token_padded_host(
+        vocab_size,
         sampled_token_ids,
         discard_request_mask,
         backup_next_token_ids,
-        vocab_size,
     )
 }
 
@@ -125,10 +125,10 @@ impl Api<'_> {
     /// [`eagle_prepare_next_token_padded_host`] in this library.
     pub fn eagle_prepare_next_token_padded_host<T: IndexElement, R: AsRef<[T]>>(
         self,
+        vocab_size: i64,
         sampled_token_ids: &[R],
         discard_request_mask: Option<&[bool]>,
         backup_next_token_ids: &[T],
-        vocab_size: i64,
     ) -> Result<EagleNextTokens<T>> {
         const FUNCTION: &str = "eagle_prepare_next_token_padded_host";
         let (sampled, cols) = flatten_rows(FUNCTION, "sampled_token_ids", sampled_token_ids)?;

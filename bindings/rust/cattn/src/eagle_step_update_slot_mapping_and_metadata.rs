@@ -132,28 +132,28 @@ pub struct EagleStep<T> {
 ///
 /// ```
 /// let table = [[7i64, 8, 9, 10], [1, 2, 3, 4]];
-/// let s = cattn::eagle_step_update_slot_mapping_and_metadata_host(&[5, 15], &table, &[6, 16],
-///                                                                 4, 16, Some(3))?;
+/// let s = cattn::eagle_step_update_slot_mapping_and_metadata_host(4, 16, Some(3), &[5, 15],
+///                                                                 &table, &[6, 16])?;
 /// assert_eq!(s.clamped_positions, [6, 0]);
 /// assert_eq!(s.slot_mapping, [34, -1, -1]);
 /// assert_eq!(s.seq_lens, [7, 1]);
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn eagle_step_update_slot_mapping_and_metadata_host<T: IndexElement, R: AsRef<[T]>>(
-    positions: &[T],
-    block_table: &[R],
-    seq_lens: &[T],
     block_size: i64,
     max_model_len: i64,
     input_batch_size: Option<i64>,
+    positions: &[T],
+    block_table: &[R],
+    seq_lens: &[T],
 ) -> Result<EagleStep<T>> {
     Api::linked()?.eagle_step_update_slot_mapping_and_metadata_host(
-        positions,
-        block_table,
-        seq_lens,
         block_size,
         max_model_len,
         input_batch_size,
+        positions,
+        block_table,
+        seq_lens,
     )
 }
 
@@ -161,12 +161,12 @@ impl Api<'_> {
     /// [`eagle_step_update_slot_mapping_and_metadata_host`] in this library.
     pub fn eagle_step_update_slot_mapping_and_metadata_host<T: IndexElement, R: AsRef<[T]>>(
         self,
-        positions: &[T],
-        block_table: &[R],
-        seq_lens: &[T],
         block_size: i64,
         max_model_len: i64,
         input_batch_size: Option<i64>,
+        positions: &[T],
+        block_table: &[R],
+        seq_lens: &[T],
     ) -> Result<EagleStep<T>> {
         const FUNCTION: &str = "eagle_step_update_slot_mapping_and_metadata_host";
         let (table, cols) = flatten_rows(FUNCTION, "block_table", block_table)?;

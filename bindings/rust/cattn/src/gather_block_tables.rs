@@ -73,27 +73,27 @@ pub fn gather_block_tables(
 ///
 /// ```
 /// let table = vec![[10i64, 11, 12], [20, 21, 22], [30, 31, 32]];
-/// let rows = cattn::gather_block_tables_host(&table, &[2, 0, 1], Some(&[3, 1, 2]), Some(2))?;
+/// let rows = cattn::gather_block_tables_host(&[2, 0, 1], Some(2), &table, Some(&[3, 1, 2]))?;
 /// assert_eq!(rows, [[30, 31, 0], [10, 11, 12], [0, 0, 0]]);
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn gather_block_tables_host<T: IndexElement, R: AsRef<[T]>>(
-    block_table: &[R],
     idx_mapping: &[T],
-    num_blocks: Option<&[T]>,
     num_reqs: Option<i64>,
+    block_table: &[R],
+    num_blocks: Option<&[T]>,
 ) -> Result<Vec<Vec<T>>> {
-    Api::linked()?.gather_block_tables_host(block_table, idx_mapping, num_blocks, num_reqs)
+    Api::linked()?.gather_block_tables_host(idx_mapping, num_reqs, block_table, num_blocks)
 }
 
 impl Api<'_> {
     /// [`gather_block_tables_host`] in this library.
     pub fn gather_block_tables_host<T: IndexElement, R: AsRef<[T]>>(
         self,
-        block_table: &[R],
         idx_mapping: &[T],
-        num_blocks: Option<&[T]>,
         num_reqs: Option<i64>,
+        block_table: &[R],
+        num_blocks: Option<&[T]>,
     ) -> Result<Vec<Vec<T>>> {
         const FUNCTION: &str = "gather_block_tables_host";
         let (table, cols) = flatten_rows(FUNCTION, "block_table", block_table)?;

@@ -28,7 +28,8 @@
 //!   [`compute_slot_mappings()`], [`combine_sampled_and_draft_tokens()`] and
 //!   [`step_batch_check()`] compute what an engine builds every step before attention from the
 //!   scheduler's output, under one padding contract (module [`mod@prepare_pos_seq_lens`]); the
-//!   step plan computes the same in its launch.
+//!   step plan computes the same in its launch. [`step_inputs_size()`] counts the live tokens
+//!   and logits their outputs need.
 //! - Speculative decoding (since 1.2): [`eagle_step_update_slot_mapping_and_metadata()`],
 //!   [`eagle_prepare_inputs_padded()`], [`eagle_prepare_next_token_padded()`],
 //!   [`compute_new_slot_mapping()`], [`copy_and_expand_eagle_inputs()`] and
@@ -53,7 +54,8 @@
 //!   [`update_num_computed_tokens_for_batch_change_host`]; the layout, per-layer and
 //!   bound utilities return owned values already). Their index and length slices are of one
 //!   [`IndexElement`] type, `i32` or `i64`, which the results keep; another element type does
-//!   not compile.
+//!   not compile. Their parameters come in the order of the C args struct's fields, as the C++
+//!   and Go helpers' do.
 //! - Calls go through the library's function table ([`Api`]): the linked library's for the
 //!   free functions, or one loaded at run time with [`dynamic::Library`]; the one-call helpers
 //!   are methods of [`Api`] too.
@@ -119,6 +121,7 @@ pub mod pcp_kv_allgather_and_restore;
 pub mod prepare_pos_seq_lens;
 pub mod split_decodes_and_prefills;
 pub mod step_batch_check;
+pub mod step_inputs_size;
 pub mod step_plan;
 pub mod token_to_req_indices;
 pub mod unpadded;
@@ -247,6 +250,7 @@ pub use split_decodes_and_prefills::{
 pub use step_batch_check::{
     step_batch_check, step_batch_check_host, StepBatchCheckArgs, StepCheckField, StepCheckReport,
 };
+pub use step_inputs_size::{step_inputs_size, StepInputsSize, StepInputsSizeArgs};
 pub use step_plan::{
     step_plan_create, KvGroupParams, StepBatch, StepConv1dParams, StepCount, StepDcpParams,
     StepDraftParams, StepExtendParams, StepInputsParams, StepLocalAttentionParams, StepMambaParams,

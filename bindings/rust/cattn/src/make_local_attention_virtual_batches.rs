@@ -261,37 +261,38 @@ pub struct LocalAttentionBatches<T> {
 
 /// The virtual batches of chunked local attention for a host batch, in one call: the plan
 /// ([`LocalAttentionPlan::new`]), its shape, outputs of that shape, the fill, the plan dropped.
+/// The parameters come in `cattn_local_attention_args_t`'s order: the sizes, then the batch.
 /// `query_start_loc` is `[B + 1]` and `seq_lens` `[B]`; `block_table` has B rows of one length
 /// (at least 1), all of one element type, which the outputs have too. `block_size >= 1`
 /// divides `attn_chunk_size`. `num_actual_tokens` is taken as `query_start_loc[B]`.
 ///
 /// ```
 /// let table: Vec<Vec<i32>> = (0..3).map(|r| (9 * r..9 * r + 9).collect()).collect();
-/// let v = cattn::local_attention_virtual_batches(&[0, 4, 14, 19], &[6, 17, 9], &table, 4, 2)?;
+/// let v = cattn::local_attention_virtual_batches(4, 2, &[0, 4, 14, 19], &[6, 17, 9], &table)?;
 /// assert_eq!(v.query_start_loc, [0, 2, 4, 5, 9, 13, 14, 18, 19]);
 /// assert_eq!(v.seq_lens, [4, 2, 4, 4, 4, 1, 4, 1]);
 /// assert_eq!(v.block_table[0], [0, 1]);
 /// assert_eq!(v.scalars.num_reqs, 8);
 /// // Ragged rows are refused before the library is called.
-/// let err = cattn::local_attention_virtual_batches(&[0, 1], &[1], &[vec![0], vec![]], 4, 2)
+/// let err = cattn::local_attention_virtual_batches(4, 2, &[0, 1], &[1], &[vec![0], vec![]])
 ///     .unwrap_err();
 /// assert!(err.message().starts_with(
 ///     "cattn::local_attention_virtual_batches: block_table[1] is not as long as the first row"));
 /// # Ok::<(), cattn::Error>(())
 /// ```
 pub fn local_attention_virtual_batches<T: IndexElement, R: AsRef<[T]>>(
+    attn_chunk_size: i64,
+    block_size: i64,
     query_start_loc: &[T],
     seq_lens: &[T],
     block_table: &[R],
-    attn_chunk_size: i64,
-    block_size: i64,
 ) -> Result<LocalAttentionBatches<T>> {
     Api::linked()?.local_attention_virtual_batches(
+        attn_chunk_size,
+        block_size,
         query_start_loc,
         seq_lens,
         block_table,
-        attn_chunk_size,
-        block_size,
     )
 }
 
@@ -532,11 +533,11 @@ impl<'l> Api<'l> {
     /// [`local_attention_virtual_batches`] in this library.
     pub fn local_attention_virtual_batches<T: IndexElement, R: AsRef<[T]>>(
         self,
+        attn_chunk_size: i64,
+        block_size: i64,
         query_start_loc: &[T],
         seq_lens: &[T],
         block_table: &[R],
-        attn_chunk_size: i64,
-        block_size: i64,
     ) -> Result<LocalAttentionBatches<T>> {
         const FUNCTION: &str = "local_attention_virtual_batches";
         let (table, cols) = flatten_rows(FUNCTION, "block_table", block_table)?;

@@ -547,8 +547,8 @@ pub(crate) const NAMES: &[CallNames] = &[
     // make_local_attention_virtual_batches(metadata, attn_chunk_size, block_size) and
     // LocalAttentionPlan::new / ::with_args the same, the plan's fill(_with_upper_bound)
     // (metadata, out, [seq_lens_cpu_upper_bound,] stream) and make_block_table(block_table,
-    // out, stream), the one-call local_attention_virtual_batches(query_start_loc, seq_lens,
-    // block_table, attn_chunk_size, block_size) and the capturable call.
+    // out, stream), the one-call local_attention_virtual_batches(attn_chunk_size, block_size,
+    // query_start_loc, seq_lens, block_table) and the capturable call.
     CallNames {
         rust: "make_local_attention_virtual_batches_size",
         c: "cattn_make_local_attention_virtual_batches_size",
@@ -695,7 +695,7 @@ pub(crate) const NAMES: &[CallNames] = &[
         ],
     },
     // gather_block_tables(args: &GatherBlockTablesArgs, out),
-    // gather_block_tables_host(block_table, idx_mapping, num_blocks, num_reqs)
+    // gather_block_tables_host(idx_mapping, num_reqs, block_table, num_blocks)
     CallNames {
         rust: "gather_block_tables",
         c: "cattn_gather_block_tables",
@@ -718,8 +718,8 @@ pub(crate) const NAMES: &[CallNames] = &[
         ],
     },
     // compute_slot_mappings(args: &ComputeSlotMappingsArgs, slot_mapping),
-    // compute_slot_mappings_host(params, query_start_loc, positions, idx_mapping, block_table,
-    // num_reqs): the scalars are the params' fields.
+    // compute_slot_mappings_host(params, query_start_loc, num_reqs, positions, idx_mapping,
+    // block_table): the scalars are the params' fields.
     CallNames {
         rust: "compute_slot_mappings",
         c: "cattn_compute_slot_mappings",
@@ -762,8 +762,8 @@ pub(crate) const NAMES: &[CallNames] = &[
         ],
     },
     // combine_sampled_and_draft_tokens(args: &CombineSampledAndDraftTokensArgs, out),
-    // combine_sampled_and_draft_tokens_host(query_start_loc, num_draft_tokens, idx_mapping,
-    // num_new_sampled_tokens, num_reqs)
+    // combine_sampled_and_draft_tokens_host(num_new_sampled_tokens, query_start_loc, num_reqs,
+    // num_draft_tokens, idx_mapping)
     CallNames {
         rust: "combine_sampled_and_draft_tokens",
         c: "cattn_combine_sampled_and_draft_tokens",
@@ -798,6 +798,48 @@ pub(crate) const NAMES: &[CallNames] = &[
             ("args->idx_mapping", "idx_mapping"),
         ],
     },
+    // step_inputs_size(args: &StepInputsSizeArgs); the step-input helpers that size their
+    // results with it report its refusals in their own names.
+    CallNames {
+        rust: "step_inputs_size",
+        c: "cattn_step_inputs_size",
+        args: &[
+            (
+                "args->num_new_sampled_tokens",
+                "args.num_new_sampled_tokens",
+            ),
+            ("args->num_scheduled_tokens", "args.num_scheduled_tokens"),
+            ("args->query_start_loc", "args.query_start_loc"),
+            ("args->num_reqs", "args.num_reqs"),
+            ("args->num_draft_tokens", "args.num_draft_tokens"),
+        ],
+    },
+    CallNames {
+        rust: "prepare_pos_seq_lens_host",
+        c: "cattn_step_inputs_size",
+        args: &[
+            ("args->num_scheduled_tokens", "num_scheduled_tokens"),
+            ("args->num_reqs", "num_reqs"),
+        ],
+    },
+    CallNames {
+        rust: "compute_slot_mappings_host",
+        c: "cattn_step_inputs_size",
+        args: &[
+            ("args->query_start_loc", "query_start_loc"),
+            ("args->num_reqs", "num_reqs"),
+        ],
+    },
+    CallNames {
+        rust: "combine_sampled_and_draft_tokens_host",
+        c: "cattn_step_inputs_size",
+        args: &[
+            ("args->num_new_sampled_tokens", "num_new_sampled_tokens"),
+            ("args->query_start_loc", "query_start_loc"),
+            ("args->num_reqs", "num_reqs"),
+            ("args->num_draft_tokens", "num_draft_tokens"),
+        ],
+    },
     // step_batch_check(args: &StepBatchCheckArgs, status), step_batch_check_host(args)
     CallNames {
         rust: "step_batch_check",
@@ -817,8 +859,8 @@ pub(crate) const NAMES: &[CallNames] = &[
         args: &STEP_CHECK_ARGS,
     },
     // eagle_step_update_slot_mapping_and_metadata(args, out): seq_lens, read and updated in
-    // place, is an output field; eagle_step_update_slot_mapping_and_metadata_host(positions,
-    // block_table, seq_lens, block_size, max_model_len, input_batch_size)
+    // place, is an output field; eagle_step_update_slot_mapping_and_metadata_host(block_size,
+    // max_model_len, input_batch_size, positions, block_table, seq_lens)
     CallNames {
         rust: "eagle_step_update_slot_mapping_and_metadata",
         c: "cattn_eagle_step_update_slot_mapping_and_metadata",
@@ -877,7 +919,7 @@ pub(crate) const NAMES: &[CallNames] = &[
         ],
     },
     // eagle_prepare_next_token_padded(args, out), eagle_prepare_next_token_padded_host(
-    // sampled_token_ids, discard_request_mask, backup_next_token_ids, vocab_size)
+    // vocab_size, sampled_token_ids, discard_request_mask, backup_next_token_ids)
     CallNames {
         rust: "eagle_prepare_next_token_padded",
         c: "cattn_eagle_prepare_next_token_padded",
@@ -904,8 +946,8 @@ pub(crate) const NAMES: &[CallNames] = &[
         ],
     },
     // compute_new_slot_mapping(args, new_slot_mapping), compute_new_slot_mapping_host(
-    // query_start_loc, block_table, new_positions, is_rejected_token_mask, block_size,
-    // num_new_tokens, max_model_len)
+    // block_size, num_new_tokens, max_model_len, query_start_loc, block_table, new_positions,
+    // is_rejected_token_mask)
     CallNames {
         rust: "compute_new_slot_mapping",
         c: "cattn_compute_new_slot_mapping",
@@ -1354,6 +1396,7 @@ mod tests {
             include_str!("compute_slot_mappings.rs"),
             include_str!("combine_sampled_and_draft_tokens.rs"),
             include_str!("step_batch_check.rs"),
+            include_str!("step_inputs_size.rs"),
             include_str!("eagle_step_update_slot_mapping_and_metadata.rs"),
             include_str!("eagle_prepare_inputs_padded.rs"),
             include_str!("eagle_prepare_next_token_padded.rs"),

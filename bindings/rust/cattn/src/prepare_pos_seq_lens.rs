@@ -18,6 +18,7 @@ use cattn_sys as sys;
 use crate::api::{entry, Api};
 use crate::error::Result;
 use crate::one_call::{reported_len, zeroed};
+use crate::step_inputs_size::StepInputsSizeArgs;
 use crate::tensor::{raw_in, raw_out, IndexElement, Stream, TensorMut, TensorRef};
 
 /// The inputs of [`prepare_pos_seq_lens`] (`cattn_prepare_pos_seq_lens_args_t`): int32/int64
@@ -157,23 +158,20 @@ impl Api<'_> {
             num_reqs: live.as_ref().map(|n| TensorRef::from_slice(n)),
             stream: Stream::DEFAULT,
         };
+        // The library counts the live rows' tokens (its size query); positions are sized
+        // from that, and one call writes everything.
+        let sizes = self
+            .step_inputs_size(&StepInputsSizeArgs {
+                num_scheduled_tokens: Some(args.num_scheduled_tokens.clone()),
+                num_reqs: args.num_reqs.clone(),
+                ..Default::default()
+            })
+            .map_err(|e| e.in_terms_of(FUNCTION))?;
         let mut qsl = zeroed::<T>(FUNCTION, b.saturating_add(1))?;
         let mut seq = zeroed::<T>(FUNCTION, b)?;
         let mut nct = zeroed::<T>(FUNCTION, b)?;
-        // The library sums the live rows (query_start_loc[B]); positions are sized from that,
-        // in a second call that writes everything.
-        self.prepare_pos_seq_lens(
-            &args,
-            &mut PreparePosSeqLensOutputs {
-                query_start_loc: TensorMut::from_slice(&mut qsl),
-                seq_lens: TensorMut::from_slice(&mut seq),
-                positions: None,
-                batch_num_computed_tokens: None,
-            },
-        )
-        .map_err(|e| e.in_terms_of(FUNCTION))?;
-        let total = qsl.last().map_or(0, |t| t.to_i64());
-        let mut pos = zeroed::<T>(FUNCTION, reported_len(FUNCTION, "a total", total)?)?;
+        let tokens = reported_len(FUNCTION, "a token total", sizes.num_tokens)?;
+        let mut pos = zeroed::<T>(FUNCTION, tokens)?;
         self.prepare_pos_seq_lens(
             &args,
             &mut PreparePosSeqLensOutputs {

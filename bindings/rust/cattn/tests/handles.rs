@@ -372,6 +372,27 @@ fn tables_are_validated() {
     );
     assert!(api.is_valid_kv_cache_layout("HND").unwrap());
 
+    // A 1.2 table from before the size query: it, and the step-input helpers that size their
+    // results with it, fail cleanly; the tensor calls work.
+    let mut pre_size = table;
+    pre_size.struct_size = offset_of!(sys::cattn_api_t, step_inputs_size);
+    // SAFETY: a prefix of a valid table; the wrapper must not read past struct_size.
+    let api = unsafe { Api::from_raw(&pre_size) }.unwrap();
+    let e = api
+        .step_inputs_size(&StepInputsSizeArgs::default())
+        .unwrap_err();
+    assert_eq!(e.status(), Status::NotSupported);
+    assert!(
+        e.message()
+            .contains("predates its `step_inputs_size` entry"),
+        "{e}"
+    );
+    let e = api
+        .prepare_pos_seq_lens_host(&[1i32], &[0], &[0], None)
+        .unwrap_err();
+    assert_eq!(e.status(), Status::NotSupported);
+    assert!(api.query_lens(&[0i32, 2]).is_ok());
+
     let mut hole = table;
     hole.get_per_layer_parameters = None;
     // SAFETY: a valid table with one entry missing.

@@ -46,6 +46,14 @@ fn everything_runs_through_a_loaded_library() {
         .prepare_pos_seq_lens_host(&[3i32, 1, 4], &[2, 0, 9], &[5, 0, 7], Some(2))
         .unwrap();
     assert_eq!(inputs.positions, [7, 8, 9, 5]);
+    let sched = [3i32, 1, 4];
+    let sizes = api
+        .step_inputs_size(&StepInputsSizeArgs {
+            num_scheduled_tokens: Some(TensorRef::from_slice(&sched)),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!((sizes.num_tokens, sizes.num_logits), (8, 3));
     let params = SlotMappingParams {
         block_size: 4,
         kernel_block_size: 4,
@@ -56,10 +64,10 @@ fn everything_runs_through_a_loaded_library() {
         api.compute_slot_mappings_host(
             &params,
             &inputs.query_start_loc,
+            Some(2),
             &inputs.positions,
             Some(&[2, 0, 9]),
             &table,
-            Some(2)
         )
         .unwrap(),
         [47, 48, 49, 9]
@@ -71,11 +79,11 @@ fn everything_runs_through_a_loaded_library() {
     assert_eq!(prepared.token_indices_to_sample, [2, 3, 5]);
     let sampled = [[5i32, 7, -1], [-1, -1, -1]];
     let next = api
-        .eagle_prepare_next_token_padded_host(&sampled, Some(&[false, true]), &[11, 12], 50)
+        .eagle_prepare_next_token_padded_host(50, &sampled, Some(&[false, true]), &[11, 12])
         .unwrap();
     assert_eq!(next.next_token_ids, [7, 12]);
     let e = api
-        .compute_new_slot_mapping_host(&[0i64, 2], &[[3i64, 4]], &[0, 1], None, 4, 1, 16)
+        .compute_new_slot_mapping_host(4, 1, 16, &[0i64, 2], &[[3i64, 4]], &[0, 1], None)
         .unwrap_err();
     assert!(
         e.message()

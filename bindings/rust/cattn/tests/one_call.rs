@@ -152,11 +152,11 @@ fn local_case<T: IndexElement + TryFrom<i64>>(c: &Json) {
         return;
     }
     let got = local_attention_virtual_batches(
+        c.get("attn_chunk_size").i64(),
+        c.get("block_size").i64(),
         &qsl,
         &seq,
         &table,
-        c.get("attn_chunk_size").i64(),
-        c.get("block_size").i64(),
     );
     let e = c.get("expect");
     if e.has("error") {
@@ -204,13 +204,13 @@ fn local_attention_virtual_batches_vectors() {
         both!(local_case, c);
     }
     expect_error(
-        local_attention_virtual_batches(&[0, 2, 3], &[2, 1], &[vec![0, 1], vec![2]], 4, 2),
+        local_attention_virtual_batches(4, 2, &[0, 2, 3], &[2, 1], &[vec![0, 1], vec![2]]),
         Status::InvalidArgument,
         "cattn::local_attention_virtual_batches: block_table[1] is not as long as the first row \
          (got 1 entries, expected 2 entries)",
     );
     expect_error(
-        local_attention_virtual_batches(&[0, 2, 3], &[2, 1], &[[0, 1], [2, 3]], 4, 3),
+        local_attention_virtual_batches(4, 3, &[0, 2, 3], &[2, 1], &[[0, 1], [2, 3]]),
         Status::InvalidArgument,
         "cattn::local_attention_virtual_batches: block_size does not divide",
     );
@@ -590,9 +590,9 @@ fn the_helpers_are_api_methods() {
     );
     let table: Vec<Vec<i32>> = (0..3).map(|r| (9 * r..9 * r + 9).collect()).collect();
     assert_eq!(
-        api.local_attention_virtual_batches(&qsl, &seq, &table, 4, 2)
+        api.local_attention_virtual_batches(4, 2, &qsl, &seq, &table)
             .unwrap(),
-        local_attention_virtual_batches(&qsl, &seq, &table, 4, 2).unwrap()
+        local_attention_virtual_batches(4, 2, &qsl, &seq, &table).unwrap()
     );
     assert_eq!(api.query_lens(&qsl).unwrap(), [4, 10, 5]);
     assert_eq!(api.resolve_layout(&["HND"]).unwrap(), CacheLayout::Lbhnc);

@@ -211,12 +211,12 @@ fn eagle_step_update_slot_mapping_and_metadata_vectors() {
         // The one-call helper, int64 throughout: as many slots as the padded batch.
         let b = c.get("inputs").get("positions").array().len();
         let s = eagle_step_update_slot_mapping_and_metadata_host(
-            &c.get("inputs").get("positions").ints(),
-            &leading_columns(&c, "block_table", cols),
-            &c.get("inputs").get("seq_lens").ints(),
             block_size,
             max_model_len,
             Some(input_batch_size),
+            &c.get("inputs").get("positions").ints(),
+            &leading_columns(&c, "block_table", cols),
+            &c.get("inputs").get("seq_lens").ints(),
         )
         .unwrap_or_else(|e| panic!("{name} helper: {e}"));
         assert_eq!(
@@ -345,10 +345,10 @@ fn eagle_prepare_next_token_padded_vectors() {
         }
 
         let n = eagle_prepare_next_token_padded_host(
+            vocab_size,
             &leading_columns(c, "sampled_token_ids", cols),
             Some(&bools(&mask)),
             &c.get("inputs").get("backup_next_token_ids").ints(),
-            vocab_size,
         )
         .unwrap_or_else(|e| panic!("{name} helper: {e}"));
         assert_eq!(
@@ -364,10 +364,10 @@ fn eagle_prepare_next_token_padded_vectors() {
         // No mask is a mask of no discarded request.
         if mask.iter().all(|&m| m == 0) {
             let none = eagle_prepare_next_token_padded_host(
+                vocab_size,
                 &leading_columns(c, "sampled_token_ids", cols),
                 None,
                 &c.get("inputs").get("backup_next_token_ids").ints(),
-                vocab_size,
             )
             .unwrap();
             assert_eq!(none, n, "{name} without a mask");
@@ -418,13 +418,13 @@ fn compute_new_slot_mapping_vectors() {
         let table = c.get("inputs").get("block_table");
         let cols = table.array().first().map_or(0, |r| r.array().len()) as i64;
         let got = compute_new_slot_mapping_host(
+            block_size,
+            num_new_tokens,
+            max_model_len,
             &c.get("inputs").get("query_start_loc").ints(),
             &leading_columns(c, "block_table", cols),
             &c.get("inputs").get("new_positions").ints(),
             Some(&bools(&mask)),
-            block_size,
-            num_new_tokens,
-            max_model_len,
         )
         .unwrap_or_else(|e| panic!("{name} helper: {e}"));
         expect_slots(c, &format!("{name} helper"), &got, &want[..n]);
@@ -639,12 +639,12 @@ fn defaults_are_the_headers() {
     assert!(!p.shift_input_ids);
     // input_batch_size None is the header's 0, B.
     let s = eagle_step_update_slot_mapping_and_metadata_host(
-        &[0i32, 1],
-        &[[3], [4]],
-        &[1, 2],
         4,
         64,
         None,
+        &[0i32, 1],
+        &[[3], [4]],
+        &[1, 2],
     )
     .unwrap();
     assert_eq!(s.slot_mapping, [13, 18]);
@@ -1175,36 +1175,36 @@ fn values_are_refused_by_name() {
     // input_batch_size below the batch.
     expect_error(
         eagle_step_update_slot_mapping_and_metadata_host(
-            &[0i64, 1],
-            &[[3], [4]],
-            &[1, 2],
             4,
             64,
             Some(1),
+            &[0i64, 1],
+            &[[3], [4]],
+            &[1, 2],
         ),
         Status::InvalidArgument,
         "cattn::eagle_step_update_slot_mapping_and_metadata_host: input_batch_size is below the \
          batch",
     );
     expect_error(
-        eagle_step_update_slot_mapping_and_metadata_host(&[0i64], &[[3]], &[1], 0, 64, None),
+        eagle_step_update_slot_mapping_and_metadata_host(0, 64, None, &[0i64], &[[3]], &[1]),
         Status::InvalidArgument,
         "cattn::eagle_step_update_slot_mapping_and_metadata_host: block_size ",
     );
     expect_error(
-        eagle_step_update_slot_mapping_and_metadata_host(&[0i64], &[[3], [4]], &[1], 4, 64, None),
+        eagle_step_update_slot_mapping_and_metadata_host(4, 64, None, &[0i64], &[[3], [4]], &[1]),
         Status::InvalidArgument,
         "cattn::eagle_step_update_slot_mapping_and_metadata_host: block_table ",
     );
     // A ragged table, refused by the helper itself.
     expect_error(
         eagle_step_update_slot_mapping_and_metadata_host(
-            &[0i64, 1],
-            &[vec![3, 4], vec![5]],
-            &[1, 2],
             4,
             64,
             None,
+            &[0i64, 1],
+            &[vec![3, 4], vec![5]],
+            &[1, 2],
         ),
         Status::InvalidArgument,
         "cattn::eagle_step_update_slot_mapping_and_metadata_host: block_table[1] is not as long",
@@ -1282,13 +1282,13 @@ fn values_are_refused_by_name() {
     // n other than the tokens' count (host): 2 tokens + 1 new, 2 positions.
     let table = [[3i64, 4]];
     expect_error(
-        compute_new_slot_mapping_host(&[0i64, 2], &table, &[0, 1], None, 4, 1, 16),
+        compute_new_slot_mapping_host(4, 1, 16, &[0i64, 2], &table, &[0, 1], None),
         Status::InvalidArgument,
         "cattn::compute_new_slot_mapping_host: new_positions",
     );
     // A mask of the wrong length.
     expect_error(
-        compute_new_slot_mapping_host(&[0i64, 2], &table, &[0, 1, 2], Some(&[false]), 4, 1, 16),
+        compute_new_slot_mapping_host(4, 1, 16, &[0i64, 2], &table, &[0, 1, 2], Some(&[false])),
         Status::InvalidArgument,
         "cattn::compute_new_slot_mapping_host: is_rejected_token_mask",
     );

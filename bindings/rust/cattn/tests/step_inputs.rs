@@ -178,11 +178,11 @@ fn gather_block_tables_copies_the_rows_in_use() {
     }
     let table = [[1i32, 2, 3, 4], [5, 6, 7, 8], [10, 11, 12, 13]];
     assert_eq!(
-        gather_block_tables_host(&table, &[2, 0, 9], None, Some(2)).unwrap(),
+        gather_block_tables_host(&[2, 0, 9], Some(2), &table, None).unwrap(),
         [[10, 11, 12, 13], [1, 2, 3, 4], [0, 0, 0, 0]]
     );
     assert_eq!(
-        gather_block_tables_host(&table, &[2, 0, 9], Some(&[4, 1, 2]), Some(2)).unwrap(),
+        gather_block_tables_host(&[2, 0, 9], Some(2), &table, Some(&[4, 1, 2])).unwrap(),
         [[10, 11, 0, 0], [1, 2, 3, 4], [0, 0, 0, 0]]
     );
 }
@@ -191,12 +191,12 @@ fn gather_block_tables_copies_the_rows_in_use() {
 fn gather_block_tables_refuses_its_arguments_by_name() {
     let table = [[1i64, 2, 3, 4], [5, 6, 7, 8], [10, 11, 12, 13]];
     expect_error(
-        gather_block_tables_host(&table, &[2, 3, 0], None, None),
+        gather_block_tables_host(&[2, 3, 0], None, &table, None),
         Status::InvalidArgument,
         "cattn::gather_block_tables_host: idx_mapping",
     );
     expect_error(
-        gather_block_tables_host(&[vec![1i64, 2], vec![3]], &[0], None, None),
+        gather_block_tables_host(&[0], None, &[vec![1i64, 2], vec![3]], None),
         Status::InvalidArgument,
         "cattn::gather_block_tables_host: block_table[1] is not as long as the first row",
     );
@@ -225,6 +225,79 @@ fn kbs4() -> SlotMappingParams {
         kernel_block_size: 4,
         ..Default::default()
     }
+}
+
+/// The size query counts what the calls write: from the scheduled counts or a
+/// query_start_loc, with the calls' refusals, named in Rust terms (its own, or a helper's that
+/// sized with it).
+#[test]
+fn step_inputs_size_counts_the_live_rows() {
+    for (dtype, step) in layouts() {
+        let sched = HostInts::of(&[3, 1, 4, 9], dtype, step);
+        let drafts = HostInts::of(&[2, 0, 3, 7], dtype, step);
+        let live = HostInts::of(&[3], dtype, 1);
+        let n = step_inputs_size(&StepInputsSizeArgs {
+            num_scheduled_tokens: Some(sched.view()),
+            num_reqs: Some(live.view()),
+            num_draft_tokens: Some(drafts.view()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            n,
+            StepInputsSize {
+                num_tokens: 8,
+                num_logits: 8
+            },
+            "{dtype:?} step {step}"
+        );
+        let qsl = HostInts::of(&[0, 3, 4, 8, 17], dtype, step);
+        let n = step_inputs_size(&StepInputsSizeArgs {
+            num_new_sampled_tokens: Some(0),
+            query_start_loc: Some(qsl.view()),
+            num_draft_tokens: Some(drafts.view()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            (n.num_tokens, n.num_logits),
+            (17, 12),
+            "{dtype:?} step {step}"
+        );
+    }
+    let qsl = [0i64, 3, 4];
+    let big = [3i64];
+    let e = step_inputs_size(&StepInputsSizeArgs {
+        query_start_loc: Some(TensorRef::from_slice(&qsl)),
+        num_reqs: Some(TensorRef::from_slice(&big)),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert_eq!(e.status(), Status::InvalidArgument);
+    assert!(
+        e.message()
+            .starts_with("cattn::step_inputs_size: args.num_reqs is out of range"),
+        "{e}"
+    );
+    assert!(
+        e.c_message()
+            .starts_with("cattn_step_inputs_size: args->num_reqs "),
+        "{e:?}"
+    );
+    let e = step_inputs_size(&StepInputsSizeArgs::default()).unwrap_err();
+    assert!(
+        e.message()
+            .starts_with("cattn::step_inputs_size: args.num_scheduled_tokens is NULL"),
+        "{e}"
+    );
+    let e =
+        combine_sampled_and_draft_tokens_host(None, &qsl, None, Some(&[0, -1]), None).unwrap_err();
+    assert!(
+        e.message().starts_with(
+            "cattn::combine_sampled_and_draft_tokens_host: num_draft_tokens is negative"
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -258,12 +331,13 @@ fn compute_slot_mappings_mrv2_and_v1() {
             "{dtype:?} step {step}"
         );
     }
+    // The helper returns the live tokens' slots only (the total step_inputs_size counts).
     let table = [[1i32, 2, 3, 4], [5, 6, 7, 8], [10, 11, 12, 13]];
     let qsl = QSL.map(|v| v as i32);
     let pos = POS.map(|v| v as i32);
     assert_eq!(
-        compute_slot_mappings_host(&kbs4(), &qsl, &pos, Some(&[2, 0, 9]), &table, Some(2)).unwrap(),
-        [47, 48, 49, 9, -1, -1]
+        compute_slot_mappings_host(&kbs4(), &qsl, Some(2), &pos, Some(&[2, 0, 9]), &table).unwrap(),
+        [47, 48, 49, 9]
     );
     // Two DCP ranks, interleave 1, rank 1: positions split into blocks of 4 * 2 tokens; in a
     // block, offset `off` belongs to rank off % 2 at local offset off / 2. Position 7: block 0,
@@ -276,8 +350,8 @@ fn compute_slot_mappings_mrv2_and_v1() {
         ..kbs4()
     };
     assert_eq!(
-        compute_slot_mappings_host(&dcp, &qsl, &pos, Some(&[2, 0, 9]), &table, Some(2)).unwrap(),
-        [43, -1, 44, 6, -1, -1]
+        compute_slot_mappings_host(&dcp, &qsl, Some(2), &pos, Some(&[2, 0, 9]), &table).unwrap(),
+        [43, -1, 44, 6]
     );
     // v1: the table's rows are the batch's (the rows gathered above), no idx_mapping.
     let v1 = SlotMappingParams {
@@ -286,8 +360,8 @@ fn compute_slot_mappings_mrv2_and_v1() {
     };
     let batch_table = [[10i32, 11, 12, 13], [1, 2, 3, 4], [0, 0, 0, 0]];
     assert_eq!(
-        compute_slot_mappings_host(&v1, &qsl, &pos, None, &batch_table, Some(2)).unwrap(),
-        [47, 48, 49, 9, -1, -1]
+        compute_slot_mappings_host(&v1, &qsl, Some(2), &pos, None, &batch_table).unwrap(),
+        [47, 48, 49, 9]
     );
 }
 
@@ -300,7 +374,7 @@ fn compute_slot_mappings_refuses_its_parameters_by_name() {
         ..kbs4()
     };
     expect_error(
-        compute_slot_mappings_host(&bad_rank, &QSL, &POS, Some(&IDX), &table, Some(2)),
+        compute_slot_mappings_host(&bad_rank, &QSL, Some(2), &POS, Some(&IDX), &table),
         Status::InvalidArgument,
         "cattn::compute_slot_mappings_host: params.dcp_rank",
     );
@@ -309,7 +383,7 @@ fn compute_slot_mappings_refuses_its_parameters_by_name() {
         ..kbs4()
     };
     expect_error(
-        compute_slot_mappings_host(&bad_contract, &QSL, &POS, Some(&IDX), &table, Some(2)),
+        compute_slot_mappings_host(&bad_contract, &QSL, Some(2), &POS, Some(&IDX), &table),
         Status::InvalidArgument,
         "cattn::compute_slot_mappings_host: params.contract",
     );
@@ -319,7 +393,7 @@ fn compute_slot_mappings_refuses_its_parameters_by_name() {
         ..kbs4()
     };
     expect_error(
-        compute_slot_mappings_host(&v1, &QSL, &POS, Some(&IDX), &table, Some(2)),
+        compute_slot_mappings_host(&v1, &QSL, Some(2), &POS, Some(&IDX), &table),
         Status::InvalidArgument,
         "cattn::compute_slot_mappings_host: idx_mapping",
     );
@@ -407,7 +481,7 @@ fn combine_sampled_and_draft_tokens_logits() {
         assert_eq!(local.values(), [0, 1, 2, 0, 0, 0], "{what}");
     }
     // No new sampled token: row 0 owns its 2 drafts' logits, tokens 1 and 2; row 1 none.
-    let l = combine_sampled_and_draft_tokens_host(&QSL, Some(&[2, 0, 5]), None, Some(0), Some(2))
+    let l = combine_sampled_and_draft_tokens_host(Some(0), &QSL, Some(2), Some(&[2, 0, 5]), None)
         .unwrap();
     assert_eq!(l.logits_indices, [1, 2]);
     assert_eq!(l.cu_num_logits, [0, 2, 2, 2]);
@@ -415,11 +489,11 @@ fn combine_sampled_and_draft_tokens_logits() {
     assert!(l.expanded_idx_mapping.is_empty());
     // The default: one new sampled token per live row.
     let l = combine_sampled_and_draft_tokens_host(
+        None,
         &[0i32, 3, 4, 4],
+        Some(2),
         None,
         Some(&[2, 0, 9]),
-        None,
-        Some(2),
     )
     .unwrap();
     assert_eq!(l.logits_indices, [2, 3]);
@@ -466,7 +540,7 @@ fn combine_sampled_and_draft_tokens_input_ids() {
 #[test]
 fn combine_sampled_and_draft_tokens_refuses_its_arguments_by_name() {
     expect_error(
-        combine_sampled_and_draft_tokens_host(&QSL, None, None, Some(2), Some(2)),
+        combine_sampled_and_draft_tokens_host(Some(2), &QSL, Some(2), None, None),
         Status::InvalidArgument,
         "cattn::combine_sampled_and_draft_tokens_host: num_new_sampled_tokens",
     );
