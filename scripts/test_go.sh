@@ -6,7 +6,8 @@
 # time) and a check that such a build links no libcattn, an out-of-tree module built with
 # README.md's require + replace recipe (GOPROXY=off, both builds), that a CGO_ENABLED=0 build
 # fails with an error that says so, a build with -tags cattn_srctree, example/eight_requests
-# (compared with examples/eight_requests.expected), and the Go test transcript
+# and example/step_inputs (compared with examples/eight_requests.expected and
+# step_inputs.expected), and the Go test transcript
 # (internal/transcript), whose output is compared with the host run of this tree's C transcript
 # (tests/transcripts/transcript.c, compiled here).
 #
@@ -225,6 +226,15 @@ go run ./example/eight_requests | tee "$log_dir/eight.txt"
 if ! tail -n +2 "$log_dir/eight.txt" | diff -u --label "$root/examples/eight_requests.expected" \
     --label "example/eight_requests, from line 2" "$root/examples/eight_requests.expected" -; then
   echo "test_go.sh: example/eight_requests printed other values than eight_requests.expected" >&2
+  exit 1
+fi
+
+echo "== example/step_inputs (a 6-request step's inputs through the one-call host helpers)"
+go run ./example/step_inputs | tee "$log_dir/step.txt"
+# Past its version line it prints what the C and C++ step_inputs programs print.
+if ! tail -n +2 "$log_dir/step.txt" | diff -u --label "$root/examples/step_inputs.expected" \
+    --label "example/step_inputs, from line 2" "$root/examples/step_inputs.expected" -; then
+  echo "test_go.sh: example/step_inputs printed other values than step_inputs.expected" >&2
   exit 1
 fi
 

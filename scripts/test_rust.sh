@@ -5,10 +5,10 @@
 # builds a CPU-only libcattn (or uses the one in CATTN_LIB_DIR), checks the generated FFI for
 # drift against include/cattn.h, runs cargo build, test, clippy and fmt (offline: the crates
 # have no dependencies), builds and tests the crates without their `link` feature (nothing
-# linked; libcattn loaded at run time), runs the eight_requests example, comparing its output
-# with examples/eight_requests.expected, and runs the Rust test transcript
-# (tests/transcripts/transcript.rs), comparing it with the C transcript's host run when that
-# program is there. Exits non-zero on the first failure.
+# linked; libcattn loaded at run time), runs the eight_requests and step_inputs examples,
+# comparing their output with examples/eight_requests.expected and step_inputs.expected, and
+# runs the Rust test transcript (tests/transcripts/transcript.rs), comparing it with the C
+# transcript's host run when that program is there. Exits non-zero on the first failure.
 #
 # Environment: CATTN_LIB_DIR (a directory holding libcattn.so, e.g. build-cpu, to skip the
 # build; its tests/transcripts/cattn_transcript is used for the comparison when present),
@@ -90,6 +90,15 @@ if ! tail -n +2 "$out/eight.txt" | diff -u --label "$root/examples/eight_request
   exit 1
 fi
 echo "== eight_requests.rs printed examples/eight_requests.expected"
+echo "== step_inputs example (a 6-request step's inputs through the one-call host helpers)"
+cargo run --offline --quiet --example step_inputs | tee "$out/step.txt"
+# Past its version line it prints what the C and C++ step_inputs programs print.
+if ! tail -n +2 "$out/step.txt" | diff -u --label "$root/examples/step_inputs.expected" \
+    --label "step_inputs.rs, from line 2" "$root/examples/step_inputs.expected" -; then
+  echo "test_rust.sh: step_inputs.rs printed other values than step_inputs.expected" >&2
+  exit 1
+fi
+echo "== step_inputs.rs printed examples/step_inputs.expected"
 
 echo "== test transcript"
 # Forced to the host, as the Rust transcript always runs there, so that both print alike.
