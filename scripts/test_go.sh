@@ -62,16 +62,18 @@ else
   fi
   cmake --build "$build" -j "$jobs" --target cattn >/dev/null
   # The installed cattn.pc is the one users get, so the default (pkg-config) build is tested
-  # through it. It names the configured prefix; --define-prefix makes pkg-config derive the
-  # prefix from where the file lies instead, and cgo runs $PKG_CONFIG.
+  # through it, as README.md's "a copy moved elsewhere": the file names the configured prefix,
+  # --define-variable=prefix=<dir> moves libdir and includedir with it, and cgo runs
+  # $PKG_CONFIG.
   cmake --install "$build" --prefix "$work/prefix" >/dev/null
   pc_file=$(find "$work/prefix" -name cattn.pc | head -n1)
   [ -n "$pc_file" ] || { echo "test_go.sh: the install has no cattn.pc" >&2; exit 1; }
   pc_dir=$(dirname "$pc_file")
-  lib_dir=$(dirname "$pc_dir")
-  printf '#!/bin/sh\nexec %s --define-prefix "$@"\n' "$(command -v pkg-config)" >"$work/pkg-config"
+  printf '#!/bin/sh\nexec pkg-config --define-variable=prefix=%s "$@"\n' "$work/prefix" \
+    >"$work/pkg-config"
   chmod +x "$work/pkg-config"
   export PKG_CONFIG="$work/pkg-config"
+  lib_dir=$(PKG_CONFIG_PATH="$pc_dir" "$PKG_CONFIG" --variable=libdir cattn)
 fi
 [ -e "$lib_dir/libcattn.so" ] || { echo "test_go.sh: no libcattn.so in $lib_dir" >&2; exit 1; }
 export PKG_CONFIG_PATH="$pc_dir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
