@@ -13780,7 +13780,8 @@ extern "C" {
 extern "C" {
     #[doc = " Computes every product of the plan from the batch's device tensors in one kernel launch."]
     #[doc = "  Shapes, dtypes, devices, capacities and overlaps are checked on the host (no output may"]
-    #[doc = "  alias an input, in place included); data is handled on the device as each utility does."]
+    #[doc = "  alias an input, in place included, but for the very views CATTN_STEP_DRAFT_STEP and"]
+    #[doc = "  CATTN_STEP_BATCH_CHANGE update); data is handled on the device as each utility does."]
     #[doc = "  A run described exactly as the last fully checked one skips the host checks."]
     #[doc = "  Reads: plan, batch. Writes: outputs, counts_host through its mapping. Allocates: nothing."]
     #[doc = "  Returns: CATTN_OK; CATTN_INVALID_ARGUMENT (plan not live, NULL or small structs, a required"]
@@ -13791,7 +13792,7 @@ extern "C" {
     #[doc = "  CATTN_CUDA_ERROR."]
     #[doc = "  Stream: one kernel on `stream`, nothing else; capturable, correct on every replay. A plan"]
     #[doc = "  with step-input products (1.2) and 1.1 products launches two kernels, the second a"]
-    #[doc = "  programmatic dependent launch on sm_90 (one graph segment)."]
+    #[doc = "  programmatic dependent launch on sm_90 (one graph segment); a drafter plan one."]
     #[doc = "  Lifetime: a captured graph keeps the tensors' addresses. Thread safety: one plan may run"]
     #[doc = "  on several threads at once. Since: 1.1. Details: docs/api/step_plan.md"]
     pub fn cattn_step_plan_run(
