@@ -4,13 +4,11 @@
 #include <cattn.h>
 #include <stdio.h>
 
-#define CHECK(call) \
-  if ((call) != CATTN_OK) return fprintf(stderr, "%s\n", cattn_last_error_message()), 1
+#define CHECK(c) if ((c) != CATTN_OK) return fprintf(stderr, "%s\n", cattn_last_error_message()), 1
 typedef struct { DLTensor t; int64_t shape[2]; } tensor; /* a DLTensor that owns its shape */
 static DLTensor* host(tensor* x, int64_t* data, int64_t rows, int64_t cols) { /* cols 0: 1-D */
-  DLTensor t = {data, {kDLCPU, 0}, cols ? 2 : 1, {kDLInt, 64, 1}, x->shape, NULL, 0};
-  x->t = t, x->shape[0] = rows, x->shape[1] = cols;
-  return &x->t;
+  x->t = (DLTensor){data, {kDLCPU, 0}, cols ? 2 : 1, {kDLInt, 64, 1}, x->shape, NULL, 0};
+  return x->shape[0] = rows, x->shape[1] = cols, &x->t;
 }
 /* Prints "label [a, b]", or "label [[a, b], [c, d]]" for rows of cols > 0 entries. */
 static void show(const char* label, const int64_t* v, int64_t rows, int64_t cols, long long tot) {
@@ -28,7 +26,7 @@ int main(void) {
   int64_t lq[22], lk[21], lc[21], lt[21 * 2]; /* V <= 2 * 8 + cdiv(33, 8) virtual batches */
   tensor q, s, b, o[9];
   cattn_pcp_query_restore_idx_args_t pcp = CATTN_PCP_QUERY_RESTORE_IDX_ARGS_INIT;
-  cattn_dcp_local_seq_lens_args_t dcp_args = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT;
+  cattn_dcp_local_seq_lens_args_t all = CATTN_DCP_LOCAL_SEQ_LENS_ARGS_INIT; /* every rank */
   cattn_causal_conv1d_metadata_args_t conv = CATTN_CAUSAL_CONV1D_METADATA_ARGS_INIT;
   cattn_common_attn_metadata_t md = CATTN_COMMON_ATTN_METADATA_INIT, local = md;
   cattn_local_attention_args_t plan = CATTN_LOCAL_ATTENTION_ARGS_INIT;
@@ -38,9 +36,8 @@ int main(void) {
   CHECK(cattn_get_pcp_query_restore_idx_size(host(&q, qsl, 9, 0), &n));
   pcp.cu_num_tokens = &q.t, pcp.restore_idx = host(&o[0], restore, n, 0);
   CHECK(cattn_get_pcp_query_restore_idx(&pcp));
-  dcp_args.seq_lens = host(&s, seq, 8, 0), dcp_args.dcp_size = 2;
-  dcp_args.out = host(&o[1], dcp, 8, 2); /* dcp_rank CATTN_DCP_ALL_RANKS: [B, dcp_size] */
-  CHECK(cattn_get_dcp_local_seq_lens(&dcp_args));
+  all.seq_lens = host(&s, seq, 8, 0), all.dcp_size = 2, all.out = host(&o[1], dcp, 8, 2);
+  CHECK(cattn_get_dcp_local_seq_lens(&all)); /* out: [B, dcp_size] */
   CHECK(cattn_compute_causal_conv1d_metadata_size(&q.t, 8, &tot, &cap));
   conv.query_start_loc_cpu = &q.t, conv.block_m = 8, conv.nums = host(&o[2], nums, 8, 0);
   conv.mlist = host(&o[3], mlist, tot, 0), conv.offsetlist = host(&o[4], offs, tot, 0);

@@ -17,8 +17,9 @@
 #
 # Environment:
 #   CATTN_LIB_DIR       a folder holding libcattn.so to test instead of building one
-#   CATTN_GO_BUILD_DIR  the CMake build folder to build libcattn in (default: build-go; an
-#                       existing folder is reused, incrementally)
+#   CATTN_GO_BUILD_DIR  the CMake build folder to build libcattn in (default: build-cpu, the
+#                       cpu preset's folder, README.md's "Build folders"; an existing folder
+#                       is reused, incrementally)
 #   CATTN_GO_RACE=1     also run the tests with -race
 #   CATTN_JOBS          build jobs (default 2)
 set -euo pipefail
@@ -55,24 +56,26 @@ if [ -n "${CATTN_LIB_DIR:-}" ]; then
       "$lib_dir" >"$pc_dir/cattn.pc"
   fi
 else
-  build=${CATTN_GO_BUILD_DIR:-build-go}
+  build=${CATTN_GO_BUILD_DIR:-build-cpu}
   echo "== building libcattn (CPU-only) in $build, installed into a temporary prefix"
   if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCATTN_WITH_CUDA=OFF \
-      -DCATTN_BUILD_TESTS=OFF -DCATTN_BUILD_BENCH=OFF -DCATTN_BUILD_EXAMPLES=OFF >/dev/null
+      -DCATTN_BUILD_TESTS=OFF -DCATTN_BUILD_BENCH=OFF >/dev/null
   fi
   cmake --build "$build" -j "$jobs" --target cattn >/dev/null
   # The installed cattn.pc is the one users get, so the default (pkg-config) build is tested
-  # through it. It names the configured prefix; --define-prefix makes pkg-config derive the
-  # prefix from where the file lies instead, and cgo runs $PKG_CONFIG.
+  # through it, as README.md's "a copy moved elsewhere": the file names the configured prefix,
+  # --define-variable=prefix=<dir> moves libdir and includedir with it, and cgo runs
+  # $PKG_CONFIG.
   cmake --install "$build" --prefix "$work/prefix" >/dev/null
   pc_file=$(find "$work/prefix" -name cattn.pc | head -n1)
   [ -n "$pc_file" ] || { echo "test_go.sh: the install has no cattn.pc" >&2; exit 1; }
   pc_dir=$(dirname "$pc_file")
-  lib_dir=$(dirname "$pc_dir")
-  printf '#!/bin/sh\nexec %s --define-prefix "$@"\n' "$(command -v pkg-config)" >"$work/pkg-config"
+  printf '#!/bin/sh\nexec pkg-config --define-variable=prefix=%s "$@"\n' "$work/prefix" \
+    >"$work/pkg-config"
   chmod +x "$work/pkg-config"
   export PKG_CONFIG="$work/pkg-config"
+  lib_dir=$(PKG_CONFIG_PATH="$pc_dir" "$PKG_CONFIG" --variable=libdir cattn)
 fi
 [ -e "$lib_dir/libcattn.so" ] || { echo "test_go.sh: no libcattn.so in $lib_dir" >&2; exit 1; }
 export PKG_CONFIG_PATH="$pc_dir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
@@ -219,6 +222,25 @@ esac
 echo "== -tags cattn_srctree (this library put first with CGO_LDFLAGS)"
 CGO_LDFLAGS="-L$lib_dir $CGO_LDFLAGS" go test -tags cattn_srctree -count=1 \
   -run 'TestVersion|TestErrorForms' .
+# Without CGO_LDFLAGS the tag links the tree's build/, else build-cpu/ (README.md, "Build
+# folders"), and the rpath finds the same file at run time.
+srctree_lib=
+for d in build build-cpu; do
+  if [ -e "$root/$d/libcattn.so" ]; then srctree_lib=$root/$d/libcattn.so; break; fi
+done
+if [ -n "$srctree_lib" ]; then
+  echo "== -tags cattn_srctree alone (expects $srctree_lib)"
+  env -u CGO_LDFLAGS go test -c -tags cattn_srctree -o "$work/srctree.test" .
+  linked=$(env -u LD_LIBRARY_PATH ldd "$work/srctree.test" |
+             sed -n 's/.*libcattn\.so\.[0-9]* => \([^ ]*\).*/\1/p')
+  if [ "$(readlink -f "$linked")" != "$(readlink -f "$srctree_lib")" ]; then
+    echo "test_go.sh: the cattn_srctree build loads '${linked:-nothing}', expected $srctree_lib" >&2
+    exit 1
+  fi
+  env -u LD_LIBRARY_PATH "$work/srctree.test" -test.run 'TestVersion' -test.count=1
+else
+  echo "== -tags cattn_srctree alone: skipped (neither build/ nor build-cpu/ holds libcattn.so)"
+fi
 
 echo "== example/eight_requests (one-call helpers on one batch of 8 requests)"
 go run ./example/eight_requests | tee "$log_dir/eight.txt"

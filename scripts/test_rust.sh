@@ -12,7 +12,8 @@
 #
 # Environment: CATTN_LIB_DIR (a directory holding libcattn.so, e.g. build-cpu, to skip the
 # build; its tests/transcripts/cattn_transcript is used for the comparison when present),
-# CATTN_RUST_BUILD_DIR (where to build otherwise; default build-rust), CATTN_JOBS (default 2).
+# CATTN_RUST_BUILD_DIR (where to build otherwise; default build-cpu, the cpu preset's folder,
+# README.md's "Build folders"; an existing folder is reused), CATTN_JOBS (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -27,10 +28,13 @@ if [ -n "${CATTN_LIB_DIR:-}" ]; then
   lib_dir=$(cd "$CATTN_LIB_DIR" && pwd)
   echo "== using libcattn in $lib_dir"
 else
-  lib_dir=${CATTN_RUST_BUILD_DIR:-$root/build-rust}
+  lib_dir=${CATTN_RUST_BUILD_DIR:-$root/build-cpu}
   echo "== building libcattn (CPU-only) in $lib_dir"
-  cmake -S . -B "$lib_dir" -DCATTN_WITH_CUDA=OFF -DCATTN_BUILD_TESTS=OFF \
-    -DCATTN_BUILD_BENCH=OFF -DCATTN_BUILD_EXAMPLES=ON >/dev/null
+  if [ ! -f "$lib_dir/CMakeCache.txt" ]; then
+    cmake -S . -B "$lib_dir" -DCMAKE_BUILD_TYPE=Release -DCATTN_WITH_CUDA=OFF \
+      -DCATTN_BUILD_TESTS=OFF -DCATTN_BUILD_BENCH=OFF >/dev/null
+  fi
+  cmake -S . -B "$lib_dir" -DCATTN_BUILD_EXAMPLES=ON >/dev/null
   cmake --build "$lib_dir" -j "$jobs" --target cattn cattn_transcript
 fi
 [ -e "$lib_dir/libcattn.so" ] || { echo "test_rust.sh: no libcattn.so in $lib_dir" >&2; exit 1; }

@@ -16,7 +16,8 @@
 //
 // By default the package finds libcattn with pkg-config ("#cgo pkg-config: cattn"): put a
 // cattn.pc on PKG_CONFIG_PATH. With -tags cattn_srctree it builds against the source tree
-// instead (include/ and the build/ folder of the default CMake preset). With -tags
+// instead (include/, and libcattn.so from build/ or build-cpu/, the folders of the default and
+// cpu CMake presets). With -tags
 // cattn_dlopen it does not link libcattn: Load (or the first call) opens it at run time with
 // dlopen, $CATTN_LIBRARY or libcattn.so.1, and calls it through cattn_get_api's table.
 // README.md has the exact commands.

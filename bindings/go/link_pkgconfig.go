@@ -5,8 +5,9 @@
 package cattn
 
 // By default the package finds libcattn through pkg-config (a cattn.pc on PKG_CONFIG_PATH);
-// see README.md for a .pc file that points at a build tree. Build with -tags cattn_srctree
-// to use the repository's include/ and build/ folders instead.
+// see README.md for the Debian packages, an install into a prefix and a copy moved elsewhere.
+// Build with -tags cattn_srctree to use the repository's include/ and its build/ or build-cpu/
+// folder instead.
 
 // #cgo pkg-config: cattn
 import "C"
