@@ -53,11 +53,7 @@ void expect_at_least(const char* fn, const char* name, int64_t v, int64_t min) {
 
 int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
-std::string hex(uint32_t v) {
-  char s[16];
-  std::snprintf(s, sizeof s, "0x%x", v);
-  return s;
-}
+std::string hex(uint32_t v) { return cattn::step_plan_hex(v); }
 
 // The step-input products' parameters (1.2 fields of the desc).
 void check_inputs_desc(const char* fn, const cattn_step_plan_desc_t& d, size_t given) {
@@ -241,9 +237,7 @@ void expect_output_use(const StepPlanSpec& plan, const cattn::StepRunTensorInfo&
 }
 
 void expect_needed(const TensorArg& t, const char* why) {
-  if (!t.present())
-    cattn::fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "is NULL", "NULL",
-                    std::string("a tensor: ") + why);
+  cattn::step_plan_expect_needed(t, why);
 }
 
 void expect_vector(const TensorArg& t) { t.expect_ndim(1).expect_index_dtype(); }
@@ -253,10 +247,7 @@ void expect_output(const TensorArg& t, int64_t size) {
 
 void expect_within(const TensorArg& t, int64_t n, const char* what, const char* cap_name,
                    int64_t cap) {
-  if (n > cap)
-    cattn::fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "exceeds the plan's capacity",
-                    std::to_string(n) + " " + what + " " + t.shape_string(),
-                    std::string("at most ") + cap_name + " = " + std::to_string(cap));
+  cattn::step_plan_expect_within(t, n, what, cap_name, cap);
 }
 
 template <class T>
@@ -370,12 +361,7 @@ void check_inputs_outputs(const StepPlanSpec& spec, const TensorArg* const* a, i
       bt.expect_ndim(2).expect_index_dtype().expect_writable().expect_out_size(0, reqs)
           .expect_out_size(1, d.kv_groups[g].max_num_blocks);
     const TensorArg& sm = *a[c::kRunOutSlotMappings + g];
-    if (sm.present()) {
-      sm.expect_ndim(1).expect_writable().expect_capacity(d.max_num_tokens);
-      if (!sm.is_int64())
-        c::fail_arg(CATTN_INVALID_ARGUMENT, sm.fn(), sm.name(), "has the wrong dtype",
-                    "not int64", "int64 (slots pass 2^31)");
-    }
+    if (sm.present()) c::expect_slot_output(sm, d.max_num_tokens);
   }
   auto exact = [&](int i, int64_t n) {
     if (a[i]->present()) expect_output(*a[i], n);
@@ -395,6 +381,30 @@ void check_inputs_outputs(const StepPlanSpec& spec, const TensorArg* const* a, i
 }
 
 }  // namespace
+
+namespace cattn {
+
+std::string step_plan_hex(uint32_t v) {
+  char s[16];
+  std::snprintf(s, sizeof s, "0x%x", v);
+  return s;
+}
+
+void step_plan_expect_needed(const TensorArg& t, const char* why) {
+  if (!t.present())
+    fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "is NULL", "NULL",
+             std::string("a tensor: ") + why);
+}
+
+void step_plan_expect_within(const TensorArg& t, int64_t n, const char* what,
+                             const char* cap_name, int64_t cap) {
+  if (n > cap)
+    fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "exceeds the plan's capacity",
+             std::to_string(n) + " " + what + " " + t.shape_string(),
+             std::string("at most ") + cap_name + " = " + std::to_string(cap));
+}
+
+}  // namespace cattn
 
 extern "C" {
 

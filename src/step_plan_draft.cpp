@@ -29,32 +29,10 @@ constexpr Bit kChain[] = {{CATTN_STEP_DRAFT_NEXT_TOKEN, "CATTN_STEP_DRAFT_NEXT_T
 constexpr Bit kSolo[] = {{CATTN_STEP_DRAFT_STEP, "CATTN_STEP_DRAFT_STEP"},
                          {CATTN_STEP_BATCH_CHANGE, "CATTN_STEP_BATCH_CHANGE"}};
 
-std::string hex(uint32_t v) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s;
-  do s.insert(s.begin(), digits[v & 15]), v >>= 4;
-  while (v != 0);
-  return "0x" + s;
-}
-
-void needed(const TensorArg& t, const char* why) {
-  if (!t.present())
-    fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "is NULL", "NULL",
-             std::string("a tensor: ") + why);
-}
-
+std::string hex(uint32_t v) { return step_plan_hex(v); }
+void needed(const TensorArg& t, const char* why) { step_plan_expect_needed(t, why); }
 void within(const TensorArg& t, int64_t n, const char* what, const char* cap_name, int64_t cap) {
-  if (n > cap)
-    fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "exceeds the plan's capacity",
-             std::to_string(n) + " " + what + " " + t.shape_string(),
-             std::string("at most ") + cap_name + " = " + std::to_string(cap));
-}
-
-void int64_slots(const TensorArg& t, int64_t n) {
-  t.expect_ndim(1).expect_writable().expect_capacity(n);
-  if (!t.is_int64())
-    fail_arg(CATTN_INVALID_ARGUMENT, t.fn(), t.name(), "has the wrong dtype", "not int64",
-             "int64 (slots pass 2^31)");
+  step_plan_expect_within(t, n, what, cap_name, cap);
 }
 
 int64_t check_chain(const StepPlanSpec& plan, StepRunArgs& a, int64_t reqs) {
@@ -112,7 +90,7 @@ int64_t check_chain(const StepPlanSpec& plan, StepRunArgs& a, int64_t reqs) {
   if (slots) {
     // block_table [B, W]: the generic checks held it to B rows and the plan's columns.
     needed(*a[kRunBlockTable], "CATTN_STEP_DRAFT_SLOT_MAPPING reads it");
-    int64_slots(*a[kRunOutDraftSlotMapping], plan.shape.draft_token_capacity);
+    expect_slot_output(*a[kRunOutDraftSlotMapping], plan.shape.draft_token_capacity);
   }
   return reqs;
 }
@@ -130,7 +108,7 @@ int64_t check_draft_step(StepRunArgs& a, int64_t reqs) {
   const TensorArg& seq_out = *a[kRunOutDraftSeqLens];
   expect_index_output(clamped, reqs);
   seq_out.expect_ndim(1).expect_index_dtype().expect_writable().expect_size(0, reqs);
-  int64_slots(*a[kRunOutDraftSlotMapping], reqs);
+  expect_slot_output(*a[kRunOutDraftSlotMapping], reqs);
   // Row i reads its position and seq_len before it writes them: the very views are safe.
   allow_in_place(clamped, pos);
   allow_in_place(seq_out, seq);

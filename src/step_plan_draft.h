@@ -6,10 +6,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "common/step_plan.h"
 
 namespace cattn {
+
+// The run checks the plan's products share (src/step_plan.cpp): a products mask in hex, a
+// tensor a selected product needs, and a count held to one of the plan's capacities.
+std::string step_plan_hex(uint32_t v);
+void step_plan_expect_needed(const TensorArg& t, const char* why);
+void step_plan_expect_within(const TensorArg& t, int64_t n, const char* what,
+                             const char* cap_name, int64_t cap);
 
 // Checks which products a desc that selects a drafter product selects with it (`given`: the
 // caller's struct_size), before any product's parameters.
