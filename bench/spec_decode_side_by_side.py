@@ -385,6 +385,13 @@ class View:
         self.dl._keep = (t, self._shape, self._strides)
 
 
+def view_pointer(t, keep, fake_cuda=False):
+    """A pointer to a DLTensor view of t, the view kept alive in keep."""
+    d = View(t, fake_cuda)
+    keep.append(d)
+    return ctypes.pointer(d.dl)
+
+
 class LibSide:
     """libcattn's six calls over the same inputs, args structs built once."""
 
@@ -398,9 +405,7 @@ class LibSide:
         keep = self.keep = []
 
         def v(t):
-            d = View(t, fake_cuda)
-            keep.append(d)
-            return ctypes.pointer(d.dl)
+            return view_pointer(t, keep, fake_cuda)
 
         self.args = {
             "batch_change": C.new(
@@ -503,9 +508,7 @@ class PlanSide:
         keep = self.keep = []
 
         def v(t):
-            d = View(t, fake_cuda)
-            keep.append(d)
-            return ctypes.pointer(d.dl)
+            return view_pointer(t, keep, fake_cuda)
 
         def plan(products, **draft):
             d = C.new(C.cattn_step_plan_desc_t, products=products, max_num_reqs=B,
