@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target for the step inputs (1.2): cattn_prepare_pos_seq_lens, cattn_gather_block_tables,
+// Fuzz target for the step inputs (1.2): cattn_prepare_pos_seq_lens (and cattn_step_inputs_size
+// on every batch it accepts), cattn_gather_block_tables,
 // cattn_compute_slot_mappings, cattn_combine_sampled_and_draft_tokens and
 // cattn_step_batch_check (the first value FuzzedDataProvider draws, the input's last byte,
 // picks the call). Random batches of B rows with a num_reqs scalar inside and outside [0, B]
@@ -274,6 +275,12 @@ void fuzz_prepare(FuzzedDataProvider& fdp) {
   FZ_CHECK(args.s.unchanged(args_before), "the call wrote its args struct");
   check_cuda(st, fn, args_ok);
   if (!check_outcome(st, fn, ok, w)) return;
+  // cattn_step_inputs_size counts what the call just accepted: the same live total.
+  cattn_step_inputs_size_args_t size = CATTN_STEP_INPUTS_SIZE_ARGS_INIT;
+  size.num_scheduled_tokens = sched.cptr();
+  size.num_reqs = nreq.cptr();
+  FZ_CHECK(cattn_step_inputs_size(&size) == CATTN_OK && size.num_tokens == total,
+           "cattn_step_inputs_size differs from the live total prepare_pos_seq_lens accepted");
   for (int64_t i = 0; i <= b_rows; ++i) w.put(qsl, i, s[i]);
   for (int64_t i = 0; i < b_rows; ++i) w.put(seq, i, seqv[i]);
   if (bnct.exists)
