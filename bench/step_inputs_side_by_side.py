@@ -16,6 +16,8 @@ KV-cache groups (block sizes [16] and [16, 16, 64], kernel block = block size), 
       are device tensors the engine has uploaded, so this row has no copies.
   (b) + 1.1 products: the same plus CATTN_STEP_DCP_LOCAL_SEQ_LENS and CATTN_STEP_EXTEND_QUERIES
       (two launches).
+  (b) whole step: the same plus all seven 1.1 products (CATTN_STEP_ALL_PRODUCTS with
+      bench/step_plan_desc.h's settings, as bench_gpu's whole-step rows; two launches).
   (b) + its uploads: (b) with the engine's uploads of its inputs (from pinned staging, copied
       into by the host each step), to set beside (a), whose row includes its uploads.
 Each plain (Python issuing every step; libcattn's plan from C, bench/call_loop.c, when
@@ -90,6 +92,8 @@ STEP_LOGITS_INDICES, STEP_TOKEN_TO_REQ, STEP_SPLIT = 1 << 10, 1 << 11, 1 << 12
 PRODUCTS_B = (STEP_INPUTS | STEP_BLOCK_TABLES | STEP_SLOT_MAPPINGS | STEP_LOGITS_INDICES |
               STEP_TOKEN_TO_REQ | STEP_SPLIT)
 PRODUCTS_B11 = PRODUCTS_B | STEP_DCP_LOCAL_SEQ_LENS | STEP_EXTEND_QUERIES
+STEP_ALL_PRODUCTS = 0x7F  # the seven 1.1 products
+PRODUCTS_B7 = PRODUCTS_B | STEP_ALL_PRODUCTS
 SLOT_MAPPING_MRV2, SLOT_MODE_TOKEN_TO_KV_SLOT = 0, 0
 NUM_COUNTS = 16
 POISON = -3
@@ -104,8 +108,9 @@ torch = np = C = DevTensor = M = gpu_ops = None
 
 
 # ---- libcattn ---------------------------------------------------------------------------------
-def make_outputs(w, dev, with_11=False, plan=True):
-    """libcattn's output tensors, poisoned; per-group entries are lists."""
+def make_outputs(w, dev, with_11=False, plan=True, shape=None):
+    """libcattn's output tensors, poisoned; per-group entries are lists. shape: the plan's
+    cattn_step_plan_shape_t when it holds all seven 1.1 products (their outputs too)."""
     B, G, L_cap = w["B"], len(w["block_sizes"]), w["B"] * (1 + w["drafts"])
     i32 = lambda *s: torch.full(s, POISON, dtype=torch.int32, device=dev)  # noqa: E731
     i64 = lambda *s: torch.full(s, POISON, dtype=torch.int64, device=dev)  # noqa: E731
@@ -120,6 +125,15 @@ def make_outputs(w, dev, with_11=False, plan=True):
     if with_11:
         o.update(dcp_local_seq_lens=i32(B), extend_query_start_loc=i32(B + 1),
                  extend_seq_lens=i32(B))
+    if shape is not None:  # as bench/step_plan_desc.h's bench_step_plan_outputs
+        conv, local = shape.conv1d_capacity, shape.local_capacity
+        o.update(pcp_query_restore_idx=i32(shape.restore_capacity), mamba_block_table=i32(B, 3),
+                 conv1d_nums=i32(B), conv1d_mlist=i32(conv), conv1d_offsetlist=i32(conv),
+                 conv1d_batch_ptr=i32(conv), conv1d_token_chunk_offset_ptr=i32(conv),
+                 local_query_start_loc=i32(local + 1), local_seq_lens=i32(local),
+                 local_num_computed_tokens=i32(local),
+                 local_block_table=i32(local, shape.local_pages),
+                 decode_query_start_loc=i32(B + 1))
     return o
 
 
@@ -173,9 +187,19 @@ class Plan:
         for g, bs in enumerate(w["block_sizes"]):
             desc.kv_groups[g] = C.cattn_kv_group_params_t(bs, bs, M.TABLE_COLS,
                                                           SLOT_MODE_TOKEN_TO_KV_SLOT, 0)
+        whole = products & STEP_ALL_PRODUCTS == STEP_ALL_PRODUCTS
+        if whole:  # bench/step_plan_desc.h's settings for the products this bench has none for
+            desc.max_num_blocks_per_req = M.TABLE_COLS
+            desc.mamba = C.cattn_step_mamba_params_t(16, 2, C.CATTN_MAMBA_CACHE_MODE_ALIGN, 0)
+            desc.local_attention = C.cattn_step_local_attention_params_t(8192, 16)
         self.plan = ctypes.c_void_p()
         C.check(lib, "cattn_step_plan_create",
                 lib.cattn_step_plan_create(ctypes.byref(desc), ctypes.addressof(self.plan)))
+        shape = None
+        if whole:
+            shape = C.new(C.cattn_step_plan_shape_t)
+            C.check(lib, "cattn_step_plan_get_shape",
+                    lib.cattn_step_plan_get_shape(self.plan, ctypes.byref(shape)))
         # The step's inputs on the device, and pinned staging for "(b) + its uploads".
         pin = dev.type == "cuda"
         src = {"nst": w["num_scheduled_tokens"], "idx": w["idx_mapping"],
@@ -193,10 +217,13 @@ class Plan:
                   num_computed_tokens=t(mrv2.nct))
         if D:
             b.num_draft_tokens = t(self.dev_in["nd"])
+        if whole:  # fast prefill's sampled-token indices (zeros, as bench_gpu's)
+            self.fast_logits = torch.zeros(B * (1 + D), dtype=torch.int32, device=dev)
+            b.logits_indices = t(self.fast_logits)
         for g in range(G):
             b.kv_block_tables[g] = t(mrv2.bts.block_tables[g].gpu)
             b.kv_num_blocks[g] = t(mrv2.bts.num_blocks.gpu[g])
-        self.o = make_outputs(w, dev, with_11=bool(products & STEP_EXTEND_QUERIES))
+        self.o = make_outputs(w, dev, with_11=bool(products & STEP_EXTEND_QUERIES), shape=shape)
         out = C.new(C.cattn_step_outputs_t)
         for k, v in self.o.items():
             if isinstance(v, list):
@@ -386,7 +413,10 @@ def compare(ref, got, w):
     for k, v in e.items():
         if k not in got:
             continue
-        if k == "token_to_req_indices":
+        if k == "counts" and "local_seq_lens" in got:  # entries 1-7 are the five others'
+            keep = [0] + list(range(8, NUM_COUNTS))
+            eq("counts (tokens, step inputs)", v[keep], got[k][keep])
+        elif k == "token_to_req_indices":
             eq(k, v, got[k][:T])
             eq(f"{k} past the step (0)", torch.zeros(M.MAX_TOKENS - T), got[k][T:])
         else:
@@ -441,7 +471,7 @@ def dry_run(V, lib, configs, seed, errors):
             # The plans on fake device tensors: created, and every argument of a run checked
             # (a CPU-only build answers CATTN_NOT_SUPPORTED only after the checks pass).
             accepted = []
-            for key, products in (("b", PRODUCTS_B), ("b11", PRODUCTS_B11)):
+            for key, products in (("b", PRODUCTS_B), ("b11", PRODUCTS_B11), ("b7", PRODUCTS_B7)):
                 p = Plan(lib, None, w, m, products, fake_cuda=True)
                 status = p.call(None)
                 msg = lib.cattn_last_error_message().decode()
@@ -569,16 +599,16 @@ class Floor:
         return out
 
 
-PATHS = ["a", "b", "b11", "bu"]
+PATHS = ["a", "b", "b11", "b7", "bu"]
 LABELS = {"a": "(a) vLLM MRV2", "b": "(b) libcattn plan", "b11": "(b) + 1.1 products",
-          "bu": "(b) + its uploads"}
+          "b7": "(b) whole step", "bu": "(b) + its uploads"}
 
 
 def make_plans(lib, loop, w, m, stream, name, errors):
     """The two plans, each run once; a plan libcattn refuses is None (ERROR printed unless
     errors is None)."""
     plans = {}
-    for key, products in (("b", PRODUCTS_B), ("b11", PRODUCTS_B11)):
+    for key, products in (("b", PRODUCTS_B), ("b11", PRODUCTS_B11), ("b7", PRODUCTS_B7)):
         p = None
         try:
             p = Plan(lib, loop, w, m, products)
@@ -628,7 +658,7 @@ def measure(V, lib, loop, w, reps, stream, errors, timing=True):
     for _, p in live:
         poison(p.o)
     m.staged_host()
-    for k in ("a", "b", "b11"):
+    for k in ("a", "b", "b11", "b7"):
         if k in graphs:
             graphs[k].replay()
     torch.cuda.synchronize()
@@ -693,7 +723,7 @@ def count_launches(V, lib, loop, G, S, D, stream):
 def table_rows(w, t, launches):
     """The configuration's rows; launches: torch.profiler's counts of one plain step per path
     (a_graph: the body vLLM's graph holds), or None. A path libcattn refused reads ERROR."""
-    inside = dict(a="a_graph", b="b", b11="b11", bu="bu")
+    inside = dict(a="a_graph", b="b", b11="b11", b7="b7", bu="bu")
     rows = []
     for key in PATHS:
         for mode in ("plain", "graph"):
@@ -744,8 +774,11 @@ def print_workloads(rows):
     print("Blocks in use: vLLM's num_blocks of each live request, cdiv(seq_len, block size x DCP), "
           "which the gather copies (bench_gpu's rows fill every request's table up to "
           f"min({M.TABLE_COLS}, (computed + 65536) / (block size x DCP) + 1)). (b) + 1.1 products "
-          "adds DCP local lengths and extend, two of the seven 1.1 products (bench_gpu's "
-          "whole-step rows hold all seven).")
+          "adds DCP local lengths and extend, two of the seven 1.1 products; (b) whole step adds "
+          "all seven, as bench_gpu's whole-step rows (bench/step_plan_desc.h: Mamba ALIGN blocks "
+          "of 16 + 2, local attention in chunks of 8192 over blocks of 16, fast prefill); its "
+          "step-input products, DCP lengths and extend are checked here, the other five by the "
+          "tests against their oracles.")
 
 
 def print_table(rows, floor_rows):
