@@ -662,18 +662,40 @@ std::string step_workload_row(const std::string& name, const StepInputsWorkload&
 std::vector<std::string> g_step_workloads;
 std::string g_whole_step_note;
 
-// The step inputs (1.2) in the plan on make_step_inputs_workload's step; with `whole`, the seven
-// 1.1 products too (reading the computed tensors: two launches). Rows: us per run back to back,
-// host us of one call into an idle stream, and the GPU time per run inside a graph.
-void bench_step_inputs(cudaStream_t s, int64_t B, int groups, int64_t dcp, bool whole) {
+// The 1.1 products' names, as the rows that add one of them to the step inputs print them.
+const char* const kStepProductNames[] = {"DCP lengths", "PCP restore", "Mamba table",
+                                         "conv1d", "local attention", "fast prefill", "extend"};
+
+// Sets to NULL the outputs of the 1.1 products not in `products` (the plan refuses them).
+void drop_unselected_outputs(cattn_step_outputs_t& o, uint32_t products) {
+  auto keep = [&](uint32_t bit) { return (products & bit) != 0; };
+  if (!keep(CATTN_STEP_DCP_LOCAL_SEQ_LENS)) o.dcp_local_seq_lens = nullptr;
+  if (!keep(CATTN_STEP_PCP_QUERY_RESTORE_IDX)) o.pcp_query_restore_idx = nullptr;
+  if (!keep(CATTN_STEP_MAMBA_BLOCK_TABLE)) o.mamba_block_table = nullptr;
+  if (!keep(CATTN_STEP_CAUSAL_CONV1D_METADATA))
+    o.conv1d_nums = o.conv1d_mlist = o.conv1d_offsetlist = o.conv1d_batch_ptr =
+        o.conv1d_token_chunk_offset_ptr = nullptr;
+  if (!keep(CATTN_STEP_LOCAL_ATTENTION))
+    o.local_query_start_loc = o.local_seq_lens = o.local_num_computed_tokens =
+        o.local_block_table = nullptr;
+  if (!keep(CATTN_STEP_FAST_PREFILL)) o.decode_query_start_loc = nullptr;
+  if (!keep(CATTN_STEP_EXTEND_QUERIES)) o.extend_query_start_loc = o.extend_seq_lens = nullptr;
+}
+
+// The step inputs (1.2) in the plan on make_step_inputs_workload's step, with the 1.1 products
+// of `with_11` (a CATTN_STEP_* mask: all seven for the whole step, one to see what it adds;
+// they read the computed tensors: two launches). Rows: us per run back to back, host us of one
+// call into an idle stream, and the GPU time per run inside a graph.
+void bench_step_inputs(cudaStream_t s, int64_t B, int groups, int64_t dcp, uint32_t with_11) {
+  const bool whole = with_11 == CATTN_STEP_ALL_PRODUCTS, any_11 = with_11 != 0;
   const StepInputsWorkload w = make_step_inputs_workload(B, groups, dcp);
   const int64_t Tcap = w.kTokens, R = w.R, W = w.kCols;
   const std::vector<int32_t>&sched = w.sched, &idx = w.idx, &nct = w.nct, &drafts = w.drafts;
   const std::vector<std::vector<int32_t>>&tables = w.tables, &nbs = w.nbs;
   const int64_t* bs = w.kBlockSizes;
   cattn_step_plan_desc_t d = CATTN_STEP_PLAN_DESC_INIT;
-  if (whole) d = bench_step_plan_desc(B, Tcap, W, B);
-  d.products |= CATTN_STEP_INPUT_PRODUCTS;
+  if (any_11) d = bench_step_plan_desc(B, Tcap, W, B);
+  d.products = with_11 | CATTN_STEP_INPUT_PRODUCTS;
   d.max_num_reqs = B, d.max_num_tokens = Tcap, d.max_num_logits = B;
   d.max_num_persistent_reqs = R;
   d.inputs.num_kv_groups = groups;
@@ -704,11 +726,13 @@ void bench_step_inputs(cudaStream_t s, int64_t B, int groups, int64_t dcp, bool 
     b.kv_num_blocks[k] = dev(&nbs[k], {R}, i32);
   }
   std::vector<int32_t> logits(B);
-  if (whole) b.logits_indices = dev(&logits, {B}, i32);
+  if (with_11 & CATTN_STEP_FAST_PREFILL) b.logits_indices = dev(&logits, {B}, i32);
   cattn_step_outputs_t o = CATTN_STEP_OUTPUTS_INIT;
-  if (whole)
+  if (any_11) {
     o = bench_step_plan_outputs(
         B, sh, [&](std::vector<int64_t> shape, DLDataType dt) { return dev(nullptr, shape, dt); });
+    drop_unselected_outputs(o, with_11);
+  }
   o.counts = dev(nullptr, {CATTN_STEP_NUM_COUNTS}, i64);
   o.query_start_loc = dev(nullptr, {B + 1}, i32);
   o.seq_lens = dev(nullptr, {B}, i32);
@@ -722,7 +746,12 @@ void bench_step_inputs(cudaStream_t s, int64_t B, int groups, int64_t dcp, bool 
   o.cu_num_logits = dev(nullptr, {B + 1}, i32);
   const auto cs = reinterpret_cast<cattn_stream_t>(s);
   auto run = [&] { BENCH_CATTN_CHECK(cattn_step_plan_run(plan, &b, &o, cs)); };
-  const std::string name = std::string(whole ? "whole step (7 + inputs)" : "step inputs") +
+  std::string what = "step inputs";
+  if (whole) what = "whole step (7 + inputs)";
+  else if (any_11)
+    for (int k = 0; k < 7; ++k)
+      if (with_11 == (1u << k)) what = std::string("inputs + ") + kStepProductNames[k];
+  const std::string name = what +
                            ", B" + std::to_string(B) + " T" + std::to_string(w.T) +
                            " g" + std::to_string(groups) + " dcp" + std::to_string(dcp);
   if (wanted(name)) {
@@ -730,9 +759,9 @@ void bench_step_inputs(cudaStream_t s, int64_t B, int groups, int64_t dcp, bool 
     g_host_us = idle_call_host_us(s, run);
     const double gpu = graph_us(s, run);
     std::printf("| %-58s | %10.2f | %8.2f | %10.2f | %9s |\n", name.c_str(), us, g_host_us, gpu,
-                whole ? "2" : "1");
+                any_11 ? "2" : "1");
     std::fflush(stdout);
-    g_step_workloads.push_back(step_workload_row(name, w));
+    if (!any_11 || whole) g_step_workloads.push_back(step_workload_row(name, w));
     if (whole)
       g_whole_step_note =
           "Whole-step rows: + all seven 1.1 products (CATTN_STEP_ALL_PRODUCTS as "
@@ -762,9 +791,11 @@ void bench_step_inputs_all(cudaStream_t s) {
   }
   for (int64_t B : {8, 256, 1024})
     for (int groups : {1, 3})
-      for (int64_t dcp : {1, 4}) bench_step_inputs(s, B, groups, dcp, false);
-  bench_step_inputs(s, 1024, 3, 1, true);
-  bench_step_inputs(s, 1024, 3, 4, true);
+      for (int64_t dcp : {1, 4}) bench_step_inputs(s, B, groups, dcp, 0);
+  bench_step_inputs(s, 1024, 3, 1, CATTN_STEP_ALL_PRODUCTS);
+  bench_step_inputs(s, 1024, 3, 4, CATTN_STEP_ALL_PRODUCTS);
+  // What each 1.1 product adds to the step inputs (its rows are not in the workload table).
+  for (int k = 0; k < 7; ++k) bench_step_inputs(s, 1024, 3, 1, 1u << k);
   if (g_step_workloads.empty()) return;
   std::printf("\n| workload | B | T | groups | DCP | drafts | requests (decode + prefill) | "
               "computed tokens | persistent table per group | block sizes | blocks in use / "
