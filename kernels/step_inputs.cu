@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <type_traits>
 
 #include "kernels/index_access.cuh"
 #include "kernels/launch_common.cuh"
@@ -24,9 +25,11 @@ constexpr int64_t kTokensPerBlock = kBlockThreads;
 constexpr int64_t kLogitsPerBlock = 4 * kBlockThreads;
 constexpr int64_t kRowsPerBlock = kBlockWarps;  // a warp per row
 constexpr int64_t kMaxRoleBlocks = 1024;
-// Gathered block-table rows: a whole block copies one (group, row) at a time, 8 loads in flight
-// a thread, so a row of 2,048 blocks takes one round of load latency, not 64 (a warp per row).
-constexpr int kGatherBatch = 8;
+// Gathered block-table rows: a warp per (group, row), 4 loads in flight a lane, 16 bytes each
+// where the views allow: a row of 2,048 int32 blocks takes four rounds of load latency (more
+// in flight spill at the 64 registers four resident blocks an SM allow).
+constexpr int kGatherBatch = 4;
+constexpr int kGatherQuads = 4;
 
 __device__ __forceinline__ int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
   return v < lo ? lo : (v > hi ? hi : v);
@@ -38,14 +41,22 @@ __device__ __forceinline__ int64_t live_rows(const IndexSpan& num_reqs, int64_t 
 
 // Block-wide exclusive scan: s[b] = sum of value(i) for i < b, for b in [0, n], and s[b] =
 // s[n] for b in (n, rows]. Each value is in [0, INT32_MAX]; sums saturate at INT32_MAX.
+// The values are first loaded into s itself, kScanLoads a thread in flight (one round of load
+// latency at B <= 1024), then each thread scans a contiguous chunk of s in place: a loop that
+// loads and sums in turn would wait out one latency per value.
+constexpr int kScanLoads = 4;
 template <class Value>
 __device__ void block_scan(int32_t* s, int64_t n, int64_t rows, Value value) {
   __shared__ long long warp_sums[kBlockWarps];
+  batched_for<kScanLoads>(
+      threadIdx.x, n, kBlockThreads, [&](int64_t b) { return static_cast<int32_t>(value(b)); },
+      [&](int64_t b, int32_t v) { s[b] = v; });
+  __syncthreads();
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int64_t per = (n + kBlockThreads - 1) / kBlockThreads;
   const int64_t lo = min(n, static_cast<int64_t>(threadIdx.x) * per), hi = min(n, lo + per);
   long long mine = 0;
-  for (int64_t b = lo; b < hi; ++b) mine += value(b);
+  for (int64_t b = lo; b < hi; ++b) mine += s[b];
   long long incl = mine;
   for (int d = 1; d < 32; d <<= 1) {
     const long long v = __shfl_up_sync(0xffffffffu, incl, d);
@@ -59,9 +70,10 @@ __device__ void block_scan(int32_t* s, int64_t n, int64_t rows, Value value) {
     total += warp_sums[w];
   }
   long long run = before + incl - mine;
-  for (int64_t b = lo; b < hi; ++b) {
+  for (int64_t b = lo; b < hi; ++b) {  // each thread rewrites only its own chunk
+    const int32_t v = s[b];
     s[b] = static_cast<int32_t>(min(run, static_cast<long long>(INT32_MAX)));
-    run += value(b);
+    run += v;
   }
   for (int64_t b = n + threadIdx.x; b <= rows; b += kBlockThreads)
     s[b] = static_cast<int32_t>(min(total, static_cast<long long>(INT32_MAX)));
@@ -205,29 +217,70 @@ __device__ void step_rows(const StepInputsParams& p, const int32_t* s, const int
   }
 }
 
-// Gathered tables: item i is (group i % G, row i / G); the whole block copies its entries in
-// use (a live row) or zeroes its full width (a padded row).
+// Entries a 16-byte piece of a gathered table's row holds (4 int32, 2 int64) when the row can
+// be copied in such pieces: one dtype for both views, unit column steps, rows starting on
+// 16-byte boundaries (the common [R, W] table with W a multiple of 4); else 0.
+__device__ __forceinline__ int64_t gather_piece(const KvGroupView& g) {
+  const IndexMatrix& t = g.table;
+  const MutIndexMatrix& o = g.gathered;
+  const int64_t per = t.i64 ? 2 : 4;
+  const bool ok = t.i64 == o.i64 && t.step[1] == 1 && o.step[1] == 1 && t.step[0] % per == 0 &&
+                  o.step[0] % per == 0 && (reinterpret_cast<uintptr_t>(t.data) & 15) == 0 &&
+                  (reinterpret_cast<uintptr_t>(o.data) & 15) == 0;
+  return ok ? per : 0;
+}
+
+// The first entry of row `row` of a view, as bytes.
+template <class View>
+__device__ __forceinline__ auto row_bytes(const View& v, int64_t row) {
+  using Byte = std::conditional_t<std::is_const_v<std::remove_pointer_t<decltype(v.data)>>,
+                                  const char, char>;
+  return static_cast<Byte*>(v.data) + row * v.step[0] * (v.i64 ? 8 : 4);
+}
+
+// Gathered tables: item i is (group i % G, row i / G), a warp each: the warp copies the
+// entries in use of a live row, or zeroes the full width of a padded row, in 16-byte pieces
+// where gather_piece allows (kGatherQuads in flight a lane: 512 int32 entries a round), the
+// rest an entry at a time (kGatherBatch in flight a lane).
 __device__ void step_gather(const StepInputsParams& p, int64_t n, const BlockSlice& slice) {
   const int64_t G = p.num_groups, items = p.rows * G;
-  for (int64_t i = slice.block; i < items; i += slice.blocks) {
+  const int lane = threadIdx.x % 32;
+  const int64_t first = slice.block * kBlockWarps + threadIdx.x / 32;
+  for (int64_t i = first; i < items; i += slice.blocks * kBlockWarps) {
     const int64_t b = i / G;
     const KvGroupView& grp = p.groups[i - b * G];
     if (grp.gathered.data == nullptr) continue;
-    const int64_t width = grp.gathered.size[1];
-    if (b >= n) {
-      for (int64_t c = threadIdx.x; c < width; c += kBlockThreads) store_index(grp.gathered, b, c, 0);
-      continue;
+    const MutIndexMatrix& out = grp.gathered;
+    int64_t r = -1, count = out.size[1];  // a padded row: zero its width
+    if (b < n) {
+      r = persistent_row(p, b);
+      if (r < 0 || r >= grp.table.size[0]) continue;
+      const int64_t cols = min(out.size[1], grp.table.size[1]);
+      count = grp.num_blocks.data == nullptr ? cols
+              : r < grp.num_blocks.size[0]   ? clamp64(load_index(grp.num_blocks, r), 0, cols)
+                                             : 0;
     }
-    const int64_t r = persistent_row(p, b);
-    if (r < 0 || r >= grp.table.size[0]) continue;
-    const int64_t cols = min(width, grp.table.size[1]);
-    const int64_t count = grp.num_blocks.data == nullptr ? cols
-                          : r < grp.num_blocks.size[0]
-                              ? clamp64(load_index(grp.num_blocks, r), 0, cols)
-                              : 0;
-    batched_for<kGatherBatch>(
-        threadIdx.x, count, kBlockThreads, [&](int64_t c) { return load_index(grp.table, r, c); },
-        [&](int64_t c, int64_t v) { store_index(grp.gathered, b, c, v); });
+    int64_t done = 0;
+    if (const int64_t per = gather_piece(grp)) {
+      uint4* dst = reinterpret_cast<uint4*>(row_bytes(out, b));
+      const int64_t pieces = count / per;
+      if (r < 0) {
+        for (int64_t k = lane; k < pieces; k += 32) dst[k] = make_uint4(0, 0, 0, 0);
+      } else {
+        const uint4* src = reinterpret_cast<const uint4*>(row_bytes(grp.table, r));
+        batched_for<kGatherQuads>(
+            lane, pieces, 32, [&](int64_t k) { return src[k]; },
+            [&](int64_t k, uint4 v) { dst[k] = v; });
+      }
+      done = per * pieces;
+    }
+    if (r < 0) {
+      for (int64_t c = done + lane; c < count; c += 32) store_index(out, b, c, 0);
+    } else {
+      batched_for<kGatherBatch>(
+          done + lane, count, 32, [&](int64_t c) { return load_index(grp.table, r, c); },
+          [&](int64_t c, int64_t v) { store_index(out, b, c, v); });
+    }
   }
 }
 
@@ -334,8 +387,12 @@ __global__ void __launch_bounds__(kBlockThreads, 4) step_inputs_kernel(const Ste
         return clamp64(load_index(p.num_scheduled, i), 0, INT32_MAX);
       });
     else
-      for (int64_t i = threadIdx.x; i <= p.rows; i += kBlockThreads)
-        s[i] = static_cast<int32_t>(clamp64(load_index(p.given_qsl, i < n ? i : n), 0, INT32_MAX));
+      batched_for<kScanLoads>(
+          threadIdx.x, p.rows + 1, kBlockThreads,
+          [&](int64_t i) {
+            return static_cast<int32_t>(clamp64(load_index(p.given_qsl, i < n ? i : n), 0, INT32_MAX));
+          },
+          [&](int64_t i, int32_t v) { s[i] = v; });
     __syncthreads();
   }
   if (p.logits && (is_rows || is_logits)) block_scan(cul, n, p.rows, [&](int64_t i) {
@@ -425,8 +482,7 @@ __global__ void __launch_bounds__(kBlockThreads) step_batch_check_kernel(
 int64_t step_inputs_token_blocks(int64_t tokens) { return capped_blocks(tokens, kTokensPerBlock); }
 int64_t step_inputs_row_blocks(int64_t rows) { return capped_blocks(rows + 1, kRowsPerBlock); }
 int64_t step_inputs_gather_blocks(int64_t rows, int groups) {
-  const int64_t items = rows * groups;
-  return items < kMaxRoleBlocks ? items : kMaxRoleBlocks;
+  return capped_blocks(rows * groups, kBlockWarps);  // a warp per (group, row)
 }
 int64_t step_inputs_logit_blocks(int64_t logits) {
   return capped_blocks(logits, kLogitsPerBlock);
