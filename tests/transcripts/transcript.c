@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * transcript.c - a test transcript: runs every libcattn utility (1-13) on one small,
+ * transcript.c - a test transcript: runs every libcattn utility (1-15) on one small,
  * hand-checkable batch and prints the inputs, the results and the status of every call. The Rust
  * and Go transcripts (transcript.rs here, bindings/go/internal/transcript) print the same lines,
  * and scripts/test_rust.sh and scripts/test_go.sh diff them with this one's host run.
@@ -11,6 +11,10 @@
  *   query tokens        16               4                     8                     1
  *   sequence length     16               10                    17                    33
  *   block table row     0 1 ... 9        10 11 ... 19          20 21 ... 29          30 ... 39
+ *
+ * The 1.2 sections (14, step inputs; 15, speculative decoding) take the batch as vLLM's model
+ * runner v2 keeps it, persistent request rows and all, plus a fifth request (a decode with 2
+ * drafts) in a CUDA-graph bucket of 6 rows, and then run a drafter step on it.
  *
  * Where it runs: on the GPU when the transcript was built against a CUDA build of libcattn
  * (CATTN_TRANSCRIPT_WITH_CUDA) and cattn_cuda_device_count() finds a device, unless
@@ -152,13 +156,15 @@ typedef struct transcript_tensor {
   const transcript_memory_t* memory;
 } transcript_tensor_t;
 
-#define TRANSCRIPT_MAX_TENSORS 128
+#define TRANSCRIPT_MAX_TENSORS 256
 static transcript_tensor_t* g_tensors[TRANSCRIPT_MAX_TENSORS];
 static int g_num_tensors = 0;
 
 static const DLDataType kI32 = {kDLInt, 32, 1};
 static const DLDataType kI64 = {kDLInt, 64, 1};
 static const DLDataType kF32 = {kDLFloat, 32, 1};
+/* Flags (the speculative-decoding masks): one byte per entry, nonzero = set. */
+static const DLDataType kU8 = {kDLUInt, 8, 1};
 
 /* A compact tensor of the given shape (unused dimensions = 0), contents undefined. */
 static transcript_tensor_t* tensor_new(const transcript_memory_t* memory, DLDataType dtype, int ndim,
@@ -208,6 +214,8 @@ static transcript_tensor_t* tensor_of(const transcript_memory_t* memory, DLDataT
     } else if (dtype.bits == 32) {
       int32_t v = (int32_t)values[i];
       memcpy(staging + i * elem, &v, sizeof v);
+    } else if (dtype.bits == 8) {
+      staging[i] = (unsigned char)values[i];
     } else {
       memcpy(staging + i * elem, &values[i], sizeof values[i]);
     }
@@ -247,6 +255,7 @@ static double host_value(const transcript_tensor_t* t, const unsigned char* host
     memcpy(&v, raw, sizeof v);
     return v;
   }
+  if (t->dl.dtype.bits == 8) return raw[0];
   {
     int64_t v;
     memcpy(&v, raw, sizeof v);
@@ -282,6 +291,7 @@ static void print_tensor_head(const char* label, const transcript_tensor_t* t, i
   unsigned char* host = tensor_download(t);
   const char* dtype = t->dl.dtype.code == kDLFloat ? "float32"
                       : t->dl.dtype.bits == 32     ? "int32"
+                      : t->dl.dtype.bits == 8      ? "uint8"
                                                    : "int64";
   printf("    %-26s ", label);
   if (t->dl.ndim == 2) {
@@ -329,7 +339,7 @@ static void section(int utility, const char* title) {
  * succeed did not, or a call made to show an error did not give that error.
  * ========================================================================================== */
 
-#define NUM_UTILITIES 13
+#define NUM_UTILITIES 15
 static int g_failed[NUM_UTILITIES + 1];
 static cattn_status_t g_first_bad[NUM_UTILITIES + 1];
 /* Why a utility's status does not decide the exit status (NULL: it does). */
@@ -1249,6 +1259,486 @@ static void transcript_split_and_reorder(const transcript_batch_t* batch) {
 }
 
 /* ============================================================================================
+ * 14. Step inputs (1.2)
+ * ========================================================================================== */
+
+/* The step of the 1.2 sections: the batch above as model runner v2 (MRV2) keeps it, plus a
+ * fifth request, a decode with 2 drafts, in a CUDA-graph bucket of 6 batch rows whose last is
+ * padding, over 6 persistent request rows (persistent row 4 holds a request that is not
+ * scheduled this step):
+ *
+ *   batch row             0     1     2     3     4     5 (padding: never read)
+ *   persistent row        2     5     0     3     1     -
+ *   num_computed_tokens   0     6     9     32    20    -
+ *   scheduled tokens      16    4     8     1     3     -
+ *   drafts                0     0     0     0     2     -
+ *
+ * Two KV-cache groups: group 0 has blocks of 4 tokens and batch row b's blocks are 10b + j (the
+ * batch above's table), group 1 blocks of 8 and blocks 100 + 10b + j. Rows 0-2 are prompt
+ * chunks (seq_len <= prefill_len), whose input ids the engine wrote (request b's token at
+ * position p is 100 (b + 1) + p); rows 3 and 4 are decodes, whose ids the combine call writes. */
+#define STEP_ROWS 6
+#define STEP_LIVE 5
+#define STEP_PERSISTENT 6
+#define STEP_TOKEN_CAP 36
+#define STEP_LOGIT_CAP 8
+#define STEP_W0 10
+#define STEP_W1 5
+#define STEP_MAX_DRAFTS 2
+static const int64_t kStepScheduled[STEP_ROWS] = {16, 4, 8, 1, 3, 7};
+static const int64_t kStepIdxMapping[STEP_ROWS] = {2, 5, 0, 3, 1, 4};
+static const int64_t kStepDrafts[STEP_ROWS] = {0, 0, 0, 0, 2, 0};
+/* Per persistent row: the batch row it is this step (5: none), its computed tokens, the group-0
+ * blocks in use (cdiv(seq_len, 4)) and its prompt length. */
+static const int64_t kStepOwner[STEP_PERSISTENT] = {2, 4, 0, 3, 5, 1};
+static const int64_t kStepComputed[STEP_PERSISTENT] = {9, 20, 0, 32, 12, 6};
+static const int64_t kStepNumBlocks0[STEP_PERSISTENT] = {5, 6, 4, 9, 3, 3};
+static const int64_t kStepPrefillLen[STEP_PERSISTENT] = {32, 18, 16, 20, 30, 24};
+/* Persistent row 1's drafts; persistent row r's last sampled token is 900 + r. */
+static const int64_t kStepDraftTokens[2] = {960, 961};
+
+/* The live rows' query_start_loc, positions and input ids: the prompt tokens of the prompt
+ * chunks and, with `combined`, each decode row's last sampled token and drafts (what
+ * cattn_combine_sampled_and_draft_tokens writes), else 0 there. Returns the live tokens. */
+static int64_t step_tokens(int64_t* qsl, int64_t* positions, int64_t* ids, int combined) {
+  int64_t b, j, n = 0;
+  qsl[0] = 0;
+  for (b = 0; b < STEP_LIVE; ++b) {
+    const int64_t r = kStepIdxMapping[b], nct = kStepComputed[r], q = kStepScheduled[b];
+    const int decode = nct + q > kStepPrefillLen[r];
+    for (j = 0; j < q; ++j, ++n) {
+      positions[n] = nct + j;
+      if (!decode)
+        ids[n] = 100 * (b + 1) + nct + j;
+      else if (!combined)
+        ids[n] = 0;
+      else if (j < q - kStepDrafts[b])
+        ids[n] = 900 + r;
+      else
+        ids[n] = kStepDraftTokens[j - (q - kStepDrafts[b])];
+    }
+    qsl[b + 1] = n;
+  }
+  return n;
+}
+
+static void transcript_step_inputs(void) {
+  const int64_t num_reqs_value = STEP_LIVE;
+  int64_t table0[STEP_PERSISTENT * STEP_W0], table1[STEP_PERSISTENT * STEP_W1];
+  int64_t last[STEP_PERSISTENT], draft_tokens[STEP_PERSISTENT * STEP_MAX_DRAFTS];
+  int64_t ids[STEP_TOKEN_CAP], positions[STEP_TOKEN_CAP], qsl[STEP_LIVE + 1];
+  int64_t minus_one[STEP_ROWS * STEP_W0], r, j;
+  cattn_step_inputs_size_args_t size = CATTN_STEP_INPUTS_SIZE_ARGS_INIT;
+  cattn_prepare_pos_seq_lens_args_t prep = CATTN_PREPARE_POS_SEQ_LENS_ARGS_INIT;
+  cattn_gather_block_tables_args_t gather = CATTN_GATHER_BLOCK_TABLES_ARGS_INIT;
+  cattn_compute_slot_mappings_args_t sm = CATTN_COMPUTE_SLOT_MAPPINGS_ARGS_INIT;
+  cattn_combine_sampled_and_draft_tokens_args_t comb =
+      CATTN_COMBINE_SAMPLED_AND_DRAFT_TOKENS_ARGS_INIT;
+  cattn_step_batch_check_args_t bc = CATTN_STEP_BATCH_CHECK_ARGS_INIT;
+  transcript_tensor_t *sched, *idx, *computed, *num_reqs, *drafts, *t0, *nb0, *t1, *prefill;
+  transcript_tensor_t *last_t, *drafts_t, *ids_t, *sched_cpu, *num_reqs_cpu, *drafts_cpu;
+  transcript_tensor_t *qsl_t, *seq_lens, *positions_t, *batch_nct, *g0, *g1, *s0, *s1;
+  transcript_tensor_t *logits, *cu_logits, *exp_idx, *exp_pos, *status;
+  section(14, "Step inputs, 1.2 (step_inputs_size, prepare_pos_seq_lens, gather_block_tables, "
+              "compute_slot_mappings, combine_sampled_and_draft_tokens, step_batch_check)");
+  for (r = 0; r < STEP_PERSISTENT; ++r) {
+    for (j = 0; j < STEP_W0; ++j) table0[r * STEP_W0 + j] = 10 * kStepOwner[r] + j;
+    for (j = 0; j < STEP_W1; ++j) table1[r * STEP_W1 + j] = 100 + 10 * kStepOwner[r] + j;
+    for (j = 0; j < STEP_MAX_DRAFTS; ++j)
+      draft_tokens[r * STEP_MAX_DRAFTS + j] = r == kStepIdxMapping[4] ? kStepDraftTokens[j] : 0;
+    last[r] = 900 + r;
+  }
+  for (j = 0; j < STEP_ROWS * STEP_W0; ++j) minus_one[j] = -1;
+  memset(ids, 0, sizeof ids);
+  step_tokens(qsl, positions, ids, 0);
+
+  sched = tensor_of(g_batch_memory, kI32, 1, STEP_ROWS, 0, kStepScheduled);
+  idx = tensor_of(g_batch_memory, kI32, 1, STEP_ROWS, 0, kStepIdxMapping);
+  drafts = tensor_of(g_batch_memory, kI32, 1, STEP_ROWS, 0, kStepDrafts);
+  num_reqs = tensor_of(g_batch_memory, kI32, 1, 1, 0, &num_reqs_value);
+  computed = tensor_of(g_batch_memory, kI32, 1, STEP_PERSISTENT, 0, kStepComputed);
+  t0 = tensor_of(g_batch_memory, kI32, 2, STEP_PERSISTENT, STEP_W0, table0);
+  nb0 = tensor_of(g_batch_memory, kI32, 1, STEP_PERSISTENT, 0, kStepNumBlocks0);
+  t1 = tensor_of(g_batch_memory, kI32, 2, STEP_PERSISTENT, STEP_W1, table1);
+  prefill = tensor_of(g_batch_memory, kI32, 1, STEP_PERSISTENT, 0, kStepPrefillLen);
+  last_t = tensor_of(g_batch_memory, kI32, 1, STEP_PERSISTENT, 0, last);
+  drafts_t = tensor_of(g_batch_memory, kI32, 2, STEP_PERSISTENT, STEP_MAX_DRAFTS, draft_tokens);
+  ids_t = tensor_of(g_batch_memory, kI32, 1, STEP_TOKEN_CAP, 0, ids);
+  /* The size query reads host copies of the counts. */
+  sched_cpu = tensor_of(&kHostMemory, kI32, 1, STEP_ROWS, 0, kStepScheduled);
+  num_reqs_cpu = tensor_of(&kHostMemory, kI32, 1, 1, 0, &num_reqs_value);
+  drafts_cpu = tensor_of(&kHostMemory, kI32, 1, STEP_ROWS, 0, kStepDrafts);
+  printf("  inputs: a CUDA-graph bucket of 6 batch rows with num_reqs 5 live (row 5 is padding: "
+         "its entries\n          are never read), 6 persistent request rows (row 4 is not "
+         "scheduled this step)\n");
+  print_tensor("num_reqs", num_reqs);
+  print_tensor("num_scheduled_tokens", sched);
+  print_tensor("idx_mapping", idx);
+  print_tensor("num_draft_tokens", drafts);
+  print_tensor("num_computed_tokens", computed);
+  print_tensor("prefill_len", prefill);
+  print_tensor("last_sampled_tokens", last_t);
+  print_tensor("draft_tokens", drafts_t);
+  print_tensor("block_table (group 0)", t0);
+  print_tensor("num_blocks (group 0)", nb0);
+  print_tensor("block_table (group 1)", t1);
+  print_tensor("input_ids (prompt tokens)", ids_t);
+
+  size.num_scheduled_tokens = &sched_cpu->dl;
+  size.num_reqs = &num_reqs_cpu->dl;
+  size.num_draft_tokens = &drafts_cpu->dl;
+  if (!check(14, "cattn_step_inputs_size", cattn_step_inputs_size(&size))) return;
+  printf("      num_tokens = %" PRId64 ", num_logits = %" PRId64 "; the outputs are sized for the "
+         "bucket: %d tokens, %d logits\n",
+         size.num_tokens, size.num_logits, STEP_TOKEN_CAP, STEP_LOGIT_CAP);
+  if (size.num_tokens > STEP_TOKEN_CAP || size.num_logits > STEP_LOGIT_CAP) {
+    printf("      the bucket is too small for the step\n");
+    record_failure(14, CATTN_INSUFFICIENT_SIZE);
+    return;
+  }
+
+  qsl_t = tensor_new(g_batch_memory, kI32, 1, STEP_ROWS + 1, 0, 0);
+  seq_lens = tensor_new(g_batch_memory, kI32, 1, STEP_ROWS, 0, 0);
+  positions_t = tensor_new(g_batch_memory, kI32, 1, STEP_TOKEN_CAP, 0, 0);
+  batch_nct = tensor_new(g_batch_memory, kI32, 1, STEP_ROWS, 0, 0);
+  prep.num_scheduled_tokens = &sched->dl;
+  prep.idx_mapping = &idx->dl;
+  prep.num_computed_tokens = &computed->dl;
+  prep.num_reqs = &num_reqs->dl;
+  prep.query_start_loc = &qsl_t->dl;
+  prep.seq_lens = &seq_lens->dl;
+  prep.positions = &positions_t->dl;
+  prep.batch_num_computed_tokens = &batch_nct->dl;
+  prep.stream = g_stream;
+  if (!check(14, "cattn_prepare_pos_seq_lens", cattn_prepare_pos_seq_lens(&prep))) return;
+  print_tensor("query_start_loc", qsl_t);
+  print_tensor("seq_lens", seq_lens);
+  print_tensor("positions", positions_t);
+  print_tensor("batch_num_computed_tokens", batch_nct);
+
+  /* The gathered tables start as -1: entries past a row's num_blocks are left as they are. */
+  g0 = tensor_of(g_batch_memory, kI32, 2, STEP_ROWS, STEP_W0, minus_one);
+  g1 = tensor_of(g_batch_memory, kI32, 2, STEP_ROWS, STEP_W1, minus_one);
+  printf("  the batch tables start as -1 (entries past a row's num_blocks are left as they are)\n");
+  gather.idx_mapping = &idx->dl;
+  gather.num_reqs = &num_reqs->dl;
+  gather.block_table = &t0->dl;
+  gather.num_blocks = &nb0->dl;
+  gather.out = &g0->dl;
+  gather.stream = g_stream;
+  if (check(14, "cattn_gather_block_tables(group 0, num_blocks)",
+            cattn_gather_block_tables(&gather)))
+    print_tensor("batch table (group 0)", g0);
+  gather.block_table = &t1->dl;
+  gather.num_blocks = NULL;
+  gather.out = &g1->dl;
+  if (!check(14, "cattn_gather_block_tables(group 1, full width)",
+             cattn_gather_block_tables(&gather)))
+    return;
+  print_tensor("batch table (group 1)", g1);
+
+  s0 = tensor_new(g_batch_memory, kI64, 1, STEP_TOKEN_CAP, 0, 0);
+  s1 = tensor_new(g_batch_memory, kI64, 1, STEP_TOKEN_CAP, 0, 0);
+  sm.contract = CATTN_SLOT_MAPPING_MRV2;
+  sm.block_size = sm.kernel_block_size = 4;
+  sm.query_start_loc = &qsl_t->dl;
+  sm.num_reqs = &num_reqs->dl;
+  sm.positions = &positions_t->dl;
+  sm.idx_mapping = &idx->dl;
+  sm.block_table = &t0->dl;
+  sm.slot_mapping = &s0->dl;
+  sm.stream = g_stream;
+  if (!check(14, "cattn_compute_slot_mappings(group 0: MRV2, block_size 4, persistent table)",
+             cattn_compute_slot_mappings(&sm)))
+    return;
+  print_tensor("slot_mapping (group 0)", s0);
+  sm.contract = CATTN_SLOT_MAPPING_V1;
+  sm.block_size = sm.kernel_block_size = 8;
+  sm.idx_mapping = NULL;
+  sm.block_table = &g1->dl;
+  sm.slot_mapping = &s1->dl;
+  if (!check(14, "cattn_compute_slot_mappings(group 1: v1, block_size 8, batch table)",
+             cattn_compute_slot_mappings(&sm)))
+    return;
+  print_tensor("slot_mapping (group 1)", s1);
+
+  logits = tensor_new(g_batch_memory, kI32, 1, STEP_LOGIT_CAP, 0, 0);
+  cu_logits = tensor_new(g_batch_memory, kI32, 1, STEP_ROWS + 1, 0, 0);
+  exp_idx = tensor_new(g_batch_memory, kI32, 1, STEP_LOGIT_CAP, 0, 0);
+  exp_pos = tensor_new(g_batch_memory, kI32, 1, STEP_LOGIT_CAP, 0, 0);
+  comb.query_start_loc = &qsl_t->dl;
+  comb.num_reqs = &num_reqs->dl;
+  comb.num_draft_tokens = &drafts->dl;
+  comb.idx_mapping = &idx->dl;
+  comb.seq_lens = &seq_lens->dl;
+  comb.prefill_len = &prefill->dl;
+  comb.last_sampled_tokens = &last_t->dl;
+  comb.draft_tokens = &drafts_t->dl;
+  comb.logits_indices = &logits->dl;
+  comb.cu_num_logits = &cu_logits->dl;
+  comb.expanded_idx_mapping = &exp_idx->dl;
+  comb.expanded_local_pos = &exp_pos->dl;
+  comb.input_ids = &ids_t->dl;
+  comb.stream = g_stream;
+  if (!check(14, "cattn_combine_sampled_and_draft_tokens",
+             cattn_combine_sampled_and_draft_tokens(&comb)))
+    return;
+  print_tensor("logits_indices", logits);
+  print_tensor("cu_num_logits", cu_logits);
+  print_tensor("expanded_idx_mapping", exp_idx);
+  print_tensor("expanded_local_pos", exp_pos);
+  print_tensor("input_ids", ids_t);
+
+  status = tensor_new(g_batch_memory, kI32, 1, 3, 0, 0);
+  bc.query_start_loc = &qsl_t->dl;
+  bc.num_reqs = &num_reqs->dl;
+  bc.seq_lens = &seq_lens->dl;
+  bc.block_tables[0] = &g0->dl;
+  bc.block_tables[1] = &g1->dl;
+  bc.slot_mappings[0] = &s0->dl;
+  bc.slot_mappings[1] = &s1->dl;
+  bc.status = &status->dl;
+  bc.stream = g_stream;
+  if (check(14, "cattn_step_batch_check(both groups)", cattn_step_batch_check(&bc))) {
+    unsigned char* host = tensor_download(status);
+    print_tensor("status [field, index, group]", status);
+    printf("      %s\n", host_value(status, host, 0) == CATTN_STEP_CHECK_OK
+                             ? "the step keeps the padding contract"
+                             : "the step BREAKS the padding contract");
+    if (host_value(status, host, 0) != CATTN_STEP_CHECK_OK) record_failure(14, CATTN_INTERNAL);
+    free(host);
+  }
+}
+
+/* ============================================================================================
+ * 15. Speculative decoding (1.2)
+ * ========================================================================================== */
+
+/* A drafter step after the target model verified section 14's 5 live requests, chained as
+ * vLLM's EAGLE proposer chains it: EAGLE fed the target's hidden states (shift s = 1) with
+ * parallel drafting (P = 2: the bonus token and one parallel-drafting token), so that each
+ * request grows by N = P - s = 1 token. Requests 1 and 2 are prompt chunks: their sampled tokens
+ * are discarded and they go on from a backup token. Request 4 verified its 2 drafts (960, 961):
+ * the target accepted 960 and sampled 705 in place of 961. The drafter's layers use KV group 1
+ * (blocks of 8, batch row b's blocks 100 + 10b + j); max_model_len is 34. */
+#define SPEC_REQS 5
+#define SPEC_COLS 3 /* the most drafts + 1 */
+#define SPEC_P 2
+#define SPEC_SHIFT 1
+#define SPEC_BLOCK 8
+#define SPEC_MAX_MODEL_LEN 34
+#define SPEC_GRAPH_ROWS 8
+#define SPEC_NEXT_ROWS 6
+static const int64_t kSpecSampled[SPEC_REQS * SPEC_COLS] = {701, -1, -1, 702, -1, -1, 703, -1, -1,
+                                                            704, -1, -1, 960, 705, -1};
+static const int64_t kSpecDiscard[SPEC_REQS] = {0, 1, 1, 0, 0};
+static const int64_t kSpecBackup[SPEC_REQS] = {801, 802, 803, 804, 805};
+/* The next step's batch: the 4 old requests in place, a new request at row 4, old row 4 at
+ * row 5; the scheduler's counts (row 5's assumes that every draft was accepted). */
+static const int64_t kNextPrevPositions[SPEC_NEXT_ROWS] = {0, 1, 2, 3, -1, 4};
+static const int64_t kNextCpuComputed[SPEC_NEXT_ROWS] = {16, 10, 17, 33, 0, 23};
+
+static void transcript_spec_decode(void) {
+  const int64_t n_out_per_req = SPEC_P - SPEC_SHIFT;
+  int64_t qsl[SPEC_REQS + 1], positions[STEP_TOKEN_CAP], ids[STEP_TOKEN_CAP];
+  int64_t cu_drafts[SPEC_REQS], table[SPEC_REQS * STEP_W1], seq_lens[SPEC_REQS];
+  int64_t last_pos[SPEC_REQS], nct[SPEC_NEXT_ROWS], accepted[SPEC_NEXT_ROWS];
+  int64_t b, j, num_tokens, n_out, sum = 0;
+  cattn_eagle_prepare_next_token_padded_args_t e3 = CATTN_EAGLE_PREPARE_NEXT_TOKEN_PADDED_ARGS_INIT;
+  cattn_eagle_prepare_inputs_padded_args_t e2 = CATTN_EAGLE_PREPARE_INPUTS_PADDED_ARGS_INIT;
+  cattn_copy_and_expand_eagle_inputs_args_t e6 = CATTN_COPY_AND_EXPAND_EAGLE_INPUTS_ARGS_INIT;
+  cattn_compute_new_slot_mapping_args_t e4 = CATTN_COMPUTE_NEW_SLOT_MAPPING_ARGS_INIT;
+  cattn_eagle_step_update_slot_mapping_and_metadata_args_t e1 =
+      CATTN_EAGLE_STEP_UPDATE_SLOT_MAPPING_AND_METADATA_ARGS_INIT;
+  cattn_update_num_computed_tokens_for_batch_change_args_t e8 =
+      CATTN_UPDATE_NUM_COMPUTED_TOKENS_FOR_BATCH_CHANGE_ARGS_INIT;
+  transcript_tensor_t *sampled, *discard, *backup, *next, *valid, *cu_t, *qsl_t, *to_sample;
+  transcript_tensor_t *rejected, *tok, *pos, *out_ids, *out_pos, *out_rej, *out_masked, *new_idx;
+  transcript_tensor_t *hidden, *table_t, *new_slots, *step_pos, *step_seq, *clamped, *step_slots;
+  transcript_tensor_t *nct_t, *accepted_t, *prev_pos, *prev_drafts, *cpu_nct;
+  unsigned char *host_pos, *host_idx;
+  section(15, "Speculative decoding, 1.2 (eagle_prepare_next_token_padded, "
+              "eagle_prepare_inputs_padded, copy_and_expand_eagle_inputs, "
+              "compute_new_slot_mapping, eagle_step_update_slot_mapping_and_metadata, "
+              "update_num_computed_tokens_for_batch_change)");
+  num_tokens = step_tokens(qsl, positions, ids, 1);
+  n_out = num_tokens + SPEC_REQS * n_out_per_req;
+  for (b = 0; b < SPEC_REQS; ++b) {
+    sum += kStepDrafts[b];
+    cu_drafts[b] = sum;
+    /* The drafter batch's seq_lens: the verified ones grown by N, as
+     * cattn_extend_all_queries_by_n grows them. */
+    seq_lens[b] = kStepComputed[kStepIdxMapping[b]] + kStepScheduled[b] + n_out_per_req;
+    for (j = 0; j < STEP_W1; ++j) table[b * STEP_W1 + j] = 100 + 10 * b + j;
+  }
+  sampled = tensor_of(g_batch_memory, kI32, 2, SPEC_REQS, SPEC_COLS, kSpecSampled);
+  discard = tensor_of(g_batch_memory, kU8, 1, SPEC_REQS, 0, kSpecDiscard);
+  backup = tensor_of(g_batch_memory, kI32, 1, SPEC_REQS, 0, kSpecBackup);
+  cu_t = tensor_of(g_batch_memory, kI32, 1, SPEC_REQS, 0, cu_drafts);
+  qsl_t = tensor_of(g_batch_memory, kI32, 1, SPEC_REQS + 1, 0, qsl);
+  tok = tensor_of(g_batch_memory, kI32, 1, num_tokens, 0, ids);
+  pos = tensor_of(g_batch_memory, kI32, 1, num_tokens, 0, positions);
+  table_t = tensor_of(g_batch_memory, kI32, 2, SPEC_REQS, STEP_W1, table);
+  printf("  inputs: the verified batch (section 14's live rows and input_ids); EAGLE, "
+         "shift_input_ids 1,\n"
+         "          num_padding_slots_per_request P = 2 (N = P - 1 = 1 new token a request), "
+         "vocab_size 32000,\n          parallel_drafting_token_id 32000, padding_token_id 0, "
+         "block_size 8, max_model_len 34\n");
+  print_tensor("query_start_loc", qsl_t);
+  print_tensor("target_token_ids", tok);
+  print_tensor("target_positions", pos);
+  print_tensor("cu_num_draft_tokens", cu_t);
+  print_tensor("sampled_token_ids", sampled);
+  print_tensor("discard_request_mask", discard);
+  print_tensor("backup_next_token_ids", backup);
+  print_tensor("block_table (group 1)", table_t);
+
+  /* 1. Each request's next token and its count of valid sampled tokens. */
+  next = tensor_new(g_batch_memory, kI32, 1, SPEC_REQS, 0, 0);
+  valid = tensor_new(g_batch_memory, kI32, 1, SPEC_REQS, 0, 0);
+  e3.vocab_size = 32000;
+  e3.sampled_token_ids = &sampled->dl;
+  e3.discard_request_mask = &discard->dl;
+  e3.backup_next_token_ids = &backup->dl;
+  e3.next_token_ids = &next->dl;
+  e3.valid_sampled_tokens_count = &valid->dl;
+  e3.stream = g_stream;
+  if (!check(15, "cattn_eagle_prepare_next_token_padded",
+             cattn_eagle_prepare_next_token_padded(&e3)))
+    return;
+  print_tensor("next_token_ids", next);
+  print_tensor("valid_sampled_tokens_count", valid);
+
+  /* 2. The rejected tails and the token each request samples from, its last valid token. */
+  to_sample = tensor_new(g_batch_memory, kI32, 1, SPEC_REQS, 0, 0);
+  rejected = tensor_new(g_batch_memory, kI32, 1, SPEC_REQS, 0, 0);
+  e2.cu_num_draft_tokens = &cu_t->dl;
+  e2.valid_sampled_tokens_count = &valid->dl;
+  e2.query_start_loc = &qsl_t->dl;
+  e2.token_indices_to_sample = &to_sample->dl;
+  e2.num_rejected_tokens = &rejected->dl;
+  e2.stream = g_stream;
+  if (!check(15, "cattn_eagle_prepare_inputs_padded", cattn_eagle_prepare_inputs_padded(&e2)))
+    return;
+  print_tensor("num_rejected_tokens", rejected);
+  print_tensor("token_indices_to_sample", to_sample);
+
+  /* 3. The drafter's first-pass inputs; query_end_loc is the index of step 2. */
+  out_ids = tensor_new(g_batch_memory, kI32, 1, n_out, 0, 0);
+  out_pos = tensor_new(g_batch_memory, kI32, 1, n_out, 0, 0);
+  out_rej = tensor_new(g_batch_memory, kU8, 1, n_out, 0, 0);
+  out_masked = tensor_new(g_batch_memory, kU8, 1, n_out, 0, 0);
+  new_idx = tensor_new(g_batch_memory, kI32, 1, SPEC_REQS * SPEC_P, 0, 0);
+  hidden = tensor_new(g_batch_memory, kI32, 1, num_tokens, 0, 0);
+  e6.padding_token_id = 0;
+  e6.parallel_drafting_token_id = 32000;
+  e6.num_padding_slots_per_request = SPEC_P;
+  e6.shift_input_ids = SPEC_SHIFT;
+  e6.target_token_ids = &tok->dl;
+  e6.target_positions = &pos->dl;
+  e6.next_token_ids = &next->dl;
+  e6.query_start_loc = &qsl_t->dl;
+  e6.query_end_loc = &to_sample->dl;
+  e6.out_input_ids = &out_ids->dl;
+  e6.out_positions = &out_pos->dl;
+  e6.out_is_rejected_token_mask = &out_rej->dl;
+  e6.out_is_masked_token_mask = &out_masked->dl;
+  e6.out_new_token_indices = &new_idx->dl;
+  e6.out_hidden_state_mapping = &hidden->dl;
+  e6.stream = g_stream;
+  if (!check(15, "cattn_copy_and_expand_eagle_inputs(query_end_loc = token_indices_to_sample)",
+             cattn_copy_and_expand_eagle_inputs(&e6)))
+    return;
+  print_tensor("out_input_ids", out_ids);
+  print_tensor("out_positions", out_pos);
+  print_tensor("out_is_rejected_token_mask", out_rej);
+  print_tensor("out_is_masked_token_mask", out_masked);
+  print_tensor("out_new_token_indices", new_idx);
+  print_tensor("out_hidden_state_mapping", hidden);
+
+  /* 4. The slots of the drafter's tokens, -1 for the rejected ones. */
+  new_slots = tensor_new(g_batch_memory, kI64, 1, n_out, 0, 0);
+  e4.block_size = SPEC_BLOCK;
+  e4.num_new_tokens = n_out_per_req;
+  e4.max_model_len = SPEC_MAX_MODEL_LEN;
+  e4.query_start_loc = &qsl_t->dl;
+  e4.block_table = &table_t->dl;
+  e4.new_positions = &out_pos->dl;
+  e4.is_rejected_token_mask = &out_rej->dl;
+  e4.new_slot_mapping = &new_slots->dl;
+  e4.stream = g_stream;
+  if (check(15, "cattn_compute_new_slot_mapping(N = 1, out_positions, out_is_rejected_token_mask)",
+            cattn_compute_new_slot_mapping(&e4)))
+    print_tensor("new_slot_mapping", new_slots);
+
+  /* 5. One autoregressive draft step from the position of each request's last new token (the
+   * engine gathers it: out_positions at out_new_token_indices[2i + 1]). */
+  host_pos = tensor_download(out_pos);
+  host_idx = tensor_download(new_idx);
+  for (b = 0; b < SPEC_REQS; ++b)
+    last_pos[b] = (int64_t)host_value(
+        out_pos, host_pos, (int64_t)host_value(new_idx, host_idx, b * SPEC_P + SPEC_P - 1));
+  free(host_pos);
+  free(host_idx);
+  step_pos = tensor_of(g_batch_memory, kI32, 1, SPEC_REQS, 0, last_pos);
+  step_seq = tensor_of(g_batch_memory, kI32, 1, SPEC_REQS, 0, seq_lens);
+  clamped = tensor_new(g_batch_memory, kI32, 1, SPEC_REQS, 0, 0);
+  step_slots = tensor_new(g_batch_memory, kI64, 1, SPEC_GRAPH_ROWS, 0, 0);
+  printf("  draft step inputs: positions of each request's last new token, the drafter batch's "
+         "seq_lens\n          (the verified ones + N), input_batch_size 8 (a CUDA graph's "
+         "bucket)\n");
+  print_tensor("positions", step_pos);
+  print_tensor("seq_lens", step_seq);
+  e1.block_size = SPEC_BLOCK;
+  e1.max_model_len = SPEC_MAX_MODEL_LEN;
+  e1.input_batch_size = SPEC_GRAPH_ROWS;
+  e1.positions = &step_pos->dl;
+  e1.block_table = &table_t->dl;
+  e1.seq_lens = &step_seq->dl;
+  e1.out_clamped_positions = &clamped->dl;
+  e1.out_slot_mapping = &step_slots->dl;
+  e1.stream = g_stream;
+  if (check(15, "cattn_eagle_step_update_slot_mapping_and_metadata",
+            cattn_eagle_step_update_slot_mapping_and_metadata(&e1))) {
+    print_tensor("out_clamped_positions", clamped);
+    print_tensor("out_slot_mapping", step_slots);
+    print_tensor("seq_lens (updated)", step_seq);
+  }
+
+  /* 6. The next step's batch: each request's computed tokens, carried across the change. */
+  for (b = 0; b < SPEC_NEXT_ROWS; ++b) {
+    /* The verified batch's counts in its own layout (entry 5 is past it), 1 accepted each. */
+    nct[b] = b < SPEC_REQS ? kStepComputed[kStepIdxMapping[b]] : 0;
+    accepted[b] = 1;
+  }
+  nct_t = tensor_of(g_batch_memory, kI32, 1, SPEC_NEXT_ROWS, 0, nct);
+  accepted_t = tensor_of(g_batch_memory, kI32, 1, SPEC_NEXT_ROWS, 0, accepted);
+  prev_pos = tensor_of(g_batch_memory, kI32, 1, SPEC_NEXT_ROWS, 0, kNextPrevPositions);
+  prev_drafts = tensor_of(g_batch_memory, kI32, 1, SPEC_REQS, 0, kStepDrafts);
+  cpu_nct = tensor_of(g_batch_memory, kI32, 1, SPEC_NEXT_ROWS, 0, kNextCpuComputed);
+  printf("  batch change inputs: the next step keeps the 4 old requests in place, adds a new one "
+         "at row 4\n          and moves old row 4 to row 5; valid_sampled_token_count is the "
+         "one above\n");
+  print_tensor("prev_positions", prev_pos);
+  print_tensor("prev_num_draft_tokens", prev_drafts);
+  print_tensor("cpu_num_computed_tokens", cpu_nct);
+  print_tensor("num_computed_tokens", nct_t);
+  print_tensor("num_accepted_tokens", accepted_t);
+  e8.num_computed_tokens = &nct_t->dl;
+  e8.num_accepted_tokens = &accepted_t->dl;
+  e8.prev_positions = &prev_pos->dl;
+  e8.valid_sampled_token_count = &valid->dl;
+  e8.prev_num_draft_tokens = &prev_drafts->dl;
+  e8.cpu_num_computed_tokens = &cpu_nct->dl;
+  e8.stream = g_stream;
+  if (check(15, "cattn_update_num_computed_tokens_for_batch_change",
+            cattn_update_num_computed_tokens_for_batch_change(&e8))) {
+    print_tensor("num_computed_tokens", nct_t);
+    print_tensor("num_accepted_tokens", accepted_t);
+  }
+}
+
+/* ============================================================================================
  * main
  * ========================================================================================== */
 
@@ -1267,6 +1757,8 @@ static const char* const kUtilityNames[NUM_UTILITIES + 1] = {
     "get_per_layer_parameters",
     "resolve_kv_cache_layout",
     "split_decodes_and_prefills",
+    "step inputs (1.2)",
+    "speculative decoding (1.2)",
 };
 
 /* Says CATTN_TRANSCRIPT_FORCE_HOST asks for the host run (set and neither empty nor "0"). */
@@ -1329,6 +1821,8 @@ int main(void) {
   transcript_per_layer_parameters();
   transcript_kv_cache_layout_resolver();
   transcript_split_and_reorder(&batch);
+  transcript_step_inputs();
+  transcript_spec_decode();
 
   printf("\n== Summary ==\n");
   for (u = 1; u <= NUM_UTILITIES; ++u) {

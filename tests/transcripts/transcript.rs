@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 //! transcript.rs - a test transcript: the batch of the C transcript (transcript.c, next to this
-//! file) through the safe Rust API. It runs every libcattn utility (1-13) on one small,
+//! file) through the safe Rust API. It runs every libcattn utility (1-15) on one small,
 //! hand-checkable batch and prints the inputs, the results and the status of every call, in the
 //! very format of the C transcript's host run; scripts/test_rust.sh diffs the two.
 //!
@@ -10,6 +10,10 @@
 //!   query tokens        16               4                     8                     1
 //!   sequence length     16               10                    17                    33
 //!   block table row     0 1 ... 9        10 11 ... 19          20 21 ... 29          30 ... 39
+//!
+//! The 1.2 sections (14, step inputs; 15, speculative decoding) take the batch as vLLM's model
+//! runner v2 keeps it, persistent request rows and all, plus a fifth request (a decode with 2
+//! drafts) in a CUDA-graph bucket of 6 rows, and then run a drafter step on it.
 //!
 //! It always runs on the host: Rust has no CUDA runtime here to allocate device memory with
 //! (device tensors would come in through `TensorRef::from_raw_parts`).
@@ -78,6 +82,13 @@ impl Printable for i64 {
     const NAME: &'static str = "int64";
     fn value(self) -> f64 {
         self as f64
+    }
+}
+/// Flags (the speculative-decoding masks): one byte per entry, nonzero = set.
+impl Printable for u8 {
+    const NAME: &'static str = "uint8";
+    fn value(self) -> f64 {
+        f64::from(self)
     }
 }
 impl Printable for f32 {
@@ -155,7 +166,7 @@ fn print_scalars(m: &MetadataScalars) {
 // succeed did not, or a call made to show an error did not give that error.
 // ---------------------------------------------------------------------------------------------
 
-const NUM_UTILITIES: usize = 13;
+const NUM_UTILITIES: usize = 15;
 
 #[derive(Default)]
 struct Tally {
@@ -1208,6 +1219,613 @@ fn transcript_split_and_reorder(tally: &mut Tally, batch: &Batch) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 14. Step inputs (1.2)
+// ---------------------------------------------------------------------------------------------
+
+// The step of the 1.2 sections: the batch above as model runner v2 (MRV2) keeps it, plus a
+// fifth request, a decode with 2 drafts, in a CUDA-graph bucket of 6 batch rows whose last is
+// padding, over 6 persistent request rows (persistent row 4 holds a request that is not
+// scheduled this step):
+//
+//   batch row             0     1     2     3     4     5 (padding: never read)
+//   persistent row        2     5     0     3     1     -
+//   num_computed_tokens   0     6     9     32    20    -
+//   scheduled tokens      16    4     8     1     3     -
+//   drafts                0     0     0     0     2     -
+//
+// Two KV-cache groups: group 0 has blocks of 4 tokens and batch row b's blocks are 10b + j (the
+// batch above's table), group 1 blocks of 8 and blocks 100 + 10b + j. Rows 0-2 are prompt
+// chunks (seq_len <= prefill_len), whose input ids the engine wrote (request b's token at
+// position p is 100 (b + 1) + p); rows 3 and 4 are decodes, whose ids the combine call writes.
+const STEP_ROWS: usize = 6;
+const STEP_LIVE: usize = 5;
+const STEP_PERSISTENT: usize = 6;
+const STEP_TOKEN_CAP: usize = 36;
+const STEP_LOGIT_CAP: usize = 8;
+const STEP_W0: usize = 10;
+const STEP_W1: usize = 5;
+const STEP_MAX_DRAFTS: usize = 2;
+const STEP_SCHEDULED: [i32; STEP_ROWS] = [16, 4, 8, 1, 3, 7];
+const STEP_IDX_MAPPING: [i32; STEP_ROWS] = [2, 5, 0, 3, 1, 4];
+const STEP_DRAFTS: [i32; STEP_ROWS] = [0, 0, 0, 0, 2, 0];
+// Per persistent row: the batch row it is this step (5: none), its computed tokens, the group-0
+// blocks in use (cdiv(seq_len, 4)) and its prompt length.
+const STEP_OWNER: [i32; STEP_PERSISTENT] = [2, 4, 0, 3, 5, 1];
+const STEP_COMPUTED: [i32; STEP_PERSISTENT] = [9, 20, 0, 32, 12, 6];
+const STEP_NUM_BLOCKS0: [i32; STEP_PERSISTENT] = [5, 6, 4, 9, 3, 3];
+const STEP_PREFILL_LEN: [i32; STEP_PERSISTENT] = [32, 18, 16, 20, 30, 24];
+// Persistent row 1's drafts; persistent row r's last sampled token is 900 + r.
+const STEP_DRAFT_TOKENS: [i32; STEP_MAX_DRAFTS] = [960, 961];
+
+/// The live rows' query_start_loc, positions and input ids: the prompt tokens of the prompt
+/// chunks and, with `combined`, each decode row's last sampled token and drafts (what
+/// combine_sampled_and_draft_tokens writes), else 0 there.
+fn step_tokens(combined: bool) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
+    let mut qsl = vec![0i32];
+    let (mut positions, mut ids) = (Vec::new(), Vec::new());
+    for b in 0..STEP_LIVE {
+        let r = STEP_IDX_MAPPING[b] as usize;
+        let (nct, q, d) = (STEP_COMPUTED[r], STEP_SCHEDULED[b], STEP_DRAFTS[b]);
+        let decode = nct + q > STEP_PREFILL_LEN[r];
+        for j in 0..q {
+            positions.push(nct + j);
+            ids.push(if !decode {
+                100 * (b as i32 + 1) + nct + j
+            } else if !combined {
+                0
+            } else if j < q - d {
+                900 + r as i32
+            } else {
+                STEP_DRAFT_TOKENS[(j - (q - d)) as usize]
+            });
+        }
+        qsl.push(positions.len() as i32);
+    }
+    (qsl, positions, ids)
+}
+
+fn transcript_step_inputs(tally: &mut Tally) -> Result<()> {
+    section(
+        14,
+        "Step inputs, 1.2 (step_inputs_size, prepare_pos_seq_lens, gather_block_tables, \
+         compute_slot_mappings, combine_sampled_and_draft_tokens, step_batch_check)",
+    );
+    let (rows, persistent) = (STEP_ROWS as i64, STEP_PERSISTENT as i64);
+    let (w0, w1, s) = (STEP_W0 as i64, STEP_W1 as i64, STEP_MAX_DRAFTS as i64);
+    let (mut table0, mut table1, mut draft_tokens) = (Vec::new(), Vec::new(), Vec::new());
+    for (r, &owner) in STEP_OWNER.iter().enumerate() {
+        table0.extend((0..w0 as i32).map(|j| 10 * owner + j));
+        table1.extend((0..w1 as i32).map(|j| 100 + 10 * owner + j));
+        let drafts = if r == STEP_IDX_MAPPING[4] as usize {
+            STEP_DRAFT_TOKENS
+        } else {
+            [0; STEP_MAX_DRAFTS]
+        };
+        draft_tokens.extend(drafts);
+    }
+    let last: Vec<i32> = (0..persistent as i32).map(|r| 900 + r).collect();
+    let mut ids = vec![0i32; STEP_TOKEN_CAP];
+    let (_, _, prompt_ids) = step_tokens(false);
+    ids[..prompt_ids.len()].copy_from_slice(&prompt_ids);
+    let num_reqs = [STEP_LIVE as i32];
+    println!(
+        "  inputs: a CUDA-graph bucket of 6 batch rows with num_reqs 5 live (row 5 is padding: \
+         its entries\n          are never read), 6 persistent request rows (row 4 is not \
+         scheduled this step)"
+    );
+    print_tensor("num_reqs", &num_reqs, &[1]);
+    print_tensor("num_scheduled_tokens", &STEP_SCHEDULED, &[rows]);
+    print_tensor("idx_mapping", &STEP_IDX_MAPPING, &[rows]);
+    print_tensor("num_draft_tokens", &STEP_DRAFTS, &[rows]);
+    print_tensor("num_computed_tokens", &STEP_COMPUTED, &[persistent]);
+    print_tensor("prefill_len", &STEP_PREFILL_LEN, &[persistent]);
+    print_tensor("last_sampled_tokens", &last, &[persistent]);
+    print_tensor("draft_tokens", &draft_tokens, &[persistent, s]);
+    print_tensor("block_table (group 0)", &table0, &[persistent, w0]);
+    print_tensor("num_blocks (group 0)", &STEP_NUM_BLOCKS0, &[persistent]);
+    print_tensor("block_table (group 1)", &table1, &[persistent, w1]);
+    print_tensor("input_ids (prompt tokens)", &ids, &[STEP_TOKEN_CAP as i64]);
+
+    let size = step_inputs_size(&StepInputsSizeArgs {
+        num_scheduled_tokens: Some(TensorRef::from_slice(&STEP_SCHEDULED)),
+        num_reqs: Some(TensorRef::from_slice(&num_reqs)),
+        num_draft_tokens: Some(TensorRef::from_slice(&STEP_DRAFTS)),
+        ..Default::default()
+    });
+    let Some(size) = tally.check(14, "cattn_step_inputs_size", size) else {
+        return Ok(());
+    };
+    println!(
+        "      num_tokens = {}, num_logits = {}; the outputs are sized for the bucket: \
+         {STEP_TOKEN_CAP} tokens, {STEP_LOGIT_CAP} logits",
+        size.num_tokens, size.num_logits
+    );
+    if size.num_tokens > STEP_TOKEN_CAP as i64 || size.num_logits > STEP_LOGIT_CAP as i64 {
+        println!("      the bucket is too small for the step");
+        tally.record_failure(14, Status::InsufficientSize);
+        return Ok(());
+    }
+
+    let mut qsl = vec![0i32; STEP_ROWS + 1];
+    let mut seq_lens = vec![0i32; STEP_ROWS];
+    let mut positions = vec![0i32; STEP_TOKEN_CAP];
+    let mut batch_nct = vec![0i32; STEP_ROWS];
+    let result = prepare_pos_seq_lens(
+        &PreparePosSeqLensArgs {
+            num_scheduled_tokens: TensorRef::from_slice(&STEP_SCHEDULED),
+            idx_mapping: TensorRef::from_slice(&STEP_IDX_MAPPING),
+            num_computed_tokens: TensorRef::from_slice(&STEP_COMPUTED),
+            num_reqs: Some(TensorRef::from_slice(&num_reqs)),
+            stream: Stream::DEFAULT,
+        },
+        &mut PreparePosSeqLensOutputs {
+            query_start_loc: TensorMut::from_slice(&mut qsl),
+            seq_lens: TensorMut::from_slice(&mut seq_lens),
+            positions: Some(TensorMut::from_slice(&mut positions)),
+            batch_num_computed_tokens: Some(TensorMut::from_slice(&mut batch_nct)),
+        },
+    );
+    if tally
+        .check(14, "cattn_prepare_pos_seq_lens", result)
+        .is_none()
+    {
+        return Ok(());
+    }
+    print_tensor("query_start_loc", &qsl, &[rows + 1]);
+    print_tensor("seq_lens", &seq_lens, &[rows]);
+    print_tensor("positions", &positions, &[STEP_TOKEN_CAP as i64]);
+    print_tensor("batch_num_computed_tokens", &batch_nct, &[rows]);
+
+    // The gathered tables start as -1: entries past a row's num_blocks are left as they are.
+    let mut g0 = vec![-1i32; STEP_ROWS * STEP_W0];
+    let mut g1 = vec![-1i32; STEP_ROWS * STEP_W1];
+    println!(
+        "  the batch tables start as -1 (entries past a row's num_blocks are left as they are)"
+    );
+    let result = gather_block_tables(
+        &GatherBlockTablesArgs {
+            idx_mapping: TensorRef::from_slice(&STEP_IDX_MAPPING),
+            num_reqs: Some(TensorRef::from_slice(&num_reqs)),
+            block_table: TensorRef::new(&table0, &[persistent, w0])?,
+            num_blocks: Some(TensorRef::from_slice(&STEP_NUM_BLOCKS0)),
+            stream: Stream::DEFAULT,
+        },
+        &mut TensorMut::new(&mut g0, &[rows, w0])?,
+    );
+    if tally
+        .check(14, "cattn_gather_block_tables(group 0, num_blocks)", result)
+        .is_some()
+    {
+        print_tensor("batch table (group 0)", &g0, &[rows, w0]);
+    }
+    let result = gather_block_tables(
+        &GatherBlockTablesArgs {
+            idx_mapping: TensorRef::from_slice(&STEP_IDX_MAPPING),
+            num_reqs: Some(TensorRef::from_slice(&num_reqs)),
+            block_table: TensorRef::new(&table1, &[persistent, w1])?,
+            num_blocks: None,
+            stream: Stream::DEFAULT,
+        },
+        &mut TensorMut::new(&mut g1, &[rows, w1])?,
+    );
+    if tally
+        .check(14, "cattn_gather_block_tables(group 1, full width)", result)
+        .is_none()
+    {
+        return Ok(());
+    }
+    print_tensor("batch table (group 1)", &g1, &[rows, w1]);
+
+    let mut s0 = vec![0i64; STEP_TOKEN_CAP];
+    let mut s1 = vec![0i64; STEP_TOKEN_CAP];
+    let result = compute_slot_mappings(
+        &ComputeSlotMappingsArgs {
+            params: SlotMappingParams {
+                contract: SlotMappingContract::MRV2,
+                block_size: 4,
+                kernel_block_size: 4,
+                ..Default::default()
+            },
+            query_start_loc: TensorRef::from_slice(&qsl),
+            num_reqs: Some(TensorRef::from_slice(&num_reqs)),
+            positions: TensorRef::from_slice(&positions),
+            idx_mapping: Some(TensorRef::from_slice(&STEP_IDX_MAPPING)),
+            block_table: TensorRef::new(&table0, &[persistent, w0])?,
+            stream: Stream::DEFAULT,
+        },
+        &mut TensorMut::from_slice(&mut s0),
+    );
+    if tally
+        .check(
+            14,
+            "cattn_compute_slot_mappings(group 0: MRV2, block_size 4, persistent table)",
+            result,
+        )
+        .is_none()
+    {
+        return Ok(());
+    }
+    print_tensor("slot_mapping (group 0)", &s0, &[STEP_TOKEN_CAP as i64]);
+    let result = compute_slot_mappings(
+        &ComputeSlotMappingsArgs {
+            params: SlotMappingParams {
+                contract: SlotMappingContract::V1,
+                block_size: 8,
+                kernel_block_size: 8,
+                ..Default::default()
+            },
+            query_start_loc: TensorRef::from_slice(&qsl),
+            num_reqs: Some(TensorRef::from_slice(&num_reqs)),
+            positions: TensorRef::from_slice(&positions),
+            idx_mapping: None,
+            block_table: TensorRef::new(&g1, &[rows, w1])?,
+            stream: Stream::DEFAULT,
+        },
+        &mut TensorMut::from_slice(&mut s1),
+    );
+    if tally
+        .check(
+            14,
+            "cattn_compute_slot_mappings(group 1: v1, block_size 8, batch table)",
+            result,
+        )
+        .is_none()
+    {
+        return Ok(());
+    }
+    print_tensor("slot_mapping (group 1)", &s1, &[STEP_TOKEN_CAP as i64]);
+
+    let mut logits = vec![0i32; STEP_LOGIT_CAP];
+    let mut cu_logits = vec![0i32; STEP_ROWS + 1];
+    let mut exp_idx = vec![0i32; STEP_LOGIT_CAP];
+    let mut exp_pos = vec![0i32; STEP_LOGIT_CAP];
+    let result = combine_sampled_and_draft_tokens(
+        &CombineSampledAndDraftTokensArgs {
+            num_reqs: Some(TensorRef::from_slice(&num_reqs)),
+            num_draft_tokens: Some(TensorRef::from_slice(&STEP_DRAFTS)),
+            idx_mapping: Some(TensorRef::from_slice(&STEP_IDX_MAPPING)),
+            seq_lens: Some(TensorRef::from_slice(&seq_lens)),
+            prefill_len: Some(TensorRef::from_slice(&STEP_PREFILL_LEN)),
+            last_sampled_tokens: Some(TensorRef::from_slice(&last)),
+            draft_tokens: Some(TensorRef::new(&draft_tokens, &[persistent, s])?),
+            ..CombineSampledAndDraftTokensArgs::new(TensorRef::from_slice(&qsl))
+        },
+        &mut CombineSampledAndDraftTokensOutputs {
+            logits_indices: TensorMut::from_slice(&mut logits),
+            cu_num_logits: Some(TensorMut::from_slice(&mut cu_logits)),
+            expanded_idx_mapping: Some(TensorMut::from_slice(&mut exp_idx)),
+            expanded_local_pos: Some(TensorMut::from_slice(&mut exp_pos)),
+            input_ids: Some(TensorMut::from_slice(&mut ids)),
+        },
+    );
+    if tally
+        .check(14, "cattn_combine_sampled_and_draft_tokens", result)
+        .is_none()
+    {
+        return Ok(());
+    }
+    let logit_cap = STEP_LOGIT_CAP as i64;
+    print_tensor("logits_indices", &logits, &[logit_cap]);
+    print_tensor("cu_num_logits", &cu_logits, &[rows + 1]);
+    print_tensor("expanded_idx_mapping", &exp_idx, &[logit_cap]);
+    print_tensor("expanded_local_pos", &exp_pos, &[logit_cap]);
+    print_tensor("input_ids", &ids, &[STEP_TOKEN_CAP as i64]);
+
+    let mut status = [0i32; 3];
+    let mut check = StepBatchCheckArgs::new(TensorRef::from_slice(&qsl));
+    check.num_reqs = Some(TensorRef::from_slice(&num_reqs));
+    check.seq_lens = Some(TensorRef::from_slice(&seq_lens));
+    check.block_tables[0] = Some(TensorRef::new(&g0, &[rows, w0])?);
+    check.block_tables[1] = Some(TensorRef::new(&g1, &[rows, w1])?);
+    check.slot_mappings[0] = Some(TensorRef::from_slice(&s0));
+    check.slot_mappings[1] = Some(TensorRef::from_slice(&s1));
+    let result = step_batch_check(&check, &mut TensorMut::from_slice(&mut status));
+    if tally
+        .check(14, "cattn_step_batch_check(both groups)", result)
+        .is_some()
+    {
+        print_tensor("status [field, index, group]", &status, &[3]);
+        if status[0] == sys::CATTN_STEP_CHECK_OK as i32 {
+            println!("      the step keeps the padding contract");
+        } else {
+            println!("      the step BREAKS the padding contract");
+            tally.record_failure(14, Status::Internal);
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 15. Speculative decoding (1.2)
+// ---------------------------------------------------------------------------------------------
+
+// A drafter step after the target model verified section 14's 5 live requests, chained as
+// vLLM's EAGLE proposer chains it: EAGLE fed the target's hidden states (shift s = 1) with
+// parallel drafting (P = 2: the bonus token and one parallel-drafting token), so that each
+// request grows by N = P - s = 1 token. Requests 1 and 2 are prompt chunks: their sampled tokens
+// are discarded and they go on from a backup token. Request 4 verified its 2 drafts (960, 961):
+// the target accepted 960 and sampled 705 in place of 961. The drafter's layers use KV group 1
+// (blocks of 8, batch row b's blocks 100 + 10b + j); max_model_len is 34.
+const SPEC_REQS: usize = 5;
+const SPEC_COLS: usize = 3; // the most drafts + 1
+const SPEC_P: i64 = 2;
+const SPEC_BLOCK: i64 = 8;
+const SPEC_MAX_MODEL_LEN: i64 = 34;
+const SPEC_GRAPH_ROWS: usize = 8;
+const SPEC_NEXT_ROWS: usize = 6;
+const SPEC_SAMPLED: [i32; SPEC_REQS * SPEC_COLS] = [
+    701, -1, -1, 702, -1, -1, 703, -1, -1, 704, -1, -1, 960, 705, -1,
+];
+const SPEC_DISCARD: [u8; SPEC_REQS] = [0, 1, 1, 0, 0];
+const SPEC_BACKUP: [i32; SPEC_REQS] = [801, 802, 803, 804, 805];
+// The next step's batch: the 4 old requests in place, a new request at row 4, old row 4 at
+// row 5; the scheduler's counts (row 5's assumes that every draft was accepted).
+const NEXT_PREV_POSITIONS: [i32; SPEC_NEXT_ROWS] = [0, 1, 2, 3, -1, 4];
+const NEXT_CPU_COMPUTED: [i32; SPEC_NEXT_ROWS] = [16, 10, 17, 33, 0, 23];
+
+fn transcript_spec_decode(tally: &mut Tally) -> Result<()> {
+    section(
+        15,
+        "Speculative decoding, 1.2 (eagle_prepare_next_token_padded, \
+         eagle_prepare_inputs_padded, copy_and_expand_eagle_inputs, compute_new_slot_mapping, \
+         eagle_step_update_slot_mapping_and_metadata, \
+         update_num_computed_tokens_for_batch_change)",
+    );
+    let params = CopyAndExpandEagleParams {
+        padding_token_id: 0,
+        parallel_drafting_token_id: 32000,
+        num_padding_slots_per_request: SPEC_P,
+        max_tokens_per_request: None,
+        shift_input_ids: true,
+    };
+    let n_new = SPEC_P - 1; // N = P - s
+    let (qsl, positions, ids) = step_tokens(true);
+    let num_tokens = positions.len();
+    let n_out = num_tokens + SPEC_REQS * n_new as usize;
+    let reqs = SPEC_REQS as i64;
+    let mut cu_drafts = Vec::new();
+    let mut seq_lens = Vec::new();
+    let mut table = Vec::new();
+    for b in 0..SPEC_REQS {
+        cu_drafts.push(STEP_DRAFTS[..=b].iter().sum::<i32>());
+        // The drafter batch's seq_lens: the verified ones grown by N, as
+        // extend_all_queries_by_n grows them.
+        let r = STEP_IDX_MAPPING[b] as usize;
+        seq_lens.push(STEP_COMPUTED[r] + STEP_SCHEDULED[b] + n_new as i32);
+        table.extend((0..STEP_W1 as i32).map(|j| 100 + 10 * b as i32 + j));
+    }
+    let table_shape = [reqs, STEP_W1 as i64];
+    println!(
+        "  inputs: the verified batch (section 14's live rows and input_ids); EAGLE, \
+         shift_input_ids 1,\n          num_padding_slots_per_request P = 2 (N = P - 1 = 1 new \
+         token a request), vocab_size 32000,\n          parallel_drafting_token_id 32000, \
+         padding_token_id 0, block_size 8, max_model_len 34"
+    );
+    print_tensor("query_start_loc", &qsl, &[reqs + 1]);
+    print_tensor("target_token_ids", &ids, &[num_tokens as i64]);
+    print_tensor("target_positions", &positions, &[num_tokens as i64]);
+    print_tensor("cu_num_draft_tokens", &cu_drafts, &[reqs]);
+    print_tensor(
+        "sampled_token_ids",
+        &SPEC_SAMPLED,
+        &[reqs, SPEC_COLS as i64],
+    );
+    print_tensor("discard_request_mask", &SPEC_DISCARD, &[reqs]);
+    print_tensor("backup_next_token_ids", &SPEC_BACKUP, &[reqs]);
+    print_tensor("block_table (group 1)", &table, &table_shape);
+
+    // 1. Each request's next token and its count of valid sampled tokens.
+    let mut next = vec![0i32; SPEC_REQS];
+    let mut valid = vec![0i32; SPEC_REQS];
+    let result = eagle_prepare_next_token_padded(
+        &EaglePrepareNextTokenPaddedArgs {
+            vocab_size: 32000,
+            sampled_token_ids: TensorRef::new(&SPEC_SAMPLED, &[reqs, SPEC_COLS as i64])?,
+            discard_request_mask: Some(TensorRef::from_slice(&SPEC_DISCARD)),
+            backup_next_token_ids: TensorRef::from_slice(&SPEC_BACKUP),
+            stream: Stream::DEFAULT,
+        },
+        &mut EaglePrepareNextTokenPaddedOutputs {
+            next_token_ids: TensorMut::from_slice(&mut next),
+            valid_sampled_tokens_count: TensorMut::from_slice(&mut valid),
+        },
+    );
+    if tally
+        .check(15, "cattn_eagle_prepare_next_token_padded", result)
+        .is_none()
+    {
+        return Ok(());
+    }
+    print_tensor("next_token_ids", &next, &[reqs]);
+    print_tensor("valid_sampled_tokens_count", &valid, &[reqs]);
+
+    // 2. The rejected tails and the token each request samples from, its last valid token.
+    let mut to_sample = vec![0i32; SPEC_REQS];
+    let mut rejected = vec![0i32; SPEC_REQS];
+    let result = eagle_prepare_inputs_padded(
+        &EaglePrepareInputsPaddedArgs {
+            cu_num_draft_tokens: TensorRef::from_slice(&cu_drafts),
+            valid_sampled_tokens_count: TensorRef::from_slice(&valid),
+            query_start_loc: TensorRef::from_slice(&qsl),
+            stream: Stream::DEFAULT,
+        },
+        &mut EaglePrepareInputsPaddedOutputs {
+            token_indices_to_sample: TensorMut::from_slice(&mut to_sample),
+            num_rejected_tokens: TensorMut::from_slice(&mut rejected),
+        },
+    );
+    if tally
+        .check(15, "cattn_eagle_prepare_inputs_padded", result)
+        .is_none()
+    {
+        return Ok(());
+    }
+    print_tensor("num_rejected_tokens", &rejected, &[reqs]);
+    print_tensor("token_indices_to_sample", &to_sample, &[reqs]);
+
+    // 3. The drafter's first-pass inputs; query_end_loc is the index of step 2.
+    let mut out_ids = vec![0i32; n_out];
+    let mut out_pos = vec![0i32; n_out];
+    let mut out_rejected = vec![0u8; n_out];
+    let mut out_masked = vec![0u8; n_out];
+    let mut new_idx = vec![0i32; SPEC_REQS * SPEC_P as usize];
+    let mut hidden = vec![0i32; num_tokens];
+    let result = copy_and_expand_eagle_inputs(
+        &CopyAndExpandEagleInputsArgs {
+            params,
+            target_token_ids: TensorRef::from_slice(&ids),
+            target_positions: TensorRef::from_slice(&positions),
+            next_token_ids: TensorRef::from_slice(&next),
+            query_start_loc: TensorRef::from_slice(&qsl),
+            query_end_loc: TensorRef::from_slice(&to_sample),
+            stream: Stream::DEFAULT,
+        },
+        &mut CopyAndExpandEagleInputsOutputs {
+            input_ids: TensorMut::from_slice(&mut out_ids),
+            positions: TensorMut::from_slice(&mut out_pos),
+            is_rejected_token_mask: Some(TensorMut::from_slice(&mut out_rejected)),
+            is_masked_token_mask: Some(TensorMut::from_slice(&mut out_masked)),
+            new_token_indices: Some(TensorMut::from_slice(&mut new_idx)),
+            hidden_state_mapping: Some(TensorMut::from_slice(&mut hidden)),
+        },
+    );
+    if tally
+        .check(
+            15,
+            "cattn_copy_and_expand_eagle_inputs(query_end_loc = token_indices_to_sample)",
+            result,
+        )
+        .is_none()
+    {
+        return Ok(());
+    }
+    let out_shape = [n_out as i64];
+    print_tensor("out_input_ids", &out_ids, &out_shape);
+    print_tensor("out_positions", &out_pos, &out_shape);
+    print_tensor("out_is_rejected_token_mask", &out_rejected, &out_shape);
+    print_tensor("out_is_masked_token_mask", &out_masked, &out_shape);
+    print_tensor("out_new_token_indices", &new_idx, &[new_idx.len() as i64]);
+    print_tensor("out_hidden_state_mapping", &hidden, &[num_tokens as i64]);
+
+    // 4. The slots of the drafter's tokens, -1 for the rejected ones.
+    let mut new_slots = vec![0i64; n_out];
+    let result = compute_new_slot_mapping(
+        &ComputeNewSlotMappingArgs {
+            block_size: SPEC_BLOCK,
+            num_new_tokens: n_new,
+            max_model_len: SPEC_MAX_MODEL_LEN,
+            query_start_loc: TensorRef::from_slice(&qsl),
+            block_table: TensorRef::new(&table, &table_shape)?,
+            new_positions: TensorRef::from_slice(&out_pos),
+            is_rejected_token_mask: Some(TensorRef::from_slice(&out_rejected)),
+            stream: Stream::DEFAULT,
+        },
+        &mut TensorMut::from_slice(&mut new_slots),
+    );
+    if tally
+        .check(
+            15,
+            "cattn_compute_new_slot_mapping(N = 1, out_positions, out_is_rejected_token_mask)",
+            result,
+        )
+        .is_some()
+    {
+        print_tensor("new_slot_mapping", &new_slots, &out_shape);
+    }
+
+    // 5. One autoregressive draft step from the position of each request's last new token (the
+    // engine gathers it: out_positions at out_new_token_indices[2i + 1]).
+    let p = SPEC_P as usize;
+    let step_pos: Vec<i32> = (0..SPEC_REQS)
+        .map(|b| out_pos[new_idx[b * p + p - 1] as usize])
+        .collect();
+    let mut clamped = vec![0i32; SPEC_REQS];
+    let mut step_slots = vec![0i64; SPEC_GRAPH_ROWS];
+    println!(
+        "  draft step inputs: positions of each request's last new token, the drafter batch's \
+         seq_lens\n          (the verified ones + N), input_batch_size 8 (a CUDA graph's bucket)"
+    );
+    print_tensor("positions", &step_pos, &[reqs]);
+    print_tensor("seq_lens", &seq_lens, &[reqs]);
+    let result = eagle_step_update_slot_mapping_and_metadata(
+        &EagleStepUpdateSlotMappingAndMetadataArgs {
+            block_size: SPEC_BLOCK,
+            max_model_len: SPEC_MAX_MODEL_LEN,
+            input_batch_size: Some(SPEC_GRAPH_ROWS as i64),
+            positions: TensorRef::from_slice(&step_pos),
+            block_table: TensorRef::new(&table, &table_shape)?,
+            stream: Stream::DEFAULT,
+        },
+        &mut EagleStepUpdateSlotMappingAndMetadataOutputs {
+            seq_lens: TensorMut::from_slice(&mut seq_lens),
+            clamped_positions: TensorMut::from_slice(&mut clamped),
+            slot_mapping: TensorMut::from_slice(&mut step_slots),
+        },
+    );
+    if tally
+        .check(
+            15,
+            "cattn_eagle_step_update_slot_mapping_and_metadata",
+            result,
+        )
+        .is_some()
+    {
+        print_tensor("out_clamped_positions", &clamped, &[reqs]);
+        print_tensor("out_slot_mapping", &step_slots, &[SPEC_GRAPH_ROWS as i64]);
+        print_tensor("seq_lens (updated)", &seq_lens, &[reqs]);
+    }
+
+    // 6. The next step's batch: each request's computed tokens, carried across the change. The
+    // verified batch's counts in its own layout (entry 5 is past it), 1 accepted each.
+    let mut nct: Vec<i32> = (0..SPEC_NEXT_ROWS)
+        .map(|b| {
+            if b < SPEC_REQS {
+                STEP_COMPUTED[STEP_IDX_MAPPING[b] as usize]
+            } else {
+                0
+            }
+        })
+        .collect();
+    let mut accepted = vec![1i32; SPEC_NEXT_ROWS];
+    let next_rows = SPEC_NEXT_ROWS as i64;
+    println!(
+        "  batch change inputs: the next step keeps the 4 old requests in place, adds a new one \
+         at row 4\n          and moves old row 4 to row 5; valid_sampled_token_count is the one \
+         above"
+    );
+    print_tensor("prev_positions", &NEXT_PREV_POSITIONS, &[next_rows]);
+    print_tensor("prev_num_draft_tokens", &STEP_DRAFTS[..SPEC_REQS], &[reqs]);
+    print_tensor("cpu_num_computed_tokens", &NEXT_CPU_COMPUTED, &[next_rows]);
+    print_tensor("num_computed_tokens", &nct, &[next_rows]);
+    print_tensor("num_accepted_tokens", &accepted, &[next_rows]);
+    let result = update_num_computed_tokens_for_batch_change(
+        &UpdateNumComputedTokensForBatchChangeArgs {
+            prev_positions: TensorRef::from_slice(&NEXT_PREV_POSITIONS),
+            valid_sampled_token_count: TensorRef::from_slice(&valid),
+            prev_num_draft_tokens: TensorRef::from_slice(&STEP_DRAFTS[..SPEC_REQS]),
+            cpu_num_computed_tokens: TensorRef::from_slice(&NEXT_CPU_COMPUTED),
+            stream: Stream::DEFAULT,
+        },
+        &mut UpdateNumComputedTokensForBatchChangeOutputs {
+            num_computed_tokens: TensorMut::from_slice(&mut nct),
+            num_accepted_tokens: TensorMut::from_slice(&mut accepted),
+        },
+    );
+    if tally
+        .check(
+            15,
+            "cattn_update_num_computed_tokens_for_batch_change",
+            result,
+        )
+        .is_some()
+    {
+        print_tensor("num_computed_tokens", &nct, &[next_rows]);
+        print_tensor("num_accepted_tokens", &accepted, &[next_rows]);
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
 // main
 // ---------------------------------------------------------------------------------------------
 
@@ -1226,6 +1844,8 @@ const UTILITY_NAMES: [&str; NUM_UTILITIES + 1] = [
     "get_per_layer_parameters",
     "resolve_kv_cache_layout",
     "split_decodes_and_prefills",
+    "step inputs (1.2)",
+    "speculative decoding (1.2)",
 ];
 
 /// Says CATTN_TRANSCRIPT_FORCE_HOST asks for the host run (set and neither empty nor "0").
@@ -1300,6 +1920,8 @@ fn transcript() -> Result<bool> {
     transcript_per_layer_parameters(&mut tally);
     transcript_kv_cache_layout_resolver(&mut tally);
     transcript_split_and_reorder(&mut tally, &batch);
+    transcript_step_inputs(&mut tally)?;
+    transcript_spec_decode(&mut tally)?;
 
     println!("\n== Summary ==");
     let mut ok = true;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Command transcript is a test transcript: it runs every libcattn utility (1-13) through the Go
+// Command transcript is a test transcript: it runs every libcattn utility (1-15) through the Go
 // binding on the batch of the C transcript (tests/transcripts/transcript.c at the repository
 // root), with host tensors, and prints the inputs, the results and the status of every call in
 // that transcript's format; scripts/test_go.sh diffs the two from their second line on. Run it
@@ -12,6 +12,10 @@
 //	query tokens        16               4                     8                     1
 //	sequence length     16               10                    17                    33
 //	block table row     0 1 ... 9        10 11 ... 19          20 21 ... 29          30 ... 39
+//
+// The 1.2 sections (14, step inputs; 15, speculative decoding) take the batch as vLLM's model
+// runner v2 keeps it, persistent request rows and all, plus a fifth request (a decode with 2
+// drafts) in a CUDA-graph bucket of 6 rows, and then run a drafter step on it.
 //
 // Exit status: 0 when every utility except 5 returned CATTN_OK, 1 otherwise.
 package main
@@ -34,6 +38,7 @@ type tensor struct {
 	i32   []int32
 	i64   []int64
 	f32   []float32
+	u8    []byte // flags (the speculative-decoding masks): one byte per entry, nonzero = set
 	shape []int64
 }
 
@@ -56,6 +61,9 @@ func newTensor(dtype cattn.DType, shape ...int64) *tensor {
 	case cattn.Int64:
 		x.i64 = make([]int64, n)
 		x.t = cattn.Int64Tensor(x.i64, shape...)
+	case cattn.UInt8:
+		x.u8 = make([]byte, n)
+		x.t = cattn.BytesTensor(x.u8, cattn.UInt8, shape...)
 	default:
 		x.f32 = make([]float32, n)
 		x.t = cattn.Float32Tensor(x.f32, shape...)
@@ -78,6 +86,8 @@ func (x *tensor) set(i int, v int64) {
 		x.i32[i] = int32(v)
 	case x.i64 != nil:
 		x.i64[i] = v
+	case x.u8 != nil:
+		x.u8[i] = byte(v)
 	default:
 		x.f32[i] = float32(v)
 	}
@@ -89,6 +99,8 @@ func (x *tensor) value(i int64) float64 {
 		return float64(x.i32[i])
 	case x.i64 != nil:
 		return float64(x.i64[i])
+	case x.u8 != nil:
+		return float64(x.u8[i])
 	}
 	return float64(x.f32[i])
 }
@@ -99,6 +111,8 @@ func (x *tensor) dtypeName() string {
 		return "int32"
 	case x.i64 != nil:
 		return "int64"
+	case x.u8 != nil:
+		return "uint8"
 	}
 	return "float32"
 }
@@ -155,7 +169,7 @@ func section(utility int, title string) { fmt.Printf("\n== %d. %s ==\n", utility
 
 // --- Status bookkeeping -------------------------------------------------------------------------
 
-const numUtilities = 13
+const numUtilities = 15
 
 var (
 	failed   [numUtilities + 1]bool
@@ -832,6 +846,433 @@ func transcriptSplitAndReorder(b *batch) {
 	}
 }
 
+// --- 14. Step inputs (1.2) ----------------------------------------------------------------------
+
+// The step of the 1.2 sections: the batch above as model runner v2 (MRV2) keeps it, plus a
+// fifth request, a decode with 2 drafts, in a CUDA-graph bucket of 6 batch rows whose last is
+// padding, over 6 persistent request rows (persistent row 4 holds a request that is not
+// scheduled this step):
+//
+//	batch row             0     1     2     3     4     5 (padding: never read)
+//	persistent row        2     5     0     3     1     -
+//	num_computed_tokens   0     6     9     32    20    -
+//	scheduled tokens      16    4     8     1     3     -
+//	drafts                0     0     0     0     2     -
+//
+// Two KV-cache groups: group 0 has blocks of 4 tokens and batch row b's blocks are 10b + j (the
+// batch above's table), group 1 blocks of 8 and blocks 100 + 10b + j. Rows 0-2 are prompt
+// chunks (seq_len <= prefill_len), whose input ids the engine wrote (request b's token at
+// position p is 100 (b + 1) + p); rows 3 and 4 are decodes, whose ids the combine call writes.
+const (
+	stepRows       = 6
+	stepLive       = 5
+	stepPersistent = 6
+	stepTokenCap   = 36
+	stepLogitCap   = 8
+	stepW0         = 10
+	stepW1         = 5
+	stepMaxDrafts  = 2
+)
+
+var (
+	stepScheduled  = []int64{16, 4, 8, 1, 3, 7}
+	stepIdxMapping = []int64{2, 5, 0, 3, 1, 4}
+	stepDrafts     = []int64{0, 0, 0, 0, 2, 0}
+	// Per persistent row: the batch row it is this step (5: none), its computed tokens, the
+	// group-0 blocks in use (cdiv(seq_len, 4)) and its prompt length.
+	stepOwner      = []int64{2, 4, 0, 3, 5, 1}
+	stepComputed   = []int64{9, 20, 0, 32, 12, 6}
+	stepNumBlocks0 = []int64{5, 6, 4, 9, 3, 3}
+	stepPrefillLen = []int64{32, 18, 16, 20, 30, 24}
+	// Persistent row 1's drafts; persistent row r's last sampled token is 900 + r.
+	stepDraftTokens = []int64{960, 961}
+)
+
+// stepTokens returns the live rows' query_start_loc, positions and input ids: the prompt tokens
+// of the prompt chunks and, with combined, each decode row's last sampled token and drafts
+// (what CombineSampledAndDraftTokens writes), else 0 there.
+func stepTokens(combined bool) (qsl, positions, ids []int64) {
+	qsl = []int64{0}
+	for b := int64(0); b < stepLive; b++ {
+		r := stepIdxMapping[b]
+		nct, q, d := stepComputed[r], stepScheduled[b], stepDrafts[b]
+		decode := nct+q > stepPrefillLen[r]
+		for j := int64(0); j < q; j++ {
+			positions = append(positions, nct+j)
+			switch {
+			case !decode:
+				ids = append(ids, 100*(b+1)+nct+j)
+			case !combined:
+				ids = append(ids, 0)
+			case j < q-d:
+				ids = append(ids, 900+r)
+			default:
+				ids = append(ids, stepDraftTokens[j-(q-d)])
+			}
+		}
+		qsl = append(qsl, int64(len(positions)))
+	}
+	return qsl, positions, ids
+}
+
+func filled(n int, v int64) []int64 {
+	s := make([]int64, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+func transcriptStepInputs() {
+	section(14, "Step inputs, 1.2 (step_inputs_size, prepare_pos_seq_lens, gather_block_tables, "+
+		"compute_slot_mappings, combine_sampled_and_draft_tokens, step_batch_check)")
+	var table0, table1, draftTokens, last []int64
+	for r, owner := range stepOwner {
+		for j := int64(0); j < stepW0; j++ {
+			table0 = append(table0, 10*owner+j)
+		}
+		for j := int64(0); j < stepW1; j++ {
+			table1 = append(table1, 100+10*owner+j)
+		}
+		if int64(r) == stepIdxMapping[4] {
+			draftTokens = append(draftTokens, stepDraftTokens...)
+		} else {
+			draftTokens = append(draftTokens, 0, 0)
+		}
+		last = append(last, 900+int64(r))
+	}
+	ids := make([]int64, stepTokenCap)
+	_, _, promptIDs := stepTokens(false)
+	copy(ids, promptIDs)
+
+	sched := tensorOf(cattn.Int32, stepScheduled, stepRows)
+	idx := tensorOf(cattn.Int32, stepIdxMapping, stepRows)
+	drafts := tensorOf(cattn.Int32, stepDrafts, stepRows)
+	numReqs := tensorOf(cattn.Int32, []int64{stepLive}, 1)
+	computed := tensorOf(cattn.Int32, stepComputed, stepPersistent)
+	t0 := tensorOf(cattn.Int32, table0, stepPersistent, stepW0)
+	nb0 := tensorOf(cattn.Int32, stepNumBlocks0, stepPersistent)
+	t1 := tensorOf(cattn.Int32, table1, stepPersistent, stepW1)
+	prefill := tensorOf(cattn.Int32, stepPrefillLen, stepPersistent)
+	lastT := tensorOf(cattn.Int32, last, stepPersistent)
+	draftsT := tensorOf(cattn.Int32, draftTokens, stepPersistent, stepMaxDrafts)
+	idsT := tensorOf(cattn.Int32, ids, stepTokenCap)
+	fmt.Printf("  inputs: a CUDA-graph bucket of 6 batch rows with num_reqs 5 live (row 5 is padding: " +
+		"its entries\n          are never read), 6 persistent request rows (row 4 is not " +
+		"scheduled this step)\n")
+	printTensor("num_reqs", numReqs)
+	printTensor("num_scheduled_tokens", sched)
+	printTensor("idx_mapping", idx)
+	printTensor("num_draft_tokens", drafts)
+	printTensor("num_computed_tokens", computed)
+	printTensor("prefill_len", prefill)
+	printTensor("last_sampled_tokens", lastT)
+	printTensor("draft_tokens", draftsT)
+	printTensor("block_table (group 0)", t0)
+	printTensor("num_blocks (group 0)", nb0)
+	printTensor("block_table (group 1)", t1)
+	printTensor("input_ids (prompt tokens)", idsT)
+
+	size, err := cattn.StepInputsSize(cattn.StepInputsSizeArgs{
+		NumScheduledTokens: sched.t, NumReqs: numReqs.t, NumDraftTokens: drafts.t,
+	})
+	if !check(14, "cattn_step_inputs_size", err) {
+		return
+	}
+	fmt.Printf("      num_tokens = %d, num_logits = %d; the outputs are sized for the bucket: "+
+		"%d tokens, %d logits\n", size.NumTokens, size.NumLogits, stepTokenCap, stepLogitCap)
+	if size.NumTokens > stepTokenCap || size.NumLogits > stepLogitCap {
+		fmt.Printf("      the bucket is too small for the step\n")
+		recordFailure(14, cattn.StatusInsufficientSize)
+		return
+	}
+
+	qsl := newTensor(cattn.Int32, stepRows+1)
+	seqLensT := newTensor(cattn.Int32, stepRows)
+	positions := newTensor(cattn.Int32, stepTokenCap)
+	batchNCT := newTensor(cattn.Int32, stepRows)
+	err = cattn.PreparePosSeqLens(cattn.PreparePosSeqLensArgs{
+		NumScheduledTokens: sched.t, IdxMapping: idx.t, NumComputedTokens: computed.t,
+		NumReqs: numReqs.t, QueryStartLoc: qsl.t, SeqLens: seqLensT.t, Positions: positions.t,
+		BatchNumComputedTokens: batchNCT.t,
+	})
+	if !check(14, "cattn_prepare_pos_seq_lens", err) {
+		return
+	}
+	printTensor("query_start_loc", qsl)
+	printTensor("seq_lens", seqLensT)
+	printTensor("positions", positions)
+	printTensor("batch_num_computed_tokens", batchNCT)
+
+	// The gathered tables start as -1: entries past a row's num_blocks are left as they are.
+	g0 := tensorOf(cattn.Int32, filled(stepRows*stepW0, -1), stepRows, stepW0)
+	g1 := tensorOf(cattn.Int32, filled(stepRows*stepW1, -1), stepRows, stepW1)
+	fmt.Printf("  the batch tables start as -1 (entries past a row's num_blocks are left as they are)\n")
+	err = cattn.GatherBlockTables(cattn.GatherBlockTablesArgs{
+		IdxMapping: idx.t, NumReqs: numReqs.t, BlockTable: t0.t, NumBlocks: nb0.t, Out: g0.t,
+	})
+	if check(14, "cattn_gather_block_tables(group 0, num_blocks)", err) {
+		printTensor("batch table (group 0)", g0)
+	}
+	err = cattn.GatherBlockTables(cattn.GatherBlockTablesArgs{
+		IdxMapping: idx.t, NumReqs: numReqs.t, BlockTable: t1.t, Out: g1.t,
+	})
+	if !check(14, "cattn_gather_block_tables(group 1, full width)", err) {
+		return
+	}
+	printTensor("batch table (group 1)", g1)
+
+	s0 := newTensor(cattn.Int64, stepTokenCap)
+	s1 := newTensor(cattn.Int64, stepTokenCap)
+	err = cattn.ComputeSlotMappings(cattn.ComputeSlotMappingsArgs{
+		SlotMappingParams: cattn.SlotMappingParams{Contract: cattn.SlotMappingMRV2, BlockSize: 4,
+			KernelBlockSize: 4},
+		QueryStartLoc: qsl.t, NumReqs: numReqs.t, Positions: positions.t, IdxMapping: idx.t,
+		BlockTable: t0.t, SlotMapping: s0.t,
+	})
+	if !check(14, "cattn_compute_slot_mappings(group 0: MRV2, block_size 4, persistent table)", err) {
+		return
+	}
+	printTensor("slot_mapping (group 0)", s0)
+	err = cattn.ComputeSlotMappings(cattn.ComputeSlotMappingsArgs{
+		SlotMappingParams: cattn.SlotMappingParams{Contract: cattn.SlotMappingV1, BlockSize: 8,
+			KernelBlockSize: 8},
+		QueryStartLoc: qsl.t, NumReqs: numReqs.t, Positions: positions.t, BlockTable: g1.t,
+		SlotMapping: s1.t,
+	})
+	if !check(14, "cattn_compute_slot_mappings(group 1: v1, block_size 8, batch table)", err) {
+		return
+	}
+	printTensor("slot_mapping (group 1)", s1)
+
+	logits := newTensor(cattn.Int32, stepLogitCap)
+	cuLogits := newTensor(cattn.Int32, stepRows+1)
+	expIdx := newTensor(cattn.Int32, stepLogitCap)
+	expPos := newTensor(cattn.Int32, stepLogitCap)
+	err = cattn.CombineSampledAndDraftTokens(cattn.CombineSampledAndDraftTokensArgs{
+		QueryStartLoc: qsl.t, NumReqs: numReqs.t, NumDraftTokens: drafts.t, IdxMapping: idx.t,
+		SeqLens: seqLensT.t, PrefillLen: prefill.t, LastSampledTokens: lastT.t,
+		DraftTokens: draftsT.t, LogitsIndices: logits.t, CuNumLogits: cuLogits.t,
+		ExpandedIdxMapping: expIdx.t, ExpandedLocalPos: expPos.t, InputIDs: idsT.t,
+	})
+	if !check(14, "cattn_combine_sampled_and_draft_tokens", err) {
+		return
+	}
+	printTensor("logits_indices", logits)
+	printTensor("cu_num_logits", cuLogits)
+	printTensor("expanded_idx_mapping", expIdx)
+	printTensor("expanded_local_pos", expPos)
+	printTensor("input_ids", idsT)
+
+	status := newTensor(cattn.Int32, 3)
+	err = cattn.StepBatchCheck(cattn.StepBatchCheckArgs{
+		QueryStartLoc: qsl.t, NumReqs: numReqs.t, SeqLens: seqLensT.t,
+		BlockTables: []*cattn.Tensor{g0.t, g1.t}, SlotMappings: []*cattn.Tensor{s0.t, s1.t},
+		Status: status.t,
+	})
+	if check(14, "cattn_step_batch_check(both groups)", err) {
+		printTensor("status [field, index, group]", status)
+		if cattn.StepCheckField(status.value(0)) == cattn.StepCheckOK {
+			fmt.Printf("      the step keeps the padding contract\n")
+		} else {
+			fmt.Printf("      the step BREAKS the padding contract\n")
+			recordFailure(14, cattn.StatusInternal)
+		}
+	}
+}
+
+// --- 15. Speculative decoding (1.2) -------------------------------------------------------------
+
+// A drafter step after the target model verified section 14's 5 live requests, chained as
+// vLLM's EAGLE proposer chains it: EAGLE fed the target's hidden states (shift s = 1) with
+// parallel drafting (P = 2: the bonus token and one parallel-drafting token), so that each
+// request grows by N = P - s = 1 token. Requests 1 and 2 are prompt chunks: their sampled tokens
+// are discarded and they go on from a backup token. Request 4 verified its 2 drafts (960, 961):
+// the target accepted 960 and sampled 705 in place of 961. The drafter's layers use KV group 1
+// (blocks of 8, batch row b's blocks 100 + 10b + j); max_model_len is 34.
+const (
+	specReqs        = 5
+	specCols        = 3 // the most drafts + 1
+	specP           = 2
+	specBlock       = 8
+	specMaxModelLen = 34
+	specGraphRows   = 8
+	specNextRows    = 6
+)
+
+var (
+	specSampled = []int64{701, -1, -1, 702, -1, -1, 703, -1, -1, 704, -1, -1, 960, 705, -1}
+	specDiscard = []int64{0, 1, 1, 0, 0}
+	specBackup  = []int64{801, 802, 803, 804, 805}
+	// The next step's batch: the 4 old requests in place, a new request at row 4, old row 4 at
+	// row 5; the scheduler's counts (row 5's assumes that every draft was accepted).
+	nextPrevPositions = []int64{0, 1, 2, 3, -1, 4}
+	nextCPUComputed   = []int64{16, 10, 17, 33, 0, 23}
+)
+
+func transcriptSpecDecode() {
+	section(15, "Speculative decoding, 1.2 (eagle_prepare_next_token_padded, "+
+		"eagle_prepare_inputs_padded, copy_and_expand_eagle_inputs, compute_new_slot_mapping, "+
+		"eagle_step_update_slot_mapping_and_metadata, update_num_computed_tokens_for_batch_change)")
+	const nNew = specP - 1 // N = P - s
+	qslValues, posValues, idValues := stepTokens(true)
+	numTokens := int64(len(posValues))
+	nOut := numTokens + specReqs*nNew
+	var cuDrafts, seqLens, table []int64
+	sum := int64(0)
+	for b := int64(0); b < specReqs; b++ {
+		sum += stepDrafts[b]
+		cuDrafts = append(cuDrafts, sum)
+		// The drafter batch's seq_lens: the verified ones grown by N, as ExtendAllQueriesByN
+		// grows them.
+		seqLens = append(seqLens, stepComputed[stepIdxMapping[b]]+stepScheduled[b]+nNew)
+		for j := int64(0); j < stepW1; j++ {
+			table = append(table, 100+10*b+j)
+		}
+	}
+	sampled := tensorOf(cattn.Int32, specSampled, specReqs, specCols)
+	discard := tensorOf(cattn.UInt8, specDiscard, specReqs)
+	backup := tensorOf(cattn.Int32, specBackup, specReqs)
+	cuT := tensorOf(cattn.Int32, cuDrafts, specReqs)
+	qsl := tensorOf(cattn.Int32, qslValues, specReqs+1)
+	tok := tensorOf(cattn.Int32, idValues, numTokens)
+	pos := tensorOf(cattn.Int32, posValues, numTokens)
+	tableT := tensorOf(cattn.Int32, table, specReqs, stepW1)
+	fmt.Printf("  inputs: the verified batch (section 14's live rows and input_ids); EAGLE, " +
+		"shift_input_ids 1,\n          num_padding_slots_per_request P = 2 (N = P - 1 = 1 new " +
+		"token a request), vocab_size 32000,\n          parallel_drafting_token_id 32000, " +
+		"padding_token_id 0, block_size 8, max_model_len 34\n")
+	printTensor("query_start_loc", qsl)
+	printTensor("target_token_ids", tok)
+	printTensor("target_positions", pos)
+	printTensor("cu_num_draft_tokens", cuT)
+	printTensor("sampled_token_ids", sampled)
+	printTensor("discard_request_mask", discard)
+	printTensor("backup_next_token_ids", backup)
+	printTensor("block_table (group 1)", tableT)
+
+	// 1. Each request's next token and its count of valid sampled tokens.
+	next := newTensor(cattn.Int32, specReqs)
+	valid := newTensor(cattn.Int32, specReqs)
+	err := cattn.EaglePrepareNextTokenPadded(cattn.EaglePrepareNextTokenPaddedArgs{
+		VocabSize: 32000, SampledTokenIDs: sampled.t, DiscardRequestMask: discard.t,
+		BackupNextTokenIDs: backup.t, NextTokenIDs: next.t, ValidSampledTokensCount: valid.t,
+	})
+	if !check(15, "cattn_eagle_prepare_next_token_padded", err) {
+		return
+	}
+	printTensor("next_token_ids", next)
+	printTensor("valid_sampled_tokens_count", valid)
+
+	// 2. The rejected tails and the token each request samples from, its last valid token.
+	toSample := newTensor(cattn.Int32, specReqs)
+	rejected := newTensor(cattn.Int32, specReqs)
+	err = cattn.EaglePrepareInputsPadded(cattn.EaglePrepareInputsPaddedArgs{
+		CuNumDraftTokens: cuT.t, ValidSampledTokensCount: valid.t, QueryStartLoc: qsl.t,
+		TokenIndicesToSample: toSample.t, NumRejectedTokens: rejected.t,
+	})
+	if !check(15, "cattn_eagle_prepare_inputs_padded", err) {
+		return
+	}
+	printTensor("num_rejected_tokens", rejected)
+	printTensor("token_indices_to_sample", toSample)
+
+	// 3. The drafter's first-pass inputs; QueryEndLoc is the index of step 2.
+	outIDs := newTensor(cattn.Int32, nOut)
+	outPos := newTensor(cattn.Int32, nOut)
+	outRejected := newTensor(cattn.UInt8, nOut)
+	outMasked := newTensor(cattn.UInt8, nOut)
+	newIdx := newTensor(cattn.Int32, specReqs*specP)
+	hidden := newTensor(cattn.Int32, numTokens)
+	err = cattn.CopyAndExpandEagleInputs(cattn.CopyAndExpandEagleInputsArgs{
+		EagleExpandParams: cattn.EagleExpandParams{PaddingTokenID: 0,
+			ParallelDraftingTokenID: 32000, NumPaddingSlotsPerRequest: specP, ShiftInputIDs: true},
+		TargetTokenIDs: tok.t, TargetPositions: pos.t, NextTokenIDs: next.t,
+		QueryStartLoc: qsl.t, QueryEndLoc: toSample.t, OutInputIDs: outIDs.t,
+		OutPositions: outPos.t, OutIsRejectedTokenMask: outRejected.t,
+		OutIsMaskedTokenMask: outMasked.t, OutNewTokenIndices: newIdx.t,
+		OutHiddenStateMapping: hidden.t,
+	})
+	if !check(15, "cattn_copy_and_expand_eagle_inputs(query_end_loc = token_indices_to_sample)", err) {
+		return
+	}
+	printTensor("out_input_ids", outIDs)
+	printTensor("out_positions", outPos)
+	printTensor("out_is_rejected_token_mask", outRejected)
+	printTensor("out_is_masked_token_mask", outMasked)
+	printTensor("out_new_token_indices", newIdx)
+	printTensor("out_hidden_state_mapping", hidden)
+
+	// 4. The slots of the drafter's tokens, -1 for the rejected ones.
+	newSlots := newTensor(cattn.Int64, nOut)
+	err = cattn.ComputeNewSlotMapping(cattn.ComputeNewSlotMappingArgs{
+		NewSlotMappingParams: cattn.NewSlotMappingParams{BlockSize: specBlock, NumNewTokens: nNew,
+			MaxModelLen: specMaxModelLen},
+		QueryStartLoc: qsl.t, BlockTable: tableT.t, NewPositions: outPos.t,
+		IsRejectedTokenMask: outRejected.t, NewSlotMapping: newSlots.t,
+	})
+	if check(15, "cattn_compute_new_slot_mapping(N = 1, out_positions, out_is_rejected_token_mask)", err) {
+		printTensor("new_slot_mapping", newSlots)
+	}
+
+	// 5. One autoregressive draft step from the position of each request's last new token (the
+	// engine gathers it: out_positions at out_new_token_indices[2i + 1]).
+	lastPos := make([]int64, specReqs)
+	for b := range lastPos {
+		lastPos[b] = int64(outPos.value(int64(newIdx.value(int64(b*specP + specP - 1)))))
+	}
+	stepPos := tensorOf(cattn.Int32, lastPos, specReqs)
+	stepSeq := tensorOf(cattn.Int32, seqLens, specReqs)
+	clamped := newTensor(cattn.Int32, specReqs)
+	stepSlots := newTensor(cattn.Int64, specGraphRows)
+	fmt.Printf("  draft step inputs: positions of each request's last new token, the drafter batch's " +
+		"seq_lens\n          (the verified ones + N), input_batch_size 8 (a CUDA graph's bucket)\n")
+	printTensor("positions", stepPos)
+	printTensor("seq_lens", stepSeq)
+	err = cattn.EagleStepUpdateSlotMappingAndMetadata(cattn.EagleStepUpdateSlotMappingAndMetadataArgs{
+		EagleStepParams: cattn.EagleStepParams{BlockSize: specBlock, MaxModelLen: specMaxModelLen,
+			InputBatchSize: specGraphRows},
+		Positions: stepPos.t, BlockTable: tableT.t, SeqLens: stepSeq.t,
+		OutClampedPositions: clamped.t, OutSlotMapping: stepSlots.t,
+	})
+	if check(15, "cattn_eagle_step_update_slot_mapping_and_metadata", err) {
+		printTensor("out_clamped_positions", clamped)
+		printTensor("out_slot_mapping", stepSlots)
+		printTensor("seq_lens (updated)", stepSeq)
+	}
+
+	// 6. The next step's batch: each request's computed tokens, carried across the change. The
+	// verified batch's counts in its own layout (entry 5 is past it), 1 accepted each.
+	nct := make([]int64, specNextRows)
+	for b := range nct {
+		if b < specReqs {
+			nct[b] = stepComputed[stepIdxMapping[b]]
+		}
+	}
+	nctT := tensorOf(cattn.Int32, nct, specNextRows)
+	accepted := tensorOf(cattn.Int32, filled(specNextRows, 1), specNextRows)
+	prevPos := tensorOf(cattn.Int32, nextPrevPositions, specNextRows)
+	prevDrafts := tensorOf(cattn.Int32, stepDrafts, specReqs)
+	cpuNCT := tensorOf(cattn.Int32, nextCPUComputed, specNextRows)
+	fmt.Printf("  batch change inputs: the next step keeps the 4 old requests in place, adds a new one " +
+		"at row 4\n          and moves old row 4 to row 5; valid_sampled_token_count is the one " +
+		"above\n")
+	printTensor("prev_positions", prevPos)
+	printTensor("prev_num_draft_tokens", prevDrafts)
+	printTensor("cpu_num_computed_tokens", cpuNCT)
+	printTensor("num_computed_tokens", nctT)
+	printTensor("num_accepted_tokens", accepted)
+	err = cattn.UpdateNumComputedTokensForBatchChange(cattn.UpdateNumComputedTokensForBatchChangeArgs{
+		NumComputedTokens: nctT.t, NumAcceptedTokens: accepted.t, PrevPositions: prevPos.t,
+		ValidSampledTokenCount: valid.t, PrevNumDraftTokens: prevDrafts.t,
+		CPUNumComputedTokens: cpuNCT.t,
+	})
+	if check(15, "cattn_update_num_computed_tokens_for_batch_change", err) {
+		printTensor("num_computed_tokens", nctT)
+		printTensor("num_accepted_tokens", accepted)
+	}
+}
+
 // --- main ---------------------------------------------------------------------------------------
 
 var utilityNames = [numUtilities + 1]string{
@@ -849,6 +1290,8 @@ var utilityNames = [numUtilities + 1]string{
 	"get_per_layer_parameters",
 	"resolve_kv_cache_layout",
 	"split_decodes_and_prefills",
+	"step inputs (1.2)",
+	"speculative decoding (1.2)",
 }
 
 func main() {
@@ -879,6 +1322,8 @@ func main() {
 	transcriptPerLayerParameters()
 	transcriptKVCacheLayoutResolver()
 	transcriptSplitAndReorder(b)
+	transcriptStepInputs()
+	transcriptSpecDecode()
 
 	fmt.Printf("\n== Summary ==\n")
 	ok := !failed[0]
