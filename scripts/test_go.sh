@@ -31,6 +31,7 @@ jobs=${CATTN_JOBS:-2}
 
 scripts/install_deps.sh go
 . scripts/lib/find_go.sh
+. scripts/lib/expect_output.sh
 go_bin=$(find_go)
 [ -n "$go_bin" ] || { echo "test_go.sh: no Go >= 1.21 found" >&2; exit 1; }
 export PATH="$(dirname "$go_bin"):$PATH"
@@ -244,21 +245,13 @@ fi
 
 echo "== example/eight_requests (one-call helpers on one batch of 8 requests)"
 go run ./example/eight_requests | tee "$log_dir/eight.txt"
-# Past its version line it prints what the C and C++ eight_requests programs print.
-if ! tail -n +2 "$log_dir/eight.txt" | diff -u --label "$root/examples/eight_requests.expected" \
-    --label "example/eight_requests, from line 2" "$root/examples/eight_requests.expected" -; then
-  echo "test_go.sh: example/eight_requests printed other values than eight_requests.expected" >&2
-  exit 1
-fi
+expect_output test_go.sh "$log_dir/eight.txt" \
+  "$root/examples/eight_requests.expected" "example/eight_requests" || exit 1
 
 echo "== example/step_inputs (a 6-request step's inputs through the one-call host helpers)"
 go run ./example/step_inputs | tee "$log_dir/step.txt"
-# Past its version line it prints what the C and C++ step_inputs programs print.
-if ! tail -n +2 "$log_dir/step.txt" | diff -u --label "$root/examples/step_inputs.expected" \
-    --label "example/step_inputs, from line 2" "$root/examples/step_inputs.expected" -; then
-  echo "test_go.sh: example/step_inputs printed other values than step_inputs.expected" >&2
-  exit 1
-fi
+expect_output test_go.sh "$log_dir/step.txt" \
+  "$root/examples/step_inputs.expected" "example/step_inputs" || exit 1
 
 echo "== test transcript (internal/transcript)"
 go run ./internal/transcript >"$log_dir/go_transcript.txt" ||

@@ -17,6 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+. scripts/lib/expect_output.sh
 jobs=${CATTN_JOBS:-2}
 
 # bindgen, installed when missing (scripts/install_deps.sh, the one script that changes the
@@ -87,21 +88,13 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "== eight_requests example (the one-call helpers on one batch)"
 cargo run --offline --quiet --example eight_requests | tee "$out/eight.txt"
-# Past its version line it prints what the C and C++ eight_requests programs print.
-if ! tail -n +2 "$out/eight.txt" | diff -u --label "$root/examples/eight_requests.expected" \
-    --label "eight_requests.rs, from line 2" "$root/examples/eight_requests.expected" -; then
-  echo "test_rust.sh: eight_requests.rs printed other values than eight_requests.expected" >&2
-  exit 1
-fi
+expect_output test_rust.sh "$out/eight.txt" \
+  "$root/examples/eight_requests.expected" "eight_requests.rs" || exit 1
 echo "== eight_requests.rs printed examples/eight_requests.expected"
 echo "== step_inputs example (a 6-request step's inputs through the one-call host helpers)"
 cargo run --offline --quiet --example step_inputs | tee "$out/step.txt"
-# Past its version line it prints what the C and C++ step_inputs programs print.
-if ! tail -n +2 "$out/step.txt" | diff -u --label "$root/examples/step_inputs.expected" \
-    --label "step_inputs.rs, from line 2" "$root/examples/step_inputs.expected" -; then
-  echo "test_rust.sh: step_inputs.rs printed other values than step_inputs.expected" >&2
-  exit 1
-fi
+expect_output test_rust.sh "$out/step.txt" \
+  "$root/examples/step_inputs.expected" "step_inputs.rs" || exit 1
 echo "== step_inputs.rs printed examples/step_inputs.expected"
 
 echo "== test transcript"
